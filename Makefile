@@ -1,0 +1,202 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# spanprof: one non-recursive Makefile; everything is built under build/.
+
+OUTPUT := build
+CLANG ?= clang
+BPFTOOL ?= bpftool
+LLVM_STRIP ?= llvm-strip
+PROTOC_C ?= protoc-c
+prefix ?= /usr/local
+ARCH ?= $(shell uname -m | sed 's/x86_64/x86/' | sed 's/aarch64/arm64/' \
+			 | sed 's/ppc64le/powerpc/' | sed 's/mips.*/mips/' \
+			 | sed 's/riscv64/riscv/' | sed 's/loongarch64/loongarch/')
+VERSION := 0.1.0
+
+PKGS := libbpf libelf libdw zlib libcurl libprotobuf-c
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS := $(shell pkg-config --libs $(PKGS))
+
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Iinclude -Iuser -I$(OUTPUT) -I$(OUTPUT)/proto \
+	  -DSPANPROF_VERSION='"$(VERSION)"' -MMD -MP $(PKG_CFLAGS)
+LDLIBS += $(PKG_LIBS) -lstdc++ -lpthread
+
+# Clang's BPF target needs the system include paths of the host compiler (bootstrap's trick).
+CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
+	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
+BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Iinclude \
+	      $(CLANG_BPF_SYS_INCLUDES)
+
+ifeq ($(V),1)
+	Q =
+	msg =
+else
+	Q = @
+	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+# Link order matters to bpftool 7.1's linker: the file that defines a map must come before the
+# files that declare it extern (otherwise "map relo failed to find map").
+BPF_UNITS := span_hook proc_events sample
+BPF_OBJS := $(patsubst %,$(OUTPUT)/bpf/%.bpf.o,$(BPF_UNITS))
+PROTO_SRCS := $(wildcard user/proto/*.proto)
+PROTO_C := $(patsubst user/proto/%.proto,$(OUTPUT)/proto/%.pb-c.c,$(PROTO_SRCS))
+PROTO_OBJS := $(PROTO_C:.c=.o)
+AGENT_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
+AGENT_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(AGENT_SRCS))
+AGENT_LIB := $(OUTPUT)/libagent.a
+
+HOOK_SRC := hooks/c/span_hook.c
+HOOK_SO := $(OUTPUT)/libspanprof.so
+HOOK_A := $(OUTPUT)/libspanprof.a
+
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,$(wildcard tests/unit/test_*.c))
+INTEG_TESTS := $(patsubst tests/integration/%.c,$(OUTPUT)/tests/integration/%,\
+		 $(wildcard tests/integration/test_*.c))
+BENCHES := $(patsubst tests/bench/%.c,$(OUTPUT)/tests/bench/%,$(wildcard tests/bench/bench_*.c))
+WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/tests/workloads/%,$(wildcard tests/workloads/*.c))
+TEST_HELPER_OBJS := $(patsubst tests/helpers/%.c,$(OUTPUT)/tests/helpers/%.o,$(wildcard tests/helpers/*.c))
+TEST_HELPER_LIB := $(OUTPUT)/libtesthelpers.a
+
+.PHONY: all test unit-tests integration-tests bench clean install vmlinux format check-format
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+all: $(OUTPUT)/spanprof $(HOOK_SO) $(HOOK_A)
+
+# --- BPF: each file compiled, linked into one object, one skeleton -------------------------
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c include/spanprof_abi.h $(wildcard bpf/*.bpf.h) vmlinux/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/spanprof.bpf.o: $(BPF_OBJS)
+	$(call msg,BPFLINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+	$(Q)$(LLVM_STRIP) -g $@
+
+$(OUTPUT)/spanprof.skel.h: $(OUTPUT)/spanprof.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name spanprof_bpf > $@
+
+# --- protobuf-c ----------------------------------------------------------------------------
+$(OUTPUT)/proto/%.pb-c.c $(OUTPUT)/proto/%.pb-c.h: user/proto/%.proto
+	$(call msg,PROTOC,$@)
+	$(Q)mkdir -p $(OUTPUT)/proto
+	$(Q)$(PROTOC_C) --proto_path=user/proto --c_out=$(OUTPUT)/proto $<
+
+$(OUTPUT)/proto/%.pb-c.o: $(OUTPUT)/proto/%.pb-c.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+# --- agent ---------------------------------------------------------------------------------
+# Only the loader sees the skeleton; every module may see the generated protobuf headers.
+$(OUTPUT)/user/loader.o: $(OUTPUT)/spanprof.skel.h
+$(AGENT_OBJS) $(OUTPUT)/user/main.o: | $(PROTO_C)
+
+$(OUTPUT)/user/%.o: user/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(AGENT_LIB): $(AGENT_OBJS) $(PROTO_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
+
+$(OUTPUT)/spanprof: $(OUTPUT)/user/main.o $(AGENT_LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+# --- the hook library apps link ----------------------------------------------------------
+$(OUTPUT)/hooks/span_hook.pic.o: $(HOOK_SRC) include/spanprof.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(HOOK_SO): $(OUTPUT)/hooks/span_hook.pic.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -shared -Wl,-soname,libspanprof.so -Wl,--build-id $^ -o $@
+
+$(HOOK_A): $(OUTPUT)/hooks/span_hook.pic.o
+	$(call msg,AR,$@)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
+
+# --- tests ---------------------------------------------------------------------------------
+$(OUTPUT)/tests/%.o: tests/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests/helpers -c $< -o $@
+
+$(TEST_HELPER_LIB): $(TEST_HELPER_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
+
+$(OUTPUT)/tests/unit/%: $(OUTPUT)/tests/unit/%.o $(TEST_HELPER_LIB) $(AGENT_LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -lcmocka -o $@
+
+$(OUTPUT)/tests/integration/%: $(OUTPUT)/tests/integration/%.o $(TEST_HELPER_LIB) $(AGENT_LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -lcmocka -o $@
+
+$(OUTPUT)/tests/bench/%: $(OUTPUT)/tests/bench/%.o $(TEST_HELPER_LIB) $(AGENT_LIB) $(HOOK_A)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+# Workloads are profiled: frame pointers so the kernel can walk their user stacks.
+WORKLOAD_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -fno-omit-frame-pointer \
+		   -fno-optimize-sibling-calls -Iinclude -pthread
+$(OUTPUT)/tests/workloads/%: tests/workloads/%.c $(HOOK_SO) include/spanprof.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) $< -L$(OUTPUT) -lspanprof -Wl,-rpath,'$$ORIGIN/../..' -o $@
+
+# The same workload with the hook linked statically (a copy inside the executable), and with no
+# hook linked at all (it dlopen()s a copy, as Python's ctypes would).
+$(OUTPUT)/tests/workloads/span_workload_static: tests/workloads/span_workload.c $(HOOK_A)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) $< $(HOOK_A) -ldl -o $@
+
+$(OUTPUT)/tests/workloads/span_workload_dl: tests/workloads/span_workload.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) -DWORKLOAD_DLOPEN_ONLY $< -ldl -o $@
+
+WORKLOADS += $(OUTPUT)/tests/workloads/span_workload_static $(OUTPUT)/tests/workloads/span_workload_dl
+
+test: all $(UNIT_TESTS) $(INTEG_TESTS) $(WORKLOADS)
+	$(Q)tests/run_tests.sh $(UNIT_TESTS) $(INTEG_TESTS)
+
+unit-tests: $(UNIT_TESTS)
+	$(Q)tests/run_tests.sh $(UNIT_TESTS)
+
+integration-tests: all $(INTEG_TESTS) $(WORKLOADS)
+	$(Q)tests/run_tests.sh $(INTEG_TESTS)
+
+bench: all $(BENCHES) $(WORKLOADS)
+	$(Q)for b in $(BENCHES); do $$b || exit 1; done
+
+install: all
+	install -m 0755 -D $(OUTPUT)/spanprof $(DESTDIR)$(prefix)/bin/spanprof
+	install -m 0644 -D include/spanprof.h $(DESTDIR)$(prefix)/include/spanprof.h
+	install -m 0755 -D $(HOOK_SO) $(DESTDIR)$(prefix)/lib/libspanprof.so
+	install -m 0644 -D $(HOOK_A) $(DESTDIR)$(prefix)/lib/libspanprof.a
+
+vmlinux:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h
+
+format:
+	clang-format -i $(wildcard user/*.[ch] bpf/*.[ch] include/*.h hooks/c/*.c tests/*/*.[ch])
+
+check-format:
+	clang-format --dry-run -Werror $(wildcard user/*.[ch] bpf/*.[ch] include/*.h hooks/c/*.c tests/*/*.[ch])
+
+clean:
+	$(call msg,CLEAN)
+	$(Q)rm -rf $(OUTPUT)
+
+-include $(wildcard $(OUTPUT)/*/*.d $(OUTPUT)/*/*/*.d)

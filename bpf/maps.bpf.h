@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Map definitions as macros: the file that writes a map defines it, readers declare it `extern`,
+ * and both expand the same macro so the definitions cannot drift apart. */
+#ifndef SPANPROF_MAPS_BPF_H
+#define SPANPROF_MAPS_BPF_H
+
+#include "spanprof_abi.h"
+
+/* vmlinux.h has no errno macros; these are the values BPF helpers return, negated. */
+#ifndef EFAULT
+#define EFAULT 14
+#endif
+#ifndef EEXIST
+#define EEXIST 17
+#endif
+
+/* Per-thread span context, freed by the kernel with the task: a reused thread id starts empty. */
+#define THREAD_SPANS_MAP                                                                           \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_TASK_STORAGE);                                           \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                                              \
+		__type(key, int);                                                                  \
+		__type(value, struct thread_span);                                                 \
+	} thread_spans SEC(".maps")
+
+/* Drop counters by enum spanprof_drop, per CPU so the hot paths never contend. */
+#define DROP_COUNTS_MAP                                                                            \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);                                           \
+		__uint(max_entries, SPANPROF_DROP__COUNT);                                         \
+		__type(key, __u32);                                                                \
+		__type(value, __u64);                                                              \
+	} drop_counts SEC(".maps")
+
+/* Event counters by enum spanprof_event, per CPU. */
+#define EVENT_COUNTS_MAP                                                                           \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);                                           \
+		__uint(max_entries, SPANPROF_EVENT__COUNT);                                        \
+		__type(key, __u32);                                                                \
+		__type(value, __u64);                                                              \
+	} event_counts SEC(".maps")
+
+/* Adds one to a per-CPU counter; the array lookup cannot fail for an index below max_entries. */
+static __always_inline void counter_inc(void *map, __u32 index)
+{
+	__u64 *value = bpf_map_lookup_elem(map, &index);
+
+	if (value)
+		*value += 1;
+}
+
+#endif /* SPANPROF_MAPS_BPF_H */

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* perf_event program: on every cpu-clock tick, counts (process, user stack, kernel stack, span)
+ * of the interrupted task in the window's count map. Two windows alternate so that user space
+ * drains one while the other fills. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "maps.bpf.h"
+
+/* Only count processes listed in target_pids (--pid). */
+const volatile bool cfg_filter_pids = false;
+
+/* Which window (0 or 1) samples go to; user space flips it before draining the other. */
+__u32 window_slot = 0;
+
+extern THREAD_SPANS_MAP;
+extern DROP_COUNTS_MAP;
+extern EVENT_COUNTS_MAP;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} target_pids SEC(".maps");
+
+/* Sizes are set by the agent before load (bpf_map__set_max_entries). */
+#define STACK_MAP(name)                                                                            \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_STACK_TRACE);                                            \
+		__uint(max_entries, SPANPROF_DEFAULT_STACKS);                                      \
+		__uint(key_size, sizeof(__u32));                                                   \
+		__uint(value_size, SPANPROF_MAX_STACK_DEPTH * sizeof(__u64));                      \
+	} name SEC(".maps")
+
+#define COUNT_MAP(name)                                                                            \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_HASH);                                                   \
+		__uint(max_entries, SPANPROF_DEFAULT_COUNTS);                                      \
+		__type(key, struct sample_key);                                                    \
+		__type(value, __u64);                                                              \
+	} name SEC(".maps")
+
+STACK_MAP(stack_traces_0);
+STACK_MAP(stack_traces_1);
+COUNT_MAP(sample_counts_0);
+COUNT_MAP(sample_counts_1);
+
+/* struct sample_key is 120 bytes: built in per-CPU scratch rather than on the 512-byte stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sample_key);
+} key_scratch SEC(".maps");
+
+/* -EFAULT means "no such stack" (a kernel thread has no user stack, a user-mode interrupt no
+ * kernel stack); anything else means the stack map could not take it. */
+static __always_inline void note_stack_error(__s32 id, __u32 reason)
+{
+	if (id < 0 && id != -EFAULT)
+		counter_inc(&drop_counts, reason);
+}
+
+static __always_inline void copy_span(struct sample_key *key, struct task_struct *task)
+{
+	struct thread_span *ts;
+
+	key->has_span = 0;
+	__builtin_memset(&key->span, 0, sizeof(key->span));
+	/* Returns NULL when the hook's uprobe holds this task's storage lock on this CPU. */
+	ts = bpf_task_storage_get(&thread_spans, task, NULL, 0);
+	if (!ts || !ts->active)
+		return;
+	__builtin_memcpy(&key->span, &ts->slot[ts->current & 1], sizeof(key->span));
+	key->has_span = 1;
+}
+
+static __always_inline void count_sample(void *counts, struct sample_key *key)
+{
+	static const __u64 one = 1;
+	__u64 *count;
+	long err;
+
+	count = bpf_map_lookup_elem(counts, key);
+	if (count) {
+		__sync_fetch_and_add(count, 1);
+		return;
+	}
+	err = bpf_map_update_elem(counts, key, &one, BPF_NOEXIST);
+	if (err == -EEXIST) {
+		/* Another CPU inserted the same key between our lookup and update. */
+		count = bpf_map_lookup_elem(counts, key);
+		if (count) {
+			__sync_fetch_and_add(count, 1);
+			return;
+		}
+	}
+	if (err)
+		counter_inc(&drop_counts, SPANPROF_DROP_COUNTS_FULL);
+}
+
+SEC("perf_event")
+int on_cpu_sample(struct bpf_perf_event_data *ctx)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	__u32 zero = 0, slot = window_slot;
+	struct sample_key *key;
+
+	if (pid == 0) {
+		counter_inc(&event_counts, SPANPROF_EVENT_IDLE);
+		return 0;
+	}
+	if (cfg_filter_pids && !bpf_map_lookup_elem(&target_pids, &pid))
+		return 0;
+	key = bpf_map_lookup_elem(&key_scratch, &zero);
+	if (!key)
+		return 0;
+	key->pid = pid;
+	/* bpf_get_stackid() wants a constant map, hence one branch per window. */
+	if (slot) {
+		key->kern_stack_id = bpf_get_stackid(ctx, &stack_traces_1, 0);
+		key->user_stack_id = bpf_get_stackid(ctx, &stack_traces_1, BPF_F_USER_STACK);
+	} else {
+		key->kern_stack_id = bpf_get_stackid(ctx, &stack_traces_0, 0);
+		key->user_stack_id = bpf_get_stackid(ctx, &stack_traces_0, BPF_F_USER_STACK);
+	}
+	note_stack_error(key->kern_stack_id, SPANPROF_DROP_KERN_STACK);
+	note_stack_error(key->user_stack_id, SPANPROF_DROP_USER_STACK);
+	copy_span(key, bpf_get_current_task_btf());
+	count_sample(slot ? (void *)&sample_counts_1 : (void *)&sample_counts_0, key);
+	counter_inc(&event_counts, SPANPROF_EVENT_SAMPLES);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

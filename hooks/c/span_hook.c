@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The span-set hook compiled into libspanprof.so/.a: a semaphore-guarded USDT-style probe site
+ * (see include/spanprof.h for why it is built this way). */
+#include <stddef.h>
+
+#include "spanprof.h"
+
+#define SPANPROF_EXPORT __attribute__((visibility("default")))
+
+/* Raised by the kernel (uprobe ref_ctr_offset) while the agent is attached. It must sit in
+ * file-backed, writable data, never .bss, so it goes in .probes as USDT semaphores do. */
+__attribute__((section(".probes"), used)) volatile unsigned short spanprof_span_set_semaphore;
+
+/* The note descriptor: site address, .stapsdt.base address (for prelink adjustment), semaphore
+ * address, then provider, probe name and the argument spec, as the stapsdt format defines. */
+#define SPANPROF_NOTE(arg_spec)                                                                    \
+	".pushsection .note.stapsdt,\"\",\"note\"\n"                                               \
+	".balign 4\n"                                                                              \
+	".4byte 992f-991f, 994f-993f, 3\n"                                                         \
+	"991: .asciz \"stapsdt\"\n"                                                                \
+	"992: .balign 4\n"                                                                         \
+	"993: .8byte 990b\n"                                                                       \
+	".8byte _.stapsdt.base\n"                                                                  \
+	".8byte spanprof_span_set_semaphore\n"                                                     \
+	".asciz \"spanprof\"\n"                                                                    \
+	".asciz \"span_set\"\n"                                                                    \
+	".asciz \"" arg_spec "\"\n"                                                                \
+	"994: .balign 4\n"                                                                         \
+	".popsection\n"                                                                            \
+	".ifndef _.stapsdt.base\n"                                                                 \
+	".pushsection .stapsdt.base,\"aG\",\"progbits\",.stapsdt.base,comdat\n"                    \
+	".weak _.stapsdt.base\n"                                                                   \
+	".hidden _.stapsdt.base\n"                                                                 \
+	"_.stapsdt.base: .space 1\n"                                                               \
+	".size _.stapsdt.base, 1\n"                                                                \
+	".popsection\n"                                                                            \
+	".endif\n"
+
+SPANPROF_EXPORT void spanprof_span_set(const struct spanprof_span *span)
+{
+	if (__builtin_expect(spanprof_span_set_semaphore == 0, 1))
+		return;
+#if defined(__x86_64__)
+	/* "D" pins the pointer in %rdi, the register the uprobe program reads. The 1-byte nop is the
+	 * classic USDT site; the 5-byte nop right after it is the one 6.18+ kernels optimize. */
+	__asm__ __volatile__("990: nop\n"
+			     ".byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n" SPANPROF_NOTE("8@%%rdi")
+			     :
+			     : "D"(span)
+			     : "memory");
+#elif defined(__aarch64__)
+	register const struct spanprof_span *x0 __asm__("x0") = span;
+
+	__asm__ __volatile__("990: nop\n" SPANPROF_NOTE("8@x0") : : "r"(x0) : "memory");
+#else
+#error "spanprof_span_set: add the probe site for this architecture"
+#endif
+}
+
+SPANPROF_EXPORT int spanprof_active(void)
+{
+	return spanprof_span_set_semaphore != 0;
+}

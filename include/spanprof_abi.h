@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Types and limits shared by the BPF programs (bpf/) and the agent (user/).
+ * Includes nothing: the includer provides __u8..__u64 (vmlinux.h or <linux/types.h>). */
+#ifndef SPANPROF_ABI_H
+#define SPANPROF_ABI_H
+
+/* Must match SPANPROF_SPAN_NAME_MAX in include/spanprof.h (checked there). */
+#define SPANPROF_ABI_SPAN_NAME_MAX 64
+/* Version the hook writes first in struct spanprof_span; the uprobe ignores other versions. */
+#define SPANPROF_ABI_VERSION 1
+
+/* Frames kept per stack: the kernel's default perf_event_max_stack. */
+#define SPANPROF_MAX_STACK_DEPTH 127
+/* Default sizes; the agent may change them with bpf_map__set_max_entries() before load. */
+#define SPANPROF_DEFAULT_STACKS 16384
+#define SPANPROF_DEFAULT_COUNTS 16384
+
+/* The span context exactly as the hook passes it (struct spanprof_span in spanprof.h). */
+struct span_ctx {
+	__u32 abi_version;
+	__u32 _pad;
+	__u8 trace_id[16];
+	__u8 span_id[8];
+	__u8 root_span_id[8];
+	char name[SPANPROF_ABI_SPAN_NAME_MAX];
+};
+
+/* Per-thread state in task storage. The uprobe writes the slot that is not current and then
+ * flips `current`, so a sample that interrupts the write still sees a whole span context. */
+struct thread_span {
+	__u32 current; /* index into slot[] of the live span */
+	__u32 active;  /* 0: no span active on this thread */
+	struct span_ctx slot[2];
+};
+
+/* Key of the per-window sample counts: process, both stacks, and the span (zero = none). */
+struct sample_key {
+	__u32 pid;
+	__s32 user_stack_id; /* >= 0: id in stack_traces; < 0: -errno from bpf_get_stackid */
+	__s32 kern_stack_id;
+	__u32 has_span;
+	struct span_ctx span;
+};
+
+/* Why a sample or span update was lost or degraded. Index into the drop_counts array. */
+enum spanprof_drop {
+	SPANPROF_DROP_COUNTS_FULL = 0, /* sample_counts map full: sample lost */
+	SPANPROF_DROP_USER_STACK,      /* user stack not recorded (map full/collision) */
+	SPANPROF_DROP_KERN_STACK,      /* kernel stack not recorded (map full/collision) */
+	SPANPROF_DROP_SPAN_READ,       /* hook's struct could not be read from user memory */
+	SPANPROF_DROP_SPAN_STORAGE,    /* task storage unavailable: span update lost */
+	SPANPROF_DROP_SPAN_BUSY,       /* sample could not read the thread's span (recursion guard) */
+	SPANPROF_DROP_SPAN_VERSION,    /* hook passed an unknown ABI version */
+	SPANPROF_DROP_PROC_EVENT,      /* proc_events ring buffer full: a rescan was missed */
+	SPANPROF_DROP__COUNT,
+};
+
+/* What a struct proc_event reports. Exec and exec-mmap both mean "rescan this process". */
+enum spanprof_proc_event_type {
+	SPANPROF_PROC_SCAN = 1, /* exec, or a file mapped executable (dlopen, new library) */
+	SPANPROF_PROC_EXIT = 2, /* the last thread of the process exited */
+};
+
+/* Record in the proc_events ring buffer. */
+struct spanprof_proc_event {
+	__u32 type; /* enum spanprof_proc_event_type */
+	__u32 pid;  /* tgid, in the agent's pid namespace */
+};
+
+/* Counters the programs keep besides drops (index into event_counts). */
+enum spanprof_event {
+	SPANPROF_EVENT_SAMPLES = 0, /* samples counted */
+	SPANPROF_EVENT_IDLE,        /* samples of the idle task, not counted */
+	SPANPROF_EVENT_SPAN_SET,    /* hook hits that set a span */
+	SPANPROF_EVENT_SPAN_CLEAR,  /* hook hits that cleared the span */
+	SPANPROF_EVENT__COUNT,
+};
+
+#endif /* SPANPROF_ABI_H */

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Test-only process control: the agent under test and the workloads it profiles. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent_proc.h"
+
+#define READY_TEXT "profiling "
+
+int agent_proc_can_run(void)
+{
+	if (geteuid() != 0) {
+		printf("SKIP: needs root (CAP_BPF, CAP_PERFMON) to load BPF programs\n");
+		return 0;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		printf("SKIP: no kernel BTF at /sys/kernel/btf/vmlinux\n");
+		return 0;
+	}
+	return 1;
+}
+
+const char *build_path(const char *rel)
+{
+	/* A few buffers in turn, so several results can be used in one argv array. */
+	static char paths[8][4096 + 256];
+	static unsigned int next;
+	char *path = paths[next++ % 8];
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *p;
+
+	exe[n > 0 ? n : 0] = '\0';
+	/* .../build/tests/<kind>/<binary> -> .../build/<rel> */
+	p = strstr(exe, "/build/tests/");
+	if (p)
+		p[strlen("/build")] = '\0';
+	else
+		snprintf(exe, sizeof(exe), "build");
+	snprintf(path, sizeof(paths[0]), "%s/%s", exe, rel);
+	return path;
+}
+
+static void print_file(const char *path)
+{
+	char line[1024];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		printf("  | %s", line);
+	fclose(f);
+}
+
+int agent_proc_log_contains(const struct agent_proc *a, const char *text)
+{
+	char line[2048];
+	int found = 0;
+	FILE *f = fopen(a->log_path, "r");
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, text) != NULL;
+	fclose(f);
+	return found;
+}
+
+int agent_proc_start(struct agent_proc *a, const char *log_dir, const char *const *argv)
+{
+	const char *args[64] = { build_path("spanprof") };
+	int i, fd;
+
+	for (i = 0; argv[i] && i < 62; i++)
+		args[i + 1] = argv[i];
+	snprintf(a->log_path, sizeof(a->log_path), "%s/agent.log", log_dir);
+	a->pid = fork();
+	if (a->pid < 0)
+		return -1;
+	if (a->pid == 0) {
+		fd = open(a->log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(fd, 2);
+		execv(args[0], (char *const *)args);
+		_exit(127);
+	}
+	for (i = 0; i < 2000; i++) {
+		if (agent_proc_log_contains(a, READY_TEXT))
+			return 0;
+		if (waitpid(a->pid, NULL, WNOHANG) == a->pid)
+			break;
+		usleep(10000);
+	}
+	printf("agent did not start; its log:\n");
+	print_file(a->log_path);
+	return -1;
+}
+
+int workload_wait_cpu(pid_t pid, int timeout_s, double *cpu_s)
+{
+	struct rusage ru;
+	int status, i;
+
+	for (i = 0; i < timeout_s * 100; i++) {
+		if (wait4(pid, &status, WNOHANG, &ru) == pid) {
+			if (cpu_s)
+				*cpu_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+					 ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+			return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+		}
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return -1;
+}
+
+int workload_wait(pid_t pid, int timeout_s)
+{
+	return workload_wait_cpu(pid, timeout_s, NULL);
+}
+
+int agent_proc_stop(struct agent_proc *a)
+{
+	int rc;
+
+	kill(a->pid, SIGINT);
+	rc = workload_wait(a->pid, 20);
+	if (rc != 0) {
+		printf("agent exited with %d; its log:\n", rc);
+		print_file(a->log_path);
+	}
+	return rc;
+}
+
+pid_t workload_start(const char *const *argv, const char *const *env, const char *stdout_path)
+{
+	pid_t pid = fork();
+	int fd;
+
+	if (pid != 0)
+		return pid;
+	for (; env && *env; env++)
+		putenv((char *)*env);
+	if (stdout_path) {
+		fd = open(stdout_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(fd, 1);
+	}
+	execv(argv[0], (char *const *)argv);
+	_exit(127);
+}

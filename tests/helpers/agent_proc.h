@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Test-only: runs build/spanprof and workloads as child processes and waits on them. */
+#ifndef SPANPROF_TEST_AGENT_PROC_H
+#define SPANPROF_TEST_AGENT_PROC_H
+
+#include <sys/types.h>
+
+struct agent_proc {
+	pid_t pid;
+	char log_path[512]; /* the agent's stderr */
+};
+
+/* 1 when this process can load BPF (root, kernel BTF present); otherwise prints why and returns 0
+ * so the caller can skip(). */
+int agent_proc_can_run(void);
+
+/* Starts build/spanprof with argv (NULL-terminated, without argv[0]), stderr into
+ * <log_dir>/agent.log, and waits up to 20 s for it to log that it is profiling.
+ * Returns 0 or -1 (the log is printed). */
+int agent_proc_start(struct agent_proc *a, const char *log_dir, const char *const *argv);
+
+/* SIGINT, then waits up to 20 s. Returns the exit status, or -1 (killed). */
+int agent_proc_stop(struct agent_proc *a);
+
+/* 1 if the agent's log contains text. */
+int agent_proc_log_contains(const struct agent_proc *a, const char *text);
+
+/* Runs a command (argv[0] is a path), environment extended with env ("K=V", NULL-terminated,
+ * may be NULL). Returns the pid, or -1. */
+pid_t workload_start(const char *const *argv, const char *const *env, const char *stdout_path);
+
+/* Waits for pid; returns its exit status, or -1 when it did not end normally within timeout_s. */
+int workload_wait(pid_t pid, int timeout_s);
+
+/* Like workload_wait, also returning the child's user+system CPU seconds. */
+int workload_wait_cpu(pid_t pid, int timeout_s, double *cpu_s);
+
+/* Path of a file under the build directory (the test binaries live in build/tests/...). The
+ * result stays valid for the next 7 calls. */
+const char *build_path(const char *rel);
+
+#endif /* SPANPROF_TEST_AGENT_PROC_H */

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Test-only census of span labels per function across a service's profiles. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pprof_file.h"
+#include "profile_census.h"
+
+void census_watch(struct census *c, const char *function, const char *want_span)
+{
+	struct census_func *f = &c->funcs[c->nfuncs++];
+
+	memset(f, 0, sizeof(*f));
+	f->name = function;
+	f->want_span = want_span;
+}
+
+const struct census_func *census_get(const struct census *c, const char *function)
+{
+	for (int i = 0; i < c->nfuncs; i++)
+		if (!strcmp(c->funcs[i].name, function))
+			return &c->funcs[i];
+	return NULL;
+}
+
+static void count_sample(struct census *c, const Perftools__Profiles__Profile *p,
+			 const Perftools__Profiles__Sample *s, uint64_t n)
+{
+	const char *span = pprof_sample_label(p, s, "span_id");
+	const char *trace = pprof_sample_label(p, s, "trace_id");
+	const char *name = pprof_sample_label(p, s, "span_name");
+	const char *leaf = pprof_leaf_function(p, s);
+
+	c->total_samples += n;
+	if (leaf && !strncmp(leaf, "[unknown]", 9))
+		c->unknown_frames += n;
+	for (int i = 0; i < c->nfuncs; i++) {
+		struct census_func *f = &c->funcs[i];
+
+		if (!pprof_sample_has_function(p, s, f->name))
+			continue;
+		f->samples += n;
+		if (f->want_span ? span && !strcmp(span, f->want_span) : !span)
+			f->right_span += n;
+		if (trace && strlen(trace) == 32)
+			f->with_trace += n;
+		if (name && !f->seen_span_name[0])
+			snprintf(f->seen_span_name, sizeof(f->seen_span_name), "%s", name);
+	}
+}
+
+static int read_one(struct census *c, const char *path)
+{
+	Perftools__Profiles__Profile *p = pprof_file_read(path);
+	int rc;
+
+	if (!p) {
+		printf("cannot decode %s\n", path);
+		return -1;
+	}
+	for (size_t i = 0; i < p->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = p->sample[i];
+
+		if (s->n_value && p->period > 0)
+			count_sample(c, p, s, s->value[0] / p->period);
+	}
+	pprof_file_free(p);
+	c->files++;
+	rc = pprof_file_check_with_go(path, c->go_error[0] ? NULL : c->go_error,
+				      c->go_error[0] ? 0 : sizeof(c->go_error));
+	if (rc == 0)
+		c->go_checked++;
+	else if (rc == 1)
+		c->go_missing = 1;
+	return 0;
+}
+
+int census_read(struct census *c, const char *dir, const char *service)
+{
+	char suffix[256], path[4096];
+	struct dirent *de;
+	size_t len, slen;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return -1;
+	snprintf(suffix, sizeof(suffix), "-%s.pb.gz", service);
+	slen = strlen(suffix);
+	while ((de = readdir(d))) {
+		len = strlen(de->d_name);
+		if (len <= slen || strcmp(de->d_name + len - slen, suffix))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (read_one(c, path)) {
+			closedir(d);
+			return -1;
+		}
+	}
+	closedir(d);
+	return c->files;
+}

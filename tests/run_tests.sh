@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Runs cmocka test binaries in order, stops at the first failing one, and ends with one line:
+# "N passed, N failed, N skipped" (test cases, summed from cmocka's own summary lines).
+set -u
+passed=0 failed=0 skipped=0
+for bin in "$@"; do
+	echo "=== $bin"
+	out=$(mktemp)
+	"$bin" 2>&1 | tee "$out"
+	rc=${PIPESTATUS[0]}
+	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -n 1)
+	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -n 1)
+	s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$out" | tail -n 1)
+	rm -f "$out"
+	passed=$((passed + ${p:-0}))
+	failed=$((failed + ${f:-0}))
+	skipped=$((skipped + ${s:-0}))
+	if [ "$rc" -ne 0 ]; then
+		# A crash or a failed group setup may print no summary: still count the binary once.
+		[ -z "${f:-}" ] && failed=$((failed + 1))
+		echo "FAILED: $bin exited with status $rc"
+		echo "$passed passed, $failed failed, $skipped skipped"
+		exit 1
+	fi
+done
+echo "$passed passed, $failed failed, $skipped skipped"

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Test workload: threads that switch spans every few ms and run a distinct noinline function per
+ * span, so a profile can be checked function by function. Modes select the scenario. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "spanprof.h"
+
+typedef void (*span_set_fn)(const struct spanprof_span *);
+typedef int (*active_fn)(void);
+
+struct workload {
+	span_set_fn span_set;
+	active_fn active;
+	int switch_ms;
+	double seconds;
+};
+
+static volatile unsigned long sink;
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static __attribute__((noinline)) void spin_until(double end)
+{
+	while (now_s() < end)
+		for (int i = 0; i < 2000; i++)
+			sink += i;
+}
+
+/* One function per span: the profile must show each with its own span id. */
+static __attribute__((noinline)) void work_in_span_0(double end) { spin_until(end); }
+static __attribute__((noinline)) void work_in_span_1(double end) { spin_until(end); }
+static __attribute__((noinline)) void work_in_child_span(double end) { spin_until(end); }
+static __attribute__((noinline)) void work_outside_span(double end) { spin_until(end); }
+static __attribute__((noinline)) void work_after_tid_reuse(double end) { spin_until(end); }
+
+/* Span ids the test expects: 5a5a00000000000N, trace 7e7e...N; child span 3's root is span 2. */
+static void make_span(struct spanprof_span *s, int id, int root, const char *name)
+{
+	memset(s, 0, sizeof(*s));
+	s->abi_version = SPANPROF_SPAN_ABI_VERSION;
+	memset(s->trace_id, 0x7e, sizeof(s->trace_id));
+	s->trace_id[15] = id;
+	s->span_id[0] = s->span_id[1] = 0x5a;
+	s->span_id[7] = id;
+	if (root) {
+		s->root_span_id[0] = s->root_span_id[1] = 0x5a;
+		s->root_span_id[7] = root;
+	}
+	snprintf(s->name, sizeof(s->name), "%s", name);
+}
+
+static void *span_thread(void *arg)
+{
+	const struct workload *w = arg;
+	struct spanprof_span s1, s2, s3;
+	double end = now_s() + w->seconds, step = w->switch_ms / 1000.0, t;
+
+	make_span(&s1, 1, 0, "GET /one");
+	make_span(&s2, 2, 0, "GET /two");
+	make_span(&s3, 3, 2, "GET /two");
+	while ((t = now_s()) < end) {
+		w->span_set(&s1);
+		work_in_span_0(t + step);
+		w->span_set(&s2);
+		work_in_span_1(now_s() + step);
+		w->span_set(&s3); /* a child of span 2 */
+		work_in_child_span(now_s() + step);
+		w->span_set(NULL);
+		work_outside_span(now_s() + step);
+	}
+	return NULL;
+}
+
+static void *exit_in_span(void *arg)
+{
+	const struct workload *w = arg;
+	struct spanprof_span s;
+	pid_t *tid = malloc(sizeof(*tid));
+
+	make_span(&s, 1, 0, "GET /one");
+	w->span_set(&s);
+	work_in_span_0(now_s() + 0.5);
+	*tid = syscall(SYS_gettid);
+	return tid; /* exits with the span still set */
+}
+
+static void *after_reuse(void *arg)
+{
+	pid_t *want = arg;
+
+	if (syscall(SYS_gettid) != *want)
+		return (void *)1;
+	work_after_tid_reuse(now_s() + 1.0);
+	return NULL;
+}
+
+/* Makes the kernel hand out `tid` next (ns_last_pid) and runs a thread with it that sets no span. */
+static int reuse_tid(pid_t tid)
+{
+	for (int attempt = 0; attempt < 50; attempt++) {
+		char buf[32];
+		pthread_t th;
+		void *ret;
+		int fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY);
+
+		if (fd < 0)
+			return -errno;
+		snprintf(buf, sizeof(buf), "%d", tid - 1);
+		if (write(fd, buf, strlen(buf)) < 0) {
+			close(fd);
+			return -errno;
+		}
+		close(fd);
+		pthread_create(&th, NULL, after_reuse, &tid);
+		pthread_join(th, &ret);
+		if (!ret) {
+			printf("tid %d reused\n", tid);
+			return 0;
+		}
+	}
+	return -EAGAIN;
+}
+
+static int load_hook(struct workload *w, const char *dlopen_path)
+{
+	void *lib;
+
+	if (!dlopen_path) {
+#ifdef WORKLOAD_DLOPEN_ONLY
+		fprintf(stderr, "this build only loads the hook with dlopen\n");
+		return -1;
+#else
+		w->span_set = spanprof_span_set;
+		w->active = spanprof_active;
+		return 0;
+#endif
+	}
+	lib = dlopen(dlopen_path, RTLD_NOW);
+	if (!lib) {
+		fprintf(stderr, "dlopen %s: %s\n", dlopen_path, dlerror());
+		return -1;
+	}
+	w->span_set = (span_set_fn)dlsym(lib, "spanprof_span_set");
+	w->active = (active_fn)dlsym(lib, "spanprof_active");
+	return w->span_set && w->active ? 0 : -1;
+}
+
+/* Waits for the agent to attach; prints how long it took (the test checks it). */
+static int wait_attached(const struct workload *w)
+{
+	double start = now_s();
+
+	while (!w->active()) {
+		if (now_s() - start > 10) {
+			fprintf(stderr, "agent did not attach within 10 s\n");
+			return -1;
+		}
+		usleep(1000);
+	}
+	printf("attached after %.3f s\n", now_s() - start);
+	fflush(stdout);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct workload w = { .switch_ms = 4, .seconds = 3 };
+	const char *mode = argc > 1 ? argv[1] : "spans";
+	int nthreads = argc > 2 ? atoi(argv[2]) : 2;
+	pthread_t th[16];
+	void *tid;
+
+	if (argc > 3)
+		w.seconds = atof(argv[3]);
+	if (nthreads < 1 || nthreads > 16 ||
+	    load_hook(&w, !strcmp(mode, "dlopen") && argc > 4 ? argv[4] : NULL))
+		return 2;
+	if (wait_attached(&w))
+		return 3;
+	if (!strcmp(mode, "tid-reuse")) {
+		pthread_create(&th[0], NULL, exit_in_span, &w);
+		pthread_join(th[0], &tid);
+		return reuse_tid(*(pid_t *)tid) ? 4 : 0;
+	}
+	for (int i = 0; i < nthreads; i++)
+		pthread_create(&th[i], NULL, span_thread, &w);
+	for (int i = 0; i < nthreads; i++)
+		pthread_join(th[i], NULL);
+	return 0;
+}

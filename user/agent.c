@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The run loop: process events -> rescans (hooks, symbol snapshots, service names); every
+ * drain period the BPF window is drained; every interval each service's profile is written. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "agent.h"
+#include "hook_registry.h"
+#include "loader.h"
+#include "local_out.h"
+#include "log.h"
+#include "preflight.h"
+#include "proc_maps.h"
+#include "scan_queue.h"
+#include "spanprof_types.h"
+
+#define NS_PER_MS 1000000ull
+#define NS_PER_S 1000000000ull
+/* A process that just exec'd or mapped code is scanned this much later, once per burst. */
+#define SCAN_DELAY_NS (50 * NS_PER_MS)
+#define POLL_MAX_MS 100
+/* Time for programs that read the old window slot to finish before the window is drained. */
+#define FLIP_SETTLE_US 2000
+
+struct agent {
+	const struct spanprof_config *cfg;
+	struct loader *loader;
+	struct symcache *symcache;
+	struct proc_table *procs;
+	struct hook_registry *hooks;
+	struct aggregate *agg;
+	struct ring_buffer *events;
+	struct scan_queue scans;
+	unsigned int file_seq;
+	uint64_t profiles_written, write_errors;
+	uint64_t last_drops[SPANPROF_DROP__COUNT];
+};
+
+static uint64_t now_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
+}
+
+static int is_target(const struct agent *a, pid_t pid)
+{
+	size_t i;
+
+	if (!a->cfg->npids)
+		return 1;
+	for (i = 0; i < a->cfg->npids; i++)
+		if (a->cfg->pids[i] == pid)
+			return 1;
+	return 0;
+}
+
+/* Re-reads what the agent knows of pid. `fresh`: it just exec'd or mapped code, so symbols and
+ * service name are snapshotted now, while it surely lives. */
+static void scan_pid(struct agent *a, pid_t pid, int fresh)
+{
+	struct proc_maps maps;
+	int err;
+
+	/* Before reading maps: an mmap from now on raises a new event. */
+	loader_scan_done(a->loader, pid);
+	if (!is_target(a, pid))
+		return;
+	err = proc_maps_read(pid, &maps);
+	if (err) {
+		if (err != -ENOENT && err != -ESRCH)
+			log_debug("read maps of pid %d: %s", pid, strerror(-err));
+		return;
+	}
+	hook_registry_update_pid(a->hooks, pid, &maps);
+	proc_maps_release(&maps);
+	if (fresh) {
+		proc_table_get(a->procs, pid, &(struct proc_info){ 0 });
+		proc_table_refresh(a->procs, pid);
+		symcache_snapshot_pid(a->symcache, pid);
+	}
+}
+
+static void scan_all(struct agent *a)
+{
+	struct dirent *de;
+	char *end;
+	DIR *dir;
+	long pid;
+
+	dir = opendir(a->cfg->proc_root);
+	if (!dir) {
+		log_warn(-errno, "open %s for the process scan", a->cfg->proc_root);
+		return;
+	}
+	while ((de = readdir(dir))) {
+		pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0)
+			continue;
+		scan_pid(a, pid, 0);
+	}
+	closedir(dir);
+}
+
+static int on_proc_event(void *ctx, void *data, size_t size)
+{
+	const struct spanprof_proc_event *ev = data;
+	struct agent *a = ctx;
+
+	if (size < sizeof(*ev))
+		return 0;
+	if (ev->type == SPANPROF_PROC_EXIT) {
+		hook_registry_forget_pid(a->hooks, ev->pid);
+		proc_table_mark_exited(a->procs, ev->pid);
+	} else if (ev->type == SPANPROF_PROC_SCAN) {
+		if (scan_queue_push(&a->scans, ev->pid, now_ns(CLOCK_MONOTONIC) + SCAN_DELAY_NS))
+			loader_scan_done(a->loader, ev->pid); /* let a later event try again */
+	}
+	return 0;
+}
+
+static void forget_exited(void *ctx, pid_t pid)
+{
+	struct agent *a = ctx;
+
+	symcache_forget_pid(a->symcache, pid);
+}
+
+static void drain(struct agent *a)
+{
+	struct loader_window w = loader_flip_window(a->loader);
+
+	usleep(FLIP_SETTLE_US);
+	aggregate_drain(a->agg, w);
+	/* Exited processes' last samples were in that window: their caches can go now. */
+	proc_table_sweep_exited(a->procs, forget_exited, a);
+}
+
+static int write_profile(void *ctx, const char *service, int64_t start_ns,
+			 struct pprof_builder *b)
+{
+	uint8_t *raw = NULL, *gz = NULL;
+	size_t raw_len, gz_len;
+	struct agent *a = ctx;
+	int err;
+
+	err = pprof_builder_encode(b, &raw, &raw_len);
+	if (!err)
+		err = pprof_gzip(raw, raw_len, &gz, &gz_len);
+	if (err) {
+		log_err(err, "encode profile of service %s", service);
+		goto out_free;
+	}
+	err = local_out_write(a->cfg->output_dir, start_ns, a->file_seq++, service, gz, gz_len, NULL,
+			      0);
+out_free:
+	if (err)
+		a->write_errors++;
+	else
+		a->profiles_written++;
+	free(raw);
+	free(gz);
+	return err;
+}
+
+static const char *const drop_names[SPANPROF_DROP__COUNT] = {
+	[SPANPROF_DROP_COUNTS_FULL] = "counts_map_full",
+	[SPANPROF_DROP_USER_STACK] = "user_stack_lost",
+	[SPANPROF_DROP_KERN_STACK] = "kernel_stack_lost",
+	[SPANPROF_DROP_SPAN_READ] = "span_read_failed",
+	[SPANPROF_DROP_SPAN_STORAGE] = "span_storage_failed",
+	[SPANPROF_DROP_SPAN_BUSY] = "span_busy",
+	[SPANPROF_DROP_SPAN_VERSION] = "span_bad_version",
+	[SPANPROF_DROP_PROC_EVENT] = "proc_event_lost",
+};
+
+/* One log line per window; drops (BPF and user space) are warnings so they are never missed. */
+static void log_window(struct agent *a, size_t services)
+{
+	uint64_t drops[SPANPROF_DROP__COUNT] = { 0 }, delta;
+	struct hook_registry_stats hs;
+	struct aggregate_stats as;
+	char text[512] = "";
+	size_t len = 0, i;
+
+	loader_read_drops(a->loader, drops, SPANPROF_DROP__COUNT);
+	for (i = 0; i < SPANPROF_DROP__COUNT; i++) {
+		delta = drops[i] - a->last_drops[i];
+		a->last_drops[i] = drops[i];
+		if (delta && len < sizeof(text))
+			len += snprintf(text + len, sizeof(text) - len, " %s=%llu", drop_names[i],
+					(unsigned long long)delta);
+	}
+	aggregate_get_stats(a->agg, &as);
+	hook_registry_get_stats(a->hooks, &hs);
+	log_info("window written: %zu profiles; totals: samples=%llu in_spans=%llu hooks=%llu "
+		 "profiles=%llu write_errors=%llu",
+		 services, (unsigned long long)as.samples, (unsigned long long)as.samples_in_spans,
+		 (unsigned long long)hs.files_attached, (unsigned long long)a->profiles_written,
+		 (unsigned long long)a->write_errors);
+	if (len || as.service_overflow || as.encode_errors || a->scans.overflows)
+		log_warn(0, "drops:%s service_overflow=%llu encode_errors=%llu scan_overflow=%llu",
+			 text, (unsigned long long)as.service_overflow,
+			 (unsigned long long)as.encode_errors,
+			 (unsigned long long)a->scans.overflows);
+}
+
+static void flush(struct agent *a)
+{
+	uint64_t before = a->profiles_written + a->write_errors;
+
+	aggregate_flush(a->agg, now_ns(CLOCK_REALTIME), write_profile, a);
+	log_window(a, a->profiles_written + a->write_errors - before);
+}
+
+static int setup(struct agent *a, const struct spanprof_config *cfg)
+{
+	struct loader_options lo = {
+		.frequency = cfg->frequency, .pids = cfg->pids, .npids = cfg->npids,
+		.stack_entries = cfg->stack_entries, .count_entries = cfg->count_entries,
+	};
+	struct symcache_limits sl = {
+		.max_modules = cfg->max_modules, .max_pids = cfg->max_pid_snapshots,
+		.proc_root = cfg->proc_root, .debug_root = "/usr/lib/debug",
+		.kallsyms_path = "/proc/kallsyms", .perf_map_dir = "/tmp",
+	};
+	struct hook_registry_limits hl = {
+		.max_files = cfg->max_hook_files, .max_pids = cfg->max_procs,
+		.max_negative = 65536, .proc_root = cfg->proc_root,
+		.use_nop5 = preflight_uprobe_nop5_optimized(),
+	};
+	struct aggregate_options ao = {
+		.period_ns = NS_PER_S / cfg->frequency, .scope = cfg->span_scope,
+		.max_services = cfg->max_services, .max_keys = cfg->count_entries,
+	};
+	int err;
+
+	a->cfg = cfg;
+	scan_queue_init(&a->scans);
+	err = preflight_check();
+	err = err ?: local_out_prepare(cfg->output_dir);
+	if (err)
+		return err;
+	a->loader = loader_open(&lo);
+	if (!a->loader)
+		return -errno;
+	a->symcache = symcache_new(&sl);
+	a->procs = proc_table_new(cfg->max_procs, cfg->proc_root);
+	a->hooks = hook_registry_new(a->loader, &hl);
+	a->agg = a->symcache && a->procs ? aggregate_new(&ao, a->symcache, a->procs) : NULL;
+	a->events = loader_proc_events(a->loader, on_proc_event, a);
+	if (!a->symcache || !a->procs || !a->hooks || !a->agg || !a->events)
+		return log_err(-ENOMEM, "set up the agent's caches");
+	return 0;
+}
+
+static void teardown(struct agent *a)
+{
+	ring_buffer__free(a->events);
+	aggregate_free(a->agg);
+	hook_registry_free(a->hooks);
+	proc_table_free(a->procs);
+	symcache_free(a->symcache);
+	loader_close(a->loader);
+}
+
+static int check_pids_exist(const struct spanprof_config *cfg)
+{
+	char path[64];
+	size_t i;
+
+	for (i = 0; i < cfg->npids; i++) {
+		snprintf(path, sizeof(path), "%s/%d", cfg->proc_root, cfg->pids[i]);
+		if (access(path, F_OK))
+			return log_err(-ESRCH, "--pid %d: no such process", cfg->pids[i]);
+	}
+	return 0;
+}
+
+static uint64_t earliest(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Milliseconds to wait for events, rounded up, at most POLL_MAX_MS. */
+static int poll_ms(uint64_t wait_ns)
+{
+	return earliest(wait_ns / NS_PER_MS + 1, POLL_MAX_MS);
+}
+
+static void run_loop(struct agent *a, volatile sig_atomic_t *stop)
+{
+	const struct spanprof_config *cfg = a->cfg;
+	uint64_t now = now_ns(CLOCK_MONOTONIC), next_due;
+	uint64_t next_drain = now + cfg->drain_ms * NS_PER_MS;
+	uint64_t next_flush = now + cfg->interval_s * NS_PER_S;
+	uint64_t next_rescan = now + cfg->rescan_s * NS_PER_S;
+	uint64_t end = cfg->duration_s ? now + cfg->duration_s * NS_PER_S : UINT64_MAX;
+	pid_t pid;
+
+	while (!*stop && now < end) {
+		next_due = earliest(earliest(next_drain, next_flush),
+				    earliest(end, scan_queue_next_due(&a->scans)));
+		ring_buffer__poll(a->events, next_due > now ? poll_ms(next_due - now) : 0);
+		now = now_ns(CLOCK_MONOTONIC);
+		while (scan_queue_pop_due(&a->scans, now, &pid))
+			scan_pid(a, pid, 1);
+		/* A flush always drains first so it covers every sample up to now. */
+		if (now >= next_drain || now >= next_flush) {
+			drain(a);
+			next_drain = now + cfg->drain_ms * NS_PER_MS;
+		}
+		if (now >= next_flush) {
+			flush(a);
+			next_flush += cfg->interval_s * NS_PER_S;
+		}
+		if (now >= next_rescan) {
+			scan_all(a);
+			next_rescan = now + cfg->rescan_s * NS_PER_S;
+		}
+	}
+}
+
+int agent_run(const struct spanprof_config *cfg, volatile sig_atomic_t *stop)
+{
+	struct agent a = { 0 };
+	int err;
+
+	err = check_pids_exist(cfg);
+	err = err ?: setup(&a, cfg);
+	if (err)
+		goto out_teardown;
+	aggregate_start(a.agg, now_ns(CLOCK_REALTIME));
+	scan_all(&a);
+	log_info("profiling %s at %u Hz; writing every %u s to %s",
+		 cfg->npids ? "selected processes" : "all processes", cfg->frequency, cfg->interval_s,
+		 cfg->output_dir);
+	run_loop(&a, stop);
+	/* The final, partial window. */
+	drain(&a);
+	flush(&a);
+out_teardown:
+	teardown(&a);
+	return err;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Finds the separate debug file of an ELF module (by build id, then by .gnu_debuglink), as a
+ * libdwfl find_debuginfo callback that knows the process's root directory. */
+#ifndef SPANPROF_ELF_DEBUG_H
+#define SPANPROF_ELF_DEBUG_H
+
+#include <elfutils/libdwfl.h>
+
+/* Where to look; the module's userdata slot must point at one of these (see elf_syms.c). */
+struct elf_debug_ctx {
+	const char *path;       /* the file as its process sees it: "/usr/bin/app" */
+	const char *root;       /* prefix under which path is visible to us ("/proc/42/root"); may be "" */
+	const char *debug_root; /* "/usr/lib/debug", or NULL to skip the build-id and global lookups */
+};
+
+/* libdwfl find_debuginfo callback. Tries, in order: <debug_root>/.build-id/xx/rest.debug, then
+ * for a .gnu_debuglink name L: <root><dir>/L, <root><dir>/.debug/L and <debug_root><dir>/L, with
+ * dir the directory of path. A candidate is accepted only when it is ELF and its build id equals
+ * the module's (when the module has one). Returns an open fd and sets *debuginfo_file_name to a
+ * malloc'ed path, or returns -1 with errno ENOENT. */
+int elf_debug_find(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+		   const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+		   char **debuginfo_file_name);
+
+#endif /* SPANPROF_ELF_DEBUG_H */

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* One ELF module opened through libdwfl: build id, file offset to ELF address, and address to
+ * function names (with inlined frames, file and line when DWARF is available). */
+#ifndef SPANPROF_ELF_SYMS_H
+#define SPANPROF_ELF_SYMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* At most this many source lines (the real function plus inlined ones) per address. */
+#define ELF_SYMS_MAX_LINES 8
+
+struct elf_syms;
+
+/* One source-level frame. Strings are owned by the struct elf_syms and stay valid until the next
+ * elf_syms_lookup() on it or elf_syms_free(). */
+struct elf_sym_line {
+	const char *function; /* demangled */
+	const char *file;     /* NULL when unknown */
+	int line;             /* 0 when unknown */
+};
+
+/* Opens an executable or shared library for symbolization.
+ * fd:         an open descriptor of the file; always consumed (closed on failure too).
+ * path:       the file's path as its process sees it ("/usr/lib/libc.so.6"); used for
+ *             .gnu_debuglink lookups and in messages.
+ * root:       prefix under which path is visible to us ("/proc/42/root"), or NULL for none.
+ * debug_root: directory of separate debug files ("/usr/lib/debug"), or NULL.
+ * Separate debug files are found and opened here, not lazily, so that a process's root directory
+ * may vanish afterwards. Returns NULL and sets errno: EINVAL for a malformed or non-ELF file,
+ * ENOEXEC for an ELF that is not an executable or shared library, ENOMEM. */
+struct elf_syms *elf_syms_new(int fd, const char *path, const char *root, const char *debug_root);
+
+/* elf_syms_new() on a file opened by path (root none). Same errors, plus those of open(). */
+struct elf_syms *elf_syms_open(const char *path, const char *debug_root);
+
+/* NULL-safe. */
+void elf_syms_free(struct elf_syms *es);
+
+/* The GNU build id in lower-case hex (owned by es), or NULL when the file has none. */
+const char *elf_syms_build_id(const struct elf_syms *es);
+
+/* The separate debug file in use (owned by es), or NULL when there is none. */
+const char *elf_syms_debug_file(const struct elf_syms *es);
+
+/* 1 when DWARF (own or separate) is available, else 0. */
+int elf_syms_has_dwarf(const struct elf_syms *es);
+
+/* Bytes of file data behind this module (main plus debug file), for memory accounting. */
+size_t elf_syms_size(const struct elf_syms *es);
+
+/* Translates a file offset (addr - mapping start + mapping offset) into an ELF virtual address
+ * through the PT_LOAD segments. Returns 0, or -ENOENT when no segment maps that offset. */
+int elf_syms_file_to_vaddr(const struct elf_syms *es, uint64_t offset, uint64_t *vaddr);
+
+/* Symbolizes an ELF virtual address. Fills up to max lines, innermost inlined function first and
+ * the function that really contains vaddr last. Returns the number filled (0 when no symbol
+ * covers vaddr), or -ENOMEM. */
+int elf_syms_lookup(struct elf_syms *es, uint64_t vaddr, struct elf_sym_line *lines, int max);
+
+#endif /* SPANPROF_ELF_SYMS_H */

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Finds the spanprof_span_set() probe site in an ELF file: its stapsdt note (provider
+ * "spanprof", probe "span_set") gives the site and the semaphore, turned into file offsets. */
+#ifndef SPANPROF_HOOK_ELF_H
+#define SPANPROF_HOOK_ELF_H
+
+#include <stdint.h>
+
+struct hook_site {
+	uint64_t site_offset;      /* file offset of the 1-byte nop (the classic USDT site) */
+	uint64_t nop5_offset;      /* file offset of the following 5-byte nop; 0 if absent */
+	uint64_t semaphore_offset; /* file offset of the 2-byte semaphore; 0 if none */
+};
+
+/* Looks for the hook in the ELF file at path. Returns 0 and fills *site, -ENODATA when the file
+ * is an ELF without the hook, -ENOEXEC when it is not an ELF (or is malformed), or -errno when it
+ * cannot be opened or read. Never crashes on malformed input. */
+int hook_elf_find(const char *path, struct hook_site *site);
+
+/* Same, on an already open file descriptor (not closed). */
+int hook_elf_find_fd(int fd, struct hook_site *site);
+
+#endif /* SPANPROF_HOOK_ELF_H */

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Kernel symbols from /proc/kallsyms: a sorted array of text symbols searched by address. */
+#ifndef SPANPROF_KSYMS_H
+#define SPANPROF_KSYMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ksyms;
+
+/* One kernel text symbol. Strings are owned by the struct ksyms it came from. */
+struct ksym {
+	uint64_t addr;
+	const char *name;
+	const char *module; /* "ext4" for "[ext4]" symbols, NULL for the core kernel */
+};
+
+/* Loads the text symbols (types t/T/w/W) of a kallsyms file (normally "/proc/kallsyms").
+ * Returns NULL and sets errno on failure: EACCES when every address reads as zero
+ * (kptr_restrict or no CAP_SYSLOG: kernel symbols are unavailable), ENODATA when the file holds no
+ * text symbols, ENOMEM, or the errno of opening the file. */
+struct ksyms *ksyms_new(const char *path);
+
+/* NULL-safe. */
+void ksyms_free(struct ksyms *ks);
+
+/* The symbol with the greatest address <= addr, or NULL when addr lies below every symbol.
+ * Kallsyms has no sizes, so a symbol is taken to extend to the next one. */
+const struct ksym *ksyms_find(const struct ksyms *ks, uint64_t addr);
+
+/* Number of symbols loaded. */
+size_t ksyms_count(const struct ksyms *ks);
+
+#endif /* SPANPROF_KSYMS_H */

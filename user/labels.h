@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Derives the labels spanprof attaches: a process's service name, and span ids as hex text. */
+#ifndef SPANPROF_LABELS_H
+#define SPANPROF_LABELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define LABELS_SERVICE_MAX 256
+
+/* Service name from a process environment block (NUL-separated "K=V" strings, as in
+ * /proc/PID/environ) and the executable's name: OTEL_SERVICE_NAME if set and non-empty, else
+ * service.name in OTEL_RESOURCE_ATTRIBUTES (comma-separated k=v, values percent-decoded),
+ * else exe_name, else "unknown_service" when exe_name is NULL or empty. Writes at most size bytes
+ * including the NUL, truncating at a UTF-8 character boundary; bytes that are not valid UTF-8
+ * become '?'. Returns 0, -EINVAL, or -ENOMEM. */
+int labels_service_from_environ(const char *environ, size_t environ_len, const char *exe_name,
+				char *out, size_t size);
+
+/* Same, reading /proc/PID/environ (first 64 KiB) and /proc/PID/comm (or the exe link's basename
+ * when comm is empty) under proc_root. An unreadable environ counts as empty.
+ * Returns 0, -ENOENT/-ESRCH when the process is gone, or -errno. */
+int labels_service_for_pid(const char *proc_root, pid_t pid, char *out, size_t size);
+
+/* Lower-case hex of n bytes into out (2n+1 bytes, NUL-terminated). */
+void labels_hex(const uint8_t *bytes, size_t n, char *out);
+
+/* 1 when all n bytes are zero. */
+int labels_is_zero(const uint8_t *bytes, size_t n);
+
+#endif /* SPANPROF_LABELS_H */

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Skeleton lifecycle (open -> configure -> load -> attach, bcc style) and the handles the rest
+ * of the agent needs: window maps, hook links, process events, counters. */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/types.h>
+
+#include "cpulist.h"
+#include "loader.h"
+#include "log.h"
+#include "spanprof.h"
+#include "spanprof_abi.h"
+#include "spanprof.skel.h"
+
+_Static_assert(sizeof(struct span_ctx) == sizeof(struct spanprof_span), "hook ABI");
+_Static_assert(SPANPROF_ABI_SPAN_NAME_MAX == SPANPROF_SPAN_NAME_MAX, "hook ABI");
+_Static_assert(SPANPROF_ABI_VERSION == SPANPROF_SPAN_ABI_VERSION, "hook ABI");
+
+#define MAX_CPUS 4096
+
+struct loader {
+	struct spanprof_bpf *skel;
+	struct bpf_link **cpu_links; /* one per online CPU, NULL where the CPU is offline */
+	int *cpu_fds;
+	int ncpus;
+	struct bpf_link *mmap_link; /* NULL when the optional mmap tracepoint is unavailable */
+};
+
+static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char buf[1024];
+	size_t len;
+
+	if (level == LIBBPF_DEBUG && log_get_level() < LOG_LEVEL_DEBUG)
+		return 0;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	len = strlen(buf);
+	if (len && buf[len - 1] == '\n')
+		buf[len - 1] = '\0';
+	log_msg(level == LIBBPF_WARN ? LOG_LEVEL_WARN : LOG_LEVEL_DEBUG, "libbpf: %s", buf);
+	return 0;
+}
+
+static long perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
+{
+	return syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Attaches on_cpu_sample to a cpu-clock event on every online CPU. */
+static int attach_samplers(struct loader *l, unsigned int frequency)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_freq = frequency,
+		.freq = 1,
+	};
+	bool *online = NULL;
+	int n, cpu, err, attached = 0;
+
+	err = cpulist_read("/sys/devices/system/cpu/online", &online, &n);
+	if (err)
+		return log_err(err, "read /sys/devices/system/cpu/online");
+	l->ncpus = n;
+	l->cpu_links = calloc(n, sizeof(*l->cpu_links));
+	l->cpu_fds = malloc(n * sizeof(*l->cpu_fds));
+	if (!l->cpu_links || !l->cpu_fds) {
+		err = -ENOMEM;
+		goto out_free_online;
+	}
+	for (cpu = 0; cpu < n; cpu++) {
+		l->cpu_fds[cpu] = -1;
+		if (!online[cpu])
+			continue;
+		l->cpu_fds[cpu] = perf_event_open(&attr, -1, cpu);
+		if (l->cpu_fds[cpu] < 0) {
+			err = log_err(-errno, "perf_event_open cpu-clock on CPU %d", cpu);
+			goto out_free_online;
+		}
+		l->cpu_links[cpu] = bpf_program__attach_perf_event(l->skel->progs.on_cpu_sample,
+								   l->cpu_fds[cpu]);
+		if (!l->cpu_links[cpu]) {
+			err = log_err(-errno, "attach sampler to CPU %d", cpu);
+			goto out_free_online;
+		}
+		attached++;
+	}
+	log_debug("sampling %d CPUs at %u Hz", attached, frequency);
+	err = 0;
+out_free_online:
+	free(online);
+	return err;
+}
+
+static int configure(struct loader *l, const struct loader_options *opts)
+{
+	struct spanprof_bpf *skel = l->skel;
+	int err = 0;
+
+	skel->rodata->cfg_filter_pids = opts->npids > 0;
+	err = err ?: bpf_map__set_max_entries(skel->maps.stack_traces_0, opts->stack_entries);
+	err = err ?: bpf_map__set_max_entries(skel->maps.stack_traces_1, opts->stack_entries);
+	err = err ?: bpf_map__set_max_entries(skel->maps.sample_counts_0, opts->count_entries);
+	err = err ?: bpf_map__set_max_entries(skel->maps.sample_counts_1, opts->count_entries);
+	if (opts->npids > 0)
+		err = err ?: bpf_map__set_max_entries(skel->maps.target_pids, opts->npids);
+	return err;
+}
+
+static int fill_target_pids(struct loader *l, const struct loader_options *opts)
+{
+	int fd = bpf_map__fd(l->skel->maps.target_pids);
+	__u8 one = 1;
+	size_t i;
+
+	for (i = 0; i < opts->npids; i++) {
+		__u32 pid = opts->pids[i];
+
+		if (bpf_map_update_elem(fd, &pid, &one, BPF_ANY))
+			return log_err(-errno, "add pid %d to target_pids", opts->pids[i]);
+	}
+	return 0;
+}
+
+static void attach_mmap_events(struct loader *l)
+{
+	l->mmap_link = bpf_program__attach(l->skel->progs.on_mmap_enter);
+	if (!l->mmap_link)
+		log_warn(-errno, "attach tracepoint syscalls/sys_enter_mmap (is tracefs mounted at "
+			 "/sys/kernel/tracing?): libraries loaded with dlopen() are found by the "
+			 "periodic rescan only");
+}
+
+struct loader *loader_open(const struct loader_options *opts)
+{
+	struct loader *l;
+	int err;
+
+	libbpf_set_print(print_libbpf);
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return NULL;
+	l->skel = spanprof_bpf__open();
+	if (!l->skel) {
+		err = log_err(-errno, "open BPF skeleton");
+		goto out_free;
+	}
+	err = configure(l, opts);
+	if (err) {
+		log_err(err, "configure BPF maps");
+		goto out_free;
+	}
+	/* Optional: without it, dlopen'ed hooks are found by the periodic rescan only. */
+	bpf_program__set_autoattach(l->skel->progs.on_mmap_enter, false);
+	err = spanprof_bpf__load(l->skel);
+	if (err) {
+		err = log_err(-errno, "load BPF programs (run with -v for the verifier log)");
+		goto out_free;
+	}
+	err = fill_target_pids(l, opts);
+	if (err)
+		goto out_free;
+	/* Process events first, so no exec between the initial /proc scan and now is missed. */
+	err = spanprof_bpf__attach(l->skel);
+	if (err) {
+		err = log_err(-errno, "attach process-event programs");
+		goto out_free;
+	}
+	attach_mmap_events(l);
+	err = attach_samplers(l, opts->frequency);
+	if (err)
+		goto out_free;
+	return l;
+out_free:
+	loader_close(l);
+	errno = -err;
+	return NULL;
+}
+
+void loader_close(struct loader *l)
+{
+	int cpu;
+
+	if (!l)
+		return;
+	for (cpu = 0; cpu < l->ncpus; cpu++) {
+		bpf_link__destroy(l->cpu_links[cpu]);
+		if (l->cpu_fds[cpu] >= 0)
+			close(l->cpu_fds[cpu]);
+	}
+	free(l->cpu_links);
+	free(l->cpu_fds);
+	bpf_link__destroy(l->mmap_link);
+	spanprof_bpf__destroy(l->skel);
+	free(l);
+}
+
+struct loader_window loader_flip_window(struct loader *l)
+{
+	__u32 old = l->skel->bss->window_slot;
+	struct loader_window w;
+
+	__atomic_store_n(&l->skel->bss->window_slot, old ^ 1, __ATOMIC_SEQ_CST);
+	w.counts_fd = bpf_map__fd(old ? l->skel->maps.sample_counts_1 : l->skel->maps.sample_counts_0);
+	w.stacks_fd = bpf_map__fd(old ? l->skel->maps.stack_traces_1 : l->skel->maps.stack_traces_0);
+	return w;
+}
+
+struct bpf_link *loader_attach_hook(struct loader *l, const char *path, uint64_t offset,
+				    uint64_t ref_ctr_offset)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .ref_ctr_offset = ref_ctr_offset);
+
+	return bpf_program__attach_uprobe_opts(l->skel->progs.on_span_set, -1, path, offset, &opts);
+}
+
+struct ring_buffer *loader_proc_events(struct loader *l, loader_event_fn fn, void *ctx)
+{
+	return ring_buffer__new(bpf_map__fd(l->skel->maps.proc_events), fn, ctx, NULL);
+}
+
+void loader_scan_done(struct loader *l, pid_t pid)
+{
+	__u32 key = pid;
+
+	/* ENOENT is normal: the request may have come from the periodic rescan. */
+	bpf_map_delete_elem(bpf_map__fd(l->skel->maps.pending_scans), &key);
+}
+
+static int sum_percpu(int fd, uint64_t *out, size_t n)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	__u64 *values;
+	__u32 i;
+	int cpu;
+
+	if (ncpus <= 0 || ncpus > MAX_CPUS)
+		return -EINVAL;
+	values = calloc(ncpus, sizeof(*values));
+	if (!values)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		out[i] = 0;
+		if (bpf_map_lookup_elem(fd, &i, values))
+			continue;
+		for (cpu = 0; cpu < ncpus; cpu++)
+			out[i] += values[cpu];
+	}
+	free(values);
+	return 0;
+}
+
+int loader_read_drops(struct loader *l, uint64_t *out, size_t n)
+{
+	if (n > SPANPROF_DROP__COUNT)
+		n = SPANPROF_DROP__COUNT;
+	return sum_percpu(bpf_map__fd(l->skel->maps.drop_counts), out, n);
+}
+
+int loader_read_events(struct loader *l, uint64_t *out, size_t n)
+{
+	if (n > SPANPROF_EVENT__COUNT)
+		n = SPANPROF_EVENT__COUNT;
+	return sum_percpu(bpf_map__fd(l->skel->maps.event_counts), out, n);
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The only user of the BPF skeleton: opens, configures, loads and attaches spanprof's programs,
+ * and hands out the maps and links the rest of the agent works with. */
+#ifndef SPANPROF_LOADER_H
+#define SPANPROF_LOADER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct bpf_link;
+struct ring_buffer;
+
+struct loader_options {
+	unsigned int frequency;  /* samples per second per CPU */
+	const pid_t *pids;       /* only these processes (empty: all) */
+	size_t npids;
+	uint32_t stack_entries;  /* per window stack map size */
+	uint32_t count_entries;  /* per window count map size */
+};
+
+/* Map fds of one sampling window. */
+struct loader_window {
+	int counts_fd; /* struct sample_key -> __u64 */
+	int stacks_fd; /* stack id -> __u64[SPANPROF_MAX_STACK_DEPTH] */
+};
+
+/* Opens the skeleton, applies options, loads the programs and attaches the samplers (one
+ * cpu-clock perf event per online CPU) and the process-event programs. Hooks are attached
+ * separately. Returns NULL with errno set; the reason is logged (missing capability, no BTF...). */
+struct loader *loader_open(const struct loader_options *opts);
+void loader_close(struct loader *l); /* NULL-safe; detaches everything */
+
+/* Makes the other window the one samples go to and returns the one to drain. Programs that
+ * read the old slot may still be running: callers wait a moment before draining. */
+struct loader_window loader_flip_window(struct loader *l);
+
+/* Attaches the span-set uprobe to file `path` at file offset `offset`, with the kernel-raised
+ * semaphore at `ref_ctr_offset` (0: none). Returns the link or NULL with errno set. */
+struct bpf_link *loader_attach_hook(struct loader *l, const char *path, uint64_t offset,
+				    uint64_t ref_ctr_offset);
+
+/* Ring buffer of struct spanprof_proc_event; `fn` is called for each. Owned by the caller
+ * (ring_buffer__free). */
+typedef int (*loader_event_fn)(void *ctx, void *data, size_t size);
+struct ring_buffer *loader_proc_events(struct loader *l, loader_event_fn fn, void *ctx);
+
+/* Forgets a pending rescan request so the next exec/mmap of pid raises a new event. */
+void loader_scan_done(struct loader *l, pid_t pid);
+
+/* Sums the per-CPU counters: out[i] for enum spanprof_drop / enum spanprof_event. */
+int loader_read_drops(struct loader *l, uint64_t *out, size_t n);
+int loader_read_events(struct loader *l, uint64_t *out, size_t n);
+
+#endif /* SPANPROF_LOADER_H */
