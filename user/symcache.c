@@ -297,10 +297,12 @@ static const struct proc_map *find_map(struct symcache *sc, pid_t pid, uint64_t 
 	if (!p)
 		return NULL;
 	map = proc_maps_find(&p->maps, addr);
-	if (!map && now_ns() - p->taken_ns > SNAPSHOT_REFRESH_NS &&
-	    symcache_snapshot_pid(sc, pid) == 0)
-		map = proc_maps_find(&p->maps, addr);
-	return map;
+	if (map || now_ns() - p->taken_ns <= SNAPSHOT_REFRESH_NS)
+		return map;
+	if (symcache_snapshot_pid(sc, pid) == 0)
+		return proc_maps_find(&p->maps, addr);
+	p->taken_ns = now_ns(); /* gone: don't re-read maps for every unknown frame */
+	return NULL;
 }
 
 void symcache_resolve_user(struct symcache *sc, pid_t pid, uint64_t addr, struct sym_frame *out)
