@@ -3,6 +3,7 @@
  * of the agent needs: window maps, hook links, process events, counters. */
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,6 +168,9 @@ struct loader *loader_open(const struct loader_options *opts)
 		err = log_err(-errno, "load BPF programs (run with -v for the verifier log)");
 		goto out_free;
 	}
+	/* Loading parsed the kernel's BTF (tens of MB at peak); hand the freed heap back to the
+	 * system, or the agent's RSS would stay at that peak for its whole life. */
+	malloc_trim(0);
 	err = fill_target_pids(l, opts);
 	if (err)
 		goto out_free;

@@ -4,6 +4,10 @@
  * uprobe, for reference). Prints ns per call and ratios measured in this one run. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +27,22 @@ static double now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static int vaddr_offset(Elf *elf, uint64_t vaddr, uint64_t *offset)
+{
+	size_t n, i;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &n))
+		return -ENOEXEC;
+	for (i = 0; i < n; i++)
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr &&
+		    vaddr < ph.p_vaddr + ph.p_filesz) {
+			*offset = vaddr - ph.p_vaddr + ph.p_offset;
+			return 0;
+		}
+	return -ENOEXEC;
 }
 
 /* Best of 5 runs of n calls, in ns per call: the minimum filters out preemption noise. */
@@ -60,20 +80,78 @@ static double time_with_link(struct loader *l, const char *exe, uint64_t offset,
 	return ns;
 }
 
-static double time_plain_entry(struct loader *l, const char *exe, const struct spanprof_span *span)
+/* File offset of a symbol's entry, through libelf (the reference plain-uprobe site). */
+static int symbol_offset(const char *path, const char *name, uint64_t *offset)
 {
-	struct bpf_link *entry;
-	struct hook_site site;
-	double ns;
+	int fd = open(path, O_RDONLY), err = -ENOENT;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	GElf_Sym sym;
+	Elf *elf;
 
-	/* The semaphore must be up for calls to reach the body; attach the site probe for that,
-	 * plus one on the function entry: the difference is the cost of a plain uprobe hit. */
-	if (hook_elf_find(exe, &site))
-		return -1;
-	entry = bpf_program__attach_uprobe_opts(NULL, -1, exe, 0, NULL);
-	(void)entry;
-	ns = -1;
-	(void)l;
-	(void)span;
-	return ns;
+	if (fd < 0 || elf_version(EV_CURRENT) == EV_NONE)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	while (elf && (scn = elf_nextscn(elf, scn)) && err) {
+		Elf_Data *data = elf_getdata(scn, NULL);
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_SYMTAB || !data)
+			continue;
+		for (size_t i = 0; i < shdr.sh_size / shdr.sh_entsize; i++) {
+			if (!gelf_getsym(data, i, &sym) ||
+			    strcmp(elf_strptr(elf, shdr.sh_link, sym.st_name), name))
+				continue;
+			err = vaddr_offset(elf, sym.st_value, offset);
+			break;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return err;
+}
+
+int main(void)
+{
+	struct loader_options lo = { .frequency = 100, .stack_entries = 1024, .count_entries = 1024 };
+	struct spanprof_span span = { .abi_version = SPANPROF_SPAN_ABI_VERSION, .name = "bench" };
+	double none, nop5 = -1, nop1, entry = -1;
+	uint64_t entry_off = 0;
+	struct hook_site site;
+	struct loader *l;
+	char exe[4096];
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n < 0)
+		return 1;
+	exe[n] = '\0';
+	log_set_level(LOG_LEVEL_WARN);
+	if (hook_elf_find(exe, &site) || symbol_offset(exe, "spanprof_span_set", &entry_off)) {
+		fprintf(stderr, "bench_hook: no hook site or symbol in %s\n", exe);
+		return 1;
+	}
+	none = time_calls(&span, 50000000);
+	l = loader_open(&lo);
+	if (!l) {
+		fprintf(stderr, "bench_hook: cannot load BPF (needs root): %s\n", strerror(errno));
+		return 1;
+	}
+	if (site.nop5_offset)
+		nop5 = time_with_link(l, exe, site.nop5_offset, site.semaphore_offset, &span);
+	nop1 = time_with_link(l, exe, site.site_offset, site.semaphore_offset, &span);
+	entry = time_with_link(l, exe, entry_off, site.semaphore_offset, &span);
+	loader_close(l);
+
+	printf("\n== hook cost per spanprof_span_set() call (best of 5 runs) ==\n");
+	printf("  no agent (semaphore down)        %10.2f ns\n", none);
+	if (nop5 > 0)
+		printf("  agent attached, nop5 site        %10.2f ns   (%.0fx no agent)\n", nop5,
+		       nop5 / none);
+	printf("  agent attached, 1-byte nop site  %10.2f ns   (%.0fx no agent)\n", nop1,
+	       nop1 / none);
+	printf("  plain uprobe on function entry   %10.2f ns   (%.0fx no agent)\n", entry,
+	       entry / none);
+	if (nop5 > 0)
+		printf("  nop5 site vs plain entry uprobe: %.1fx faster\n", entry / nop5);
+	return 0;
 }

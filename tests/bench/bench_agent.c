@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Benchmark: the agent's own CPU time as a fraction of the CPU time it profiles (both CPUs busy
+ * with span-switching threads at 100 Hz), and its memory (RSS) at the end of the run.
+ * BENCH_SECONDS sets the length (default 30). */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent_proc.h"
+#include "tmpdir.h"
+
+/* utime + stime of a live process, in seconds. */
+static double proc_cpu_s(pid_t pid)
+{
+	unsigned long utime = 0, stime = 0;
+	char path[64], buf[4096], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f || !fgets(buf, sizeof(buf), f)) {
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	fclose(f);
+	p = strrchr(buf, ')'); /* comm may hold spaces */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime,
+			 &stime) != 2)
+		return -1;
+	return (double)(utime + stime) / sysconf(_SC_CLK_TCK);
+}
+
+/* A "Vm...:" field of /proc/PID/status in kB. */
+static long proc_status_kb(pid_t pid, const char *field)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, strlen(field)))
+			sscanf(line + strlen(field), " %ld", &kb);
+	fclose(f);
+	return kb;
+}
+
+int main(void)
+{
+	const char *secs_env = getenv("BENCH_SECONDS");
+	int secs = secs_env ? atoi(secs_env) : 30;
+	char secs_arg[16], *dir = tmpdir_new("bench-agent");
+	const char *agent_argv[] = { "--output", dir, NULL };
+	const char *work_argv[] = { build_path("tests/workloads/span_workload"), "spans", "2",
+				    secs_arg, NULL };
+	const char *env[] = { "OTEL_SERVICE_NAME=bench-agent", NULL };
+	struct agent_proc agent;
+	double agent_cpu, work_cpu;
+	long rss_kb, hwm_kb;
+	pid_t work;
+
+	if (!dir || !agent_proc_can_run() || secs < 1)
+		return 1;
+	snprintf(secs_arg, sizeof(secs_arg), "%d", secs);
+	if (agent_proc_start(&agent, dir, agent_argv))
+		return 1;
+	work = workload_start(work_argv, env, "/dev/null");
+	if (workload_wait_cpu(work, secs + 30, &work_cpu) != 0) {
+		agent_proc_stop(&agent);
+		return 1;
+	}
+	agent_cpu = proc_cpu_s(agent.pid);
+	rss_kb = proc_status_kb(agent.pid, "VmRSS:");
+	hwm_kb = proc_status_kb(agent.pid, "VmHWM:");
+	agent_proc_stop(&agent);
+	tmpdir_remove(dir);
+
+	printf("\n== agent overhead: %d s, 2 busy threads switching spans every 4 ms, 100 Hz ==\n",
+	       secs);
+	printf("  profiled workload CPU time   %8.2f s\n", work_cpu);
+	printf("  agent CPU time               %8.2f s\n", agent_cpu);
+	printf("  agent / profiled CPU         %8.3f %%\n", 100.0 * agent_cpu / work_cpu);
+	printf("  agent RSS now / peak         %8.1f MB / %.1f MB\n", rss_kb / 1024.0,
+	       hwm_kb / 1024.0);
+	return 0;
+}
