@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Installs spanprof's build and test dependencies on Debian (run as root), and mounts tracefs if
+# it is missing (the agent's mmap tracepoint needs it).
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends \
+	make gcc g++ libc6-dev pkg-config git ca-certificates \
+	clang llvm libbpf-dev bpftool \
+	libelf-dev libdw-dev zlib1g-dev \
+	libcurl4-openssl-dev libprotobuf-c-dev protobuf-c-compiler \
+	libcmocka-dev golang-go binutils >/dev/null
+if [ ! -e /sys/kernel/tracing/events ]; then
+	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null ||
+		echo "note: could not mount tracefs; dlopen'ed hooks will be found by the periodic rescan"
+fi
