@@ -248,6 +248,7 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 	err = err ?: local_out_prepare(cfg->output_dir);
 	if (err)
 		return err;
+	preflight_mount_tracefs();
 	a->loader = loader_open(&lo);
 	if (!a->loader)
 		return -errno;

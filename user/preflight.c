@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <linux/capability.h>
 #include <stdio.h>
+#include <sys/mount.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -71,6 +72,17 @@ int preflight_check(void)
 			       "no kernel BTF at /sys/kernel/btf/vmlinux: spanprof needs a kernel "
 			       "built with CONFIG_DEBUG_INFO_BTF=y");
 	return check_caps();
+}
+
+void preflight_mount_tracefs(void)
+{
+	if (!access("/sys/kernel/tracing/events", F_OK) ||
+	    !access("/sys/kernel/debug/tracing/events", F_OK))
+		return;
+	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL))
+		log_warn(-errno, "mount tracefs at /sys/kernel/tracing");
+	else
+		log_info("mounted tracefs at /sys/kernel/tracing");
 }
 
 int preflight_uprobe_nop5_optimized(void)

@@ -12,6 +12,10 @@
  * kernel BTF) or -ENOSYS (kernel too old). */
 int preflight_check(void);
 
+/* Mounts tracefs at /sys/kernel/tracing when it is not there (the mmap tracepoint needs it).
+ * Failure is only logged: the agent works without it, finding dlopen'ed hooks more slowly. */
+void preflight_mount_tracefs(void);
+
 /* 1 when the kernel optimizes uprobes on a 5-byte nop (x86-64, 6.18 and later). */
 int preflight_uprobe_nop5_optimized(void);
 

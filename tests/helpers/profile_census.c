@@ -25,6 +25,20 @@ const struct census_func *census_get(const struct census *c, const char *functio
 	return NULL;
 }
 
+static int has_kernel_frame(const Perftools__Profiles__Profile *p,
+			    const Perftools__Profiles__Sample *s)
+{
+	for (size_t i = 0; i < s->n_location_id; i++) {
+		const Perftools__Profiles__Location *loc = pprof_location(p, s->location_id[i]);
+		const Perftools__Profiles__Mapping *m = loc ? pprof_mapping(p, loc->mapping_id) : NULL;
+		const char *file = m ? pprof_str(p, m->filename) : NULL;
+
+		if (file && !strcmp(file, "[kernel.kallsyms]"))
+			return 1;
+	}
+	return 0;
+}
+
 static void count_sample(struct census *c, const Perftools__Profiles__Profile *p,
 			 const Perftools__Profiles__Sample *s, uint64_t n)
 {
@@ -34,6 +48,8 @@ static void count_sample(struct census *c, const Perftools__Profiles__Profile *p
 	const char *leaf = pprof_leaf_function(p, s);
 
 	c->total_samples += n;
+	if (has_kernel_frame(p, s))
+		c->kernel_samples += n;
 	if (leaf && !strncmp(leaf, "[unknown]", 9))
 		c->unknown_frames += n;
 	for (int i = 0; i < c->nfuncs; i++) {

@@ -49,6 +49,20 @@ static __attribute__((noinline)) void work_in_child_span(double end) { spin_unti
 static __attribute__((noinline)) void work_outside_span(double end) { spin_until(end); }
 static __attribute__((noinline)) void work_after_tid_reuse(double end) { spin_until(end); }
 
+/* Spends its time in the kernel: the profile must show kernel frames under it. */
+static __attribute__((noinline)) void work_in_syscalls(double end)
+{
+	char buf[4096] = { 0 };
+	int fd = open("/dev/null", O_WRONLY);
+
+	while (now_s() < end)
+		for (int i = 0; i < 100; i++)
+			if (write(fd, buf, sizeof(buf)) < 0)
+				break;
+	close(fd);
+}
+
+
 /* Span ids the test expects: 5a5a00000000000N, trace 7e7e...N; child span 3's root is span 2. */
 static void make_span(struct spanprof_span *s, int id, int root, const char *name)
 {
@@ -63,6 +77,17 @@ static void make_span(struct spanprof_span *s, int id, int root, const char *nam
 		s->root_span_id[7] = root;
 	}
 	snprintf(s->name, sizeof(s->name), "%s", name);
+}
+
+static __attribute__((noinline)) int run_syscalls(const struct workload *w)
+{
+	struct spanprof_span s;
+
+	make_span(&s, 1, 0, "GET /one");
+	w->span_set(&s);
+	work_in_syscalls(now_s() + w->seconds);
+	w->span_set(NULL);
+	return 0;
 }
 
 static void *span_thread(void *arg)
@@ -193,6 +218,8 @@ int main(int argc, char **argv)
 		return 2;
 	if (wait_attached(&w))
 		return 3;
+	if (!strcmp(mode, "syscalls"))
+		return run_syscalls(&w);
 	if (!strcmp(mode, "tid-reuse")) {
 		pthread_create(&th[0], NULL, exit_in_span, &w);
 		pthread_join(th[0], &tid);

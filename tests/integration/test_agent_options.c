@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The agent as a user meets it: clear errors for bad input and missing privileges, --duration,
+ * --pid, --span-scope all, kernel frames, and processes that exit before their window ends. */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "agent_proc.h"
+#include "profile_census.h"
+#include "tmpdir.h"
+
+#define SPAN_1 "5a5a000000000001"
+#define SPAN_2 "5a5a000000000002"
+#define SPAN_3 "5a5a000000000003"
+
+static int setup(void **state)
+{
+	if (!agent_proc_can_run()) {
+		*state = NULL;
+		return 0;
+	}
+	*state = tmpdir_new("it-options");
+	return *state ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	tmpdir_remove(*state);
+	return 0;
+}
+
+/* Runs the agent to completion as uid (-1: unchanged); its stderr goes to dir/agent.log. */
+static int run_agent(const char *dir, int uid, const char *const *argv)
+{
+	const char *args[16] = { build_path("spanprof") };
+	char log_path[512];
+	int status, fd, i;
+	pid_t pid;
+
+	for (i = 0; argv[i] && i < 14; i++)
+		args[i + 1] = argv[i];
+	snprintf(log_path, sizeof(log_path), "%s/agent.log", dir);
+	pid = fork();
+	if (pid == 0) {
+		fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+		dup2(fd, 2);
+		if (uid >= 0 && (setgid(uid) || setuid(uid)))
+			_exit(126);
+		execv(args[0], (char *const *)args);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+static void assert_log_has(const char *dir, const char *text)
+{
+	struct agent_proc a;
+
+	snprintf(a.log_path, sizeof(a.log_path), "%s/agent.log", dir);
+	if (!agent_proc_log_contains(&a, text))
+		fail_msg("agent log in %s does not mention '%s'", dir, text);
+}
+
+static void test_agent_rejects_bad_flag_with_usage_status(void **state)
+{
+	const char *argv[] = { "--frequency", "0", NULL };
+
+	if (!*state)
+		skip();
+	assert_int_equal(run_agent(*state, -1, argv), 2);
+	assert_log_has(*state, "--frequency: invalid value '0'");
+}
+
+static void test_agent_names_the_missing_capability(void **state)
+{
+	const char *argv[] = { "--output", "/tmp", "--duration", "1", NULL };
+
+	if (!*state)
+		skip();
+	chmod(*state, 0777); /* the unprivileged agent writes its log here */
+	assert_int_equal(run_agent(*state, 65534, argv), 1);
+	assert_log_has(*state, "missing capability CAP_BPF");
+}
+
+static void test_agent_reports_a_pid_that_does_not_exist(void **state)
+{
+	char pid_arg[16];
+	const char *argv[] = { "--pid", pid_arg, "--duration", "1", NULL };
+	pid_t gone = fork();
+
+	if (!*state)
+		skip();
+	if (gone == 0)
+		_exit(0);
+	waitpid(gone, NULL, 0);
+	snprintf(pid_arg, sizeof(pid_arg), "%d", gone);
+	assert_int_equal(run_agent(*state, -1, argv), 1);
+	assert_log_has(*state, "no such process");
+}
+
+/* --span-scope all, and a process that exits long before its window ends: the agent's own
+ * --duration ends the run and the final partial window must still be complete and symbolized. */
+static void test_scope_all_and_process_exiting_mid_window(void **state)
+{
+	const char *dir = *state;
+	const char *argv[] = { "--output", dir, "--interval", "60", "--duration", "5",
+			       "--span-scope", "all", NULL };
+	const char *work[] = { build_path("tests/workloads/span_workload"), "spans", "1", "1.5",
+			       NULL };
+	const char *env[] = { "OTEL_SERVICE_NAME=it-scope-all", NULL };
+	struct census c = { 0 };
+	struct agent_proc agent;
+	pid_t pid;
+
+	if (!dir)
+		skip();
+	assert_int_equal(agent_proc_start(&agent, dir, argv), 0);
+	pid = workload_start(work, env, "/dev/null");
+	assert_int_equal(workload_wait(pid, 30), 0);
+	assert_int_equal(workload_wait(agent.pid, 30), 0); /* ends by itself */
+	census_watch(&c, "work_in_span_0", SPAN_1);
+	census_watch(&c, "work_in_child_span", SPAN_3); /* its own id, not its root's */
+	census_watch(&c, "work_outside_span", NULL);
+	assert_int_equal(census_read(&c, dir, "it-scope-all"), 1); /* one window: 60 s > run */
+	for (int i = 0; i < c.nfuncs; i++) {
+		printf("  %-20s %4llu samples, %4llu right\n", c.funcs[i].name,
+		       (unsigned long long)c.funcs[i].samples,
+		       (unsigned long long)c.funcs[i].right_span);
+		/* Found by name at all: the exited process was symbolized. */
+		assert_true(c.funcs[i].samples >= 20);
+		assert_true(c.funcs[i].right_span >= 0.99 * c.funcs[i].samples);
+	}
+}
+
+/* --pid profiles only that process; its syscalls show kernel frames under its user frames. */
+static void test_pid_filter_and_kernel_frames(void **state)
+{
+	const char *dir = *state;
+	char pid_arg[16], path[600];
+	const char *argv[] = { "--output", dir, "--pid", pid_arg, "--interval", "60", "--duration",
+			       "4", NULL };
+	const char *work[] = { build_path("tests/workloads/span_workload"), "syscalls", "1", "2",
+			       NULL };
+	const char *env[] = { "OTEL_SERVICE_NAME=it-syscalls", NULL };
+	struct census c = { 0 };
+	struct agent_proc agent;
+	struct dirent *de;
+	DIR *d;
+	pid_t pid;
+
+	if (!dir)
+		skip();
+	pid = workload_start(work, env, "/dev/null"); /* waits for the agent to attach */
+	snprintf(pid_arg, sizeof(pid_arg), "%d", pid);
+	assert_int_equal(agent_proc_start(&agent, dir, argv), 0);
+	assert_int_equal(workload_wait(pid, 30), 0);
+	assert_int_equal(workload_wait(agent.pid, 30), 0);
+	/* libc's syscall wrappers keep no frame pointer, so the frame walk skips their caller
+	 * (work_in_syscalls) and shows its caller, run_syscalls: a limit of frame-pointer unwinding. */
+	census_watch(&c, "run_syscalls", SPAN_1);
+	assert_int_equal(census_read(&c, dir, "it-syscalls"), 1);
+	printf("  run_syscalls: %llu samples, %llu with kernel frames\n",
+	       (unsigned long long)c.funcs[0].samples, (unsigned long long)c.kernel_samples);
+	assert_true(c.funcs[0].samples >= 100);
+	assert_true(c.funcs[0].right_span >= 0.99 * c.funcs[0].samples);
+	assert_true(c.kernel_samples >= 0.5 * c.funcs[0].samples);
+	/* Nothing but the selected process was written. */
+	d = opendir(dir);
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (strstr(de->d_name, ".pb.gz")) {
+			snprintf(path, sizeof(path), "%s", de->d_name);
+			assert_non_null(strstr(path, "-it-syscalls.pb.gz"));
+		}
+	closedir(d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_agent_rejects_bad_flag_with_usage_status, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_agent_names_the_missing_capability, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_agent_reports_a_pid_that_does_not_exist, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_scope_all_and_process_exiting_mid_window, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_pid_filter_and_kernel_frames, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("agent_options", tests, NULL, NULL);
+}
