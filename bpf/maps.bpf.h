@@ -4,6 +4,8 @@
 #ifndef SPANPROF_MAPS_BPF_H
 #define SPANPROF_MAPS_BPF_H
 
+#include <bpf/bpf_core_read.h>
+
 #include "spanprof_abi.h"
 
 /* vmlinux.h has no errno macros; these are the values BPF helpers return, negated. */
@@ -22,6 +24,26 @@
 		__type(key, int);                                                                  \
 		__type(value, struct thread_span);                                                 \
 	} thread_spans SEC(".maps")
+
+/* Span of each goroutine of Go processes (see struct goroutine_key). LRU: a goroutine that exits
+ * inside a span is eventually evicted rather than filling the map. */
+#define GOROUTINE_SPANS_MAP                                                                        \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_LRU_HASH);                                               \
+		__uint(max_entries, SPANPROF_MAX_GOROUTINES);                                      \
+		__type(key, struct goroutine_key);                                                 \
+		__type(value, struct thread_span);                                                 \
+	} goroutine_spans SEC(".maps")
+
+/* Processes whose hook is the Go one: their samples look spans up by goroutine. Written by
+ * the agent. */
+#define GO_PIDS_MAP                                                                                \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_HASH);                                                   \
+		__uint(max_entries, SPANPROF_MAX_GO_PIDS);                                         \
+		__type(key, __u32);                                                                \
+		__type(value, __u8);                                                               \
+	} go_pids SEC(".maps")
 
 /* Drop counters by enum spanprof_drop, per CPU so the hot paths never contend. */
 #define DROP_COUNTS_MAP                                                                            \
@@ -48,6 +70,21 @@ static __always_inline void counter_inc(void *map, __u32 index)
 
 	if (value)
 		*value += 1;
+}
+
+/* The running goroutine of a pure-Go amd64 program: the runtime keeps its g pointer at -8 from
+ * the thread's FS base. Returns 0 or a negative error. */
+static __always_inline long current_goroutine(struct task_struct *task, __u64 *g)
+{
+#if defined(__TARGET_ARCH_x86)
+	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
+
+	if (!fsbase)
+		return -EFAULT;
+	return bpf_probe_read_user(g, sizeof(*g), (void *)(fsbase - 8));
+#else
+	return -EFAULT; /* goroutine tracking is x86-64 only for now */
+#endif
 }
 
 #endif /* SPANPROF_MAPS_BPF_H */

@@ -15,6 +15,8 @@ const volatile bool cfg_filter_pids = false;
 __u32 window_slot = 0;
 
 extern THREAD_SPANS_MAP;
+extern GOROUTINE_SPANS_MAP;
+extern GO_PIDS_MAP;
 extern DROP_COUNTS_MAP;
 extern EVENT_COUNTS_MAP;
 
@@ -63,14 +65,28 @@ static __always_inline void note_stack_error(__s32 id, __u32 reason)
 		counter_inc(&drop_counts, reason);
 }
 
+/* The span of the interrupted thread, or of its goroutine in a Go process; NULL if none. */
+static __always_inline struct thread_span *current_span(struct task_struct *task, __u32 pid)
+{
+	struct goroutine_key gkey = { .pid = pid };
+
+	if (bpf_map_lookup_elem(&go_pids, &pid)) {
+		if (current_goroutine(task, &gkey.g)) {
+			counter_inc(&drop_counts, SPANPROF_DROP_GOROUTINE_READ);
+			return NULL;
+		}
+		return bpf_map_lookup_elem(&goroutine_spans, &gkey);
+	}
+	/* NULL also when the hook's uprobe holds this task's storage lock on this CPU. */
+	return bpf_task_storage_get(&thread_spans, task, NULL, 0);
+}
+
 static __always_inline void copy_span(struct sample_key *key, struct task_struct *task)
 {
-	struct thread_span *ts;
+	struct thread_span *ts = current_span(task, key->pid);
 
 	key->has_span = 0;
 	__builtin_memset(&key->span, 0, sizeof(key->span));
-	/* Returns NULL when the hook's uprobe holds this task's storage lock on this CPU. */
-	ts = bpf_task_storage_get(&thread_spans, task, NULL, 0);
 	if (!ts || !ts->active)
 		return;
 	__builtin_memcpy(&key->span, &ts->slot[ts->current & 1], sizeof(key->span));

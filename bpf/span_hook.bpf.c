@@ -8,11 +8,35 @@
 #include "maps.bpf.h"
 
 THREAD_SPANS_MAP;
+GOROUTINE_SPANS_MAP;
+GO_PIDS_MAP;
 DROP_COUNTS_MAP;
 EVENT_COUNTS_MAP;
 
 _Static_assert(sizeof(struct span_ctx) == 104, "span_ctx ABI");
 _Static_assert(sizeof(struct thread_span) == 216, "thread_span ABI");
+
+/* Copies the hook's struct into the slot that is not current, then publishes it. */
+static __always_inline void write_span(struct thread_span *ts, const struct span_ctx *user_span)
+{
+	/* `& 1` keeps the index provably inside slot[] for the verifier. */
+	__u32 next = (ts->current ^ 1) & 1;
+
+	if (bpf_probe_read_user(&ts->slot[next], sizeof(ts->slot[next]), user_span)) {
+		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_READ);
+		return;
+	}
+	if (ts->slot[next].abi_version != SPANPROF_ABI_VERSION) {
+		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_VERSION);
+		return;
+	}
+	/* Publish: the sampler runs on this CPU only between instructions, so two plain stores in
+	 * this order are enough; the barrier keeps the compiler from reordering them. */
+	ts->current = next;
+	__asm__ __volatile__("" ::: "memory");
+	ts->active = 1;
+	counter_inc(&event_counts, SPANPROF_EVENT_SPAN_SET);
+}
 
 /* BPF_KPROBE reads the argument registers; libbpf 1.1 has no BPF_UPROBE spelling yet. */
 SEC("uprobe")
@@ -20,7 +44,6 @@ int BPF_KPROBE(on_span_set, const struct span_ctx *user_span)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct thread_span *ts;
-	__u32 next;
 
 	if (!user_span) {
 		/* Clearing needs no storage: a thread that never set a span has none. */
@@ -35,22 +58,41 @@ int BPF_KPROBE(on_span_set, const struct span_ctx *user_span)
 		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_STORAGE);
 		return 0;
 	}
-	/* `& 1` keeps the index provably inside slot[] for the verifier. */
-	next = (ts->current ^ 1) & 1;
-	if (bpf_probe_read_user(&ts->slot[next], sizeof(ts->slot[next]), user_span)) {
-		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_READ);
+	write_span(ts, user_span);
+	return 0;
+}
+
+/* The Go hook (hooks/go) puts the span pointer in the first argument register too, but the span
+ * belongs to the running goroutine, not to the thread. */
+SEC("uprobe")
+int BPF_KPROBE(on_go_span_set, const struct span_ctx *user_span)
+{
+	static const struct thread_span empty;
+	struct goroutine_key key = { .pid = bpf_get_current_pid_tgid() >> 32 };
+	struct thread_span *ts;
+
+	if (current_goroutine(bpf_get_current_task_btf(), &key.g)) {
+		counter_inc(&drop_counts, SPANPROF_DROP_GOROUTINE_READ);
 		return 0;
 	}
-	if (ts->slot[next].abi_version != SPANPROF_ABI_VERSION) {
-		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_VERSION);
+	ts = bpf_map_lookup_elem(&goroutine_spans, &key);
+	if (!user_span) {
+		if (ts)
+			ts->active = 0;
+		counter_inc(&event_counts, SPANPROF_EVENT_SPAN_CLEAR);
 		return 0;
 	}
-	/* Publish: the sampler runs on this CPU only between instructions, so two plain stores in
-	 * this order are enough; the barrier keeps the compiler from reordering them. */
-	ts->current = next;
-	__asm__ __volatile__("" ::: "memory");
-	ts->active = 1;
-	counter_inc(&event_counts, SPANPROF_EVENT_SPAN_SET);
+	if (!ts) {
+		if (bpf_map_update_elem(&goroutine_spans, &key, &empty, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&goroutine_spans, &key)) {
+			counter_inc(&drop_counts, SPANPROF_DROP_GOROUTINE_FULL);
+			return 0;
+		}
+		ts = bpf_map_lookup_elem(&goroutine_spans, &key);
+		if (!ts)
+			return 0;
+	}
+	write_span(ts, user_span);
 	return 0;
 }
 

@@ -33,6 +33,17 @@ struct thread_span {
 	struct span_ctx slot[2];
 };
 
+/* Go programs: goroutines move between threads, so their spans are keyed by goroutine (the
+ * runtime's g pointer, read from the thread's TLS) in the goroutine_spans map. */
+#define SPANPROF_MAX_GOROUTINES 65536
+#define SPANPROF_MAX_GO_PIDS 4096
+
+struct goroutine_key {
+	__u32 pid;
+	__u32 _pad;
+	__u64 g; /* address of the runtime.g of the goroutine */
+};
+
 /* Key of the per-window sample counts: process, both stacks, and the span (zero = none). */
 struct sample_key {
 	__u32 pid;
@@ -52,6 +63,8 @@ enum spanprof_drop {
 	SPANPROF_DROP_SPAN_BUSY,       /* sample could not read the thread's span (recursion guard) */
 	SPANPROF_DROP_SPAN_VERSION,    /* hook passed an unknown ABI version */
 	SPANPROF_DROP_PROC_EVENT,      /* proc_events ring buffer full: a rescan was missed */
+	SPANPROF_DROP_GOROUTINE_FULL,  /* goroutine_spans full: a Go span update was lost */
+	SPANPROF_DROP_GOROUTINE_READ,  /* the current goroutine could not be read from TLS */
 	SPANPROF_DROP__COUNT,
 };
 

@@ -10,6 +10,7 @@ apt-get install -y -qq --no-install-recommends \
 	clang llvm libbpf-dev bpftool \
 	libelf-dev libdw-dev zlib1g-dev \
 	libcurl4-openssl-dev libprotobuf-c-dev protobuf-c-compiler \
+	libyaml-dev libmicrohttpd-dev \
 	libcmocka-dev golang-go binutils >/dev/null
 if [ ! -e /sys/kernel/tracing/events ]; then
 	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null ||

@@ -179,6 +179,8 @@ static const char *const drop_names[SPANPROF_DROP__COUNT] = {
 	[SPANPROF_DROP_SPAN_BUSY] = "span_busy",
 	[SPANPROF_DROP_SPAN_VERSION] = "span_bad_version",
 	[SPANPROF_DROP_PROC_EVENT] = "proc_event_lost",
+	[SPANPROF_DROP_GOROUTINE_FULL] = "goroutine_map_full",
+	[SPANPROF_DROP_GOROUTINE_READ] = "goroutine_read_failed",
 };
 
 /* One log line per window; drops (BPF and user space) are warnings so they are never missed. */

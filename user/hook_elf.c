@@ -126,6 +126,73 @@ static int resolve_site(Elf *elf, struct hook_site *site)
 	return 0;
 }
 
+static int has_suffix(const char *s, const char *suffix)
+{
+	size_t len = strlen(s), slen = strlen(suffix);
+
+	return len > slen && !strcmp(s + len - slen, suffix);
+}
+
+/* File offset of the `nop; nop5` pair inside [off, off + size) of the file, or 0. */
+static uint64_t find_nop_pair(Elf *elf, uint64_t off, uint64_t size)
+{
+	const unsigned char *raw;
+	size_t len;
+	uint64_t i;
+
+	raw = (const unsigned char *)elf_rawfile(elf, &len);
+	if (!raw || off >= len)
+		return 0;
+	if (size > len - off)
+		size = len - off;
+	for (i = 0; i + 1 + sizeof(nop5) <= size; i++)
+		if (raw[off + i] == 0x90 && !memcmp(raw + off + i + 1, nop5, sizeof(nop5)))
+			return off + i;
+	return 0;
+}
+
+/* The Go hook: the function and semaphore symbols, the site found inside the function. */
+static int resolve_go_site(Elf *elf, struct hook_site *site)
+{
+	uint64_t func_off = 0, func_size = 0, sem_off = 0;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	GElf_Sym sym;
+	Elf_Data *data;
+	const char *name;
+	size_t i, n;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_SYMTAB || !shdr.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		n = data ? shdr.sh_size / shdr.sh_entsize : 0;
+		for (i = 0; i < n; i++) {
+			if (!gelf_getsym(data, i, &sym) || !sym.st_value)
+				continue;
+			name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+			if (!name)
+				continue;
+			/* Go's linker marks assembly (ABI0) functions with an ".abi0" suffix. */
+			if ((has_suffix(name, HOOK_GO_FUNC_SUFFIX) ||
+			     has_suffix(name, HOOK_GO_FUNC_SUFFIX ".abi0")) &&
+			    !vaddr_to_offset(elf, sym.st_value, &func_off))
+				func_size = sym.st_size ? sym.st_size : 64;
+			else if (has_suffix(name, HOOK_GO_SEMAPHORE_SUFFIX))
+				vaddr_to_offset(elf, sym.st_value, &sem_off);
+		}
+	}
+	if (!func_size)
+		return -ENODATA;
+	site->site_offset = find_nop_pair(elf, func_off, func_size);
+	if (!site->site_offset || !sem_off)
+		return -ENOEXEC; /* a hook symbol without its site or semaphore: not ours to probe */
+	site->nop5_offset = site->site_offset + 1;
+	site->semaphore_offset = sem_off;
+	site->is_go = 1;
+	return 0;
+}
+
 int hook_elf_find_fd(int fd, struct hook_site *site)
 {
 	Elf *elf;
@@ -136,7 +203,10 @@ int hook_elf_find_fd(int fd, struct hook_site *site)
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf)
 		return -ENOEXEC;
+	memset(site, 0, sizeof(*site));
 	err = elf_kind(elf) == ELF_K_ELF ? resolve_site(elf, site) : -ENOEXEC;
+	if (err == -ENODATA)
+		err = resolve_go_site(elf, site);
 	elf_end(elf);
 	return err;
 }

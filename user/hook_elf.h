@@ -10,10 +10,16 @@ struct hook_site {
 	uint64_t site_offset;      /* file offset of the 1-byte nop (the classic USDT site) */
 	uint64_t nop5_offset;      /* file offset of the following 5-byte nop; 0 if absent */
 	uint64_t semaphore_offset; /* file offset of the 2-byte semaphore; 0 if none */
+	int is_go;                 /* the Go hook (hooks/go): spans belong to goroutines */
 };
 
-/* Looks for the hook in the ELF file at path. Returns 0 and fills *site, -ENODATA when the file
- * is an ELF without the hook, -ENOEXEC when it is not an ELF (or is malformed), or -errno when it
+/* The Go hook has no ELF note (Go's linker cannot emit one): it is found by these symbol name
+ * suffixes in .symtab (the prefix is the package path). */
+#define HOOK_GO_FUNC_SUFFIX ".spanprofGoSpanSet"
+#define HOOK_GO_SEMAPHORE_SUFFIX ".spanprofGoSemaphore"
+
+/* Looks for the hook in the ELF file at path: the C hook's stapsdt note, else the Go hook's
+ * symbols. Returns 0 and fills *site, -ENODATA when the file is an ELF without the hook, -ENOEXEC when it is not an ELF (or is malformed), or -errno when it
  * cannot be opened or read. Never crashes on malformed input. */
 int hook_elf_find(const char *path, struct hook_site *site);
 

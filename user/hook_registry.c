@@ -20,6 +20,7 @@ struct hook_file {
 	uint64_t dev, inode;
 	struct bpf_link *link; /* NULL: free slot */
 	size_t users;
+	int is_go;             /* the Go hook: its users' samples look spans up by goroutine */
 };
 
 struct hook_pid {
@@ -150,17 +151,20 @@ static long attach_file(struct hook_registry *r, pid_t pid, const struct proc_ma
 		return log_warn(-ENOSPC, "hook in %s (pid %d) not attached: %zu hook files already",
 				m->path, pid, r->limits.max_files);
 	}
-	link = loader_attach_hook(r->loader, path, offset, site->semaphore_offset);
+	link = loader_attach_hook(r->loader, path, offset, site->semaphore_offset,
+				  site->is_go ? LOADER_HOOK_GO : LOADER_HOOK_C);
 	if (!link) {
 		r->stats.attach_errors++;
 		return log_warn(-errno, "attach span hook to %s (pid %d, offset 0x%llx)", m->path,
 				pid, (unsigned long long)offset);
 	}
-	r->files[i] = (struct hook_file){ .dev = m->dev, .inode = m->inode, .link = link };
+	r->files[i] = (struct hook_file){
+		.dev = m->dev, .inode = m->inode, .link = link, .is_go = site->is_go
+	};
 	r->stats.attaches++;
 	r->stats.files_attached++;
-	log_info("span hook attached: %s (pid %d, %s site)", m->path, pid,
-		 offset == site->nop5_offset ? "nop5" : "nop");
+	log_info("span hook attached: %s (pid %d, %s%s site)", m->path, pid,
+		 site->is_go ? "Go, " : "", offset == site->nop5_offset ? "nop5" : "nop");
 	return i;
 }
 
@@ -215,6 +219,22 @@ static int contains(const unsigned int *files, unsigned int n, unsigned int idx)
 	return 0;
 }
 
+/* Tells the sampler whether pid's spans are kept per goroutine. */
+static void mark_go_pid(struct hook_registry *r, pid_t pid, const unsigned int *files,
+			unsigned int n)
+{
+	int is_go = 0, err;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		is_go |= r->files[files[i]].is_go;
+	err = loader_set_go_pid(r->loader, pid, is_go);
+	if (err && is_go) {
+		r->stats.limit_drops++;
+		log_warn(err, "mark pid %d as a Go process: its spans will be missing", pid);
+	}
+}
+
 int hook_registry_update_pid(struct hook_registry *r, pid_t pid, const struct proc_maps *maps)
 {
 	unsigned int now[FILES_PER_PID], n = 0, i;
@@ -249,6 +269,7 @@ int hook_registry_update_pid(struct hook_registry *r, pid_t pid, const struct pr
 			release_file(r, p->files[i]);
 	memcpy(p->files, now, n * sizeof(now[0]));
 	p->nfiles = n;
+	mark_go_pid(r, pid, now, n);
 	if (n == 0) {
 		p->pid = 0;
 		r->stats.pids_tracked--;
@@ -263,6 +284,7 @@ void hook_registry_forget_pid(struct hook_registry *r, pid_t pid)
 
 	if (!p)
 		return;
+	mark_go_pid(r, pid, NULL, 0);
 	for (i = 0; i < p->nfiles; i++)
 		release_file(r, p->files[i]);
 	p->pid = 0;

@@ -221,11 +221,24 @@ struct loader_window loader_flip_window(struct loader *l)
 }
 
 struct bpf_link *loader_attach_hook(struct loader *l, const char *path, uint64_t offset,
-				    uint64_t ref_ctr_offset)
+				    uint64_t ref_ctr_offset, enum loader_hook_kind kind)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .ref_ctr_offset = ref_ctr_offset);
+	struct bpf_program *prog = kind == LOADER_HOOK_GO ? l->skel->progs.on_go_span_set
+							  : l->skel->progs.on_span_set;
 
-	return bpf_program__attach_uprobe_opts(l->skel->progs.on_span_set, -1, path, offset, &opts);
+	return bpf_program__attach_uprobe_opts(prog, -1, path, offset, &opts);
+}
+
+int loader_set_go_pid(struct loader *l, pid_t pid, int is_go)
+{
+	int fd = bpf_map__fd(l->skel->maps.go_pids);
+	__u32 key = pid;
+	__u8 one = 1;
+
+	if (!is_go)
+		return bpf_map_delete_elem(fd, &key) ? -errno : 0;
+	return bpf_map_update_elem(fd, &key, &one, BPF_ANY) ? -errno : 0;
 }
 
 struct ring_buffer *loader_proc_events(struct loader *l, loader_event_fn fn, void *ctx)

@@ -35,10 +35,20 @@ void loader_close(struct loader *l); /* NULL-safe; detaches everything */
  * read the old slot may still be running: callers wait a moment before draining. */
 struct loader_window loader_flip_window(struct loader *l);
 
+/* Which program a hook site gets: the C hook keys spans by thread, the Go hook by goroutine. */
+enum loader_hook_kind {
+	LOADER_HOOK_C = 0,
+	LOADER_HOOK_GO,
+};
+
 /* Attaches the span-set uprobe to file `path` at file offset `offset`, with the kernel-raised
  * semaphore at `ref_ctr_offset` (0: none). Returns the link or NULL with errno set. */
 struct bpf_link *loader_attach_hook(struct loader *l, const char *path, uint64_t offset,
-				    uint64_t ref_ctr_offset);
+				    uint64_t ref_ctr_offset, enum loader_hook_kind kind);
+
+/* Marks pid as a Go process (its samples look spans up by goroutine) or unmarks it.
+ * Returns 0 or -errno (-E2BIG: too many Go processes). */
+int loader_set_go_pid(struct loader *l, pid_t pid, int is_go);
 
 /* Ring buffer of struct spanprof_proc_event; `fn` is called for each. Owned by the caller
  * (ring_buffer__free). */

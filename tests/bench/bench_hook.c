@@ -64,7 +64,7 @@ static double time_calls(const struct spanprof_span *span, long n)
 static double time_with_link(struct loader *l, const char *exe, uint64_t offset,
 			     uint64_t semaphore, const struct spanprof_span *span)
 {
-	struct bpf_link *link = loader_attach_hook(l, exe, offset, semaphore);
+	struct bpf_link *link = loader_attach_hook(l, exe, offset, semaphore, LOADER_HOOK_C);
 	double ns;
 
 	if (!link) {
