@@ -168,6 +168,23 @@ $(OUTPUT)/tests/workloads/span_workload_dl: tests/workloads/span_workload.c
 
 WORKLOADS += $(OUTPUT)/tests/workloads/span_workload_static $(OUTPUT)/tests/workloads/span_workload_dl
 
+# Go code builds offline in GOPATH mode against Debian's packaged modules (/usr/share/gocode);
+# hooks/go appears in the GOPATH under its import path through a symlink.
+GO ?= go
+GO_IMPORT := github.com/spanprof/spanprof/hooks/go
+GO_ENV := GO111MODULE=off GOFLAGS= GOPATH=$(abspath $(OUTPUT)/gopath):/usr/share/gocode \
+	  GOCACHE=$(abspath $(OUTPUT)/gocache)
+$(OUTPUT)/gopath/src/$(GO_IMPORT):
+	$(Q)mkdir -p $(dir $@)
+	$(Q)ln -sfn $(abspath hooks/go) $@
+
+$(OUTPUT)/tests/workloads/go_spans: $(wildcard tests/workloads/go_spans/*.go hooks/go/*.go hooks/go/*.s) \
+				    | $(OUTPUT)/gopath/src/$(GO_IMPORT)
+	$(call msg,GO,$@)
+	$(Q)cd tests/workloads/go_spans && $(GO_ENV) $(GO) build -o $(abspath $@) .
+
+WORKLOADS += $(OUTPUT)/tests/workloads/go_spans
+
 test: all $(UNIT_TESTS) $(INTEG_TESTS) $(WORKLOADS)
 	$(Q)tests/run_tests.sh $(UNIT_TESTS) $(INTEG_TESTS)
 

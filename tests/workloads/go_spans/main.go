@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+
+// go_spans: many goroutines, each in its own span, running a distinct function per span across
+// GOMAXPROCS threads. The agent must attribute samples to the goroutine's span, not the thread's.
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	spanprof "github.com/spanprof/spanprof/hooks/go"
+)
+
+var sink uint64
+
+func spin(d time.Duration) {
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		for i := 0; i < 2000; i++ {
+			sink += uint64(i)
+		}
+	}
+}
+
+//go:noinline
+func goWorkA(d time.Duration) { spin(d) }
+
+//go:noinline
+func goWorkB(d time.Duration) { spin(d) }
+
+//go:noinline
+func goWorkC(d time.Duration) { spin(d) }
+
+//go:noinline
+func goWorkD(d time.Duration) { spin(d) }
+
+//go:noinline
+func goWorkOutside(d time.Duration) { spin(d) }
+
+var works = []func(time.Duration){goWorkA, goWorkB, goWorkC, goWorkD}
+
+// Span ids the test expects: goWorkA runs in span 5a5a000000000011, goWorkB in ...12, and so on.
+func span(n int) *spanprof.Span {
+	s := &spanprof.Span{}
+	for i := range s.TraceID {
+		s.TraceID[i] = 0x7e
+	}
+	s.SpanID[0], s.SpanID[1], s.SpanID[7] = 0x5a, 0x5a, byte(0x10+n)
+	s.SetName("go-work-" + strconv.Itoa(n))
+	return s
+}
+
+func worker(n int, seconds float64, wg *sync.WaitGroup) {
+	defer wg.Done()
+	s := span(n)
+	end := time.Now().Add(time.Duration(seconds * float64(time.Second)))
+	for time.Now().Before(end) {
+		spanprof.Set(s)
+		works[n-1](3 * time.Millisecond)
+		spanprof.Clear()
+		goWorkOutside(time.Millisecond)
+		runtime.Gosched()
+	}
+}
+
+func main() {
+	seconds := 3.0
+	if len(os.Args) > 1 {
+		seconds, _ = strconv.ParseFloat(os.Args[1], 64)
+	}
+	start := time.Now()
+	for !spanprof.Active() {
+		if time.Since(start) > 10*time.Second {
+			fmt.Fprintln(os.Stderr, "agent did not attach within 10 s")
+			os.Exit(3)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	fmt.Printf("attached after %.3f s\n", time.Since(start).Seconds())
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go worker(g%4+1, seconds, &wg)
+	}
+	wg.Wait()
+}
