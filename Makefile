@@ -185,8 +185,10 @@ $(OUTPUT)/tests/workloads/go_spans: $(wildcard tests/workloads/go_spans/*.go hoo
 
 WORKLOADS += $(OUTPUT)/tests/workloads/go_spans
 
+GO_TEST := env $(GO_ENV) tests/go_test.sh $(GO_IMPORT) $(GO_IMPORT)/otelspanprof
+
 test: all $(UNIT_TESTS) $(INTEG_TESTS) $(WORKLOADS)
-	$(Q)tests/run_tests.sh $(UNIT_TESTS) $(INTEG_TESTS)
+	$(Q)tests/run_tests.sh $(UNIT_TESTS) $(INTEG_TESTS) "$(GO_TEST)"
 
 unit-tests: $(UNIT_TESTS)
 	$(Q)tests/run_tests.sh $(UNIT_TESTS)

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# Runs cmocka test binaries in order, stops at the first failing one, and ends with one line:
+# Runs cmocka test binaries (or commands that print cmocka-style summaries) in order, stops at the first failing one, and ends with one line:
 # "N passed, N failed, N skipped" (test cases, summed from cmocka's own summary lines).
 set -u
 passed=0 failed=0 skipped=0
 for bin in "$@"; do
 	echo "=== $bin"
 	out=$(mktemp)
-	"$bin" 2>&1 | tee "$out"
+	bash -c "$bin" 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
 	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -n 1)
 	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -n 1)

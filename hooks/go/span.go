@@ -62,3 +62,11 @@ func Clear() {
 func Active() bool {
 	return spanprofGoSemaphore.count != 0
 }
+
+// RootID is the id of s's local root: RootSpanID, or s's own id when it is its own root.
+func (s *Span) RootID() [8]byte {
+	if s.RootSpanID != [8]byte{} {
+		return s.RootSpanID
+	}
+	return s.SpanID
+}

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+
+package otelspanprof
+
+import (
+	"context"
+	"encoding/hex"
+	"testing"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	spanprof "github.com/spanprof/spanprof/hooks/go"
+)
+
+// recorder captures what the integration hands to the hook.
+type recorder struct {
+	calls []*spanprof.Span // nil entry: Clear
+}
+
+func (r *recorder) install(t *testing.T) {
+	setSpan = func(s *spanprof.Span) { c := *s; r.calls = append(r.calls, &c) }
+	clearSpan = func() { r.calls = append(r.calls, nil) }
+	t.Cleanup(func() { setSpan, clearSpan = spanprof.Set, spanprof.Clear })
+}
+
+func newProvider(sampler sdktrace.Sampler, opts ...Option) (trace.TracerProvider,
+	*tracetest.SpanRecorder) {
+	rec := tracetest.NewSpanRecorder()
+	sdk := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithSpanProcessor(rec))
+	return NewTracerProvider(sdk, opts...), rec
+}
+
+func attr(s sdktrace.ReadOnlySpan, key string) string {
+	for _, kv := range s.Attributes() {
+		if string(kv.Key) == key {
+			return kv.Value.AsString()
+		}
+	}
+	return ""
+}
+
+func TestRootAndChildLabelWithRootID(t *testing.T) {
+	var r recorder
+	r.install(t)
+	tp, rec := newProvider(sdktrace.AlwaysSample())
+	tr := tp.Tracer("test")
+
+	ctx, root := tr.Start(context.Background(), "GET /cart")
+	_, child := tr.Start(ctx, "db.query")
+	child.End()
+	root.End()
+
+	rootID := root.SpanContext().SpanID()
+	childID := child.SpanContext().SpanID()
+	if len(r.calls) != 4 {
+		t.Fatalf("want 4 hook calls (set root, set child, restore root, clear), got %d", len(r.calls))
+	}
+	if r.calls[0].SpanID != rootID || r.calls[0].RootSpanID != ([8]byte{}) {
+		t.Errorf("root: span id %x root %x", r.calls[0].SpanID, r.calls[0].RootSpanID)
+	}
+	if r.calls[1].SpanID != childID || r.calls[1].RootSpanID != rootID {
+		t.Errorf("child: span id %x root %x, want %x root %x", r.calls[1].SpanID,
+			r.calls[1].RootSpanID, childID, rootID)
+	}
+	if got := string(r.calls[1].Name[:len("GET /cart")]); got != "GET /cart" {
+		t.Errorf("child carries name %q, want the root's", got)
+	}
+	if r.calls[2].SpanID != rootID || r.calls[3] != nil {
+		t.Errorf("end did not restore the root and then clear")
+	}
+	ended := rec.Ended()
+	if attr(ended[1], "pyroscope.profile.id") != hex.EncodeToString(rootID[:]) {
+		t.Errorf("root lacks pyroscope.profile.id")
+	}
+	if attr(ended[0], "pyroscope.profile.id") != "" {
+		t.Errorf("child has pyroscope.profile.id in root scope")
+	}
+}
+
+func TestAllSpansScopeMakesEverySpanItsOwnProfile(t *testing.T) {
+	var r recorder
+	r.install(t)
+	tp, rec := newProvider(sdktrace.AlwaysSample(), WithAllSpans())
+	tr := tp.Tracer("test")
+
+	ctx, root := tr.Start(context.Background(), "GET /cart")
+	_, child := tr.Start(ctx, "db.query")
+	child.End()
+	root.End()
+
+	childID := child.SpanContext().SpanID()
+	if r.calls[1].SpanID != childID || r.calls[1].RootSpanID != ([8]byte{}) {
+		t.Errorf("child is not its own root in all-spans scope")
+	}
+	if attr(rec.Ended()[0], "pyroscope.profile.id") != hex.EncodeToString(childID[:]) {
+		t.Errorf("child lacks its own pyroscope.profile.id")
+	}
+}
+
+func TestRemoteParentStartsALocalRoot(t *testing.T) {
+	var r recorder
+	r.install(t)
+	tp, _ := newProvider(sdktrace.AlwaysSample())
+	remote := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2}, TraceFlags: trace.FlagsSampled,
+		Remote: true,
+	})
+	ctx := trace.ContextWithRemoteSpanContext(context.Background(), remote)
+	_, s := tp.Tracer("test").Start(ctx, "handle")
+	s.End()
+	if r.calls[0].RootSpanID != ([8]byte{}) || r.calls[0].TraceID != [16]byte{1} {
+		t.Errorf("span under a remote parent must be a local root of the same trace")
+	}
+}
+
+func TestUnsampledSpansAreIgnored(t *testing.T) {
+	var r recorder
+	r.install(t)
+	tp, _ := newProvider(sdktrace.NeverSample())
+	_, s := tp.Tracer("test").Start(context.Background(), "x")
+	s.End()
+	if len(r.calls) != 0 {
+		t.Errorf("unsampled span reached the hook %d times", len(r.calls))
+	}
+}
+
+func TestWithoutAgentTheHookIsANoop(t *testing.T) {
+	if spanprof.Active() {
+		t.Skip("an agent is attached to this test binary")
+	}
+	s := &spanprof.Span{}
+	spanprof.Set(s) // must not crash or block
+	spanprof.Clear()
+	if s.ABIVersion != 0 {
+		t.Errorf("Set prepared the span although no agent listens")
+	}
+}
