@@ -185,6 +185,11 @@ $(OUTPUT)/tests/workloads/go_spans: $(wildcard tests/workloads/go_spans/*.go hoo
 
 WORKLOADS += $(OUTPUT)/tests/workloads/go_spans
 
+$(OUTPUT)/tests/bench/go_hook: $(wildcard tests/bench/go_hook/*.go hooks/go/*.go hooks/go/*.s \
+				 hooks/go/otelspanprof/*.go) | $(OUTPUT)/gopath/src/$(GO_IMPORT)
+	$(call msg,GO,$@)
+	$(Q)cd tests/bench/go_hook && $(GO_ENV) $(GO) build -o $(abspath $@) .
+
 GO_TEST := env $(GO_ENV) tests/go_test.sh $(GO_IMPORT) $(GO_IMPORT)/otelspanprof
 
 test: all $(UNIT_TESTS) $(INTEG_TESTS) $(WORKLOADS)
@@ -196,7 +201,7 @@ unit-tests: $(UNIT_TESTS)
 integration-tests: all $(INTEG_TESTS) $(WORKLOADS)
 	$(Q)tests/run_tests.sh $(INTEG_TESTS)
 
-bench: all $(BENCHES) $(WORKLOADS)
+bench: all $(BENCHES) $(WORKLOADS) $(OUTPUT)/tests/bench/go_hook
 	$(Q)for b in $(BENCHES); do $$b || exit 1; done
 
 install: all

@@ -21,8 +21,9 @@ const ProfileIDKey = attribute.Key("pyroscope.profile.id")
 
 // These indirections let the tests observe what reaches the hook without an agent.
 var (
-	setSpan   = spanprof.Set
-	clearSpan = spanprof.Clear
+	setSpan     = spanprof.Set
+	clearSpan   = spanprof.Clear
+	agentActive = spanprof.Active
 )
 
 type config struct {
@@ -75,6 +76,11 @@ func stateFrom(ctx context.Context) *state {
 
 func (t *tracer) Start(ctx context.Context, name string,
 	opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+	if !agentActive() {
+		// No agent: nobody could see the span, so cost nothing beyond this check. Spans that
+		// start before the agent attaches stay unlabelled, as with any uprobe-based hook.
+		return t.Tracer.Start(ctx, name, opts...)
+	}
 	parent := trace.SpanContextFromContext(ctx)
 	prev := stateFrom(ctx)
 	ctx, s := t.Tracer.Start(ctx, name, opts...)

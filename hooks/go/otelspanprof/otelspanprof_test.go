@@ -22,7 +22,10 @@ type recorder struct {
 func (r *recorder) install(t *testing.T) {
 	setSpan = func(s *spanprof.Span) { c := *s; r.calls = append(r.calls, &c) }
 	clearSpan = func() { r.calls = append(r.calls, nil) }
-	t.Cleanup(func() { setSpan, clearSpan = spanprof.Set, spanprof.Clear })
+	agentActive = func() bool { return true }
+	t.Cleanup(func() {
+		setSpan, clearSpan, agentActive = spanprof.Set, spanprof.Clear, spanprof.Active
+	})
 }
 
 func newProvider(sampler sdktrace.Sampler, opts ...Option) (trace.TracerProvider,
@@ -123,6 +126,18 @@ func TestUnsampledSpansAreIgnored(t *testing.T) {
 	s.End()
 	if len(r.calls) != 0 {
 		t.Errorf("unsampled span reached the hook %d times", len(r.calls))
+	}
+}
+
+func TestWithoutAgentSpansPassThroughUntouched(t *testing.T) {
+	var r recorder
+	r.install(t)
+	agentActive = func() bool { return false }
+	tp, rec := newProvider(sdktrace.AlwaysSample())
+	_, s := tp.Tracer("test").Start(context.Background(), "x")
+	s.End()
+	if len(r.calls) != 0 || attr(rec.Ended()[0], "pyroscope.profile.id") != "" {
+		t.Errorf("without an agent the integration must not touch spans")
 	}
 }
 
