@@ -1,35 +1,91 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Defaults, flag parsing (getopt_long) and validation of struct spanprof_config. */
+/* Defaults, --help, flag parsing (getopt_long over the option table), and the order in which
+ * the sources are applied: file, environment, flags, then the checks. */
 #include <errno.h>
 #include <getopt.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "config_env.h"
+#include "config_file.h"
+#include "config_int.h"
 #include "spanprof_types.h"
+#include "utf8.h"
 
 #ifndef SPANPROF_VERSION
 #define SPANPROF_VERSION "dev"
 #endif
 
-static const char usage[] =
+/* getopt_long's value for options without a short name. */
+#define LONG_ONLY_BASE 256
+#define HELP_COLUMN 27
+#define ERROR_VALUE_MAX 80
+
+static const char usage_head[] =
 	"Usage: spanprof [OPTION]...\n"
 	"Samples on-CPU stacks of every process (or --pid) and labels each sample with the\n"
-	"OpenTelemetry span its thread had set through spanprof_span_set().\n"
+	"OpenTelemetry span its thread had set through spanprof_span_set().\n";
+
+static const char usage_tail[] =
 	"\n"
-	"  -p, --pid PID          profile only this process (repeatable; default: all)\n"
-	"  -F, --frequency HZ     samples per second per CPU (default 100, 1..1000)\n"
-	"  -i, --interval SEC     seconds of samples per profile written (default 15, 1..3600)\n"
-	"  -d, --duration SEC     stop after SEC seconds, flushing the last window (default: run\n"
-	"                         until SIGINT/SIGTERM)\n"
-	"  -o, --output DIR       write gzipped pprof files here (default ./spanprof-data)\n"
-	"      --span-scope S     root: label samples with the local root span id (default);\n"
-	"                         all: with the span active at the sample\n"
-	"  -v, --verbose          debug logging (libbpf messages too)\n"
-	"  -h, --help             show this help\n"
-	"  -V, --version          show the version\n";
+	"Every option can also be set in the environment as SPANPROF_<OPTION>:\n"
+	"SPANPROF_SERVER=URL, SPANPROF_SPAN_SCOPE=all, SPANPROF_TLS_INSECURE=true; lists\n"
+	"as SPANPROF_PID=\"1,2\", SPANPROF_LABELS=\"env=prod,team=a\" and\n"
+	"SPANPROF_HEADERS=\"X-A: b;X-C: d\". Or in the YAML file of --config, keyed by the\n"
+	"long option: server: URL, labels: {env: prod}, headers: [\"X-A: b\"], pid: [1, 2].\n"
+	"A flag beats the environment, which beats the file; a source that sets a list\n"
+	"replaces it whole. Secrets may also be given as SPANPROF_BASIC_AUTH_PASSWORD and\n"
+	"SPANPROF_BEARER_TOKEN.\n"
+	"SIZE takes a K, M, G, KiB, MiB or GiB suffix (all powers of 1024).\n";
+
+/* Section titles, printed before the option they name. */
+static const char *section_of(enum config_opt id)
+{
+	switch (id) {
+	case CONFIG_OPT_PID:
+		return "Profiling:";
+	case CONFIG_OPT_SERVER:
+		return "Pushing to Pyroscope:";
+	case CONFIG_OPT_METRICS_ADDR:
+		return "Agent:";
+	default:
+		return NULL;
+	}
+}
+
+static void print_option_help(FILE *out, const struct config_option *opt)
+{
+	const char *line = opt->help, *nl;
+	int n;
+
+	if (opt->short_name)
+		n = fprintf(out, "  -%c, --%s", opt->short_name, opt->name);
+	else
+		n = fprintf(out, "      --%s", opt->name);
+	if (opt->metavar)
+		n += fprintf(out, " %s", opt->metavar);
+	if (n >= HELP_COLUMN - 1)
+		n = fprintf(out, "\n") - 1;
+	for (; (nl = strchr(line, '\n')); line = nl + 1, n = 0)
+		fprintf(out, "%*s%.*s\n", HELP_COLUMN - n, "", (int)(nl - line), line);
+	fprintf(out, "%*s%s\n", HELP_COLUMN - n, "", line);
+}
+
+static void print_usage(FILE *out)
+{
+	const char *section;
+	int id;
+
+	fputs(usage_head, out);
+	for (id = 0; id < CONFIG_OPT__COUNT; id++) {
+		if ((section = section_of(id)))
+			fprintf(out, "\n%s\n", section);
+		if (config_options[id].help && (config_options[id].where & CONFIG_IN_FLAG))
+			print_option_help(out, &config_options[id]);
+	}
+	fputs(usage_tail, out);
+}
 
 void config_init(struct spanprof_config *cfg)
 {
@@ -38,6 +94,12 @@ void config_init(struct spanprof_config *cfg)
 	cfg->interval_s = 15;
 	cfg->output_dir = "./spanprof-data";
 	cfg->span_scope = SPAN_SCOPE_ROOT;
+	cfg->log_level = LOG_LEVEL_INFO;
+	cfg->log_format = LOG_FORMAT_LOGFMT;
+	cfg->upload.connect_timeout_s = 5;
+	cfg->upload.upload_timeout_s = 30;
+	cfg->upload.queue_bytes = 64ull << 20;
+	cfg->upload.spool_bytes = 512ull << 20;
 	cfg->stack_entries = SPANPROF_DEFAULT_STACKS;
 	cfg->count_entries = SPANPROF_DEFAULT_COUNTS;
 	cfg->max_services = 512;
@@ -50,120 +112,203 @@ void config_init(struct spanprof_config *cfg)
 	cfg->proc_root = "/proc";
 }
 
-/* Parses a whole decimal number in [min, max]. */
-static int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out)
+void config_release(struct spanprof_config *cfg)
 {
-	char *end;
-	unsigned long v;
+	struct config_strings *s = &cfg->owned;
+	size_t i;
 
-	if (!s || !*s || *s == '-' || *s == '+')
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
+	/* Secrets are among these: wipe every string before it goes back to the allocator. */
+	for (i = 0; i < s->n; i++) {
+		explicit_bzero(s->v[i], strlen(s->v[i]));
+		free(s->v[i]);
+	}
+	free(s->v);
+	memset(cfg, 0, sizeof(*cfg));
 }
 
-static int bad_value(FILE *err, const char *flag, const char *value, const char *want)
+char *config_strdup(struct spanprof_config *cfg, const char *s, size_t n)
 {
-	fprintf(err, "spanprof: %s: invalid value '%s': expected %s\n", flag, value ? value : "",
-		want);
+	struct config_strings *o = &cfg->owned;
+	char **grown, *copy;
+
+	if (o->n == o->cap) {
+		grown = realloc(o->v, (o->cap ? 2 * o->cap : 16) * sizeof(*o->v));
+		if (!grown)
+			return NULL;
+		o->v = grown;
+		o->cap = o->cap ? 2 * o->cap : 16;
+	}
+	copy = strndup(s, n);
+	if (copy)
+		o->v[o->n++] = copy;
+	return copy;
+}
+
+int config_hint(FILE *err)
+{
 	fprintf(err, "Try 'spanprof --help' for more information.\n");
 	return CONFIG_ERROR;
 }
 
-static int set_option(struct spanprof_config *cfg, int opt, const char *arg, FILE *err)
+int config_bad_value(FILE *err, const char *where, const struct config_option *opt,
+		     const char *value, const char *want)
 {
-	unsigned long v;
+	int n;
 
-	switch (opt) {
-	case 'p':
-		if (parse_uint(arg, 1, INT_MAX, &v))
-			return bad_value(err, "--pid", arg, "a process id (a positive integer)");
-		if (cfg->npids == CONFIG_MAX_PIDS)
-			return bad_value(err, "--pid", arg, "at most 1024 --pid flags");
-		cfg->pids[cfg->npids++] = v;
-		return CONFIG_RUN;
-	case 'F':
-		if (parse_uint(arg, 1, 1000, &v))
-			return bad_value(err, "--frequency", arg, "an integer from 1 to 1000");
-		cfg->frequency = v;
-		return CONFIG_RUN;
-	case 'i':
-		if (parse_uint(arg, 1, 3600, &v))
-			return bad_value(err, "--interval", arg, "seconds, from 1 to 3600");
-		cfg->interval_s = v;
-		return CONFIG_RUN;
-	case 'd':
-		if (parse_uint(arg, 1, 31 * 24 * 3600, &v))
-			return bad_value(err, "--duration", arg, "seconds, at least 1");
-		cfg->duration_s = v;
-		return CONFIG_RUN;
-	case 'o':
-		if (!arg || !*arg)
-			return bad_value(err, "--output", arg, "a directory path");
-		cfg->output_dir = arg;
-		return CONFIG_RUN;
-	case 's':
-		if (!strcmp(arg, "root"))
-			cfg->span_scope = SPAN_SCOPE_ROOT;
-		else if (!strcmp(arg, "all"))
-			cfg->span_scope = SPAN_SCOPE_ALL;
-		else
-			return bad_value(err, "--span-scope", arg, "'root' or 'all'");
-		return CONFIG_RUN;
-	case 'v':
-		cfg->verbose = 1;
-		return CONFIG_RUN;
+	if (opt->secret) {
+		fprintf(err, "spanprof: %s: invalid value (not shown): expected %s\n", where, want);
+		return config_hint(err);
 	}
-	return CONFIG_ERROR;
+	value = value ? value : "";
+	/* A long value is cut, so that the line still shows what was expected. */
+	n = strlen(value) > ERROR_VALUE_MAX ? utf8_boundary(value, ERROR_VALUE_MAX) : strlen(value);
+	fprintf(err, "spanprof: %s: invalid value '%.*s%s': expected %s\n", where, n, value,
+		value[n] ? "..." : "", want);
+	return config_hint(err);
 }
 
-enum config_result config_parse(struct spanprof_config *cfg, int argc, char **argv, FILE *out,
-				FILE *err)
+/* The long options for getopt_long and the matching short option string, from the table. */
+static void build_getopt(struct option *longs, char *shorts)
 {
-	static const struct option options[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "frequency", required_argument, NULL, 'F' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "span-scope", required_argument, NULL, 's' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{},
-	};
-	int opt, ret;
+	const struct config_option *opt;
+	int id, n = 0, s = 0;
 
+	shorts[s++] = ':';
+	for (id = 0; id < CONFIG_OPT__COUNT; id++) {
+		opt = &config_options[id];
+		if (!(opt->where & CONFIG_IN_FLAG))
+			continue;
+		longs[n].name = opt->name;
+		longs[n].has_arg =
+			opt->kind == CONFIG_KIND_BOOL || opt->kind == CONFIG_KIND_ACTION ?
+				no_argument :
+				required_argument;
+		longs[n].flag = NULL;
+		longs[n++].val = opt->short_name ? opt->short_name : LONG_ONLY_BASE + id;
+		if (opt->short_name) {
+			shorts[s++] = opt->short_name;
+			if (longs[n - 1].has_arg == required_argument)
+				shorts[s++] = ':';
+		}
+	}
+	memset(&longs[n], 0, sizeof(longs[n]));
+	shorts[s] = '\0';
+}
+
+static const struct config_option *option_of(int val)
+{
+	int id;
+
+	if (val >= LONG_ONLY_BASE)
+		return &config_options[val - LONG_ONLY_BASE];
+	for (id = 0; id < CONFIG_OPT__COUNT; id++)
+		if (config_options[id].short_name == val)
+			return &config_options[id];
+	return NULL;
+}
+
+/* A flag with its value, collected before any source is applied. */
+struct flag_arg {
+	const struct config_option *opt;
+	const char *value;
+};
+
+/* Collects argv's options into flags (*n of them). Handles --help and --version. */
+static int collect_flags(int argc, char **argv, struct flag_arg *flags, int *n, FILE *out,
+			 FILE *err)
+{
+	struct option longs[CONFIG_OPT__COUNT + 1];
+	char shorts[2 * CONFIG_OPT__COUNT + 2];
+	const struct config_option *opt;
+	int val;
+
+	build_getopt(longs, shorts);
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":p:F:i:d:o:vhV", options, NULL)) != -1) {
-		if (opt == 'h') {
-			fputs(usage, out);
+	while ((val = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+		opt = option_of(val);
+		if (val == '?' || val == ':' || !opt) {
+			fprintf(err, "spanprof: %s '%s'\n",
+				val == ':' ? "missing value for option" : "unknown option",
+				argv[optind - 1]);
+			return config_hint(err);
+		}
+		if (opt == &config_options[CONFIG_OPT_HELP]) {
+			print_usage(out);
 			return CONFIG_EXIT_OK;
 		}
-		if (opt == 'V') {
+		if (opt == &config_options[CONFIG_OPT_VERSION]) {
 			fprintf(out, "spanprof %s\n", SPANPROF_VERSION);
 			return CONFIG_EXIT_OK;
 		}
-		if (opt == '?' || opt == ':') {
-			fprintf(err, "spanprof: %s '%s'\n",
-				opt == ':' ? "missing value for option" : "unknown option",
-				argv[optind - 1]);
-			fprintf(err, "Try 'spanprof --help' for more information.\n");
-			return CONFIG_ERROR;
-		}
-		ret = set_option(cfg, opt, optarg, err);
-		if (ret != CONFIG_RUN)
-			return ret;
+		flags[*n].opt = opt;
+		flags[(*n)++].value = opt->kind == CONFIG_KIND_BOOL ? "true" : optarg;
 	}
 	if (optind < argc) {
 		fprintf(err, "spanprof: unexpected argument '%s'\n", argv[optind]);
-		fprintf(err, "Try 'spanprof --help' for more information.\n");
-		return CONFIG_ERROR;
+		return config_hint(err);
 	}
 	return CONFIG_RUN;
+}
+
+static int apply_flags(struct spanprof_config *cfg, const struct flag_arg *flags, int n, FILE *err)
+{
+	struct config_apply ap = { .cfg = cfg, .src = CONFIG_SRC_FLAG };
+	const char *want;
+	char where[64];
+	int i, ret;
+
+	for (i = 0; i < n; i++) {
+		ret = config_apply(&ap, flags[i].opt, flags[i].value, &want);
+		if (ret == -ENOMEM) {
+			fprintf(err, "spanprof: out of memory\n");
+			return CONFIG_ERROR;
+		}
+		if (ret) {
+			snprintf(where, sizeof(where), "--%s", flags[i].opt->name);
+			return config_bad_value(err, where, flags[i].opt, flags[i].value, want);
+		}
+	}
+	return CONFIG_RUN;
+}
+
+/* The config file: the last --config flag, else SPANPROF_CONFIG. */
+static const char *config_path(const struct flag_arg *flags, int n, char *const *envp)
+{
+	const struct config_option *opt = &config_options[CONFIG_OPT_CONFIG];
+	const char *path = NULL;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (flags[i].opt == opt)
+			path = flags[i].value;
+	return path ? path : config_env_get(envp, opt);
+}
+
+enum config_result config_parse(struct spanprof_config *cfg, int argc, char **argv,
+				char *const *envp, FILE *out, FILE *err)
+{
+	struct flag_arg *flags = calloc(argc + 1, sizeof(*flags));
+	const char *path;
+	int n = 0, ret;
+
+	if (!flags) {
+		fprintf(err, "spanprof: out of memory\n");
+		return CONFIG_ERROR;
+	}
+	ret = collect_flags(argc, argv, flags, &n, out, err);
+	if (ret != CONFIG_RUN)
+		goto out_free;
+	path = config_path(flags, n, envp);
+	if (path && *path)
+		ret = config_file_load(cfg, path, err);
+	if (ret == CONFIG_RUN)
+		ret = config_env_load(cfg, envp, err);
+	if (ret == CONFIG_RUN)
+		ret = apply_flags(cfg, flags, n, err);
+	if (ret == CONFIG_RUN)
+		ret = config_check(cfg, err);
+out_free:
+	free(flags);
+	return ret;
 }

@@ -1,7 +1,16 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Levelled one-line logging to stderr, with helpers that return the error they report. */
+/* Levelled one-line logging (logfmt or JSON), with helpers that return the error they report
+ * and a rate limit for warnings and errors that repeat. */
 #ifndef SPANPROF_LOG_H
 #define SPANPROF_LOG_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* State: the logger's settings (level, format, output, clock, rate limit) and its rate-limit
+ * table are the only mutable state this module keeps. They are process-wide by nature, as
+ * stderr is; main() sets them once before starting threads. A mutex guards the table and the
+ * output, so any thread may log. */
 
 enum log_level {
 	LOG_LEVEL_ERROR = 0,
@@ -10,15 +19,45 @@ enum log_level {
 	LOG_LEVEL_DEBUG,
 };
 
-/* Sets the most verbose level printed (default LOG_LEVEL_INFO). Process-wide, set once by main(). */
+enum log_format {
+	LOG_FORMAT_LOGFMT = 0, /* ts=... level=warn msg="..." err="..." */
+	LOG_FORMAT_JSON,       /* {"ts":"...","level":"warn","msg":"...","err":"..."} */
+};
+
+/* Sets the most verbose level printed (default LOG_LEVEL_INFO). */
 void log_set_level(enum log_level level);
 enum log_level log_get_level(void);
+
+/* Sets the line format (default LOG_FORMAT_LOGFMT). */
+void log_set_format(enum log_format format);
+enum log_format log_get_format(void);
+
+/* Parses "error|warn|info|debug" and "logfmt|json". Return 0, or -EINVAL for other text. */
+int log_parse_level(const char *s, enum log_level *out);
+int log_parse_format(const char *s, enum log_format *out);
+
+/* Where lines go (default stderr; NULL restores it). The stream is not owned. */
+void log_set_output(FILE *out);
+
+/* Nanoseconds since the epoch; tests inject a fake. NULL restores the real clock. */
+typedef uint64_t (*log_clock_fn)(void);
+void log_set_clock(log_clock_fn clock);
+
+/* Warnings and errors with the same format string print at most `burst` times per window of
+ * `window_s` seconds; the rest are counted, and once the window is over one line says
+ * "suppressed K similar messages". Default 10 per 60 s; burst 0 turns the limit off. Resets
+ * what was counted so far (without printing it). */
+void log_set_rate_limit(unsigned int burst, unsigned int window_s);
+
+/* Prints the summary lines still pending for suppressed messages, even if their windows are not
+ * over yet. Call before exit so that no count is lost. */
+void log_flush_suppressed(void);
 
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* log_err()/log_warn() print and return `err` unchanged, so callers can write
  * `return log_err(-errno, "open %s (pid %d)", path, pid);`. A negative err is printed as its
- * strerror text after the message. */
+ * strerror text in the line's err field. */
 int log_err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int log_warn(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* spanprof: parse flags, install signal handlers, run the agent. No logic of its own. */
+#define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "config.h"
@@ -22,20 +24,23 @@ int main(int argc, char **argv)
 {
 	struct spanprof_config cfg;
 	struct sigaction sa;
+	enum config_result parsed;
+	int status;
 
 	config_init(&cfg);
-	switch (config_parse(&cfg, argc, argv, stdout, stderr)) {
-	case CONFIG_EXIT_OK:
-		return EXIT_SUCCESS;
-	case CONFIG_ERROR:
-		return 2;
-	case CONFIG_RUN:
-		break;
+	parsed = config_parse(&cfg, argc, argv, environ, stdout, stderr);
+	if (parsed != CONFIG_RUN) {
+		config_release(&cfg);
+		return parsed == CONFIG_EXIT_OK ? EXIT_SUCCESS : 2;
 	}
-	log_set_level(cfg.verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	log_set_level(cfg.log_level);
+	log_set_format(cfg.log_format);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	return agent_run(&cfg, &stop_requested) ? EXIT_FAILURE : EXIT_SUCCESS;
+	status = agent_run(&cfg, &stop_requested) ? EXIT_FAILURE : EXIT_SUCCESS;
+	log_flush_suppressed();
+	config_release(&cfg);
+	return status;
 }
