@@ -12,7 +12,7 @@ ARCH ?= $(shell uname -m | sed 's/x86_64/x86/' | sed 's/aarch64/arm64/' \
 			 | sed 's/riscv64/riscv/' | sed 's/loongarch64/loongarch/')
 VERSION := 0.1.0
 
-PKGS := libbpf libelf libdw zlib libcurl libprotobuf-c yaml-0.1 libmicrohttpd
+PKGS := libbpf libelf libdw zlib libcurl libprotobuf-c yaml-0.1 libmicrohttpd json-c
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS := $(shell pkg-config --libs $(PKGS))
 
@@ -192,8 +192,35 @@ $(OUTPUT)/tests/bench/go_hook: $(wildcard tests/bench/go_hook/*.go hooks/go/*.go
 
 GO_TEST := env $(GO_ENV) tests/go_test.sh $(GO_IMPORT) $(GO_IMPORT)/otelspanprof
 
-test: all $(UNIT_TESTS) $(INTEG_TESTS) $(WORKLOADS)
-	$(Q)tests/run_tests.sh $(UNIT_TESTS) $(INTEG_TESTS) "$(GO_TEST)"
+# --- deployment (helm, docker, systemd) ----------------------------------------------------
+# The Helm chart is rendered and checked without Helm (tests/helm: text/template + sprig, as
+# Helm does); tests/deploy checks the Dockerfile's runtime libraries and the systemd unit.
+# Both are Go test packages built in GOPATH mode like hooks/go.
+HELM_GO_IMPORT := github.com/spanprof/spanprof/tests/helm
+DEPLOY_GO_IMPORT := github.com/spanprof/spanprof/tests/deploy
+$(OUTPUT)/gopath/src/$(HELM_GO_IMPORT) $(OUTPUT)/gopath/src/$(DEPLOY_GO_IMPORT): \
+		$(OUTPUT)/gopath/src/github.com/spanprof/spanprof/tests/%:
+	$(Q)mkdir -p $(dir $@)
+	$(Q)ln -sfn $(abspath tests/$*) $@
+
+DEPLOY_GO_LINKS := $(OUTPUT)/gopath/src/$(HELM_GO_IMPORT) $(OUTPUT)/gopath/src/$(DEPLOY_GO_IMPORT)
+DEPLOY_GO_ENV := env $(GO_ENV) SPANPROF_ROOT=$(abspath .)
+HELM_TEST := $(DEPLOY_GO_ENV) tests/go_test.sh $(HELM_GO_IMPORT)
+DEPLOY_TEST := $(DEPLOY_GO_ENV) tests/go_test.sh $(HELM_GO_IMPORT) $(DEPLOY_GO_IMPORT)
+
+systemdsystemunitdir ?= $(prefix)/lib/systemd/system
+
+.PHONY: helm-test deploy-test
+helm-test: $(DEPLOY_GO_LINKS)
+	$(Q)tests/run_tests.sh "$(HELM_TEST)"
+
+deploy-test: $(OUTPUT)/spanprof $(DEPLOY_GO_LINKS)
+	$(Q)tests/run_tests.sh "$(DEPLOY_TEST)"
+# --- end of deployment ---------------------------------------------------------------------
+
+test: all $(UNIT_TESTS) $(INTEG_TESTS) $(WORKLOADS) $(DEPLOY_GO_LINKS)
+	$(Q)tests/run_tests.sh $(UNIT_TESTS) $(INTEG_TESTS) "$(GO_TEST)" "$(DEPLOY_TEST)"
+	$(run-hook-tests)
 
 unit-tests: $(UNIT_TESTS)
 	$(Q)tests/run_tests.sh $(UNIT_TESTS)
@@ -203,6 +230,43 @@ integration-tests: all $(INTEG_TESTS) $(WORKLOADS)
 
 bench: all $(BENCHES) $(WORKLOADS) $(OUTPUT)/tests/bench/go_hook
 	$(Q)for b in $(BENCHES); do $$b || exit 1; done
+
+# --- language hooks (python, ruby) ---------------------------------------------------------
+# hooks/python (unittest) and hooks/ruby (minitest), plus the test of the C helper header
+# hooks/c/spanprof_otel.h (which compiles examples/otel_ids.c). Their real-agent tests run
+# build/spanprof against build/libspanprof.so, hence `all`. `make test` runs them after the C
+# tests; tests/hooks/run_hook_tests.sh ends with one "N passed, N failed, N skipped" line.
+PYTHON ?= python3
+RUBY ?= ruby
+HOOK_C_TESTS := $(patsubst tests/hooks/%.c,$(OUTPUT)/tests/hooks/%,$(wildcard tests/hooks/test_*.c))
+HOOK_ENV := SPANPROF_LIBRARY=$(abspath $(HOOK_SO)) SPANPROF_AGENT=$(abspath $(OUTPUT)/spanprof) \
+	    PYTHON=$(PYTHON) RUBY=$(RUBY) PYTHONPYCACHEPREFIX=$(abspath $(OUTPUT)/pycache)
+
+$(OUTPUT)/tests/hooks/%.o: CFLAGS += -Ihooks/c
+
+# Header-only code under test: it links cmocka and the temp-dir helper, nothing of the agent.
+$(OUTPUT)/tests/hooks/%: $(OUTPUT)/tests/hooks/%.o $(OUTPUT)/tests/helpers/tmpdir.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -lcmocka -o $@
+
+define run-hook-tests
+$(Q)$(HOOK_ENV) tests/hooks/run_hook_tests.sh $(HOOK_C_TESTS)
+endef
+
+.PHONY: hook-tests bench-hooks
+hook-tests: all $(HOOK_C_TESTS)
+	$(run-hook-tests)
+
+# `test` (above) runs $(run-hook-tests) after the C tests; it needs the same binaries.
+test: $(HOOK_C_TESTS)
+
+# Cost of a span start+end through each language's processor; part of `make bench`.
+bench-hooks: all
+	$(Q)$(HOOK_ENV) $(PYTHON) tests/bench/bench_python_hook.py
+	$(Q)$(HOOK_ENV) $(RUBY) tests/bench/bench_ruby_hook.rb
+
+bench: bench-hooks
+# --- end of language hooks -----------------------------------------------------------------
 
 install: all
 	install -m 0755 -D $(OUTPUT)/spanprof $(DESTDIR)$(prefix)/bin/spanprof

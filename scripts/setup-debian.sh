@@ -10,8 +10,9 @@ apt-get install -y -qq --no-install-recommends \
 	clang llvm libbpf-dev bpftool \
 	libelf-dev libdw-dev zlib1g-dev \
 	libcurl4-openssl-dev libprotobuf-c-dev protobuf-c-compiler \
-	libyaml-dev libmicrohttpd-dev \
-	libcmocka-dev golang-go binutils >/dev/null
+	libyaml-dev libmicrohttpd-dev libjson-c-dev \
+	libcmocka-dev golang-go binutils \
+	python3 ruby ruby-minitest >/dev/null
 if [ ! -e /sys/kernel/tracing/events ]; then
 	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null ||
 		echo "note: could not mount tracefs; dlopen'ed hooks will be found by the periodic rescan"

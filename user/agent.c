@@ -11,44 +11,18 @@
 #include <bpf/libbpf.h>
 
 #include "agent.h"
-#include "hook_registry.h"
-#include "loader.h"
+#include "agent_int.h"
 #include "local_out.h"
 #include "log.h"
 #include "preflight.h"
 #include "proc_maps.h"
-#include "scan_queue.h"
-#include "spanprof_types.h"
+#include "upload.h"
 
-#define NS_PER_MS 1000000ull
-#define NS_PER_S 1000000000ull
 /* A process that just exec'd or mapped code is scanned this much later, once per burst. */
 #define SCAN_DELAY_NS (50 * NS_PER_MS)
 #define POLL_MAX_MS 100
 /* Time for programs that read the old window slot to finish before the window is drained. */
 #define FLIP_SETTLE_US 2000
-
-struct agent {
-	const struct spanprof_config *cfg;
-	struct loader *loader;
-	struct symcache *symcache;
-	struct proc_table *procs;
-	struct hook_registry *hooks;
-	struct aggregate *agg;
-	struct ring_buffer *events;
-	struct scan_queue scans;
-	unsigned int file_seq;
-	uint64_t profiles_written, write_errors;
-	uint64_t last_drops[SPANPROF_DROP__COUNT];
-};
-
-static uint64_t now_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
-}
 
 static int is_target(const struct agent *a, pid_t pid)
 {
@@ -120,7 +94,7 @@ static int on_proc_event(void *ctx, void *data, size_t size)
 		hook_registry_forget_pid(a->hooks, ev->pid);
 		proc_table_mark_exited(a->procs, ev->pid);
 	} else if (ev->type == SPANPROF_PROC_SCAN) {
-		if (scan_queue_push(&a->scans, ev->pid, now_ns(CLOCK_MONOTONIC) + SCAN_DELAY_NS))
+		if (scan_queue_push(&a->scans, ev->pid, agent_now_ns(CLOCK_MONOTONIC) + SCAN_DELAY_NS))
 			loader_scan_done(a->loader, ev->pid); /* let a later event try again */
 	}
 	return 0;
@@ -141,85 +115,7 @@ static void drain(struct agent *a)
 	aggregate_drain(a->agg, w);
 	/* Exited processes' last samples were in that window: their caches can go now. */
 	proc_table_sweep_exited(a->procs, forget_exited, a);
-}
-
-static int write_profile(void *ctx, const char *service, int64_t start_ns,
-			 struct pprof_builder *b)
-{
-	uint8_t *raw = NULL, *gz = NULL;
-	size_t raw_len, gz_len;
-	struct agent *a = ctx;
-	int err;
-
-	err = pprof_builder_encode(b, &raw, &raw_len);
-	if (!err)
-		err = pprof_gzip(raw, raw_len, &gz, &gz_len);
-	if (err) {
-		log_err(err, "encode profile of service %s", service);
-		goto out_free;
-	}
-	err = local_out_write(a->cfg->output_dir, start_ns, a->file_seq++, service, gz, gz_len, NULL,
-			      0);
-out_free:
-	if (err)
-		a->write_errors++;
-	else
-		a->profiles_written++;
-	free(raw);
-	free(gz);
-	return err;
-}
-
-static const char *const drop_names[SPANPROF_DROP__COUNT] = {
-	[SPANPROF_DROP_COUNTS_FULL] = "counts_map_full",
-	[SPANPROF_DROP_USER_STACK] = "user_stack_lost",
-	[SPANPROF_DROP_KERN_STACK] = "kernel_stack_lost",
-	[SPANPROF_DROP_SPAN_READ] = "span_read_failed",
-	[SPANPROF_DROP_SPAN_STORAGE] = "span_storage_failed",
-	[SPANPROF_DROP_SPAN_BUSY] = "span_busy",
-	[SPANPROF_DROP_SPAN_VERSION] = "span_bad_version",
-	[SPANPROF_DROP_PROC_EVENT] = "proc_event_lost",
-	[SPANPROF_DROP_GOROUTINE_FULL] = "goroutine_map_full",
-	[SPANPROF_DROP_GOROUTINE_READ] = "goroutine_read_failed",
-};
-
-/* One log line per window; drops (BPF and user space) are warnings so they are never missed. */
-static void log_window(struct agent *a, size_t services)
-{
-	uint64_t drops[SPANPROF_DROP__COUNT] = { 0 }, delta;
-	struct hook_registry_stats hs;
-	struct aggregate_stats as;
-	char text[512] = "";
-	size_t len = 0, i;
-
-	loader_read_drops(a->loader, drops, SPANPROF_DROP__COUNT);
-	for (i = 0; i < SPANPROF_DROP__COUNT; i++) {
-		delta = drops[i] - a->last_drops[i];
-		a->last_drops[i] = drops[i];
-		if (delta && len < sizeof(text))
-			len += snprintf(text + len, sizeof(text) - len, " %s=%llu", drop_names[i],
-					(unsigned long long)delta);
-	}
-	aggregate_get_stats(a->agg, &as);
-	hook_registry_get_stats(a->hooks, &hs);
-	log_info("window written: %zu profiles; totals: samples=%llu in_spans=%llu hooks=%llu "
-		 "profiles=%llu write_errors=%llu",
-		 services, (unsigned long long)as.samples, (unsigned long long)as.samples_in_spans,
-		 (unsigned long long)hs.files_attached, (unsigned long long)a->profiles_written,
-		 (unsigned long long)a->write_errors);
-	if (len || as.service_overflow || as.encode_errors || a->scans.overflows)
-		log_warn(0, "drops:%s service_overflow=%llu encode_errors=%llu scan_overflow=%llu",
-			 text, (unsigned long long)as.service_overflow,
-			 (unsigned long long)as.encode_errors,
-			 (unsigned long long)a->scans.overflows);
-}
-
-static void flush(struct agent *a)
-{
-	uint64_t before = a->profiles_written + a->write_errors;
-
-	aggregate_flush(a->agg, now_ns(CLOCK_REALTIME), write_profile, a);
-	log_window(a, a->profiles_written + a->write_errors - before);
+	agent_publish_metrics(a);
 }
 
 static int setup(struct agent *a, const struct spanprof_config *cfg)
@@ -247,7 +143,8 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 	a->cfg = cfg;
 	scan_queue_init(&a->scans);
 	err = preflight_check();
-	err = err ?: local_out_prepare(cfg->output_dir);
+	err = err ?: agent_open_outputs(a);
+	err = err ?: agent_open_metrics(a);
 	if (err)
 		return err;
 	preflight_mount_tracefs();
@@ -266,6 +163,8 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 
 static void teardown(struct agent *a)
 {
+	agent_close_metrics(a);
+	agent_close_outputs(a);
 	ring_buffer__free(a->events);
 	aggregate_free(a->agg);
 	hook_registry_free(a->hooks);
@@ -301,7 +200,7 @@ static int poll_ms(uint64_t wait_ns)
 static void run_loop(struct agent *a, volatile sig_atomic_t *stop)
 {
 	const struct spanprof_config *cfg = a->cfg;
-	uint64_t now = now_ns(CLOCK_MONOTONIC), next_due;
+	uint64_t now = agent_now_ns(CLOCK_MONOTONIC), next_due;
 	uint64_t next_drain = now + cfg->drain_ms * NS_PER_MS;
 	uint64_t next_flush = now + cfg->interval_s * NS_PER_S;
 	uint64_t next_rescan = now + cfg->rescan_s * NS_PER_S;
@@ -312,7 +211,7 @@ static void run_loop(struct agent *a, volatile sig_atomic_t *stop)
 		next_due = earliest(earliest(next_drain, next_flush),
 				    earliest(end, scan_queue_next_due(&a->scans)));
 		ring_buffer__poll(a->events, next_due > now ? poll_ms(next_due - now) : 0);
-		now = now_ns(CLOCK_MONOTONIC);
+		now = agent_now_ns(CLOCK_MONOTONIC);
 		while (scan_queue_pop_due(&a->scans, now, &pid))
 			scan_pid(a, pid, 1);
 		/* A flush always drains first so it covers every sample up to now. */
@@ -321,7 +220,7 @@ static void run_loop(struct agent *a, volatile sig_atomic_t *stop)
 			next_drain = now + cfg->drain_ms * NS_PER_MS;
 		}
 		if (now >= next_flush) {
-			flush(a);
+			agent_flush(a);
 			next_flush += cfg->interval_s * NS_PER_S;
 		}
 		if (now >= next_rescan) {
@@ -340,15 +239,16 @@ int agent_run(const struct spanprof_config *cfg, volatile sig_atomic_t *stop)
 	err = err ?: setup(&a, cfg);
 	if (err)
 		goto out_teardown;
-	aggregate_start(a.agg, now_ns(CLOCK_REALTIME));
+	aggregate_start(a.agg, agent_now_ns(CLOCK_REALTIME));
 	scan_all(&a);
-	log_info("profiling %s at %u Hz; writing every %u s to %s",
+	metrics_set_ready(a.metrics, 1);
+	log_info("profiling %s at %u Hz, one profile per service every %u s%s%s",
 		 cfg->npids ? "selected processes" : "all processes", cfg->frequency, cfg->interval_s,
-		 cfg->output_dir);
+		 cfg->output_dir ? " into " : "", cfg->output_dir ? cfg->output_dir : "");
 	run_loop(&a, stop);
 	/* The final, partial window. */
 	drain(&a);
-	flush(&a);
+	agent_flush(&a);
 out_teardown:
 	teardown(&a);
 	return err;

@@ -24,8 +24,8 @@
 
 static const char usage_head[] =
 	"Usage: spanprof [OPTION]...\n"
-	"Samples on-CPU stacks of every process (or --pid) and labels each sample with the\n"
-	"OpenTelemetry span its thread had set through spanprof_span_set().\n";
+	"Samples on-CPU stacks of every process (or --pid) and labels each sample with\n"
+	"the OpenTelemetry span its thread had set through spanprof_span_set().\n";
 
 static const char usage_tail[] =
 	"\n"
@@ -92,7 +92,7 @@ void config_init(struct spanprof_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->frequency = 100;
 	cfg->interval_s = 15;
-	cfg->output_dir = "./spanprof-data";
+	cfg->output_dir = NULL; /* config_check() picks the default when there is no --server */
 	cfg->span_scope = SPAN_SCOPE_ROOT;
 	cfg->log_level = LOG_LEVEL_INFO;
 	cfg->log_format = LOG_FORMAT_LOGFMT;

@@ -14,6 +14,7 @@
 #include "pprof.h"
 
 #define CONFIG_MAX_PIDS 1024
+#define CONFIG_DEFAULT_OUTPUT "./spanprof-data"
 /* Pyroscope allows 30 labels per series; the uploader adds __name__ and service_name. */
 #define CONFIG_MAX_LABELS 28
 #define CONFIG_LABEL_NAME_MAX 1024
@@ -59,7 +60,7 @@ struct spanprof_config {
 	unsigned int frequency;      /* --frequency, Hz per CPU */
 	unsigned int interval_s;     /* --interval: seconds per written profile */
 	unsigned int duration_s;     /* --duration: stop after this long; 0 = until a signal */
-	const char *output_dir;      /* --output */
+	const char *output_dir;      /* --output; NULL: no local files (only with --server) */
 	enum span_scope span_scope;  /* --span-scope root|all */
 	int verbose;                 /* -v (also sets log_level to debug) */
 	enum log_level log_level;    /* --log-level, default info */

@@ -186,6 +186,11 @@ int config_check(struct spanprof_config *cfg, FILE *err)
 {
 	int ret = read_secrets(cfg, err);
 
+	/* Local files are the default output only when nothing is uploaded; with --server they are
+	 * written only if --output asks for them. */
+	if (!cfg->output_dir && !cfg->upload.server)
+		cfg->output_dir = CONFIG_DEFAULT_OUTPUT;
+
 	ret = ret ?: check_combinations(&cfg->upload, err);
 	return ret ?: check_readable(&cfg->upload, err);
 }

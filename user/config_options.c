@@ -259,7 +259,7 @@ const struct config_option config_options[CONFIG_OPT__COUNT] = {
 		"stop after SEC seconds, flushing the last window\n(default: until SIGINT/SIGTERM)",
 		"seconds, at least 1", UINT(duration_s, 1, 31 * 24 * 3600) },
 	[CONFIG_OPT_OUTPUT] = { "output", NULL, 'o', CONFIG_KIND_VALUE, A, 0, "DIR",
-		"where profiles are written (default ./spanprof-data)", "a directory path",
+		"profile dir (default ./spanprof-data unless --server)", "a directory path",
 		TEXT(FIELD(output_dir)) },
 	[CONFIG_OPT_SPAN_SCOPE] = { "span-scope", NULL, 0, CONFIG_KIND_VALUE, A, 0, "S",
 		"root (default): samples carry the local root span id;\n"

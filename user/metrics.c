@@ -195,3 +195,8 @@ int metrics_render(const struct metrics *m, FILE *out)
 	}
 	return ferror(out) ? -EIO : 0;
 }
+
+const char *metrics_drop_reason_name(unsigned int reason)
+{
+	return reason < METRIC_DROP__COUNT && drop_reasons[reason] ? drop_reasons[reason] : "unknown";
+}

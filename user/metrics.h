@@ -67,6 +67,10 @@ void metrics_set_at(struct metrics *m, enum metric_id id, unsigned int label, ui
 uint64_t metrics_get(const struct metrics *m, enum metric_id id, unsigned int label);
 
 /* Readiness for /readyz: false until the agent has attached and started sampling. */
+/* The label text of a drop reason (enum spanprof_drop or enum metric_drop), e.g.
+ * "counts_map_full"; "unknown" out of range. */
+const char *metrics_drop_reason_name(unsigned int reason);
+
 void metrics_set_ready(struct metrics *m, int ready);
 int metrics_is_ready(const struct metrics *m);
 

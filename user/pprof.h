@@ -40,6 +40,21 @@ size_t pprof_builder_sample_count(const struct pprof_builder *b);
  * Returns 0 or -ENOMEM. */
 int pprof_builder_encode(struct pprof_builder *b, uint8_t **out, size_t *len);
 
+/* Receives one chunk from pprof_builder_encode_chunks(): a complete encoded (uncompressed) profile
+ * of nsamples samples. buf belongs to the encoder and is only valid during the call.
+ * Returns 0 to go on, or a negative errno that stops the encoding and is passed back. */
+typedef int (*pprof_chunk_fn)(void *ctx, const uint8_t *buf, size_t len, size_t nsamples);
+
+/* Encodes the builder's samples, in the order they were added, as consecutive profiles of at
+ * most max_samples samples and max_bytes encoded bytes each (0: no limit), and calls fn once per
+ * profile. Each one is complete and valid on its own: the builder's period, sample type, time
+ * and duration, and only the strings, functions, mappings and locations its samples use, with
+ * ids renumbered from 1. A sample too big to fit max_bytes alone goes out alone (len > max_bytes
+ * tells the caller). An empty builder gives one empty profile. The builder is not changed.
+ * Returns 0, -EINVAL, -ENOMEM, or the first error fn returned. */
+int pprof_builder_encode_chunks(struct pprof_builder *b, size_t max_samples, size_t max_bytes,
+				pprof_chunk_fn fn, void *ctx);
+
 /* Gzips buf (RFC 1952, as pprof files are stored). *out is malloc'ed. Returns 0 or -errno. */
 int pprof_gzip(const uint8_t *buf, size_t len, uint8_t **out, size_t *out_len);
 

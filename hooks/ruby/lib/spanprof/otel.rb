@@ -1,0 +1,229 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# An OpenTelemetry SDK span processor that tells spanprof which span is active on each thread,
+# following Pyroscope's span-profile conventions (local root span, pyroscope.profile.id).
+require "uri"
+require "spanprof"
+
+module SpanProf
+  module Otel
+    PROFILE_ID_ATTRIBUTE = "pyroscope.profile.id"
+    PROFILE_URL_ATTRIBUTE = "pyroscope.profile.url"
+    CPU_PROFILE_TYPE = "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
+    INVALID_SPAN_ID = ("\0" * 8).b.freeze
+    MAX_DEPTH = 64 # spans a thread may have open at once before the oldest is forgotten
+
+    # One started, sampled span on a thread's stack; its packed struct is built lazily.
+    class Entry
+      attr_reader :span_id, :root_id, :root_name
+      attr_accessor :ended
+
+      def initialize(trace_id, span_id, root_id, root_name)
+        @trace_id, @span_id, @root_id, @root_name = trace_id, span_id, root_id, root_name
+        @ended = false
+      end
+
+      def pack
+        @pack ||= Native.pack_span(@trace_id, @span_id, @root_id || INVALID_SPAN_ID, @root_name)
+      end
+    end
+
+    # Calls spanprof's hook when a sampled span starts (it becomes the thread's active span) and
+    # when it finishes (the thread's previous span, normally its parent, is active again; or
+    # none). Add it to the tracer provider:
+    #
+    #   OpenTelemetry::SDK.configure do |c|
+    #     c.add_span_processor(SpanProf::Otel::SpanProcessor.new)
+    #   end
+    #
+    # Options:
+    #   root_span_only: (true) Pyroscope's convention: only local root spans (no parent, or a
+    #     remote parent) get pyroscope.profile.id, and samples taken in their child spans carry
+    #     the root's id and name. false: every span gets it and labels its own samples.
+    #   add_span_name: (true) pass the (root) span's name; the agent labels samples span_name.
+    #   add_url: (true) also set pyroscope.profile.url, a link to the service's CPU profile in
+    #     the Pyroscope UI around the span's start; only when pyroscope_url: is given.
+    #   pyroscope_url: the Pyroscope UI's base URL, e.g. "http://pyroscope:4040".
+    #   service_name: for that link; default as the agent derives it (OTEL_SERVICE_NAME,
+    #     service.name in OTEL_RESOURCE_ATTRIBUTES, else the process name).
+    #
+    # Only sampled spans are considered. Never raises into the application: an unexpected
+    # error is logged once and the span is skipped. Without libspanprof.so it does nothing.
+    class SpanProcessor
+      def initialize(root_span_only: true, add_span_name: true, add_url: true, pyroscope_url: nil,
+                     service_name: nil, hook: nil)
+        @hook = hook || SpanProf.hook
+        @root_span_only = root_span_only ? true : false
+        @add_span_name = add_span_name ? true : false
+        @url_base = add_url && pyroscope_url && !pyroscope_url.to_s.empty? ? pyroscope_url.to_s.chomp("/") : nil
+        @service_name = service_name || default_service_name if @url_base
+        @enabled = @hook.loaded?
+        @stack_key = :"__spanprof_stack_#{object_id}"
+        @live = {} # span_id -> [entry, the owning thread's stack]
+        @live_lock = Mutex.new
+        @error_logged = false
+        @names = {} # span name -> its bounded bytes; names are few, encode once
+      end
+
+      # --- the SDK's SpanProcessor interface -----------------------------------------------
+      def on_start(span, parent_context)
+        start(span, parent_context) if @enabled
+      rescue StandardError => e
+        log_error("on_start", e)
+      end
+
+      # Newer SDKs may call this just before on_finish; nothing to do here.
+      def on_finishing(_span); end
+
+      def on_finish(span)
+        finish(span) if @enabled
+      rescue StandardError => e
+        log_error("on_finish", e)
+      end
+
+      def force_flush(timeout: nil) # rubocop:disable Lint/UnusedMethodArgument
+        success
+      end
+
+      # Stops the processor; the calling thread is left with no span.
+      def shutdown(timeout: nil) # rubocop:disable Lint/UnusedMethodArgument
+        if @enabled
+          @enabled = false
+          stack = Thread.current.thread_variable_get(@stack_key)
+          if stack && !stack.empty?
+            stack.clear
+            @hook.clear if @hook.active?
+          end
+          @live_lock.synchronize { @live.clear }
+        end
+        success
+      rescue StandardError => e
+        log_error("shutdown", e)
+        success
+      end
+
+      private
+
+      def start(span, parent_context)
+        ctx = span.context
+        return unless ctx.trace_flags.sampled?
+
+        root = nil
+        parent_id = span.parent_span_id
+        if @root_span_only && parent_id && parent_id != INVALID_SPAN_ID && !parent_remote?(parent_context)
+          found = @live_lock.synchronize { @live[parent_id] }
+          root = found&.first
+        end
+        entry =
+          if root
+            # A child: its samples belong to the local root (its own id goes along, for
+            # agents run with --span-scope all).
+            Entry.new(ctx.trace_id, ctx.span_id, root.root_id || root.span_id, root.root_name)
+          else
+            # A local root, or any span in all-spans scope. A local parent this processor never
+            # saw (added later, or unsampled) also lands here, so Grafana can find the span.
+            annotate(span, ctx)
+            Entry.new(ctx.trace_id, ctx.span_id, nil, @add_span_name ? name_bytes(span.name) : "".b)
+          end
+        push(entry)
+        activate(entry)
+      end
+
+      def push(entry)
+        stack = thread_stack
+        stack.pop while !stack.empty? && stack.last.ended # spans another thread finished
+        if stack.size >= MAX_DEPTH # spans that never finish must not grow the stack forever
+          dropped = stack.shift
+          @live_lock.synchronize { @live.delete(dropped.span_id) }
+        end
+        stack.push(entry)
+        @live_lock.synchronize { @live[entry.span_id] = [entry, stack] }
+      end
+
+      def finish(span)
+        entry, stack = @live_lock.synchronize { @live.delete(span.context.span_id) }
+        return unless entry # unsampled, or never seen
+
+        entry.ended = true
+        # Finished on another thread: the hook only speaks for the calling thread, so the owner
+        # drops the entry at its next span start or finish.
+        return unless stack.equal?(Thread.current.thread_variable_get(@stack_key))
+
+        popped = false
+        while !stack.empty? && stack.last.ended
+          stack.pop
+          popped = true
+        end
+        if popped
+          activate(stack.last)
+        else
+          stack.delete_if { |e| e.equal?(entry) } # finished out of order: nothing changes
+        end
+      end
+
+      def name_bytes(name)
+        @names[name] || (@names.size < 256 ? @names[name.dup.freeze] = Ids.name_bytes(name).freeze : Ids.name_bytes(name))
+      end
+
+      def activate(entry)
+        return unless @hook.active? # nobody listens: do not build the struct
+
+        entry ? @hook.set(entry.pack) : @hook.clear
+      end
+
+      def thread_stack
+        Thread.current.thread_variable_get(@stack_key) || Thread.current.thread_variable_set(@stack_key, [])
+      end
+
+      def parent_remote?(parent_context)
+        return false unless defined?(::OpenTelemetry::Trace) && ::OpenTelemetry::Trace.respond_to?(:current_span)
+
+        ::OpenTelemetry::Trace.current_span(parent_context).context.remote?
+      end
+
+      def annotate(span, ctx)
+        profile_id = ctx.span_id.unpack1("H*")
+        span.set_attribute(PROFILE_ID_ATTRIBUTE, profile_id)
+        span.set_attribute(PROFILE_URL_ATTRIBUTE, profile_url(span.name)) if @url_base
+      end
+
+      # The service's CPU profile in the Pyroscope UI from a minute before the span's start to
+      # an hour after. span_id is a sample label, not a series label, so the UI's query cannot
+      # select one span; Grafana's trace-to-profile link does that with pyroscope.profile.id.
+      def profile_url(name)
+        labels = [%(service_name="#{quote(@service_name)}")]
+        labels << %(span_name="#{quote(Ids.name_bytes(name).force_encoding(Encoding::UTF_8))}") if @add_span_name && name && !name.empty?
+        now = Time.now.to_i
+        query = URI.encode_www_form(query: "#{CPU_PROFILE_TYPE}{#{labels.join(",")}}", from: now - 60, until: now + 3600)
+        "#{@url_base}/?#{query}"
+      end
+
+      def quote(value)
+        value.to_s.gsub(/["\\]/) { |c| "\\#{c}" }
+      end
+
+      def default_service_name
+        return ENV["OTEL_SERVICE_NAME"] if ENV["OTEL_SERVICE_NAME"] && !ENV["OTEL_SERVICE_NAME"].empty?
+
+        ENV.fetch("OTEL_RESOURCE_ATTRIBUTES", "").split(",").each do |kv|
+          key, value = kv.split("=", 2)
+          return URI.decode_www_form_component(value.strip) if key&.strip == "service.name" && value
+        end
+        File.read("/proc/self/comm").strip
+      rescue StandardError
+        File.basename($PROGRAM_NAME)
+      end
+
+      def success
+        defined?(::OpenTelemetry::SDK::Trace::Export::SUCCESS) ? ::OpenTelemetry::SDK::Trace::Export::SUCCESS : 0
+      end
+
+      def log_error(where, err)
+        return if @error_logged
+
+        @error_logged = true
+        SpanProf.logger.warn("spanprof: SpanProcessor##{where} failed; span skipped (logged once): " \
+                             "#{err.class}: #{err.message}")
+      end
+    end
+  end
+end

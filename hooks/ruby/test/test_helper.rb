@@ -1,0 +1,137 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Stand-ins for the OpenTelemetry SDK objects a span processor receives, limited to what the SDK
+# documents (Span#context, #parent_span_id, #name, #set_attribute; SpanContext#trace_id/#span_id
+# binary Strings, #trace_flags.sampled?, #remote?; OpenTelemetry::Trace.current_span(context)),
+# and a fake hook that records what would reach spanprof_span_set().
+$LOAD_PATH.unshift(File.expand_path("../lib", __dir__))
+require "minitest/autorun"
+require "stringio"
+require "spanprof"
+require "spanprof/otel"
+
+module OpenTelemetry
+  # The one API call the processor makes: the span a parent context holds.
+  module Trace
+    def self.current_span(context = nil)
+      context&.span || FakeSpan::INVALID
+    end
+  end
+end
+
+FakeContext = Struct.new(:span)
+
+class FakeFlags
+  def initialize(sampled)
+    @sampled = sampled
+  end
+
+  def sampled?
+    @sampled
+  end
+end
+
+class FakeSpanContext
+  attr_reader :trace_id, :span_id, :trace_flags
+
+  def initialize(trace_id, span_id, sampled: true, remote: false)
+    @trace_id, @span_id, @trace_flags, @remote = trace_id, span_id, FakeFlags.new(sampled), remote
+  end
+
+  def remote?
+    @remote
+  end
+
+  def hex_span_id
+    @span_id.unpack1("H*")
+  end
+end
+
+class FakeSpan
+  TRACE = ["ab#{"00" * 14}cd"].pack("H*")
+  @next_id = 0x5a5a000000000001
+  class << self
+    def next_id
+      id = @next_id
+      @next_id += 1
+      [id].pack("Q>")
+    end
+  end
+
+  attr_reader :name, :context, :parent_span_id, :attributes, :parent_context
+
+  def initialize(name, trace_id: TRACE, parent: nil, sampled: true, remote: false)
+    @name = name
+    @context = FakeSpanContext.new(trace_id, FakeSpan.next_id, sampled: sampled, remote: remote)
+    @parent_span_id = parent ? parent.context.span_id : ("\0" * 8).b
+    @parent_context = FakeContext.new(parent)
+    @attributes = {}
+  end
+
+  INVALID = Struct.new(:context).new(FakeSpanContext.new(("\0" * 16).b, ("\0" * 8).b, sampled: false))
+
+  def set_attribute(key, value)
+    @attributes[key] = value
+    self
+  end
+
+  def child(name, sampled: @context.trace_flags.sampled?)
+    FakeSpan.new(name, trace_id: @context.trace_id, parent: self, sampled: sampled)
+  end
+
+  def hex
+    @context.span_id.unpack1("H*")
+  end
+end
+
+# A span received from another process: the remote parent of a local root.
+def remote_parent_span
+  FakeSpan.new("remote caller", remote: true)
+end
+
+class FakeHook
+  attr_accessor :active, :loaded, :calls
+
+  def initialize(active: true, loaded: true)
+    @active, @loaded, @calls, @lock = active, loaded, [], Mutex.new
+  end
+
+  def active?
+    @active
+  end
+
+  def loaded?
+    @loaded
+  end
+
+  def path
+    @loaded ? "/fake/libspanprof.so" : nil
+  end
+
+  def set(raw)
+    abi, reserved, trace, span, root, name = raw.unpack(SpanProf::Native::SPAN_FORMAT)
+    fields = { abi: abi, reserved: reserved, trace_id: trace.unpack1("H*"), span_id: span.unpack1("H*"),
+               root_span_id: root.unpack1("H*"), name: name.delete("\0").force_encoding(Encoding::UTF_8) }
+    @lock.synchronize { @calls << [:set, Thread.current, fields] }
+  end
+
+  def clear
+    @lock.synchronize { @calls << [:clear, Thread.current] }
+  end
+
+  # The calls so far as [:set, span_id, root_span_id, name] or [:clear]; forgets them.
+  def take
+    calls = @lock.synchronize { @calls.slice!(0..) }
+    calls.map { |c| c[0] == :set ? [:set, c[2][:span_id], c[2][:root_span_id], c[2][:name]] : [:clear] }
+  end
+end
+
+# Captures what SpanProf.logger writes during the block.
+def capture_spanprof_log
+  old = SpanProf.logger
+  io = StringIO.new
+  SpanProf.logger = Logger.new(io)
+  yield
+  io.string
+ensure
+  SpanProf.logger = old
+end

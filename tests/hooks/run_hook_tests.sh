@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Runs the language-hook suites: the given cmocka binaries (the C helper), then hooks/python's
+# unittest suite and hooks/ruby's minitest suite. Each suite runs even if an earlier one failed;
+# the last line sums them all: "N passed, N failed, N skipped". Exit status 1 on any failure.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+PYTHON=${PYTHON:-python3}
+RUBY=${RUBY:-ruby}
+passed=0 failed=0 skipped=0 status=0
+
+add() { # passed failed skipped
+	passed=$((passed + $1)) failed=$((failed + $2)) skipped=$((skipped + $3))
+}
+
+# A suite that crashed before printing its summary still counts as one failure.
+crashed() {
+	echo "FAILED: $1 printed no summary"
+	add 0 1 0
+	status=1
+}
+
+for bin in "$@"; do
+	echo "=== $bin"
+	out=$(mktemp)
+	"$bin" 2>&1 | tee "$out"
+	rc=${PIPESTATUS[0]}
+	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -n 1)
+	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -n 1)
+	s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$out" | tail -n 1)
+	rm -f "$out"
+	add "${p:-0}" "${f:-0}" "${s:-0}"
+	if [ "$rc" -ne 0 ]; then
+		status=1
+		[ -z "${f:-}" ] && crashed "$bin"
+	fi
+done
+
+echo "=== python: hooks/python (unittest)"
+out=$(mktemp)
+(cd "$top/hooks/python" && "$PYTHON" -m unittest discover -s tests -t . -v) 2>&1 | tee "$out"
+rc=${PIPESTATUS[0]}
+ran=$(sed -n 's/^Ran \([0-9]*\) tests\{0,1\} in .*/\1/p' "$out" | tail -n 1)
+last=$(grep -E '^(OK|FAILED)' "$out" | tail -n 1)
+rm -f "$out"
+if [ -n "$ran" ] && [ -n "$last" ]; then
+	f=$(echo "$last" | sed -n 's/.*failures=\([0-9]*\).*/\1/p')
+	e=$(echo "$last" | sed -n 's/.*errors=\([0-9]*\).*/\1/p')
+	s=$(echo "$last" | sed -n 's/.*skipped=\([0-9]*\).*/\1/p')
+	bad=$((${f:-0} + ${e:-0}))
+	add $((ran - bad - ${s:-0})) "$bad" "${s:-0}"
+	[ "$rc" -ne 0 ] && status=1
+else
+	crashed "the python suite"
+fi
+
+echo "=== ruby: hooks/ruby (minitest)"
+out=$(mktemp)
+# Test files come first, then "--", then minitest's own options (read from ARGV at exit).
+(cd "$top/hooks/ruby" && "$RUBY" -Ilib -Itest -e '
+	files = ARGV.take_while { |a| a != "--" }
+	ARGV.replace(ARGV.drop(files.size + 1))
+	files.sort.each { |f| require File.expand_path(f) }' test/test_*.rb -- -v) 2>&1 | tee "$out"
+rc=${PIPESTATUS[0]}
+line=$(grep -E '^[0-9]+ runs, [0-9]+ assertions, [0-9]+ failures, [0-9]+ errors, [0-9]+ skips' "$out" | tail -n 1)
+rm -f "$out"
+if [ -n "$line" ]; then
+	read -r runs f e s <<<"$(echo "$line" | sed 's/^\([0-9]*\) runs, [0-9]* assertions, \([0-9]*\) failures, \([0-9]*\) errors, \([0-9]*\) skips.*/\1 \2 \3 \4/')"
+	add $((runs - f - e - s)) $((f + e)) "$s"
+	[ "$rc" -ne 0 ] && status=1
+else
+	crashed "the ruby suite"
+fi
+
+echo "$passed passed, $failed failed, $skipped skipped"
+exit $status

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The agent's state, shared by the files that make up the agent (agent.c: set-up and run loop,
+ * agent_output.c: windows to files and uploads, agent_metrics.c: the agent's own metrics). */
+#ifndef SPANPROF_AGENT_INT_H
+#define SPANPROF_AGENT_INT_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include "aggregate.h"
+#include "config.h"
+#include "hook_registry.h"
+#include "loader.h"
+#include "metrics.h"
+#include "metrics_http.h"
+#include "proc_table.h"
+#include "scan_queue.h"
+#include "spanprof_types.h"
+#include "symcache.h"
+
+#define NS_PER_MS 1000000ull
+#define NS_PER_S 1000000000ull
+
+struct uploader;
+
+struct agent {
+	const struct spanprof_config *cfg;
+	struct loader *loader;
+	struct symcache *symcache;
+	struct proc_table *procs;
+	struct hook_registry *hooks;
+	struct aggregate *agg;
+	struct ring_buffer *events;
+	struct metrics *metrics;
+	struct metrics_http *http;  /* NULL without --metrics-addr */
+	struct uploader *uploader;  /* NULL without --server */
+	struct scan_queue scans;
+	unsigned int file_seq;
+	uint64_t profiles_written, write_errors;
+	uint64_t last_drops[SPANPROF_DROP__COUNT]; /* BPF drop counters at the last window */
+};
+
+static inline uint64_t agent_now_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
+}
+
+/* Prepares the local directory (when configured) and starts the uploader (with --server).
+ * Returns 0 or -errno (logged). agent_close_outputs() delivers or spools what is queued. */
+int agent_open_outputs(struct agent *a);
+void agent_close_outputs(struct agent *a);
+
+/* Creates the metrics registry and, with --metrics-addr, its HTTP server. Returns 0 or -errno
+ * (logged). */
+int agent_open_metrics(struct agent *a);
+void agent_close_metrics(struct agent *a);
+
+/* Hands every service's profile of the window that ends now to the outputs (local directory
+ * and/or uploader) and logs one line about the window. */
+void agent_flush(struct agent *a);
+
+/* Copies the counters of every part of the agent into its metrics registry. */
+void agent_publish_metrics(struct agent *a);
+
+#endif /* SPANPROF_AGENT_INT_H */

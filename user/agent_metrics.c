@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Publishes the counters kept by the BPF programs, the caches, the aggregator and the uploader
+ * into the agent's metrics registry (read by the /metrics endpoint). */
+#include <errno.h>
+
+#include "agent_int.h"
+#include "log.h"
+#include "upload.h"
+
+int agent_open_metrics(struct agent *a)
+{
+	a->metrics = metrics_new();
+	if (!a->metrics)
+		return log_err(-ENOMEM, "create the metrics registry");
+	if (a->cfg->metrics_addr) {
+		a->http = metrics_http_start(a->metrics, a->cfg->metrics_addr);
+		if (!a->http)
+			return -errno; /* logged with the address */
+	}
+	return 0;
+}
+
+void agent_close_metrics(struct agent *a)
+{
+	metrics_set_ready(a->metrics, 0);
+	metrics_http_stop(a->http);
+	metrics_free(a->metrics);
+	a->http = NULL;
+	a->metrics = NULL;
+}
+
+static void publish_kernel(struct agent *a)
+{
+	uint64_t drops[SPANPROF_DROP__COUNT], events[SPANPROF_EVENT__COUNT];
+	unsigned int i;
+
+	if (!loader_read_drops(a->loader, drops, SPANPROF_DROP__COUNT))
+		for (i = 0; i < SPANPROF_DROP__COUNT; i++)
+			metrics_set_at(a->metrics, METRIC_SAMPLES_DROPPED, i, drops[i]);
+	if (!loader_read_events(a->loader, events, SPANPROF_EVENT__COUNT)) {
+		metrics_set_at(a->metrics, METRIC_SPAN_EVENTS, METRIC_SPAN_SET,
+			       events[SPANPROF_EVENT_SPAN_SET]);
+		metrics_set_at(a->metrics, METRIC_SPAN_EVENTS, METRIC_SPAN_CLEAR,
+			       events[SPANPROF_EVENT_SPAN_CLEAR]);
+	}
+}
+
+static void publish_user(struct agent *a)
+{
+	struct hook_registry_stats hs;
+	struct symcache_stats ss;
+	struct aggregate_stats as;
+
+	aggregate_get_stats(a->agg, &as);
+	metrics_set(a->metrics, METRIC_SAMPLES, as.samples);
+	metrics_set_at(a->metrics, METRIC_SAMPLES_DROPPED, METRIC_DROP_SERVICE_OVERFLOW,
+		       as.service_overflow);
+	metrics_set_at(a->metrics, METRIC_SAMPLES_DROPPED, METRIC_DROP_ENCODE_ERROR,
+		       as.encode_errors);
+	hook_registry_get_stats(a->hooks, &hs);
+	metrics_set(a->metrics, METRIC_HOOKS_ATTACHED, hs.files_attached);
+	metrics_set(a->metrics, METRIC_PROCESSES_TRACKED, proc_table_count(a->procs));
+	symcache_get_stats(a->symcache, &ss);
+	metrics_set_at(a->metrics, METRIC_SYMCACHE_ENTRIES, METRIC_SYMCACHE_MODULES, ss.modules);
+	metrics_set_at(a->metrics, METRIC_SYMCACHE_ENTRIES, METRIC_SYMCACHE_PIDS, ss.pids);
+	metrics_set_at(a->metrics, METRIC_SYMCACHE_LOOKUPS, METRIC_LOOKUP_HIT, ss.hits);
+	metrics_set_at(a->metrics, METRIC_SYMCACHE_LOOKUPS, METRIC_LOOKUP_MISS, ss.misses);
+	metrics_set(a->metrics, METRIC_PROFILES_WRITTEN, a->profiles_written);
+	metrics_set(a->metrics, METRIC_PROFILE_WRITE_ERRORS, a->write_errors);
+}
+
+static void publish_upload(struct agent *a)
+{
+	struct upload_stats us;
+
+	if (!a->uploader)
+		return;
+	uploader_get_stats(a->uploader, &us);
+	metrics_set_at(a->metrics, METRIC_UPLOADS, METRIC_UPLOAD_OK, us.requests_ok);
+	metrics_set_at(a->metrics, METRIC_UPLOADS, METRIC_UPLOAD_RETRIED, us.requests_retried);
+	metrics_set_at(a->metrics, METRIC_UPLOADS, METRIC_UPLOAD_REJECTED, us.requests_failed_4xx);
+	metrics_set_at(a->metrics, METRIC_UPLOADS, METRIC_UPLOAD_FAILED,
+		       us.dropped_queue_full + us.dropped_spool_full + us.dropped_too_old +
+			       us.dropped_spool_error + us.dropped_shutdown);
+	metrics_set(a->metrics, METRIC_UPLOAD_RETRIES, us.retries);
+	metrics_set(a->metrics, METRIC_QUEUE_BYTES, us.queue_bytes);
+	metrics_set(a->metrics, METRIC_SPOOL_BYTES, us.spool_bytes);
+}
+
+void agent_publish_metrics(struct agent *a)
+{
+	publish_kernel(a);
+	publish_user(a);
+	publish_upload(a);
+}
