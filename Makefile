@@ -124,7 +124,7 @@ $(HOOK_A): $(OUTPUT)/hooks/span_hook.pic.o
 	$(Q)$(AR) rcs $@ $^
 
 # --- tests ---------------------------------------------------------------------------------
-$(OUTPUT)/tests/%.o: tests/%.c
+$(OUTPUT)/tests/%.o: tests/%.c | $(PROTO_C)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests/helpers -c $< -o $@
@@ -273,6 +273,12 @@ install: all
 	install -m 0644 -D include/spanprof.h $(DESTDIR)$(prefix)/include/spanprof.h
 	install -m 0755 -D $(HOOK_SO) $(DESTDIR)$(prefix)/lib/libspanprof.so
 	install -m 0644 -D $(HOOK_A) $(DESTDIR)$(prefix)/lib/libspanprof.a
+	install -m 0755 -d $(DESTDIR)$(systemdsystemunitdir)
+	sed 's|/usr/local/bin/spanprof|$(prefix)/bin/spanprof|' deploy/systemd/spanprof.service \
+		> $(DESTDIR)$(systemdsystemunitdir)/spanprof.service
+	chmod 0644 $(DESTDIR)$(systemdsystemunitdir)/spanprof.service
+	test -e $(DESTDIR)/etc/default/spanprof || \
+		install -m 0600 -D deploy/systemd/spanprof.env $(DESTDIR)/etc/default/spanprof
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h

@@ -118,6 +118,19 @@ static void drain(struct agent *a)
 	agent_publish_metrics(a);
 }
 
+/* On Kubernetes (service-account token, KUBERNETES_SERVICE_HOST, NODE_NAME), profiles get pod
+ * labels; elsewhere this is quietly off. */
+static int start_k8s(struct agent *a)
+{
+	struct k8s_meta_options ko = { 0 };
+
+	a->k8s = k8s_meta_new(&ko);
+	if (!a->k8s && errno != ENOENT)
+		return -errno; /* logged */
+	proc_table_set_k8s(a->procs, a->k8s);
+	return 0;
+}
+
 static int setup(struct agent *a, const struct spanprof_config *cfg)
 {
 	struct loader_options lo = {
@@ -158,7 +171,7 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 	a->events = loader_proc_events(a->loader, on_proc_event, a);
 	if (!a->symcache || !a->procs || !a->hooks || !a->agg || !a->events)
 		return log_err(-ENOMEM, "set up the agent's caches");
-	return 0;
+	return start_k8s(a);
 }
 
 static void teardown(struct agent *a)
@@ -167,6 +180,7 @@ static void teardown(struct agent *a)
 	agent_close_outputs(a);
 	ring_buffer__free(a->events);
 	aggregate_free(a->agg);
+	k8s_meta_free(a->k8s);
 	hook_registry_free(a->hooks);
 	proc_table_free(a->procs);
 	symcache_free(a->symcache);

@@ -133,11 +133,25 @@ static const uint64_t *read_stack(struct aggregate *a, int fd, __s32 id, uint64_
 	return ips;
 }
 
+/* Kubernetes placement labels of the sample's process; returns how many were set. */
+static size_t k8s_labels(const struct proc_info *proc, struct pprof_label *labels)
+{
+	size_t n = 0;
+
+	if (proc->k8s_namespace[0])
+		labels[n++] = (struct pprof_label){ "namespace", proc->k8s_namespace };
+	if (proc->k8s_pod[0])
+		labels[n++] = (struct pprof_label){ "pod", proc->k8s_pod };
+	if (proc->k8s_container[0])
+		labels[n++] = (struct pprof_label){ "container", proc->k8s_container };
+	return n;
+}
+
 static void add_key(struct aggregate *a, struct loader_window w, const struct sample_key *key,
 		    uint64_t count)
 {
 	char span_hex[17], trace_hex[33], name[SPANPROF_ABI_SPAN_NAME_MAX + 1];
-	struct pprof_label labels[3];
+	struct pprof_label labels[6];
 	const struct proc_info *proc;
 	struct proc_info scratch;
 	struct pprof_builder *b;
@@ -155,6 +169,7 @@ static void add_key(struct aggregate *a, struct loader_window w, const struct sa
 		      read_stack(a, w.stacks_fd, key->user_stack_id, a->user_ips),
 		      key->user_stack_id < 0 && key->user_stack_id != -EFAULT);
 	nlabels = span_labels(a, key, labels, span_hex, trace_hex, name);
+	nlabels += k8s_labels(proc, labels + nlabels);
 	if (pprof_builder_add_sample(b, a->resolve->frames, a->resolve->nframes, count, labels,
 				     nlabels)) {
 		a->stats.encode_errors += count;

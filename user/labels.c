@@ -244,6 +244,12 @@ static int process_name(const char *proc_root, pid_t pid, char *name, size_t siz
 
 int labels_service_for_pid(const char *proc_root, pid_t pid, char *out, size_t size)
 {
+	return labels_service_for_pid_or(proc_root, pid, NULL, out, size);
+}
+
+int labels_service_for_pid_or(const char *proc_root, pid_t pid, const char *fallback, char *out,
+			      size_t size)
+{
 	char path[4096], name[256];
 	ssize_t len;
 	char *env;
@@ -265,9 +271,9 @@ int labels_service_for_pid(const char *proc_root, pid_t pid, char *out, size_t s
 		log_debug("read %s: %s", path, strerror((int)-len));
 		len = 0;
 	}
-	err = process_name(proc_root, pid, name, sizeof(name));
+	err = fallback ? 0 : process_name(proc_root, pid, name, sizeof(name));
 	if (!err)
-		err = labels_service_from_environ(env, len, name, out, size);
+		err = labels_service_from_environ(env, len, fallback ? fallback : name, out, size);
 out_free_env:
 	free(env);
 	return err;

@@ -23,6 +23,11 @@ int labels_service_from_environ(const char *environ, size_t environ_len, const c
  * Returns 0, -ENOENT/-ESRCH when the process is gone, or -errno. */
 int labels_service_for_pid(const char *proc_root, pid_t pid, char *out, size_t size);
 
+/* Same, but when the process names no OTel service, `fallback` (if not NULL) is used instead of
+ * its executable's name (e.g. "<namespace>/<container>" on Kubernetes). */
+int labels_service_for_pid_or(const char *proc_root, pid_t pid, const char *fallback, char *out,
+			      size_t size);
+
 /* Lower-case hex of n bytes into out (2n+1 bytes, NUL-terminated). */
 void labels_hex(const uint8_t *bytes, size_t n, char *out);
 

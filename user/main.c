@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* spanprof: parse flags, install signal handlers, run the agent. No logic of its own. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <curl/curl.h>
 
 #include "agent.h"
 #include "config.h"
@@ -39,7 +42,14 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* Before any thread exists: the uploader and the Kubernetes watcher both use libcurl. */
+	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
+		log_err(-ENOMEM, "initialise libcurl");
+		config_release(&cfg);
+		return EXIT_FAILURE;
+	}
 	status = agent_run(&cfg, &stop_requested) ? EXIT_FAILURE : EXIT_SUCCESS;
+	curl_global_cleanup();
 	log_flush_suppressed();
 	config_release(&cfg);
 	return status;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Per-process facts the agent keeps: a chained hash of pid -> struct proc_info, bounded. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,7 @@ struct proc_table {
 	struct proc_node *buckets[NBUCKETS];
 	size_t count, max;
 	const char *proc_root;
+	struct k8s_meta *k8s; /* NULL off Kubernetes */
 };
 
 struct proc_table *proc_table_new(size_t max_procs, const char *proc_root)
@@ -56,13 +58,39 @@ static struct proc_node **slot_of(struct proc_table *t, pid_t pid)
 	return p;
 }
 
+/* Fills the Kubernetes fields; returns the service name to use for processes without an OTel
+ * name, or NULL. A miss remembers the pod cache generation so a later get can retry. */
+static const char *read_k8s(const struct proc_table *t, pid_t pid, struct proc_info *info,
+			    char *service, size_t size)
+{
+	struct k8s_labels kl;
+	int err;
+
+	info->k8s_generation = 0;
+	if (!t->k8s)
+		return NULL;
+	err = k8s_meta_lookup(t->k8s, t->proc_root, pid, &kl);
+	if (err == -ENOENT && kl.container_id[0])
+		info->k8s_generation = k8s_meta_generation(t->k8s); /* pod not seen yet */
+	if (err)
+		return NULL;
+	snprintf(info->k8s_namespace, sizeof(info->k8s_namespace), "%s", kl.namespace);
+	snprintf(info->k8s_pod, sizeof(info->k8s_pod), "%s", kl.pod);
+	snprintf(info->k8s_container, sizeof(info->k8s_container), "%s", kl.container);
+	return k8s_meta_service_name(&kl, service, size) ? NULL : service;
+}
+
 static void read_info(const struct proc_table *t, pid_t pid, struct proc_info *info)
 {
+	char k8s_service[LABELS_SERVICE_MAX];
+	const char *fallback;
 	int err;
 
 	memset(info, 0, sizeof(*info));
 	info->pid = pid;
-	err = labels_service_for_pid(t->proc_root, pid, info->service, sizeof(info->service));
+	fallback = read_k8s(t, pid, info, k8s_service, sizeof(k8s_service));
+	err = labels_service_for_pid_or(t->proc_root, pid, fallback, info->service,
+					sizeof(info->service));
 	if (err) {
 		if (err != -ENOENT && err != -ESRCH)
 			log_debug("service name of pid %d: %s", pid, strerror(-err));
@@ -92,8 +120,14 @@ const struct proc_info *proc_table_get(struct proc_table *t, pid_t pid, struct p
 {
 	struct proc_node **slot = slot_of(t, pid), *n;
 
-	if (*slot)
-		return &(*slot)->info;
+	if (*slot) {
+		n = *slot;
+		/* Its pod was unknown: look again once the pod cache has changed. */
+		if (n->info.k8s_generation && !n->info.exited &&
+		    k8s_meta_generation(t->k8s) != n->info.k8s_generation)
+			read_info(t, pid, &n->info);
+		return &n->info;
+	}
 	if (t->count >= t->max && !evict_exited(t))
 		goto out_scratch;
 	n = malloc(sizeof(*n));
@@ -107,6 +141,11 @@ const struct proc_info *proc_table_get(struct proc_table *t, pid_t pid, struct p
 out_scratch:
 	read_info(t, pid, scratch);
 	return scratch;
+}
+
+void proc_table_set_k8s(struct proc_table *t, struct k8s_meta *k8s)
+{
+	t->k8s = k8s;
 }
 
 void proc_table_refresh(struct proc_table *t, pid_t pid)

@@ -8,12 +8,18 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "k8s_meta.h"
 #include "labels.h"
 
 struct proc_info {
 	pid_t pid;
 	int exited; /* the process is gone; forget after the next drain */
 	char service[LABELS_SERVICE_MAX];
+	/* Kubernetes placement ("" when unknown or not on Kubernetes). */
+	char k8s_namespace[sizeof(((struct k8s_labels *)0)->namespace)];
+	char k8s_pod[sizeof(((struct k8s_labels *)0)->pod)];
+	char k8s_container[sizeof(((struct k8s_labels *)0)->container)];
+	uint64_t k8s_generation; /* pod cache generation of a lookup that missed; 0: resolved */
 };
 
 /* max_procs entries at most. NULL with errno on failure. */
@@ -24,6 +30,10 @@ void proc_table_free(struct proc_table *t); /* NULL-safe */
  * an exited entry is evicted; if there is none, the entry is filled in `scratch` (not kept).
  * Never NULL: a process already gone gets the service name "unknown_service". */
 const struct proc_info *proc_table_get(struct proc_table *t, pid_t pid, struct proc_info *scratch);
+
+/* With k8s set (not owned), entries also carry their pod's namespace/pod/container, and the
+ * service name of a process that names no OTel service is "<namespace>/<container>". */
+void proc_table_set_k8s(struct proc_table *t, struct k8s_meta *k8s);
 
 /* Re-reads pid's service name (after exec). */
 void proc_table_refresh(struct proc_table *t, pid_t pid);
