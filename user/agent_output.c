@@ -33,8 +33,8 @@ static int start_uploader(struct agent *a)
 	a->uploader = uploader_new(&o);
 	if (!a->uploader)
 		return -errno; /* uploader_new logged which option and why */
-	log_info("uploading to %s%s%s", up->server, up->spool_dir ? ", spool " : "",
-		 up->spool_dir ? up->spool_dir : "");
+	if (up->spool_dir)
+		log_info("undelivered profiles are spooled in %s", up->spool_dir);
 	return 0;
 }
 
