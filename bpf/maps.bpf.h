@@ -17,50 +17,50 @@
 #endif
 
 /* Per-thread span context, freed by the kernel with the task: a reused thread id starts empty. */
-#define THREAD_SPANS_MAP                                                                           \
-	struct {                                                                                   \
-		__uint(type, BPF_MAP_TYPE_TASK_STORAGE);                                           \
-		__uint(map_flags, BPF_F_NO_PREALLOC);                                              \
-		__type(key, int);                                                                  \
-		__type(value, struct thread_span);                                                 \
+#define THREAD_SPANS_MAP                                 \
+	struct {                                         \
+		__uint(type, BPF_MAP_TYPE_TASK_STORAGE); \
+		__uint(map_flags, BPF_F_NO_PREALLOC);    \
+		__type(key, int);                        \
+		__type(value, struct thread_span);       \
 	} thread_spans SEC(".maps")
 
 /* Span of each goroutine of Go processes (see struct goroutine_key). LRU: a goroutine that exits
  * inside a span is eventually evicted rather than filling the map. */
-#define GOROUTINE_SPANS_MAP                                                                        \
-	struct {                                                                                   \
-		__uint(type, BPF_MAP_TYPE_LRU_HASH);                                               \
-		__uint(max_entries, SPANPROF_MAX_GOROUTINES);                                      \
-		__type(key, struct goroutine_key);                                                 \
-		__type(value, struct thread_span);                                                 \
+#define GOROUTINE_SPANS_MAP                                   \
+	struct {                                              \
+		__uint(type, BPF_MAP_TYPE_LRU_HASH);          \
+		__uint(max_entries, SPANPROF_MAX_GOROUTINES); \
+		__type(key, struct goroutine_key);            \
+		__type(value, struct thread_span);            \
 	} goroutine_spans SEC(".maps")
 
 /* Processes whose hook is the Go one: their samples look spans up by goroutine. Written by
  * the agent. */
-#define GO_PIDS_MAP                                                                                \
-	struct {                                                                                   \
-		__uint(type, BPF_MAP_TYPE_HASH);                                                   \
-		__uint(max_entries, SPANPROF_MAX_GO_PIDS);                                         \
-		__type(key, __u32);                                                                \
-		__type(value, __u8);                                                               \
+#define GO_PIDS_MAP                                        \
+	struct {                                           \
+		__uint(type, BPF_MAP_TYPE_HASH);           \
+		__uint(max_entries, SPANPROF_MAX_GO_PIDS); \
+		__type(key, __u32);                        \
+		__type(value, __u8);                       \
 	} go_pids SEC(".maps")
 
 /* Drop counters by enum spanprof_drop, per CPU so the hot paths never contend. */
-#define DROP_COUNTS_MAP                                                                            \
-	struct {                                                                                   \
-		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);                                           \
-		__uint(max_entries, SPANPROF_DROP__COUNT);                                         \
-		__type(key, __u32);                                                                \
-		__type(value, __u64);                                                              \
+#define DROP_COUNTS_MAP                                    \
+	struct {                                           \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);   \
+		__uint(max_entries, SPANPROF_DROP__COUNT); \
+		__type(key, __u32);                        \
+		__type(value, __u64);                      \
 	} drop_counts SEC(".maps")
 
 /* Event counters by enum spanprof_event, per CPU. */
-#define EVENT_COUNTS_MAP                                                                           \
-	struct {                                                                                   \
-		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);                                           \
-		__uint(max_entries, SPANPROF_EVENT__COUNT);                                        \
-		__type(key, __u32);                                                                \
-		__type(value, __u64);                                                              \
+#define EVENT_COUNTS_MAP                                    \
+	struct {                                            \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);    \
+		__uint(max_entries, SPANPROF_EVENT__COUNT); \
+		__type(key, __u32);                         \
+		__type(value, __u64);                       \
 	} event_counts SEC(".maps")
 
 /* Adds one to a per-CPU counter; the array lookup cannot fail for an index below max_entries. */

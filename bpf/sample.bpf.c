@@ -28,20 +28,20 @@ struct {
 } target_pids SEC(".maps");
 
 /* Sizes are set by the agent before load (bpf_map__set_max_entries). */
-#define STACK_MAP(name)                                                                            \
-	struct {                                                                                   \
-		__uint(type, BPF_MAP_TYPE_STACK_TRACE);                                            \
-		__uint(max_entries, SPANPROF_DEFAULT_STACKS);                                      \
-		__uint(key_size, sizeof(__u32));                                                   \
-		__uint(value_size, SPANPROF_MAX_STACK_DEPTH * sizeof(__u64));                      \
+#define STACK_MAP(name)                                                       \
+	struct {                                                              \
+		__uint(type, BPF_MAP_TYPE_STACK_TRACE);                       \
+		__uint(max_entries, SPANPROF_DEFAULT_STACKS);                 \
+		__uint(key_size, sizeof(__u32));                              \
+		__uint(value_size, SPANPROF_MAX_STACK_DEPTH * sizeof(__u64)); \
 	} name SEC(".maps")
 
-#define COUNT_MAP(name)                                                                            \
-	struct {                                                                                   \
-		__uint(type, BPF_MAP_TYPE_HASH);                                                   \
-		__uint(max_entries, SPANPROF_DEFAULT_COUNTS);                                      \
-		__type(key, struct sample_key);                                                    \
-		__type(value, __u64);                                                              \
+#define COUNT_MAP(name)                                       \
+	struct {                                              \
+		__uint(type, BPF_MAP_TYPE_HASH);              \
+		__uint(max_entries, SPANPROF_DEFAULT_COUNTS); \
+		__type(key, struct sample_key);               \
+		__type(value, __u64);                         \
 	} name SEC(".maps")
 
 STACK_MAP(stack_traces_0);

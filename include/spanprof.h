@@ -15,12 +15,14 @@ extern "C" {
 #define SPANPROF_SPAN_ABI_VERSION 1
 
 struct spanprof_span {
-	uint32_t abi_version;   /* SPANPROF_SPAN_ABI_VERSION */
-	uint32_t reserved;      /* zero */
-	uint8_t trace_id[16];   /* OTel trace id, big-endian bytes as in its hex form */
-	uint8_t span_id[8];     /* the span that is now active on this thread */
-	uint8_t root_span_id[8]; /* its local root span; all zero = the span is its own local root */
-	char name[SPANPROF_SPAN_NAME_MAX]; /* the local root span's name, NUL-terminated, truncated */
+	uint32_t abi_version; /* SPANPROF_SPAN_ABI_VERSION */
+	uint32_t reserved; /* zero */
+	uint8_t trace_id[16]; /* OTel trace id, big-endian bytes as in its hex form */
+	uint8_t span_id[8]; /* the span that is now active on this thread */
+	uint8_t root_span_id
+		[8]; /* its local root span; all zero = the span is its own local root */
+	char name
+		[SPANPROF_SPAN_NAME_MAX]; /* the local root span's name, NUL-terminated, truncated */
 };
 
 /*

@@ -29,7 +29,7 @@ struct span_ctx {
  * flips `current`, so a sample that interrupts the write still sees a whole span context. */
 struct thread_span {
 	__u32 current; /* index into slot[] of the live span */
-	__u32 active;  /* 0: no span active on this thread */
+	__u32 active; /* 0: no span active on this thread */
 	struct span_ctx slot[2];
 };
 
@@ -56,15 +56,15 @@ struct sample_key {
 /* Why a sample or span update was lost or degraded. Index into the drop_counts array. */
 enum spanprof_drop {
 	SPANPROF_DROP_COUNTS_FULL = 0, /* sample_counts map full: sample lost */
-	SPANPROF_DROP_USER_STACK,      /* user stack not recorded (map full/collision) */
-	SPANPROF_DROP_KERN_STACK,      /* kernel stack not recorded (map full/collision) */
-	SPANPROF_DROP_SPAN_READ,       /* hook's struct could not be read from user memory */
-	SPANPROF_DROP_SPAN_STORAGE,    /* task storage unavailable: span update lost */
-	SPANPROF_DROP_SPAN_BUSY,       /* sample could not read the thread's span (recursion guard) */
-	SPANPROF_DROP_SPAN_VERSION,    /* hook passed an unknown ABI version */
-	SPANPROF_DROP_PROC_EVENT,      /* proc_events ring buffer full: a rescan was missed */
-	SPANPROF_DROP_GOROUTINE_FULL,  /* goroutine_spans full: a Go span update was lost */
-	SPANPROF_DROP_GOROUTINE_READ,  /* the current goroutine could not be read from TLS */
+	SPANPROF_DROP_USER_STACK, /* user stack not recorded (map full/collision) */
+	SPANPROF_DROP_KERN_STACK, /* kernel stack not recorded (map full/collision) */
+	SPANPROF_DROP_SPAN_READ, /* hook's struct could not be read from user memory */
+	SPANPROF_DROP_SPAN_STORAGE, /* task storage unavailable: span update lost */
+	SPANPROF_DROP_SPAN_BUSY, /* sample could not read the thread's span (recursion guard) */
+	SPANPROF_DROP_SPAN_VERSION, /* hook passed an unknown ABI version */
+	SPANPROF_DROP_PROC_EVENT, /* proc_events ring buffer full: a rescan was missed */
+	SPANPROF_DROP_GOROUTINE_FULL, /* goroutine_spans full: a Go span update was lost */
+	SPANPROF_DROP_GOROUTINE_READ, /* the current goroutine could not be read from TLS */
 	SPANPROF_DROP__COUNT,
 };
 
@@ -77,15 +77,15 @@ enum spanprof_proc_event_type {
 /* Record in the proc_events ring buffer. */
 struct spanprof_proc_event {
 	__u32 type; /* enum spanprof_proc_event_type */
-	__u32 pid;  /* tgid, in the agent's pid namespace */
+	__u32 pid; /* tgid, in the agent's pid namespace */
 };
 
 /* Counters the programs keep besides drops (index into event_counts). */
 enum spanprof_event {
 	SPANPROF_EVENT_SAMPLES = 0, /* samples counted */
-	SPANPROF_EVENT_IDLE,        /* samples of the idle task, not counted */
-	SPANPROF_EVENT_SPAN_SET,    /* hook hits that set a span */
-	SPANPROF_EVENT_SPAN_CLEAR,  /* hook hits that cleared the span */
+	SPANPROF_EVENT_IDLE, /* samples of the idle task, not counted */
+	SPANPROF_EVENT_SPAN_SET, /* hook hits that set a span */
+	SPANPROF_EVENT_SPAN_CLEAR, /* hook hits that cleared the span */
 	SPANPROF_EVENT__COUNT,
 };
 

@@ -94,7 +94,8 @@ static int on_proc_event(void *ctx, void *data, size_t size)
 		hook_registry_forget_pid(a->hooks, ev->pid);
 		proc_table_mark_exited(a->procs, ev->pid);
 	} else if (ev->type == SPANPROF_PROC_SCAN) {
-		if (scan_queue_push(&a->scans, ev->pid, agent_now_ns(CLOCK_MONOTONIC) + SCAN_DELAY_NS))
+		if (scan_queue_push(&a->scans, ev->pid,
+				    agent_now_ns(CLOCK_MONOTONIC) + SCAN_DELAY_NS))
 			loader_scan_done(a->loader, ev->pid); /* let a later event try again */
 	}
 	return 0;
@@ -134,22 +135,32 @@ static int start_k8s(struct agent *a)
 static int setup(struct agent *a, const struct spanprof_config *cfg)
 {
 	struct loader_options lo = {
-		.frequency = cfg->frequency, .pids = cfg->pids, .npids = cfg->npids,
-		.stack_entries = cfg->stack_entries, .count_entries = cfg->count_entries,
+		.frequency = cfg->frequency,
+		.pids = cfg->pids,
+		.npids = cfg->npids,
+		.stack_entries = cfg->stack_entries,
+		.count_entries = cfg->count_entries,
 	};
 	struct symcache_limits sl = {
-		.max_modules = cfg->max_modules, .max_pids = cfg->max_pid_snapshots,
-		.proc_root = cfg->proc_root, .debug_root = "/usr/lib/debug",
-		.kallsyms_path = "/proc/kallsyms", .perf_map_dir = "/tmp",
+		.max_modules = cfg->max_modules,
+		.max_pids = cfg->max_pid_snapshots,
+		.proc_root = cfg->proc_root,
+		.debug_root = "/usr/lib/debug",
+		.kallsyms_path = "/proc/kallsyms",
+		.perf_map_dir = "/tmp",
 	};
 	struct hook_registry_limits hl = {
-		.max_files = cfg->max_hook_files, .max_pids = cfg->max_procs,
-		.max_negative = 65536, .proc_root = cfg->proc_root,
+		.max_files = cfg->max_hook_files,
+		.max_pids = cfg->max_procs,
+		.max_negative = 65536,
+		.proc_root = cfg->proc_root,
 		.use_nop5 = preflight_uprobe_nop5_optimized(),
 	};
 	struct aggregate_options ao = {
-		.period_ns = NS_PER_S / cfg->frequency, .scope = cfg->span_scope,
-		.max_services = cfg->max_services, .max_keys = cfg->count_entries,
+		.period_ns = NS_PER_S / cfg->frequency,
+		.scope = cfg->span_scope,
+		.max_services = cfg->max_services,
+		.max_keys = cfg->count_entries,
 	};
 	int err;
 
@@ -257,8 +268,9 @@ int agent_run(const struct spanprof_config *cfg, volatile sig_atomic_t *stop)
 	scan_all(&a);
 	metrics_set_ready(a.metrics, 1);
 	log_info("profiling %s at %u Hz, one profile per service every %u s%s%s",
-		 cfg->npids ? "selected processes" : "all processes", cfg->frequency, cfg->interval_s,
-		 cfg->output_dir ? " into " : "", cfg->output_dir ? cfg->output_dir : "");
+		 cfg->npids ? "selected processes" : "all processes", cfg->frequency,
+		 cfg->interval_s, cfg->output_dir ? " into " : "",
+		 cfg->output_dir ? cfg->output_dir : "");
 	run_loop(&a, stop);
 	/* The final, partial window. */
 	drain(&a);

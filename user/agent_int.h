@@ -32,9 +32,9 @@ struct agent {
 	struct aggregate *agg;
 	struct ring_buffer *events;
 	struct metrics *metrics;
-	struct metrics_http *http;  /* NULL without --metrics-addr */
-	struct uploader *uploader;  /* NULL without --server */
-	struct k8s_meta *k8s;       /* NULL when not running on Kubernetes */
+	struct metrics_http *http; /* NULL without --metrics-addr */
+	struct uploader *uploader; /* NULL without --server */
+	struct k8s_meta *k8s; /* NULL when not running on Kubernetes */
 	struct scan_queue scans;
 	unsigned int file_seq;
 	uint64_t profiles_written, write_errors;

@@ -18,16 +18,23 @@ static int start_uploader(struct agent *a)
 	const struct config_upload *up = &a->cfg->upload;
 	struct upload_options o = {
 		.server_url = up->server,
-		.basic_user = up->basic_auth_user, .basic_password = up->basic_auth_password,
-		.bearer_token = up->bearer_token, .tenant = up->tenant,
-		.ca_file = up->ca_file, .client_cert = up->client_cert, .client_key = up->client_key,
+		.basic_user = up->basic_auth_user,
+		.basic_password = up->basic_auth_password,
+		.bearer_token = up->bearer_token,
+		.tenant = up->tenant,
+		.ca_file = up->ca_file,
+		.client_cert = up->client_cert,
+		.client_key = up->client_key,
 		.tls_insecure = up->tls_insecure,
-		.headers = up->headers, .nheaders = up->nheaders,
-		.static_labels = up->labels, .nstatic_labels = up->nlabels,
+		.headers = up->headers,
+		.nheaders = up->nheaders,
+		.static_labels = up->labels,
+		.nstatic_labels = up->nlabels,
 		.connect_timeout_ms = up->connect_timeout_s * 1000,
 		.total_timeout_ms = up->upload_timeout_s * 1000,
 		.queue_bytes = up->queue_bytes,
-		.spool_dir = up->spool_dir, .spool_bytes = up->spool_bytes,
+		.spool_dir = up->spool_dir,
+		.spool_bytes = up->spool_bytes,
 	};
 
 	a->uploader = uploader_new(&o);
@@ -75,8 +82,7 @@ static int write_local(struct agent *a, const char *service, int64_t start_ns,
 	return err;
 }
 
-static int write_profile(void *ctx, const char *service, int64_t start_ns,
-			 struct pprof_builder *b)
+static int write_profile(void *ctx, const char *service, int64_t start_ns, struct pprof_builder *b)
 {
 	int64_t end_ns = agent_now_ns(CLOCK_REALTIME);
 	struct agent *a = ctx;

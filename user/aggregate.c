@@ -25,8 +25,8 @@ struct aggregate {
 	struct service_profile *services; /* opts.max_services slots, `nservices` used */
 	size_t nservices;
 	int64_t window_start_ns;
-	struct sample_key *keys;          /* scratch for one drain, opts.max_keys entries */
-	struct stack_resolve *resolve;    /* scratch for one sample's frames */
+	struct sample_key *keys; /* scratch for one drain, opts.max_keys entries */
+	struct stack_resolve *resolve; /* scratch for one sample's frames */
 	uint64_t kern_ips[SPANPROF_MAX_STACK_DEPTH], user_ips[SPANPROF_MAX_STACK_DEPTH];
 	struct aggregate_stats stats;
 };

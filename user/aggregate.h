@@ -14,23 +14,23 @@
 
 enum span_scope {
 	SPAN_SCOPE_ROOT = 0, /* span_id = the local root span (Pyroscope's convention) */
-	SPAN_SCOPE_ALL,      /* span_id = the span active at the sample */
+	SPAN_SCOPE_ALL, /* span_id = the span active at the sample */
 };
 
 struct aggregate_options {
-	int64_t period_ns;       /* 1e9 / frequency */
+	int64_t period_ns; /* 1e9 / frequency */
 	enum span_scope scope;
-	size_t max_services;     /* services per window; samples beyond are dropped and counted */
-	uint32_t max_keys;       /* the count map's size (keys drained per window at most) */
+	size_t max_services; /* services per window; samples beyond are dropped and counted */
+	uint32_t max_keys; /* the count map's size (keys drained per window at most) */
 };
 
 struct aggregate_stats {
-	uint64_t samples;           /* samples drained (sum of counts) */
-	uint64_t samples_in_spans;  /* ... of which carried a span */
-	uint64_t keys;              /* distinct keys drained */
-	uint64_t service_overflow;  /* samples dropped: too many services in one window */
-	uint64_t encode_errors;     /* samples dropped: builder failure (ENOMEM) */
-	uint64_t map_errors;        /* failed BPF map reads (each logged) */
+	uint64_t samples; /* samples drained (sum of counts) */
+	uint64_t samples_in_spans; /* ... of which carried a span */
+	uint64_t keys; /* distinct keys drained */
+	uint64_t service_overflow; /* samples dropped: too many services in one window */
+	uint64_t encode_errors; /* samples dropped: builder failure (ENOMEM) */
+	uint64_t map_errors; /* failed BPF map reads (each logged) */
 };
 
 /* sc and procs are not owned. NULL with errno on failure. */

@@ -7,10 +7,10 @@
 #include <stdint.h>
 
 struct hook_site {
-	uint64_t site_offset;      /* file offset of the 1-byte nop (the classic USDT site) */
-	uint64_t nop5_offset;      /* file offset of the following 5-byte nop; 0 if absent */
+	uint64_t site_offset; /* file offset of the 1-byte nop (the classic USDT site) */
+	uint64_t nop5_offset; /* file offset of the following 5-byte nop; 0 if absent */
 	uint64_t semaphore_offset; /* file offset of the 2-byte semaphore; 0 if none */
-	int is_go;                 /* the Go hook (hooks/go): spans belong to goroutines */
+	int is_go; /* the Go hook (hooks/go): spans belong to goroutines */
 };
 
 /* The Go hook has no ELF note (Go's linker cannot emit one): it is found by these symbol name

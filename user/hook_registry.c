@@ -20,7 +20,7 @@ struct hook_file {
 	uint64_t dev, inode;
 	struct bpf_link *link; /* NULL: free slot */
 	size_t users;
-	int is_go;             /* the Go hook: its users' samples look spans up by goroutine */
+	int is_go; /* the Go hook: its users' samples look spans up by goroutine */
 };
 
 struct hook_pid {
@@ -139,8 +139,8 @@ static struct hook_pid *find_pid(struct hook_registry *r, pid_t pid, int create)
 static long attach_file(struct hook_registry *r, pid_t pid, const struct proc_map *m,
 			const char *path, const struct hook_site *site)
 {
-	uint64_t offset = r->limits.use_nop5 && site->nop5_offset ? site->nop5_offset
-								  : site->site_offset;
+	uint64_t offset =
+		r->limits.use_nop5 && site->nop5_offset ? site->nop5_offset : site->site_offset;
 	struct bpf_link *link;
 	size_t i;
 
@@ -258,7 +258,8 @@ int hook_registry_update_pid(struct hook_registry *r, pid_t pid, const struct pr
 				r->files[now[i]].users = 1;
 				release_file(r, now[i]);
 			}
-		return log_warn(-ENOSPC, "pid %d maps a span hook but %zu processes are tracked already",
+		return log_warn(-ENOSPC,
+				"pid %d maps a span hook but %zu processes are tracked already",
 				pid, r->limits.max_pids);
 	}
 	for (i = 0; i < n; i++)

@@ -13,16 +13,16 @@
 struct loader;
 
 struct hook_registry_limits {
-	size_t max_files;    /* hook files attached at once */
-	size_t max_pids;     /* processes tracked as hook users */
+	size_t max_files; /* hook files attached at once */
+	size_t max_pids; /* processes tracked as hook users */
 	size_t max_negative; /* files remembered as "no hook here" */
 	const char *proc_root; /* "/proc" */
-	int use_nop5;        /* attach to the 5-byte nop when the file has one */
+	int use_nop5; /* attach to the 5-byte nop when the file has one */
 };
 
 struct hook_registry_stats {
 	uint64_t files_attached; /* now */
-	uint64_t pids_tracked;   /* now */
+	uint64_t pids_tracked; /* now */
 	uint64_t attaches, detaches, attach_errors, elf_errors, limit_drops;
 };
 

@@ -137,7 +137,8 @@ static void attach_mmap_events(struct loader *l)
 {
 	l->mmap_link = bpf_program__attach(l->skel->progs.on_mmap_enter);
 	if (!l->mmap_link)
-		log_warn(-errno, "attach tracepoint syscalls/sys_enter_mmap (is tracefs mounted at "
+		log_warn(-errno,
+			 "attach tracepoint syscalls/sys_enter_mmap (is tracefs mounted at "
 			 "/sys/kernel/tracing?): libraries loaded with dlopen() are found by the "
 			 "periodic rescan only");
 }
@@ -215,8 +216,10 @@ struct loader_window loader_flip_window(struct loader *l)
 	struct loader_window w;
 
 	__atomic_store_n(&l->skel->bss->window_slot, old ^ 1, __ATOMIC_SEQ_CST);
-	w.counts_fd = bpf_map__fd(old ? l->skel->maps.sample_counts_1 : l->skel->maps.sample_counts_0);
-	w.stacks_fd = bpf_map__fd(old ? l->skel->maps.stack_traces_1 : l->skel->maps.stack_traces_0);
+	w.counts_fd =
+		bpf_map__fd(old ? l->skel->maps.sample_counts_1 : l->skel->maps.sample_counts_0);
+	w.stacks_fd =
+		bpf_map__fd(old ? l->skel->maps.stack_traces_1 : l->skel->maps.stack_traces_0);
 	return w;
 }
 
@@ -224,8 +227,8 @@ struct bpf_link *loader_attach_hook(struct loader *l, const char *path, uint64_t
 				    uint64_t ref_ctr_offset, enum loader_hook_kind kind)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .ref_ctr_offset = ref_ctr_offset);
-	struct bpf_program *prog = kind == LOADER_HOOK_GO ? l->skel->progs.on_go_span_set
-							  : l->skel->progs.on_span_set;
+	struct bpf_program *prog =
+		kind == LOADER_HOOK_GO ? l->skel->progs.on_go_span_set : l->skel->progs.on_span_set;
 
 	return bpf_program__attach_uprobe_opts(prog, -1, path, offset, &opts);
 }

@@ -12,11 +12,11 @@ struct bpf_link;
 struct ring_buffer;
 
 struct loader_options {
-	unsigned int frequency;  /* samples per second per CPU */
-	const pid_t *pids;       /* only these processes (empty: all) */
+	unsigned int frequency; /* samples per second per CPU */
+	const pid_t *pids; /* only these processes (empty: all) */
 	size_t npids;
-	uint32_t stack_entries;  /* per window stack map size */
-	uint32_t count_entries;  /* per window count map size */
+	uint32_t stack_entries; /* per window stack map size */
+	uint32_t count_entries; /* per window count map size */
 };
 
 /* Map fds of one sampling window. */

@@ -49,9 +49,11 @@ static int check_caps(void)
 		return log_err(-errno, "cannot read this process's capabilities");
 	admin = has_cap(data, CAP_SYS_ADMIN);
 	if (!admin && !has_cap(data, CAP_BPF))
-		return log_err(-EPERM, "missing capability CAP_BPF (or CAP_SYS_ADMIN): run as root");
+		return log_err(-EPERM,
+			       "missing capability CAP_BPF (or CAP_SYS_ADMIN): run as root");
 	if (!admin && !has_cap(data, CAP_PERFMON))
-		return log_err(-EPERM, "missing capability CAP_PERFMON (or CAP_SYS_ADMIN): run as root");
+		return log_err(-EPERM,
+			       "missing capability CAP_PERFMON (or CAP_SYS_ADMIN): run as root");
 	return 0;
 }
 
@@ -64,9 +66,9 @@ int preflight_check(void)
 		return log_err(err, "cannot read the kernel version");
 	if (major < PREFLIGHT_MIN_KERNEL_MAJOR ||
 	    (major == PREFLIGHT_MIN_KERNEL_MAJOR && minor < PREFLIGHT_MIN_KERNEL_MINOR))
-		return log_err(-ENOSYS, "unsupported kernel %d.%d: spanprof needs Linux %d.%d or later",
-			       major, minor, PREFLIGHT_MIN_KERNEL_MAJOR,
-			       PREFLIGHT_MIN_KERNEL_MINOR);
+		return log_err(
+			-ENOSYS, "unsupported kernel %d.%d: spanprof needs Linux %d.%d or later",
+			major, minor, PREFLIGHT_MIN_KERNEL_MAJOR, PREFLIGHT_MIN_KERNEL_MINOR);
 	if (access("/sys/kernel/btf/vmlinux", R_OK))
 		return log_err(-ENOENT,
 			       "no kernel BTF at /sys/kernel/btf/vmlinux: spanprof needs a kernel "

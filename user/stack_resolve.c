@@ -67,8 +67,8 @@ static void add_stack(struct stack_resolve *r, struct symcache *sc, pid_t pid, c
 	}
 }
 
-void stack_resolve(struct stack_resolve *r, struct symcache *sc, pid_t pid, const uint64_t *kern_ips,
-		   int lost_kern, const uint64_t *user_ips, int lost_user)
+void stack_resolve(struct stack_resolve *r, struct symcache *sc, pid_t pid,
+		   const uint64_t *kern_ips, int lost_kern, const uint64_t *user_ips, int lost_user)
 {
 	r->nframes = 0;
 	r->used = 0;

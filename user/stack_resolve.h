@@ -26,7 +26,8 @@ struct stack_resolve {
  * stack the BPF side could not record: a "[kernel stack lost]"/"[user stack lost]" frame stands in.
  * Return addresses (all user frames but the leaf) are looked up at address - 1 so the line is the
  * call's, while the frame keeps the real address. */
-void stack_resolve(struct stack_resolve *r, struct symcache *sc, pid_t pid, const uint64_t *kern_ips,
-		   int lost_kern, const uint64_t *user_ips, int lost_user);
+void stack_resolve(struct stack_resolve *r, struct symcache *sc, pid_t pid,
+		   const uint64_t *kern_ips, int lost_kern, const uint64_t *user_ips,
+		   int lost_user);
 
 #endif /* SPANPROF_STACK_RESOLVE_H */

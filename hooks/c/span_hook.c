@@ -13,27 +13,27 @@ __attribute__((section(".probes"), used)) volatile unsigned short spanprof_span_
 
 /* The note descriptor: site address, .stapsdt.base address (for prelink adjustment), semaphore
  * address, then provider, probe name and the argument spec, as the stapsdt format defines. */
-#define SPANPROF_NOTE(arg_spec)                                                                    \
-	".pushsection .note.stapsdt,\"\",\"note\"\n"                                               \
-	".balign 4\n"                                                                              \
-	".4byte 992f-991f, 994f-993f, 3\n"                                                         \
-	"991: .asciz \"stapsdt\"\n"                                                                \
-	"992: .balign 4\n"                                                                         \
-	"993: .8byte 990b\n"                                                                       \
-	".8byte _.stapsdt.base\n"                                                                  \
-	".8byte spanprof_span_set_semaphore\n"                                                     \
-	".asciz \"spanprof\"\n"                                                                    \
-	".asciz \"span_set\"\n"                                                                    \
-	".asciz \"" arg_spec "\"\n"                                                                \
-	"994: .balign 4\n"                                                                         \
-	".popsection\n"                                                                            \
-	".ifndef _.stapsdt.base\n"                                                                 \
-	".pushsection .stapsdt.base,\"aG\",\"progbits\",.stapsdt.base,comdat\n"                    \
-	".weak _.stapsdt.base\n"                                                                   \
-	".hidden _.stapsdt.base\n"                                                                 \
-	"_.stapsdt.base: .space 1\n"                                                               \
-	".size _.stapsdt.base, 1\n"                                                                \
-	".popsection\n"                                                                            \
+#define SPANPROF_NOTE(arg_spec)                                                 \
+	".pushsection .note.stapsdt,\"\",\"note\"\n"                            \
+	".balign 4\n"                                                           \
+	".4byte 992f-991f, 994f-993f, 3\n"                                      \
+	"991: .asciz \"stapsdt\"\n"                                             \
+	"992: .balign 4\n"                                                      \
+	"993: .8byte 990b\n"                                                    \
+	".8byte _.stapsdt.base\n"                                               \
+	".8byte spanprof_span_set_semaphore\n"                                  \
+	".asciz \"spanprof\"\n"                                                 \
+	".asciz \"span_set\"\n"                                                 \
+	".asciz \"" arg_spec "\"\n"                                             \
+	"994: .balign 4\n"                                                      \
+	".popsection\n"                                                         \
+	".ifndef _.stapsdt.base\n"                                              \
+	".pushsection .stapsdt.base,\"aG\",\"progbits\",.stapsdt.base,comdat\n" \
+	".weak _.stapsdt.base\n"                                                \
+	".hidden _.stapsdt.base\n"                                              \
+	"_.stapsdt.base: .space 1\n"                                            \
+	".size _.stapsdt.base, 1\n"                                             \
+	".popsection\n"                                                         \
 	".endif\n"
 
 SPANPROF_EXPORT void spanprof_span_set(const struct spanprof_span *span)

@@ -61,8 +61,8 @@ static double time_calls(const struct spanprof_span *span, long n)
 	return best;
 }
 
-static double time_with_link(struct loader *l, const char *exe, uint64_t offset,
-			     uint64_t semaphore, const struct spanprof_span *span)
+static double time_with_link(struct loader *l, const char *exe, uint64_t offset, uint64_t semaphore,
+			     const struct spanprof_span *span)
 {
 	struct bpf_link *link = loader_attach_hook(l, exe, offset, semaphore, LOADER_HOOK_C);
 	double ns;
@@ -112,7 +112,9 @@ static int symbol_offset(const char *path, const char *name, uint64_t *offset)
 
 int main(void)
 {
-	struct loader_options lo = { .frequency = 100, .stack_entries = 1024, .count_entries = 1024 };
+	struct loader_options lo = { .frequency = 100,
+				     .stack_entries = 1024,
+				     .count_entries = 1024 };
 	struct spanprof_span span = { .abi_version = SPANPROF_SPAN_ABI_VERSION, .name = "bench" };
 	double none, nop5 = -1, nop1, entry = -1;
 	uint64_t entry_off = 0;

@@ -37,7 +37,8 @@ static struct pprof_builder *make_window(unsigned int seed, char names[][48])
 	struct pprof_builder *b = pprof_builder_new(10000000, 0, 15000000000LL);
 	struct sym_frame frames[80];
 	char span[17], trace[33];
-	struct pprof_label labels[3] = { { "span_id", span }, { "trace_id", trace },
+	struct pprof_label labels[3] = { { "span_id", span },
+					 { "trace_id", trace },
 					 { "span_name", "GET /api/orders" } };
 
 	for (int s = 0; b && s < STACKS_PER_SERVICE; s++) {
@@ -47,8 +48,9 @@ static struct pprof_builder *make_window(unsigned int seed, char names[][48])
 			memset(&frames[f], 0, sizeof(frames[f]));
 			frames[f].addr = 0x400000 + (rand_r(&seed) % FUNCS) * 64;
 			frames[f].has_mapping = 1;
-			frames[f].mapping = (struct sym_mapping){ 0x400000, 0x800000, 0, "/usr/bin/app",
-								  "0123456789abcdef" };
+			frames[f].mapping =
+				(struct sym_mapping){ 0x400000, 0x800000, 0, "/usr/bin/app",
+						      "0123456789abcdef" };
 			frames[f].nlines = 1;
 			frames[f].lines[0].function = names[(frames[f].addr - 0x400000) / 64];
 			frames[f].lines[0].file = "src/app.c";
@@ -96,7 +98,8 @@ int main(void)
 			b[s] = make_window(w * 1000 + s, names);
 		start = now_s();
 		for (s = 0; s < SERVICES; s++)
-			if (!b[s] || pprof_builder_encode_chunks(b[s], 16000, 4 << 20, push_chunk, &t))
+			if (!b[s] ||
+			    pprof_builder_encode_chunks(b[s], 16000, 4 << 20, push_chunk, &t))
 				return 1;
 		encode_s += now_s() - start;
 		for (s = 0; s < SERVICES; s++)

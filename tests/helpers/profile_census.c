@@ -30,7 +30,8 @@ static int has_kernel_frame(const Perftools__Profiles__Profile *p,
 {
 	for (size_t i = 0; i < s->n_location_id; i++) {
 		const Perftools__Profiles__Location *loc = pprof_location(p, s->location_id[i]);
-		const Perftools__Profiles__Mapping *m = loc ? pprof_mapping(p, loc->mapping_id) : NULL;
+		const Perftools__Profiles__Mapping *m =
+			loc ? pprof_mapping(p, loc->mapping_id) : NULL;
 		const char *file = m ? pprof_str(p, m->filename) : NULL;
 
 		if (file && !strcmp(file, "[kernel.kallsyms]"))

@@ -10,11 +10,11 @@
 #define CENSUS_MAX_SPANS 8
 
 struct census_func {
-	const char *name;       /* function to look for anywhere in the stack */
-	const char *want_span;  /* expected span_id label, or NULL for "no span label" */
-	uint64_t samples;       /* samples whose stack contains name */
-	uint64_t right_span;    /* ... whose span_id is want_span (or absent when want_span NULL) */
-	uint64_t with_trace;    /* ... that carry a 32-hex trace_id */
+	const char *name; /* function to look for anywhere in the stack */
+	const char *want_span; /* expected span_id label, or NULL for "no span label" */
+	uint64_t samples; /* samples whose stack contains name */
+	uint64_t right_span; /* ... whose span_id is want_span (or absent when want_span NULL) */
+	uint64_t with_trace; /* ... that carry a 32-hex trace_id */
 	char seen_span_name[64]; /* a span_name seen on those samples ("" if none) */
 };
 
@@ -24,10 +24,10 @@ struct census {
 	uint64_t total_samples; /* all samples of the service */
 	uint64_t unknown_frames; /* samples whose leaf frame is "[unknown...]" */
 	uint64_t kernel_samples; /* samples with a frame in the [kernel.kallsyms] mapping */
-	int files;              /* profiles read */
-	int go_checked;         /* ... that `go tool pprof -raw` parsed */
-	int go_missing;         /* 1 when go is not installed */
-	char go_error[512];     /* first go failure, if any */
+	int files; /* profiles read */
+	int go_checked; /* ... that `go tool pprof -raw` parsed */
+	int go_missing; /* 1 when go is not installed */
+	char go_error[512]; /* first go failure, if any */
 };
 
 /* Adds a function to watch. */

@@ -115,7 +115,7 @@ static void test_agent_reports_a_pid_that_does_not_exist(void **state)
 static void test_scope_all_and_process_exiting_mid_window(void **state)
 {
 	const char *dir = *state;
-	const char *argv[] = { "--output", dir, "--interval", "60", "--duration", "5",
+	const char *argv[] = { "--output",     dir,   "--interval", "60", "--duration", "5",
 			       "--span-scope", "all", NULL };
 	const char *work[] = { build_path("tests/workloads/span_workload"), "spans", "1", "1.5",
 			       NULL };
@@ -149,8 +149,8 @@ static void test_pid_filter_and_kernel_frames(void **state)
 {
 	const char *dir = *state;
 	char pid_arg[16], path[600];
-	const char *argv[] = { "--output", dir, "--pid", pid_arg, "--interval", "60", "--duration",
-			       "4", NULL };
+	const char *argv[] = { "--output", dir,		 "--pid", pid_arg, "--interval",
+			       "60",	   "--duration", "4",	  NULL };
 	const char *work[] = { build_path("tests/workloads/span_workload"), "syscalls", "1", "2",
 			       NULL };
 	const char *env[] = { "OTEL_SERVICE_NAME=it-syscalls", NULL };
@@ -190,14 +190,14 @@ static void test_pid_filter_and_kernel_frames(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_agent_rejects_bad_flag_with_usage_status, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_agent_rejects_bad_flag_with_usage_status,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_agent_names_the_missing_capability, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_agent_reports_a_pid_that_does_not_exist, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_scope_all_and_process_exiting_mid_window, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_scope_all_and_process_exiting_mid_window,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pid_filter_and_kernel_frames, setup, teardown),
 	};
 

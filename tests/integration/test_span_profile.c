@@ -120,7 +120,8 @@ static uint64_t check_span_census(struct fixture *fx, const char *service)
 static void test_spans_label_their_functions(void **state)
 {
 	struct fixture *fx = *state;
-	const char *argv[] = { build_path("tests/workloads/span_workload"), "spans", "2", "3", NULL };
+	const char *argv[] = { build_path("tests/workloads/span_workload"), "spans", "2", "3",
+			       NULL };
 	char service[64];
 	double cpu_s, attach_s;
 	uint64_t samples;
@@ -141,8 +142,8 @@ static void test_spans_label_their_functions(void **state)
 static void test_static_copy_in_executable_is_hooked(void **state)
 {
 	struct fixture *fx = *state;
-	const char *argv[] = { build_path("tests/workloads/span_workload_static"), "spans", "1", "2",
-			       NULL };
+	const char *argv[] = { build_path("tests/workloads/span_workload_static"), "spans", "1",
+			       "2", NULL };
 	char service[64];
 	double cpu_s, attach_s;
 
@@ -159,8 +160,9 @@ static void test_dlopened_copy_is_hooked(void **state)
 {
 	struct fixture *fx = *state;
 	char lib[512], cmd[1200], service[64];
-	const char *argv[] = { build_path("tests/workloads/span_workload_dl"), "dlopen", "1", "2", lib,
-			       NULL };
+	const char *argv[] = {
+		build_path("tests/workloads/span_workload_dl"), "dlopen", "1", "2", lib, NULL
+	};
 	double cpu_s, attach_s;
 
 	if (fx->skip)

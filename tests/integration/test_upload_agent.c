@@ -163,7 +163,8 @@ static void run_span_workload(const char *service, const char *seconds)
 static void test_agent_pushes_span_profiles_and_metrics_move(void **state)
 {
 	struct fixture *fx = *state;
-	const char *argv[] = { "--server", NULL, "--label", "env=ci", "--interval", "1",
+	const char *argv[] = { "--server",	 NULL,		"--label",
+			       "env=ci",	 "--interval",	"1",
 			       "--metrics-addr", "127.0.0.1:0", NULL };
 	size_t samples, right, pushes;
 	struct agent_proc *agent = &fx->agent;

@@ -43,11 +43,26 @@ static __attribute__((noinline)) void spin_until(double end)
 }
 
 /* One function per span: the profile must show each with its own span id. */
-static __attribute__((noinline)) void work_in_span_0(double end) { spin_until(end); }
-static __attribute__((noinline)) void work_in_span_1(double end) { spin_until(end); }
-static __attribute__((noinline)) void work_in_child_span(double end) { spin_until(end); }
-static __attribute__((noinline)) void work_outside_span(double end) { spin_until(end); }
-static __attribute__((noinline)) void work_after_tid_reuse(double end) { spin_until(end); }
+static __attribute__((noinline)) void work_in_span_0(double end)
+{
+	spin_until(end);
+}
+static __attribute__((noinline)) void work_in_span_1(double end)
+{
+	spin_until(end);
+}
+static __attribute__((noinline)) void work_in_child_span(double end)
+{
+	spin_until(end);
+}
+static __attribute__((noinline)) void work_outside_span(double end)
+{
+	spin_until(end);
+}
+static __attribute__((noinline)) void work_after_tid_reuse(double end)
+{
+	spin_until(end);
+}
 
 /* Spends its time in the kernel: the profile must show kernel frames under it. */
 static __attribute__((noinline)) void work_in_syscalls(double end)
@@ -61,7 +76,6 @@ static __attribute__((noinline)) void work_in_syscalls(double end)
 				break;
 	close(fd);
 }
-
 
 /* Span ids the test expects: 5a5a00000000000N, trace 7e7e...N; child span 3's root is span 2. */
 static void make_span(struct spanprof_span *s, int id, int root, const char *name)
