@@ -66,12 +66,16 @@ static const char *read_k8s(const struct proc_table *t, pid_t pid, struct proc_i
 	struct k8s_labels kl;
 	int err;
 
-	info->k8s_generation = 0;
+	info->k8s_pending = 0;
 	if (!t->k8s)
 		return NULL;
 	err = k8s_meta_lookup(t->k8s, t->proc_root, pid, &kl);
-	if (err == -ENOENT && kl.container_id[0])
-		info->k8s_generation = k8s_meta_generation(t->k8s); /* pod not seen yet */
+	/* A container the pod cache has not seen yet (or whose pod it knows, but not the container
+	 * itself): try again once the cache has changed. */
+	if ((err == -ENOENT && kl.container_id[0]) || (!err && !kl.container[0])) {
+		info->k8s_pending = 1;
+		info->k8s_generation = k8s_meta_generation(t->k8s);
+	}
 	if (err)
 		return NULL;
 	snprintf(info->k8s_namespace, sizeof(info->k8s_namespace), "%s", kl.namespace);
@@ -123,7 +127,7 @@ const struct proc_info *proc_table_get(struct proc_table *t, pid_t pid, struct p
 	if (*slot) {
 		n = *slot;
 		/* Its pod was unknown: look again once the pod cache has changed. */
-		if (n->info.k8s_generation && !n->info.exited &&
+		if (n->info.k8s_pending && !n->info.exited &&
 		    k8s_meta_generation(t->k8s) != n->info.k8s_generation)
 			read_info(t, pid, &n->info);
 		return &n->info;

@@ -19,7 +19,8 @@ struct proc_info {
 	char k8s_namespace[sizeof(((struct k8s_labels *)0)->namespace)];
 	char k8s_pod[sizeof(((struct k8s_labels *)0)->pod)];
 	char k8s_container[sizeof(((struct k8s_labels *)0)->container)];
-	uint64_t k8s_generation; /* pod cache generation of a lookup that missed; 0: resolved */
+	int k8s_pending;         /* the pod or container was unknown: look again later */
+	uint64_t k8s_generation; /* pod cache generation at that lookup */
 };
 
 /* max_procs entries at most. NULL with errno on failure. */
