@@ -219,8 +219,8 @@ deploy-test: $(OUTPUT)/spanprof $(DEPLOY_GO_LINKS)
 # --- end of deployment ---------------------------------------------------------------------
 
 test: all $(UNIT_TESTS) $(INTEG_TESTS) $(WORKLOADS) $(DEPLOY_GO_LINKS)
-	$(Q)tests/run_tests.sh $(UNIT_TESTS) $(INTEG_TESTS) "$(GO_TEST)" "$(DEPLOY_TEST)"
-	$(run-hook-tests)
+	$(Q)tests/run_tests.sh $(UNIT_TESTS) $(INTEG_TESTS) "$(GO_TEST)" "$(DEPLOY_TEST)" \
+		"$(HOOK_ENV) tests/hooks/run_hook_tests.sh $(HOOK_C_TESTS)"
 
 unit-tests: $(UNIT_TESTS)
 	$(Q)tests/run_tests.sh $(UNIT_TESTS)
@@ -257,7 +257,8 @@ endef
 hook-tests: all $(HOOK_C_TESTS)
 	$(run-hook-tests)
 
-# `test` (above) runs $(run-hook-tests) after the C tests; it needs the same binaries.
+# `test` (above) runs the hook suites last, through tests/run_tests.sh so that the final line
+# sums every suite; it needs the same binaries.
 test: $(HOOK_C_TESTS)
 
 # Cost of a span start+end through each language's processor; part of `make bench`.

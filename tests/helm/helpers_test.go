@@ -18,24 +18,6 @@ import (
 
 var chart *Chart
 
-// RepoRoot is $SPANPROF_ROOT (set by the Makefile) or the first parent of the working
-// directory holding helm/spanprof.
-func RepoRoot() (string, error) {
-	if root := os.Getenv("SPANPROF_ROOT"); root != "" {
-		return root, nil
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for ; dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "helm/spanprof/Chart.yaml")); err == nil {
-			return dir, nil
-		}
-	}
-	return "", fmt.Errorf("no helm/spanprof above the working directory; set SPANPROF_ROOT")
-}
-
 func TestMain(m *testing.M) {
 	root, err := RepoRoot()
 	if err == nil {

@@ -21,6 +21,14 @@ rules:
   line-length: {max: 120}
 `
 
+// Hand-written YAML needs no "---" and keeps to the project's 100 columns.
+const sourceLintConfig = `extends: default
+rules:
+  indentation: {spaces: 2, indent-sequences: whatever}
+  document-start: disable
+  line-length: {max: 100}
+`
+
 // renderings are the value sets the lint and structure checks run over.
 var renderings = [][]string{
 	{"server.yaml"},
@@ -59,6 +67,24 @@ func TestRenderedManifestsPassYamllint(t *testing.T) {
 		args = append(args, manifestsFile(t, dir, i, render(t, over...)))
 	}
 	out, err := exec.Command("yamllint", args...).CombinedOutput()
+	if err != nil || len(out) != 0 {
+		t.Errorf("yamllint (%v):\n%s", err, out)
+	}
+}
+
+func TestChartValuesAndMetadataPassYamllint(t *testing.T) {
+	if _, err := exec.LookPath("yamllint"); err != nil {
+		t.Skip("yamllint is not installed (Debian package yamllint)")
+	}
+	cfg := filepath.Join(t.TempDir(), "yamllint.yaml")
+	if err := os.WriteFile(cfg, []byte(sourceLintConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob("testdata/*.yaml")
+	files = append(files, filepath.Join(chart.Dir, "values.yaml"),
+		filepath.Join(chart.Dir, "Chart.yaml"))
+	out, err := exec.Command("yamllint", append([]string{"-f", "parsable", "-c", cfg},
+		files...)...).CombinedOutput()
 	if err != nil || len(out) != 0 {
 		t.Errorf("yamllint (%v):\n%s", err, out)
 	}
