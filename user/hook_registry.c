@@ -154,9 +154,13 @@ static long attach_file(struct hook_registry *r, pid_t pid, const struct proc_ma
 	link = loader_attach_hook(r->loader, path, offset, site->semaphore_offset,
 				  site->is_go ? LOADER_HOOK_GO : LOADER_HOOK_C);
 	if (!link) {
+		int err = -errno;
+
 		r->stats.attach_errors++;
-		return log_warn(-errno, "attach span hook to %s (pid %d, offset 0x%llx)", m->path,
-				pid, (unsigned long long)offset);
+		return log_warn(err, "attach span hook to %s (pid %d, offset 0x%llx)%s", m->path,
+				pid, (unsigned long long)offset,
+				err == -EPERM || err == -EACCES ? " (uprobes need CAP_SYS_ADMIN)" :
+								  "");
 	}
 	r->files[i] = (struct hook_file){
 		.dev = m->dev, .inode = m->inode, .link = link, .is_go = site->is_go

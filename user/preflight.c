@@ -54,6 +54,11 @@ static int check_caps(void)
 	if (!admin && !has_cap(data, CAP_PERFMON))
 		return log_err(-EPERM,
 			       "missing capability CAP_PERFMON (or CAP_SYS_ADMIN): run as root");
+	/* Since mid-2025 (mainline and stable kernels) perf uprobes need CAP_SYS_ADMIN again:
+	 * without it sampling works but the span hook cannot be attached. */
+	if (!admin)
+		log_warn(0, "no CAP_SYS_ADMIN: on kernels that require it for uprobes the span "
+			    "hook cannot be attached and samples will carry no span labels");
 	return 0;
 }
 
