@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "atomic_file.h"
 #include "local_out.h"
 #include "log.h"
 
@@ -85,66 +86,27 @@ static void file_name(int64_t window_start_ns, unsigned int seq, const char *ser
 	snprintf(name, size, "%s.%03dZ-%06u-%s.pb.gz", stamp, (int)(ns / 1000000 % 1000), seq, svc);
 }
 
-/* Writes all of buf to fd, then fsyncs. Returns 0 or -errno. */
-static int write_all_sync(int fd, const uint8_t *buf, size_t len)
-{
-	ssize_t n;
-
-	while (len) {
-		n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf += n;
-		len -= n;
-	}
-	return fsync(fd) ? -errno : 0;
-}
-
-/* Makes the rename itself durable. Best effort: the data is already safe in the file. */
-static void sync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	fsync(fd);
-	close(fd);
-}
-
 int local_out_write(const char *dir, int64_t window_start_ns, unsigned int seq, const char *service,
 		    const uint8_t *gz, size_t len, char *path_out, size_t path_size)
 {
-	char name[NAME_MAX], tmp[PATH_MAX], final[PATH_MAX];
-	int fd, err;
+	char name[NAME_MAX], tmp_name[NAME_MAX + 8], final[PATH_MAX];
+	int dirfd, err;
 
 	if (!dir || (!gz && len))
 		return log_err(-EINVAL, "local output: no directory or data");
 	file_name(window_start_ns, seq, service, name, sizeof(name));
-	if (snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name) >= (int)sizeof(tmp) ||
-	    snprintf(final, sizeof(final), "%s/%s", dir, name) >= (int)sizeof(final) ||
+	snprintf(tmp_name, sizeof(tmp_name), ".%s.tmp", name);
+	if (snprintf(final, sizeof(final), "%s/%s", dir, name) >= (int)sizeof(final) ||
 	    (path_out && strlen(final) >= path_size))
 		return log_err(-ENAMETOOLONG, "local output path for %s", name);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return log_err(-errno, "create %s", tmp);
-	err = write_all_sync(fd, gz, len);
-	if (close(fd) && !err)
-		err = -errno;
-	if (err) {
-		log_err(err, "write %s", tmp);
-		goto out_unlink;
-	}
-	if (rename(tmp, final)) {
-		err = log_err(-errno, "rename %s to %s", tmp, final);
-		goto out_unlink;
-	}
-	sync_dir(dir);
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return log_err(-errno, "open output directory %s", dir);
+	err = atomic_file_write_at(dirfd, tmp_name, name, gz, len, 0644);
+	close(dirfd);
+	if (err)
+		return log_err(err, "write %s", final);
 	if (path_out)
 		memcpy(path_out, final, strlen(final) + 1);
 	return 0;
-out_unlink:
-	unlink(tmp);
-	return err;
 }

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "atomic_file.h"
 #include "local_out.h"
 #include "log.h"
 #include "spool.h"
@@ -144,46 +145,17 @@ static int make_room(struct spool *s, size_t need, const struct spool_entry *new
 	return 0;
 }
 
-static int write_all(int fd, const uint8_t *buf, size_t len)
-{
-	ssize_t n;
-
-	while (len) {
-		n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf += n;
-		len -= n;
-	}
-	return 0;
-}
-
 /* DIR/.tmp-NAME, written and fsynced, renamed to DIR/NAME, then the directory fsynced so the
  * rename survives a crash. */
 static int write_atomic(struct spool *s, const char *name, const uint8_t *body, size_t len)
 {
 	char tmp[SPOOL_NAME_SIZE + sizeof(SPOOL_TMP_PREFIX)];
-	int fd, err;
+	int err;
 
 	snprintf(tmp, sizeof(tmp), SPOOL_TMP_PREFIX "%s", name);
-	fd = openat(s->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return log_err(-errno, "create %s/%s", s->dir, tmp);
-	err = write_all(fd, body, len);
-	if (!err && fsync(fd))
-		err = -errno;
-	if (close(fd) && !err)
-		err = -errno;
-	if (!err && renameat(s->dirfd, tmp, s->dirfd, name))
-		err = -errno;
-	if (err) {
-		unlinkat(s->dirfd, tmp, 0);
+	err = atomic_file_write_at(s->dirfd, tmp, name, body, len, 0600);
+	if (err)
 		return log_err(err, "write spooled request %s/%s", s->dir, name);
-	}
-	if (fsync(s->dirfd))
-		log_warn(-errno, "fsync spool directory %s", s->dir);
 	return 0;
 }
 
