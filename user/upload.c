@@ -202,8 +202,9 @@ struct uploader *uploader_new(const struct upload_options *opts)
 	return u;
 }
 
-/* Queues it, or spills it to the spool, or makes room by dropping the oldest queued requests.
- * Takes it over. Called with the lock held. */
+/* With a spool, writes it there first (so not even a killed agent loses it); without one,
+ * queues it in memory, making room by dropping the oldest queued requests. Takes it over.
+ * Called with the lock held. */
 static void enqueue(struct uploader *u, struct upload_item *it)
 {
 	struct upload_item *old;
@@ -211,8 +212,6 @@ static void enqueue(struct uploader *u, struct upload_item *it)
 	int err;
 
 	u->stats.profiles_submitted++;
-	if (!upload_queue_push(&u->queue, it))
-		goto out_wake;
 	if (u->spool) {
 		err = spool_put(u->spool, it->ts_ns, it->body, it->len, &evicted);
 		u->stats.dropped_spool_full += evicted;

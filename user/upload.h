@@ -34,8 +34,8 @@ struct upload_options {
 	const struct pprof_label *static_labels; /* series labels on every profile */
 	size_t nstatic_labels;
 	unsigned int connect_timeout_ms, total_timeout_ms; /* defaults 5000, 30000 */
-	size_t queue_bytes; /* default 64 MiB */
-	const char *spool_dir; /* NULL: no spool */
+	size_t queue_bytes; /* default 64 MiB; the memory queue is used only without a spool */
+	const char *spool_dir; /* NULL: no spool; else every request is written here first */
 	size_t spool_bytes; /* default 512 MiB */
 	unsigned int max_age_s; /* default 3600 */
 	unsigned int retry_initial_ms, retry_max_ms; /* defaults 1000, 60000 */
@@ -74,16 +74,17 @@ struct uploader;
 struct uploader *uploader_new(const struct upload_options *opts);
 
 /* Encodes one service's window (start_ns..end_ns, Unix ns; sets the builder's time to it),
- * split per the profile limits, into push requests and queues them; when the queue is full they
- * go to the spool, or the oldest queued request is dropped. Never waits for the network (it may
- * write to the spool). An empty builder sends nothing. The builder stays the caller's.
+ * split per the profile limits, into push requests. With a spool each is written there first,
+ * so not even a killed agent loses it; without one it is queued in memory and, when the queue is
+ * full, the oldest queued request is dropped. Never waits for the network (it may write to the
+ * spool). An empty builder sends nothing. The builder stays the caller's.
  * Returns 0, or -errno when a profile could not be encoded (counted in dropped_encode) or the
  * uploader is stopped (-ESHUTDOWN). Thread-safe. */
 int uploader_submit(struct uploader *u, const char *service, int64_t start_ns, int64_t end_ns,
 		    struct pprof_builder *b);
 
-/* Stops the thread: tries to deliver what is queued for up to flush_ms, then writes the rest to
- * the spool (if any) and counts what is lost. Stats stay readable afterwards. Idempotent. */
+/* Stops the thread: tries to deliver what is queued or spooled for up to flush_ms; what is left
+ * stays in the spool (if any), the rest is counted as lost. Stats stay readable afterwards. Idempotent. */
 void uploader_stop(struct uploader *u, unsigned int flush_ms);
 
 /* uploader_stop(u, flush_ms), then frees everything. NULL-safe. */

@@ -72,8 +72,7 @@ static void expire_old(struct uploader *u)
 	}
 }
 
-/* Takes the oldest request, from the queue or (unless stopping) the spool. Returns 1 when there
- * is one in *p. */
+/* Takes the oldest request, from the queue or the spool. Returns 1 when there is one in *p. */
 static int pick(struct uploader *u, struct pending *p)
 {
 	struct upload_item *it = upload_queue_peek(&u->queue);
@@ -81,7 +80,7 @@ static int pick(struct uploader *u, struct pending *p)
 	int gone, err;
 
 	memset(p, 0, sizeof(*p));
-	while (u->spool && !u->stopping && !spool_peek(u->spool, &e) &&
+	while (u->spool && !spool_peek(u->spool, &e) &&
 	       (!it || e.ts_ns <= it->ts_ns)) {
 		err = spool_take(u->spool, &p->entry, &p->body, &p->len, &gone);
 		if (!err) {
