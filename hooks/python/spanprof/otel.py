@@ -77,7 +77,8 @@ class SpanProcessor(_SDKSpanProcessor):
 
     # --- the SDK's SpanProcessor interface -----------------------------------------------
     def on_start(self, span, parent_context=None):
-        if not self._enabled:
+        # Without an agent nothing is tracked: the processor costs one hook check per span.
+        if not self._enabled or not self._hook.active():
             return
         try:
             self._start(span)

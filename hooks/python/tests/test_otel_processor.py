@@ -105,20 +105,25 @@ class ProcessorTest(unittest.TestCase):
         self.p.on_start(root)
         self.assertEqual(self.hook.take()[0][3], "é" * 31)
 
-    def test_no_agent_means_no_hook_calls_but_links_and_bookkeeping_stay(self):
+    def test_no_agent_means_no_hook_calls_and_no_bookkeeping(self):
         self.hook.is_active = False
         root = Span("r")
         child = root.child("c")
         self.p.on_start(root)
         self.p.on_start(child)
         self.assertEqual(self.hook.take(), [])
-        self.assertEqual(root.attributes[PROFILE_ID], hexid(root))
-        # The agent attaches while the child runs: ending it restores the root, whose struct
-        # is only built now.
+        self.assertEqual(root.attributes, {})  # no agent, no profile to link to
+        # The agent attaches mid-request: spans started before stay invisible (as with any
+        # uprobe-based hook); the next span is tracked as usual.
         self.hook.is_active = True
         self.p.on_end(child)
         self.p.on_end(root)
-        self.assertEqual(self.hook.take(), [("set", hexid(root), ZERO, "r"), ("clear",)])
+        self.assertEqual(self.hook.take(), [])
+        later = Span("later")
+        self.p.on_start(later)
+        self.p.on_end(later)
+        self.assertEqual(self.hook.take(), [("set", hexid(later), ZERO, "later"), ("clear",)])
+        self.assertEqual(later.attributes[PROFILE_ID], hexid(later))
 
     def test_missing_library_makes_the_processor_a_no_op(self):
         hook = FakeHook(loaded=False)

@@ -133,19 +133,24 @@ class SpanProcessorTest < Minitest::Test
     refute root.attributes.key?(PROFILE_URL)
   end
 
-  def test_no_agent_means_no_hook_calls_but_links_and_bookkeeping_stay
+  def test_no_agent_means_no_hook_calls_and_no_bookkeeping
     @hook.active = false
     root = FakeSpan.new("r")
     child = root.child("c")
     start(root)
     start(child)
     assert_empty @hook.take
-    assert_equal root.hex, root.attributes[PROFILE_ID]
-    # The agent attaches while the child runs: finishing it restores the root.
+    assert_empty root.attributes # no agent, no profile to link to
+    # The agent attaches mid-request: spans started before stay invisible; the next is tracked.
     @hook.active = true
     @p.on_finish(child)
     @p.on_finish(root)
-    assert_equal [[:set, root.hex, ZERO, "r"], [:clear]], @hook.take
+    assert_empty @hook.take
+    later = FakeSpan.new("later")
+    start(later)
+    @p.on_finish(later)
+    assert_equal [[:set, later.hex, ZERO, "later"], [:clear]], @hook.take
+    assert_equal later.hex, later.attributes[PROFILE_ID]
   end
 
   def test_missing_library_makes_the_processor_a_no_op

@@ -65,8 +65,9 @@ module SpanProf
       end
 
       # --- the SDK's SpanProcessor interface -----------------------------------------------
+      # Without an agent nothing is tracked: the processor costs one semaphore read per span.
       def on_start(span, parent_context)
-        start(span, parent_context) if @enabled
+        start(span, parent_context) if @enabled && @hook.active?
       rescue StandardError => e
         log_error("on_start", e)
       end
