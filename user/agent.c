@@ -23,6 +23,9 @@
 #define POLL_MAX_MS 100
 /* Time for programs that read the old window slot to finish before the window is drained. */
 #define FLIP_SETTLE_US 2000
+/* ELF modules whose DWARF no lookup needed for this long are closed (memory back to the system);
+ * reopening costs tens of ms for a large debug file, so not much sooner. */
+#define DWARF_IDLE_NS (30 * NS_PER_S)
 
 static int is_target(const struct agent *a, pid_t pid)
 {
@@ -116,6 +119,8 @@ static void drain(struct agent *a)
 	aggregate_drain(a->agg, w);
 	/* Exited processes' last samples were in that window: their caches can go now. */
 	proc_table_sweep_exited(a->procs, forget_exited, a);
+	/* Hot frames are answered from the address cache; DWARF nobody needed lately goes. */
+	symcache_release_idle(a->symcache, DWARF_IDLE_NS);
 	agent_publish_metrics(a);
 }
 

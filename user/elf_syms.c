@@ -33,7 +33,7 @@ struct elf_syms {
 	char *path, *root, *debug_root;
 	char *build_id;
 	char *debug_file;
-	int has_dwarf;
+	int has_dwarf; /* -1: not loaded yet */
 	size_t bytes;
 	struct elf_seg segs[ELF_SYMS_MAX_SEGS];
 	int nsegs;
@@ -97,15 +97,23 @@ static int read_build_id(struct elf_syms *es)
 	return 0;
 }
 
-/* Loads DWARF and the symbol table now, so debug files are found while the process's root
- * directory still exists, and records what was found. */
+static void load_dwarf(struct elf_syms *es)
+{
+	Dwarf_Addr bias;
+
+	es->has_dwarf = dwfl_module_getdwarf(es->mod, &bias) != NULL;
+}
+
+/* Loads the symbol table now, so a separate debug file is found (and kept open) while the
+ * process's root directory still exists, and records what was found. DWARF itself is loaded at
+ * the first lookup (load_dwarf): libdw decompresses every debug section when it opens them, tens
+ * of MB for a libc, which a process that is never sampled should not cost. */
 static int load_debug(struct elf_syms *es)
 {
 	const char *debug_file = NULL;
-	Dwarf_Addr bias;
 	struct stat st;
 
-	es->has_dwarf = dwfl_module_getdwarf(es->mod, &bias) != NULL;
+	es->has_dwarf = -1; /* not looked at yet */
 	if (dwfl_module_getsymtab(es->mod) < 0)
 		log_debug("no symbol table in %s: %s", es->path, dwfl_errmsg(-1));
 	dwfl_module_info(es->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug_file);
@@ -233,8 +241,15 @@ const char *elf_syms_debug_file(const struct elf_syms *es)
 	return es->debug_file;
 }
 
-int elf_syms_has_dwarf(const struct elf_syms *es)
+int elf_syms_dwarf_loaded(const struct elf_syms *es)
 {
+	return es->has_dwarf > 0;
+}
+
+int elf_syms_has_dwarf(struct elf_syms *es)
+{
+	if (es->has_dwarf < 0)
+		load_dwarf(es);
 	return es->has_dwarf;
 }
 
@@ -378,6 +393,8 @@ int elf_syms_lookup(struct elf_syms *es, uint64_t vaddr, struct elf_sym_line *li
 		max = ELF_SYMS_MAX_LINES;
 	if (max <= 0)
 		return 0;
+	if (es->has_dwarf < 0)
+		load_dwarf(es);
 	if (es->has_dwarf)
 		n = lookup_dwarf(es, vaddr, lines, max);
 	if (!n)

@@ -3,10 +3,12 @@
  * mapping snapshots, JIT perf maps per pid, and kallsyms (see symcache.h). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "addr_cache.h"
 #include "elf_syms.h"
 #include "log.h"
 #include "lru.h"
@@ -22,6 +24,7 @@ struct sc_module {
 	struct lru_node node; /* key: (dev, inode) */
 	struct elf_syms *es;  /* NULL: the file is not usable ELF; remembered so we ask once */
 	size_t bytes;
+	uint64_t last_used_ns;
 };
 
 /* What a snapshot learnt about one mapping, parallel to proc_maps.maps. */
@@ -44,6 +47,7 @@ struct symcache {
 	struct lru modules, pids;
 	size_t module_bytes;
 	struct symcache_kernel kernel;
+	struct addr_cache *addrs; /* symbolized addresses, so idle modules can be closed */
 	struct symcache_stats st;
 };
 
@@ -93,6 +97,7 @@ static struct sc_module *module_insert(struct symcache *sc, const struct proc_ma
 	m->node.k2 = map->inode;
 	m->es = es;
 	m->bytes = es ? elf_syms_size(es) : 0;
+	m->last_used_ns = now_ns();
 	sc->module_bytes += m->bytes;
 	lru_add(&sc->modules, &m->node);
 	modules_trim(sc, m);
@@ -118,6 +123,7 @@ static struct sc_module *module_get(struct symcache *sc, struct sc_pid *p, size_
 	struct elf_syms *es;
 
 	if (n) {
+		lru_entry(n, struct sc_module, node)->last_used_ns = now_ns();
 		lru_touch(&sc->modules, n);
 		sc->st.hits += count;
 		record_build_id(info, lru_entry(n, struct sc_module, node)->es);
@@ -307,6 +313,7 @@ static const struct proc_map *find_map(struct symcache *sc, pid_t pid, uint64_t 
 
 void symcache_resolve_user(struct symcache *sc, pid_t pid, uint64_t addr, struct sym_frame *out)
 {
+	struct addr_cache_key key;
 	const struct proc_map *map;
 	struct sc_module *m;
 	struct sc_pid *p;
@@ -326,9 +333,37 @@ void symcache_resolve_user(struct symcache *sc, pid_t pid, uint64_t addr, struct
 	out->mapping = (struct sym_mapping){ map->start, map->end, map->offset, map->path, NULL };
 	if (!map->dev && !map->inode)
 		return; /* [vdso] and friends: no file to read */
+	key = (struct addr_cache_key){ map->dev, map->inode, addr - map->start + map->offset };
+	if (addr_cache_get(sc->addrs, &key, out, &out->mapping.build_id)) {
+		sc->st.hits++;
+		return;
+	}
 	m = module_get(sc, p, map - p->maps.maps, 1);
-	if (m && m->es)
+	if (m && m->es) {
 		fill_lines(sc, m, map, out);
+		addr_cache_put(sc->addrs, &key, out, out->mapping.build_id);
+	}
+}
+
+void symcache_release_idle(struct symcache *sc, uint64_t idle_ns)
+{
+	struct lru_node *n = lru_oldest(&sc->modules), *newer;
+	uint64_t now = now_ns();
+	struct sc_module *m;
+
+	int freed = 0;
+
+	for (; n; n = newer) {
+		newer = lru_newer(&sc->modules, n);
+		m = lru_entry(n, struct sc_module, node);
+		if (m->es && elf_syms_dwarf_loaded(m->es) && now - m->last_used_ns > idle_ns) {
+			module_free(sc, m);
+			freed = 1;
+		}
+	}
+	/* libdw's buffers were large and malloc keeps freed heap by default: give it back. */
+	if (freed)
+		malloc_trim(0);
 }
 
 void symcache_resolve_kernel(struct symcache *sc, uint64_t addr, struct sym_frame *out)
@@ -377,6 +412,11 @@ struct symcache *symcache_new(const struct symcache_limits *limits)
 		err = lru_init(&sc->pids, limits->max_pids);
 	if (!err)
 		err = symcache_kernel_init(&sc->kernel, sc->lim.kallsyms_path, sc->lim.proc_root);
+	if (!err) {
+		sc->addrs = addr_cache_new(limits->max_addrs ? limits->max_addrs
+							     : SYMCACHE_DEFAULT_ADDRS);
+		err = sc->addrs ? 0 : -ENOMEM;
+	}
 	if (!err)
 		return sc;
 	symcache_free(sc);
@@ -397,6 +437,7 @@ void symcache_free(struct symcache *sc)
 	lru_release(&sc->pids);
 	lru_release(&sc->modules);
 	symcache_kernel_release(&sc->kernel);
+	addr_cache_free(sc->addrs);
 	free((char *)sc->lim.proc_root);
 	free((char *)sc->lim.debug_root);
 	free((char *)sc->lim.kallsyms_path);

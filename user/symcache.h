@@ -13,10 +13,14 @@
 /* At most this many frames (one real + inlined callers) per address. */
 #define SYM_MAX_INLINE 8
 
+/* Symbolized addresses kept (per file and offset) unless symcache_limits.max_addrs says. */
+#define SYMCACHE_DEFAULT_ADDRS 16384
+
 struct symcache_limits {
 	size_t max_modules; /* ELF files kept open (LRU); >= 1 */
 	size_t max_pids;    /* per-process mapping snapshots kept (LRU); >= 1 */
 	size_t max_bytes;   /* soft cap on memory for cached symbol data; 0 = no cap */
+	size_t max_addrs;   /* symbolized addresses cached; 0: SYMCACHE_DEFAULT_ADDRS */
 	const char *proc_root;    /* normally "/proc"; tests may point elsewhere */
 	const char *debug_root;   /* normally "/usr/lib/debug" (build-id and debuglink lookups) */
 	const char *kallsyms_path; /* normally "/proc/kallsyms" */
@@ -74,6 +78,11 @@ void symcache_resolve_user(struct symcache *sc, pid_t pid, uint64_t addr, struct
 
 /* Symbolizes a kernel address through kallsyms (loaded lazily, reloaded when modules change). */
 void symcache_resolve_kernel(struct symcache *sc, uint64_t addr, struct sym_frame *out);
+
+/* Closes ELF modules whose DWARF is loaded and that no lookup needed for idle_ns: their
+ * addresses stay answered from the address cache, and libdw's decompressed debug sections (tens
+ * of MB for a libc) go back to the system. A later miss reopens the file. */
+void symcache_release_idle(struct symcache *sc, uint64_t idle_ns);
 
 void symcache_get_stats(const struct symcache *sc, struct symcache_stats *out);
 

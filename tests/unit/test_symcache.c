@@ -81,6 +81,9 @@ static struct symcache *new_cache(struct test_state *s, size_t modules, size_t p
 		.max_modules = modules,
 		.max_pids = pids,
 		.max_bytes = bytes,
+		/* One cached address: consecutive lookups of different addresses go to the modules,
+		 * which is what most tests here are about (the address cache has its own tests). */
+		.max_addrs = 1,
 		.proc_root = s->proc_root ? s->proc_root : s->root,
 		.debug_root = s->fs.debug_root,
 		.kallsyms_path = kallsyms,
@@ -214,6 +217,43 @@ static void test_symcache_evicts_oldest_module_when_full(void **state)
 	assert_int_equal(st.modules, 1);
 	assert_int_equal(st.hits, 1);
 	assert_int_equal(st.misses, 3);
+}
+
+/* Hot addresses are answered from the address cache: the module is not asked again, and may
+ * even be closed once idle (the agent calls symcache_release_idle after each drain). */
+static void test_symcache_answers_hot_addresses_after_idle_modules_close(void **state)
+{
+	struct test_state *s = *state;
+	uint64_t leaf = PIE_BASE + fixture_key(s->fs.pie, "leaf");
+	struct symcache_limits lim = {
+		.max_modules = 8, .max_pids = 8, .max_addrs = 64,
+		.proc_root = s->proc_root ? s->proc_root : s->root,
+		.debug_root = s->fs.debug_root, .perf_map_dir = "/tmp",
+	};
+	struct symcache_stats st, before;
+	char maps[4096];
+	struct sym_frame f;
+
+	standard_maps(s, maps, sizeof(maps));
+	fake_pid(s, 100, maps, NULL);
+	s->sc = symcache_new(&lim);
+	assert_non_null(s->sc);
+	symcache_resolve_user(s->sc, 100, leaf, &f);
+	assert_string_equal(f.lines[0].function, "symfix_leaf");
+	symcache_get_stats(s->sc, &before);
+	assert_int_equal(before.modules, 2); /* the executable and the library, both opened */
+
+	symcache_release_idle(s->sc, 0); /* everything with DWARF loaded is idle by now */
+	symcache_get_stats(s->sc, &st);
+	assert_int_equal(st.modules, 1); /* the executable closed; the library's DWARF never loaded */
+	symcache_resolve_user(s->sc, 100, leaf, &f);
+	assert_string_equal(f.lines[0].function, "symfix_leaf");
+	assert_non_null(f.lines[0].file);
+	assert_non_null(f.mapping.build_id);
+	symcache_get_stats(s->sc, &st);
+	assert_int_equal(st.hits, before.hits + 1);
+	assert_int_equal(st.misses, before.misses); /* answered without reopening the executable */
+	assert_int_equal(st.modules, 1);
 }
 
 static void test_symcache_byte_cap_keeps_only_the_module_in_use(void **state)
@@ -455,6 +495,7 @@ int main(void)
 		T(test_symcache_resolves_pie_library_and_inline_frames),
 		T(test_symcache_leaves_vdso_and_unmapped_addresses_unsymbolized),
 		T(test_symcache_evicts_oldest_module_when_full),
+		T(test_symcache_answers_hot_addresses_after_idle_modules_close),
 		T(test_symcache_byte_cap_keeps_only_the_module_in_use),
 		T(test_symcache_evicts_oldest_pid_when_full),
 		T(test_symcache_missing_or_malformed_files_stay_unsymbolized),
