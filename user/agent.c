@@ -59,7 +59,6 @@ static void scan_pid(struct agent *a, pid_t pid, int fresh)
 	hook_registry_update_pid(a->hooks, pid, &maps);
 	proc_maps_release(&maps);
 	if (fresh) {
-		proc_table_get(a->procs, pid, &(struct proc_info){ 0 });
 		proc_table_refresh(a->procs, pid);
 		symcache_snapshot_pid(a->symcache, pid);
 	}

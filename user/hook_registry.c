@@ -27,6 +27,7 @@ struct hook_pid {
 	pid_t pid; /* 0: free slot */
 	unsigned int nfiles;
 	unsigned int files[FILES_PER_PID]; /* indexes into hook_registry.files */
+	int is_go; /* what the sampler was told (go_pids), so it is told only of changes */
 };
 
 struct file_id {
@@ -131,6 +132,7 @@ static struct hook_pid *find_pid(struct hook_registry *r, pid_t pid, int create)
 		return NULL;
 	free_slot->pid = pid;
 	free_slot->nfiles = 0;
+	free_slot->is_go = 0;
 	r->stats.pids_tracked++;
 	return free_slot;
 }
@@ -223,8 +225,8 @@ static int contains(const unsigned int *files, unsigned int n, unsigned int idx)
 	return 0;
 }
 
-/* Tells the sampler whether pid's spans are kept per goroutine. */
-static void mark_go_pid(struct hook_registry *r, pid_t pid, const unsigned int *files,
+/* Tells the sampler whether p's spans are kept per goroutine, when that changed. */
+static void mark_go_pid(struct hook_registry *r, struct hook_pid *p, const unsigned int *files,
 			unsigned int n)
 {
 	int is_go = 0, err;
@@ -232,11 +234,15 @@ static void mark_go_pid(struct hook_registry *r, pid_t pid, const unsigned int *
 
 	for (i = 0; i < n; i++)
 		is_go |= r->files[files[i]].is_go;
-	err = loader_set_go_pid(r->loader, pid, is_go);
+	if (is_go == p->is_go)
+		return;
+	err = loader_set_go_pid(r->loader, p->pid, is_go);
 	if (err && is_go) {
 		r->stats.limit_drops++;
-		log_warn(err, "mark pid %d as a Go process: its spans will be missing", pid);
+		log_warn(err, "mark pid %d as a Go process: its spans will be missing", p->pid);
+		return;
 	}
+	p->is_go = is_go;
 }
 
 int hook_registry_update_pid(struct hook_registry *r, pid_t pid, const struct proc_maps *maps)
@@ -274,7 +280,7 @@ int hook_registry_update_pid(struct hook_registry *r, pid_t pid, const struct pr
 			release_file(r, p->files[i]);
 	memcpy(p->files, now, n * sizeof(now[0]));
 	p->nfiles = n;
-	mark_go_pid(r, pid, now, n);
+	mark_go_pid(r, p, now, n);
 	if (n == 0) {
 		p->pid = 0;
 		r->stats.pids_tracked--;
@@ -289,7 +295,7 @@ void hook_registry_forget_pid(struct hook_registry *r, pid_t pid)
 
 	if (!p)
 		return;
-	mark_go_pid(r, pid, NULL, 0);
+	mark_go_pid(r, p, NULL, 0);
 	for (i = 0; i < p->nfiles; i++)
 		release_file(r, p->files[i]);
 	p->pid = 0;

@@ -155,9 +155,12 @@ void proc_table_set_k8s(struct proc_table *t, struct k8s_meta *k8s)
 void proc_table_refresh(struct proc_table *t, pid_t pid)
 {
 	struct proc_node *n = *slot_of(t, pid);
+	struct proc_info scratch;
 
 	if (n)
 		read_info(t, pid, &n->info);
+	else
+		proc_table_get(t, pid, &scratch); /* reads it once, as a new entry */
 }
 
 void proc_table_mark_exited(struct proc_table *t, pid_t pid)

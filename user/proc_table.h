@@ -36,7 +36,7 @@ const struct proc_info *proc_table_get(struct proc_table *t, pid_t pid, struct p
  * service name of a process that names no OTel service is "<namespace>/<container>". */
 void proc_table_set_k8s(struct proc_table *t, struct k8s_meta *k8s);
 
-/* Re-reads pid's service name (after exec). */
+/* Re-reads pid's service name and placement (after exec), adding pid if it is not known yet. */
 void proc_table_refresh(struct proc_table *t, pid_t pid);
 
 /* Marks pid exited. */
