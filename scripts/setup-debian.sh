@@ -13,7 +13,7 @@ apt-get install -y -qq --no-install-recommends \
 	libyaml-dev libmicrohttpd-dev libjson-c-dev \
 	libcmocka-dev golang-go binutils \
 	golang-github-masterminds-sprig-dev golang-github-xeipuuv-gojsonschema-dev \
-	golang-gopkg-yaml.v2-dev golang-gopkg-yaml.v3-dev yamllint \
+	golang-gopkg-yaml.v2-dev golang-gopkg-yaml.v3-dev golang-opentelemetry-otel-dev yamllint \
 	python3 ruby ruby-minitest >/dev/null
 if [ ! -e /sys/kernel/tracing/events ]; then
 	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null ||
