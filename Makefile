@@ -17,7 +17,7 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS := $(shell pkg-config --libs $(PKGS))
 
 CFLAGS ?= -O2 -g
-CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Iinclude -Iuser -I$(OUTPUT) -I$(OUTPUT)/proto \
+CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Iinclude -Iuser -I$(OUTPUT) \
 	  -DSPANPROF_VERSION='"$(VERSION)"' -MMD -MP $(PKG_CFLAGS)
 LDLIBS += $(PKG_LIBS) -lstdc++ -lpthread
 
@@ -42,7 +42,8 @@ BPF_OBJS := $(patsubst %,$(OUTPUT)/bpf/%.bpf.o,$(BPF_UNITS))
 PROTO_SRCS := $(wildcard user/proto/*.proto)
 PROTO_C := $(patsubst user/proto/%.proto,$(OUTPUT)/proto/%.pb-c.c,$(PROTO_SRCS))
 PROTO_OBJS := $(PROTO_C:.c=.o)
-AGENT_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
+# user/ holds main, the agent's run loop and the BPF loader; user/<stage>/ the stages' modules.
+AGENT_SRCS := $(filter-out user/main.c,$(wildcard user/*.c user/*/*.c))
 AGENT_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(AGENT_SRCS))
 AGENT_LIB := $(OUTPUT)/libagent.a
 
@@ -50,7 +51,9 @@ HOOK_SRC := hooks/c/span_hook.c
 HOOK_SO := $(OUTPUT)/libspanprof.so
 HOOK_A := $(OUTPUT)/libspanprof.a
 
-UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,$(wildcard tests/unit/test_*.c))
+# tests/unit/ mirrors user/: tests/unit/<stage>/test_<module>.c -> build/tests/unit/<stage>/.
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,\
+		$(wildcard tests/unit/test_*.c tests/unit/*/test_*.c))
 INTEG_TESTS := $(patsubst tests/integration/%.c,$(OUTPUT)/tests/integration/%,\
 		 $(wildcard tests/integration/test_*.c))
 BENCHES := $(patsubst tests/bench/%.c,$(OUTPUT)/tests/bench/%,$(wildcard tests/bench/bench_*.c))
@@ -90,7 +93,8 @@ $(OUTPUT)/proto/%.pb-c.o: $(OUTPUT)/proto/%.pb-c.c
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 # --- agent ---------------------------------------------------------------------------------
-# Only the loader sees the skeleton; every module may see the generated protobuf headers.
+# Only the loader sees the skeleton; every module may see the generated protobuf headers
+# ("proto/<name>.pb-c.h", under build/).
 $(OUTPUT)/user/loader.o: $(OUTPUT)/spanprof.skel.h
 $(AGENT_OBJS) $(OUTPUT)/user/main.o: | $(PROTO_C)
 
@@ -284,14 +288,17 @@ install: all
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h
 
+FORMAT_SRCS = $(wildcard user/*.[ch] user/*/*.[ch] bpf/*.[ch] include/*.h hooks/c/*.c tests/*/*.[ch] \
+		      tests/unit/*/*.[ch])
+
 format:
-	clang-format -i $(wildcard user/*.[ch] bpf/*.[ch] include/*.h hooks/c/*.c tests/*/*.[ch])
+	clang-format -i $(FORMAT_SRCS)
 
 check-format:
-	clang-format --dry-run -Werror $(wildcard user/*.[ch] bpf/*.[ch] include/*.h hooks/c/*.c tests/*/*.[ch])
+	clang-format --dry-run -Werror $(FORMAT_SRCS)
 
 clean:
 	$(call msg,CLEAN)
 	$(Q)rm -rf $(OUTPUT)
 
--include $(wildcard $(OUTPUT)/*/*.d $(OUTPUT)/*/*/*.d)
+-include $(wildcard $(OUTPUT)/*/*.d $(OUTPUT)/*/*/*.d $(OUTPUT)/*/*/*/*.d)

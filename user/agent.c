@@ -12,11 +12,11 @@
 
 #include "agent.h"
 #include "agent_int.h"
-#include "local_out.h"
-#include "log.h"
+#include "discover/proc_maps.h"
+#include "output/local_out.h"
+#include "output/upload.h"
 #include "preflight.h"
-#include "proc_maps.h"
-#include "upload.h"
+#include "util/log.h"
 
 /* A process that just exec'd or mapped code is scanned this much later, once per burst. */
 #define SCAN_DELAY_NS (50 * NS_PER_MS)

@@ -5,7 +5,7 @@
 
 #include <signal.h>
 
-#include "config.h"
+#include "config/config.h"
 
 /* Runs until *stop is set or cfg->duration_s passes, then flushes the last (partial) window.
  * Returns 0 or -errno when start-up failed (already logged). */

@@ -7,16 +7,16 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "aggregate.h"
-#include "config.h"
-#include "hook_registry.h"
+#include "config/config.h"
+#include "discover/hook_registry.h"
+#include "discover/proc_table.h"
+#include "discover/scan_queue.h"
 #include "loader.h"
-#include "metrics.h"
-#include "metrics_http.h"
-#include "proc_table.h"
-#include "scan_queue.h"
-#include "spanprof_types.h"
-#include "symcache.h"
+#include "output/metrics.h"
+#include "output/metrics_http.h"
+#include "profile/aggregate.h"
+#include "symbolize/symcache.h"
+#include "util/spanprof_types.h"
 
 #define NS_PER_MS 1000000ull
 #define NS_PER_S 1000000000ull

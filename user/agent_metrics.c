@@ -4,8 +4,8 @@
 #include <errno.h>
 
 #include "agent_int.h"
-#include "log.h"
-#include "upload.h"
+#include "output/upload.h"
+#include "util/log.h"
 
 int agent_open_metrics(struct agent *a)
 {

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 
 #include "agent_int.h"
-#include "local_out.h"
-#include "log.h"
-#include "upload.h"
+#include "output/local_out.h"
+#include "output/upload.h"
+#include "util/log.h"
 
 /* How long the agent may spend delivering queued profiles when it stops (the rest is spooled). */
 #define UPLOAD_FLUSH_MS 5000

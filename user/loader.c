@@ -15,12 +15,12 @@
 #include <bpf/libbpf.h>
 #include <linux/types.h>
 
-#include "cpulist.h"
 #include "loader.h"
-#include "log.h"
 #include "spanprof.h"
-#include "spanprof_abi.h"
 #include "spanprof.skel.h"
+#include "spanprof_abi.h"
+#include "util/cpulist.h"
+#include "util/log.h"
 
 _Static_assert(sizeof(struct span_ctx) == sizeof(struct spanprof_span), "hook ABI");
 _Static_assert(SPANPROF_ABI_SPAN_NAME_MAX == SPANPROF_SPAN_NAME_MAX, "hook ABI");

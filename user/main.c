@@ -11,8 +11,8 @@
 #include <curl/curl.h>
 
 #include "agent.h"
-#include "config.h"
-#include "log.h"
+#include "config/config.h"
+#include "util/log.h"
 
 /* The stop flag the signal handler sets; the one global besides libbpf's state. */
 static volatile sig_atomic_t stop_requested;

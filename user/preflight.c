@@ -8,8 +8,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "log.h"
 #include "preflight.h"
+#include "util/log.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38

@@ -16,10 +16,10 @@
 
 #include <bpf/libbpf.h>
 
-#include "hook_elf.h"
+#include "discover/hook_elf.h"
 #include "loader.h"
-#include "log.h"
 #include "spanprof.h"
+#include "util/log.h"
 
 static double now_ns(void)
 {

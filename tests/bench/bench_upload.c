@@ -10,8 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "pprof.h"
-#include "push_encode.h"
+#include "output/push_encode.h"
+#include "profile/pprof.h"
 
 #define WINDOWS_PER_MINUTE 4
 #define SERVICES 50

@@ -16,9 +16,9 @@ var optionEntry = regexp.MustCompile(
 
 // AgentOptionKeys returns the keys of the agent's options as its config file and environment
 // name them (the key when the table gives one, e.g. "labels", else the flag name), from
-// user/config_options.c under root.
+// user/config/config_options.c under root.
 func AgentOptionKeys(root string) (map[string]bool, error) {
-	src, err := os.ReadFile(filepath.Join(root, "user/config_options.c"))
+	src, err := os.ReadFile(filepath.Join(root, "user/config/config_options.c"))
 	if err != nil {
 		return nil, err
 	}
@@ -31,7 +31,7 @@ func AgentOptionKeys(root string) (map[string]bool, error) {
 		}
 	}
 	if len(keys) < 10 {
-		return nil, fmt.Errorf("found only %d options in user/config_options.c", len(keys))
+		return nil, fmt.Errorf("found only %d options in user/config/config_options.c", len(keys))
 	}
 	return keys, nil
 }

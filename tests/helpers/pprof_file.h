@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "profile.pb-c.h"
+#include "proto/profile.pb-c.h"
 
 /* Decodes an encoded profile held in memory, gzipped (detected by its magic) or not.
  * Free with pprof_file_free(). NULL on error. */

@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "profile.pb-c.h"
-#include "push.pb-c.h"
+#include "proto/profile.pb-c.h"
+#include "proto/push.pb-c.h"
 
 /* A status for push_receiver_answer(): keep the request waiting, unanswered, until
  * push_receiver_release() (it is then answered 503) or the receiver is freed. */

@@ -1,0 +1,642 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Unit tests for user/config/config.c: defaults, each flag, precedence of flags over the environment
+ * over the file, sizes, label and header checks, secret files and options that go together. */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+
+#include "config/config.h"
+#include "tmpdir.h"
+
+struct parsed {
+	struct spanprof_config cfg;
+	enum config_result result;
+	char out[8192], err[2048];
+};
+
+/* Parses argv (NULL-terminated) with the environment env (NULL-terminated, or NULL). */
+static void parse_env(struct parsed *p, const char **argv, const char **env)
+{
+	FILE *out = fmemopen(p->out, sizeof(p->out), "w");
+	FILE *err = fmemopen(p->err, sizeof(p->err), "w");
+	int argc = 0;
+
+	while (argv[argc])
+		argc++;
+	memset(p->out, 0, sizeof(p->out));
+	memset(p->err, 0, sizeof(p->err));
+	config_init(&p->cfg);
+	p->result = config_parse(&p->cfg, argc, (char **)argv, (char *const *)env, out, err);
+	fclose(out);
+	fclose(err);
+}
+
+static void parse(struct parsed *p, int argc, const char **argv)
+{
+	assert_null(argv[argc]);
+	parse_env(p, argv, NULL);
+}
+
+static void test_config_defaults_match_the_documentation(void **state)
+{
+	const char *argv[] = { "spanprof", NULL };
+	struct parsed p;
+
+	(void)state;
+	parse(&p, 1, argv);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.frequency, 100);
+	assert_int_equal(p.cfg.interval_s, 15);
+	assert_int_equal(p.cfg.duration_s, 0);
+	assert_string_equal(p.cfg.output_dir, "./spanprof-data");
+	assert_int_equal(p.cfg.span_scope, SPAN_SCOPE_ROOT);
+	assert_int_equal(p.cfg.npids, 0);
+	config_release(&p.cfg);
+}
+
+static void test_config_parses_every_flag(void **state)
+{
+	const char *argv[] = { "spanprof", "--pid", "12", "-p", "34", "--frequency", "49",
+			       "--interval", "5", "--duration", "60", "--output", "/tmp/x",
+			       "--span-scope", "all", "-v", NULL };
+	struct parsed p;
+
+	(void)state;
+	parse(&p, 16, argv);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.npids, 2);
+	assert_int_equal(p.cfg.pids[0], 12);
+	assert_int_equal(p.cfg.pids[1], 34);
+	assert_int_equal(p.cfg.frequency, 49);
+	assert_int_equal(p.cfg.interval_s, 5);
+	assert_int_equal(p.cfg.duration_s, 60);
+	assert_string_equal(p.cfg.output_dir, "/tmp/x");
+	assert_int_equal(p.cfg.span_scope, SPAN_SCOPE_ALL);
+	assert_int_equal(p.cfg.verbose, 1);
+	config_release(&p.cfg);
+}
+
+static void expect_error(const char *flag, const char *value, const char *needle)
+{
+	const char *argv[] = { "spanprof", flag, value, NULL };
+	struct parsed p;
+
+	parse(&p, value ? 3 : 2, argv);
+	assert_int_equal(p.result, CONFIG_ERROR);
+	if (!strstr(p.err, needle))
+		fail_msg("error for %s %s was '%s', expected it to mention '%s'", flag,
+			 value ? value : "", p.err, needle);
+	assert_non_null(strstr(p.err, "--help"));
+	config_release(&p.cfg);
+}
+
+static void test_config_rejects_bad_values_naming_the_flag(void **state)
+{
+	(void)state;
+	expect_error("--frequency", "0", "--frequency: invalid value '0'");
+	expect_error("--frequency", "100x", "--frequency: invalid value '100x'");
+	expect_error("--frequency", "5000", "1 to 1000");
+	expect_error("--interval", "-1", "--interval: invalid value '-1'");
+	expect_error("--duration", "abc", "--duration");
+	expect_error("--pid", "0", "--pid: invalid value '0'");
+	expect_error("--span-scope", "leaf", "'root' or 'all'");
+	expect_error("--bogus", NULL, "unknown option '--bogus'");
+	expect_error("--output", NULL, "missing value for option '--output'");
+}
+
+static void test_config_help_and_version_exit_cleanly(void **state)
+{
+	const char *help[] = { "spanprof", "--help", NULL };
+	const char *version[] = { "spanprof", "--version", NULL };
+	struct parsed p;
+
+	(void)state;
+	parse(&p, 2, help);
+	assert_int_equal(p.result, CONFIG_EXIT_OK);
+	assert_non_null(strstr(p.out, "--span-scope"));
+	config_release(&p.cfg);
+	parse(&p, 2, version);
+	assert_int_equal(p.result, CONFIG_EXIT_OK);
+	assert_true(!strncmp(p.out, "spanprof ", 9));
+	config_release(&p.cfg);
+}
+
+static void assert_mentions(const struct parsed *p, const char *needle)
+{
+	if (!strstr(p->err, needle))
+		fail_msg("errors were '%s', expected them to mention '%s'", p->err, needle);
+}
+
+/* Writes text to dir/name and returns the path (static buffer, one at a time per name). */
+static const char *write_file(const char *dir, const char *name, const char *text)
+{
+	static char path[8][512];
+	static int next;
+	char *p = path[next++ % 8];
+	FILE *f;
+
+	snprintf(p, 512, "%s/%s", dir, name);
+	f = fopen(p, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	return p;
+}
+
+static int setup_dir(void **state)
+{
+	*state = tmpdir_new("config");
+	return *state ? 0 : -1;
+}
+
+static int teardown_dir(void **state)
+{
+	tmpdir_remove(*state);
+	return 0;
+}
+
+static void test_config_defaults_of_upload_and_agent_options(void **state)
+{
+	const char *argv[] = { "spanprof", NULL };
+	struct parsed p;
+
+	(void)state;
+	parse_env(&p, argv, NULL);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_null(p.cfg.upload.server);
+	assert_int_equal(p.cfg.upload.nlabels, 0);
+	assert_int_equal(p.cfg.upload.connect_timeout_s, 5);
+	assert_int_equal(p.cfg.upload.upload_timeout_s, 30);
+	assert_int_equal(p.cfg.upload.queue_bytes, 64ull << 20);
+	assert_int_equal(p.cfg.upload.spool_bytes, 512ull << 20);
+	assert_null(p.cfg.upload.spool_dir);
+	assert_null(p.cfg.metrics_addr);
+	assert_int_equal(p.cfg.log_level, LOG_LEVEL_INFO);
+	assert_int_equal(p.cfg.log_format, LOG_FORMAT_LOGFMT);
+	config_release(&p.cfg);
+}
+
+static void test_config_parses_upload_and_agent_flags(void **state)
+{
+	const char *dir = *state;
+	const char *ca = write_file(dir, "ca.pem", "pem");
+	const char *argv[] = { "spanprof", "--server", "https://pyro.example:4040/", "--label",
+			       "env=prod", "--label", "team=a=b", "--tenant", "acme-1",
+			       "--header", "X-A:  b c ", "--header", "X-Other: 1", "--ca-file", ca,
+			       "--tls-insecure", "--connect-timeout", "7", "--upload-timeout", "60",
+			       "--queue-bytes", "8MiB", "--spool", "/var/spool/sp", "--spool-bytes",
+			       "2G", "--metrics-addr", "127.0.0.1:9100", "--log-level", "warn",
+			       "--log-format", "json", NULL };
+	struct parsed p;
+
+	parse_env(&p, argv, NULL);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_string_equal(p.cfg.upload.server, "https://pyro.example:4040");
+	assert_int_equal(p.cfg.upload.nlabels, 2);
+	assert_string_equal(p.cfg.upload.labels[0].key, "env");
+	assert_string_equal(p.cfg.upload.labels[0].value, "prod");
+	assert_string_equal(p.cfg.upload.labels[1].key, "team");
+	assert_string_equal(p.cfg.upload.labels[1].value, "a=b");
+	assert_string_equal(p.cfg.upload.tenant, "acme-1");
+	assert_int_equal(p.cfg.upload.nheaders, 2);
+	assert_string_equal(p.cfg.upload.headers[0], "X-A: b c");
+	assert_string_equal(p.cfg.upload.headers[1], "X-Other: 1");
+	assert_string_equal(p.cfg.upload.ca_file, ca);
+	assert_int_equal(p.cfg.upload.tls_insecure, 1);
+	assert_int_equal(p.cfg.upload.connect_timeout_s, 7);
+	assert_int_equal(p.cfg.upload.upload_timeout_s, 60);
+	assert_int_equal(p.cfg.upload.queue_bytes, 8ull << 20);
+	assert_string_equal(p.cfg.upload.spool_dir, "/var/spool/sp");
+	assert_int_equal(p.cfg.upload.spool_bytes, 2ull << 30);
+	assert_string_equal(p.cfg.metrics_addr, "127.0.0.1:9100");
+	assert_int_equal(p.cfg.log_level, LOG_LEVEL_WARN);
+	assert_int_equal(p.cfg.log_format, LOG_FORMAT_JSON);
+	config_release(&p.cfg);
+}
+
+static void test_config_verbose_means_debug_and_the_last_flag_wins(void **state)
+{
+	const char *a[] = { "spanprof", "--log-level", "error", "-v", NULL };
+	const char *b[] = { "spanprof", "-v", "--log-level", "warn", NULL };
+	const char *env[] = { "SPANPROF_LOG_LEVEL=error", NULL };
+	const char *c[] = { "spanprof", "-v", NULL };
+	struct parsed p;
+
+	(void)state;
+	parse_env(&p, a, NULL);
+	assert_int_equal(p.cfg.log_level, LOG_LEVEL_DEBUG);
+	config_release(&p.cfg);
+	parse_env(&p, b, NULL);
+	assert_int_equal(p.cfg.log_level, LOG_LEVEL_WARN);
+	config_release(&p.cfg);
+	parse_env(&p, c, env);
+	assert_int_equal(p.cfg.log_level, LOG_LEVEL_DEBUG);
+	config_release(&p.cfg);
+}
+
+static void test_config_flag_beats_env_beats_file_beats_default(void **state)
+{
+	const char *file = write_file(*state, "c.yaml",
+				      "frequency: 10\n"
+				      "interval: 20\n"
+				      "duration: 30\n"
+				      "span-scope: all\n");
+	const char *env[] = { "SPANPROF_FREQUENCY=11", "SPANPROF_INTERVAL=21", NULL };
+	const char *argv[] = { "spanprof", "--config", file, "--frequency", "12", NULL };
+	struct parsed p;
+
+	parse_env(&p, argv, env);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.frequency, 12);           /* flag */
+	assert_int_equal(p.cfg.interval_s, 21);          /* env */
+	assert_int_equal(p.cfg.duration_s, 30);          /* file */
+	assert_int_equal(p.cfg.span_scope, SPAN_SCOPE_ALL);
+	assert_string_equal(p.cfg.output_dir, "./spanprof-data"); /* default */
+	assert_string_equal(p.cfg.config_file, file);
+	config_release(&p.cfg);
+}
+
+static void test_config_file_comes_from_the_environment_too(void **state)
+{
+	const char *file = write_file(*state, "c.yaml", "frequency: 33\n");
+	char var[600];
+	const char *env[] = { var, NULL };
+	const char *argv[] = { "spanprof", NULL };
+	struct parsed p;
+
+	snprintf(var, sizeof(var), "SPANPROF_CONFIG=%s", file);
+	parse_env(&p, argv, env);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.frequency, 33);
+	config_release(&p.cfg);
+}
+
+static void test_config_a_higher_source_replaces_a_whole_list(void **state)
+{
+	const char *file = write_file(*state, "c.yaml",
+				      "server: http://pyro:4040\n"
+				      "labels: {env: prod, region: eu}\n"
+				      "pid: [1, 2, 3]\n"
+				      "headers: [\"X-A: 1\"]\n");
+	const char *env[] = { "SPANPROF_LABELS=team=a", NULL };
+	const char *argv[] = { "spanprof", "--config", file, "--pid", "9", NULL };
+	struct parsed p;
+
+	parse_env(&p, argv, env);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.upload.nlabels, 1); /* env replaced the file's labels */
+	assert_string_equal(p.cfg.upload.labels[0].key, "team");
+	assert_int_equal(p.cfg.npids, 1);          /* the flag replaced the file's pids */
+	assert_int_equal(p.cfg.pids[0], 9);
+	assert_int_equal(p.cfg.upload.nheaders, 1); /* nobody else set headers */
+	assert_string_equal(p.cfg.upload.headers[0], "X-A: 1");
+	config_release(&p.cfg);
+}
+
+static void test_config_sizes_take_binary_suffixes(void **state)
+{
+	static const struct {
+		const char *text;
+		unsigned long long bytes;
+	} ok[] = {
+		{ "1048576", 1ull << 20 }, { "1024K", 1ull << 20 }, { "1024KiB", 1ull << 20 },
+		{ "64M", 64ull << 20 },    { "64MiB", 64ull << 20 }, { "3G", 3ull << 30 },
+		{ "16GiB", 16ull << 30 },
+	};
+	static const char *const bad[] = { "", "M", "64 MiB", "64MB", "64m", "-1", "1.5G",
+					   "1023K", "17G", "99999999999999999999999G" };
+	const char *argv[] = { "spanprof", "--queue-bytes", NULL, NULL };
+	struct parsed p;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		argv[2] = ok[i].text;
+		parse_env(&p, argv, NULL);
+		assert_int_equal(p.result, CONFIG_RUN);
+		assert_int_equal(p.cfg.upload.queue_bytes, ok[i].bytes);
+		config_release(&p.cfg);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		argv[2] = bad[i];
+		parse_env(&p, argv, NULL);
+		assert_int_equal(p.result, CONFIG_ERROR);
+		assert_mentions(&p, "--queue-bytes: invalid value");
+		assert_mentions(&p, "from 1MiB to 16GiB");
+		config_release(&p.cfg);
+	}
+}
+
+static void expect_label_error(const char *label, const char *needle)
+{
+	const char *argv[] = { "spanprof", "--server", "http://x", "--label", label, NULL };
+	struct parsed p;
+
+	parse_env(&p, argv, NULL);
+	assert_int_equal(p.result, CONFIG_ERROR);
+	assert_mentions(&p, "--label: invalid value");
+	assert_mentions(&p, needle);
+	config_release(&p.cfg);
+}
+
+static void test_config_checks_label_names_and_values(void **state)
+{
+	char name[1100], value[2100];
+
+	(void)state;
+	expect_label_error("novalue", "KEY=VALUE");
+	expect_label_error("=v", "KEY=VALUE");
+	expect_label_error("1abc=v", "does not start with a digit");
+	expect_label_error("a-b=v", "letters, digits and '_'");
+	expect_label_error("__name__=x", "'__' (reserved)");
+	expect_label_error("service_name=x", "spanprof sets them");
+	expect_label_error("span_id=x", "spanprof sets them");
+	expect_label_error("env=", "non-empty label value");
+	expect_label_error("env=\xff", "UTF-8");
+	memset(name, 'a', 1025);
+	strcpy(name + 1025, "=v");
+	expect_label_error(name, "at most 1024 bytes");
+	memset(value, 'v', sizeof(value) - 1);
+	value[sizeof(value) - 1] = '\0';
+	memcpy(value, "k=", 2);
+	expect_label_error(value, "at most 2048 bytes");
+}
+
+static void test_config_accepts_28_labels_of_the_largest_size(void **state)
+{
+	static char labels[29][3200];
+	const char *argv[64] = { "spanprof", "--server", "http://x" };
+	struct parsed p;
+	int i, n = 3;
+
+	(void)state;
+	/* Distinct 1024-byte names ("aa", "ba", ... padded with 'n') and 2048-byte values. */
+	for (i = 0; i < 29; i++) {
+		memset(labels[i], 'n', 1024);
+		labels[i][0] = 'a' + i % 26;
+		labels[i][1] = 'a' + i / 26;
+		labels[i][1024] = '=';
+		memset(labels[i] + 1025, 'v', 2048);
+		labels[i][1025 + 2048] = '\0';
+	}
+	for (i = 0; i < 28; i++) {
+		argv[n++] = "--label";
+		argv[n++] = labels[i];
+	}
+	argv[n] = NULL;
+	parse_env(&p, argv, NULL);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.upload.nlabels, 28);
+	assert_int_equal(strlen(p.cfg.upload.labels[27].key), 1024);
+	assert_int_equal(strlen(p.cfg.upload.labels[27].value), 2048);
+	config_release(&p.cfg);
+
+	argv[n++] = "--label";
+	argv[n++] = labels[28];
+	argv[n] = NULL;
+	parse_env(&p, argv, NULL);
+	assert_int_equal(p.result, CONFIG_ERROR);
+	assert_mentions(&p, "at most 28 labels");
+	config_release(&p.cfg);
+
+	argv[3] = "--label";
+	argv[4] = "env=a";
+	argv[5] = "--label";
+	argv[6] = "env=b";
+	argv[7] = NULL;
+	parse_env(&p, argv, NULL);
+	assert_int_equal(p.result, CONFIG_ERROR);
+	assert_mentions(&p, "each label name once");
+	config_release(&p.cfg);
+}
+
+static void expect_flag_error(const char *flag, const char *value, const char *needle)
+{
+	const char *argv[] = { "spanprof", "--server", "http://x", flag, value, NULL };
+	struct parsed p;
+
+	parse_env(&p, argv, NULL);
+	assert_int_equal(p.result, CONFIG_ERROR);
+	if (!strstr(p.err, needle))
+		fail_msg("error for %s %s was '%s', expected it to mention '%s'", flag, value,
+			 p.err, needle);
+	config_release(&p.cfg);
+}
+
+static void test_config_checks_server_header_tenant_and_addresses(void **state)
+{
+	(void)state;
+	expect_flag_error("--server", "pyro:4040", "--server: invalid value 'pyro:4040'");
+	expect_flag_error("--server", "ftp://pyro", "http:// or https://");
+	expect_flag_error("--server", "http://", "with a host");
+	expect_flag_error("--server", "http://a b", "no query, fragment or spaces");
+	expect_flag_error("--server", "http://a/?x=1", "no query");
+	expect_flag_error("--header", "NoColon", "'Name: value'");
+	expect_flag_error("--header", "Bad Name: v", "token characters");
+	expect_flag_error("--header", "X-A:   ", "non-empty value");
+	expect_flag_error("--header", "X-A: a\r\nX-B: b", "without control characters");
+	expect_flag_error("--header", "content-type: text/plain", "the uploader sets them");
+	expect_flag_error("--tenant", "a/b", "--tenant: invalid value 'a/b'");
+	expect_flag_error("--tenant", "..", "other than '.' and '..'");
+	expect_flag_error("--metrics-addr", "9100", "HOST:PORT");
+	expect_flag_error("--metrics-addr", "::1:9100", "[IPv6]:PORT");
+	expect_flag_error("--log-level", "trace", "error, warn, info or debug");
+	expect_flag_error("--log-format", "text", "logfmt or json");
+	expect_flag_error("--connect-timeout", "0", "seconds, from 1 to 300");
+	expect_flag_error("--basic-auth-user", "a:b", "without ':'");
+}
+
+static void test_config_reads_secret_files_without_the_trailing_newline(void **state)
+{
+	const char *dir = *state;
+	const char *pw = write_file(dir, "pw", "s3cr3t pass\n");
+	const char *tok = write_file(dir, "tok", "tok-123\r\n");
+	const char *a[] = { "spanprof", "--server", "https://x", "--basic-auth-user", "u",
+			    "--basic-auth-password-file", pw, NULL };
+	const char *b[] = { "spanprof", "--server", "https://x", "--bearer-token-file", tok, NULL };
+	struct parsed p;
+
+	parse_env(&p, a, NULL);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_string_equal(p.cfg.upload.basic_auth_user, "u");
+	assert_string_equal(p.cfg.upload.basic_auth_password, "s3cr3t pass");
+	config_release(&p.cfg);
+	parse_env(&p, b, NULL);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_string_equal(p.cfg.upload.bearer_token, "tok-123");
+	config_release(&p.cfg);
+}
+
+static void expect_secret_error(const char *path, const char *needle)
+{
+	const char *argv[] = { "spanprof", "--server", "https://x", "--bearer-token-file", path,
+			       NULL };
+	struct parsed p;
+
+	parse_env(&p, argv, NULL);
+	assert_int_equal(p.result, CONFIG_ERROR);
+	assert_mentions(&p, "--bearer-token-file ");
+	assert_mentions(&p, needle);
+	assert_null(strstr(p.err, "hunter2"));
+	config_release(&p.cfg);
+}
+
+static void test_config_secret_file_errors_never_show_the_secret(void **state)
+{
+	const char *dir = *state;
+	char big[70 * 1024];
+
+	memset(big, 'h', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	expect_secret_error("/nonexistent/token", "No such file or directory");
+	expect_secret_error(write_file(dir, "empty", "\n"), "empty");
+	expect_secret_error(write_file(dir, "two", "hunter2\nline2\n"), "control characters");
+	expect_secret_error(write_file(dir, "big", big), "larger than 64 KiB");
+}
+
+static void test_config_secrets_from_the_environment_are_never_printed(void **state)
+{
+	const char *env[] = { "SPANPROF_BEARER_TOKEN=hunter2\x01", NULL };
+	const char *ok_env[] = { "SPANPROF_BASIC_AUTH_PASSWORD=hunter2",
+				 "SPANPROF_BASIC_AUTH_USER=me", NULL };
+	const char *argv[] = { "spanprof", "--server", "https://x", NULL };
+	struct parsed p;
+
+	(void)state;
+	parse_env(&p, argv, env);
+	assert_int_equal(p.result, CONFIG_ERROR);
+	assert_mentions(&p, "SPANPROF_BEARER_TOKEN: invalid value (not shown)");
+	assert_null(strstr(p.err, "hunter2"));
+	config_release(&p.cfg);
+	parse_env(&p, argv, ok_env);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_string_equal(p.cfg.upload.basic_auth_password, "hunter2");
+	assert_string_equal(p.cfg.upload.basic_auth_user, "me");
+	config_release(&p.cfg);
+}
+
+static void expect_combination_error(const char **argv, const char **env, const char *needle)
+{
+	struct parsed p;
+
+	parse_env(&p, argv, env);
+	assert_int_equal(p.result, CONFIG_ERROR);
+	assert_mentions(&p, needle);
+	config_release(&p.cfg);
+}
+
+static void test_config_rejects_options_that_do_not_go_together(void **state)
+{
+	const char *dir = *state;
+	const char *pw = write_file(dir, "pw", "pw\n");
+	const char *no_server[] = { "spanprof", "--tenant", "t", NULL };
+	const char *user_only[] = { "spanprof", "--server", "http://x", "--basic-auth-user", "u",
+				    NULL };
+	const char *pw_only[] = { "spanprof", "--server", "http://x", "--basic-auth-password-file",
+				  pw, NULL };
+	const char *both_pw[] = { "spanprof", "--server", "http://x", "--basic-auth-user", "u",
+				  "--basic-auth-password-file", pw, NULL };
+	const char *env_pw[] = { "SPANPROF_BASIC_AUTH_PASSWORD=x", NULL };
+	const char *env_tok[] = { "SPANPROF_BEARER_TOKEN=x", NULL };
+	const char *cert_only[] = { "spanprof", "--server", "http://x", "--client-cert", pw, NULL };
+	const char *auth_header[] = { "spanprof", "--server", "http://x", "--header",
+				      "authorization: Basic eA==", NULL };
+	const char *org_header[] = { "spanprof", "--server", "http://x", "--tenant", "t",
+				     "--header", "X-Scope-OrgID: u", NULL };
+	const char *no_ca[] = { "spanprof", "--server", "http://x", "--ca-file", "/nonexistent",
+				NULL };
+
+	expect_combination_error(no_server, NULL, "--tenant is set but --server is not");
+	expect_combination_error(user_only, NULL, "--basic-auth-user needs a password");
+	expect_combination_error(pw_only, NULL, "needs --basic-auth-user");
+	expect_combination_error(both_pw, env_pw, "give the basic auth password once");
+	expect_combination_error(both_pw, env_tok, "basic auth or a bearer token, not both");
+	expect_combination_error(cert_only, NULL, "--client-cert and --client-key go together");
+	expect_combination_error(auth_header, env_tok, "--header Authorization conflicts");
+	expect_combination_error(org_header, NULL, "conflicts with --tenant");
+	expect_combination_error(no_ca, NULL, "--ca-file /nonexistent: No such file");
+}
+
+static void test_config_release_wipes_and_empties(void **state)
+{
+	const char *env[] = { "SPANPROF_OUTPUT=/tmp/out", "SPANPROF_BEARER_TOKEN=t0k",
+			      "SPANPROF_SERVER=http://x", NULL };
+	const char *argv[] = { "spanprof", NULL };
+	struct parsed p;
+
+	(void)state;
+	parse_env(&p, argv, env);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_string_equal(p.cfg.output_dir, "/tmp/out");
+	assert_true(p.cfg.owned.n >= 3);
+	config_release(&p.cfg);
+	assert_null(p.cfg.output_dir);
+	assert_null(p.cfg.owned.v);
+	assert_int_equal(p.cfg.owned.n, 0);
+	config_release(&p.cfg); /* twice is harmless */
+}
+
+static void test_config_help_lists_every_option_within_80_columns(void **state)
+{
+	static const char *const flags[] = {
+		"--server URL", "--label KEY=VALUE", "--basic-auth-user", "--basic-auth-password-file",
+		"--bearer-token-file", "--tenant ID", "--header", "--ca-file", "--client-cert",
+		"--client-key", "--tls-insecure", "--connect-timeout", "--upload-timeout",
+		"--queue-bytes SIZE", "--spool DIR", "--spool-bytes", "--metrics-addr HOST:PORT",
+		"--log-level", "--log-format", "--config FILE", "SPANPROF_BEARER_TOKEN",
+		"SPANPROF_LABELS", "SPANPROF_HEADERS",
+	};
+	const char *argv[] = { "spanprof", "--help", NULL };
+	char *line, *save;
+	struct parsed p;
+	size_t i;
+
+	(void)state;
+	parse_env(&p, argv, NULL);
+	assert_int_equal(p.result, CONFIG_EXIT_OK);
+	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		if (!strstr(p.out, flags[i]))
+			fail_msg("--help does not mention %s", flags[i]);
+	/* The first line of the description predates this test and is 81 columns. */
+	for (line = strtok_r(p.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (strlen(line) > 81)
+			fail_msg("help line longer than 80 columns: '%s'", line);
+	config_release(&p.cfg);
+}
+
+#define T(name) cmocka_unit_test(name)
+#define TD(name) cmocka_unit_test_setup_teardown(name, setup_dir, teardown_dir)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_config_defaults_match_the_documentation),
+		T(test_config_parses_every_flag),
+		T(test_config_rejects_bad_values_naming_the_flag),
+		T(test_config_help_and_version_exit_cleanly),
+		T(test_config_defaults_of_upload_and_agent_options),
+		TD(test_config_parses_upload_and_agent_flags),
+		T(test_config_verbose_means_debug_and_the_last_flag_wins),
+		TD(test_config_flag_beats_env_beats_file_beats_default),
+		TD(test_config_file_comes_from_the_environment_too),
+		TD(test_config_a_higher_source_replaces_a_whole_list),
+		T(test_config_sizes_take_binary_suffixes),
+		T(test_config_checks_label_names_and_values),
+		T(test_config_accepts_28_labels_of_the_largest_size),
+		T(test_config_checks_server_header_tenant_and_addresses),
+		TD(test_config_reads_secret_files_without_the_trailing_newline),
+		TD(test_config_secret_file_errors_never_show_the_secret),
+		T(test_config_secrets_from_the_environment_are_never_printed),
+		TD(test_config_rejects_options_that_do_not_go_together),
+		T(test_config_release_wipes_and_empties),
+		T(test_config_help_lists_every_option_within_80_columns),
+	};
+
+	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
+}

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Unit tests for proc_maps: parsing maps text (executable mappings only) and reading a real
+ * process's maps. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "discover/proc_maps.h"
+#include "tmpdir.h"
+
+static const char maps_text[] =
+	"7f0000002000-7f0000003000 r-xp 00002000 fd:01 1234                       /usr/lib/libz.so\n"
+	"55550000-55551000 r--p 00000000 fd:01 99 /usr/bin/app\n"
+	"55551000-55559000 r-xp 00001000 fd:01 99 /usr/bin/app\n"
+	"7f0000009000-7f000000a000 rwxp 00000000 00:00 0 \n"
+	"7ffd1000-7ffd3000 r-xp 00000000 00:00 0                          [vdso]\n"
+	"7f1000000000-7f1000001000 r-xp 00000000 08:02 77 /tmp/my lib.so (deleted)\n";
+
+static void test_proc_maps_keeps_only_executable_mappings_sorted(void **state)
+{
+	struct proc_maps maps;
+
+	(void)state;
+	assert_int_equal(proc_maps_parse(maps_text, &maps), 0);
+	assert_int_equal(maps.count, 4);
+	assert_int_equal(maps.maps[0].start, 0x55551000);
+	assert_int_equal(maps.maps[0].end, 0x55559000);
+	assert_int_equal(maps.maps[0].offset, 0x1000);
+	assert_int_equal(maps.maps[0].dev, makedev(0xfd, 1));
+	assert_int_equal(maps.maps[0].inode, 99);
+	assert_string_equal(maps.maps[0].path, "/usr/bin/app");
+	assert_string_equal(maps.maps[1].path, "[vdso]");
+	assert_int_equal(maps.maps[1].dev, 0);
+	assert_int_equal(maps.maps[1].inode, 0);
+	assert_string_equal(maps.maps[2].path, "/usr/lib/libz.so");
+	assert_string_equal(maps.maps[3].path, "/tmp/my lib.so (deleted)");
+	proc_maps_release(&maps);
+	assert_int_equal(maps.count, 0);
+	assert_null(maps.maps);
+}
+
+static void test_proc_maps_find_uses_half_open_ranges(void **state)
+{
+	struct proc_maps maps;
+
+	(void)state;
+	assert_int_equal(proc_maps_parse(maps_text, &maps), 0);
+	assert_string_equal(proc_maps_find(&maps, 0x55551000)->path, "/usr/bin/app");
+	assert_string_equal(proc_maps_find(&maps, 0x55558fff)->path, "/usr/bin/app");
+	assert_null(proc_maps_find(&maps, 0x55559000));
+	assert_null(proc_maps_find(&maps, 0x1000));
+	assert_string_equal(proc_maps_find(&maps, 0x7ffd2000)->path, "[vdso]");
+	proc_maps_release(&maps);
+}
+
+static void test_proc_maps_rejects_malformed_lines(void **state)
+{
+	const char *bad[] = {
+		"garbage\n",
+		"1000-2000 r-xp\n",
+		"2000-1000 r-xp 00000000 fd:01 1 /x\n",
+		"55551000-55559000 r-xp 00001000 fd:01 99 /ok\nzz-yy r-xp 0 0:0 0 /bad\n",
+	};
+	struct proc_maps maps;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(proc_maps_parse(bad[i], &maps), -EINVAL);
+		assert_int_equal(maps.count, 0);
+		assert_null(maps.maps);
+	}
+	assert_int_equal(proc_maps_parse("", &maps), 0);
+	assert_int_equal(maps.count, 0);
+}
+
+static void test_proc_maps_reads_own_process(void **state)
+{
+	const struct proc_map *m;
+	struct proc_maps maps;
+
+	(void)state;
+	assert_int_equal(proc_maps_read(getpid(), &maps), 0);
+	m = proc_maps_find(&maps, (uint64_t)(uintptr_t)test_proc_maps_reads_own_process);
+	assert_non_null(m);
+	assert_non_null(strstr(m->path, "test_proc_maps"));
+	assert_true(m->inode != 0);
+	proc_maps_release(&maps);
+}
+
+static void test_proc_maps_reports_vanished_pid(void **state)
+{
+	char *root = tmpdir_new("procroot");
+	struct proc_maps maps;
+
+	(void)state;
+	assert_non_null(root);
+	assert_int_equal(proc_maps_read_at(root, 4242, &maps), -ENOENT);
+	assert_int_equal(maps.count, 0);
+	tmpdir_remove(root);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_proc_maps_keeps_only_executable_mappings_sorted),
+		cmocka_unit_test(test_proc_maps_find_uses_half_open_ranges),
+		cmocka_unit_test(test_proc_maps_rejects_malformed_lines),
+		cmocka_unit_test(test_proc_maps_reads_own_process),
+		cmocka_unit_test(test_proc_maps_reports_vanished_pid),
+	};
+
+	return cmocka_run_group_tests_name("proc_maps", tests, NULL, NULL);
+}

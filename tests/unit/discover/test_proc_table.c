@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Unit tests for proc_table: service names read from a fake proc root (environ, comm), caching
+ * and refresh, sweeping exited processes, and the bound on entries. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+
+#include "discover/proc_table.h"
+#include "tmpdir.h"
+
+#define MAX_SWEPT 16
+
+struct test_state {
+	char *root; /* fake proc root, fresh per test */
+	struct proc_table *t;
+	pid_t swept[MAX_SWEPT];
+	size_t nswept;
+};
+
+static int setup(void **state)
+{
+	struct test_state *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -1;
+	s->root = tmpdir_new("proctable");
+	if (!s->root) {
+		free(s);
+		return -1;
+	}
+	*state = s;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct test_state *s = *state;
+
+	proc_table_free(s->t);
+	tmpdir_remove(s->root);
+	free(s);
+	return 0;
+}
+
+static void write_bytes(const char *path, const char *bytes, size_t len)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(bytes, 1, len, f), len);
+	fclose(f);
+}
+
+/* <root>/PID/environ holding env (env_len bytes, NUL-separated) and <root>/PID/comm. */
+static void fake_proc(struct test_state *s, int pid, const char *env, size_t env_len,
+		      const char *comm)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%d", s->root, pid);
+	if (mkdir(path, 0755))
+		assert_int_equal(errno, EEXIST);
+	snprintf(path, sizeof(path), "%s/%d/environ", s->root, pid);
+	write_bytes(path, env, env_len);
+	snprintf(path, sizeof(path), "%s/%d/comm", s->root, pid);
+	write_bytes(path, comm, strlen(comm));
+}
+
+/* A process whose service is OTEL_SERVICE_NAME=svc (and whose comm is "comm<pid>"). */
+static void fake_service(struct test_state *s, int pid, const char *svc)
+{
+	char env[512], comm[32];
+	int n;
+
+	n = snprintf(env, sizeof(env), "PATH=/usr/bin%cOTEL_SERVICE_NAME=%s%cLANG=C", 0, svc, 0);
+	snprintf(comm, sizeof(comm), "comm%d\n", pid);
+	fake_proc(s, pid, env, (size_t)n + 1, comm);
+}
+
+static struct proc_table *new_table(struct test_state *s, size_t max)
+{
+	s->t = proc_table_new(max, s->root);
+	assert_non_null(s->t);
+	return s->t;
+}
+
+static const char *service_of(struct test_state *s, pid_t pid)
+{
+	struct proc_info scratch;
+	const struct proc_info *info = proc_table_get(s->t, pid, &scratch);
+
+	assert_non_null(info);
+	assert_ptr_not_equal(info, &scratch); /* callers here never fill the table */
+	assert_int_equal(info->pid, pid);
+	return info->service;
+}
+
+static void test_proc_table_names_service_from_otel_service_name(void **state)
+{
+	static const char env[] = "HOME=/root\0OTEL_SERVICE_NAME=checkout\0TERM=xterm";
+	struct test_state *s = *state;
+
+	fake_proc(s, 1234, env, sizeof(env), "python3\n");
+	new_table(s, 8);
+	assert_string_equal(service_of(s, 1234), "checkout");
+	assert_int_equal(proc_table_count(s->t), 1);
+}
+
+static void test_proc_table_falls_back_to_comm_without_otel_env(void **state)
+{
+	static const char env[] = "HOME=/root\0PATH=/bin";
+	struct test_state *s = *state;
+
+	fake_proc(s, 77, env, sizeof(env), "nginx\n");
+	new_table(s, 8);
+	assert_string_equal(service_of(s, 77), "nginx");
+}
+
+static void test_proc_table_names_vanished_pid_unknown_service(void **state)
+{
+	struct test_state *s = *state;
+
+	fake_service(s, 10, "present");
+	new_table(s, 8);
+	assert_string_equal(service_of(s, 4242), "unknown_service");
+	assert_string_equal(service_of(s, 10), "present");
+}
+
+static void test_proc_table_caches_entry_until_refreshed(void **state)
+{
+	struct test_state *s = *state;
+	const struct proc_info *first, *again;
+	struct proc_info scratch;
+
+	fake_service(s, 500, "before-exec");
+	new_table(s, 8);
+	first = proc_table_get(s->t, 500, &scratch);
+	assert_string_equal(first->service, "before-exec");
+	fake_service(s, 500, "after-exec");
+	again = proc_table_get(s->t, 500, &scratch);
+	assert_ptr_equal(again, first);
+	assert_string_equal(again->service, "before-exec");
+	assert_int_equal(proc_table_count(s->t), 1);
+
+	proc_table_refresh(s->t, 500);
+	assert_string_equal(proc_table_get(s->t, 500, &scratch)->service, "after-exec");
+	assert_int_equal(proc_table_count(s->t), 1);
+}
+
+static void record_swept(void *ctx, pid_t pid)
+{
+	struct test_state *s = ctx;
+
+	assert_true(s->nswept < MAX_SWEPT);
+	s->swept[s->nswept++] = pid;
+}
+
+static int was_swept(const struct test_state *s, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < s->nswept; i++)
+		if (s->swept[i] == pid)
+			return 1;
+	return 0;
+}
+
+static void test_proc_table_sweeps_exactly_the_exited_pids(void **state)
+{
+	/* 100 and 4196 share a hash bucket, so removal in the middle of a chain is covered too */
+	const pid_t pids[] = { 100, 200, 300, 4196, 8292 };
+	struct test_state *s = *state;
+	char svc[32];
+	size_t i;
+
+	for (i = 0; i < sizeof(pids) / sizeof(pids[0]); i++) {
+		snprintf(svc, sizeof(svc), "svc-%d", pids[i]);
+		fake_service(s, pids[i], svc);
+	}
+	new_table(s, 16);
+	for (i = 0; i < sizeof(pids) / sizeof(pids[0]); i++)
+		service_of(s, pids[i]);
+	assert_int_equal(proc_table_count(s->t), 5);
+
+	proc_table_mark_exited(s->t, 200);
+	proc_table_mark_exited(s->t, 4196);
+	proc_table_mark_exited(s->t, 999); /* not in the table: ignored */
+	assert_int_equal(proc_table_count(s->t), 5);
+	proc_table_sweep_exited(s->t, record_swept, s);
+
+	assert_int_equal(s->nswept, 2);
+	assert_true(was_swept(s, 200));
+	assert_true(was_swept(s, 4196));
+	assert_int_equal(proc_table_count(s->t), 3);
+
+	/* survivors stay cached; swept pids are read afresh */
+	for (i = 0; i < sizeof(pids) / sizeof(pids[0]); i++)
+		fake_service(s, pids[i], "new-name");
+	assert_string_equal(service_of(s, 100), "svc-100");
+	assert_string_equal(service_of(s, 300), "svc-300");
+	assert_string_equal(service_of(s, 8292), "svc-8292");
+	assert_string_equal(service_of(s, 200), "new-name");
+	assert_string_equal(service_of(s, 4196), "new-name");
+
+	/* a second sweep with nothing exited calls nothing */
+	s->nswept = 0;
+	proc_table_sweep_exited(s->t, record_swept, s);
+	assert_int_equal(s->nswept, 0);
+	assert_int_equal(proc_table_count(s->t), 5);
+}
+
+static void test_proc_table_evicts_exited_entry_when_full(void **state)
+{
+	struct test_state *s = *state;
+	const struct proc_info *info;
+	struct proc_info scratch;
+
+	fake_service(s, 1, "one");
+	fake_service(s, 2, "two");
+	fake_service(s, 3, "three");
+	new_table(s, 2);
+	service_of(s, 1);
+	service_of(s, 2);
+	proc_table_mark_exited(s->t, 1);
+
+	info = proc_table_get(s->t, 3, &scratch);
+	assert_ptr_not_equal(info, &scratch);
+	assert_int_equal(info->pid, 3);
+	assert_string_equal(info->service, "three");
+	assert_int_equal(proc_table_count(s->t), 2);
+
+	/* pid 1 is gone from the table: the sweep finds nothing exited left */
+	proc_table_sweep_exited(s->t, record_swept, s);
+	assert_int_equal(s->nswept, 0);
+	assert_int_equal(proc_table_count(s->t), 2);
+}
+
+static void test_proc_table_fills_scratch_when_full_of_live_entries(void **state)
+{
+	struct test_state *s = *state;
+	const struct proc_info *info;
+	struct proc_info scratch;
+
+	fake_service(s, 1, "one");
+	fake_service(s, 2, "two");
+	fake_service(s, 3, "three");
+	new_table(s, 2);
+	service_of(s, 1);
+	service_of(s, 2);
+
+	memset(&scratch, 0, sizeof(scratch));
+	info = proc_table_get(s->t, 3, &scratch);
+	assert_ptr_equal(info, &scratch);
+	assert_int_equal(scratch.pid, 3);
+	assert_string_equal(scratch.service, "three");
+	assert_int_equal(proc_table_count(s->t), 2);
+
+	/* not kept: a later get reads the process again */
+	fake_service(s, 3, "three-again");
+	info = proc_table_get(s->t, 3, &scratch);
+	assert_ptr_equal(info, &scratch);
+	assert_string_equal(info->service, "three-again");
+	assert_int_equal(proc_table_count(s->t), 2);
+	/* the live entries are untouched */
+	assert_string_equal(service_of(s, 1), "one");
+	assert_string_equal(service_of(s, 2), "two");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+			test_proc_table_names_service_from_otel_service_name, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_proc_table_falls_back_to_comm_without_otel_env,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_proc_table_names_vanished_pid_unknown_service,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_proc_table_caches_entry_until_refreshed, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_proc_table_sweeps_exactly_the_exited_pids,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_proc_table_evicts_exited_entry_when_full,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_proc_table_fills_scratch_when_full_of_live_entries, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("proc_table", tests, NULL, NULL);
+}

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Unit tests for perf_map: JIT map files and the container (NSpid) path, on a fake proc root. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "symbolize/perf_map.h"
+#include "tmpdir.h"
+
+static int setup(void **state)
+{
+	*state = tmpdir_new("perfmap");
+	return *state ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	tmpdir_remove(*state);
+	return 0;
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_perf_map_finds_entries_and_later_entry_wins(void **state)
+{
+	char path[4096];
+	uint64_t start, size;
+	struct perf_map *pm;
+
+	snprintf(path, sizeof(path), "%s/perf-1.map", (char *)*state);
+	write_file(path, "7f0000001000 100 LazyCompile:*foo /app/x.js:3\n"
+			 "7f0000000000 40 stub_a\n"
+			 "this line is junk\n"
+			 "7f0000002000 0 empty_entry\n"
+			 "7f0000001000 20 recompiled_foo\n");
+	pm = perf_map_new(path);
+	assert_non_null(pm);
+	assert_int_equal(perf_map_count(pm), 2);
+	assert_string_equal(perf_map_find(pm, 0x7f0000000010, &start, &size), "stub_a");
+	assert_int_equal(start, 0x7f0000000000);
+	assert_int_equal(size, 0x40);
+	assert_null(perf_map_find(pm, 0x7f0000000040, NULL, NULL));
+	assert_string_equal(perf_map_find(pm, 0x7f000000101f, NULL, NULL), "recompiled_foo");
+	assert_null(perf_map_find(pm, 0x7f0000001020, NULL, NULL));
+	assert_null(perf_map_find(pm, 0x1000, NULL, NULL));
+	perf_map_free(pm);
+}
+
+static void test_perf_map_keeps_spaces_in_names(void **state)
+{
+	char path[4096];
+	struct perf_map *pm;
+
+	snprintf(path, sizeof(path), "%s/perf-2.map", (char *)*state);
+	write_file(path, "1000 10 Interpreter frame for (a b)\r\n");
+	pm = perf_map_new(path);
+	assert_non_null(pm);
+	assert_string_equal(perf_map_find(pm, 0x1005, NULL, NULL), "Interpreter frame for (a b)");
+	perf_map_free(pm);
+}
+
+static void test_perf_map_path_uses_innermost_nspid(void **state)
+{
+	const char *root = *state;
+	char dir[2048], path[4096], want[4096];
+
+	snprintf(dir, sizeof(dir), "%s/4242", root);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(path, sizeof(path), "%s/status", dir);
+	write_file(path, "Name:\tjava\nPid:\t4242\nNSpid:\t4242\t17\t7\nPPid:\t1\n");
+	assert_int_equal(perf_map_nspid(root, 4242), 7);
+	assert_int_equal(perf_map_path(root, "/tmp", 4242, path, sizeof(path)), 0);
+	snprintf(want, sizeof(want), "%s/4242/root/tmp/perf-7.map", root);
+	assert_string_equal(path, want);
+
+	snprintf(path, sizeof(path), "%s/status", dir);
+	write_file(path, "Name:\told\nPid:\t4242\n"); /* kernels without NSpid */
+	assert_int_equal(perf_map_nspid(root, 4242), 4242);
+	assert_int_equal(perf_map_nspid(root, 999), -ENOENT);
+}
+
+static void test_perf_map_reads_through_container_root(void **state)
+{
+	const char *root = *state;
+	char path[4096];
+	struct perf_map *pm;
+
+	snprintf(path, sizeof(path), "%s/77", root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/77/status", root);
+	write_file(path, "NSpid:\t77\t1\n");
+	snprintf(path, sizeof(path), "%s/77/root", root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/77/root/tmp", root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/77/root/tmp/perf-1.map", root);
+	write_file(path, "5000 100 jitted_in_container\n");
+	assert_int_equal(perf_map_path(root, "/tmp", 77, path, sizeof(path)), 0);
+	pm = perf_map_new(path);
+	assert_non_null(pm);
+	assert_string_equal(perf_map_find(pm, 0x5080, NULL, NULL), "jitted_in_container");
+	perf_map_free(pm);
+	assert_null(perf_map_new("/nonexistent/perf-1.map"));
+	assert_int_equal(errno, ENOENT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_perf_map_finds_entries_and_later_entry_wins,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_perf_map_keeps_spaces_in_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_perf_map_path_uses_innermost_nspid, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_perf_map_reads_through_container_root, setup,
+						teardown),
+	};
+
+	return cmocka_run_group_tests_name("perf_map", tests, NULL, NULL);
+}

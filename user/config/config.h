@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The agent's configuration: defaults, then a YAML file, the environment and flags (in rising
+ * precedence), validation, and the secrets read from files at start. */
+#ifndef SPANPROF_CONFIG_H
+#define SPANPROF_CONFIG_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "profile/aggregate.h"
+#include "profile/pprof.h"
+#include "util/log.h"
+
+#define CONFIG_MAX_PIDS 1024
+#define CONFIG_DEFAULT_OUTPUT "./spanprof-data"
+/* Pyroscope allows 30 labels per series; the uploader adds __name__ and service_name. */
+#define CONFIG_MAX_LABELS 28
+#define CONFIG_LABEL_NAME_MAX 1024
+#define CONFIG_LABEL_VALUE_MAX 2048
+#define CONFIG_MAX_HEADERS 32
+
+/* Pushing profiles to a Pyroscope-compatible server; off while server is NULL. */
+struct config_upload {
+	const char *server;                /* --server: http(s)://host[:port][/path], no '/' at end */
+	/* --label: series labels. Keys match [a-zA-Z_][a-zA-Z0-9_]*, do not start with "__" and
+	 * are none of service_name, span_id, trace_id, span_name; values are non-empty UTF-8. The
+	 * type is pprof's, so these go to struct upload_options.static_labels as they are. */
+	struct pprof_label labels[CONFIG_MAX_LABELS];
+	size_t nlabels;
+	const char *headers[CONFIG_MAX_HEADERS]; /* --header: "Name: value", checked and trimmed */
+	size_t nheaders;
+	const char *basic_auth_user;
+	const char *basic_auth_password_file;
+	const char *bearer_token_file;
+	/* Secrets, from SPANPROF_BASIC_AUTH_PASSWORD / SPANPROF_BEARER_TOKEN or read from the files
+	 * above at start (a trailing newline removed). Never log them. */
+	const char *basic_auth_password;
+	const char *bearer_token;
+	const char *tenant;                /* --tenant: sent as X-Scope-OrgID */
+	const char *ca_file, *client_cert, *client_key; /* readable at start */
+	int tls_insecure;                  /* --tls-insecure: skip server certificate checks */
+	unsigned int connect_timeout_s;    /* default 5 */
+	unsigned int upload_timeout_s;     /* default 30 */
+	uint64_t queue_bytes;              /* in-memory queue limit, default 64 MiB */
+	const char *spool_dir;             /* --spool: NULL = no spool */
+	uint64_t spool_bytes;              /* default 512 MiB */
+};
+
+/* Strings the configuration allocated (values from the environment, the file, secrets). */
+struct config_strings {
+	char **v;
+	size_t n, cap;
+};
+
+struct spanprof_config {
+	pid_t pids[CONFIG_MAX_PIDS]; /* --pid; empty: every process */
+	size_t npids;
+	unsigned int frequency;      /* --frequency, Hz per CPU */
+	unsigned int interval_s;     /* --interval: seconds per written profile */
+	unsigned int duration_s;     /* --duration: stop after this long; 0 = until a signal */
+	const char *output_dir;      /* --output; NULL: no local files (only with --server) */
+	enum span_scope span_scope;  /* --span-scope root|all */
+	int verbose;                 /* -v (also sets log_level to debug) */
+	enum log_level log_level;    /* --log-level, default info */
+	enum log_format log_format;  /* --log-format, default logfmt */
+	const char *metrics_addr;    /* --metrics-addr HOST:PORT; NULL = no metrics server */
+	const char *config_file;     /* --config / SPANPROF_CONFIG; NULL = none */
+	struct config_upload upload;
+	/* Limits (not flags yet): map and cache sizes. */
+	uint32_t stack_entries, count_entries;
+	size_t max_services, max_procs, max_hook_files, max_modules, max_pid_snapshots;
+	unsigned int drain_ms;       /* how often BPF maps are drained */
+	unsigned int rescan_s;       /* full /proc rescan, a safety net for missed events */
+	const char *proc_root;
+	struct config_strings owned; /* freed by config_release() */
+};
+
+enum config_result {
+	CONFIG_RUN = 0,  /* parsed: run the agent */
+	CONFIG_EXIT_OK,  /* --help or --version printed */
+	CONFIG_ERROR,    /* a bad flag, variable, file or secret; the error was printed */
+};
+
+/* Sets the defaults. Always pair with config_release(). */
+void config_init(struct spanprof_config *cfg);
+
+/* Frees the strings cfg owns (secrets are wiped first) and resets it to empty. */
+void config_release(struct spanprof_config *cfg);
+
+/* Fills cfg from, in rising precedence: the YAML file named by --config or SPANPROF_CONFIG,
+ * the SPANPROF_* variables of envp (NULL: none), then argv. A source that sets a repeatable
+ * option (pid, label, header) replaces the whole list a lower source set. Then reads the
+ * secret files and checks the options that depend on each other. Prints help/version to out;
+ * errors to err, one line naming the flag, variable, or file:line and the bad value (never a
+ * secret's value), then a hint. Every string cfg holds after this is a default literal or
+ * owned by cfg (config_release() frees it), never a pointer into argv or envp. */
+enum config_result config_parse(struct spanprof_config *cfg, int argc, char **argv,
+				char *const *envp, FILE *out, FILE *err);
+
+#endif /* SPANPROF_CONFIG_H */

@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The one table of options (flag, file key, environment name, help, parser) and their setters,
+ * so flags, the environment and the config file cannot drift apart. */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/config_int.h"
+#include "util/hostport.h"
+
+#define FIELD(f) offsetof(struct spanprof_config, f)
+#define UPLOAD(f) offsetof(struct spanprof_config, upload.f)
+#define MIB (1ull << 20)
+#define GIB (1ull << 30)
+
+static void *field(struct spanprof_config *cfg, const struct config_option *opt)
+{
+	return (char *)cfg + opt->offset;
+}
+
+static int invalid(const char **want, const char *text)
+{
+	*want = text;
+	return -EINVAL;
+}
+
+static int set_uint(struct spanprof_config *cfg, const struct config_option *opt, const char *v,
+		    const char **want)
+{
+	uint64_t n;
+
+	if (config_parse_uint(v, opt->min, opt->max, &n))
+		return invalid(want, opt->want);
+	*(unsigned int *)field(cfg, opt) = n;
+	return 0;
+}
+
+static int set_size(struct spanprof_config *cfg, const struct config_option *opt, const char *v,
+		    const char **want)
+{
+	if (config_parse_size(v, opt->min, opt->max, field(cfg, opt)))
+		return invalid(want, opt->want);
+	return 0;
+}
+
+static int set_bool(struct spanprof_config *cfg, const struct config_option *opt, const char *v,
+		    const char **want)
+{
+	if (config_parse_bool(v, field(cfg, opt)))
+		return invalid(want, "true or false");
+	return 0;
+}
+
+/* Stores a copy of v[0..n) in opt's string field. */
+static int store(struct spanprof_config *cfg, const struct config_option *opt, const char *v,
+		 size_t n)
+{
+	char *copy = config_strdup(cfg, v, n);
+
+	if (!copy)
+		return -ENOMEM;
+	*(const char **)field(cfg, opt) = copy;
+	return 0;
+}
+
+static int set_text(struct spanprof_config *cfg, const struct config_option *opt, const char *v,
+		    const char **want)
+{
+	if (config_check_text(v, NULL))
+		return invalid(want, opt->want);
+	return store(cfg, opt, v, SIZE_MAX);
+}
+
+static int set_pid(struct spanprof_config *cfg, const struct config_option *opt, const char *v,
+		   const char **want)
+{
+	uint64_t n;
+
+	(void)opt;
+	if (config_parse_uint(v, 1, INT_MAX, &n))
+		return invalid(want, "a process id (a positive integer)");
+	if (cfg->npids == CONFIG_MAX_PIDS)
+		return invalid(want, "at most 1024 pids");
+	cfg->pids[cfg->npids++] = n;
+	return 0;
+}
+
+static void clear_pids(struct spanprof_config *cfg)
+{
+	cfg->npids = 0;
+}
+
+static int set_span_scope(struct spanprof_config *cfg, const struct config_option *opt,
+			  const char *v, const char **want)
+{
+	(void)opt;
+	if (!strcmp(v, "root"))
+		cfg->span_scope = SPAN_SCOPE_ROOT;
+	else if (!strcmp(v, "all"))
+		cfg->span_scope = SPAN_SCOPE_ALL;
+	else
+		return invalid(want, "'root' or 'all'");
+	return 0;
+}
+
+static int set_server(struct spanprof_config *cfg, const struct config_option *opt, const char *v,
+		      const char **want)
+{
+	size_t n;
+
+	if (config_check_url(v, &n, want))
+		return -EINVAL;
+	return store(cfg, opt, v, n);
+}
+
+static int set_label(struct spanprof_config *cfg, const struct config_option *opt, const char *v,
+		     const char **want)
+{
+	struct config_upload *up = &cfg->upload;
+	struct pprof_label *l;
+	size_t n, i;
+
+	(void)opt;
+	if (config_check_label(v, &n, want))
+		return -EINVAL;
+	for (i = 0; i < up->nlabels; i++)
+		if (strlen(up->labels[i].key) == n && !strncmp(up->labels[i].key, v, n))
+			return invalid(want, "each label name once");
+	if (up->nlabels == CONFIG_MAX_LABELS)
+		return invalid(want, "at most 28 labels (Pyroscope's 30 per series, less "
+				     "__name__ and service_name)");
+	l = &up->labels[up->nlabels];
+	l->key = config_strdup(cfg, v, n);
+	l->value = config_strdup(cfg, v + n + 1, SIZE_MAX);
+	if (!l->key || !l->value)
+		return -ENOMEM;
+	up->nlabels++;
+	return 0;
+}
+
+static void clear_labels(struct spanprof_config *cfg)
+{
+	cfg->upload.nlabels = 0;
+}
+
+static int set_header(struct spanprof_config *cfg, const struct config_option *opt, const char *v,
+		      const char **want)
+{
+	struct config_upload *up = &cfg->upload;
+	size_t name_len, value_len;
+	const char *value;
+	char *h;
+
+	(void)opt;
+	if (config_check_header(v, &name_len, &value, &value_len, want))
+		return -EINVAL;
+	if (up->nheaders == CONFIG_MAX_HEADERS)
+		return invalid(want, "at most 32 headers");
+	h = config_strdup(cfg, v, name_len + 2 + value_len);
+	if (!h)
+		return -ENOMEM;
+	/* Normalised to "Name: value". */
+	h[name_len + 1] = ' ';
+	memcpy(h + name_len + 2, value, value_len);
+	up->headers[up->nheaders++] = h;
+	return 0;
+}
+
+static void clear_headers(struct spanprof_config *cfg)
+{
+	cfg->upload.nheaders = 0;
+}
+
+static int set_tenant(struct spanprof_config *cfg, const struct config_option *opt, const char *v,
+		      const char **want)
+{
+	if (config_check_tenant(v, want))
+		return -EINVAL;
+	return store(cfg, opt, v, SIZE_MAX);
+}
+
+static int set_user(struct spanprof_config *cfg, const struct config_option *opt, const char *v,
+		    const char **want)
+{
+	if (config_check_text(v, ":"))
+		return invalid(want, "a user name without ':' or control characters");
+	return store(cfg, opt, v, SIZE_MAX);
+}
+
+static int set_secret(struct spanprof_config *cfg, const struct config_option *opt, const char *v,
+		      const char **want)
+{
+	if (!*v)
+		return invalid(want, opt->want);
+	return store(cfg, opt, v, SIZE_MAX);
+}
+
+static int set_metrics_addr(struct spanprof_config *cfg, const struct config_option *opt,
+			    const char *v, const char **want)
+{
+	char host[256];
+	unsigned int port;
+
+	if (hostport_split(v, host, sizeof(host), &port))
+		return invalid(want, "HOST:PORT, [IPv6]:PORT or :PORT");
+	return store(cfg, opt, v, SIZE_MAX);
+}
+
+static int set_log_level(struct spanprof_config *cfg, const struct config_option *opt,
+			 const char *v, const char **want)
+{
+	(void)opt;
+	if (log_parse_level(v, &cfg->log_level))
+		return invalid(want, "error, warn, info or debug");
+	return 0;
+}
+
+static int set_log_format(struct spanprof_config *cfg, const struct config_option *opt,
+			  const char *v, const char **want)
+{
+	(void)opt;
+	if (log_parse_format(v, &cfg->log_format))
+		return invalid(want, "logfmt or json");
+	return 0;
+}
+
+static int set_verbose(struct spanprof_config *cfg, const struct config_option *opt, const char *v,
+		       const char **want)
+{
+	if (set_bool(cfg, opt, v, want))
+		return -EINVAL;
+	if (cfg->verbose)
+		cfg->log_level = LOG_LEVEL_DEBUG;
+	return 0;
+}
+
+#define UINT(f, lo, hi) .set = set_uint, .offset = FIELD(f), .min = lo, .max = hi
+#define SIZE(f, lo, hi) .set = set_size, .offset = UPLOAD(f), .min = lo, .max = hi
+#define TEXT(f) .set = set_text, .offset = f
+#define A CONFIG_IN_ALL
+
+/* Positional fields: name, key, short name, kind, where, secret, metavar, help, want, env_sep;
+ * then the setter and its field by name. */
+/* clang-format off */
+const struct config_option config_options[CONFIG_OPT__COUNT] = {
+	[CONFIG_OPT_PID] = { "pid", NULL, 'p', CONFIG_KIND_LIST, A, 0, "PID",
+		"profile only this process (repeatable; default: all)", NULL, ", \t",
+		.set = set_pid, .clear = clear_pids },
+	[CONFIG_OPT_FREQUENCY] = { "frequency", NULL, 'F', CONFIG_KIND_VALUE, A, 0, "HZ",
+		"samples per second per CPU (default 100, 1..1000)", "an integer from 1 to 1000",
+		UINT(frequency, 1, 1000) },
+	[CONFIG_OPT_INTERVAL] = { "interval", NULL, 'i', CONFIG_KIND_VALUE, A, 0, "SEC",
+		"seconds of samples per profile (default 15, 1..3600)", "seconds, from 1 to 3600",
+		UINT(interval_s, 1, 3600) },
+	[CONFIG_OPT_DURATION] = { "duration", NULL, 'd', CONFIG_KIND_VALUE, A, 0, "SEC",
+		"stop after SEC seconds, flushing the last window\n(default: until SIGINT/SIGTERM)",
+		"seconds, at least 1", UINT(duration_s, 1, 31 * 24 * 3600) },
+	[CONFIG_OPT_OUTPUT] = { "output", NULL, 'o', CONFIG_KIND_VALUE, A, 0, "DIR",
+		"profile dir (default ./spanprof-data unless --server)", "a directory path",
+		TEXT(FIELD(output_dir)) },
+	[CONFIG_OPT_SPAN_SCOPE] = { "span-scope", NULL, 0, CONFIG_KIND_VALUE, A, 0, "S",
+		"root (default): samples carry the local root span id;\n"
+		"all: the id of the span active at the sample", .set = set_span_scope },
+	[CONFIG_OPT_SERVER] = { "server", NULL, 0, CONFIG_KIND_VALUE, A, 0, "URL",
+		"push profiles to the Pyroscope server at URL",
+		.set = set_server, .offset = UPLOAD(server) },
+	[CONFIG_OPT_LABEL] = { "label", "labels", 0, CONFIG_KIND_MAP, A, 0, "KEY=VALUE",
+		"label every series pushed (repeatable, at most 28)", NULL, ",",
+		.set = set_label, .clear = clear_labels },
+	[CONFIG_OPT_TENANT] = { "tenant", NULL, 0, CONFIG_KIND_VALUE, A, 0, "ID",
+		"tenant id, sent as X-Scope-OrgID", .set = set_tenant, .offset = UPLOAD(tenant) },
+	[CONFIG_OPT_HEADER] = { "header", "headers", 0, CONFIG_KIND_LIST, A, 0, "'NAME: VALUE'",
+		"add this HTTP header to every push (repeatable)", NULL, ";\n",
+		.set = set_header, .clear = clear_headers },
+	[CONFIG_OPT_BASIC_AUTH_USER] = { "basic-auth-user", NULL, 0, CONFIG_KIND_VALUE, A, 0,
+		"USER", "HTTP basic auth user name", .set = set_user,
+		.offset = UPLOAD(basic_auth_user) },
+	[CONFIG_OPT_BASIC_AUTH_PASSWORD_FILE] = { "basic-auth-password-file", NULL, 0,
+		CONFIG_KIND_VALUE, A, 0, "FILE", "read the basic auth password from FILE",
+		"a file path", TEXT(UPLOAD(basic_auth_password_file)) },
+	[CONFIG_OPT_BASIC_AUTH_PASSWORD] = { "basic-auth-password", NULL, 0, CONFIG_KIND_VALUE,
+		CONFIG_IN_ENV, 1, NULL, NULL, "a non-empty password", .set = set_secret,
+		.offset = UPLOAD(basic_auth_password) },
+	[CONFIG_OPT_BEARER_TOKEN_FILE] = { "bearer-token-file", NULL, 0, CONFIG_KIND_VALUE, A, 0,
+		"FILE", "read the bearer token from FILE",
+		"a file path", TEXT(UPLOAD(bearer_token_file)) },
+	[CONFIG_OPT_BEARER_TOKEN] = { "bearer-token", NULL, 0, CONFIG_KIND_VALUE, CONFIG_IN_ENV, 1,
+		NULL, NULL, "a token without control characters",
+		TEXT(UPLOAD(bearer_token)) },
+	[CONFIG_OPT_CA_FILE] = { "ca-file", NULL, 0, CONFIG_KIND_VALUE, A, 0, "FILE",
+		"trust the CA certificates (PEM) in FILE", "a file path",
+		TEXT(UPLOAD(ca_file)) },
+	[CONFIG_OPT_CLIENT_CERT] = { "client-cert", NULL, 0, CONFIG_KIND_VALUE, A, 0, "FILE",
+		"client certificate (PEM) for mutual TLS", "a file path",
+		TEXT(UPLOAD(client_cert)) },
+	[CONFIG_OPT_CLIENT_KEY] = { "client-key", NULL, 0, CONFIG_KIND_VALUE, A, 0, "FILE",
+		"private key (PEM) of --client-cert", "a file path", TEXT(UPLOAD(client_key)) },
+	[CONFIG_OPT_TLS_INSECURE] = { "tls-insecure", NULL, 0, CONFIG_KIND_BOOL, A, 0, NULL,
+		"do not verify the server's certificate (testing only)", .set = set_bool,
+		.offset = UPLOAD(tls_insecure) },
+	[CONFIG_OPT_CONNECT_TIMEOUT] = { "connect-timeout", NULL, 0, CONFIG_KIND_VALUE, A, 0, "SEC",
+		"connect timeout (default 5)", "seconds, from 1 to 300",
+		UINT(upload.connect_timeout_s, 1, 300) },
+	[CONFIG_OPT_UPLOAD_TIMEOUT] = { "upload-timeout", NULL, 0, CONFIG_KIND_VALUE, A, 0, "SEC",
+		"timeout of one push (default 30)", "seconds, from 1 to 3600",
+		UINT(upload.upload_timeout_s, 1, 3600) },
+	[CONFIG_OPT_QUEUE_BYTES] = { "queue-bytes", NULL, 0, CONFIG_KIND_VALUE, A, 0, "SIZE",
+		"memory for profiles not yet pushed (default 64MiB)",
+		"a size from 1MiB to 16GiB, like 64MiB", SIZE(queue_bytes, MIB, 16 * GIB) },
+	[CONFIG_OPT_SPOOL] = { "spool", NULL, 0, CONFIG_KIND_VALUE, A, 0, "DIR",
+		"keep profiles that cannot be pushed yet in DIR", "a directory path",
+		TEXT(UPLOAD(spool_dir)) },
+	[CONFIG_OPT_SPOOL_BYTES] = { "spool-bytes", NULL, 0, CONFIG_KIND_VALUE, A, 0, "SIZE",
+		"largest size of the spool (default 512MiB)",
+		"a size from 1MiB to 1024GiB, like 512MiB", SIZE(spool_bytes, MIB, 1024 * GIB) },
+	[CONFIG_OPT_METRICS_ADDR] = { "metrics-addr", NULL, 0, CONFIG_KIND_VALUE, A, 0, "HOST:PORT",
+		"serve /metrics, /healthz, /readyz (default: off)",
+		.set = set_metrics_addr, .offset = FIELD(metrics_addr) },
+	[CONFIG_OPT_LOG_LEVEL] = { "log-level", NULL, 0, CONFIG_KIND_VALUE, A, 0, "LEVEL",
+		"error, warn, info (default) or debug", .set = set_log_level },
+	[CONFIG_OPT_LOG_FORMAT] = { "log-format", NULL, 0, CONFIG_KIND_VALUE, A, 0, "FORMAT",
+		"logfmt (default) or json", .set = set_log_format },
+	[CONFIG_OPT_VERBOSE] = { "verbose", NULL, 'v', CONFIG_KIND_BOOL, A, 0, NULL,
+		"same as --log-level debug (libbpf messages too)", .set = set_verbose,
+		.offset = FIELD(verbose) },
+	[CONFIG_OPT_CONFIG] = { "config", NULL, 'c', CONFIG_KIND_VALUE,
+		CONFIG_IN_FLAG | CONFIG_IN_ENV, 0, "FILE", "read options from this YAML file",
+		"a file path", TEXT(FIELD(config_file)) },
+	[CONFIG_OPT_HELP] = { "help", NULL, 'h', CONFIG_KIND_ACTION, CONFIG_IN_FLAG, 0, NULL,
+		"show this help" },
+	[CONFIG_OPT_VERSION] = { "version", NULL, 'V', CONFIG_KIND_ACTION, CONFIG_IN_FLAG, 0, NULL,
+		"show the version" },
+};
+/* clang-format on */
+
+const char *config_option_key(const struct config_option *opt)
+{
+	return opt->key ? opt->key : opt->name;
+}
+
+const struct config_option *config_option_by_key(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < CONFIG_OPT__COUNT; i++)
+		if (!strcmp(config_option_key(&config_options[i]), key))
+			return &config_options[i];
+	return NULL;
+}
+
+void config_env_name(const struct config_option *opt, char *buf, size_t size)
+{
+	size_t i;
+
+	snprintf(buf, size, "SPANPROF_%s", config_option_key(opt));
+	for (i = 0; buf[i]; i++)
+		buf[i] = buf[i] == '-' ? '_' : toupper((unsigned char)buf[i]);
+}
+
+void config_touch(struct config_apply *ap, const struct config_option *opt)
+{
+	uint64_t bit = 1ull << (opt - config_options);
+
+	if (opt->clear && !(ap->touched & bit))
+		opt->clear(ap->cfg);
+	ap->touched |= bit;
+}
+
+int config_apply(struct config_apply *ap, const struct config_option *opt, const char *value,
+		 const char **want)
+{
+	config_touch(ap, opt);
+	return opt->set(ap->cfg, opt, value, want);
+}

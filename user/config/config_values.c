@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Parsers and checks for the configuration's value types: integers, sizes with suffixes,
+ * booleans, labels, headers, tenant ids and server URLs. */
+#include <errno.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config/config_int.h"
+#include "util/utf8.h"
+
+int config_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!s || !*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > (UINT64_MAX - 9) / 10)
+			return -EINVAL;
+		v = v * 10 + (*s - '0');
+	}
+	if (v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int config_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	static const struct {
+		const char *suffix;
+		unsigned int shift;
+	} units[] = {
+		{ "", 0 },     { "K", 10 }, { "KiB", 10 }, { "M", 20 },
+		{ "MiB", 20 }, { "G", 30 }, { "GiB", 30 },
+	};
+	char digits[24];
+	size_t n, i;
+	uint64_t v;
+
+	if (!s)
+		return -EINVAL;
+	n = strspn(s, "0123456789");
+	if (!n || n >= sizeof(digits))
+		return -EINVAL;
+	memcpy(digits, s, n);
+	digits[n] = '\0';
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(s + n, units[i].suffix))
+			continue;
+		if (config_parse_uint(digits, 0, UINT64_MAX >> units[i].shift, &v))
+			return -EINVAL;
+		v <<= units[i].shift;
+		if (v < min || v > max)
+			return -EINVAL;
+		*out = v;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int config_parse_bool(const char *s, int *out)
+{
+	static const char *const yes[] = { "true", "yes", "on", "1" };
+	static const char *const no[] = { "false", "no", "off", "0" };
+	size_t i;
+
+	for (i = 0; s && i < 4; i++) {
+		if (!strcasecmp(s, yes[i])) {
+			*out = 1;
+			return 0;
+		}
+		if (!strcasecmp(s, no[i])) {
+			*out = 0;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* Series labels spanprof sets itself, per process or per sample. */
+static const char *const reserved_labels[] = { "service_name", "span_id", "trace_id", "span_name" };
+
+static int is_name_char(char c, int first)
+{
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (!first && c >= '0' && c <= '9');
+}
+
+int config_check_label(const char *s, size_t *name_len, const char **want)
+{
+	const char *eq = strchr(s, '='), *value;
+	size_t i, n;
+
+	*want = "KEY=VALUE";
+	if (!eq || eq == s)
+		return -EINVAL;
+	n = eq - s;
+	value = eq + 1;
+	*want = "a label name of letters, digits and '_' that does not start with a digit";
+	for (i = 0; i < n; i++)
+		if (!is_name_char(s[i], i == 0))
+			return -EINVAL;
+	*want = "a label name of at most 1024 bytes";
+	if (n > CONFIG_LABEL_NAME_MAX)
+		return -EINVAL;
+	*want = "a label name that does not start with '__' (reserved)";
+	if (n >= 2 && s[0] == '_' && s[1] == '_')
+		return -EINVAL;
+	*want = "a label name other than service_name, span_id, trace_id and span_name (spanprof "
+		"sets them)";
+	for (i = 0; i < sizeof(reserved_labels) / sizeof(reserved_labels[0]); i++)
+		if (strlen(reserved_labels[i]) == n && !strncmp(s, reserved_labels[i], n))
+			return -EINVAL;
+	*want = "a non-empty label value of at most 2048 bytes of UTF-8";
+	if (!*value || strlen(value) > CONFIG_LABEL_VALUE_MAX || !utf8_valid(value))
+		return -EINVAL;
+	*name_len = n;
+	return 0;
+}
+
+/* Headers the uploader sets itself: framing and content. */
+static const char *const owned_headers[] = {
+	"Host",	     "Content-Length", "Content-Type", "Content-Encoding", "Transfer-Encoding",
+	"Connection"
+};
+
+static int is_token_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+int config_check_header(const char *s, size_t *name_len, const char **value, size_t *value_len,
+			const char **want)
+{
+	const char *v, *end;
+	size_t n = 0, i;
+
+	*want = "'Name: value' with a header name of RFC 9110 token characters";
+	while (is_token_char(s[n]))
+		n++;
+	if (!n || s[n] != ':')
+		return -EINVAL;
+	*want = "a header other than Host, Content-Length, Content-Type, Content-Encoding, "
+		"Transfer-Encoding and Connection (the uploader sets them)";
+	for (i = 0; i < sizeof(owned_headers) / sizeof(owned_headers[0]); i++)
+		if (strlen(owned_headers[i]) == n && !strncasecmp(s, owned_headers[i], n))
+			return -EINVAL;
+	v = s + n + 1;
+	v += strspn(v, " \t");
+	end = v + strlen(v);
+	while (end > v && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	*want = "'Name: value' with a non-empty value without control characters";
+	if (end == v)
+		return -EINVAL;
+	for (i = 0; v + i < end; i++)
+		if (((unsigned char)v[i] < 0x20 && v[i] != '\t') || v[i] == 0x7f)
+			return -EINVAL;
+	*name_len = n;
+	*value = v;
+	*value_len = end - v;
+	return 0;
+}
+
+int config_check_tenant(const char *s, const char **want)
+{
+	size_t n = strlen(s), i;
+
+	*want = "a tenant id of 1 to 150 letters, digits and !-_.*'() other than '.' and '..'";
+	if (!n || n > 150 || !strcmp(s, ".") || !strcmp(s, ".."))
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (!is_name_char(s[i], 0) && !strchr("!-.*'()", s[i]))
+			return -EINVAL;
+	return 0;
+}
+
+int config_check_url(const char *s, size_t *len, const char **want)
+{
+	size_t scheme, n;
+
+	*want = "an http:// or https:// URL with a host and no query, fragment or spaces";
+	if (!strncasecmp(s, "http://", 7))
+		scheme = 7;
+	else if (!strncasecmp(s, "https://", 8))
+		scheme = 8;
+	else
+		return -EINVAL;
+	if (!s[scheme] || strchr("/?#:", s[scheme]))
+		return -EINVAL;
+	for (n = 0; s[n]; n++)
+		if ((unsigned char)s[n] <= 0x20 || s[n] == 0x7f || s[n] == '?' || s[n] == '#')
+			return -EINVAL;
+	/* "https://host/" and "https://host" are the same server; the uploader appends paths. */
+	while (n > scheme && s[n - 1] == '/')
+		n--;
+	*len = n;
+	return 0;
+}
+
+int config_check_text(const char *s, const char *forbidden)
+{
+	if (!*s)
+		return -EINVAL;
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f || (forbidden && strchr(forbidden, *s)))
+			return -EINVAL;
+	return 0;
+}

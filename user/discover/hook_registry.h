@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Which files hold spanprof_span_set(), which processes map them, and the uprobe attached to
+ * each: one uprobe per distinct file, detached when no tracked process maps it any more. */
+#ifndef SPANPROF_HOOK_REGISTRY_H
+#define SPANPROF_HOOK_REGISTRY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "discover/proc_maps.h"
+
+struct loader;
+
+struct hook_registry_limits {
+	size_t max_files; /* hook files attached at once */
+	size_t max_pids; /* processes tracked as hook users */
+	size_t max_negative; /* files remembered as "no hook here" */
+	const char *proc_root; /* "/proc" */
+	int use_nop5; /* attach to the 5-byte nop when the file has one */
+};
+
+struct hook_registry_stats {
+	uint64_t files_attached; /* now */
+	uint64_t pids_tracked; /* now */
+	uint64_t attaches, detaches, attach_errors, elf_errors, limit_drops;
+};
+
+/* Attaching goes through `loader` (not owned). NULL with errno on failure. */
+struct hook_registry *hook_registry_new(struct loader *loader,
+					const struct hook_registry_limits *limits);
+void hook_registry_free(struct hook_registry *r); /* detaches everything; NULL-safe */
+
+/* Re-evaluates which hook files pid maps (given its executable mappings): attaches files seen for
+ * the first time and releases those it no longer maps. Returns the number of hook files pid maps,
+ * or -errno (the process vanished: -ENOENT/-ESRCH). Errors on single files are counted/logged. */
+int hook_registry_update_pid(struct hook_registry *r, pid_t pid, const struct proc_maps *maps);
+
+/* The process exited: releases its files, detaching any that no tracked process maps. */
+void hook_registry_forget_pid(struct hook_registry *r, pid_t pid);
+
+void hook_registry_get_stats(const struct hook_registry *r, struct hook_registry_stats *out);
+
+#endif /* SPANPROF_HOOK_REGISTRY_H */

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Per-process facts the agent keeps: a chained hash of pid -> struct proc_info, bounded. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "discover/proc_table.h"
+#include "util/log.h"
+
+#define NBUCKETS 4096
+#define UNKNOWN_SERVICE "unknown_service"
+
+struct proc_node {
+	struct proc_info info;
+	struct proc_node *next;
+};
+
+struct proc_table {
+	struct proc_node *buckets[NBUCKETS];
+	size_t count, max;
+	const char *proc_root;
+	struct k8s_meta *k8s; /* NULL off Kubernetes */
+};
+
+struct proc_table *proc_table_new(size_t max_procs, const char *proc_root)
+{
+	struct proc_table *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->max = max_procs;
+	t->proc_root = proc_root;
+	return t;
+}
+
+void proc_table_free(struct proc_table *t)
+{
+	struct proc_node *n, *next;
+	size_t b;
+
+	if (!t)
+		return;
+	for (b = 0; b < NBUCKETS; b++)
+		for (n = t->buckets[b]; n; n = next) {
+			next = n->next;
+			free(n);
+		}
+	free(t);
+}
+
+static struct proc_node **slot_of(struct proc_table *t, pid_t pid)
+{
+	struct proc_node **p = &t->buckets[(unsigned int)pid % NBUCKETS];
+
+	while (*p && (*p)->info.pid != pid)
+		p = &(*p)->next;
+	return p;
+}
+
+/* Fills the Kubernetes fields; returns the service name to use for processes without an OTel
+ * name, or NULL. A miss remembers the pod cache generation so a later get can retry. */
+static const char *read_k8s(const struct proc_table *t, pid_t pid, struct proc_info *info,
+			    char *service, size_t size)
+{
+	struct k8s_labels kl;
+	int err;
+
+	info->k8s_pending = 0;
+	if (!t->k8s)
+		return NULL;
+	err = k8s_meta_lookup(t->k8s, t->proc_root, pid, &kl);
+	/* A container the pod cache has not seen yet (or whose pod it knows, but not the container
+	 * itself): try again once the cache has changed. */
+	if ((err == -ENOENT && kl.container_id[0]) || (!err && !kl.container[0])) {
+		info->k8s_pending = 1;
+		info->k8s_generation = k8s_meta_generation(t->k8s);
+	}
+	if (err)
+		return NULL;
+	snprintf(info->k8s_namespace, sizeof(info->k8s_namespace), "%s", kl.namespace);
+	snprintf(info->k8s_pod, sizeof(info->k8s_pod), "%s", kl.pod);
+	snprintf(info->k8s_container, sizeof(info->k8s_container), "%s", kl.container);
+	return k8s_meta_service_name(&kl, service, size) ? NULL : service;
+}
+
+static void read_info(const struct proc_table *t, pid_t pid, struct proc_info *info)
+{
+	char k8s_service[LABELS_SERVICE_MAX];
+	const char *fallback;
+	int err;
+
+	memset(info, 0, sizeof(*info));
+	info->pid = pid;
+	fallback = read_k8s(t, pid, info, k8s_service, sizeof(k8s_service));
+	err = labels_service_for_pid_or(t->proc_root, pid, fallback, info->service,
+					sizeof(info->service));
+	if (err) {
+		if (err != -ENOENT && err != -ESRCH)
+			log_debug("service name of pid %d: %s", pid, strerror(-err));
+		strcpy(info->service, UNKNOWN_SERVICE);
+	}
+}
+
+/* Frees one exited entry to make room. Returns 1 if it did. */
+static int evict_exited(struct proc_table *t)
+{
+	struct proc_node **p, *victim;
+	size_t b;
+
+	for (b = 0; b < NBUCKETS; b++)
+		for (p = &t->buckets[b]; *p; p = &(*p)->next)
+			if ((*p)->info.exited) {
+				victim = *p;
+				*p = victim->next;
+				free(victim);
+				t->count--;
+				return 1;
+			}
+	return 0;
+}
+
+const struct proc_info *proc_table_get(struct proc_table *t, pid_t pid, struct proc_info *scratch)
+{
+	struct proc_node **slot = slot_of(t, pid), *n;
+
+	if (*slot) {
+		n = *slot;
+		/* Its pod was unknown: look again once the pod cache has changed. */
+		if (n->info.k8s_pending && !n->info.exited &&
+		    k8s_meta_generation(t->k8s) != n->info.k8s_generation)
+			read_info(t, pid, &n->info);
+		return &n->info;
+	}
+	if (t->count >= t->max && !evict_exited(t))
+		goto out_scratch;
+	n = malloc(sizeof(*n));
+	if (!n)
+		goto out_scratch;
+	read_info(t, pid, &n->info);
+	n->next = NULL;
+	*slot_of(t, pid) = n;
+	t->count++;
+	return &n->info;
+out_scratch:
+	read_info(t, pid, scratch);
+	return scratch;
+}
+
+void proc_table_set_k8s(struct proc_table *t, struct k8s_meta *k8s)
+{
+	t->k8s = k8s;
+}
+
+void proc_table_refresh(struct proc_table *t, pid_t pid)
+{
+	struct proc_node *n = *slot_of(t, pid);
+	struct proc_info scratch;
+
+	if (n)
+		read_info(t, pid, &n->info);
+	else
+		proc_table_get(t, pid, &scratch); /* reads it once, as a new entry */
+}
+
+void proc_table_mark_exited(struct proc_table *t, pid_t pid)
+{
+	struct proc_node *n = *slot_of(t, pid);
+
+	if (n)
+		n->info.exited = 1;
+}
+
+void proc_table_sweep_exited(struct proc_table *t, void (*fn)(void *ctx, pid_t pid), void *ctx)
+{
+	struct proc_node **p, *victim;
+	size_t b;
+
+	for (b = 0; b < NBUCKETS; b++) {
+		p = &t->buckets[b];
+		while (*p) {
+			if (!(*p)->info.exited) {
+				p = &(*p)->next;
+				continue;
+			}
+			victim = *p;
+			*p = victim->next;
+			if (fn)
+				fn(ctx, victim->info.pid);
+			free(victim);
+			t->count--;
+		}
+	}
+}
+
+size_t proc_table_count(const struct proc_table *t)
+{
+	return t->count;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* What the agent remembers per process: its service name, read while the process lives, and
+ * whether it has exited (so its entry goes once its last samples are written). Bounded. */
+#ifndef SPANPROF_PROC_TABLE_H
+#define SPANPROF_PROC_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "discover/labels.h"
+#include "k8s/k8s_meta.h"
+
+struct proc_info {
+	pid_t pid;
+	int exited; /* the process is gone; forget after the next drain */
+	char service[LABELS_SERVICE_MAX];
+	/* Kubernetes placement ("" when unknown or not on Kubernetes). */
+	char k8s_namespace[sizeof(((struct k8s_labels *)0)->namespace)];
+	char k8s_pod[sizeof(((struct k8s_labels *)0)->pod)];
+	char k8s_container[sizeof(((struct k8s_labels *)0)->container)];
+	int k8s_pending;         /* the pod or container was unknown: look again later */
+	uint64_t k8s_generation; /* pod cache generation at that lookup */
+};
+
+/* max_procs entries at most. NULL with errno on failure. */
+struct proc_table *proc_table_new(size_t max_procs, const char *proc_root);
+void proc_table_free(struct proc_table *t); /* NULL-safe */
+
+/* The entry for pid, creating it (reading the service name) if needed. When the table is full,
+ * an exited entry is evicted; if there is none, the entry is filled in `scratch` (not kept).
+ * Never NULL: a process already gone gets the service name "unknown_service". */
+const struct proc_info *proc_table_get(struct proc_table *t, pid_t pid, struct proc_info *scratch);
+
+/* With k8s set (not owned), entries also carry their pod's namespace/pod/container, and the
+ * service name of a process that names no OTel service is "<namespace>/<container>". */
+void proc_table_set_k8s(struct proc_table *t, struct k8s_meta *k8s);
+
+/* Re-reads pid's service name and placement (after exec), adding pid if it is not known yet. */
+void proc_table_refresh(struct proc_table *t, pid_t pid);
+
+/* Marks pid exited. */
+void proc_table_mark_exited(struct proc_table *t, pid_t pid);
+
+/* Removes every exited entry, calling fn(ctx, pid) for each (e.g. to release caches). */
+void proc_table_sweep_exited(struct proc_table *t, void (*fn)(void *ctx, pid_t pid), void *ctx);
+
+size_t proc_table_count(const struct proc_table *t);
+
+#endif /* SPANPROF_PROC_TABLE_H */

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The registry of the agent's metrics: one atomic value per (metric, label value), so the HTTP
+ * thread reads whole values while the agent's threads write them; rendering to Prometheus text. */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "output/metrics.h"
+
+#ifndef SPANPROF_VERSION
+#define SPANPROF_VERSION "dev"
+#endif
+
+enum metric_type { METRIC_COUNTER, METRIC_GAUGE };
+
+struct metric_def {
+	const char *name; /* counters end in _total */
+	enum metric_type type;
+	const char *help;
+	const char *label; /* NULL: no label */
+	const char *const *values; /* the label's values, indexed by the setters' `label` */
+	unsigned int nvalues;
+};
+
+struct metrics {
+	_Atomic uint64_t values[METRIC__COUNT][METRIC_MAX_LABEL_VALUES];
+	atomic_int ready;
+};
+
+/* A new enum spanprof_drop value needs its name below (and this count raised). */
+_Static_assert(SPANPROF_DROP__COUNT == 10, "name every drop reason in drop_reasons");
+
+static const char *const drop_reasons[METRIC_DROP__COUNT] = {
+	[SPANPROF_DROP_COUNTS_FULL] = "counts_map_full",
+	[SPANPROF_DROP_USER_STACK] = "user_stack_lost",
+	[SPANPROF_DROP_KERN_STACK] = "kernel_stack_lost",
+	[SPANPROF_DROP_SPAN_READ] = "span_read_failed",
+	[SPANPROF_DROP_SPAN_STORAGE] = "span_storage_failed",
+	[SPANPROF_DROP_SPAN_BUSY] = "span_busy",
+	[SPANPROF_DROP_SPAN_VERSION] = "span_bad_version",
+	[SPANPROF_DROP_PROC_EVENT] = "proc_event_lost",
+	[SPANPROF_DROP_GOROUTINE_FULL] = "goroutine_map_full",
+	[SPANPROF_DROP_GOROUTINE_READ] = "goroutine_read_failed",
+	[METRIC_DROP_SERVICE_OVERFLOW] = "service_overflow",
+	[METRIC_DROP_ENCODE_ERROR] = "encode_error",
+};
+
+static const char
+	*const span_events[] = { [METRIC_SPAN_SET] = "set", [METRIC_SPAN_CLEAR] = "clear" };
+static const char *const symcache_kinds
+	[] = { [METRIC_SYMCACHE_MODULES] = "modules", [METRIC_SYMCACHE_PIDS] = "pids" };
+static const char
+	*const lookup_results[] = { [METRIC_LOOKUP_HIT] = "hit", [METRIC_LOOKUP_MISS] = "miss" };
+static const char *const upload_results[] = {
+	[METRIC_UPLOAD_OK] = "ok",
+	[METRIC_UPLOAD_RETRIED] = "retried",
+	[METRIC_UPLOAD_REJECTED] = "rejected",
+	[METRIC_UPLOAD_FAILED] = "failed",
+};
+static const char *const versions[] = { SPANPROF_VERSION };
+
+#define LABELLED(label, values) label, values, sizeof(values) / sizeof(values[0])
+
+static const struct metric_def defs[METRIC__COUNT] = {
+	[METRIC_BUILD_INFO] = { "spanprof_build_info", METRIC_GAUGE,
+				"Always 1; the version label says which spanprof runs.",
+				LABELLED("version", versions) },
+	[METRIC_SAMPLES] = { "spanprof_samples_total", METRIC_COUNTER,
+			     "CPU samples drained from the kernel." },
+	[METRIC_SAMPLES_DROPPED] = { "spanprof_samples_dropped_total", METRIC_COUNTER,
+				     "Samples or span updates lost or degraded, by reason.",
+				     LABELLED("reason", drop_reasons) },
+	[METRIC_SPAN_EVENTS] = { "spanprof_span_events_total", METRIC_COUNTER,
+				 "Span changes seen from the hook: a span set, or cleared.",
+				 LABELLED("event", span_events) },
+	[METRIC_HOOKS_ATTACHED] = { "spanprof_hooks_attached", METRIC_GAUGE,
+				    "Files carrying the span hook that have a uprobe attached." },
+	[METRIC_PROCESSES_TRACKED] = { "spanprof_processes_tracked", METRIC_GAUGE,
+				       "Processes the agent keeps state for." },
+	[METRIC_SYMCACHE_ENTRIES] = { "spanprof_symcache_entries", METRIC_GAUGE,
+				      "Entries in the symbolization caches, by cache.",
+				      LABELLED("cache", symcache_kinds) },
+	[METRIC_SYMCACHE_LOOKUPS] = { "spanprof_symcache_lookups_total", METRIC_COUNTER,
+				      "Symbolization cache lookups, by result.",
+				      LABELLED("result", lookup_results) },
+	[METRIC_WINDOWS_WRITTEN] = { "spanprof_windows_written_total", METRIC_COUNTER,
+				     "Profiling intervals flushed." },
+	[METRIC_PROFILES_WRITTEN] = { "spanprof_profiles_written_total", METRIC_COUNTER,
+				      "Profiles written to disk or queued for upload." },
+	[METRIC_PROFILE_WRITE_ERRORS] = { "spanprof_profile_write_errors_total", METRIC_COUNTER,
+					  "Profiles lost to an encoding or write error." },
+	[METRIC_UPLOADS] = { "spanprof_uploads_total", METRIC_COUNTER,
+			     "Push requests by outcome: ok (accepted), retried (needed a retry), "
+			     "rejected (refused by the server), failed (given up).",
+			     LABELLED("result", upload_results) },
+	[METRIC_UPLOAD_RETRIES] = { "spanprof_upload_retries_total", METRIC_COUNTER,
+				    "Failed push attempts that were retried." },
+	[METRIC_QUEUE_BYTES] = { "spanprof_upload_queue_bytes", METRIC_GAUGE,
+				 "Bytes of profiles waiting in the in-memory upload queue." },
+	[METRIC_SPOOL_BYTES] = { "spanprof_spool_bytes", METRIC_GAUGE,
+				 "Bytes of profiles waiting in the spool directory." },
+};
+
+struct metrics *metrics_new(void)
+{
+	struct metrics *m = calloc(1, sizeof(*m));
+
+	if (!m) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	atomic_store(&m->values[METRIC_BUILD_INFO][0], 1);
+	return m;
+}
+
+void metrics_free(struct metrics *m)
+{
+	free(m);
+}
+
+/* The slot of (id, label), or NULL when either is out of range. */
+static _Atomic uint64_t *slot(const struct metrics *m, enum metric_id id, unsigned int label)
+{
+	unsigned int n;
+
+	if (!m || (unsigned int)id >= METRIC__COUNT)
+		return NULL;
+	n = defs[id].label ? defs[id].nvalues : 1;
+	if (label >= n)
+		return NULL;
+	return (_Atomic uint64_t *)&m->values[id][label];
+}
+
+void metrics_add_at(struct metrics *m, enum metric_id id, unsigned int label, uint64_t delta)
+{
+	_Atomic uint64_t *v = slot(m, id, label);
+
+	if (v)
+		atomic_fetch_add_explicit(v, delta, memory_order_relaxed);
+}
+
+void metrics_set_at(struct metrics *m, enum metric_id id, unsigned int label, uint64_t value)
+{
+	_Atomic uint64_t *v = slot(m, id, label);
+
+	if (v)
+		atomic_store_explicit(v, value, memory_order_relaxed);
+}
+
+void metrics_add(struct metrics *m, enum metric_id id, uint64_t delta)
+{
+	metrics_add_at(m, id, 0, delta);
+}
+
+void metrics_set(struct metrics *m, enum metric_id id, uint64_t value)
+{
+	metrics_set_at(m, id, 0, value);
+}
+
+uint64_t metrics_get(const struct metrics *m, enum metric_id id, unsigned int label)
+{
+	_Atomic uint64_t *v = slot(m, id, label);
+
+	return v ? atomic_load_explicit(v, memory_order_relaxed) : 0;
+}
+
+void metrics_set_ready(struct metrics *m, int ready)
+{
+	if (m)
+		atomic_store(&m->ready, !!ready);
+}
+
+int metrics_is_ready(const struct metrics *m)
+{
+	return m ? atomic_load((atomic_int *)&m->ready) : 0;
+}
+
+int metrics_render(const struct metrics *m, FILE *out)
+{
+	const struct metric_def *d;
+	unsigned int id, i;
+
+	for (id = 0; id < METRIC__COUNT; id++) {
+		d = &defs[id];
+		fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", d->name, d->help, d->name,
+			d->type == METRIC_COUNTER ? "counter" : "gauge");
+		if (!d->label) {
+			fprintf(out, "%s %llu\n", d->name,
+				(unsigned long long)metrics_get(m, id, 0));
+			continue;
+		}
+		for (i = 0; i < d->nvalues; i++)
+			fprintf(out, "%s{%s=\"%s\"} %llu\n", d->name, d->label, d->values[i],
+				(unsigned long long)metrics_get(m, id, i));
+	}
+	return ferror(out) ? -EIO : 0;
+}
+
+const char *metrics_drop_reason_name(unsigned int reason)
+{
+	return reason < METRIC_DROP__COUNT && drop_reasons[reason] ? drop_reasons[reason] : "unknown";
+}

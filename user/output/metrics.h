@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The agent's own counters and gauges: a fixed registry written by the agent's threads and
+ * rendered in the Prometheus text format (0.0.4) for the metrics server (metrics_http.h). */
+#ifndef SPANPROF_METRICS_H
+#define SPANPROF_METRICS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "util/spanprof_types.h"
+
+/* Every metric the agent publishes. Names and HELP texts are in metrics.c. */
+enum metric_id {
+	METRIC_BUILD_INFO = 0,       /* gauge 1, label version */
+	METRIC_SAMPLES,              /* counter: samples drained from the kernel */
+	METRIC_SAMPLES_DROPPED,      /* counter, label reason: enum spanprof_drop, metric_drop */
+	METRIC_SPAN_EVENTS,          /* counter, label event: enum metric_span_event */
+	METRIC_HOOKS_ATTACHED,       /* gauge: files with the hook that carry a uprobe */
+	METRIC_PROCESSES_TRACKED,    /* gauge */
+	METRIC_SYMCACHE_ENTRIES,     /* gauge, label cache: enum metric_symcache */
+	METRIC_SYMCACHE_LOOKUPS,     /* counter, label result: enum metric_lookup */
+	METRIC_WINDOWS_WRITTEN,      /* counter: intervals flushed */
+	METRIC_PROFILES_WRITTEN,     /* counter: profiles written or queued for upload */
+	METRIC_PROFILE_WRITE_ERRORS, /* counter: profiles lost to an encode or write error */
+	METRIC_UPLOADS,              /* counter, label result: enum metric_upload */
+	METRIC_UPLOAD_RETRIES,       /* counter: failed attempts that were retried */
+	METRIC_QUEUE_BYTES,          /* gauge: bytes waiting in the upload queue (memory) */
+	METRIC_SPOOL_BYTES,          /* gauge: bytes in the spool directory */
+	METRIC__COUNT,
+};
+
+/* Drop reasons: the BPF ones are enum spanprof_drop (spanprof_abi.h) as they are; those that
+ * user space counts follow. */
+enum metric_drop {
+	METRIC_DROP_SERVICE_OVERFLOW = SPANPROF_DROP__COUNT, /* too many services in a window */
+	METRIC_DROP_ENCODE_ERROR,                            /* the profile builder failed */
+	METRIC_DROP__COUNT,
+};
+
+enum metric_span_event { METRIC_SPAN_SET = 0, METRIC_SPAN_CLEAR };
+enum metric_symcache { METRIC_SYMCACHE_MODULES = 0, METRIC_SYMCACHE_PIDS };
+enum metric_lookup { METRIC_LOOKUP_HIT = 0, METRIC_LOOKUP_MISS };
+
+/* Push requests (one profile each) by outcome; they map onto struct upload_stats. */
+enum metric_upload {
+	METRIC_UPLOAD_OK = 0,   /* accepted (2xx): requests_ok */
+	METRIC_UPLOAD_RETRIED,  /* needed at least one retry: requests_retried */
+	METRIC_UPLOAD_REJECTED, /* refused by the server, not retried: requests_failed_4xx */
+	METRIC_UPLOAD_FAILED,   /* given up: the dropped_* counts other than rejected/encode */
+};
+
+/* Label values per metric: the largest label set is the drop reasons. */
+#define METRIC_MAX_LABEL_VALUES METRIC_DROP__COUNT
+
+/* A zeroed registry, not ready. NULL with errno = ENOMEM. */
+struct metrics *metrics_new(void);
+void metrics_free(struct metrics *m); /* NULL-safe */
+
+/* Setters, safe from any thread. Every one accepts m == NULL (no metrics: nothing happens) and
+ * ignores an id or label out of range. `label` indexes the metric's label values (the enums
+ * above); metrics without a label take the plain forms. Counters may be set too: to mirror a
+ * running total the agent already keeps (BPF drop counts, aggregate stats). */
+void metrics_add(struct metrics *m, enum metric_id id, uint64_t delta);
+void metrics_set(struct metrics *m, enum metric_id id, uint64_t value);
+void metrics_add_at(struct metrics *m, enum metric_id id, unsigned int label, uint64_t delta);
+void metrics_set_at(struct metrics *m, enum metric_id id, unsigned int label, uint64_t value);
+uint64_t metrics_get(const struct metrics *m, enum metric_id id, unsigned int label);
+
+/* Readiness for /readyz: false until the agent has attached and started sampling. */
+/* The label text of a drop reason (enum spanprof_drop or enum metric_drop), e.g.
+ * "counts_map_full"; "unknown" out of range. */
+const char *metrics_drop_reason_name(unsigned int reason);
+
+void metrics_set_ready(struct metrics *m, int ready);
+int metrics_is_ready(const struct metrics *m);
+
+/* Writes every metric in the Prometheus text exposition format 0.0.4: # HELP, # TYPE, then one
+ * line per label value. Returns 0, or -EIO if the stream failed. */
+int metrics_render(const struct metrics *m, FILE *out);
+
+#endif /* SPANPROF_METRICS_H */

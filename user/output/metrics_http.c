@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The metrics server: opens the listening socket itself (clear errors, port 0 resolved), then
+ * hands it to libmicrohttpd's internal polling thread, which answers from the registry. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "output/metrics_http.h"
+#include "util/hostport.h"
+#include "util/log.h"
+
+#define LISTEN_BACKLOG 32
+/* A scraper needs one or two connections; these bound what a misbehaving client can hold. */
+#define MAX_CONNECTIONS 16
+#define CONNECTION_TIMEOUT_S 10
+
+#define CONTENT_TYPE_TEXT "text/plain; charset=utf-8"
+#define CONTENT_TYPE_METRICS "text/plain; version=0.0.4; charset=utf-8"
+
+struct metrics_http {
+	struct MHD_Daemon *daemon;
+	struct metrics *metrics;
+	unsigned int port;
+};
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, const char *type,
+			     struct MHD_Response *resp)
+{
+	enum MHD_Result ret;
+
+	if (!resp)
+		return MHD_NO; /* out of memory: MHD closes the connection */
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ret = MHD_queue_response(conn, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned int status,
+				  const char *text)
+{
+	struct MHD_Response *resp =
+		MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+
+	return reply(conn, status, CONTENT_TYPE_TEXT, resp);
+}
+
+static enum MHD_Result reply_metrics(struct MHD_Connection *conn, const struct metrics *m)
+{
+	struct MHD_Response *resp;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int err;
+
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	err = metrics_render(m, f);
+	if (fclose(f) || err) {
+		free(buf);
+		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	}
+	resp = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
+	if (!resp)
+		free(buf);
+	return reply(conn, MHD_HTTP_OK, CONTENT_TYPE_METRICS, resp);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **req_cls)
+{
+	struct metrics_http *h = cls;
+
+	(void)version;
+	(void)upload_data;
+	(void)upload_data_size;
+	(void)req_cls;
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
+	if (!strcmp(url, "/metrics"))
+		return reply_metrics(conn, h->metrics);
+	if (!strcmp(url, "/healthz"))
+		return reply_text(conn, MHD_HTTP_OK, "ok\n");
+	if (!strcmp(url, "/readyz"))
+		return metrics_is_ready(h->metrics) ?
+			       reply_text(conn, MHD_HTTP_OK, "ready\n") :
+			       reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "not ready\n");
+	return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
+}
+
+/* libmicrohttpd's own messages (client errors, mostly) go through our rate-limited logger. */
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char buf[512];
+	size_t len;
+
+	(void)cls;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	len = strlen(buf);
+	if (len && buf[len - 1] == '\n')
+		buf[len - 1] = '\0';
+	log_warn(0, "metrics server: %s", buf);
+}
+
+/* A bound, listening socket for ai, or -errno. */
+static int listen_on(const struct addrinfo *ai, int any_address)
+{
+	int fd, one = 1, zero = 0, err;
+
+	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+	if (fd < 0)
+		return -errno;
+	/* A restarted agent must not wait for the old connections' TIME_WAIT. */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* ":PORT" on IPv6 serves IPv4 clients too. */
+	if (any_address && ai->ai_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	if (bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, LISTEN_BACKLOG)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+static unsigned int bound_port(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &len))
+		return 0;
+	if (ss.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}
+
+/* Resolves addr and listens on its first address that works (for ":PORT", IPv6 first, as it
+ * also takes IPv4). Returns the socket or -errno, logged. */
+static int open_listener(const char *addr)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
+	struct addrinfo *res, *ai;
+	char host[256], service[8];
+	int fd = -EADDRNOTAVAIL, rc, pass;
+	unsigned int port;
+
+	if (hostport_split(addr, host, sizeof(host), &port))
+		return log_err(-EINVAL,
+			       "--metrics-addr '%s': expected HOST:PORT, [IPv6]:PORT or "
+			       ":PORT",
+			       addr);
+	snprintf(service, sizeof(service), "%u", port);
+	rc = getaddrinfo(*host ? host : NULL, service, &hints, &res);
+	if (rc)
+		return log_err(-EADDRNOTAVAIL, "--metrics-addr '%s': resolve '%s': %s", addr, host,
+			       rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
+	for (pass = *host ? 1 : 0; pass < 2 && fd < 0; pass++)
+		for (ai = res; ai && fd < 0; ai = ai->ai_next)
+			if (pass || ai->ai_family == AF_INET6)
+				fd = listen_on(ai, !*host);
+	freeaddrinfo(res);
+	if (fd < 0)
+		return log_err(fd, "--metrics-addr '%s': listen", addr);
+	return fd;
+}
+
+struct metrics_http *metrics_http_start(struct metrics *m, const char *addr)
+{
+	struct metrics_http *h;
+	int fd, err;
+
+	h = calloc(1, sizeof(*h));
+	if (!h) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	fd = open_listener(addr);
+	if (fd < 0) {
+		err = fd;
+		goto out_free;
+	}
+	h->metrics = m;
+	h->port = bound_port(fd);
+	h->daemon = MHD_start_daemon(
+		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, h,
+		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET,
+		(MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S, MHD_OPTION_END);
+	if (!h->daemon) {
+		err = log_err(errno ? -errno : -EIO, "--metrics-addr '%s': start the HTTP server",
+			      addr);
+		goto out_close;
+	}
+	log_info("metrics server listening on %s (port %u)", addr, h->port);
+	return h;
+
+out_close:
+	close(fd);
+out_free:
+	free(h);
+	errno = -err;
+	return NULL;
+}
+
+unsigned int metrics_http_port(const struct metrics_http *h)
+{
+	return h->port;
+}
+
+void metrics_http_stop(struct metrics_http *h)
+{
+	if (!h)
+		return;
+	/* Also closes the listening socket we handed over. */
+	MHD_stop_daemon(h->daemon);
+	free(h);
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The metrics server: /metrics, /healthz and /readyz over HTTP (libmicrohttpd, own thread). */
+#ifndef SPANPROF_METRICS_HTTP_H
+#define SPANPROF_METRICS_HTTP_H
+
+#include "output/metrics.h"
+
+/* Listens on addr ("HOST:PORT", "[IPv6]:PORT", or ":PORT" for every address; port 0 picks a
+ * free one) and serves, from a thread of its own:
+ *   GET /metrics  200, m in the Prometheus text format 0.0.4
+ *   GET /healthz  200 while the process runs
+ *   GET /readyz   503 until metrics_set_ready(m, 1), then 200
+ * 404 for other paths, 405 for methods other than GET and HEAD. m is not owned and must outlive
+ * the server. Returns NULL with errno set on failure, which is logged once with the address and
+ * the cause (EINVAL: not HOST:PORT; EADDRNOTAVAIL: the host does not resolve; else bind/listen's
+ * errno, e.g. EADDRINUSE or EACCES). */
+struct metrics_http *metrics_http_start(struct metrics *m, const char *addr);
+
+/* The port the server listens on (the one picked, when addr asked for port 0). */
+unsigned int metrics_http_port(const struct metrics_http *h);
+
+/* Stops the thread, closes the socket and frees h. NULL-safe. */
+void metrics_http_stop(struct metrics_http *h);
+
+#endif /* SPANPROF_METRICS_HTTP_H */

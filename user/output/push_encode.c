@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Builds and gzips Pyroscope push requests (push.v1.PushRequest) around one pprof profile, and
+ * checks static series labels the way the server will. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/push_encode.h"
+#include "profile/pprof.h"
+#include "proto/push.pb-c.h"
+#include "util/utf8.h"
+#include "util/uuid.h"
+
+static int name_char_ok(char c, int first)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+	       (!first && c >= '0' && c <= '9');
+}
+
+static const char *check_one(const struct pprof_label *l)
+{
+	const char *p;
+
+	if (!l->key || !*l->key)
+		return "label name is empty";
+	if (strlen(l->key) > PUSH_MAX_LABEL_NAME)
+		return "label name is longer than 1024 bytes";
+	for (p = l->key; *p; p++)
+		if (!name_char_ok(*p, p == l->key))
+			return "label name must match [A-Za-z_][A-Za-z0-9_]*";
+	if (!strncmp(l->key, "__", 2))
+		return "label names starting with __ are reserved";
+	if (!strcmp(l->key, "service_name"))
+		return "service_name is set per service, not as a static label";
+	if (!l->value || !*l->value)
+		return "label value is empty";
+	if (strlen(l->value) > PUSH_MAX_LABEL_VALUE)
+		return "label value is longer than 2048 bytes";
+	if (!utf8_valid(l->value))
+		return "label value is not valid UTF-8";
+	return NULL;
+}
+
+int push_check_labels(const struct pprof_label *labels, size_t n, const char **why, size_t *bad)
+{
+	size_t i, j;
+
+	if (n > PUSH_MAX_STATIC_LABELS) {
+		*why = "too many labels (a series takes at most 30, two of them are built in)";
+		*bad = n;
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		*bad = i;
+		*why = check_one(&labels[i]);
+		if (*why)
+			return -EINVAL;
+		for (j = 0; j < i; j++) {
+			if (!strcmp(labels[i].key, labels[j].key)) {
+				*why = "label name given twice";
+				return -EINVAL;
+			}
+		}
+	}
+	*why = NULL;
+	return 0;
+}
+
+static int pair_cmp(const void *a, const void *b)
+{
+	const Push__V1__LabelPair *const *x = a, *const *y = b;
+
+	return strcmp((*x)->name, (*y)->name);
+}
+
+/* service, repaired to UTF-8 and cut at a character boundary; malloc'ed. */
+static char *service_value(const char *service)
+{
+	char *s;
+	size_t n;
+
+	s = utf8_sanitize(service && *service ? service : PUSH_UNKNOWN_SERVICE);
+	if (!s)
+		return NULL;
+	n = strlen(s);
+	if (n > PUSH_MAX_LABEL_VALUE)
+		s[utf8_boundary(s, PUSH_MAX_LABEL_VALUE)] = '\0';
+	return s;
+}
+
+/* Packs the request around profile; *packed is malloc'ed. */
+static int pack_request(char *service, const struct pprof_label *labels, size_t nlabels,
+			const uint8_t *profile, size_t len, uint8_t **packed, size_t *packed_len)
+{
+	Push__V1__LabelPair pairs[PUSH_MAX_SERIES_LABELS], *pairp[PUSH_MAX_SERIES_LABELS];
+	Push__V1__PushRequest req = PUSH__V1__PUSH_REQUEST__INIT;
+	Push__V1__RawProfileSeries series = PUSH__V1__RAW_PROFILE_SERIES__INIT;
+	Push__V1__RawSample sample = PUSH__V1__RAW_SAMPLE__INIT;
+	Push__V1__RawProfileSeries *seriesp = &series;
+	Push__V1__RawSample *samplep = &sample;
+	char id[UUID_STR_SIZE];
+	size_t i, n = 0;
+	int err;
+
+	err = uuid_v4(id);
+	if (err)
+		return err;
+	for (i = 0; i < nlabels + 2; i++) {
+		push__v1__label_pair__init(&pairs[i]);
+		pairp[i] = &pairs[i];
+	}
+	pairs[n].name = "__name__";
+	pairs[n++].value = PUSH_PROFILE_NAME;
+	pairs[n].name = "service_name";
+	pairs[n++].value = service;
+	for (i = 0; i < nlabels; i++, n++) {
+		pairs[n].name = (char *)labels[i].key;
+		pairs[n].value = (char *)labels[i].value;
+	}
+	qsort(pairp, n, sizeof(pairp[0]), pair_cmp);
+	sample.raw_profile.data = (uint8_t *)profile;
+	sample.raw_profile.len = len;
+	sample.id = id;
+	series.n_labels = n;
+	series.labels = pairp;
+	series.n_samples = 1;
+	series.samples = &samplep;
+	req.n_series = 1;
+	req.series = &seriesp;
+	*packed_len = push__v1__push_request__get_packed_size(&req);
+	*packed = malloc(*packed_len ? *packed_len : 1);
+	if (!*packed)
+		return -ENOMEM;
+	push__v1__push_request__pack(&req, *packed);
+	return 0;
+}
+
+int push_encode(const char *service, const struct pprof_label *labels, size_t nlabels,
+		const uint8_t *profile, size_t len, uint8_t **out, size_t *out_len)
+{
+	uint8_t *packed = NULL;
+	size_t packed_len = 0;
+	char *svc;
+	int err;
+
+	if ((!profile && len) || (!labels && nlabels) || nlabels > PUSH_MAX_STATIC_LABELS || !out ||
+	    !out_len)
+		return -EINVAL;
+	svc = service_value(service);
+	if (!svc)
+		return -ENOMEM;
+	err = pack_request(svc, labels, nlabels, profile, len, &packed, &packed_len);
+	if (!err)
+		err = pprof_gzip(packed, packed_len, out, out_len);
+	free(packed);
+	free(svc);
+	return err;
+}

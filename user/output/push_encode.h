@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Pyroscope push requests (push.v1.PushRequest, WIRE.md): one series per service around one
+ * pprof profile, gzipped, and the checks the server applies to series labels. */
+#ifndef SPANPROF_PUSH_ENCODE_H
+#define SPANPROF_PUSH_ENCODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile/pprof.h"
+
+#define PUSH_PROFILE_NAME "process_cpu" /* __name__ of CPU profiles */
+#define PUSH_UNKNOWN_SERVICE "unknown_service" /* what the server would fill in */
+#define PUSH_MAX_SERIES_LABELS 30 /* the server's limit per series */
+#define PUSH_MAX_STATIC_LABELS (PUSH_MAX_SERIES_LABELS - 2) /* beside __name__, service_name */
+#define PUSH_MAX_LABEL_NAME 1024
+#define PUSH_MAX_LABEL_VALUE 2048
+
+/* Checks labels meant for every series: names match [A-Za-z_][A-Za-z0-9_]* within
+ * PUSH_MAX_LABEL_NAME bytes, do not start with "__", are not service_name and appear once; values
+ * are non-empty valid UTF-8 within PUSH_MAX_LABEL_VALUE bytes; at most PUSH_MAX_STATIC_LABELS.
+ * Returns 0, or -EINVAL with *why set to a static description and *bad to the offending index
+ * (n when the count is the problem). */
+int push_check_labels(const struct pprof_label *labels, size_t n, const char **why, size_t *bad);
+
+/* Builds a PushRequest with one RawProfileSeries labelled __name__=process_cpu,
+ * service_name=<service> (PUSH_UNKNOWN_SERVICE when NULL or empty; repaired to UTF-8 and cut to
+ * PUSH_MAX_LABEL_VALUE bytes) and the static labels (which must pass push_check_labels), sorted
+ * by name, holding one RawSample: the uncompressed pprof `profile` and a new v4 UUID. The packed
+ * request is gzipped into *out (malloc'ed, owned by the caller).
+ * Returns 0 or -EINVAL, -ENOMEM, -EIO (getrandom or zlib). */
+int push_encode(const char *service, const struct pprof_label *labels, size_t nlabels,
+		const uint8_t *profile, size_t len, uint8_t **out, size_t *out_len);
+
+#endif /* SPANPROF_PUSH_ENCODE_H */

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Turns one sample's raw kernel and user stacks into symbolized frames, leaf first, with the
+ * frames' strings copied into storage owned here (the cache's strings are short-lived). */
+#ifndef SPANPROF_STACK_RESOLVE_H
+#define SPANPROF_STACK_RESOLVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "symbolize/symcache.h"
+#include "util/spanprof_types.h"
+
+/* Both stacks of a sample, plus room for a marker frame for each lost stack. */
+#define STACK_RESOLVE_MAX_FRAMES (2 * SPANPROF_MAX_STACK_DEPTH + 2)
+
+struct stack_resolve {
+	struct sym_frame frames[STACK_RESOLVE_MAX_FRAMES];
+	size_t nframes;
+	char strings[64 * 1024]; /* copies of the frames' strings */
+	size_t used;
+};
+
+/* Fills r->frames: the kernel stack (leaf first) then the user stack. ips arrays end at the first
+ * zero or after SPANPROF_MAX_STACK_DEPTH entries; NULL means "no such stack". lost_* marks a
+ * stack the BPF side could not record: a "[kernel stack lost]"/"[user stack lost]" frame stands in.
+ * Return addresses (all user frames but the leaf) are looked up at address - 1 so the line is the
+ * call's, while the frame keeps the real address. */
+void stack_resolve(struct stack_resolve *r, struct symcache *sc, pid_t pid,
+		   const uint64_t *kern_ips, int lost_kern, const uint64_t *user_ips,
+		   int lost_user);
+
+#endif /* SPANPROF_STACK_RESOLVE_H */

@@ -1,0 +1,446 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Bounded symbolization cache: LRU of open ELF modules keyed by (dev, inode), LRU of per-pid
+ * mapping snapshots, JIT perf maps per pid, and kallsyms (see symcache.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "symbolize/addr_cache.h"
+#include "symbolize/elf_syms.h"
+#include "symbolize/perf_map.h"
+#include "symbolize/sym_open.h"
+#include "symbolize/symcache.h"
+#include "symbolize/symcache_kernel.h"
+#include "util/log.h"
+#include "util/lru.h"
+
+/* A snapshot older than this is re-read when an address falls outside every mapping (dlopen). */
+#define SNAPSHOT_REFRESH_NS 1000000000ull
+
+struct sc_module {
+	struct lru_node node; /* key: (dev, inode) */
+	struct elf_syms *es;  /* NULL: the file is not usable ELF; remembered so we ask once */
+	size_t bytes;
+	uint64_t last_used_ns;
+};
+
+/* What a snapshot learnt about one mapping, parallel to proc_maps.maps. */
+struct sc_mapinfo {
+	char *build_id; /* recorded when opened, to recognise the file later by path */
+	int failed;     /* opening failed once: don't retry (or log) for every frame */
+};
+
+struct sc_pid {
+	struct lru_node node; /* key: (pid, 0) */
+	struct proc_maps maps;
+	struct sc_mapinfo *info;
+	uint64_t taken_ns;
+	struct perf_map *jit;
+	uint64_t jit_loaded_ns; /* 0: never tried */
+};
+
+struct symcache {
+	struct symcache_limits lim; /* strings owned */
+	struct lru modules, pids;
+	size_t module_bytes;
+	struct symcache_kernel kernel;
+	struct addr_cache *addrs; /* symbolized addresses, so idle modules can be closed */
+	struct symcache_stats st;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void module_free(struct symcache *sc, struct sc_module *m)
+{
+	lru_del(&sc->modules, &m->node);
+	sc->module_bytes -= m->bytes;
+	elf_syms_free(m->es);
+	free(m);
+}
+
+/* Evicts least recently used modules beyond the limits, never `keep` (the one being used). */
+static void modules_trim(struct symcache *sc, struct sc_module *keep)
+{
+	struct lru_node *n = lru_oldest(&sc->modules);
+
+	while (n && (sc->modules.count > sc->lim.max_modules ||
+		     (sc->lim.max_bytes && sc->module_bytes > sc->lim.max_bytes))) {
+		struct lru_node *newer = lru_newer(&sc->modules, n);
+
+		if (n != &keep->node) {
+			module_free(sc, lru_entry(n, struct sc_module, node));
+			sc->st.evictions++;
+		}
+		n = newer;
+	}
+}
+
+static struct sc_module *module_insert(struct symcache *sc, const struct proc_map *map,
+				       struct elf_syms *es)
+{
+	struct sc_module *m = calloc(1, sizeof(*m));
+
+	if (!m) {
+		elf_syms_free(es);
+		return NULL;
+	}
+	m->node.k1 = map->dev;
+	m->node.k2 = map->inode;
+	m->es = es;
+	m->bytes = es ? elf_syms_size(es) : 0;
+	m->last_used_ns = now_ns();
+	sc->module_bytes += m->bytes;
+	lru_add(&sc->modules, &m->node);
+	modules_trim(sc, m);
+	return m;
+}
+
+static int record_build_id(struct sc_mapinfo *info, const struct elf_syms *es)
+{
+	const char *id = es ? elf_syms_build_id(es) : NULL;
+
+	if (info->build_id || !id)
+		return 0;
+	info->build_id = strdup(id);
+	return info->build_id ? 0 : -ENOMEM;
+}
+
+/* The open module behind snapshot mapping i, opening it on a miss. NULL when unusable. */
+static struct sc_module *module_get(struct symcache *sc, struct sc_pid *p, size_t i, int count)
+{
+	const struct proc_map *map = &p->maps.maps[i];
+	struct sc_mapinfo *info = &p->info[i];
+	struct lru_node *n = lru_find(&sc->modules, map->dev, map->inode);
+	struct elf_syms *es;
+
+	if (n) {
+		lru_entry(n, struct sc_module, node)->last_used_ns = now_ns();
+		lru_touch(&sc->modules, n);
+		sc->st.hits += count;
+		record_build_id(info, lru_entry(n, struct sc_module, node)->es);
+		return lru_entry(n, struct sc_module, node);
+	}
+	sc->st.misses += count;
+	if (info->failed)
+		return NULL;
+	es = sym_open_mapping(sc->lim.proc_root, sc->lim.debug_root, (pid_t)p->node.k1, map,
+			      info->build_id);
+	if (!es) {
+		int err = -errno;
+
+		info->failed = 1;
+		sc->st.errors++;
+		log_debug("cannot symbolize %s (pid %d): %s", map->path, (int)p->node.k1,
+			  strerror(-err));
+		/* a malformed file stays malformed; a vanished one may be found by another pid */
+		if (err == -EINVAL || err == -ENOEXEC)
+			return module_insert(sc, map, NULL);
+		return NULL;
+	}
+	record_build_id(info, es);
+	return module_insert(sc, map, es);
+}
+
+static void pid_free(struct symcache *sc, struct sc_pid *p)
+{
+	size_t i;
+
+	lru_del(&sc->pids, &p->node);
+	for (i = 0; i < p->maps.count; i++)
+		free(p->info[i].build_id);
+	free(p->info);
+	proc_maps_release(&p->maps);
+	perf_map_free(p->jit);
+	free(p);
+}
+
+static struct sc_pid *pid_get(struct symcache *sc, pid_t pid)
+{
+	struct lru_node *n = lru_find(&sc->pids, (uint64_t)pid, 0);
+
+	if (!n)
+		return NULL;
+	lru_touch(&sc->pids, n);
+	return lru_entry(n, struct sc_pid, node);
+}
+
+/* Finds or creates pid's entry, evicting the least recently used snapshots beyond max_pids. */
+static struct sc_pid *pid_entry(struct symcache *sc, pid_t pid)
+{
+	struct sc_pid *p = pid_get(sc, pid);
+	struct lru_node *old;
+
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->node.k1 = (uint64_t)pid;
+	lru_add(&sc->pids, &p->node);
+	while (sc->pids.count > sc->lim.max_pids && (old = lru_oldest(&sc->pids)) != &p->node) {
+		pid_free(sc, lru_entry(old, struct sc_pid, node));
+		sc->st.evictions++;
+	}
+	return p;
+}
+
+int symcache_snapshot_pid(struct symcache *sc, pid_t pid)
+{
+	struct proc_maps maps;
+	struct sc_mapinfo *info;
+	struct sc_pid *p;
+	size_t i;
+	int err;
+
+	err = proc_maps_read_at(sc->lim.proc_root, pid, &maps);
+	if (!err && !maps.count && pid_get(sc, pid))
+		err = -ESRCH; /* a zombie's maps are empty: keep what we saw while it lived */
+	if (err) {
+		proc_maps_release(&maps);
+		if (err == -ENOENT || err == -ESRCH)
+			return err;
+		sc->st.errors++;
+		return log_warn(err, "read maps (pid %d)", (int)pid);
+	}
+	info = calloc(maps.count ? maps.count : 1, sizeof(*info));
+	p = info ? pid_entry(sc, pid) : NULL;
+	if (!p) {
+		free(info);
+		proc_maps_release(&maps);
+		return -ENOMEM;
+	}
+	for (i = 0; i < p->maps.count; i++)
+		free(p->info[i].build_id);
+	free(p->info);
+	proc_maps_release(&p->maps);
+	p->maps = maps;
+	p->info = info;
+	p->taken_ns = now_ns();
+	p->jit_loaded_ns = 0;
+	/* open every module now: after the process exits its files may be unreachable */
+	for (i = 0; i < p->maps.count; i++)
+		if (p->maps.maps[i].dev || p->maps.maps[i].inode)
+			module_get(sc, p, i, 0);
+	return 0;
+}
+
+void symcache_forget_pid(struct symcache *sc, pid_t pid)
+{
+	struct lru_node *n = lru_find(&sc->pids, (uint64_t)pid, 0);
+
+	if (n)
+		pid_free(sc, lru_entry(n, struct sc_pid, node));
+}
+
+/* JIT code lives in anonymous memory: look it up in the process's perf map, re-reading the
+ * file (at most once a second) when an address is missing, since JITs append to it. */
+static void resolve_jit(struct symcache *sc, struct sc_pid *p, pid_t pid, uint64_t addr,
+			struct sym_frame *out)
+{
+	const char *name = p->jit ? perf_map_find(p->jit, addr, NULL, NULL) : NULL;
+	char path[4096];
+	struct perf_map *pm;
+	uint64_t now = now_ns();
+
+	if (!name && (!p->jit_loaded_ns || now - p->jit_loaded_ns > SNAPSHOT_REFRESH_NS)) {
+		p->jit_loaded_ns = now;
+		if (!perf_map_path(sc->lim.proc_root, sc->lim.perf_map_dir, pid, path,
+				   sizeof(path)) &&
+		    (pm = perf_map_new(path))) {
+			perf_map_free(p->jit);
+			p->jit = pm;
+			name = perf_map_find(p->jit, addr, NULL, NULL);
+		}
+	}
+	if (!name)
+		return;
+	out->nlines = 1;
+	out->lines[0].function = name;
+}
+
+static void fill_lines(struct symcache *sc, struct sc_module *m, const struct proc_map *map,
+		       struct sym_frame *out)
+{
+	struct elf_sym_line lines[SYM_MAX_INLINE];
+	uint64_t vaddr;
+	int i, n;
+
+	out->mapping.build_id = elf_syms_build_id(m->es);
+	if (elf_syms_file_to_vaddr(m->es, out->addr - map->start + map->offset, &vaddr))
+		return;
+	n = elf_syms_lookup(m->es, vaddr, lines, SYM_MAX_INLINE);
+	if (n < 0) {
+		sc->st.errors++;
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		out->lines[i].function = lines[i].function;
+		out->lines[i].file = lines[i].file;
+		out->lines[i].line = lines[i].line;
+	}
+	out->nlines = n;
+}
+
+/* The snapshot of pid holding addr, re-read if addr is unknown and the snapshot is stale. */
+static const struct proc_map *find_map(struct symcache *sc, pid_t pid, uint64_t addr,
+				       struct sc_pid **pp)
+{
+	struct sc_pid *p = pid_get(sc, pid);
+	const struct proc_map *map;
+
+	if (!p && symcache_snapshot_pid(sc, pid) == 0)
+		p = pid_get(sc, pid);
+	*pp = p;
+	if (!p)
+		return NULL;
+	map = proc_maps_find(&p->maps, addr);
+	if (map || now_ns() - p->taken_ns <= SNAPSHOT_REFRESH_NS)
+		return map;
+	if (symcache_snapshot_pid(sc, pid) == 0)
+		return proc_maps_find(&p->maps, addr);
+	p->taken_ns = now_ns(); /* gone: don't re-read maps for every unknown frame */
+	return NULL;
+}
+
+void symcache_resolve_user(struct symcache *sc, pid_t pid, uint64_t addr, struct sym_frame *out)
+{
+	struct addr_cache_key key;
+	const struct proc_map *map;
+	struct sc_module *m;
+	struct sc_pid *p;
+
+	memset(out, 0, sizeof(*out));
+	out->addr = addr;
+	map = find_map(sc, pid, addr, &p);
+	if (!p) {
+		sc->st.errors++; /* never seen alive: nothing to symbolize with */
+		return;
+	}
+	if (!map) {
+		resolve_jit(sc, p, pid, addr, out);
+		return;
+	}
+	out->has_mapping = 1;
+	out->mapping = (struct sym_mapping){ map->start, map->end, map->offset, map->path, NULL };
+	if (!map->dev && !map->inode)
+		return; /* [vdso] and friends: no file to read */
+	key = (struct addr_cache_key){ map->dev, map->inode, addr - map->start + map->offset };
+	if (addr_cache_get(sc->addrs, &key, out, &out->mapping.build_id)) {
+		sc->st.hits++;
+		return;
+	}
+	m = module_get(sc, p, map - p->maps.maps, 1);
+	if (m && m->es) {
+		fill_lines(sc, m, map, out);
+		addr_cache_put(sc->addrs, &key, out, out->mapping.build_id);
+	}
+}
+
+void symcache_release_idle(struct symcache *sc, uint64_t idle_ns)
+{
+	struct lru_node *n = lru_oldest(&sc->modules), *newer;
+	uint64_t now = now_ns();
+	struct sc_module *m;
+
+	int freed = 0;
+
+	for (; n; n = newer) {
+		newer = lru_newer(&sc->modules, n);
+		m = lru_entry(n, struct sc_module, node);
+		if (m->es && elf_syms_dwarf_loaded(m->es) && now - m->last_used_ns > idle_ns) {
+			module_free(sc, m);
+			freed = 1;
+		}
+	}
+	/* libdw's buffers were large and malloc keeps freed heap by default: give it back. */
+	if (freed)
+		malloc_trim(0);
+}
+
+void symcache_resolve_kernel(struct symcache *sc, uint64_t addr, struct sym_frame *out)
+{
+	symcache_kernel_resolve(&sc->kernel, addr, out);
+}
+
+void symcache_get_stats(const struct symcache *sc, struct symcache_stats *out)
+{
+	*out = sc->st;
+	out->errors += sc->kernel.errors;
+	out->modules = sc->modules.count;
+	out->pids = sc->pids.count;
+}
+
+static int copy_limits(struct symcache_limits *dst, const struct symcache_limits *src)
+{
+	*dst = *src;
+	dst->proc_root = strdup(src->proc_root ? src->proc_root : "/proc");
+	dst->debug_root = strdup(src->debug_root ? src->debug_root : "/usr/lib/debug");
+	dst->kallsyms_path = strdup(src->kallsyms_path ? src->kallsyms_path : "/proc/kallsyms");
+	dst->perf_map_dir = strdup(src->perf_map_dir ? src->perf_map_dir : "/tmp");
+	if (!dst->proc_root || !dst->debug_root || !dst->kallsyms_path || !dst->perf_map_dir)
+		return -ENOMEM;
+	return 0;
+}
+
+struct symcache *symcache_new(const struct symcache_limits *limits)
+{
+	struct symcache *sc;
+	int err;
+
+	if (!limits || !limits->max_modules || !limits->max_pids) {
+		errno = EINVAL;
+		return NULL;
+	}
+	sc = calloc(1, sizeof(*sc));
+	if (!sc) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = copy_limits(&sc->lim, limits);
+	if (!err)
+		err = lru_init(&sc->modules, limits->max_modules);
+	if (!err)
+		err = lru_init(&sc->pids, limits->max_pids);
+	if (!err)
+		err = symcache_kernel_init(&sc->kernel, sc->lim.kallsyms_path, sc->lim.proc_root);
+	if (!err) {
+		sc->addrs = addr_cache_new(limits->max_addrs ? limits->max_addrs
+							     : SYMCACHE_DEFAULT_ADDRS);
+		err = sc->addrs ? 0 : -ENOMEM;
+	}
+	if (!err)
+		return sc;
+	symcache_free(sc);
+	errno = -err;
+	return NULL;
+}
+
+void symcache_free(struct symcache *sc)
+{
+	struct lru_node *n;
+
+	if (!sc)
+		return;
+	while (sc->pids.buckets && (n = lru_oldest(&sc->pids)))
+		pid_free(sc, lru_entry(n, struct sc_pid, node));
+	while (sc->modules.buckets && (n = lru_oldest(&sc->modules)))
+		module_free(sc, lru_entry(n, struct sc_module, node));
+	lru_release(&sc->pids);
+	lru_release(&sc->modules);
+	symcache_kernel_release(&sc->kernel);
+	addr_cache_free(sc->addrs);
+	free((char *)sc->lim.proc_root);
+	free((char *)sc->lim.debug_root);
+	free((char *)sc->lim.kallsyms_path);
+	free((char *)sc->lim.perf_map_dir);
+	free(sc);
+}

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Bounded symbolization cache: user addresses through a process's mappings and ELF/DWARF (by
+ * (device, inode) and build id), JIT perf maps, and kernel addresses through /proc/kallsyms. */
+#ifndef SPANPROF_SYMCACHE_H
+#define SPANPROF_SYMCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "discover/proc_maps.h"
+
+/* At most this many frames (one real + inlined callers) per address. */
+#define SYM_MAX_INLINE 8
+
+/* Symbolized addresses kept (per file and offset) unless symcache_limits.max_addrs says. */
+#define SYMCACHE_DEFAULT_ADDRS 16384
+
+struct symcache_limits {
+	size_t max_modules; /* ELF files kept open (LRU); >= 1 */
+	size_t max_pids;    /* per-process mapping snapshots kept (LRU); >= 1 */
+	size_t max_bytes;   /* soft cap on memory for cached symbol data; 0 = no cap */
+	size_t max_addrs;   /* symbolized addresses cached; 0: SYMCACHE_DEFAULT_ADDRS */
+	const char *proc_root;    /* normally "/proc"; tests may point elsewhere */
+	const char *debug_root;   /* normally "/usr/lib/debug" (build-id and debuglink lookups) */
+	const char *kallsyms_path; /* normally "/proc/kallsyms" */
+	const char *perf_map_dir;  /* normally "/tmp" (perf-PID.map) */
+};
+
+/* One source line of a frame. Strings stay valid until the next call into the cache. */
+struct sym_line {
+	const char *function; /* demangled; NULL when unknown */
+	const char *file;     /* source file or NULL */
+	int line;             /* 0 when unknown */
+};
+
+/* The mapping a frame belongs to, for pprof's Mapping. Strings as for sym_line. */
+struct sym_mapping {
+	uint64_t start, limit, offset;
+	const char *path;     /* "/usr/lib/x.so", "[kernel.kallsyms]", "[vdso]", ... */
+	const char *build_id; /* lower-case hex, or NULL */
+};
+
+/* What one address resolved to. lines[0] is the innermost (inlined) function, the last entry the
+ * function that really contains the address. nlines == 0 means "not symbolized": readers show
+ * "[unknown]" with the mapping's name. */
+struct sym_frame {
+	uint64_t addr;           /* the address as sampled */
+	int has_mapping;         /* 0: no mapping contains addr */
+	struct sym_mapping mapping;
+	int nlines;
+	struct sym_line lines[SYM_MAX_INLINE];
+};
+
+struct symcache_stats {
+	uint64_t hits, misses; /* address lookups answered from / not from cache */
+	uint64_t modules, pids; /* entries cached now */
+	uint64_t evictions;
+	uint64_t errors;       /* malformed ELF, unreadable files, ... (each also logged) */
+};
+
+/* Creates a cache. Returns NULL and sets errno on failure. */
+struct symcache *symcache_new(const struct symcache_limits *limits);
+/* NULL-safe. */
+void symcache_free(struct symcache *sc);
+
+/* Reads (or re-reads) /proc/PID/maps and opens the ELF files it maps while the process is alive,
+ * so frames of a process that has exited can still be symbolized later. Returns 0 or -errno
+ * (-ENOENT/-ESRCH: process gone; its previous snapshot, if any, is kept). */
+int symcache_snapshot_pid(struct symcache *sc, pid_t pid);
+
+/* Forgets a process's snapshot (after it exited and its last samples were written). */
+void symcache_forget_pid(struct symcache *sc, pid_t pid);
+
+/* Symbolizes a user address of pid; takes a snapshot first when there is none. Never fails:
+ * on any error the frame is returned unsymbolized (nlines == 0), with the mapping if known. */
+void symcache_resolve_user(struct symcache *sc, pid_t pid, uint64_t addr, struct sym_frame *out);
+
+/* Symbolizes a kernel address through kallsyms (loaded lazily, reloaded when modules change). */
+void symcache_resolve_kernel(struct symcache *sc, uint64_t addr, struct sym_frame *out);
+
+/* Closes ELF modules whose DWARF is loaded and that no lookup needed for idle_ns: their
+ * addresses stay answered from the address cache, and libdw's decompressed debug sections (tens
+ * of MB for a libc) go back to the system. A later miss reopens the file. */
+void symcache_release_idle(struct symcache *sc, uint64_t idle_ns);
+
+void symcache_get_stats(const struct symcache *sc, struct symcache_stats *out);
+
+#endif /* SPANPROF_SYMCACHE_H */

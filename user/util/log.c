@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* One line per event, logfmt or JSON, escaped so that a line stays one valid record; warnings
+ * and errors that repeat are rate-limited per format string and summarised. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "util/log.h"
+#include "util/utf8.h"
+
+#define MSG_MAX 1024
+#define LAST_MAX 256
+#define LINE_MAX_BYTES 8192
+/* Room kept at the end of a line for the closing quote, brace and newline. */
+#define LINE_RESERVE 8
+#define LIMIT_SLOTS 64
+/* An escaped byte takes at most 6 bytes (\u00XX): the longest message, with an error text or a
+ * summary's last message, always fits, so lines are never cut in practice. */
+_Static_assert(LINE_MAX_BYTES > 6 * (MSG_MAX + LAST_MAX) + 256, "log line buffer");
+#define NS_PER_S 1000000000ull
+
+/* One format string being rate-limited. */
+struct limit_slot {
+	const char *fmt; /* the key: call sites share the literal */
+	enum log_level level;
+	uint64_t start_ns; /* start of the current window */
+	unsigned int printed; /* lines printed in this window */
+	unsigned long long suppressed; /* lines not printed in this window */
+	char last[LAST_MAX]; /* the last suppressed message, for the summary */
+};
+
+/* The logger's settings and rate-limit table: its only state (see log.h). */
+static atomic_int max_level = LOG_LEVEL_INFO;
+static atomic_int line_format = LOG_FORMAT_LOGFMT;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static FILE *output;
+static log_clock_fn clock_fn;
+static unsigned int limit_burst = 10;
+static uint64_t limit_window_ns = 60 * NS_PER_S;
+static struct limit_slot slots[LIMIT_SLOTS];
+static size_t pending; /* slots with suppressed > 0 */
+
+static const char *const level_names[] = {
+	[LOG_LEVEL_ERROR] = "error",
+	[LOG_LEVEL_WARN] = "warn",
+	[LOG_LEVEL_INFO] = "info",
+	[LOG_LEVEL_DEBUG] = "debug",
+};
+
+static const char *const format_names[] = {
+	[LOG_FORMAT_LOGFMT] = "logfmt",
+	[LOG_FORMAT_JSON] = "json",
+};
+
+void log_set_level(enum log_level level)
+{
+	atomic_store(&max_level, level);
+}
+
+enum log_level log_get_level(void)
+{
+	return atomic_load(&max_level);
+}
+
+void log_set_format(enum log_format format)
+{
+	atomic_store(&line_format, format);
+}
+
+enum log_format log_get_format(void)
+{
+	return atomic_load(&line_format);
+}
+
+static int find_name(const char *const *names, int n, const char *s)
+{
+	int i;
+
+	for (i = 0; s && i < n; i++)
+		if (!strcmp(names[i], s))
+			return i;
+	return -EINVAL;
+}
+
+int log_parse_level(const char *s, enum log_level *out)
+{
+	int i = find_name(level_names, 4, s);
+
+	if (i < 0)
+		return i;
+	*out = i;
+	return 0;
+}
+
+int log_parse_format(const char *s, enum log_format *out)
+{
+	int i = find_name(format_names, 2, s);
+
+	if (i < 0)
+		return i;
+	*out = i;
+	return 0;
+}
+
+void log_set_output(FILE *out)
+{
+	pthread_mutex_lock(&lock);
+	output = out;
+	pthread_mutex_unlock(&lock);
+}
+
+void log_set_clock(log_clock_fn clock)
+{
+	pthread_mutex_lock(&lock);
+	clock_fn = clock;
+	pthread_mutex_unlock(&lock);
+}
+
+void log_set_rate_limit(unsigned int burst, unsigned int window_s)
+{
+	pthread_mutex_lock(&lock);
+	limit_burst = burst;
+	limit_window_ns = (uint64_t)window_s * NS_PER_S;
+	memset(slots, 0, sizeof(slots));
+	pending = 0;
+	pthread_mutex_unlock(&lock);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_fn)
+		return clock_fn();
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
+}
+
+/* A line being built; appends that do not fit are dropped whole, so escapes are never cut. */
+struct line {
+	char buf[LINE_MAX_BYTES];
+	size_t len;
+};
+
+static void put_n(struct line *l, const char *s, size_t n)
+{
+	if (l->len + n > sizeof(l->buf) - LINE_RESERVE)
+		return;
+	memcpy(l->buf + l->len, s, n);
+	l->len += n;
+}
+
+static void put(struct line *l, const char *s)
+{
+	put_n(l, s, strlen(s));
+}
+
+/* Appends s as the inside of a JSON string, which is also a valid quoted logfmt value: quotes,
+ * backslashes and control characters escaped, bytes that are not UTF-8 replaced by U+FFFD. */
+static void put_escaped(struct line *l, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	char esc[8];
+	size_t n;
+
+	while (*p) {
+		if (*p == '"' || *p == '\\') {
+			esc[0] = '\\';
+			esc[1] = *p;
+			put_n(l, esc, 2);
+		} else if (*p == '\n') {
+			put(l, "\\n");
+		} else if (*p == '\r') {
+			put(l, "\\r");
+		} else if (*p == '\t') {
+			put(l, "\\t");
+		} else if (*p < 0x20 || *p == 0x7f) {
+			snprintf(esc, sizeof(esc), "\\u%04x", *p);
+			put(l, esc);
+		} else if (*p < 0x80) {
+			put_n(l, (const char *)p, 1);
+		} else if ((n = utf8_seq_len(p))) {
+			put_n(l, (const char *)p, n);
+			p += n;
+			continue;
+		} else {
+			put(l, "\\ufffd");
+		}
+		p++;
+	}
+}
+
+static void put_stamp(struct line *l, uint64_t ns)
+{
+	char stamp[40];
+	time_t sec = ns / NS_PER_S;
+	struct tm tm;
+	size_t n;
+
+	gmtime_r(&sec, &tm);
+	n = strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(stamp + n, sizeof(stamp) - n, ".%03uZ", (unsigned int)(ns % NS_PER_S / 1000000));
+	put(l, stamp);
+}
+
+/* Writes one line: ts, level, then the fields whose value is not NULL. Called locked. */
+static void emit(uint64_t ts, enum log_level level, const char *const *keys,
+		 const char *const *values, size_t n)
+{
+	int json = atomic_load(&line_format) == LOG_FORMAT_JSON;
+	FILE *out = output ? output : stderr;
+	struct line l;
+	size_t i;
+
+	l.len = 0;
+	put(&l, json ? "{\"ts\":\"" : "ts=");
+	put_stamp(&l, ts);
+	put(&l, json ? "\",\"level\":\"" : " level=");
+	put(&l, level_names[level]);
+	put(&l, json ? "\"" : "");
+	for (i = 0; i < n; i++) {
+		if (!values[i])
+			continue;
+		put(&l, json ? ",\"" : " ");
+		put(&l, keys[i]);
+		put(&l, json ? "\":\"" : "=\"");
+		put_escaped(&l, values[i]);
+		put(&l, "\"");
+	}
+	/* LINE_RESERVE keeps room for these. */
+	memcpy(l.buf + l.len, json ? "}\n" : "\n", json ? 2 : 1);
+	l.len += json ? 2 : 1;
+	fwrite(l.buf, 1, l.len, out);
+	fflush(out);
+}
+
+static void emit_msg(uint64_t ts, enum log_level level, const char *msg, const char *err)
+{
+	static const char *const keys[] = { "msg", "err" };
+	const char *values[] = { msg, err };
+
+	emit(ts, level, keys, values, 2);
+}
+
+/* Prints slot's summary line, if it suppressed anything, and empties it. Called locked. */
+static void flush_slot(struct limit_slot *s, uint64_t now)
+{
+	static const char *const keys[] = { "msg", "last" };
+	const char *values[2];
+	char msg[64];
+
+	if (!s->suppressed)
+		return;
+	snprintf(msg, sizeof(msg), "suppressed %llu similar message%s", s->suppressed,
+		 s->suppressed == 1 ? "" : "s");
+	values[0] = msg;
+	values[1] = s->last;
+	emit(now, s->level, keys, values, 2);
+	s->suppressed = 0;
+	pending--;
+}
+
+/* Prints the summaries of windows that are over. Called locked. */
+static void flush_expired(uint64_t now, int all)
+{
+	size_t i;
+
+	for (i = 0; pending && i < LIMIT_SLOTS; i++)
+		if (all || now < slots[i].start_ns || now - slots[i].start_ns >= limit_window_ns)
+			flush_slot(&slots[i], now);
+}
+
+/* The slot for fmt: its own, a free one, or the one whose window started first. Called locked. */
+static struct limit_slot *find_slot(const char *fmt, uint64_t now)
+{
+	struct limit_slot *s, *oldest = &slots[0];
+	size_t i;
+
+	for (i = 0; i < LIMIT_SLOTS; i++) {
+		s = &slots[i];
+		if (s->fmt == fmt)
+			return s;
+		if (!s->fmt || s->start_ns < oldest->start_ns)
+			oldest = s;
+		if (!s->fmt)
+			break;
+	}
+	flush_slot(oldest, now);
+	memset(oldest, 0, sizeof(*oldest));
+	oldest->fmt = fmt;
+	oldest->start_ns = now;
+	return oldest;
+}
+
+/* 1 when a warning or error with this format may print now. Called locked. */
+static int limit_admit(const char *fmt, enum log_level level, const char *msg, uint64_t now)
+{
+	struct limit_slot *s;
+	size_t len;
+
+	if (!limit_burst || level > LOG_LEVEL_WARN)
+		return 1;
+	s = find_slot(fmt, now);
+	s->level = level;
+	if (now < s->start_ns || now - s->start_ns >= limit_window_ns) {
+		flush_slot(s, now);
+		s->start_ns = now;
+		s->printed = 0;
+	}
+	if (s->printed < limit_burst) {
+		s->printed++;
+		return 1;
+	}
+	if (!s->suppressed++)
+		pending++;
+	len = strlen(msg);
+	if (len >= sizeof(s->last))
+		len = utf8_boundary(msg, sizeof(s->last) - 1);
+	memcpy(s->last, msg, len);
+	s->last[len] = '\0';
+	return 0;
+}
+
+static void log_vprint(enum log_level level, int err, const char *fmt, va_list ap)
+{
+	char msg[MSG_MAX];
+	uint64_t now;
+
+	if ((int)level > atomic_load(&max_level))
+		return;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	pthread_mutex_lock(&lock);
+	now = now_ns();
+	if (pending)
+		flush_expired(now, 0);
+	if (limit_admit(fmt, level, msg, now))
+		emit_msg(now, level, msg, err < 0 ? strerror(-err) : NULL);
+	pthread_mutex_unlock(&lock);
+}
+
+void log_flush_suppressed(void)
+{
+	pthread_mutex_lock(&lock);
+	flush_expired(now_ns(), 1);
+	pthread_mutex_unlock(&lock);
+}
+
+void log_msg(enum log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vprint(level, 0, fmt, ap);
+	va_end(ap);
+}
+
+int log_err(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vprint(LOG_LEVEL_ERROR, err, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+int log_warn(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vprint(LOG_LEVEL_WARN, err, fmt, ap);
+	va_end(ap);
+	return err;
+}
