@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Defaults, --help, flag parsing (getopt_long over the option table), and the order in which
  * the sources are applied: file, environment, flags, then the checks. */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,20 +152,79 @@ int config_hint(FILE *err)
 	return CONFIG_ERROR;
 }
 
+/* Writes s[0..n) with control characters escaped. */
+static void put_escaped(FILE *err, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (p[i] < 0x20 || p[i] == 0x7f)
+			fprintf(err, "\\x%02x", p[i]);
+		else if (p[i] == 0xc2 && i + 1 < n && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f)
+			fprintf(err, "\\x%02x", p[++i]); /* U+0080..U+009F: C1 controls */
+		else
+			fputc(p[i], err);
+	}
+}
+
+int config_errorf(FILE *err, const char *fmt, ...)
+{
+	char *msg = NULL;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		fputs("spanprof: out of memory\n", err);
+		return CONFIG_ERROR;
+	}
+	fputs("spanprof: ", err);
+	if (n && msg[n - 1] == '\n') {
+		put_escaped(err, msg, n - 1);
+		fputc('\n', err);
+	} else {
+		put_escaped(err, msg, n);
+	}
+	free(msg);
+	return CONFIG_ERROR;
+}
+
+/* How much of value an error may show: all of it, or for a secret header only its name. */
+static size_t shown_length(const struct config_option *opt, const char *value)
+{
+	size_t n = strlen(value), name;
+
+	if (opt->secret == CONFIG_SECRET_VALUE) {
+		/* Only a plain header name followed by ':' is shown; without a colon the whole
+		 * value might be the secret. */
+		name = strspn(value, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				     "0123456789!#$%&'*+-.^_`|~");
+		return value[name] == ':' ? name + 1 : 0;
+	}
+	/* A long value is cut, so that the line still shows what was expected. */
+	return n > ERROR_VALUE_MAX ? utf8_boundary(value, ERROR_VALUE_MAX) : n;
+}
+
 int config_bad_value(FILE *err, const char *where, const struct config_option *opt,
 		     const char *value, const char *want)
 {
-	int n;
+	size_t n;
 
-	if (opt->secret) {
-		fprintf(err, "spanprof: %s: invalid value (not shown): expected %s\n", where, want);
+	value = value ? value : "";
+	if (opt->secret == CONFIG_SECRET_ALL) {
+		config_errorf(err, "%s: invalid value (not shown): expected %s\n", where, want);
 		return config_hint(err);
 	}
-	value = value ? value : "";
-	/* A long value is cut, so that the line still shows what was expected. */
-	n = strlen(value) > ERROR_VALUE_MAX ? utf8_boundary(value, ERROR_VALUE_MAX) : strlen(value);
-	fprintf(err, "spanprof: %s: invalid value '%.*s%s': expected %s\n", where, n, value,
-		value[n] ? "..." : "", want);
+	n = shown_length(opt, value);
+	if (opt->secret == CONFIG_SECRET_VALUE)
+		config_errorf(err, "%s: invalid value '%.*s%s': expected %s\n", where, (int)n,
+			      value, n ? " (value not shown)" : "(not shown)", want);
+	else
+		config_errorf(err, "%s: invalid value '%.*s%s': expected %s\n", where, (int)n,
+			      value, value[n] ? "..." : "", want);
 	return config_hint(err);
 }
 
@@ -228,9 +289,9 @@ static int collect_flags(int argc, char **argv, struct flag_arg *flags, int *n, 
 	while ((val = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
 		opt = option_of(val);
 		if (val == '?' || val == ':' || !opt) {
-			fprintf(err, "spanprof: %s '%s'\n",
-				val == ':' ? "missing value for option" : "unknown option",
-				argv[optind - 1]);
+			config_errorf(err, "%s '%s'\n",
+				      val == ':' ? "missing value for option" : "unknown option",
+				      argv[optind - 1]);
 			return config_hint(err);
 		}
 		if (opt == &config_options[CONFIG_OPT_HELP]) {
@@ -245,7 +306,7 @@ static int collect_flags(int argc, char **argv, struct flag_arg *flags, int *n, 
 		flags[(*n)++].value = opt->kind == CONFIG_KIND_BOOL ? "true" : optarg;
 	}
 	if (optind < argc) {
-		fprintf(err, "spanprof: unexpected argument '%s'\n", argv[optind]);
+		config_errorf(err, "unexpected argument '%s'\n", argv[optind]);
 		return config_hint(err);
 	}
 	return CONFIG_RUN;
@@ -261,7 +322,7 @@ static int apply_flags(struct spanprof_config *cfg, const struct flag_arg *flags
 	for (i = 0; i < n; i++) {
 		ret = config_apply(&ap, flags[i].opt, flags[i].value, &want);
 		if (ret == -ENOMEM) {
-			fprintf(err, "spanprof: out of memory\n");
+			config_errorf(err, "out of memory\n");
 			return CONFIG_ERROR;
 		}
 		if (ret) {
@@ -293,7 +354,7 @@ enum config_result config_parse(struct spanprof_config *cfg, int argc, char **ar
 	int n = 0, ret;
 
 	if (!flags) {
-		fprintf(err, "spanprof: out of memory\n");
+		config_errorf(err, "out of memory\n");
 		return CONFIG_ERROR;
 	}
 	ret = collect_flags(argc, argv, flags, &n, out, err);

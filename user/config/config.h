@@ -15,8 +15,14 @@
 
 #define CONFIG_MAX_PIDS 1024
 #define CONFIG_DEFAULT_OUTPUT "./spanprof-data"
-/* Pyroscope allows 30 labels per series; the uploader adds __name__ and service_name. */
+/* Pyroscope allows 30 labels per series; the uploader adds __name__ and service_name. The server
+ * also lifts sample labels other than span_id (and, from v2.1.0, trace_id) into the series:
+ * span_name always, namespace/pod/container on Kubernetes, trace_id with --trace-id-label on
+ * older servers. config_check() and the agent's start count them (CONFIG_LIFTED_*). */
+#define CONFIG_MAX_SERIES_LABELS 30
 #define CONFIG_MAX_LABELS 28
+#define CONFIG_LIFTED_LABELS 1 /* span_name */
+#define CONFIG_LIFTED_K8S_LABELS 3 /* namespace, pod, container */
 #define CONFIG_LABEL_NAME_MAX 1024
 #define CONFIG_LABEL_VALUE_MAX 2048
 #define CONFIG_MAX_HEADERS 32
@@ -41,12 +47,19 @@ struct config_upload {
 	const char *tenant;                /* --tenant: sent as X-Scope-OrgID */
 	const char *ca_file, *client_cert, *client_key; /* readable at start */
 	int tls_insecure;                  /* --tls-insecure: skip server certificate checks */
+	/* --trace-id-label: pushed samples carry trace_id too. Off by default: Pyroscope before
+	 * v2.1.0 lifts it into a series label (a series per trace). Local files always carry it. */
+	int trace_id_label;
 	unsigned int connect_timeout_s;    /* default 5 */
 	unsigned int upload_timeout_s;     /* default 30 */
 	uint64_t queue_bytes;              /* in-memory queue limit, default 64 MiB */
 	const char *spool_dir;             /* --spool: NULL = no spool */
 	uint64_t spool_bytes;              /* default 512 MiB */
 };
+
+/* The most --label options the server's series limit leaves room for: 30, less __name__,
+ * service_name, the labels it lifts from samples, and on Kubernetes (k8s != 0) the pod labels. */
+size_t config_label_budget(const struct config_upload *up, int k8s);
 
 /* Strings the configuration allocated (values from the environment, the file, secrets). */
 struct config_strings {

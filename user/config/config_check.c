@@ -16,7 +16,7 @@
 
 static int complain(FILE *err, const char *what, const char *path, const char *why)
 {
-	fprintf(err, "spanprof: %s %s: %s\n", what, path, why);
+	config_errorf(err, "%s %s: %s\n", what, path, why);
 	return CONFIG_ERROR;
 }
 
@@ -80,13 +80,13 @@ static int read_secrets(struct spanprof_config *cfg, FILE *err)
 	int ret = CONFIG_RUN;
 
 	if (up->basic_auth_password_file && up->basic_auth_password) {
-		fprintf(err, "spanprof: give the basic auth password once: "
-			     "--basic-auth-password-file or SPANPROF_BASIC_AUTH_PASSWORD\n");
+		config_errorf(err, "give the basic auth password once: "
+				   "--basic-auth-password-file or SPANPROF_BASIC_AUTH_PASSWORD\n");
 		return CONFIG_ERROR;
 	}
 	if (up->bearer_token_file && up->bearer_token) {
-		fprintf(err, "spanprof: give the bearer token once: --bearer-token-file or "
-			     "SPANPROF_BEARER_TOKEN\n");
+		config_errorf(err, "give the bearer token once: --bearer-token-file or "
+				   "SPANPROF_BEARER_TOKEN\n");
 		return CONFIG_ERROR;
 	}
 	if (up->basic_auth_password_file)
@@ -122,6 +122,8 @@ static const char *upload_option_set(const struct config_upload *up)
 					 "--client-key";
 	if (up->tls_insecure)
 		return "--tls-insecure";
+	if (up->trace_id_label)
+		return "--trace-id-label";
 	if (up->spool_dir)
 		return "--spool";
 	return NULL;
@@ -163,7 +165,7 @@ static int check_combinations(const struct config_upload *up, FILE *err)
 	else if (!up->client_cert != !up->client_key)
 		problem = "--client-cert and --client-key go together";
 	if (problem) {
-		fprintf(err, "spanprof: %s\n", problem);
+		config_errorf(err, "%s\n", problem);
 		return CONFIG_ERROR;
 	}
 	return CONFIG_RUN;
@@ -182,6 +184,28 @@ static int check_readable(const struct config_upload *up, FILE *err)
 	return CONFIG_RUN;
 }
 
+size_t config_label_budget(const struct config_upload *up, int k8s)
+{
+	size_t lifted = CONFIG_LIFTED_LABELS + (up->trace_id_label ? 1 : 0) +
+			(k8s ? CONFIG_LIFTED_K8S_LABELS : 0);
+
+	return CONFIG_MAX_SERIES_LABELS - 2 - lifted;
+}
+
+/* The server counts the labels it lifts from samples against its 30 per series. */
+static int check_label_budget(const struct config_upload *up, FILE *err)
+{
+	size_t budget = config_label_budget(up, 0);
+
+	if (up->nlabels <= budget)
+		return CONFIG_RUN;
+	return config_errorf(err,
+			     "%zu --label options, at most %zu fit: the server allows 30 labels "
+			     "per series and counts __name__, service_name and span_name%s (and "
+			     "on Kubernetes namespace, pod and container)\n",
+			     up->nlabels, budget, up->trace_id_label ? ", trace_id" : "");
+}
+
 int config_check(struct spanprof_config *cfg, FILE *err)
 {
 	int ret = read_secrets(cfg, err);
@@ -192,5 +216,6 @@ int config_check(struct spanprof_config *cfg, FILE *err)
 		cfg->output_dir = CONFIG_DEFAULT_OUTPUT;
 
 	ret = ret ?: check_combinations(&cfg->upload, err);
+	ret = ret ?: check_label_budget(&cfg->upload, err);
 	return ret ?: check_readable(&cfg->upload, err);
 }

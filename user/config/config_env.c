@@ -43,9 +43,8 @@ static void warn_unknown(char *const *envp, FILE *err)
 {
 	for (; envp && *envp; envp++)
 		if (!strncmp(*envp, ENV_PREFIX, strlen(ENV_PREFIX)) && !is_known(*envp))
-			fprintf(err,
-				"spanprof: warning: ignoring unknown environment variable %.*s\n",
-				(int)strcspn(*envp, "="), *envp);
+			config_errorf(err, "warning: ignoring unknown environment variable %.*s\n",
+				      (int)strcspn(*envp, "="), *envp);
 }
 
 static int apply_one(struct config_apply *ap, const struct config_option *opt, const char *name,
@@ -55,7 +54,7 @@ static int apply_one(struct config_apply *ap, const struct config_option *opt, c
 	int ret = config_apply(ap, opt, value, &want);
 
 	if (ret == -ENOMEM) {
-		fprintf(err, "spanprof: out of memory\n");
+		config_errorf(err, "out of memory\n");
 		return CONFIG_ERROR;
 	}
 	return ret ? config_bad_value(err, name, opt, value, want) : CONFIG_RUN;
@@ -69,7 +68,7 @@ static int apply_list(struct config_apply *ap, const struct config_option *opt, 
 	int ret = CONFIG_RUN;
 
 	if (!copy) {
-		fprintf(err, "spanprof: out of memory\n");
+		config_errorf(err, "out of memory\n");
 		return CONFIG_ERROR;
 	}
 	config_touch(ap, opt);

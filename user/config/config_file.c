@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <yaml.h>
 
@@ -36,13 +37,16 @@ static unsigned long line_of(const struct file_parser *fp)
 /* "spanprof: PATH:LINE: " + the message; returns CONFIG_ERROR. */
 __attribute__((format(printf, 2, 3))) static int fail(struct file_parser *fp, const char *fmt, ...)
 {
+	char *msg = NULL;
 	va_list ap;
+	int n;
 
-	fprintf(fp->err, "spanprof: %s:%lu: ", fp->path, line_of(fp));
 	va_start(ap, fmt);
-	vfprintf(fp->err, fmt, ap);
+	n = vasprintf(&msg, fmt, ap);
 	va_end(ap);
-	fputc('\n', fp->err);
+	config_errorf(fp->err, "%s:%lu: %s\n", fp->path, line_of(fp),
+		      n < 0 ? "out of memory" : msg);
+	free(msg);
 	return CONFIG_ERROR;
 }
 
@@ -51,12 +55,12 @@ static int syntax_error(struct file_parser *fp)
 	const yaml_parser_t *p = &fp->parser;
 
 	if (p->error == YAML_READER_ERROR)
-		fprintf(fp->err, "spanprof: %s: unreadable at byte %zu: %s\n", fp->path,
-			p->problem_offset, p->problem ? p->problem : "invalid input");
+		config_errorf(fp->err, "%s: unreadable at byte %zu: %s\n", fp->path,
+			      p->problem_offset, p->problem ? p->problem : "invalid input");
 	else
-		fprintf(fp->err, "spanprof: %s:%zu: syntax error: %s%s%s\n", fp->path,
-			p->problem_mark.line + 1, p->problem ? p->problem : "invalid YAML",
-			p->context ? " " : "", p->context ? p->context : "");
+		config_errorf(fp->err, "%s:%zu: syntax error: %s%s%s\n", fp->path,
+			      p->problem_mark.line + 1, p->problem ? p->problem : "invalid YAML",
+			      p->context ? " " : "", p->context ? p->context : "");
 	return CONFIG_ERROR;
 }
 
@@ -99,7 +103,7 @@ static int apply(struct file_parser *fp, const struct config_option *opt, const 
 	int ret = config_apply(&fp->ap, opt, value, &want);
 
 	if (ret == -ENOMEM) {
-		fprintf(fp->err, "spanprof: out of memory\n");
+		config_errorf(fp->err, "out of memory\n");
 		return CONFIG_ERROR;
 	}
 	if (!ret)
@@ -278,7 +282,7 @@ static int parse_pass(struct file_parser *fp, const char *text, size_t len,
 	int ret;
 
 	if (!yaml_parser_initialize(&fp->parser)) {
-		fprintf(fp->err, "spanprof: out of memory\n");
+		config_errorf(fp->err, "out of memory\n");
 		return CONFIG_ERROR;
 	}
 	yaml_parser_set_input_string(&fp->parser, (const unsigned char *)text, len);
@@ -304,12 +308,19 @@ static int check_syntax(struct file_parser *fp)
 static char *slurp(const char *path, size_t *len, FILE *err)
 {
 	const char *why = NULL;
+	struct stat st;
 	char *text;
 	FILE *f;
 
 	f = fopen(path, "re");
 	if (!f) {
-		fprintf(err, "spanprof: config file %s: %s\n", path, strerror(errno));
+		config_errorf(err, "config file %s: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	/* A directory opens fine and then fails to read with EISDIR ("I/O error" from stdio). */
+	if (!fstat(fileno(f), &st) && S_ISDIR(st.st_mode)) {
+		config_errorf(err, "config file %s: is a directory, expected a YAML file\n", path);
+		fclose(f);
 		return NULL;
 	}
 	text = malloc(FILE_MAX + 1);
@@ -321,7 +332,7 @@ static char *slurp(const char *path, size_t *len, FILE *err)
 		why = strerror(EIO);
 	fclose(f);
 	if (why) {
-		fprintf(err, "spanprof: config file %s: %s\n", path, why);
+		config_errorf(err, "config file %s: %s\n", path, why);
 		free(text);
 		return NULL;
 	}

@@ -51,6 +51,7 @@ enum config_opt {
 	CONFIG_OPT_CLIENT_CERT,
 	CONFIG_OPT_CLIENT_KEY,
 	CONFIG_OPT_TLS_INSECURE,
+	CONFIG_OPT_TRACE_ID_LABEL,
 	CONFIG_OPT_CONNECT_TIMEOUT,
 	CONFIG_OPT_UPLOAD_TIMEOUT,
 	CONFIG_OPT_QUEUE_BYTES,
@@ -66,6 +67,13 @@ enum config_opt {
 	CONFIG_OPT__COUNT,
 };
 
+/* What an error may print of a bad value. */
+enum config_secret {
+	CONFIG_SECRET_NONE = 0, /* the value (control characters escaped) */
+	CONFIG_SECRET_ALL, /* nothing */
+	CONFIG_SECRET_VALUE, /* "Name: value" lists: the name only */
+};
+
 struct config_option;
 
 /* Parses one value (one item of a list) into cfg. Returns 0; -EINVAL with *want set to what a
@@ -79,7 +87,8 @@ struct config_option {
 	int short_name;        /* 0: none */
 	enum config_kind kind;
 	unsigned int where;    /* CONFIG_IN_* */
-	int secret;            /* never print the value */
+	/* CONFIG_SECRET_*: how much of a bad value an error may show */
+	int secret;
 	const char *metavar;   /* --help: the value's placeholder */
 	const char *help;      /* --help text, '\n' between lines; NULL: not listed */
 	const char *want;      /* what a valid value looks like (the generic setters' errors) */
@@ -120,6 +129,11 @@ int config_apply(struct config_apply *ap, const struct config_option *opt, const
 /* A copy of s (n bytes, or all of it when n is SIZE_MAX) that cfg owns; NULL on ENOMEM. */
 char *config_strdup(struct spanprof_config *cfg, const char *s, size_t n);
 
+/* Prints "spanprof: " and the formatted message to err with every control character (C0, DEL,
+ * C1) escaped as \xNN, so that a value, path or key from the user cannot drive the terminal; a
+ * trailing newline is kept. Returns CONFIG_ERROR. */
+__attribute__((format(printf, 2, 3))) int config_errorf(FILE *err, const char *fmt, ...);
+
 /* Error lines: "spanprof: WHERE: invalid value 'V': expected WANT" (no value for secrets), and
  * the hint that follows every error. Both return CONFIG_ERROR. */
 int config_bad_value(FILE *err, const char *where, const struct config_option *opt,
@@ -138,6 +152,8 @@ int config_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 int config_parse_bool(const char *s, int *out);
 
 /* Checks that follow return 0, or -EINVAL with *want saying what a valid value looks like. */
+/* Compares label names a (na bytes) and b as the server does: '.' and '_' are the same. */
+int config_label_name_cmp(const char *a, size_t na, const char *b, size_t nb);
 /* "name=value": a valid series label name and value. *name_len: the name's length. */
 int config_check_label(const char *s, size_t *name_len, const char **want);
 /* "Name: value": a token name the uploader does not own; the value without the blanks around

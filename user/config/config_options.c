@@ -127,8 +127,10 @@ static int set_label(struct spanprof_config *cfg, const struct config_option *op
 	if (config_check_label(v, &n, want))
 		return -EINVAL;
 	for (i = 0; i < up->nlabels; i++)
-		if (strlen(up->labels[i].key) == n && !strncmp(up->labels[i].key, v, n))
-			return invalid(want, "each label name once");
+		if (!config_label_name_cmp(up->labels[i].key, strlen(up->labels[i].key), v, n))
+			return invalid(want, "each label name once (the server reads '.' as '_')");
+	/* The exact budget, which counts the labels the server lifts from samples, is checked
+	 * once every source is applied (config_check). */
 	if (up->nlabels == CONFIG_MAX_LABELS)
 		return invalid(want, "at most 28 labels (Pyroscope's 30 per series, less "
 				     "__name__ and service_name)");
@@ -150,21 +152,30 @@ static int set_header(struct spanprof_config *cfg, const struct config_option *o
 		      const char **want)
 {
 	struct config_upload *up = &cfg->upload;
-	size_t name_len, value_len;
+	size_t name_len, value_len, len;
 	const char *value;
-	char *h;
+	char *h, *line;
 
 	(void)opt;
 	if (config_check_header(v, &name_len, &value, &value_len, want))
 		return -EINVAL;
 	if (up->nheaders == CONFIG_MAX_HEADERS)
 		return invalid(want, "at most 32 headers");
-	h = config_strdup(cfg, v, name_len + 2 + value_len);
+	/* Normalised to "Name: value". The copy is built from its parts: the input may have no
+	 * blank after the colon ("Name:value") or several, so it is not a prefix of the result. */
+	len = name_len + 2 + value_len;
+	line = malloc(len + 1);
+	if (!line)
+		return -ENOMEM;
+	memcpy(line, v, name_len);
+	memcpy(line + name_len, ": ", 2);
+	memcpy(line + name_len + 2, value, value_len);
+	line[len] = '\0';
+	h = config_strdup(cfg, line, len);
+	explicit_bzero(line, len); /* the value may be a secret */
+	free(line);
 	if (!h)
 		return -ENOMEM;
-	/* Normalised to "Name: value". */
-	h[name_len + 1] = ' ';
-	memcpy(h + name_len + 2, value, value_len);
 	up->headers[up->nheaders++] = h;
 	return 0;
 }
@@ -272,7 +283,8 @@ const struct config_option config_options[CONFIG_OPT__COUNT] = {
 		.set = set_label, .clear = clear_labels },
 	[CONFIG_OPT_TENANT] = { "tenant", NULL, 0, CONFIG_KIND_VALUE, A, 0, "ID",
 		"tenant id, sent as X-Scope-OrgID", .set = set_tenant, .offset = UPLOAD(tenant) },
-	[CONFIG_OPT_HEADER] = { "header", "headers", 0, CONFIG_KIND_LIST, A, 0, "'NAME: VALUE'",
+	[CONFIG_OPT_HEADER] = { "header", "headers", 0, CONFIG_KIND_LIST, A, CONFIG_SECRET_VALUE,
+		"'NAME: VALUE'",
 		"add this HTTP header to every push (repeatable)", NULL, ";\n",
 		.set = set_header, .clear = clear_headers },
 	[CONFIG_OPT_BASIC_AUTH_USER] = { "basic-auth-user", NULL, 0, CONFIG_KIND_VALUE, A, 0,
@@ -282,13 +294,13 @@ const struct config_option config_options[CONFIG_OPT__COUNT] = {
 		CONFIG_KIND_VALUE, A, 0, "FILE", "read the basic auth password from FILE",
 		"a file path", TEXT(UPLOAD(basic_auth_password_file)) },
 	[CONFIG_OPT_BASIC_AUTH_PASSWORD] = { "basic-auth-password", NULL, 0, CONFIG_KIND_VALUE,
-		CONFIG_IN_ENV, 1, NULL, NULL, "a non-empty password", .set = set_secret,
+		CONFIG_IN_ENV, CONFIG_SECRET_ALL, NULL, NULL, "a non-empty password", .set = set_secret,
 		.offset = UPLOAD(basic_auth_password) },
 	[CONFIG_OPT_BEARER_TOKEN_FILE] = { "bearer-token-file", NULL, 0, CONFIG_KIND_VALUE, A, 0,
 		"FILE", "read the bearer token from FILE",
 		"a file path", TEXT(UPLOAD(bearer_token_file)) },
-	[CONFIG_OPT_BEARER_TOKEN] = { "bearer-token", NULL, 0, CONFIG_KIND_VALUE, CONFIG_IN_ENV, 1,
-		NULL, NULL, "a token without control characters",
+	[CONFIG_OPT_BEARER_TOKEN] = { "bearer-token", NULL, 0, CONFIG_KIND_VALUE, CONFIG_IN_ENV,
+		CONFIG_SECRET_ALL, NULL, NULL, "a token without control characters",
 		TEXT(UPLOAD(bearer_token)) },
 	[CONFIG_OPT_CA_FILE] = { "ca-file", NULL, 0, CONFIG_KIND_VALUE, A, 0, "FILE",
 		"trust the CA certificates (PEM) in FILE", "a file path",
@@ -301,6 +313,9 @@ const struct config_option config_options[CONFIG_OPT__COUNT] = {
 	[CONFIG_OPT_TLS_INSECURE] = { "tls-insecure", NULL, 0, CONFIG_KIND_BOOL, A, 0, NULL,
 		"do not verify the server's certificate (testing only)", .set = set_bool,
 		.offset = UPLOAD(tls_insecure) },
+	[CONFIG_OPT_TRACE_ID_LABEL] = { "trace-id-label", NULL, 0, CONFIG_KIND_BOOL, A, 0, NULL,
+		"pushed samples carry trace_id too\n(needs Pyroscope 2.1.0 or later)", .set = set_bool,
+		.offset = UPLOAD(trace_id_label) },
 	[CONFIG_OPT_CONNECT_TIMEOUT] = { "connect-timeout", NULL, 0, CONFIG_KIND_VALUE, A, 0, "SEC",
 		"connect timeout (default 5)", "seconds, from 1 to 300",
 		UINT(upload.connect_timeout_s, 1, 300) },

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Parsers and checks for the configuration's value types: integers, sizes with suffixes,
  * booleans, labels, headers, tenant ids and server URLs. */
+#define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -81,10 +84,38 @@ int config_parse_bool(const char *s, int *out)
 /* Series labels spanprof sets itself, per process or per sample. */
 static const char *const reserved_labels[] = { "service_name", "span_id", "trace_id", "span_name" };
 
-static int is_name_char(char c, int first)
+int config_label_name_cmp(const char *a, size_t na, const char *b, size_t nb)
 {
-	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (!first && c >= '0' && c <= '9');
+	size_t i;
+	char x, y;
+
+	if (na != nb)
+		return na < nb ? -1 : 1;
+	/* Pyroscope turns '.' into '_' in label names (unless its label sanitization is off). */
+	for (i = 0; i < na; i++) {
+		x = a[i] == '.' ? '_' : a[i];
+		y = b[i] == '.' ? '_' : b[i];
+		if (x != y)
+			return x < y ? -1 : 1;
+	}
+	return 0;
+}
+
+/* The server's rule (Prometheus' UTF-8 label names): any non-empty UTF-8 string. We refuse
+ * control characters too, and ',' which separates labels in SPANPROF_LABELS. */
+static int name_ok(const char *s, size_t n)
+{
+	char *copy;
+	size_t i;
+	int ok;
+
+	for (i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f || s[i] == ',')
+			return 0;
+	copy = strndup(s, n);
+	ok = copy && utf8_valid(copy);
+	free(copy);
+	return ok;
 }
 
 int config_check_label(const char *s, size_t *name_len, const char **want)
@@ -97,10 +128,9 @@ int config_check_label(const char *s, size_t *name_len, const char **want)
 		return -EINVAL;
 	n = eq - s;
 	value = eq + 1;
-	*want = "a label name of letters, digits and '_' that does not start with a digit";
-	for (i = 0; i < n; i++)
-		if (!is_name_char(s[i], i == 0))
-			return -EINVAL;
+	*want = "a label name of UTF-8 without control characters or ','";
+	if (!name_ok(s, n))
+		return -EINVAL;
 	*want = "a label name of at most 1024 bytes";
 	if (n > CONFIG_LABEL_NAME_MAX)
 		return -EINVAL;
@@ -108,9 +138,9 @@ int config_check_label(const char *s, size_t *name_len, const char **want)
 	if (n >= 2 && s[0] == '_' && s[1] == '_')
 		return -EINVAL;
 	*want = "a label name other than service_name, span_id, trace_id and span_name (spanprof "
-		"sets them)";
+		"sets them; the server reads '.' as '_')";
 	for (i = 0; i < sizeof(reserved_labels) / sizeof(reserved_labels[0]); i++)
-		if (strlen(reserved_labels[i]) == n && !strncmp(s, reserved_labels[i], n))
+		if (!config_label_name_cmp(s, n, reserved_labels[i], strlen(reserved_labels[i])))
 			return -EINVAL;
 	*want = "a non-empty label value of at most 2048 bytes of UTF-8";
 	if (!*value || strlen(value) > CONFIG_LABEL_VALUE_MAX || !utf8_valid(value))
@@ -172,9 +202,48 @@ int config_check_tenant(const char *s, const char **want)
 	if (!n || n > 150 || !strcmp(s, ".") || !strcmp(s, ".."))
 		return -EINVAL;
 	for (i = 0; i < n; i++)
-		if (!is_name_char(s[i], 0) && !strchr("!-.*'()", s[i]))
+		if (!isalnum((unsigned char)s[i]) && !strchr("!-_.*'()", s[i]))
 			return -EINVAL;
 	return 0;
+}
+
+/* The authority (after the scheme, up to the path): [user[:password]@]host[:port], where host
+ * is a name or address, or an IPv6 address in brackets. *why says what is wrong. */
+static int check_authority(const char *s, size_t n, const char **why)
+{
+	const char *at = memrchr(s, '@', n), *host, *end = s + n, *port;
+	size_t i;
+
+	host = at ? at + 1 : s;
+	*why = "an http:// or https:// URL with a host";
+	if (host == end)
+		return -EINVAL;
+	if (*host == '[') {
+		port = memchr(host, ']', end - host);
+		*why = "an IPv6 address in brackets, like http://[::1]:4040";
+		if (!port || port == host + 1 || (port + 1 < end && port[1] != ':'))
+			return -EINVAL;
+		/* Hex and ':' (and '.' for an embedded IPv4), or a zone id after "%25". */
+		for (i = 1; host + i < port; i++)
+			if (!isalnum((unsigned char)host[i]) && !strchr(":.%-_", host[i]))
+				return -EINVAL;
+		port++;
+	} else {
+		port = memchr(host, ':', end - host);
+		port = port ? port : end;
+		if (port == host || memchr(host, '[', port - host) ||
+		    memchr(host, ']', port - host))
+			return -EINVAL;
+	}
+	if (port == end)
+		return 0;
+	*why = "a port from 1 to 65535 after the host";
+	for (i = 1, n = 0; port + i < end; i++) {
+		if (!isdigit((unsigned char)port[i]) || n > 65535)
+			return -EINVAL;
+		n = n * 10 + (port[i] - '0');
+	}
+	return i > 1 && n >= 1 && n <= 65535 ? 0 : -EINVAL;
 }
 
 int config_check_url(const char *s, size_t *len, const char **want)
@@ -193,6 +262,8 @@ int config_check_url(const char *s, size_t *len, const char **want)
 	for (n = 0; s[n]; n++)
 		if ((unsigned char)s[n] <= 0x20 || s[n] == 0x7f || s[n] == '?' || s[n] == '#')
 			return -EINVAL;
+	if (check_authority(s + scheme, strcspn(s + scheme, "/"), want))
+		return -EINVAL;
 	/* "https://host/" and "https://host" are the same server; the uploader appends paths. */
 	while (n > scheme && s[n - 1] == '/')
 		n--;

@@ -352,11 +352,14 @@ static void test_config_checks_label_names_and_values(void **state)
 	(void)state;
 	expect_label_error("novalue", "KEY=VALUE");
 	expect_label_error("=v", "KEY=VALUE");
-	expect_label_error("1abc=v", "does not start with a digit");
-	expect_label_error("a-b=v", "letters, digits and '_'");
+	expect_label_error("a\tb=v", "without control characters");
+	expect_label_error("a,b=v", "or ','");
+	expect_label_error("\xff=v", "UTF-8");
 	expect_label_error("__name__=x", "'__' (reserved)");
 	expect_label_error("service_name=x", "spanprof sets them");
 	expect_label_error("span_id=x", "spanprof sets them");
+	/* The server reads '.' as '_': service.name would become service_name. */
+	expect_label_error("service.name=x", "spanprof sets them");
 	expect_label_error("env=", "non-empty label value");
 	expect_label_error("env=\xff", "UTF-8");
 	memset(name, 'a', 1025);
@@ -368,7 +371,67 @@ static void test_config_checks_label_names_and_values(void **state)
 	expect_label_error(value, "at most 2048 bytes");
 }
 
-static void test_config_accepts_28_labels_of_the_largest_size(void **state)
+/* Names the server accepts by default: Prometheus' UTF-8 label names, '.' read as '_'. */
+static void test_config_accepts_label_names_the_server_accepts(void **state)
+{
+	const char *argv[] = { "spanprof",	 "--server", "http://x",    "--label",
+			       "k8s.cluster=eu", "--label",  "1st=a",	    "--label",
+			       "équipe=b",	 "--label",  "team-name=c", NULL };
+	const char *twice[] = { "spanprof", "--server", "http://x", "--label",
+				"a.b=1",    "--label",	"a_b=2",    NULL };
+	struct parsed p;
+
+	(void)state;
+	parse_env(&p, argv, NULL);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.upload.nlabels, 4);
+	assert_string_equal(p.cfg.upload.labels[0].key, "k8s.cluster");
+	assert_string_equal(p.cfg.upload.labels[2].key, "équipe");
+	assert_string_equal(p.cfg.upload.labels[3].key, "team-name");
+	config_release(&p.cfg);
+	parse_env(&p, twice, NULL);
+	assert_int_equal(p.result, CONFIG_ERROR);
+	assert_mentions(&p, "each label name once");
+	config_release(&p.cfg);
+}
+
+/* The server lifts span_name (and trace_id before v2.1.0) from the samples into the series and
+ * counts it against its 30 labels: 27 --label options fit, 28 do not. */
+static void test_config_label_budget_counts_lifted_labels(void **state)
+{
+	static char labels[28][16];
+	const char *argv[64] = { "spanprof", "--server", "http://x" };
+	struct parsed p;
+	int i, n = 3;
+
+	(void)state;
+	for (i = 0; i < 28; i++) {
+		snprintf(labels[i], sizeof(labels[i]), "l%d=v", i);
+		argv[n++] = "--label";
+		argv[n++] = labels[i];
+	}
+	argv[n] = NULL;
+	parse_env(&p, argv, NULL);
+	assert_int_equal(p.result, CONFIG_ERROR);
+	assert_mentions(&p, "28 --label options, at most 27 fit");
+	assert_mentions(&p, "span_name");
+	config_release(&p.cfg);
+	argv[n - 2] = "--trace-id-label"; /* 27 labels and trace_id: one too many */
+	argv[n - 1] = NULL;
+	parse_env(&p, argv, NULL);
+	assert_int_equal(p.result, CONFIG_ERROR);
+	assert_mentions(&p, "27 --label options, at most 26 fit");
+	config_release(&p.cfg);
+	argv[n - 2] = NULL;
+	parse_env(&p, argv, NULL);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.upload.nlabels, 27);
+	assert_int_equal(p.cfg.upload.trace_id_label, 0); /* off by default */
+	assert_int_equal(config_label_budget(&p.cfg.upload, 1), 24); /* on Kubernetes */
+	config_release(&p.cfg);
+}
+
+static void test_config_accepts_27_labels_of_the_largest_size(void **state)
 {
 	static char labels[29][3200];
 	const char *argv[64] = { "spanprof", "--server", "http://x" };
@@ -385,20 +448,22 @@ static void test_config_accepts_28_labels_of_the_largest_size(void **state)
 		memset(labels[i] + 1025, 'v', 2048);
 		labels[i][1025 + 2048] = '\0';
 	}
-	for (i = 0; i < 28; i++) {
+	for (i = 0; i < 27; i++) {
 		argv[n++] = "--label";
 		argv[n++] = labels[i];
 	}
 	argv[n] = NULL;
 	parse_env(&p, argv, NULL);
 	assert_int_equal(p.result, CONFIG_RUN);
-	assert_int_equal(p.cfg.upload.nlabels, 28);
-	assert_int_equal(strlen(p.cfg.upload.labels[27].key), 1024);
-	assert_int_equal(strlen(p.cfg.upload.labels[27].value), 2048);
+	assert_int_equal(p.cfg.upload.nlabels, 27);
+	assert_int_equal(strlen(p.cfg.upload.labels[26].key), 1024);
+	assert_int_equal(strlen(p.cfg.upload.labels[26].value), 2048);
 	config_release(&p.cfg);
 
-	argv[n++] = "--label";
-	argv[n++] = labels[28];
+	for (i = 27; i < 29; i++) {
+		argv[n++] = "--label";
+		argv[n++] = labels[i];
+	}
 	argv[n] = NULL;
 	parse_env(&p, argv, NULL);
 	assert_int_equal(p.result, CONFIG_ERROR);
@@ -450,6 +515,112 @@ static void test_config_checks_server_header_tenant_and_addresses(void **state)
 	expect_flag_error("--log-format", "text", "logfmt or json");
 	expect_flag_error("--connect-timeout", "0", "seconds, from 1 to 300");
 	expect_flag_error("--basic-auth-user", "a:b", "without ':'");
+}
+
+/* "Name:value" without a blank used to be copied one byte past its buffer (ASan: heap overflow)
+ * and sent with heap garbage. */
+static void test_config_header_without_a_blank_is_normalised(void **state)
+{
+	const char *argv[] = { "spanprof",	   "--server", "http://x", "--header",
+			       "X-Token:abc",	   "--header", "A:b",	   "--header",
+			       "X-Long:\t  v w  ", NULL };
+	struct parsed p;
+
+	(void)state;
+	parse_env(&p, argv, NULL);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.upload.nheaders, 3);
+	assert_string_equal(p.cfg.upload.headers[0], "X-Token: abc");
+	assert_string_equal(p.cfg.upload.headers[1], "A: b");
+	assert_string_equal(p.cfg.upload.headers[2], "X-Long: v w");
+	config_release(&p.cfg);
+}
+
+/* Header values are secrets (Authorization, API keys): an error shows the name at most. */
+static void test_config_header_errors_never_show_the_value(void **state)
+{
+	const char *bad_value[] = {
+		"spanprof", "--server", "http://x", "--header", "Authorization: Bearer s3cr3t\x01",
+		NULL
+	};
+	const char *no_colon[] = { "spanprof", "--server",	"http://x",
+				   "--header", "Bearer s3cr3t", NULL };
+	const char *env[] = { "SPANPROF_HEADERS=X-Api-Key: s3cr3t\x7f", NULL };
+	const char *plain[] = { "spanprof", "--server", "http://x", NULL };
+	struct parsed p;
+
+	(void)state;
+	parse_env(&p, bad_value, NULL);
+	assert_int_equal(p.result, CONFIG_ERROR);
+	assert_mentions(&p, "--header: invalid value 'Authorization: (value not shown)'");
+	assert_null(strstr(p.err, "s3cr3t"));
+	config_release(&p.cfg);
+	parse_env(&p, no_colon, NULL);
+	assert_int_equal(p.result, CONFIG_ERROR);
+	assert_mentions(&p, "--header: invalid value '(not shown)'");
+	assert_null(strstr(p.err, "s3cr3t"));
+	config_release(&p.cfg);
+	parse_env(&p, plain, env);
+	assert_int_equal(p.result, CONFIG_ERROR);
+	assert_mentions(&p, "SPANPROF_HEADERS: invalid value 'X-Api-Key: (value not shown)'");
+	assert_null(strstr(p.err, "s3cr3t"));
+	config_release(&p.cfg);
+}
+
+/* A value, option or path with terminal escapes is printed escaped, never raw. */
+static void test_config_errors_escape_control_characters(void **state)
+{
+	const char *bad_value[] = { "spanprof", "--frequency", "\x1b[31mred\x07", NULL };
+	const char *bad_flag[] = { "spanprof", "--\x1b]0;title", NULL };
+	const char *bad_c1[] = { "spanprof", "--span-scope",
+				 "a\xc2\x9b"
+				 "b",
+				 NULL };
+	struct parsed p;
+
+	(void)state;
+	parse_env(&p, bad_value, NULL);
+	assert_int_equal(p.result, CONFIG_ERROR);
+	assert_mentions(&p, "invalid value '\\x1b[31mred\\x07'");
+	assert_null(strchr(p.err, '\x1b'));
+	assert_null(strchr(p.err, '\x07'));
+	config_release(&p.cfg);
+	parse_env(&p, bad_flag, NULL);
+	assert_int_equal(p.result, CONFIG_ERROR);
+	assert_mentions(&p, "unknown option '--\\x1b]0;title'");
+	assert_null(strchr(p.err, '\x1b'));
+	config_release(&p.cfg);
+	parse_env(&p, bad_c1, NULL);
+	assert_int_equal(p.result, CONFIG_ERROR);
+	assert_mentions(&p, "'a\\x9bb'"); /* U+009B (CSI) */
+	config_release(&p.cfg);
+}
+
+/* An unclosed IPv6 bracket used to pass here and fail later with the wrong message. */
+static void test_config_server_url_host_and_port_are_checked(void **state)
+{
+	static const char *const good[] = { "http://[::1]:4040", "https://[fe80::1%25eth0]",
+					    "http://u:p@host:1/base/", "http://127.0.0.1" };
+	const char *argv[] = { "spanprof", "--server", NULL, NULL };
+	struct parsed p;
+	size_t i;
+
+	(void)state;
+	expect_flag_error("--server", "http://[::1", "an IPv6 address in brackets");
+	expect_flag_error("--server", "http://[::1]x", "an IPv6 address in brackets");
+	expect_flag_error("--server", "http://[]:1", "an IPv6 address in brackets");
+	expect_flag_error("--server", "http://host:99999", "a port from 1 to 65535");
+	expect_flag_error("--server", "http://host:", "a port from 1 to 65535");
+	expect_flag_error("--server", "http://host:0", "a port from 1 to 65535");
+	expect_flag_error("--server", "http://ho]st", "with a host");
+	expect_flag_error("--server", "http://u@", "with a host");
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		argv[2] = good[i];
+		parse_env(&p, argv, NULL);
+		if (p.result != CONFIG_RUN)
+			fail_msg("%s refused: %s", good[i], p.err);
+		config_release(&p.cfg);
+	}
 }
 
 static void test_config_reads_secret_files_without_the_trailing_newline(void **state)
@@ -628,7 +799,13 @@ int main(void)
 		TD(test_config_a_higher_source_replaces_a_whole_list),
 		T(test_config_sizes_take_binary_suffixes),
 		T(test_config_checks_label_names_and_values),
-		T(test_config_accepts_28_labels_of_the_largest_size),
+		T(test_config_accepts_27_labels_of_the_largest_size),
+		T(test_config_accepts_label_names_the_server_accepts),
+		T(test_config_header_without_a_blank_is_normalised),
+		T(test_config_header_errors_never_show_the_value),
+		T(test_config_errors_escape_control_characters),
+		T(test_config_server_url_host_and_port_are_checked),
+		T(test_config_label_budget_counts_lifted_labels),
 		T(test_config_checks_server_header_tenant_and_addresses),
 		TD(test_config_reads_secret_files_without_the_trailing_newline),
 		TD(test_config_secret_file_errors_never_show_the_secret),

@@ -221,6 +221,23 @@ static void test_config_file_that_cannot_be_read_is_an_error(void **state)
 	config_release(&cfg);
 }
 
+/* --config DIR used to say "Input/output error". */
+static void test_config_file_that_is_a_directory_says_so(void **state)
+{
+	struct spanprof_config cfg;
+	char err[512] = "", want[600];
+	FILE *f = fmemopen(err, sizeof(err), "w");
+
+	config_init(&cfg);
+	assert_int_equal(config_file_load(&cfg, *state, f), CONFIG_ERROR);
+	fclose(f);
+	snprintf(want, sizeof(want),
+		 "spanprof: config file %s: is a directory, expected a YAML file\n",
+		 (char *)*state);
+	assert_string_equal(err, want);
+	config_release(&cfg);
+}
+
 /* Read once, parsed twice: a pipe (as from `--config <(...)`) works like a file. */
 static void test_config_file_reads_from_a_pipe(void **state)
 {
@@ -257,6 +274,7 @@ int main(void)
 		T(test_config_file_rejects_wrong_shapes_and_repeats),
 		T(test_config_file_keeps_secrets_and_itself_out),
 		T(test_config_file_that_cannot_be_read_is_an_error),
+		T(test_config_file_that_is_a_directory_says_so),
 		T(test_config_file_reads_from_a_pipe),
 	};
 
