@@ -127,12 +127,21 @@ static void drain(struct agent *a)
  * labels; elsewhere this is quietly off. */
 static int start_k8s(struct agent *a)
 {
+	const struct config_upload *up = &a->cfg->upload;
 	struct k8s_meta_options ko = { 0 };
 
 	a->k8s = k8s_meta_new(&ko);
 	if (!a->k8s && errno != ENOENT)
 		return -errno; /* logged */
 	proc_table_set_k8s(a->procs, a->k8s);
+	/* The server lifts namespace, pod and container from the samples into the series too. */
+	if (a->k8s && up->server && up->nlabels > config_label_budget(up, 1))
+		return log_err(-EINVAL,
+			       "%zu --label options, at most %zu fit on Kubernetes: the server "
+			       "allows 30 labels per series and counts __name__, service_name, "
+			       "span_name%s, namespace, pod and container",
+			       up->nlabels, config_label_budget(up, 1),
+			       up->trace_id_label ? ", trace_id" : "");
 	return 0;
 }
 

@@ -83,6 +83,7 @@ static void publish_upload(struct agent *a)
 		       us.dropped_queue_full + us.dropped_spool_full + us.dropped_too_old +
 			       us.dropped_spool_error + us.dropped_shutdown);
 	metrics_set(a->metrics, METRIC_UPLOAD_RETRIES, us.retries);
+	metrics_set(a->metrics, METRIC_LABELS_DROPPED, us.labels_dropped);
 	metrics_set(a->metrics, METRIC_QUEUE_BYTES, us.queue_bytes);
 	metrics_set(a->metrics, METRIC_SPOOL_BYTES, us.spool_bytes);
 }

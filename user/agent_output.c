@@ -30,6 +30,7 @@ static int start_uploader(struct agent *a)
 		.nheaders = up->nheaders,
 		.static_labels = up->labels,
 		.nstatic_labels = up->nlabels,
+		.trace_id_label = up->trace_id_label,
 		.connect_timeout_ms = up->connect_timeout_s * 1000,
 		.total_timeout_ms = up->upload_timeout_s * 1000,
 		.queue_bytes = up->queue_bytes,

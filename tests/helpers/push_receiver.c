@@ -35,6 +35,7 @@ struct push_receiver {
 	char *script_msg;
 	unsigned int release_gen; /* bumped by push_receiver_release() */
 	unsigned int retry_after_s; /* sent with 429 and 503 answers when non-zero */
+	char *location; /* 3xx answers: Location is this base URL + the request's path */
 	int stopping;
 	unsigned int connections;
 };
@@ -199,7 +200,7 @@ static int next_answer(struct push_receiver *r, char **msg)
 }
 
 static enum MHD_Result respond(struct MHD_Connection *c, int status, const char *msg,
-			       unsigned int retry_after_s)
+			       unsigned int retry_after_s, const char *location)
 {
 	char secs[16];
 
@@ -214,6 +215,8 @@ static enum MHD_Result respond(struct MHD_Connection *c, int status, const char 
 		snprintf(secs, sizeof(secs), "%u", retry_after_s);
 		MHD_add_response_header(resp, "Retry-After", secs);
 	}
+	if (status >= 300 && status < 400 && location)
+		MHD_add_response_header(resp, "Location", location);
 	ret = MHD_queue_response(c, status, resp);
 	MHD_destroy_response(resp);
 	return ret;
@@ -227,7 +230,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	struct req_state *st = *con_cls;
 	struct push_record *rec;
 	unsigned int gen, retry_after;
-	char *msg;
+	char *msg, *location = NULL;
 	int status;
 	enum MHD_Result ret;
 
@@ -244,7 +247,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return MHD_YES;
 	}
 	if (st->too_big)
-		return respond(c, 413, "body too large", 0);
+		return respond(c, 413, "body too large", 0, NULL);
 	rec = make_record(c, url, method, st);
 	if (!rec)
 		return MHD_NO;
@@ -259,8 +262,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		status = 503;
 	}
 	retry_after = r->retry_after_s;
+	if (r->location && asprintf(&location, "%s%s", r->location, url) < 0)
+		location = NULL;
 	pthread_mutex_unlock(&r->lock);
-	ret = respond(c, status, msg, retry_after);
+	ret = respond(c, status, msg, retry_after, location);
+	free(location);
 	free(msg);
 	return ret;
 }
@@ -375,6 +381,7 @@ void push_receiver_free(struct push_receiver *r)
 		record_free(r->recs[i]);
 	free(r->recs);
 	free(r->script_msg);
+	free(r->location);
 	pthread_cond_destroy(&r->changed);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
@@ -398,6 +405,14 @@ void push_receiver_answer(struct push_receiver *r, int status, unsigned int n, c
 	r->script_forever = n == 0;
 	free(r->script_msg);
 	r->script_msg = message ? strdup(message) : NULL;
+	pthread_mutex_unlock(&r->lock);
+}
+
+void push_receiver_set_location(struct push_receiver *r, const char *base_url)
+{
+	pthread_mutex_lock(&r->lock);
+	free(r->location);
+	r->location = base_url ? strdup(base_url) : NULL;
 	pthread_mutex_unlock(&r->lock);
 }
 

@@ -43,6 +43,8 @@ const char *push_receiver_url(const struct push_receiver *r); /* "http(s)://127.
 /* The next n requests are answered `status` (PUSH_RECEIVER_HANG: hang) with `message` as the
  * body (NULL: empty); after them, 200 again. n == 0: every request from now on. */
 void push_receiver_answer(struct push_receiver *r, int status, unsigned int n, const char *message);
+/* 3xx answers carry "Location: <base_url><the request's path>" (NULL: no Location). */
+void push_receiver_set_location(struct push_receiver *r, const char *base_url);
 /* 429 and 503 answers carry "Retry-After: <seconds>" (0: no header, the default). */
 void push_receiver_set_retry_after(struct push_receiver *r, unsigned int seconds);
 /* Lets hanging requests go (they are answered 503). */

@@ -99,6 +99,14 @@ static const struct metric_def defs[METRIC__COUNT] = {
 				 "Bytes of profiles waiting in the in-memory upload queue." },
 	[METRIC_SPOOL_BYTES] = { "spanprof_spool_bytes", METRIC_GAUGE,
 				 "Bytes of profiles waiting in the spool directory." },
+	[METRIC_LABELS_DROPPED] = { "spanprof_labels_dropped_total", METRIC_COUNTER,
+				    "--label labels left out of pushes so that, with the sample labels "
+				    "the server lifts, a series keeps within 30 labels." },
+	[METRIC_OUTPUT_DIR_RECREATED] = { "spanprof_output_dir_recreated_total", METRIC_COUNTER,
+					  "Times the output directory was gone and was created "
+					  "again." },
+	[METRIC_TEMP_FILES_REMOVED] = { "spanprof_temp_files_removed_total", METRIC_COUNTER,
+					"Temporary files of an interrupted run removed at start." },
 };
 
 struct metrics *metrics_new(void)

@@ -11,21 +11,24 @@
 
 /* Every metric the agent publishes. Names and HELP texts are in metrics.c. */
 enum metric_id {
-	METRIC_BUILD_INFO = 0,       /* gauge 1, label version */
-	METRIC_SAMPLES,              /* counter: samples drained from the kernel */
-	METRIC_SAMPLES_DROPPED,      /* counter, label reason: enum spanprof_drop, metric_drop */
-	METRIC_SPAN_EVENTS,          /* counter, label event: enum metric_span_event */
-	METRIC_HOOKS_ATTACHED,       /* gauge: files with the hook that carry a uprobe */
-	METRIC_PROCESSES_TRACKED,    /* gauge */
-	METRIC_SYMCACHE_ENTRIES,     /* gauge, label cache: enum metric_symcache */
-	METRIC_SYMCACHE_LOOKUPS,     /* counter, label result: enum metric_lookup */
-	METRIC_WINDOWS_WRITTEN,      /* counter: intervals flushed */
-	METRIC_PROFILES_WRITTEN,     /* counter: profiles written or queued for upload */
+	METRIC_BUILD_INFO = 0, /* gauge 1, label version */
+	METRIC_SAMPLES, /* counter: samples drained from the kernel */
+	METRIC_SAMPLES_DROPPED, /* counter, label reason: enum spanprof_drop, metric_drop */
+	METRIC_SPAN_EVENTS, /* counter, label event: enum metric_span_event */
+	METRIC_HOOKS_ATTACHED, /* gauge: files with the hook that carry a uprobe */
+	METRIC_PROCESSES_TRACKED, /* gauge */
+	METRIC_SYMCACHE_ENTRIES, /* gauge, label cache: enum metric_symcache */
+	METRIC_SYMCACHE_LOOKUPS, /* counter, label result: enum metric_lookup */
+	METRIC_WINDOWS_WRITTEN, /* counter: intervals flushed */
+	METRIC_PROFILES_WRITTEN, /* counter: profiles written or queued for upload */
 	METRIC_PROFILE_WRITE_ERRORS, /* counter: profiles lost to an encode or write error */
-	METRIC_UPLOADS,              /* counter, label result: enum metric_upload */
-	METRIC_UPLOAD_RETRIES,       /* counter: failed attempts that were retried */
-	METRIC_QUEUE_BYTES,          /* gauge: bytes waiting in the upload queue (memory) */
-	METRIC_SPOOL_BYTES,          /* gauge: bytes in the spool directory */
+	METRIC_UPLOADS, /* counter, label result: enum metric_upload */
+	METRIC_UPLOAD_RETRIES, /* counter: failed attempts that were retried */
+	METRIC_QUEUE_BYTES, /* gauge: bytes waiting in the upload queue (memory) */
+	METRIC_SPOOL_BYTES, /* gauge: bytes in the spool directory */
+	METRIC_LABELS_DROPPED, /* counter: static labels left out to fit the series limit */
+	METRIC_OUTPUT_DIR_RECREATED, /* counter: the output directory vanished and was made again */
+	METRIC_TEMP_FILES_REMOVED, /* counter: temp files of a killed run removed at start */
 	METRIC__COUNT,
 };
 

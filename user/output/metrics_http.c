@@ -18,10 +18,16 @@
 #include "util/hostport.h"
 #include "util/log.h"
 
-#define LISTEN_BACKLOG 32
-/* A scraper needs one or two connections; these bound what a misbehaving client can hold. */
-#define MAX_CONNECTIONS 16
-#define CONNECTION_TIMEOUT_S 10
+#define LISTEN_BACKLOG 128
+/* A scraper and the kubelet's probes need a few connections. The limits are far above that, so
+ * that clients which connect and stay silent (or send half a request) cannot take every slot
+ * from the liveness probe: the server polls (epoll) from one thread, so an idle connection costs
+ * a socket and a small memory pool but no thread, and is closed after the timeout. One address
+ * may hold half the slots. */
+#define MAX_CONNECTIONS 256
+#define MAX_CONNECTIONS_PER_IP 128
+#define CONNECTION_MEMORY 16384 /* per connection: a GET and its headers */
+#define CONNECTION_TIMEOUT_S METRICS_HTTP_CONNECTION_TIMEOUT_S
 
 #define CONTENT_TYPE_TEXT "text/plain; charset=utf-8"
 #define CONTENT_TYPE_METRICS "text/plain; version=0.0.4; charset=utf-8"
@@ -200,7 +206,9 @@ struct metrics_http *metrics_http_start(struct metrics *m, const char *addr)
 		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, h,
 		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET,
 		(MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S, MHD_OPTION_END);
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS_PER_IP,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY, MHD_OPTION_END);
 	if (!h->daemon) {
 		err = log_err(errno ? -errno : -EIO, "--metrics-addr '%s': start the HTTP server",
 			      addr);

@@ -5,6 +5,9 @@
 
 #include "output/metrics.h"
 
+/* A connection that sends nothing for this long is closed. */
+#define METRICS_HTTP_CONNECTION_TIMEOUT_S 5
+
 /* Listens on addr ("HOST:PORT", "[IPv6]:PORT", or ":PORT" for every address; port 0 picks a
  * free one) and serves, from a thread of its own:
  *   GET /metrics  200, m in the Prometheus text format 0.0.4

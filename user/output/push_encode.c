@@ -11,26 +11,33 @@
 #include "util/utf8.h"
 #include "util/uuid.h"
 
-static int name_char_ok(char c, int first)
+/* Pyroscope takes any UTF-8 label name (Prometheus' UTF-8 names) and reads '.' as '_'. */
+static int name_ok(const char *s)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-	       (!first && c >= '0' && c <= '9');
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return 0;
+	return utf8_valid(s);
+}
+
+static int is_service_name(const char *s)
+{
+	return !strcmp(s, "service_name") || !strcmp(s, "service.name");
 }
 
 static const char *check_one(const struct pprof_label *l)
 {
-	const char *p;
-
 	if (!l->key || !*l->key)
 		return "label name is empty";
 	if (strlen(l->key) > PUSH_MAX_LABEL_NAME)
 		return "label name is longer than 1024 bytes";
-	for (p = l->key; *p; p++)
-		if (!name_char_ok(*p, p == l->key))
-			return "label name must match [A-Za-z_][A-Za-z0-9_]*";
+	if (!name_ok(l->key))
+		return "label name must be UTF-8 without control characters";
 	if (!strncmp(l->key, "__", 2))
 		return "label names starting with __ are reserved";
-	if (!strcmp(l->key, "service_name"))
+	if (is_service_name(l->key))
 		return "service_name is set per service, not as a static label";
 	if (!l->value || !*l->value)
 		return "label value is empty";

@@ -16,7 +16,7 @@
 #define PUSH_MAX_LABEL_NAME 1024
 #define PUSH_MAX_LABEL_VALUE 2048
 
-/* Checks labels meant for every series: names match [A-Za-z_][A-Za-z0-9_]* within
+/* Checks labels meant for every series: names are UTF-8 without control characters within
  * PUSH_MAX_LABEL_NAME bytes, do not start with "__", are not service_name and appear once; values
  * are non-empty valid UTF-8 within PUSH_MAX_LABEL_VALUE bytes; at most PUSH_MAX_STATIC_LABELS.
  * Returns 0, or -EINVAL with *why set to a static description and *bad to the offending index

@@ -249,6 +249,7 @@ struct submit_ctx {
 	struct uploader *u;
 	const char *service;
 	int64_t start_ns;
+	size_t nlabels; /* static labels that fit beside the lifted ones */
 	int err; /* first encode error, reported to the caller */
 };
 
@@ -280,7 +281,7 @@ static int submit_chunk(void *ctx, const uint8_t *buf, size_t len, size_t nsampl
 		return 0;
 	}
 	(void)nsamples;
-	err = push_encode(c->service, u->labels, u->nlabels, buf, len, &body, &body_len);
+	err = push_encode(c->service, u->labels, c->nlabels, buf, len, &body, &body_len);
 	if (err) {
 		count_encode_drop(c, err);
 		return 0;
@@ -295,6 +296,42 @@ static int submit_chunk(void *ctx, const uint8_t *buf, size_t len, size_t nsampl
 		count_encode_drop(c, -ENOMEM);
 	}
 	return 0;
+}
+
+/* Sample labels the server lifts into the series: all but span_id, and trace_id when sent. */
+static size_t lifted_labels(const struct uploader *u, const struct pprof_builder *b)
+{
+	const char *keys[PUSH_MAX_SERIES_LABELS + 1];
+	size_t n, i, lifted = 0;
+
+	n = pprof_builder_label_keys(b, keys, PUSH_MAX_SERIES_LABELS + 1);
+	for (i = 0; i < n; i++)
+		if (strcmp(keys[i], "span_id") &&
+		    (u->o.trace_id_label || strcmp(keys[i], "trace_id")))
+			lifted++;
+	return lifted;
+}
+
+/* How many static labels this profile's series can carry; the rest are left out and counted,
+ * so that a profile is never refused for its label count. Called with the lock held. */
+static size_t static_label_budget(struct uploader *u, const struct pprof_builder *b,
+				  const char *service)
+{
+	size_t lifted = lifted_labels(u, b), room;
+
+	room = lifted + 2 < PUSH_MAX_SERIES_LABELS ? PUSH_MAX_SERIES_LABELS - 2 - lifted : 0;
+	if (u->nlabels <= room)
+		return u->nlabels;
+	u->stats.labels_dropped += u->nlabels - room;
+	if (!u->labels_warned) {
+		u->labels_warned = 1;
+		log_warn(0,
+			 "profiles of service %s carry %zu sample labels the server lifts into "
+			 "the series: %zu of %zu --label labels fit its 30 per series; the last "
+			 "%zu are left out (counted in spanprof_labels_dropped_total)",
+			 service, lifted, room, u->nlabels, u->nlabels - room);
+	}
+	return room;
 }
 
 int uploader_submit(struct uploader *u, const char *service, int64_t start_ns, int64_t end_ns,
@@ -312,6 +349,7 @@ int uploader_submit(struct uploader *u, const char *service, int64_t start_ns, i
 	min_ts = upload_now_real_ns() - (int64_t)u->o.max_age_s * 1000000000LL;
 	pthread_mutex_lock(&u->lock);
 	stopping = u->stopping;
+	c.nlabels = static_label_budget(u, b, service);
 	if (!stopping && start_ns < min_ts) {
 		u->stats.profiles_submitted++;
 		u->stats.dropped_too_old++;
@@ -322,8 +360,9 @@ int uploader_submit(struct uploader *u, const char *service, int64_t start_ns, i
 		return -ESHUTDOWN;
 	if (start_ns < min_ts)
 		return 0;
-	err = pprof_builder_encode_chunks(b, u->o.max_profile_samples, u->o.max_profile_bytes,
-					  submit_chunk, &c);
+	err = pprof_builder_encode_chunks_omit(b, u->o.trace_id_label ? NULL : "trace_id",
+					       u->o.max_profile_samples, u->o.max_profile_bytes,
+					       submit_chunk, &c);
 	if (err) /* the builder could not be encoded at all (out of memory) */
 		count_encode_drop(&c, err);
 	return c.err;

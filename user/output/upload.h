@@ -33,6 +33,9 @@ struct upload_options {
 	size_t nheaders;
 	const struct pprof_label *static_labels; /* series labels on every profile */
 	size_t nstatic_labels;
+	/* 1: samples keep their trace_id label; 0: it is left out of pushes (Pyroscope before
+	 * v2.1.0 lifts it into a series label). */
+	int trace_id_label;
 	unsigned int connect_timeout_ms, total_timeout_ms; /* defaults 5000, 30000 */
 	size_t queue_bytes; /* default 64 MiB; the memory queue is used only without a spool */
 	const char *spool_dir; /* NULL: no spool; else every request is written here first */
@@ -64,6 +67,9 @@ struct upload_stats {
 	uint64_t dropped_spool_error; /* spool file could not be written or read back */
 	uint64_t dropped_shutdown; /* still undelivered when stopped without a spool */
 	uint64_t queue_items, spool_items; /* now, the one being sent included */
+	/* Static labels left out of a push so that, with the labels the server lifts from the
+	 * samples, its series stays within PUSH_MAX_SERIES_LABELS (counted per label per push). */
+	uint64_t labels_dropped;
 };
 
 struct uploader;

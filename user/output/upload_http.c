@@ -256,6 +256,21 @@ static int setup_auth_tls(struct upload_http *h, const struct upload_options *o)
 	return 0;
 }
 
+/* A server behind a redirect (http -> https, a moved path, another port) still gets every push:
+ * redirects are followed, a few at most, with the POST and its body kept on 301/302/303 (as a
+ * 307/308 keeps them), and never from https down to http. libcurl sends the credentials only
+ * to the host of the first URL. */
+static int setup_redirects(struct upload_http *h)
+{
+	int https = !strncasecmp(h->url, "https:", 6);
+
+	SETOPT(h, CURLOPT_FOLLOWLOCATION, 1L);
+	SETOPT(h, CURLOPT_MAXREDIRS, (long)UPLOAD_HTTP_MAX_REDIRECTS);
+	SETOPT(h, CURLOPT_POSTREDIR, (long)CURL_REDIR_POST_ALL);
+	SETOPT(h, CURLOPT_REDIR_PROTOCOLS_STR, https ? "https" : "http,https");
+	return 0;
+}
+
 static int setup_handle(struct upload_http *h, const struct upload_options *o)
 {
 	SETOPT(h, CURLOPT_URL, h->url);
@@ -274,7 +289,7 @@ static int setup_handle(struct upload_http *h, const struct upload_options *o)
 	SETOPT(h, CURLOPT_NOPROGRESS, 0L);
 	SETOPT(h, CURLOPT_XFERINFOFUNCTION, on_progress);
 	SETOPT(h, CURLOPT_XFERINFODATA, h);
-	return setup_auth_tls(h, o);
+	return setup_redirects(h) ?: setup_auth_tls(h, o);
 }
 
 struct upload_http *upload_http_new(const struct upload_options *o, const atomic_int *abort)
@@ -343,6 +358,8 @@ static void classify(struct upload_http_result *res)
 	else if (st >= 200 && st < 300)
 		res->verdict = UPLOAD_HTTP_OK;
 	else if (st == 408 || st == 429 || st >= 500)
+		res->verdict = UPLOAD_HTTP_RETRY;
+	else if (st >= 300 && st < 400) /* not followed (no Location, 304, ...): keep the data */
 		res->verdict = UPLOAD_HTTP_RETRY;
 	else
 		res->verdict = UPLOAD_HTTP_REJECT;

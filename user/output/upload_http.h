@@ -11,10 +11,13 @@
 #include "output/upload.h"
 
 #define UPLOAD_HTTP_MESSAGE_MAX 256 /* excerpt of the server's answer kept for the log */
+#define UPLOAD_HTTP_MAX_REDIRECTS 5 /* redirects followed per push */
 
 enum upload_http_verdict {
 	UPLOAD_HTTP_OK, /* 2xx */
-	UPLOAD_HTTP_RETRY, /* transport error, timeout, 408, 429, 5xx: may succeed later */
+	/* transport error, timeout, too many redirects, 3xx not followed, 408, 429, 5xx: may
+	 * succeed later */
+	UPLOAD_HTTP_RETRY,
 	UPLOAD_HTTP_REJECT, /* any other status: will never succeed */
 };
 

@@ -14,6 +14,17 @@
 #include "output/upload_queue.h"
 #include "util/backoff.h"
 
+/* A refused push is logged once per status per UPLOAD_REJECT_LOG_WINDOW_NS; the others are
+ * counted and summed up in the next line for that status. */
+#define UPLOAD_REJECT_LOG_WINDOW_NS (60 * 1000000000LL)
+#define UPLOAD_REJECT_LOG_SLOTS 8
+
+struct reject_log {
+	long status; /* 0: slot unused */
+	int64_t logged_ns; /* monotonic: when this status was last logged */
+	uint64_t suppressed; /* refusals not logged since */
+};
+
 struct uploader {
 	/* Set by uploader_new(), read-only afterwards. */
 	struct upload_options o; /* numbers with defaults applied; its pointers are not used */
@@ -37,6 +48,8 @@ struct uploader {
 	int failing; /* the last attempt failed and was retried */
 	struct spool_entry last_failed_spool; /* to count requests_retried once per request */
 	int has_last_failed_spool;
+	int labels_warned; /* static labels were left out once: warned */
+	struct reject_log rejects[UPLOAD_REJECT_LOG_SLOTS];
 };
 
 int64_t upload_now_mono_ns(void);

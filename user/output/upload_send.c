@@ -145,7 +145,12 @@ static void on_retry(struct uploader *u, struct pending *p, const struct upload_
 	if (!put_back(u, p))
 		u->stats.requests_retried++;
 	u->retry_at_ns = upload_now_mono_ns() + delay * NS_PER_MS;
-	if (r->status)
+	if (r->status >= 300 && r->status < 400)
+		log_msg(u->failing ? LOG_LEVEL_DEBUG : LOG_LEVEL_WARN,
+			"push to %s: HTTP %ld: a redirect that cannot be followed (no Location?); "
+			"the profile is kept, retrying in %u ms",
+			upload_http_url(u->http), r->status, delay);
+	else if (r->status)
 		log_msg(u->failing ? LOG_LEVEL_DEBUG : LOG_LEVEL_WARN,
 			"push to %s: HTTP %ld: %s; retrying in %u ms", upload_http_url(u->http),
 			r->status, r->message, delay);
@@ -156,15 +161,51 @@ static void on_retry(struct uploader *u, struct pending *p, const struct upload_
 	u->failing = 1;
 }
 
+/* The log slot of status: its own, else a free one, else the one logged longest ago. */
+static struct reject_log *reject_slot(struct uploader *u, long status)
+{
+	struct reject_log *oldest = &u->rejects[0];
+	size_t i;
+
+	for (i = 0; i < UPLOAD_REJECT_LOG_SLOTS; i++) {
+		if (u->rejects[i].status == status || !u->rejects[i].status)
+			return &u->rejects[i];
+		if (u->rejects[i].logged_ns < oldest->logged_ns)
+			oldest = &u->rejects[i];
+	}
+	memset(oldest, 0, sizeof(*oldest));
+	return oldest;
+}
+
+/* A refusal is never retried; a server that refuses one push usually refuses them all, so each
+ * status is logged once per window, with how many more there were since. */
+static void log_reject(struct uploader *u, const struct pending *p,
+		       const struct upload_http_result *r)
+{
+	struct reject_log *l = reject_slot(u, r->status);
+	int64_t now = upload_now_mono_ns();
+
+	if (l->status && now - l->logged_ns < UPLOAD_REJECT_LOG_WINDOW_NS) {
+		l->suppressed++;
+		return;
+	}
+	log_err(0,
+		"push of a profile of service %s to %s rejected: HTTP %ld: %s; dropped "
+		"(%" PRIu64 " more refused with this status since the last report; next "
+		"report in 60 s at the earliest)",
+		p->service, upload_http_url(u->http), r->status,
+		r->message[0] ? r->message : "(no message)", l->suppressed);
+	l->status = r->status;
+	l->logged_ns = now;
+	l->suppressed = 0;
+}
+
 static void on_reject(struct uploader *u, struct pending *p, const struct upload_http_result *r)
 {
 	u->stats.dropped_rejected++;
 	if (r->status >= 400 && r->status < 500)
 		u->stats.requests_failed_4xx++;
-	/* Logged here, once per request: it is never retried. */
-	log_err(0, "push of a profile of service %s to %s rejected: HTTP %ld: %s; dropped",
-		p->service, upload_http_url(u->http), r->status,
-		r->message[0] ? r->message : "(no message)");
+	log_reject(u, p, r);
 	finish(u, p);
 	backoff_reset(&u->backoff);
 	u->failing = 0;

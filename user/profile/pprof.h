@@ -55,6 +55,16 @@ typedef int (*pprof_chunk_fn)(void *ctx, const uint8_t *buf, size_t len, size_t 
 int pprof_builder_encode_chunks(struct pprof_builder *b, size_t max_samples, size_t max_bytes,
 				pprof_chunk_fn fn, void *ctx);
 
+/* pprof_builder_encode_chunks(), but every sample label whose key is omit_key (NULL: none) is
+ * left out, and so is its string when nothing else uses it. */
+int pprof_builder_encode_chunks_omit(struct pprof_builder *b, const char *omit_key,
+				     size_t max_samples, size_t max_bytes, pprof_chunk_fn fn,
+				     void *ctx);
+
+/* The distinct keys of the samples' labels, at most max of them, into keys (pointers into the
+ * builder, valid while it lives). Returns how many were written. */
+size_t pprof_builder_label_keys(const struct pprof_builder *b, const char **keys, size_t max);
+
 /* Gzips buf (RFC 1952, as pprof files are stored). *out is malloc'ed. Returns 0 or -errno. */
 int pprof_gzip(const uint8_t *buf, size_t len, uint8_t **out, size_t *out_len);
 

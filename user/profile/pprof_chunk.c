@@ -24,6 +24,7 @@ struct chunk_mark {
 
 struct chunker {
 	const struct pprof_builder *b;
+	int64_t omit_key; /* string index of the label key left out; -1: none */
 	struct renum str, fn, map, loc;
 	size_t first, nsamples; /* the chunk is samples [first, first + nsamples) */
 	size_t nlines, nlocs, nlabels; /* sizes of the encoder's arrays */
@@ -173,7 +174,7 @@ static void fill_sample(struct chunker *c, size_t i, Perftools__Profiles__Sample
 			Perftools__Profiles__Label **labp)
 {
 	const struct pp_sample *s = &c->b->samples[i];
-	size_t k;
+	size_t k, n;
 
 	perftools__profiles__sample__init(m);
 	if (__builtin_mul_overflow(s->count, c->b->period_ns, value))
@@ -184,16 +185,19 @@ static void fill_sample(struct chunker *c, size_t i, Perftools__Profiles__Sample
 		locs[k] = c->loc.ids[c->b->sample_locs[s->loc_off + k] - 1];
 	m->n_location_id = s->nlocs;
 	m->location_id = s->nlocs ? locs : NULL;
-	for (k = 0; k < s->nlabels; k++) {
+	for (k = 0, n = 0; k < s->nlabels; k++) {
 		const struct pp_label *pl = &c->b->sample_labels[s->label_off + k];
 
-		perftools__profiles__label__init(&labs[k]);
-		labs[k].key = use_str(c, pl->key);
-		labs[k].str = use_str(c, pl->str);
-		labp[k] = &labs[k];
+		if ((int64_t)pl->key == c->omit_key)
+			continue;
+		perftools__profiles__label__init(&labs[n]);
+		labs[n].key = use_str(c, pl->key);
+		labs[n].str = use_str(c, pl->str);
+		labp[n] = &labs[n];
+		n++;
 	}
-	m->n_label = s->nlabels;
-	m->label = s->nlabels ? labp : NULL;
+	m->n_label = n;
+	m->label = n ? labp : NULL;
 }
 
 static int reserve_tmp(struct chunker *c, const struct pp_sample *s)
@@ -442,16 +446,51 @@ static void chunker_release(struct chunker *c)
 	free(c->tmp_labp);
 }
 
+/* The string index of s in b, or -1. */
+static int64_t find_str(const struct pprof_builder *b, const char *s)
+{
+	size_t i;
+
+	for (i = 0; s && i < b->n_strings; i++)
+		if (!strcmp(b->strings[i], s))
+			return i;
+	return -1;
+}
+
+size_t pprof_builder_label_keys(const struct pprof_builder *b, const char **keys, size_t max)
+{
+	size_t i, j, n = 0;
+	uint32_t key;
+
+	for (i = 0; b && i < b->n_sample_labels && n < max; i++) {
+		key = b->sample_labels[i].key;
+		for (j = 0; j < n; j++)
+			if (keys[j] == b->strings[key]) /* interned: one pointer per string */
+				break;
+		if (j == n)
+			keys[n++] = b->strings[key];
+	}
+	return n;
+}
+
 int pprof_builder_encode_chunks(struct pprof_builder *b, size_t max_samples, size_t max_bytes,
 				pprof_chunk_fn fn, void *ctx)
 {
-	struct chunker c = { .b = b };
+	return pprof_builder_encode_chunks_omit(b, NULL, max_samples, max_bytes, fn, ctx);
+}
+
+int pprof_builder_encode_chunks_omit(struct pprof_builder *b, const char *omit_key,
+				     size_t max_samples, size_t max_bytes, pprof_chunk_fn fn,
+				     void *ctx)
+{
+	struct chunker c = { .b = b, .omit_key = -1 };
 	struct chunk_mark m;
 	size_t i;
 	int err;
 
 	if (!b || !fn)
 		return -EINVAL;
+	c.omit_key = find_str(b, omit_key);
 	err = renum_init(&c.str, b->n_strings);
 	err = err ?: renum_init(&c.fn, b->n_functions);
 	err = err ?: renum_init(&c.map, b->n_mappings);

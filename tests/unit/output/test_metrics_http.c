@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -192,6 +193,62 @@ static void test_metrics_http_reports_a_bad_address_clearly(void **state)
 	expect_start_error(s->m, busy, EADDRINUSE, "err=\"Address already in use\"");
 }
 
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* A TCP connection to the server; with `partial`, a request line without the end of headers. */
+static int connect_idle(const struct server *s, const char *partial)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+				   .sin_port = htons(metrics_http_port(s->h)),
+				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	if (partial)
+		assert_int_equal(write(fd, partial, strlen(partial)), (ssize_t)strlen(partial));
+	return fd;
+}
+
+/* The chart's liveness probe uses /healthz: clients that connect and send nothing (or half a
+ * request) must not hold every connection. 16 used to be enough to block it until they left. */
+static void test_metrics_http_answers_while_32_connections_idle(void **state)
+{
+	struct server *s = *state;
+	struct http_reply r;
+	int fds[32], i;
+	int64_t t0;
+	char c;
+
+	for (i = 0; i < 32; i++)
+		fds[i] = connect_idle(s, i % 2 ? "GET /healthz HTTP/1.1\r\nHost: x\r\n" : NULL);
+	t0 = now_ms();
+	request(s, NULL, "/healthz", &r);
+	assert_int_equal(r.status, 200);
+	free(r.body);
+	request(s, NULL, "/metrics", &r);
+	assert_int_equal(r.status, 200);
+	free(r.body);
+	metrics_set_ready(s->m, 1);
+	request(s, NULL, "/readyz", &r);
+	assert_int_equal(r.status, 200);
+	free(r.body);
+	/* Answered at once, not after the idle ones timed out. */
+	assert_true(now_ms() - t0 < METRICS_HTTP_CONNECTION_TIMEOUT_S * 1000 / 2);
+	/* And the idle ones are closed by the server after its per-connection timeout. */
+	assert_int_equal(fcntl(fds[0], F_SETFL, 0), 0);
+	assert_int_equal(read(fds[0], &c, 1), 0);
+	assert_true(now_ms() - t0 < (METRICS_HTTP_CONNECTION_TIMEOUT_S + 5) * 1000);
+	for (i = 0; i < 32; i++)
+		close(fds[i]);
+}
+
 static void test_metrics_http_stop_closes_the_port(void **state)
 {
 	struct server *s = *state;
@@ -233,6 +290,7 @@ int main(void)
 		T(test_metrics_http_answers_404_and_405),
 		T(test_metrics_http_reports_a_bad_address_clearly),
 		T(test_metrics_http_stop_closes_the_port),
+		T(test_metrics_http_answers_while_32_connections_idle),
 	};
 
 	return cmocka_run_group_tests_name("metrics_http", tests, group_setup, group_teardown);

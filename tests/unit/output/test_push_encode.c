@@ -168,19 +168,26 @@ static void expect_bad(const struct pprof_label *l, size_t n, size_t bad_index)
 
 static void test_push_check_labels_follows_server_rules(void **state)
 {
-	static const struct pprof_label ok[] = { { "env", "prod" }, { "_x9", "caf\xc3\xa9" } };
+	/* Pyroscope takes UTF-8 label names, dotted ones included. */
+	static const struct pprof_label ok[] = { { "env", "prod" },
+						 { "_x9", "caf\xc3\xa9" },
+						 { "k8s.cluster", "a" },
+						 { "9lives", "a" },
+						 { "\xc3\xa9quipe", "b" } };
 	struct pprof_label l[PUSH_MAX_STATIC_LABELS + 1];
 	char names[PUSH_MAX_STATIC_LABELS + 1][8], big[2050];
 	const char *why;
 	size_t bad, i;
 
 	(void)state;
-	assert_int_equal(push_check_labels(ok, 2, &why, &bad), 0);
+	assert_int_equal(push_check_labels(ok, 5, &why, &bad), 0);
 	assert_int_equal(push_check_labels(NULL, 0, &why, &bad), 0);
 	l[0] = (struct pprof_label){ "env", "a" };
-	l[1] = (struct pprof_label){ "9lives", "a" };
+	l[1] = (struct pprof_label){ "a\tb", "a" };
 	expect_bad(l, 2, 1);
-	l[1] = (struct pprof_label){ "a-b", "a" };
+	l[1] = (struct pprof_label){ "\xff", "a" };
+	expect_bad(l, 2, 1);
+	l[1] = (struct pprof_label){ "service.name", "a" };
 	expect_bad(l, 2, 1);
 	l[1] = (struct pprof_label){ "__name__", "a" };
 	expect_bad(l, 2, 1);

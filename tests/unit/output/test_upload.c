@@ -148,6 +148,22 @@ static void wait_sent(struct uploader *u, uint64_t n)
 		 (unsigned long long)n);
 }
 
+/* Waits until the uploader counted n refused pushes. */
+static void wait_dropped(struct uploader *u, uint64_t n)
+{
+	struct upload_stats st;
+	int i;
+
+	for (i = 0; i < WAIT_MS / 5; i++) {
+		uploader_get_stats(u, &st);
+		if (st.dropped_rejected >= n)
+			return;
+		sleep_ms(5);
+	}
+	fail_msg("only %llu of %llu pushes refused", (unsigned long long)st.dropped_rejected,
+		 (unsigned long long)n);
+}
+
 /* Every window in [0, n) arrived answered 200 exactly once; returns how many 200s there were. */
 static void assert_each_window_once(struct push_receiver *rx, int64_t base, int n)
 {
@@ -503,6 +519,147 @@ static void test_upload_drops_400_without_retry(void **state)
 	assert_int_equal(submit_window(f->u, "svc", base, 1, 1, 0), 0);
 	assert_int_equal(push_receiver_wait(f->rx, 200, 1, WAIT_MS), 1);
 	wait_sent(f->u, 1);
+}
+
+/* A server that refuses every push is logged once per status, not once per push. */
+static void test_upload_logs_each_refusal_status_once(void **state)
+{
+	struct fixture *f = *state;
+	struct upload_options o;
+	struct upload_stats st;
+	int64_t base = now_ns() - 60 * 1000000000LL;
+	char *log;
+	int w;
+
+	push_receiver_answer(f->rx, 400, 5, "bad request");
+	fast_options(&o, push_receiver_url(f->rx));
+	capture_stderr(f);
+	f->u = uploader_new(&o);
+	assert_non_null(f->u);
+	for (w = 0; w < 5; w++)
+		assert_int_equal(submit_window(f->u, "svc", base, w, 1, 0), 0);
+	assert_int_equal(push_receiver_wait(f->rx, 400, 5, WAIT_MS), 5);
+	push_receiver_answer(f->rx, 403, 3, "forbidden");
+	for (w = 5; w < 8; w++)
+		assert_int_equal(submit_window(f->u, "svc", base, w, 1, 0), 0);
+	assert_int_equal(push_receiver_wait(f->rx, 403, 3, WAIT_MS), 3);
+	wait_dropped(f->u, 8);
+	uploader_get_stats(f->u, &st);
+	log = end_capture(f);
+	assert_int_equal(st.requests_failed_4xx, 8);
+	assert_int_equal(count_occurrences(log, "HTTP 400"), 1);
+	assert_int_equal(count_occurrences(log, "HTTP 403"), 1);
+	free(log);
+}
+
+/* A server behind a redirect gets every push, the spooled ones too, and nothing is dropped. */
+static void test_upload_delivers_every_push_through_a_redirect(void **state)
+{
+	struct fixture *f = *state;
+	struct push_receiver *moved = push_receiver_new(0);
+	struct upload_options o;
+	struct upload_stats st;
+	int64_t base = now_ns() - 60 * 1000000000LL;
+	int w;
+
+	assert_non_null(moved);
+	push_receiver_set_location(f->rx, push_receiver_url(moved));
+	push_receiver_answer(f->rx, 301, 0, NULL);
+	fast_options(&o, push_receiver_url(f->rx));
+	o.spool_dir = f->spool;
+	f->u = uploader_new(&o);
+	assert_non_null(f->u);
+	for (w = 0; w < 4; w++)
+		assert_int_equal(submit_window(f->u, "svc", base, w, 3, 0), 0);
+	assert_int_equal(push_receiver_wait(moved, 200, 4, WAIT_MS), 4);
+	wait_sent(f->u, 4);
+	uploader_get_stats(f->u, &st);
+	assert_int_equal(st.requests_ok, 4);
+	assert_int_equal(st.dropped_rejected, 0);
+	assert_int_equal(st.spool_items, 0);
+	assert_int_equal(push_receiver_count_status(f->rx, 301), 4);
+	assert_non_null(push_receiver_record(moved, 3)->req);
+	assert_conservation(&st);
+	uploader_free(f->u, 1000);
+	f->u = NULL;
+	push_receiver_free(moved);
+}
+
+/* Builder whose samples carry span_id, trace_id, span_name and the three Kubernetes labels. */
+static struct pprof_builder *k8s_builder(void)
+{
+	struct pprof_builder *b = pprof_builder_new(PERIOD_NS, 0, WINDOW_NS);
+	struct sym_frame stack[1] = { 0 };
+	const struct pprof_label labels[] = {
+		{ "span_id", "0000000000000001" },
+		{ "trace_id", "0102030405060708090a0b0c0d0e0f10" },
+		{ "span_name", "GET /" },
+		{ "namespace", "shop" },
+		{ "pod", "web-1" },
+		{ "container", "app" },
+	};
+
+	assert_non_null(b);
+	stack[0] = (struct sym_frame){ .addr = 0x401000, .nlines = 1 };
+	stack[0].lines[0] = (struct sym_line){ "main", "app.c", 1 };
+	assert_int_equal(pprof_builder_add_sample(b, stack, 1, 1, labels, 6), 0);
+	return b;
+}
+
+/* trace_id stays out of pushes unless asked for (Pyroscope before 2.1.0 makes it a series
+ * label); the server lifts span_name and the pod labels into the series, so static labels that
+ * would take it past 30 are left out and counted rather than the profile refused. */
+static void test_upload_keeps_series_within_the_label_limit(void **state)
+{
+	static char names[28][8];
+	struct pprof_label statics[28];
+	struct fixture *f = *state;
+	const Perftools__Profiles__Profile *p;
+	const struct push_record *rec;
+	struct pprof_builder *b = k8s_builder();
+	int64_t start = now_ns() - 60 * 1000000000LL;
+	struct upload_options o;
+	struct upload_stats st;
+	int i;
+
+	for (i = 0; i < 28; i++) {
+		snprintf(names[i], sizeof(names[i]), "l%02d", i);
+		statics[i] = (struct pprof_label){ names[i], "v" };
+	}
+	fast_options(&o, push_receiver_url(f->rx));
+	o.static_labels = statics;
+	o.nstatic_labels = 28;
+	f->u = uploader_new(&o);
+	assert_non_null(f->u);
+	assert_int_equal(uploader_submit(f->u, "svc", start, start + WINDOW_NS, b), 0);
+	assert_int_equal(push_receiver_wait(f->rx, 200, 1, WAIT_MS), 1);
+	wait_sent(f->u, 1);
+	rec = push_receiver_record(f->rx, 0);
+	p = rec->profiles[0];
+	assert_null(pprof_sample_label(p, p->sample[0], "trace_id"));
+	assert_string_equal(pprof_sample_label(p, p->sample[0], "span_id"), "0000000000000001");
+	/* 30 - __name__ - service_name - span_name, namespace, pod, container = 24 statics */
+	assert_int_equal(rec->req->series[0]->n_labels, 2 + 24);
+	assert_string_equal(push_record_label(rec, 0, "l23"), "v");
+	assert_null(push_record_label(rec, 0, "l24"));
+	uploader_get_stats(f->u, &st);
+	assert_int_equal(st.labels_dropped, 4);
+	uploader_free(f->u, 0);
+
+	o.trace_id_label = 1; /* trace_id kept: one more lifted label on old servers */
+	f->u = uploader_new(&o);
+	assert_non_null(f->u);
+	assert_int_equal(uploader_submit(f->u, "svc", start, start + WINDOW_NS, b), 0);
+	assert_int_equal(push_receiver_wait(f->rx, 200, 2, WAIT_MS), 2);
+	wait_sent(f->u, 1);
+	rec = push_receiver_record(f->rx, 1);
+	p = rec->profiles[0];
+	assert_string_equal(pprof_sample_label(p, p->sample[0], "trace_id"),
+			    "0102030405060708090a0b0c0d0e0f10");
+	assert_int_equal(rec->req->series[0]->n_labels, 2 + 23);
+	uploader_get_stats(f->u, &st);
+	assert_int_equal(st.labels_dropped, 5);
+	pprof_builder_free(b);
 }
 
 static void test_upload_times_out_hanging_server_and_retries(void **state)
@@ -920,7 +1077,7 @@ static void test_uploader_new_rejects_bad_options(void **state)
 	static const char *const reserved[] = { "content-type: text/plain" };
 	static const char *const crlf[] = { "X-A: b\r\nX-C: d" };
 	static const struct pprof_label reserved_label[] = { { "__name__", "x" } };
-	static const struct pprof_label bad_name[] = { { "bad-name", "x" } };
+	static const struct pprof_label bad_name[] = { { "bad\tname", "x" } };
 	static const struct pprof_label service_label[] = { { "service_name", "x" } };
 	static const struct pprof_label dup[] = { { "env", "a" }, { "env", "b" } };
 	static const struct pprof_label empty_value[] = { { "env", "" } };
@@ -985,7 +1142,7 @@ static void test_uploader_new_rejects_bad_options(void **state)
 	expect_rejected(&o, EBUSY); /* one agent per spool */
 	log = end_capture(f);
 	assert_null(strstr(log ? log : "", "very-secret-token"));
-	assert_non_null(strstr(log ? log : "", "bad-name"));
+	assert_non_null(strstr(log ? log : "", "static label bad"));
 	assert_non_null(strstr(log ? log : "", "ca.pem"));
 	free(log);
 }
@@ -1029,6 +1186,9 @@ int main(void)
 		T(test_upload_retries_503_until_success),
 		T(test_upload_retries_429),
 		T(test_upload_drops_400_without_retry),
+		T(test_upload_logs_each_refusal_status_once),
+		T(test_upload_delivers_every_push_through_a_redirect),
+		T(test_upload_keeps_series_within_the_label_limit),
 		T(test_upload_times_out_hanging_server_and_retries),
 		T(test_upload_spool_survives_restart_oldest_first),
 		T(test_upload_spool_survives_a_killed_uploader),

@@ -73,6 +73,7 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* A 3xx that cannot be followed (here: no Location) keeps the data for a retry. */
 static void test_upload_http_classifies_server_answers(void **state)
 {
 	static const struct {
@@ -84,7 +85,8 @@ static void test_upload_http_classifies_server_answers(void **state)
 		{ 429, UPLOAD_HTTP_RETRY },  { 408, UPLOAD_HTTP_RETRY },
 		{ 400, UPLOAD_HTTP_REJECT }, { 401, UPLOAD_HTTP_REJECT },
 		{ 404, UPLOAD_HTTP_REJECT }, { 413, UPLOAD_HTTP_REJECT },
-		{ 301, UPLOAD_HTTP_REJECT },
+		{ 301, UPLOAD_HTTP_RETRY },  { 302, UPLOAD_HTTP_RETRY },
+		{ 307, UPLOAD_HTTP_RETRY },  { 304, UPLOAD_HTTP_RETRY },
 	};
 	struct push_receiver *rx = *state;
 	struct upload_http_result res;
@@ -100,10 +102,67 @@ static void test_upload_http_classifies_server_answers(void **state)
 		assert_int_equal(res.curl_code, CURLE_OK);
 		assert_int_equal(res.status, cases[i].status);
 		assert_int_equal(res.verdict, cases[i].verdict);
-		if (cases[i].status != 204 && cases[i].status != 301)
+		if (cases[i].status != 204 && cases[i].status != 304)
 			assert_string_equal(res.message, "why");
 	}
 	assert_int_equal(push_receiver_count(rx), sizeof(cases) / sizeof(cases[0]));
+	upload_http_free(h);
+}
+
+/* A server that moved (here: to another port) gets the POST with its body and headers after
+ * every kind of redirect, and the push counts as delivered. */
+static void test_upload_http_follows_redirects_keeping_the_post(void **state)
+{
+	static const int statuses[] = { 301, 302, 303, 307, 308 };
+	struct push_receiver *old = *state, *moved = push_receiver_new(0);
+	const struct push_record *rec;
+	struct upload_http_result res;
+	const char *headers[] = { "X-Custom: kept" };
+	struct upload_options o;
+	struct upload_http *h;
+	size_t i;
+
+	assert_non_null(moved);
+	push_receiver_set_location(old, push_receiver_url(moved));
+	options(&o, push_receiver_url(old));
+	o.headers = headers;
+	o.nheaders = 1;
+	h = new_http(&o, NULL);
+	for (i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++) {
+		push_receiver_answer(old, statuses[i], 1, NULL);
+		post(h, 5000, &res);
+		assert_int_equal(res.curl_code, CURLE_OK);
+		assert_int_equal(res.status, 200);
+		assert_int_equal(res.verdict, UPLOAD_HTTP_OK);
+		rec = push_receiver_record(moved, i);
+		assert_non_null(rec);
+		assert_string_equal(rec->method, "POST");
+		assert_string_equal(rec->path, "/push.v1.PusherService/Push");
+		assert_int_equal(rec->body_len, sizeof(body));
+		assert_string_equal(push_record_header(rec, "X-Custom"), "kept");
+	}
+	assert_int_equal(push_receiver_count(old), 5);
+	assert_int_equal(push_receiver_count(moved), 5);
+	upload_http_free(h);
+	push_receiver_free(moved);
+}
+
+/* A redirect loop ends after a few hops as a retry, never as a drop. */
+static void test_upload_http_redirect_loop_is_retried(void **state)
+{
+	struct push_receiver *rx = *state;
+	struct upload_http_result res;
+	struct upload_options o;
+	struct upload_http *h;
+
+	push_receiver_set_location(rx, push_receiver_url(rx));
+	push_receiver_answer(rx, 302, 0, NULL);
+	options(&o, push_receiver_url(rx));
+	h = new_http(&o, NULL);
+	post(h, 5000, &res);
+	assert_int_equal(res.curl_code, CURLE_TOO_MANY_REDIRECTS);
+	assert_int_equal(res.verdict, UPLOAD_HTTP_RETRY);
+	assert_int_equal(push_receiver_count(rx), UPLOAD_HTTP_MAX_REDIRECTS + 1);
 	upload_http_free(h);
 }
 
@@ -444,6 +503,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_upload_http_classifies_server_answers),
+		T(test_upload_http_follows_redirects_keeping_the_post),
+		T(test_upload_http_redirect_loop_is_retried),
 		T(test_upload_http_keeps_a_bounded_printable_excerpt),
 		T(test_upload_http_reports_refused_connection_as_retry),
 		T(test_upload_http_times_out_on_a_hanging_server),
