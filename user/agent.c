@@ -3,6 +3,7 @@
  * drain period the BPF window is drained; every interval each service's profile is written. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -52,7 +53,16 @@ static void scan_pid(struct agent *a, pid_t pid, int fresh)
 		return;
 	err = proc_maps_read(pid, &maps);
 	if (err) {
-		if (err != -ENOENT && err != -ESRCH)
+		/* A process named with --pid was asked for: not seeing it is worth a warning.
+		 * Among all of a node's processes some are expected to be out of reach. */
+		if (err == -ENOENT || err == -ESRCH)
+			return;
+		if (a->cfg->npids)
+			log_warn(err,
+				 "--pid %d: cannot read its memory maps: its span hook cannot be "
+				 "found nor its frames symbolized",
+				 pid);
+		else
 			log_debug("read maps of pid %d: %s", pid, strerror(-err));
 		return;
 	}
@@ -211,15 +221,26 @@ static void teardown(struct agent *a)
 	loader_close(a->loader);
 }
 
+/* Every --pid must exist; one the agent cannot read is profiled, but said so at once. */
 static int check_pids_exist(const struct spanprof_config *cfg)
 {
 	char path[64];
 	size_t i;
+	int fd;
 
 	for (i = 0; i < cfg->npids; i++) {
 		snprintf(path, sizeof(path), "%s/%d", cfg->proc_root, cfg->pids[i]);
 		if (access(path, F_OK))
 			return log_err(-ESRCH, "--pid %d: no such process", cfg->pids[i]);
+		snprintf(path, sizeof(path), "%s/%d/maps", cfg->proc_root, cfg->pids[i]);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 && errno != ENOENT && errno != ESRCH)
+			log_warn(-errno,
+				 "--pid %d: cannot read %s: its span hook cannot be found nor its "
+				 "frames symbolized",
+				 cfg->pids[i], path);
+		if (fd >= 0)
+			close(fd);
 	}
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include "discover/proc_table.h"
 #include "discover/scan_queue.h"
 #include "loader.h"
+#include "output/local_out.h"
 #include "output/metrics.h"
 #include "output/metrics_http.h"
 #include "profile/aggregate.h"
@@ -36,6 +37,7 @@ struct agent {
 	struct uploader *uploader; /* NULL without --server */
 	struct k8s_meta *k8s; /* NULL when not running on Kubernetes */
 	struct scan_queue scans;
+	struct local_out out; /* used when cfg->output_dir is set */
 	unsigned int file_seq;
 	uint64_t profiles_written, write_errors;
 	uint64_t last_drops[SPANPROF_DROP__COUNT]; /* BPF drop counters at the last window */

@@ -67,6 +67,8 @@ static void publish_user(struct agent *a)
 	metrics_set_at(a->metrics, METRIC_SYMCACHE_LOOKUPS, METRIC_LOOKUP_MISS, ss.misses);
 	metrics_set(a->metrics, METRIC_PROFILES_WRITTEN, a->profiles_written);
 	metrics_set(a->metrics, METRIC_PROFILE_WRITE_ERRORS, a->write_errors);
+	metrics_set(a->metrics, METRIC_OUTPUT_DIR_RECREATED, a->out.dir_recreated);
+	metrics_set(a->metrics, METRIC_TEMP_FILES_REMOVED, a->out.temp_removed);
 }
 
 static void publish_upload(struct agent *a)

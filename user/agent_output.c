@@ -51,7 +51,7 @@ int agent_open_outputs(struct agent *a)
 	int err = 0;
 
 	if (a->cfg->output_dir)
-		err = local_out_prepare(a->cfg->output_dir);
+		err = local_out_open(&a->out, a->cfg->output_dir);
 	if (!err && a->cfg->upload.server)
 		err = start_uploader(a);
 	return err;
@@ -76,8 +76,7 @@ static int write_local(struct agent *a, const char *service, int64_t start_ns,
 	if (err)
 		log_err(err, "encode profile of service %s", service);
 	else
-		err = local_out_write(a->cfg->output_dir, start_ns, a->file_seq++, service, gz,
-				      gz_len, NULL, 0);
+		err = local_out_put(&a->out, start_ns, a->file_seq++, service, gz, gz_len);
 	free(raw);
 	free(gz);
 	return err;
@@ -105,13 +104,14 @@ static int write_profile(void *ctx, const char *service, int64_t start_ns, struc
 	return err;
 }
 
-/* One log line per window; drops (BPF and user space) are a warning so they are never missed. */
-static void log_window(struct agent *a, size_t services)
+/* One log line per window; drops (BPF and user space) are a warning so they are never missed.
+ * written/failed: this window's profiles that were written (or queued), and that were lost. */
+static void log_window(struct agent *a, uint64_t written, uint64_t failed)
 {
 	uint64_t drops[SPANPROF_DROP__COUNT] = { 0 }, delta;
 	struct hook_registry_stats hs;
 	struct aggregate_stats as;
-	char text[512] = "";
+	char text[512] = "", lost[32] = "";
 	size_t len = 0, i;
 
 	loader_read_drops(a->loader, drops, SPANPROF_DROP__COUNT);
@@ -124,11 +124,13 @@ static void log_window(struct agent *a, size_t services)
 	}
 	aggregate_get_stats(a->agg, &as);
 	hook_registry_get_stats(a->hooks, &hs);
-	log_info("window written: %zu profiles; totals: samples=%llu in_spans=%llu hooks=%llu "
-		 "profiles=%llu write_errors=%llu",
-		 services, (unsigned long long)as.samples, (unsigned long long)as.samples_in_spans,
-		 (unsigned long long)hs.files_attached, (unsigned long long)a->profiles_written,
-		 (unsigned long long)a->write_errors);
+	if (failed)
+		snprintf(lost, sizeof(lost), ", %llu failed", (unsigned long long)failed);
+	log_info("window written: %llu profiles%s; totals: samples=%llu in_spans=%llu "
+		 "hooks=%llu profiles=%llu write_errors=%llu",
+		 (unsigned long long)written, lost, (unsigned long long)as.samples,
+		 (unsigned long long)as.samples_in_spans, (unsigned long long)hs.files_attached,
+		 (unsigned long long)a->profiles_written, (unsigned long long)a->write_errors);
 	if (len || as.service_overflow || as.encode_errors || a->scans.overflows)
 		log_warn(0, "drops:%s service_overflow=%llu encode_errors=%llu scan_overflow=%llu",
 			 text, (unsigned long long)as.service_overflow,
@@ -138,9 +140,9 @@ static void log_window(struct agent *a, size_t services)
 
 void agent_flush(struct agent *a)
 {
-	uint64_t before = a->profiles_written + a->write_errors;
+	uint64_t written = a->profiles_written, failed = a->write_errors;
 
 	aggregate_flush(a->agg, agent_now_ns(CLOCK_REALTIME), write_profile, a);
 	metrics_add(a->metrics, METRIC_WINDOWS_WRITTEN, 1);
-	log_window(a, a->profiles_written + a->write_errors - before);
+	log_window(a, a->profiles_written - written, a->write_errors - failed);
 }

@@ -13,6 +13,9 @@
 #include "util/log.h"
 #include "util/utf8.h"
 
+/* The kernel keeps 15 bytes of a task's name (TASK_COMM_LEN less the NUL). */
+#define LABELS_COMM_MAX 15
+
 /* Bound on what is read of /proc/PID/environ; the variables we want are normally near the top. */
 #define LABELS_ENVIRON_MAX (64 * 1024)
 #define LABELS_FALLBACK_SERVICE "unknown_service"
@@ -211,12 +214,34 @@ static int gone(int err)
 	return err == -ENOENT || err == -ESRCH;
 }
 
-/* The process's name: /proc/PID/comm, else the basename of the /proc/PID/exe link.
- * Returns 0 (name may be empty when neither is readable) or -ENOENT/-ESRCH. */
-static int process_name(const char *proc_root, pid_t pid, char *name, size_t size)
+/* The basename of the /proc/PID/exe link into name ("" when unreadable, e.g. kernel threads). */
+static void exe_name(const char *proc_root, pid_t pid, char *name, size_t size)
 {
 	char path[4096], link[4096];
 	const char *base;
+	ssize_t n;
+
+	name[0] = '\0';
+	snprintf(path, sizeof(path), "%s/%d/exe", proc_root, (int)pid);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return;
+	link[n] = '\0';
+	/* The kernel marks a replaced binary "/path (deleted)"; the name is what matters. */
+	if (n > 10 && !strcmp(link + n - 10, " (deleted)"))
+		link[n - 10] = '\0';
+	base = strrchr(link, '/');
+	base = base ? base + 1 : link;
+	copy_out((struct span){ base, strlen(base) }, name, size);
+}
+
+/* The process's name: its executable's file name. comm is that name cut at 15 bytes, so it is
+ * used only when it is not such a cut: a script's comm is the script's name (its exe is the
+ * interpreter), and a thread may have renamed itself. Without an exe link (kernel threads),
+ * comm. Returns 0 (name may be empty when neither is readable) or -ENOENT/-ESRCH. */
+static int process_name(const char *proc_root, pid_t pid, char *name, size_t size)
+{
+	char path[4096], exe[256];
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "%s/%d/comm", proc_root, (int)pid);
@@ -226,19 +251,9 @@ static int process_name(const char *proc_root, pid_t pid, char *name, size_t siz
 	if (n > 0 && name[n - 1] == '\n')
 		n--;
 	name[n > 0 ? n : 0] = '\0';
-	if (n > 0)
-		return 0;
-	snprintf(path, sizeof(path), "%s/%d/exe", proc_root, (int)pid);
-	n = readlink(path, link, sizeof(link) - 1);
-	if (n <= 0)
-		return 0;
-	link[n] = '\0';
-	/* The kernel marks a replaced binary "/path (deleted)"; the name is what matters. */
-	if (n > 10 && !strcmp(link + n - 10, " (deleted)"))
-		link[n - 10] = '\0';
-	base = strrchr(link, '/');
-	base = base ? base + 1 : link;
-	copy_out((struct span){ base, strlen(base) }, name, size);
+	exe_name(proc_root, pid, exe, sizeof(exe));
+	if (exe[0] && (n <= 0 || (n == LABELS_COMM_MAX && !strncmp(exe, name, n))))
+		copy_out((struct span){ exe, strlen(exe) }, name, size);
 	return 0;
 }
 

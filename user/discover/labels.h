@@ -7,7 +7,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define LABELS_SERVICE_MAX 256
+/* A service name's bytes with its NUL: Pyroscope takes label values of up to 2048 bytes, and
+ * the name must match the trace's service.name whole. */
+#define LABELS_SERVICE_MAX 2049
 
 /* Service name from a process environment block (NUL-separated "K=V" strings, as in
  * /proc/PID/environ) and the executable's name: OTEL_SERVICE_NAME if set and non-empty, else

@@ -13,6 +13,7 @@
 
 struct proc_node {
 	struct proc_info info;
+	char *service; /* info.service when allocated; NULL while it is UNKNOWN_SERVICE */
 	struct proc_node *next;
 };
 
@@ -21,6 +22,7 @@ struct proc_table {
 	size_t count, max;
 	const char *proc_root;
 	struct k8s_meta *k8s; /* NULL off Kubernetes */
+	char scratch_service[LABELS_SERVICE_MAX]; /* the service of an entry not kept */
 };
 
 struct proc_table *proc_table_new(size_t max_procs, const char *proc_root)
@@ -34,6 +36,12 @@ struct proc_table *proc_table_new(size_t max_procs, const char *proc_root)
 	return t;
 }
 
+static void node_free(struct proc_node *n)
+{
+	free(n->service);
+	free(n);
+}
+
 void proc_table_free(struct proc_table *t)
 {
 	struct proc_node *n, *next;
@@ -44,7 +52,7 @@ void proc_table_free(struct proc_table *t)
 	for (b = 0; b < NBUCKETS; b++)
 		for (n = t->buckets[b]; n; n = next) {
 			next = n->next;
-			free(n);
+			node_free(n);
 		}
 	free(t);
 }
@@ -84,7 +92,8 @@ static const char *read_k8s(const struct proc_table *t, pid_t pid, struct proc_i
 	return k8s_meta_service_name(&kl, service, size) ? NULL : service;
 }
 
-static void read_info(const struct proc_table *t, pid_t pid, struct proc_info *info)
+/* Reads pid's facts into info; its service name into buf (LABELS_SERVICE_MAX bytes). */
+static void read_info(const struct proc_table *t, pid_t pid, struct proc_info *info, char *buf)
 {
 	char k8s_service[LABELS_SERVICE_MAX];
 	const char *fallback;
@@ -93,13 +102,31 @@ static void read_info(const struct proc_table *t, pid_t pid, struct proc_info *i
 	memset(info, 0, sizeof(*info));
 	info->pid = pid;
 	fallback = read_k8s(t, pid, info, k8s_service, sizeof(k8s_service));
-	err = labels_service_for_pid_or(t->proc_root, pid, fallback, info->service,
-					sizeof(info->service));
+	err = labels_service_for_pid_or(t->proc_root, pid, fallback, buf, LABELS_SERVICE_MAX);
 	if (err) {
 		if (err != -ENOENT && err != -ESRCH)
 			log_debug("service name of pid %d: %s", pid, strerror(-err));
-		strcpy(info->service, UNKNOWN_SERVICE);
+		strcpy(buf, UNKNOWN_SERVICE);
 	}
+	info->service = buf;
+}
+
+/* Reads pid into a kept node: the name is copied to fit (UNKNOWN_SERVICE without memory). */
+static void read_node(const struct proc_table *t, pid_t pid, struct proc_node *n)
+{
+	char *buf = malloc(LABELS_SERVICE_MAX);
+
+	free(n->service);
+	n->service = NULL;
+	if (!buf) {
+		memset(&n->info, 0, sizeof(n->info));
+		n->info.pid = pid;
+		n->info.service = UNKNOWN_SERVICE;
+		return;
+	}
+	read_info(t, pid, &n->info, buf);
+	n->service = realloc(buf, strlen(buf) + 1) ?: buf;
+	n->info.service = n->service;
 }
 
 /* Frees one exited entry to make room. Returns 1 if it did. */
@@ -113,7 +140,7 @@ static int evict_exited(struct proc_table *t)
 			if ((*p)->info.exited) {
 				victim = *p;
 				*p = victim->next;
-				free(victim);
+				node_free(victim);
 				t->count--;
 				return 1;
 			}
@@ -129,21 +156,21 @@ const struct proc_info *proc_table_get(struct proc_table *t, pid_t pid, struct p
 		/* Its pod was unknown: look again once the pod cache has changed. */
 		if (n->info.k8s_pending && !n->info.exited &&
 		    k8s_meta_generation(t->k8s) != n->info.k8s_generation)
-			read_info(t, pid, &n->info);
+			read_node(t, pid, n);
 		return &n->info;
 	}
 	if (t->count >= t->max && !evict_exited(t))
 		goto out_scratch;
-	n = malloc(sizeof(*n));
+	n = calloc(1, sizeof(*n));
 	if (!n)
 		goto out_scratch;
-	read_info(t, pid, &n->info);
+	read_node(t, pid, n);
 	n->next = NULL;
 	*slot_of(t, pid) = n;
 	t->count++;
 	return &n->info;
 out_scratch:
-	read_info(t, pid, scratch);
+	read_info(t, pid, scratch, t->scratch_service);
 	return scratch;
 }
 
@@ -158,7 +185,7 @@ void proc_table_refresh(struct proc_table *t, pid_t pid)
 	struct proc_info scratch;
 
 	if (n)
-		read_info(t, pid, &n->info);
+		read_node(t, pid, n);
 	else
 		proc_table_get(t, pid, &scratch); /* reads it once, as a new entry */
 }
@@ -187,7 +214,7 @@ void proc_table_sweep_exited(struct proc_table *t, void (*fn)(void *ctx, pid_t p
 			*p = victim->next;
 			if (fn)
 				fn(ctx, victim->info.pid);
-			free(victim);
+			node_free(victim);
 			t->count--;
 		}
 	}

@@ -14,7 +14,9 @@
 struct proc_info {
 	pid_t pid;
 	int exited; /* the process is gone; forget after the next drain */
-	char service[LABELS_SERVICE_MAX];
+	/* Up to LABELS_SERVICE_MAX - 1 bytes; owned by the table (by it too for a scratch entry,
+	 * until the next call), so that an entry costs what its name needs, not 2 KiB. */
+	const char *service;
 	/* Kubernetes placement ("" when unknown or not on Kubernetes). */
 	char k8s_namespace[sizeof(((struct k8s_labels *)0)->namespace)];
 	char k8s_pod[sizeof(((struct k8s_labels *)0)->pod)];

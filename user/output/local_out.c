@@ -2,6 +2,8 @@
 /* Writes gzipped pprof files into a local directory: created on demand, each file written under a
  * temporary name, fsynced and renamed so readers never see a partial profile. */
 #define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -109,4 +111,114 @@ int local_out_write(const char *dir, int64_t window_start_ns, unsigned int seq, 
 	if (path_out)
 		memcpy(path_out, final, strlen(final) + 1);
 	return 0;
+}
+
+/* n digits at s. */
+static int digits(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!isdigit((unsigned char)s[i]))
+			return 0;
+	return 1;
+}
+
+/* 1 when name is what local_out_write() names a temp file:
+ * ".<YYYYmmddTHHMMSS>.<mmm>Z-<seq>-<service>.pb.gz.tmp". */
+static int is_our_temp(const char *name)
+{
+	static const char suffix[] = ".pb.gz.tmp";
+	size_t len = strlen(name), n, i;
+	const char *p = name + 1;
+
+	if (len < 30 + sizeof(suffix) - 1 || name[0] != '.' ||
+	    strcmp(name + len - (sizeof(suffix) - 1), suffix))
+		return 0;
+	if (!digits(p, 8) || p[8] != 'T' || !digits(p + 9, 6) || p[15] != '.' ||
+	    !digits(p + 16, 3) || p[19] != 'Z' || p[20] != '-')
+		return 0;
+	p += 21;
+	n = strspn(p, "0123456789");
+	if (n < 6 || p[n] != '-')
+		return 0;
+	p += n + 1;
+	n = name + len - (sizeof(suffix) - 1) - p;
+	for (i = 0; i < n; i++)
+		if (!name_char_ok(p[i]))
+			return 0;
+	return n > 0;
+}
+
+int local_out_remove_temp(const char *dir)
+{
+	struct dirent *de;
+	struct stat st;
+	int fd, removed = 0;
+	DIR *d;
+
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		removed = -errno;
+		if (fd >= 0)
+			close(fd);
+		return removed;
+	}
+	while ((de = readdir(d))) {
+		if (!is_our_temp(de->d_name) || fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		if (!unlinkat(fd, de->d_name, 0))
+			removed++;
+	}
+	closedir(d);
+	return removed;
+}
+
+int local_out_open(struct local_out *lo, const char *dir)
+{
+	int err, n;
+
+	memset(lo, 0, sizeof(*lo));
+	lo->dir = dir;
+	err = local_out_prepare(dir);
+	if (err)
+		return err;
+	n = local_out_remove_temp(dir);
+	if (n < 0)
+		return log_err(n, "read output directory %s", dir);
+	lo->temp_removed = n;
+	if (n)
+		log_info("removed %d temporary files an interrupted run left in %s", n, dir);
+	return 0;
+}
+
+/* Creates the directory again when it was deleted; anything else is left to the write. */
+static int ensure_dir(struct local_out *lo)
+{
+	struct stat st;
+	int err;
+
+	if (!stat(lo->dir, &st) || errno != ENOENT)
+		return 0;
+	err = local_out_prepare(lo->dir);
+	if (err)
+		return err;
+	lo->dir_recreated++;
+	if (!lo->gone_logged)
+		log_warn(0,
+			 "output directory %s was deleted; created it again (every time it "
+			 "happens is counted in spanprof_output_dir_recreated_total)",
+			 lo->dir);
+	lo->gone_logged = 1;
+	return 0;
+}
+
+int local_out_put(struct local_out *lo, int64_t window_start_ns, unsigned int seq,
+		  const char *service, const uint8_t *gz, size_t len)
+{
+	int err = ensure_dir(lo);
+
+	return err ?: local_out_write(lo->dir, window_start_ns, seq, service, gz, len, NULL, 0);
 }

@@ -6,6 +6,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The agent's output directory, with what happened to it. */
+struct local_out {
+	const char *dir; /* not owned */
+	uint64_t dir_recreated; /* times it was gone at a write and was created again */
+	uint64_t temp_removed; /* temp files of an interrupted run removed by local_out_open() */
+	int gone_logged; /* the first recreation was logged */
+};
+
+/* Creates dir (and parents) if missing and removes the temp files a killed run left there:
+ * regular files named like ours (.<profile name>.tmp), nothing else, no symlink followed.
+ * Returns 0 or -errno (logged with the path). */
+int local_out_open(struct local_out *lo, const char *dir);
+
+/* local_out_write() into lo->dir; when the directory is gone (deleted while the agent runs) it
+ * is created again first, counted, and logged once. Returns 0 or -errno (logged). */
+int local_out_put(struct local_out *lo, int64_t window_start_ns, unsigned int seq,
+		  const char *service, const uint8_t *gz, size_t len);
+
+/* Removes our temp files from dir (see local_out_open). Returns how many, or -errno. */
+int local_out_remove_temp(const char *dir);
+
 /* Creates dir (and parents) if missing. Returns 0 or -errno (logged with the path). */
 int local_out_prepare(const char *dir);
 

@@ -214,8 +214,12 @@ static int scan(struct spool *s)
 		return log_err(err, "read spool directory %s", s->dir);
 	}
 	while (!err && (de = readdir(d))) {
+		/* Only our own leftovers: a regular file named .tmp-<request name>. */
 		if (!strncmp(de->d_name, SPOOL_TMP_PREFIX, strlen(SPOOL_TMP_PREFIX))) {
-			unlinkat(s->dirfd, de->d_name, 0);
+			if (parse_name(de->d_name + strlen(SPOOL_TMP_PREFIX), &e) &&
+			    !fstatat(s->dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
+			    S_ISREG(st.st_mode))
+				unlinkat(s->dirfd, de->d_name, 0);
 			continue;
 		}
 		if (!parse_name(de->d_name, &e) || fstatat(s->dirfd, de->d_name, &st, 0) ||

@@ -165,6 +165,53 @@ static void test_labels_reads_fake_proc_root(void **state)
 	assert_int_equal(labels_service_for_pid(root, 0, out, sizeof(out)), -EINVAL);
 }
 
+/* The kernel cuts comm at 15 bytes: the name comes from the executable's file name, unless comm
+ * is not a cut of it (a script's comm is the script, its exe the interpreter). */
+static void test_labels_names_a_process_after_its_executable(void **state)
+{
+	const char *root = *state;
+	char path[4096];
+
+	write_file(root, 600, "environ", "", 0);
+	write_file(root, 600, "comm", "go_spans_stripp\n", 16);
+	snprintf(path, sizeof(path), "%s/600/exe", root);
+	assert_int_equal(symlink("/build/tests/go_spans_stripped", path), 0);
+	assert_int_equal(labels_service_for_pid(root, 600, out, sizeof(out)), 0);
+	assert_string_equal(out, "go_spans_stripped");
+
+	write_file(root, 700, "environ", "", 0);
+	write_file(root, 700, "comm", "nightly-job.sh\n", 15);
+	snprintf(path, sizeof(path), "%s/700/exe", root);
+	assert_int_equal(symlink("/usr/bin/bash", path), 0);
+	assert_int_equal(labels_service_for_pid(root, 700, out, sizeof(out)), 0);
+	assert_string_equal(out, "nightly-job.sh");
+
+	write_file(root, 800, "environ", "", 0);
+	write_file(root, 800, "comm", "renamed-worker0\n", 16); /* prctl(PR_SET_NAME) */
+	snprintf(path, sizeof(path), "%s/800/exe", root);
+	assert_int_equal(symlink("/usr/bin/python3.11", path), 0);
+	assert_int_equal(labels_service_for_pid(root, 800, out, sizeof(out)), 0);
+	assert_string_equal(out, "renamed-worker0");
+}
+
+/* service_name may be as long as the server takes (2048 bytes), so it matches the trace's
+ * service.name whole; only a longer one is cut. */
+static void test_labels_keeps_service_names_up_to_2048_bytes(void **state)
+{
+	static char env[4200];
+	size_t n = strlen("OTEL_SERVICE_NAME=");
+
+	(void)state;
+	memcpy(env, "OTEL_SERVICE_NAME=", n);
+	memset(env + n, 's', 2048);
+	assert_int_equal(labels_service_from_environ(env, n + 2048, "exe", out, sizeof(out)), 0);
+	assert_int_equal(strlen(out), 2048);
+	memset(env + n, 't', 3000);
+	assert_int_equal(labels_service_from_environ(env, n + 3000, "exe", out, sizeof(out)), 0);
+	assert_int_equal(strlen(out), 2048);
+	assert_int_equal(out[2047], 't');
+}
+
 /* Only the first 64 KiB of environ is read: a variable past it is not seen. */
 static void test_labels_bounds_environ_read(void **state)
 {
@@ -213,6 +260,9 @@ int main(void)
 		cmocka_unit_test(test_labels_truncates_at_character_boundary),
 		cmocka_unit_test_setup_teardown(test_labels_reads_fake_proc_root, setup_proc,
 						teardown_proc),
+		cmocka_unit_test_setup_teardown(test_labels_names_a_process_after_its_executable,
+						setup_proc, teardown_proc),
+		cmocka_unit_test(test_labels_keeps_service_names_up_to_2048_bytes),
 		cmocka_unit_test_setup_teardown(test_labels_bounds_environ_read, setup_proc,
 						teardown_proc),
 		cmocka_unit_test(test_labels_hex_and_zero),

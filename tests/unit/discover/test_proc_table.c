@@ -78,7 +78,7 @@ static void fake_proc(struct test_state *s, int pid, const char *env, size_t env
 /* A process whose service is OTEL_SERVICE_NAME=svc (and whose comm is "comm<pid>"). */
 static void fake_service(struct test_state *s, int pid, const char *svc)
 {
-	char env[512], comm[32];
+	char env[2600], comm[32];
 	int n;
 
 	n = snprintf(env, sizeof(env), "PATH=/usr/bin%cOTEL_SERVICE_NAME=%s%cLANG=C", 0, svc, 0);
@@ -102,6 +102,26 @@ static const char *service_of(struct test_state *s, pid_t pid)
 	assert_ptr_not_equal(info, &scratch); /* callers here never fill the table */
 	assert_int_equal(info->pid, pid);
 	return info->service;
+}
+
+/* A 2048-byte service name is kept whole, kept entries and scratch ones alike. */
+static void test_proc_table_keeps_a_2048_byte_service_name(void **state)
+{
+	static char svc[2049];
+	struct test_state *s = *state;
+	const struct proc_info *info;
+	struct proc_info scratch;
+
+	memset(svc, 'n', 2048);
+	fake_service(s, 42, svc);
+	fake_service(s, 43, svc);
+	new_table(s, 1);
+	assert_int_equal(strlen(service_of(s, 42)), 2048);
+	info = proc_table_get(s->t, 43, &scratch); /* table full of a live entry */
+	assert_ptr_equal(info, &scratch);
+	assert_string_equal(info->service, svc);
+	proc_table_refresh(s->t, 42);
+	assert_string_equal(service_of(s, 42), svc);
 }
 
 static void test_proc_table_names_service_from_otel_service_name(void **state)
@@ -292,6 +312,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_proc_table_fills_scratch_when_full_of_live_entries, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_proc_table_keeps_a_2048_byte_service_name,
+						setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("proc_table", tests, NULL, NULL);

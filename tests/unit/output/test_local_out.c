@@ -191,6 +191,81 @@ static void test_local_out_unwritable_dir_gives_errno(void **state)
 	free_names(names, n);
 }
 
+/* A directory deleted under a running agent is created again at the next write, and counted. */
+static void test_local_out_recreates_a_deleted_directory(void **state)
+{
+	char dir[4096], path[4200], *names[4];
+	struct local_out lo;
+	size_t n;
+
+	snprintf(dir, sizeof(dir), "%s/a/out", (char *)*state);
+	assert_int_equal(local_out_open(&lo, dir), 0);
+	assert_int_equal(local_out_put(&lo, T0, 1, "s", data, sizeof(data)), 0);
+	snprintf(path, sizeof(path), "%s/20231114T221320.123Z-000001-s.pb.gz", dir);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+	snprintf(path, sizeof(path), "%s/a", (char *)*state);
+	assert_int_equal(rmdir(path), 0); /* its parent too, as `rm -r` would */
+	assert_int_equal(local_out_put(&lo, T0, 2, "s", data, sizeof(data)), 0);
+	assert_int_equal(lo.dir_recreated, 1);
+	assert_int_equal(rmdir(path) == 0, 0); /* not empty: the profile is there */
+	n = list_dir(dir, names, 4);
+	assert_int_equal(n, 1);
+	assert_string_equal(names[0], "20231114T221320.123Z-000002-s.pb.gz");
+	free_names(names, n);
+	assert_int_equal(local_out_put(&lo, T0, 3, "s", data, sizeof(data)), 0);
+	assert_int_equal(lo.dir_recreated, 1); /* it was there this time */
+}
+
+/* What a SIGKILL between create and rename leaves is removed at start; nothing else is. */
+static void test_local_out_open_removes_only_our_temp_files(void **state)
+{
+	static const char *const ours[] = {
+		".20231114T221320.123Z-000001-checkout.pb.gz.tmp",
+		".20261121T052244.867Z-1234567-a.b_c-d.pb.gz.tmp",
+	};
+	static const char *const kept[] = {
+		"20231114T221320.123Z-000001-checkout.pb.gz", /* a profile */
+		".20231114T221320.123Z-000001-x.pb.gz.tmp.bak", /* not our suffix */
+		".2023111xT221320.123Z-000001-x.pb.gz.tmp", /* not our stamp */
+		".20231114T221320.123Z-01-x.pb.gz.tmp", /* short sequence */
+		"notes.tmp", /* somebody else's */
+	};
+	char dir[4096], path[4200], target[4200], *names[16];
+	struct local_out lo;
+	size_t i, n;
+
+	snprintf(dir, sizeof(dir), "%s", (char *)*state);
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, ours[i]);
+		touch(path);
+	}
+	for (i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, kept[i]);
+		touch(path);
+	}
+	/* A symlink and a directory with our name are not ours to delete (nor to follow). */
+	snprintf(target, sizeof(target), "%s/target", dir);
+	touch(target);
+	snprintf(path, sizeof(path), "%s/.20231114T221320.123Z-000009-link.pb.gz.tmp", dir);
+	assert_int_equal(symlink(target, path), 0);
+	snprintf(path, sizeof(path), "%s/.20231114T221320.123Z-000009-dir.pb.gz.tmp", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+
+	assert_int_equal(local_out_open(&lo, dir), 0);
+	assert_int_equal(lo.temp_removed, 2);
+	n = list_dir(dir, names, 16);
+	assert_int_equal(n, sizeof(kept) / sizeof(kept[0]) + 3);
+	for (i = 0; i < n; i++)
+		if (strstr(names[i], "checkout.pb.gz.tmp") || strstr(names[i], "a.b_c-d"))
+			fail_msg("%s was not removed", names[i]);
+	free_names(names, n);
+	assert_int_equal(access(target, F_OK), 0);
+	assert_int_equal(local_out_remove_temp(dir), 0);
+	snprintf(path, sizeof(path), "%s/missing", dir);
+	assert_int_equal(local_out_remove_temp(path), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -203,6 +278,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_local_out_sanitises_service_names, setup_dir,
 						teardown_dir),
 		cmocka_unit_test_setup_teardown(test_local_out_unwritable_dir_gives_errno,
+						setup_dir, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_local_out_recreates_a_deleted_directory,
+						setup_dir, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_local_out_open_removes_only_our_temp_files,
 						setup_dir, teardown_dir),
 	};
 

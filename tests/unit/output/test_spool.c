@@ -219,13 +219,25 @@ static void test_spool_cleans_temp_files_and_ignores_foreign_ones(void **state)
 {
 	struct spool *s;
 
+	char link[4200], target[4200];
+
 	touch(*state, ".tmp-00000000000000000001-0000000000000000.push", 10);
+	touch(*state, ".tmp-notes", 10); /* not named like ours */
 	touch(*state, "notes.txt", 10);
 	touch(*state, "123.push", 10);
+	/* A symlink with our temp name: removed neither it nor, above all, what it points to. */
+	snprintf(target, sizeof(target), "%s/target.txt", (char *)*state);
+	snprintf(link, sizeof(link), "%s/.tmp-00000000000000000002-0000000000000000.push",
+		 (char *)*state);
+	touch(*state, "target.txt", 3);
+	assert_int_equal(symlink(target, link), 0);
 	s = open_spool(*state, 1 << 20, NULL);
 	assert_int_equal(spool_count(s), 0);
-	assert_int_equal(files_in(*state, ".tmp-.*"), 0);
+	assert_int_equal(files_in(*state, ".tmp-00000000000000000001.*"), 0);
 	spool_close(s);
+	assert_int_equal(files_in(*state, ".tmp-notes"), 1);
+	assert_int_equal(files_in(*state, ".tmp-00000000000000000002.*"), 1);
+	assert_int_equal(files_in(*state, "target.txt"), 1);
 	assert_int_equal(files_in(*state, "notes.txt"), 1);
 	assert_int_equal(files_in(*state, "123.push"), 1);
 }

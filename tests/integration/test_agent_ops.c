@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The agent as an operator runs it: clear start-up errors (an unclosed IPv6 server URL, a
+ * directory given as --config), an output directory deleted while it runs, temporary files a
+ * killed run left, and window lines that count only what was written. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agent_proc.h"
+#include "tmpdir.h"
+
+#define WAIT_S 30
+#define STALE_TEMP ".20231114T221320.123Z-000001-it-ops.pb.gz.tmp"
+
+static int setup(void **state)
+{
+	if (!agent_proc_can_run()) {
+		*state = NULL;
+		return 0;
+	}
+	*state = tmpdir_new("it-ops");
+	return *state ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	tmpdir_remove(*state);
+	return 0;
+}
+
+/* Runs `prefix... build/spanprof argv...` to completion, stderr into dir/agent.log. */
+static int run_agent(const char *dir, const char *const *prefix, const char *const *argv)
+{
+	const char *args[24];
+	char log_path[512];
+	int status, fd, n = 0, i;
+	pid_t pid;
+
+	for (i = 0; prefix && prefix[i]; i++)
+		args[n++] = prefix[i];
+	args[n++] = build_path("spanprof");
+	for (i = 0; argv[i] && n < 23; i++)
+		args[n++] = argv[i];
+	args[n] = NULL;
+	snprintf(log_path, sizeof(log_path), "%s/agent.log", dir);
+	pid = fork();
+	if (pid == 0) {
+		fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+		dup2(fd, 2);
+		execv(args[0], (char *const *)args);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* The whole of dir/agent.log (malloc'ed). */
+static char *read_log(const char *dir)
+{
+	char path[512], *text = NULL;
+	size_t len = 0;
+	FILE *f, *m;
+	int c;
+
+	snprintf(path, sizeof(path), "%s/agent.log", dir);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	m = open_memstream(&text, &len);
+	assert_non_null(m);
+	while ((c = fgetc(f)) != EOF)
+		fputc(c, m);
+	fclose(f);
+	fclose(m);
+	return text;
+}
+
+static size_t count_of(const char *text, const char *needle)
+{
+	size_t n = 0;
+
+	for (; (text = strstr(text, needle)); text += strlen(needle))
+		n++;
+	return n;
+}
+
+static void assert_log_has(const char *dir, const char *text)
+{
+	char *log = read_log(dir);
+
+	if (!strstr(log, text))
+		fail_msg("agent log in %s does not mention '%s':\n%s", dir, text, log);
+	free(log);
+}
+
+static void test_agent_refuses_an_unclosed_ipv6_server_url(void **state)
+{
+	const char *argv[] = { "--server", "http://[::1", NULL };
+
+	if (!*state)
+		skip();
+	assert_int_equal(run_agent(*state, NULL, argv), 2);
+	assert_log_has(*state, "--server: invalid value 'http://[::1': expected an IPv6 address "
+			       "in brackets");
+}
+
+static void test_agent_says_the_config_file_is_a_directory(void **state)
+{
+	const char *argv[] = { "--config", *state, NULL };
+	char want[600];
+
+	if (!*state)
+		skip();
+	assert_int_equal(run_agent(*state, NULL, argv), 2);
+	snprintf(want, sizeof(want), "config file %s: is a directory", (char *)*state);
+	assert_log_has(*state, want);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* Profiles of service it-ops in dir. */
+static int profiles_in(const char *dir)
+{
+	struct dirent *de;
+	int n = 0;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.' && strstr(de->d_name, "-it-ops.pb.gz") != NULL;
+	closedir(d);
+	return n;
+}
+
+/* Polls until dir holds at least n profiles; fails after WAIT_S. */
+static void wait_profiles(const char *dir, int n)
+{
+	int64_t end = now_ms() + WAIT_S * 1000;
+
+	while (profiles_in(dir) < n) {
+		if (now_ms() > end)
+			fail_msg("%s: %d profiles after %d s, expected %d", dir, profiles_in(dir),
+				 WAIT_S, n);
+		usleep(50000);
+	}
+}
+
+static void remove_tree(const char *dir)
+{
+	char cmd[700];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void touch(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fclose(f);
+}
+
+/* The stale temp file of a SIGKILLed run goes at start, and nothing else does; the output
+ * directory deleted under the running agent comes back with the next window's profile. */
+static void test_agent_recreates_its_output_dir_and_removes_stale_temp_files(void **state)
+{
+	const char *dir = *state;
+	char out[600], path[700], pid_arg[16], *log;
+	const char *argv[] = { "--output", out, "--pid", pid_arg, "--interval", "1", NULL };
+	const char *work[] = { "/bin/sh", "-c", "while :; do :; done", NULL };
+	const char *env[] = { "OTEL_SERVICE_NAME=it-ops", NULL };
+	struct agent_proc agent;
+	pid_t pid;
+
+	if (!dir)
+		skip();
+	snprintf(out, sizeof(out), "%s/out", dir);
+	assert_int_equal(mkdir(out, 0755), 0);
+	snprintf(path, sizeof(path), "%s/%s", out, STALE_TEMP);
+	touch(path);
+	snprintf(path, sizeof(path), "%s/notes.tmp", out);
+	touch(path);
+	pid = workload_start(work, env, "/dev/null");
+	assert_true(pid > 0);
+	snprintf(pid_arg, sizeof(pid_arg), "%d", pid);
+	assert_int_equal(agent_proc_start(&agent, dir, argv), 0);
+	snprintf(path, sizeof(path), "%s/%s", out, STALE_TEMP);
+	assert_int_equal(access(path, F_OK), -1); /* removed before the agent said "profiling" */
+	snprintf(path, sizeof(path), "%s/notes.tmp", out);
+	assert_int_equal(access(path, F_OK), 0);
+	wait_profiles(out, 1);
+	remove_tree(out);
+	wait_profiles(out, 1);
+	remove_tree(out);
+	wait_profiles(out, 1);
+	kill(pid, SIGKILL);
+	workload_wait(pid, WAIT_S);
+	assert_int_equal(agent_proc_stop(&agent), 0);
+	log = read_log(dir);
+	/* Logged once, however often it happens. */
+	assert_int_equal(count_of(log, "was deleted; created it again"), 1);
+	assert_non_null(strstr(log, "removed 1 temporary files"));
+	assert_non_null(strstr(log, "window written: 1 profiles;"));
+	assert_null(strstr(log, "failed;"));
+	free(log);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_agent_refuses_an_unclosed_ipv6_server_url,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_agent_says_the_config_file_is_a_directory,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_agent_recreates_its_output_dir_and_removes_stale_temp_files, setup,
+			teardown),
+	};
+
+	return cmocka_run_group_tests_name("agent_ops", tests, NULL, NULL);
+}
