@@ -55,11 +55,12 @@ func TestFullOverridesReachTheAgentConfiguration(t *testing.T) {
 	equal(t, "config.yaml", r.agentConfig(t), map[string]interface{}{
 		"server":          "https://profiles.observability.example.com/",
 		"tenant":          "team-a",
-		"labels":          map[string]interface{}{"cluster": "prod-eu-1", "env": "prod"},
+		"labels":          map[string]interface{}{"cluster": "prod-eu-1", "env": "prod", "k8s.zone": "eu-1a"},
 		"headers":         []interface{}{"X-Extra: yes"},
 		"frequency":       49,
 		"interval":        10,
 		"span-scope":      "all",
+		"trace-id-label":  true,
 		"log-level":       "debug",
 		"log-format":      "json",
 		"connect-timeout": 3,

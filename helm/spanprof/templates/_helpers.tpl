@@ -140,6 +140,7 @@ seLinuxOptions:
 {{- $server := required "config.server is required: the URL of your Pyroscope server, e.g. http://pyroscope.pyroscope.svc:4040" $c.server -}}
 {{- $cfg := dict "server" (tpl $server .) "frequency" $c.frequency "interval" $c.interval -}}
 {{- $_ := set $cfg "span-scope" $c.spanScope -}}
+{{- if $c.traceIdLabel }}{{ $_ := set $cfg "trace-id-label" true }}{{ end -}}
 {{- $_ := set $cfg "log-level" $c.logLevel -}}
 {{- $_ := set $cfg "log-format" $c.logFormat -}}
 {{- with $c.tenant }}{{ $_ := set $cfg "tenant" . }}{{ end -}}
