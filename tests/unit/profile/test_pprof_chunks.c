@@ -316,6 +316,42 @@ static void test_pprof_chunks_carry_only_their_tables(void **state)
 	pprof_builder_free(b);
 }
 
+/* The uploader leaves trace_id out of pushes: the key goes from every sample and the string
+ * table, the other labels and the sizes stay exact. */
+static void test_pprof_chunks_omit_one_label_key(void **state)
+{
+	struct pprof_builder *b = numbered_builder(20, 10);
+	const char *keys[8];
+	struct chunks c = { 0 };
+	size_t i, j, n;
+
+	(void)state;
+	n = pprof_builder_label_keys(b, keys, 8);
+	assert_int_equal(n, 2);
+	assert_string_equal(keys[0], "span_id");
+	assert_string_equal(keys[1], "span_name");
+	assert_int_equal(pprof_builder_label_keys(b, keys, 1), 1);
+	assert_int_equal(pprof_builder_encode_chunks_omit(b, "span_name", 8, 0, collect, &c), 0);
+	assert_int_equal(c.n, 3);
+	assert_chunks_hold_all(&c, 20); /* span_id still on every sample */
+	for (i = 0; i < c.n; i++) {
+		assert_false(has_string(c.p[i], "span_name"));
+		assert_false(has_string(c.p[i], "app_work")); /* its values go too */
+		assert_false(has_string(c.p[i], "lib_work"));
+		for (j = 0; j < c.p[i]->n_sample; j++)
+			assert_int_equal(c.p[i]->sample[j]->n_label, 1);
+	}
+	chunks_release(&c);
+	memset(&c, 0, sizeof(c));
+	/* A key no sample has changes nothing. */
+	assert_int_equal(pprof_builder_encode_chunks_omit(b, "trace_id", 0, 0, collect, &c), 0);
+	assert_int_equal(c.n, 1);
+	assert_int_equal(c.p[0]->sample[0]->n_label, 2);
+	assert_int_equal(c.len[0], full_encoded_len(b));
+	chunks_release(&c);
+	pprof_builder_free(b);
+}
+
 static void test_pprof_chunks_oversized_sample_goes_alone(void **state)
 {
 	struct pprof_builder *b = numbered_builder(4, -1);
@@ -442,6 +478,7 @@ int main(void)
 		cmocka_unit_test(test_pprof_chunks_split_by_encoded_size),
 		cmocka_unit_test(test_pprof_chunks_size_limit_is_exact),
 		cmocka_unit_test(test_pprof_chunks_carry_only_their_tables),
+		cmocka_unit_test(test_pprof_chunks_omit_one_label_key),
 		cmocka_unit_test(test_pprof_chunks_oversized_sample_goes_alone),
 		cmocka_unit_test(test_pprof_chunks_stop_at_callback_error),
 		cmocka_unit_test(test_pprof_chunks_empty_builder_gives_one_empty_profile),
