@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "agent_proc.h"
+#include "push_receiver.h"
 #include "tmpdir.h"
 
 #define WAIT_S 30
@@ -253,6 +254,55 @@ static void test_agent_recreates_its_output_dir_and_removes_stale_temp_files(voi
 	free(log);
 }
 
+/* The server moved (another port, answering a permanent redirect where it was): every push the
+ * agent made, spooled first, reaches it, and none is dropped. */
+static void test_agent_pushes_through_a_redirect(void **state)
+{
+	const char *dir = *state;
+	struct push_receiver *old, *moved;
+	char spool[600], pid_arg[16], *log;
+	const char *argv[] = { "--server", NULL,      "--pid", pid_arg, "--interval",
+			       "1",	   "--spool", spool,   NULL };
+	const char *work[] = { "/bin/sh", "-c", "while :; do :; done", NULL };
+	const char *env[] = { "OTEL_SERVICE_NAME=it-ops", NULL };
+	struct agent_proc agent;
+	size_t i, sent;
+	pid_t pid;
+
+	if (!dir)
+		skip();
+	old = push_receiver_new(0);
+	moved = push_receiver_new(0);
+	assert_non_null(old);
+	assert_non_null(moved);
+	push_receiver_set_location(old, push_receiver_url(moved));
+	push_receiver_answer(old, 308, 0, NULL);
+	argv[1] = push_receiver_url(old);
+	snprintf(spool, sizeof(spool), "%s/spool", dir);
+	pid = workload_start(work, env, "/dev/null");
+	assert_true(pid > 0);
+	snprintf(pid_arg, sizeof(pid_arg), "%d", pid);
+	assert_int_equal(agent_proc_start(&agent, dir, argv), 0);
+	assert_true(push_receiver_wait(moved, 200, 3, WAIT_S * 1000) >= 3);
+	kill(pid, SIGKILL);
+	workload_wait(pid, WAIT_S);
+	assert_int_equal(agent_proc_stop(&agent), 0);
+	sent = push_receiver_count_status(old, 308);
+	printf("  %zu pushes redirected, %zu delivered\n", sent, push_receiver_count(moved));
+	assert_int_equal(push_receiver_count(old), sent);
+	assert_int_equal(push_receiver_count_status(moved, 200), sent);
+	for (i = 0; i < sent; i++)
+		assert_string_equal(
+			push_record_label(push_receiver_record(moved, i), 0, "service_name"),
+			"it-ops");
+	log = read_log(dir);
+	if (strstr(log, "dropped") || strstr(log, "rejected"))
+		fail_msg("the agent dropped profiles:\n%s", log);
+	free(log);
+	push_receiver_free(old);
+	push_receiver_free(moved);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -263,6 +313,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_agent_recreates_its_output_dir_and_removes_stale_temp_files, setup,
 			teardown),
+		cmocka_unit_test_setup_teardown(test_agent_pushes_through_a_redirect, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests_name("agent_ops", tests, NULL, NULL);
