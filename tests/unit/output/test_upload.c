@@ -611,7 +611,7 @@ static struct pprof_builder *k8s_builder(void)
  * would take it past 30 are left out and counted rather than the profile refused. */
 static void test_upload_keeps_series_within_the_label_limit(void **state)
 {
-	static char names[28][8];
+	static char names[28][16];
 	struct pprof_label statics[28];
 	struct fixture *f = *state;
 	const Perftools__Profiles__Profile *p;
