@@ -11,7 +11,6 @@
 #include "config/config_file.h"
 #include "config/config_int.h"
 #include "util/spanprof_types.h"
-#include "util/utf8.h"
 
 #ifndef SPANPROF_VERSION
 #define SPANPROF_VERSION "dev"
@@ -20,7 +19,6 @@
 /* getopt_long's value for options without a short name. */
 #define LONG_ONLY_BASE 256
 #define HELP_COLUMN 27
-#define ERROR_VALUE_MAX 80
 
 static const char usage_head[] =
 	"Usage: spanprof [OPTION]...\n"
@@ -96,10 +94,10 @@ void config_init(struct spanprof_config *cfg)
 	cfg->span_scope = SPAN_SCOPE_ROOT;
 	cfg->log_level = LOG_LEVEL_INFO;
 	cfg->log_format = LOG_FORMAT_LOGFMT;
-	cfg->upload.connect_timeout_s = 5;
-	cfg->upload.upload_timeout_s = 30;
-	cfg->upload.queue_bytes = 64ull << 20;
-	cfg->upload.spool_bytes = 512ull << 20;
+	cfg->upload.connect_timeout_s = CONFIG_DEFAULT_CONNECT_TIMEOUT_S;
+	cfg->upload.upload_timeout_s = CONFIG_DEFAULT_UPLOAD_TIMEOUT_S;
+	cfg->upload.queue_bytes = CONFIG_DEFAULT_QUEUE_BYTES;
+	cfg->upload.spool_bytes = CONFIG_DEFAULT_SPOOL_BYTES;
 	cfg->stack_entries = SPANPROF_DEFAULT_STACKS;
 	cfg->count_entries = SPANPROF_DEFAULT_COUNTS;
 	cfg->max_services = 512;
@@ -124,47 +122,6 @@ void config_release(struct spanprof_config *cfg)
 	}
 	free(s->v);
 	memset(cfg, 0, sizeof(*cfg));
-}
-
-char *config_strdup(struct spanprof_config *cfg, const char *s, size_t n)
-{
-	struct config_strings *o = &cfg->owned;
-	char **grown, *copy;
-
-	if (o->n == o->cap) {
-		grown = realloc(o->v, (o->cap ? 2 * o->cap : 16) * sizeof(*o->v));
-		if (!grown)
-			return NULL;
-		o->v = grown;
-		o->cap = o->cap ? 2 * o->cap : 16;
-	}
-	copy = strndup(s, n);
-	if (copy)
-		o->v[o->n++] = copy;
-	return copy;
-}
-
-int config_hint(FILE *err)
-{
-	fprintf(err, "Try 'spanprof --help' for more information.\n");
-	return CONFIG_ERROR;
-}
-
-int config_bad_value(FILE *err, const char *where, const struct config_option *opt,
-		     const char *value, const char *want)
-{
-	int n;
-
-	if (opt->secret) {
-		fprintf(err, "spanprof: %s: invalid value (not shown): expected %s\n", where, want);
-		return config_hint(err);
-	}
-	value = value ? value : "";
-	/* A long value is cut, so that the line still shows what was expected. */
-	n = strlen(value) > ERROR_VALUE_MAX ? utf8_boundary(value, ERROR_VALUE_MAX) : strlen(value);
-	fprintf(err, "spanprof: %s: invalid value '%.*s%s': expected %s\n", where, n, value,
-		value[n] ? "..." : "", want);
-	return config_hint(err);
 }
 
 /* The long options for getopt_long and the matching short option string, from the table. */

@@ -117,6 +117,8 @@ void config_touch(struct config_apply *ap, const struct config_option *opt);
 int config_apply(struct config_apply *ap, const struct config_option *opt, const char *value,
 		 const char **want);
 
+/* The values module (config_values.c), which calls no other config*.c file: */
+
 /* A copy of s (n bytes, or all of it when n is SIZE_MAX) that cfg owns; NULL on ENOMEM. */
 char *config_strdup(struct spanprof_config *cfg, const char *s, size_t n);
 
@@ -126,11 +128,7 @@ int config_bad_value(FILE *err, const char *where, const struct config_option *o
 		     const char *value, const char *want);
 int config_hint(FILE *err);
 
-/* Reads the secret files named in cfg and checks the options that depend on each other.
- * Prints the error and returns CONFIG_ERROR, or returns CONFIG_RUN. (config_check.c) */
-int config_check(struct spanprof_config *cfg, FILE *err);
-
-/* Parses the unsigned decimal s in [min, max]. 0 or -EINVAL. (config_values.c) */
+/* Parses the unsigned decimal s in [min, max]. 0 or -EINVAL. */
 int config_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /* Bytes with an optional K, M, G, KiB, MiB or GiB suffix (all powers of 1024). */
 int config_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out);
@@ -150,5 +148,9 @@ int config_check_tenant(const char *s, const char **want);
 int config_check_url(const char *s, size_t *len, const char **want);
 /* Non-empty, no control characters, none of forbidden (NULL: none). -EINVAL otherwise. */
 int config_check_text(const char *s, const char *forbidden);
+
+/* Reads the secret files named in cfg and checks the options that depend on each other.
+ * Prints the error and returns CONFIG_ERROR, or returns CONFIG_RUN. (config_check.c) */
+int config_check(struct spanprof_config *cfg, FILE *err);
 
 #endif /* SPANPROF_CONFIG_INT_H */

@@ -1,12 +1,59 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Parsers and checks for the configuration's value types: integers, sizes with suffixes,
- * booleans, labels, headers, tenant ids and server URLs. */
+/* The configuration's values: strings it owns, the one error line for a bad value, and the
+ * parsers and checks of its value types (integers, sizes with suffixes, booleans, labels,
+ * headers, tenant ids and server URLs). Every config*.c file calls in; this calls none back. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "config/config_int.h"
+#include "util/label_rules.h"
 #include "util/utf8.h"
+
+/* A bad value is cut to this many bytes in the error line. */
+#define ERROR_VALUE_MAX 80
+
+char *config_strdup(struct spanprof_config *cfg, const char *s, size_t n)
+{
+	struct config_strings *o = &cfg->owned;
+	char **grown, *copy;
+
+	if (o->n == o->cap) {
+		grown = realloc(o->v, (o->cap ? 2 * o->cap : 16) * sizeof(*o->v));
+		if (!grown)
+			return NULL;
+		o->v = grown;
+		o->cap = o->cap ? 2 * o->cap : 16;
+	}
+	copy = strndup(s, n);
+	if (copy)
+		o->v[o->n++] = copy;
+	return copy;
+}
+
+int config_hint(FILE *err)
+{
+	fprintf(err, "Try 'spanprof --help' for more information.\n");
+	return CONFIG_ERROR;
+}
+
+int config_bad_value(FILE *err, const char *where, const struct config_option *opt,
+		     const char *value, const char *want)
+{
+	int n;
+
+	if (opt->secret) {
+		fprintf(err, "spanprof: %s: invalid value (not shown): expected %s\n", where, want);
+		return config_hint(err);
+	}
+	value = value ? value : "";
+	/* A long value is cut, so that the line still shows what was expected. */
+	n = strlen(value) > ERROR_VALUE_MAX ? utf8_boundary(value, ERROR_VALUE_MAX) : strlen(value);
+	fprintf(err, "spanprof: %s: invalid value '%.*s%s': expected %s\n", where, n, value,
+		value[n] ? "..." : "", want);
+	return config_hint(err);
+}
 
 int config_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
@@ -78,9 +125,6 @@ int config_parse_bool(const char *s, int *out)
 	return -EINVAL;
 }
 
-/* Series labels spanprof sets itself, per process or per sample. */
-static const char *const reserved_labels[] = { "service_name", "span_id", "trace_id", "span_name" };
-
 static int is_name_char(char c, int first)
 {
 	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
@@ -89,33 +133,15 @@ static int is_name_char(char c, int first)
 
 int config_check_label(const char *s, size_t *name_len, const char **want)
 {
-	const char *eq = strchr(s, '='), *value;
-	size_t i, n;
+	const char *eq = strchr(s, '=');
 
 	*want = "KEY=VALUE";
 	if (!eq || eq == s)
 		return -EINVAL;
-	n = eq - s;
-	value = eq + 1;
-	*want = "a label name of letters, digits and '_' that does not start with a digit";
-	for (i = 0; i < n; i++)
-		if (!is_name_char(s[i], i == 0))
-			return -EINVAL;
-	*want = "a label name of at most 1024 bytes";
-	if (n > CONFIG_LABEL_NAME_MAX)
+	*want = label_rules_check(s, eq - s, eq + 1);
+	if (*want)
 		return -EINVAL;
-	*want = "a label name that does not start with '__' (reserved)";
-	if (n >= 2 && s[0] == '_' && s[1] == '_')
-		return -EINVAL;
-	*want = "a label name other than service_name, span_id, trace_id and span_name (spanprof "
-		"sets them)";
-	for (i = 0; i < sizeof(reserved_labels) / sizeof(reserved_labels[0]); i++)
-		if (strlen(reserved_labels[i]) == n && !strncmp(s, reserved_labels[i], n))
-			return -EINVAL;
-	*want = "a non-empty label value of at most 2048 bytes of UTF-8";
-	if (!*value || strlen(value) > CONFIG_LABEL_VALUE_MAX || !utf8_valid(value))
-		return -EINVAL;
-	*name_len = n;
+	*name_len = eq - s;
 	return 0;
 }
 

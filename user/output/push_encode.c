@@ -11,34 +11,11 @@
 #include "util/utf8.h"
 #include "util/uuid.h"
 
-static int name_char_ok(char c, int first)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-	       (!first && c >= '0' && c <= '9');
-}
-
 static const char *check_one(const struct pprof_label *l)
 {
-	const char *p;
-
-	if (!l->key || !*l->key)
-		return "label name is empty";
-	if (strlen(l->key) > PUSH_MAX_LABEL_NAME)
-		return "label name is longer than 1024 bytes";
-	for (p = l->key; *p; p++)
-		if (!name_char_ok(*p, p == l->key))
-			return "label name must match [A-Za-z_][A-Za-z0-9_]*";
-	if (!strncmp(l->key, "__", 2))
-		return "label names starting with __ are reserved";
-	if (!strcmp(l->key, "service_name"))
-		return "service_name is set per service, not as a static label";
-	if (!l->value || !*l->value)
-		return "label value is empty";
-	if (strlen(l->value) > PUSH_MAX_LABEL_VALUE)
-		return "label value is longer than 2048 bytes";
-	if (!utf8_valid(l->value))
-		return "label value is not valid UTF-8";
-	return NULL;
+	if (!l->key)
+		return "a non-empty label name";
+	return label_rules_check(l->key, strlen(l->key), l->value);
 }
 
 int push_check_labels(const struct pprof_label *labels, size_t n, const char **why, size_t *bad)

@@ -7,15 +7,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config/config_types.h"
 #include "discover/proc_table.h"
 #include "loader.h"
 #include "profile/pprof.h"
 #include "symbolize/symcache.h"
-
-enum span_scope {
-	SPAN_SCOPE_ROOT = 0, /* span_id = the local root span (Pyroscope's convention) */
-	SPAN_SCOPE_ALL, /* span_id = the span active at the sample */
-};
 
 struct aggregate_options {
 	int64_t period_ns; /* 1e9 / frequency */

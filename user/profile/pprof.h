@@ -7,12 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config/config_types.h"
 #include "symbolize/symcache.h"
-
-struct pprof_label {
-	const char *key;
-	const char *value;
-};
 
 /* period_ns: nanoseconds one sample stands for (1e9 / frequency); time_nanos: window start
  * (Unix ns); duration_nanos: window length. Returns NULL and sets errno on failure. */
