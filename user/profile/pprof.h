@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "config/config_types.h"
-#include "symbolize/symcache.h"
+#include "util/frame.h"
 
 /* period_ns: nanoseconds one sample stands for (1e9 / frequency); time_nanos: window start
  * (Unix ns); duration_nanos: window length. Returns NULL and sets errno on failure. */
