@@ -39,8 +39,8 @@ endif
 # files that declare it extern (otherwise "map relo failed to find map").
 BPF_UNITS := span_hook proc_events sample
 BPF_OBJS := $(patsubst %,$(OUTPUT)/bpf/%.bpf.o,$(BPF_UNITS))
-PROTO_SRCS := $(wildcard user/proto/*.proto)
-PROTO_C := $(patsubst user/proto/%.proto,$(OUTPUT)/proto/%.pb-c.c,$(PROTO_SRCS))
+PROTO_SRCS := $(wildcard proto/*.proto)
+PROTO_C := $(patsubst proto/%.proto,$(OUTPUT)/proto/%.pb-c.c,$(PROTO_SRCS))
 PROTO_OBJS := $(PROTO_C:.c=.o)
 # user/ holds main, the agent's run loop and the BPF loader; user/<stage>/ the stages' modules.
 AGENT_SRCS := $(filter-out user/main.c,$(wildcard user/*.c user/*/*.c))
@@ -83,10 +83,10 @@ $(OUTPUT)/spanprof.skel.h: $(OUTPUT)/spanprof.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name spanprof_bpf > $@
 
 # --- protobuf-c ----------------------------------------------------------------------------
-$(OUTPUT)/proto/%.pb-c.c $(OUTPUT)/proto/%.pb-c.h: user/proto/%.proto
+$(OUTPUT)/proto/%.pb-c.c $(OUTPUT)/proto/%.pb-c.h: proto/%.proto
 	$(call msg,PROTOC,$@)
 	$(Q)mkdir -p $(OUTPUT)/proto
-	$(Q)$(PROTOC_C) --proto_path=user/proto --c_out=$(OUTPUT)/proto $<
+	$(Q)$(PROTOC_C) --proto_path=proto --c_out=$(OUTPUT)/proto $<
 
 $(OUTPUT)/proto/%.pb-c.o: $(OUTPUT)/proto/%.pb-c.c
 	$(call msg,CC,$@)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Builds one pprof Profile (cpu/nanoseconds) from symbolized samples and encodes it with
- * protobuf-c (user/proto/profile.proto). Strings, functions, mappings and locations are interned. */
+ * protobuf-c (proto/profile.proto). Strings, functions, mappings and locations are interned. */
 #ifndef SPANPROF_PPROF_H
 #define SPANPROF_PPROF_H
 
