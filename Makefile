@@ -39,8 +39,8 @@ endif
 # files that declare it extern (otherwise "map relo failed to find map").
 BPF_UNITS := span_hook proc_events sample
 BPF_OBJS := $(patsubst %,$(OUTPUT)/bpf/%.bpf.o,$(BPF_UNITS))
-PROTO_SRCS := $(wildcard user/proto/*.proto)
-PROTO_C := $(patsubst user/proto/%.proto,$(OUTPUT)/proto/%.pb-c.c,$(PROTO_SRCS))
+PROTO_SRCS := $(wildcard proto/*.proto)
+PROTO_C := $(patsubst proto/%.proto,$(OUTPUT)/proto/%.pb-c.c,$(PROTO_SRCS))
 PROTO_OBJS := $(PROTO_C:.c=.o)
 # user/ holds main, the agent's run loop and the BPF loader; user/<stage>/ the stages' modules.
 AGENT_SRCS := $(filter-out user/main.c,$(wildcard user/*.c user/*/*.c))
@@ -83,10 +83,10 @@ $(OUTPUT)/spanprof.skel.h: $(OUTPUT)/spanprof.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name spanprof_bpf > $@
 
 # --- protobuf-c ----------------------------------------------------------------------------
-$(OUTPUT)/proto/%.pb-c.c $(OUTPUT)/proto/%.pb-c.h: user/proto/%.proto
+$(OUTPUT)/proto/%.pb-c.c $(OUTPUT)/proto/%.pb-c.h: proto/%.proto
 	$(call msg,PROTOC,$@)
 	$(Q)mkdir -p $(OUTPUT)/proto
-	$(Q)$(PROTOC_C) --proto_path=user/proto --c_out=$(OUTPUT)/proto $<
+	$(Q)$(PROTOC_C) --proto_path=proto --c_out=$(OUTPUT)/proto $<
 
 $(OUTPUT)/proto/%.pb-c.o: $(OUTPUT)/proto/%.pb-c.c
 	$(call msg,CC,$@)
@@ -222,19 +222,6 @@ deploy-test: $(OUTPUT)/spanprof $(DEPLOY_GO_LINKS)
 	$(Q)tests/run_tests.sh "$(DEPLOY_TEST)"
 # --- end of deployment ---------------------------------------------------------------------
 
-test: all $(UNIT_TESTS) $(INTEG_TESTS) $(WORKLOADS) $(DEPLOY_GO_LINKS)
-	$(Q)tests/run_tests.sh $(UNIT_TESTS) $(INTEG_TESTS) "$(GO_TEST)" "$(DEPLOY_TEST)" \
-		"$(HOOK_ENV) tests/hooks/run_hook_tests.sh $(HOOK_C_TESTS)"
-
-unit-tests: $(UNIT_TESTS)
-	$(Q)tests/run_tests.sh $(UNIT_TESTS)
-
-integration-tests: all $(INTEG_TESTS) $(WORKLOADS)
-	$(Q)tests/run_tests.sh $(INTEG_TESTS)
-
-bench: all $(BENCHES) $(WORKLOADS) $(OUTPUT)/tests/bench/go_hook
-	$(Q)for b in $(BENCHES); do $$b || exit 1; done
-
 # --- language hooks (python, ruby) ---------------------------------------------------------
 # hooks/python (unittest) and hooks/ruby (minitest), plus the test of the C helper header
 # hooks/c/spanprof_otel.h (which compiles examples/otel_ids.c). Their real-agent tests run
@@ -261,17 +248,28 @@ endef
 hook-tests: all $(HOOK_C_TESTS)
 	$(run-hook-tests)
 
-# `test` (above) runs the hook suites last, through tests/run_tests.sh so that the final line
-# sums every suite; it needs the same binaries.
-test: $(HOOK_C_TESTS)
-
 # Cost of a span start+end through each language's processor; part of `make bench`.
 bench-hooks: all
 	$(Q)$(HOOK_ENV) $(PYTHON) tests/bench/bench_python_hook.py
 	$(Q)$(HOOK_ENV) $(RUBY) tests/bench/bench_ruby_hook.rb
 
-bench: bench-hooks
 # --- end of language hooks -----------------------------------------------------------------
+
+# --- test and bench: one rule each -----------------------------------------------------------
+# `test` runs the hook suites last, through tests/run_tests.sh, so that the final line sums
+# every suite.
+test: all $(UNIT_TESTS) $(INTEG_TESTS) $(WORKLOADS) $(DEPLOY_GO_LINKS) $(HOOK_C_TESTS)
+	$(Q)tests/run_tests.sh $(UNIT_TESTS) $(INTEG_TESTS) "$(GO_TEST)" "$(DEPLOY_TEST)" \
+		"$(HOOK_ENV) tests/hooks/run_hook_tests.sh $(HOOK_C_TESTS)"
+
+unit-tests: $(UNIT_TESTS)
+	$(Q)tests/run_tests.sh $(UNIT_TESTS)
+
+integration-tests: all $(INTEG_TESTS) $(WORKLOADS)
+	$(Q)tests/run_tests.sh $(INTEG_TESTS)
+
+bench: all $(BENCHES) $(WORKLOADS) $(OUTPUT)/tests/bench/go_hook bench-hooks
+	$(Q)for b in $(BENCHES); do $$b || exit 1; done
 
 install: all
 	install -m 0755 -D $(OUTPUT)/spanprof $(DESTDIR)$(prefix)/bin/spanprof

@@ -4,17 +4,7 @@
 #ifndef SPANPROF_MAPS_BPF_H
 #define SPANPROF_MAPS_BPF_H
 
-#include <bpf/bpf_core_read.h>
-
 #include "spanprof_abi.h"
-
-/* vmlinux.h has no errno macros; these are the values BPF helpers return, negated. */
-#ifndef EFAULT
-#define EFAULT 14
-#endif
-#ifndef EEXIST
-#define EEXIST 17
-#endif
 
 /* Per-thread span context, freed by the kernel with the task: a reused thread id starts empty. */
 #define THREAD_SPANS_MAP                                 \
@@ -62,29 +52,5 @@
 		__type(key, __u32);                         \
 		__type(value, __u64);                       \
 	} event_counts SEC(".maps")
-
-/* Adds one to a per-CPU counter; the array lookup cannot fail for an index below max_entries. */
-static __always_inline void counter_inc(void *map, __u32 index)
-{
-	__u64 *value = bpf_map_lookup_elem(map, &index);
-
-	if (value)
-		*value += 1;
-}
-
-/* The running goroutine of a pure-Go amd64 program: the runtime keeps its g pointer at -8 from
- * the thread's FS base. Returns 0 or a negative error. */
-static __always_inline long current_goroutine(struct task_struct *task, __u64 *g)
-{
-#if defined(__TARGET_ARCH_x86)
-	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
-
-	if (!fsbase)
-		return -EFAULT;
-	return bpf_probe_read_user(g, sizeof(*g), (void *)(fsbase - 8));
-#else
-	return -EFAULT; /* goroutine tracking is x86-64 only for now */
-#endif
-}
 
 #endif /* SPANPROF_MAPS_BPF_H */

@@ -6,6 +6,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "helpers.bpf.h"
 #include "maps.bpf.h"
 
 #define PROT_EXEC 0x4

@@ -6,6 +6,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "helpers.bpf.h"
 #include "maps.bpf.h"
 
 /* Only count processes listed in target_pids (--pid). */
@@ -77,7 +78,9 @@ static __always_inline struct thread_span *current_span(struct task_struct *task
 		}
 		return bpf_map_lookup_elem(&goroutine_spans, &gkey);
 	}
-	/* NULL also when the hook's uprobe holds this task's storage lock on this CPU. */
+	/* NULL also when the hook's uprobe holds this task's storage lock on this CPU: the sample
+	 * then has no span. That is not counted, since the helper's NULL cannot tell it from a
+	 * thread that never set a span. */
 	return bpf_task_storage_get(&thread_spans, task, NULL, 0);
 }
 
@@ -95,26 +98,16 @@ static __always_inline void copy_span(struct sample_key *key, struct task_struct
 
 static __always_inline void count_sample(void *counts, struct sample_key *key)
 {
-	static const __u64 one = 1;
+	static const __u64 zero;
 	__u64 *count;
-	long err;
+	int err;
 
-	count = bpf_map_lookup_elem(counts, key);
-	if (count) {
-		__sync_fetch_and_add(count, 1);
+	count = map_lookup_or_init(counts, key, &zero, &err);
+	if (!count) {
+		counter_inc(&drop_counts, SPANPROF_DROP_COUNTS_FULL);
 		return;
 	}
-	err = bpf_map_update_elem(counts, key, &one, BPF_NOEXIST);
-	if (err == -EEXIST) {
-		/* Another CPU inserted the same key between our lookup and update. */
-		count = bpf_map_lookup_elem(counts, key);
-		if (count) {
-			__sync_fetch_and_add(count, 1);
-			return;
-		}
-	}
-	if (err)
-		counter_inc(&drop_counts, SPANPROF_DROP_COUNTS_FULL);
+	__sync_fetch_and_add(count, 1);
 }
 
 SEC("perf_event")

@@ -5,6 +5,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "helpers.bpf.h"
 #include "maps.bpf.h"
 
 THREAD_SPANS_MAP;
@@ -70,6 +71,7 @@ int BPF_KPROBE(on_go_span_set, const struct span_ctx *user_span)
 	static const struct thread_span empty;
 	struct goroutine_key key = { .pid = bpf_get_current_pid_tgid() >> 32 };
 	struct thread_span *ts;
+	int err;
 
 	if (current_goroutine(bpf_get_current_task_btf(), &key.g)) {
 		counter_inc(&drop_counts, SPANPROF_DROP_GOROUTINE_READ);
@@ -82,15 +84,11 @@ int BPF_KPROBE(on_go_span_set, const struct span_ctx *user_span)
 		counter_inc(&event_counts, SPANPROF_EVENT_SPAN_CLEAR);
 		return 0;
 	}
+	if (!ts)
+		ts = map_lookup_or_init(&goroutine_spans, &key, &empty, &err);
 	if (!ts) {
-		if (bpf_map_update_elem(&goroutine_spans, &key, &empty, BPF_NOEXIST) &&
-		    !bpf_map_lookup_elem(&goroutine_spans, &key)) {
-			counter_inc(&drop_counts, SPANPROF_DROP_GOROUTINE_FULL);
-			return 0;
-		}
-		ts = bpf_map_lookup_elem(&goroutine_spans, &key);
-		if (!ts)
-			return 0;
+		counter_inc(&drop_counts, SPANPROF_DROP_GOROUTINE_FULL);
+		return 0;
 	}
 	write_span(ts, user_span);
 	return 0;

@@ -60,7 +60,6 @@ enum spanprof_drop {
 	SPANPROF_DROP_KERN_STACK, /* kernel stack not recorded (map full/collision) */
 	SPANPROF_DROP_SPAN_READ, /* hook's struct could not be read from user memory */
 	SPANPROF_DROP_SPAN_STORAGE, /* task storage unavailable: span update lost */
-	SPANPROF_DROP_SPAN_BUSY, /* sample could not read the thread's span (recursion guard) */
 	SPANPROF_DROP_SPAN_VERSION, /* hook passed an unknown ABI version */
 	SPANPROF_DROP_PROC_EVENT, /* proc_events ring buffer full: a rescan was missed */
 	SPANPROF_DROP_GOROUTINE_FULL, /* goroutine_spans full: a Go span update was lost */

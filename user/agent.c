@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The run loop: process events -> rescans (hooks, symbol snapshots, service names); every
- * drain period the BPF window is drained; every interval each service's profile is written. */
+ * drain period the BPF window is drained, each sample symbolized and aggregated; every interval
+ * each service's profile is written. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -120,12 +121,22 @@ static void forget_exited(void *ctx, pid_t pid)
 	symcache_forget_pid(a->symcache, pid);
 }
 
+/* One drained sample through the later stages: symbolized, then aggregated. */
+static void on_sample(void *ctx, const struct sample *s)
+{
+	struct agent *a = ctx;
+
+	stack_resolve(a->resolve, a->symcache, s->key->pid, s->kern_ips, s->lost_kern, s->user_ips,
+		      s->lost_user);
+	aggregate_add(a->agg, s, a->resolve->frames, a->resolve->nframes);
+}
+
 static void drain(struct agent *a)
 {
 	struct loader_window w = loader_flip_window(a->loader);
 
 	usleep(FLIP_SETTLE_US);
-	aggregate_drain(a->agg, w);
+	drain_window(a->drain, w.counts_fd, w.stacks_fd, on_sample, a);
 	/* Exited processes' last samples were in that window: their caches can go now. */
 	proc_table_sweep_exited(a->procs, forget_exited, a);
 	/* Hot frames are answered from the address cache; DWARF nobody needed lately goes. */
@@ -183,7 +194,6 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 		.period_ns = NS_PER_S / cfg->frequency,
 		.scope = cfg->span_scope,
 		.max_services = cfg->max_services,
-		.max_keys = cfg->count_entries,
 	};
 	int err;
 
@@ -201,9 +211,12 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 	a->symcache = symcache_new(&sl);
 	a->procs = proc_table_new(cfg->max_procs, cfg->proc_root);
 	a->hooks = hook_registry_new(a->loader, &hl);
-	a->agg = a->symcache && a->procs ? aggregate_new(&ao, a->symcache, a->procs) : NULL;
+	a->drain = drain_new(cfg->count_entries);
+	a->resolve = malloc(sizeof(*a->resolve));
+	a->agg = a->procs ? aggregate_new(&ao, a->procs) : NULL;
 	a->events = loader_proc_events(a->loader, on_proc_event, a);
-	if (!a->symcache || !a->procs || !a->hooks || !a->agg || !a->events)
+	if (!a->symcache || !a->procs || !a->hooks || !a->drain || !a->resolve || !a->agg ||
+	    !a->events)
 		return log_err(-ENOMEM, "set up the agent's caches");
 	return start_k8s(a);
 }
@@ -214,6 +227,8 @@ static void teardown(struct agent *a)
 	agent_close_outputs(a);
 	ring_buffer__free(a->events);
 	aggregate_free(a->agg);
+	free(a->resolve);
+	drain_free(a->drain);
 	k8s_meta_free(a->k8s);
 	hook_registry_free(a->hooks);
 	proc_table_free(a->procs);

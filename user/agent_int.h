@@ -16,6 +16,8 @@
 #include "output/metrics.h"
 #include "output/metrics_http.h"
 #include "profile/aggregate.h"
+#include "profile/drain.h"
+#include "symbolize/stack_resolve.h"
 #include "symbolize/symcache.h"
 #include "util/spanprof_types.h"
 
@@ -30,6 +32,8 @@ struct agent {
 	struct symcache *symcache;
 	struct proc_table *procs;
 	struct hook_registry *hooks;
+	struct drain *drain;
+	struct stack_resolve *resolve; /* one sample's frames at a time */
 	struct aggregate *agg;
 	struct ring_buffer *events;
 	struct metrics *metrics;

@@ -11,8 +11,10 @@ import (
 	"regexp"
 )
 
+// One entry of the table, in designated-initializer form: `[CONFIG_OPT_X] = { .name = "flag",`
+// then, for lists, `.key = "plural",`.
 var optionEntry = regexp.MustCompile(
-	`\[CONFIG_OPT_\w+\]\s*=\s*\{\s*"([a-z-]+)",\s*(?:NULL|"([a-z-]+)")`)
+	`\[CONFIG_OPT_\w+\]\s*=\s*\{\s*\.name\s*=\s*"([a-z-]+)",\s*(?:\.key\s*=\s*"([a-z-]+)")?`)
 
 // AgentOptionKeys returns the keys of the agent's options as its config file and environment
 // name them (the key when the table gives one, e.g. "labels", else the flag name), from

@@ -4,7 +4,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +12,6 @@
 #include "config/config_file.h"
 #include "config/config_int.h"
 #include "util/spanprof_types.h"
-#include "util/utf8.h"
 
 #ifndef SPANPROF_VERSION
 #define SPANPROF_VERSION "dev"
@@ -22,7 +20,6 @@
 /* getopt_long's value for options without a short name. */
 #define LONG_ONLY_BASE 256
 #define HELP_COLUMN 27
-#define ERROR_VALUE_MAX 80
 
 static const char usage_head[] =
 	"Usage: spanprof [OPTION]...\n"
@@ -98,10 +95,10 @@ void config_init(struct spanprof_config *cfg)
 	cfg->span_scope = SPAN_SCOPE_ROOT;
 	cfg->log_level = LOG_LEVEL_INFO;
 	cfg->log_format = LOG_FORMAT_LOGFMT;
-	cfg->upload.connect_timeout_s = 5;
-	cfg->upload.upload_timeout_s = 30;
-	cfg->upload.queue_bytes = 64ull << 20;
-	cfg->upload.spool_bytes = 512ull << 20;
+	cfg->upload.connect_timeout_s = CONFIG_DEFAULT_CONNECT_TIMEOUT_S;
+	cfg->upload.upload_timeout_s = CONFIG_DEFAULT_UPLOAD_TIMEOUT_S;
+	cfg->upload.queue_bytes = CONFIG_DEFAULT_QUEUE_BYTES;
+	cfg->upload.spool_bytes = CONFIG_DEFAULT_SPOOL_BYTES;
 	cfg->stack_entries = SPANPROF_DEFAULT_STACKS;
 	cfg->count_entries = SPANPROF_DEFAULT_COUNTS;
 	cfg->max_services = 512;
@@ -126,106 +123,6 @@ void config_release(struct spanprof_config *cfg)
 	}
 	free(s->v);
 	memset(cfg, 0, sizeof(*cfg));
-}
-
-char *config_strdup(struct spanprof_config *cfg, const char *s, size_t n)
-{
-	struct config_strings *o = &cfg->owned;
-	char **grown, *copy;
-
-	if (o->n == o->cap) {
-		grown = realloc(o->v, (o->cap ? 2 * o->cap : 16) * sizeof(*o->v));
-		if (!grown)
-			return NULL;
-		o->v = grown;
-		o->cap = o->cap ? 2 * o->cap : 16;
-	}
-	copy = strndup(s, n);
-	if (copy)
-		o->v[o->n++] = copy;
-	return copy;
-}
-
-int config_hint(FILE *err)
-{
-	fprintf(err, "Try 'spanprof --help' for more information.\n");
-	return CONFIG_ERROR;
-}
-
-/* Writes s[0..n) with control characters escaped. */
-static void put_escaped(FILE *err, const char *s, size_t n)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (p[i] < 0x20 || p[i] == 0x7f)
-			fprintf(err, "\\x%02x", p[i]);
-		else if (p[i] == 0xc2 && i + 1 < n && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f)
-			fprintf(err, "\\x%02x", p[++i]); /* U+0080..U+009F: C1 controls */
-		else
-			fputc(p[i], err);
-	}
-}
-
-int config_errorf(FILE *err, const char *fmt, ...)
-{
-	char *msg = NULL;
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vasprintf(&msg, fmt, ap);
-	va_end(ap);
-	if (n < 0) {
-		fputs("spanprof: out of memory\n", err);
-		return CONFIG_ERROR;
-	}
-	fputs("spanprof: ", err);
-	if (n && msg[n - 1] == '\n') {
-		put_escaped(err, msg, n - 1);
-		fputc('\n', err);
-	} else {
-		put_escaped(err, msg, n);
-	}
-	free(msg);
-	return CONFIG_ERROR;
-}
-
-/* How much of value an error may show: all of it, or for a secret header only its name. */
-static size_t shown_length(const struct config_option *opt, const char *value)
-{
-	size_t n = strlen(value), name;
-
-	if (opt->secret == CONFIG_SECRET_VALUE) {
-		/* Only a plain header name followed by ':' is shown; without a colon the whole
-		 * value might be the secret. */
-		name = strspn(value, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-				     "0123456789!#$%&'*+-.^_`|~");
-		return value[name] == ':' ? name + 1 : 0;
-	}
-	/* A long value is cut, so that the line still shows what was expected. */
-	return n > ERROR_VALUE_MAX ? utf8_boundary(value, ERROR_VALUE_MAX) : n;
-}
-
-int config_bad_value(FILE *err, const char *where, const struct config_option *opt,
-		     const char *value, const char *want)
-{
-	size_t n;
-
-	value = value ? value : "";
-	if (opt->secret == CONFIG_SECRET_ALL) {
-		config_errorf(err, "%s: invalid value (not shown): expected %s\n", where, want);
-		return config_hint(err);
-	}
-	n = shown_length(opt, value);
-	if (opt->secret == CONFIG_SECRET_VALUE)
-		config_errorf(err, "%s: invalid value '%.*s%s': expected %s\n", where, (int)n,
-			      value, n ? " (value not shown)" : "(not shown)", want);
-	else
-		config_errorf(err, "%s: invalid value '%.*s%s': expected %s\n", where, (int)n,
-			      value, value[n] ? "..." : "", want);
-	return config_hint(err);
 }
 
 /* The long options for getopt_long and the matching short option string, from the table. */

@@ -9,30 +9,26 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "profile/aggregate.h"
-#include "profile/pprof.h"
+#include "config/config_types.h"
+#include "util/label_rules.h"
 #include "util/log.h"
 
 #define CONFIG_MAX_PIDS 1024
 #define CONFIG_DEFAULT_OUTPUT "./spanprof-data"
-/* Pyroscope allows 30 labels per series; the uploader adds __name__ and service_name. The server
- * also lifts sample labels other than span_id (and, from v2.1.0, trace_id) into the series:
- * span_name always, namespace/pod/container on Kubernetes, trace_id with --trace-id-label on
- * older servers. config_check() and the agent's start count them (CONFIG_LIFTED_*). */
-#define CONFIG_MAX_SERIES_LABELS 30
-#define CONFIG_MAX_LABELS 28
+/* The uploader adds __name__ and service_name to the server's LABEL_MAX_SERIES. The server also
+ * lifts sample labels other than span_id (and, from v2.1.0, trace_id) into the series: span_name
+ * always, namespace/pod/container on Kubernetes, trace_id with --trace-id-label on older
+ * servers. config_check() and the agent's start count them (CONFIG_LIFTED_*). */
+#define CONFIG_MAX_LABELS LABEL_MAX_STATIC
 #define CONFIG_LIFTED_LABELS 1 /* span_name */
 #define CONFIG_LIFTED_K8S_LABELS 3 /* namespace, pod, container */
-#define CONFIG_LABEL_NAME_MAX 1024
-#define CONFIG_LABEL_VALUE_MAX 2048
 #define CONFIG_MAX_HEADERS 32
 
 /* Pushing profiles to a Pyroscope-compatible server; off while server is NULL. */
 struct config_upload {
 	const char *server;                /* --server: http(s)://host[:port][/path], no '/' at end */
-	/* --label: series labels. Keys match [a-zA-Z_][a-zA-Z0-9_]*, do not start with "__" and
-	 * are none of service_name, span_id, trace_id, span_name; values are non-empty UTF-8. The
-	 * type is pprof's, so these go to struct upload_options.static_labels as they are. */
+	/* --label: series labels, checked by label_rules_check(). The type is pprof's, so these
+	 * go to struct upload_options.static_labels as they are. */
 	struct pprof_label labels[CONFIG_MAX_LABELS];
 	size_t nlabels;
 	const char *headers[CONFIG_MAX_HEADERS]; /* --header: "Name: value", checked and trimmed */

@@ -189,7 +189,7 @@ size_t config_label_budget(const struct config_upload *up, int k8s)
 	size_t lifted = CONFIG_LIFTED_LABELS + (up->trace_id_label ? 1 : 0) +
 			(k8s ? CONFIG_LIFTED_K8S_LABELS : 0);
 
-	return CONFIG_MAX_SERIES_LABELS - 2 - lifted;
+	return LABEL_MAX_SERIES - 2 - lifted;
 }
 
 /* The server counts the labels it lifts from samples against its 30 per series. */

@@ -126,6 +126,8 @@ void config_touch(struct config_apply *ap, const struct config_option *opt);
 int config_apply(struct config_apply *ap, const struct config_option *opt, const char *value,
 		 const char **want);
 
+/* The values module (config_values.c), which calls no other config*.c file: */
+
 /* A copy of s (n bytes, or all of it when n is SIZE_MAX) that cfg owns; NULL on ENOMEM. */
 char *config_strdup(struct spanprof_config *cfg, const char *s, size_t n);
 
@@ -140,11 +142,7 @@ int config_bad_value(FILE *err, const char *where, const struct config_option *o
 		     const char *value, const char *want);
 int config_hint(FILE *err);
 
-/* Reads the secret files named in cfg and checks the options that depend on each other.
- * Prints the error and returns CONFIG_ERROR, or returns CONFIG_RUN. (config_check.c) */
-int config_check(struct spanprof_config *cfg, FILE *err);
-
-/* Parses the unsigned decimal s in [min, max]. 0 or -EINVAL. (config_values.c) */
+/* Parses the unsigned decimal s in [min, max]. 0 or -EINVAL. */
 int config_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /* Bytes with an optional K, M, G, KiB, MiB or GiB suffix (all powers of 1024). */
 int config_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out);
@@ -152,8 +150,6 @@ int config_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 int config_parse_bool(const char *s, int *out);
 
 /* Checks that follow return 0, or -EINVAL with *want saying what a valid value looks like. */
-/* Compares label names a (na bytes) and b as the server does: '.' and '_' are the same. */
-int config_label_name_cmp(const char *a, size_t na, const char *b, size_t nb);
 /* "name=value": a valid series label name and value. *name_len: the name's length. */
 int config_check_label(const char *s, size_t *name_len, const char **want);
 /* "Name: value": a token name the uploader does not own; the value without the blanks around
@@ -166,5 +162,9 @@ int config_check_tenant(const char *s, const char **want);
 int config_check_url(const char *s, size_t *len, const char **want);
 /* Non-empty, no control characters, none of forbidden (NULL: none). -EINVAL otherwise. */
 int config_check_text(const char *s, const char *forbidden);
+
+/* Reads the secret files named in cfg and checks the options that depend on each other.
+ * Prints the error and returns CONFIG_ERROR, or returns CONFIG_RUN. (config_check.c) */
+int config_check(struct spanprof_config *cfg, FILE *err);
 
 #endif /* SPANPROF_CONFIG_INT_H */

@@ -1,15 +1,122 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Parsers and checks for the configuration's value types: integers, sizes with suffixes,
- * booleans, labels, headers, tenant ids and server URLs. */
+/* The configuration's values: strings it owns, the one error line for a bad value, and the
+ * parsers and checks of its value types (integers, sizes with suffixes, booleans, labels,
+ * headers, tenant ids and server URLs). Every config*.c file calls in; this calls none back. */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "config/config_int.h"
+#include "util/label_rules.h"
 #include "util/utf8.h"
+
+/* A bad value is cut to this many bytes in the error line. */
+#define ERROR_VALUE_MAX 80
+
+char *config_strdup(struct spanprof_config *cfg, const char *s, size_t n)
+{
+	struct config_strings *o = &cfg->owned;
+	char **grown, *copy;
+
+	if (o->n == o->cap) {
+		grown = realloc(o->v, (o->cap ? 2 * o->cap : 16) * sizeof(*o->v));
+		if (!grown)
+			return NULL;
+		o->v = grown;
+		o->cap = o->cap ? 2 * o->cap : 16;
+	}
+	copy = strndup(s, n);
+	if (copy)
+		o->v[o->n++] = copy;
+	return copy;
+}
+
+int config_hint(FILE *err)
+{
+	fprintf(err, "Try 'spanprof --help' for more information.\n");
+	return CONFIG_ERROR;
+}
+
+/* Writes s[0..n) with control characters escaped. */
+static void put_escaped(FILE *err, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (p[i] < 0x20 || p[i] == 0x7f)
+			fprintf(err, "\\x%02x", p[i]);
+		else if (p[i] == 0xc2 && i + 1 < n && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f)
+			fprintf(err, "\\x%02x", p[++i]); /* U+0080..U+009F: C1 controls */
+		else
+			fputc(p[i], err);
+	}
+}
+
+int config_errorf(FILE *err, const char *fmt, ...)
+{
+	char *msg = NULL;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		fputs("spanprof: out of memory\n", err);
+		return CONFIG_ERROR;
+	}
+	fputs("spanprof: ", err);
+	if (n && msg[n - 1] == '\n') {
+		put_escaped(err, msg, n - 1);
+		fputc('\n', err);
+	} else {
+		put_escaped(err, msg, n);
+	}
+	free(msg);
+	return CONFIG_ERROR;
+}
+
+/* How much of value an error may show: all of it, or for a secret header only its name. */
+static size_t shown_length(const struct config_option *opt, const char *value)
+{
+	size_t n = strlen(value), name;
+
+	if (opt->secret == CONFIG_SECRET_VALUE) {
+		/* Only a plain header name followed by ':' is shown; without a colon the whole
+		 * value might be the secret. */
+		name = strspn(value, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				     "0123456789!#$%&'*+-.^_`|~");
+		return value[name] == ':' ? name + 1 : 0;
+	}
+	/* A long value is cut, so that the line still shows what was expected. */
+	return n > ERROR_VALUE_MAX ? utf8_boundary(value, ERROR_VALUE_MAX) : n;
+}
+
+int config_bad_value(FILE *err, const char *where, const struct config_option *opt,
+		     const char *value, const char *want)
+{
+	size_t n;
+
+	value = value ? value : "";
+	if (opt->secret == CONFIG_SECRET_ALL) {
+		config_errorf(err, "%s: invalid value (not shown): expected %s\n", where, want);
+		return config_hint(err);
+	}
+	n = shown_length(opt, value);
+	if (opt->secret == CONFIG_SECRET_VALUE)
+		config_errorf(err, "%s: invalid value '%.*s%s': expected %s\n", where, (int)n,
+			      value, n ? " (value not shown)" : "(not shown)", want);
+	else
+		config_errorf(err, "%s: invalid value '%.*s%s': expected %s\n", where, (int)n,
+			      value, value[n] ? "..." : "", want);
+	return config_hint(err);
+}
 
 int config_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
@@ -81,71 +188,17 @@ int config_parse_bool(const char *s, int *out)
 	return -EINVAL;
 }
 
-/* Series labels spanprof sets itself, per process or per sample. */
-static const char *const reserved_labels[] = { "service_name", "span_id", "trace_id", "span_name" };
-
-int config_label_name_cmp(const char *a, size_t na, const char *b, size_t nb)
-{
-	size_t i;
-	char x, y;
-
-	if (na != nb)
-		return na < nb ? -1 : 1;
-	/* Pyroscope turns '.' into '_' in label names (unless its label sanitization is off). */
-	for (i = 0; i < na; i++) {
-		x = a[i] == '.' ? '_' : a[i];
-		y = b[i] == '.' ? '_' : b[i];
-		if (x != y)
-			return x < y ? -1 : 1;
-	}
-	return 0;
-}
-
-/* The server's rule (Prometheus' UTF-8 label names): any non-empty UTF-8 string. We refuse
- * control characters too, and ',' which separates labels in SPANPROF_LABELS. */
-static int name_ok(const char *s, size_t n)
-{
-	char *copy;
-	size_t i;
-	int ok;
-
-	for (i = 0; i < n; i++)
-		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f || s[i] == ',')
-			return 0;
-	copy = strndup(s, n);
-	ok = copy && utf8_valid(copy);
-	free(copy);
-	return ok;
-}
-
 int config_check_label(const char *s, size_t *name_len, const char **want)
 {
-	const char *eq = strchr(s, '='), *value;
-	size_t i, n;
+	const char *eq = strchr(s, '=');
 
 	*want = "KEY=VALUE";
 	if (!eq || eq == s)
 		return -EINVAL;
-	n = eq - s;
-	value = eq + 1;
-	*want = "a label name of UTF-8 without control characters or ','";
-	if (!name_ok(s, n))
+	*want = label_rules_check(s, eq - s, eq + 1);
+	if (*want)
 		return -EINVAL;
-	*want = "a label name of at most 1024 bytes";
-	if (n > CONFIG_LABEL_NAME_MAX)
-		return -EINVAL;
-	*want = "a label name that does not start with '__' (reserved)";
-	if (n >= 2 && s[0] == '_' && s[1] == '_')
-		return -EINVAL;
-	*want = "a label name other than service_name, span_id, trace_id and span_name (spanprof "
-		"sets them; the server reads '.' as '_')";
-	for (i = 0; i < sizeof(reserved_labels) / sizeof(reserved_labels[0]); i++)
-		if (!config_label_name_cmp(s, n, reserved_labels[i], strlen(reserved_labels[i])))
-			return -EINVAL;
-	*want = "a non-empty label value of at most 2048 bytes of UTF-8";
-	if (!*value || strlen(value) > CONFIG_LABEL_VALUE_MAX || !utf8_valid(value))
-		return -EINVAL;
-	*name_len = n;
+	*name_len = eq - s;
 	return 0;
 }
 

@@ -28,7 +28,7 @@ struct metrics {
 };
 
 /* A new enum spanprof_drop value needs its name below (and this count raised). */
-_Static_assert(SPANPROF_DROP__COUNT == 10, "name every drop reason in drop_reasons");
+_Static_assert(SPANPROF_DROP__COUNT == 9, "name every drop reason in drop_reasons");
 
 static const char *const drop_reasons[METRIC_DROP__COUNT] = {
 	[SPANPROF_DROP_COUNTS_FULL] = "counts_map_full",
@@ -36,7 +36,6 @@ static const char *const drop_reasons[METRIC_DROP__COUNT] = {
 	[SPANPROF_DROP_KERN_STACK] = "kernel_stack_lost",
 	[SPANPROF_DROP_SPAN_READ] = "span_read_failed",
 	[SPANPROF_DROP_SPAN_STORAGE] = "span_storage_failed",
-	[SPANPROF_DROP_SPAN_BUSY] = "span_busy",
 	[SPANPROF_DROP_SPAN_VERSION] = "span_bad_version",
 	[SPANPROF_DROP_PROC_EVENT] = "proc_event_lost",
 	[SPANPROF_DROP_GOROUTINE_FULL] = "goroutine_map_full",

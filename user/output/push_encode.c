@@ -11,41 +11,11 @@
 #include "util/utf8.h"
 #include "util/uuid.h"
 
-/* Pyroscope takes any UTF-8 label name (Prometheus' UTF-8 names) and reads '.' as '_'. */
-static int name_ok(const char *s)
-{
-	const unsigned char *p;
-
-	for (p = (const unsigned char *)s; *p; p++)
-		if (*p < 0x20 || *p == 0x7f)
-			return 0;
-	return utf8_valid(s);
-}
-
-static int is_service_name(const char *s)
-{
-	return !strcmp(s, "service_name") || !strcmp(s, "service.name");
-}
-
 static const char *check_one(const struct pprof_label *l)
 {
-	if (!l->key || !*l->key)
-		return "label name is empty";
-	if (strlen(l->key) > PUSH_MAX_LABEL_NAME)
-		return "label name is longer than 1024 bytes";
-	if (!name_ok(l->key))
-		return "label name must be UTF-8 without control characters";
-	if (!strncmp(l->key, "__", 2))
-		return "label names starting with __ are reserved";
-	if (is_service_name(l->key))
-		return "service_name is set per service, not as a static label";
-	if (!l->value || !*l->value)
-		return "label value is empty";
-	if (strlen(l->value) > PUSH_MAX_LABEL_VALUE)
-		return "label value is longer than 2048 bytes";
-	if (!utf8_valid(l->value))
-		return "label value is not valid UTF-8";
-	return NULL;
+	if (!l->key)
+		return "a non-empty label name";
+	return label_rules_check(l->key, strlen(l->key), l->value);
 }
 
 int push_check_labels(const struct pprof_label *labels, size_t n, const char **why, size_t *bad)
@@ -63,7 +33,8 @@ int push_check_labels(const struct pprof_label *labels, size_t n, const char **w
 		if (*why)
 			return -EINVAL;
 		for (j = 0; j < i; j++) {
-			if (!strcmp(labels[i].key, labels[j].key)) {
+			if (!label_name_cmp(labels[i].key, strlen(labels[i].key), labels[j].key,
+					    strlen(labels[j].key))) {
 				*why = "label name given twice";
 				return -EINVAL;
 			}

@@ -8,17 +8,17 @@
 #include <stdint.h>
 
 #include "profile/pprof.h"
+#include "util/label_rules.h"
 
 #define PUSH_PROFILE_NAME "process_cpu" /* __name__ of CPU profiles */
 #define PUSH_UNKNOWN_SERVICE "unknown_service" /* what the server would fill in */
-#define PUSH_MAX_SERIES_LABELS 30 /* the server's limit per series */
-#define PUSH_MAX_STATIC_LABELS (PUSH_MAX_SERIES_LABELS - 2) /* beside __name__, service_name */
-#define PUSH_MAX_LABEL_NAME 1024
-#define PUSH_MAX_LABEL_VALUE 2048
+#define PUSH_MAX_SERIES_LABELS LABEL_MAX_SERIES /* the server's limit per series */
+#define PUSH_MAX_STATIC_LABELS LABEL_MAX_STATIC /* beside __name__, service_name */
+#define PUSH_MAX_LABEL_NAME LABEL_NAME_MAX
+#define PUSH_MAX_LABEL_VALUE LABEL_VALUE_MAX
 
-/* Checks labels meant for every series: names are UTF-8 without control characters within
- * PUSH_MAX_LABEL_NAME bytes, do not start with "__", are not service_name and appear once; values
- * are non-empty valid UTF-8 within PUSH_MAX_LABEL_VALUE bytes; at most PUSH_MAX_STATIC_LABELS.
+/* Checks labels meant for every series: each passes label_rules_check() and appears once; at
+ * most PUSH_MAX_STATIC_LABELS.
  * Returns 0, or -EINVAL with *why set to a static description and *bad to the offending index
  * (n when the count is the problem). */
 int push_check_labels(const struct pprof_label *labels, size_t n, const char **why, size_t *bad);

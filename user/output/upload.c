@@ -9,22 +9,11 @@
 #include <string.h>
 #include <time.h>
 
-#include <curl/curl.h>
-
 #include "output/push_encode.h"
 #include "output/upload_int.h"
 #include "util/log.h"
 
 #define NS_PER_MS 1000000LL
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc;
-
-/* libcurl's global init is not thread-safe in every build: do it once, before any handle. */
-static void init_curl(void)
-{
-	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
 
 #define DEFAULT(field, value)               \
 	do {                                \
@@ -135,10 +124,6 @@ static int setup(struct uploader *u, const struct upload_options *opts)
 	err = err ?: copy_labels(u, opts);
 	if (err)
 		return err;
-	pthread_once(&curl_once, init_curl);
-	if (curl_init_rc != CURLE_OK)
-		return log_err(-ENOMEM, "libcurl global init: %s",
-			       curl_easy_strerror(curl_init_rc));
 	u->http = upload_http_new(&u->o, &u->abort);
 	if (!u->http)
 		return -errno;

@@ -7,12 +7,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config/config_types.h"
 #include "profile/pprof.h"
 
-#define UPLOAD_DEFAULT_CONNECT_TIMEOUT_MS 5000
-#define UPLOAD_DEFAULT_TOTAL_TIMEOUT_MS 30000
-#define UPLOAD_DEFAULT_QUEUE_BYTES (64u << 20)
-#define UPLOAD_DEFAULT_SPOOL_BYTES (512u << 20)
+/* The defaults a user can change are the configuration's; the rest are the uploader's own. */
+#define UPLOAD_DEFAULT_CONNECT_TIMEOUT_MS (CONFIG_DEFAULT_CONNECT_TIMEOUT_S * 1000)
+#define UPLOAD_DEFAULT_TOTAL_TIMEOUT_MS (CONFIG_DEFAULT_UPLOAD_TIMEOUT_S * 1000)
+#define UPLOAD_DEFAULT_QUEUE_BYTES CONFIG_DEFAULT_QUEUE_BYTES
+#define UPLOAD_DEFAULT_SPOOL_BYTES CONFIG_DEFAULT_SPOOL_BYTES
 #define UPLOAD_DEFAULT_MAX_AGE_S 3600 /* the server refuses profiles older than an hour */
 #define UPLOAD_DEFAULT_RETRY_INITIAL_MS 1000
 #define UPLOAD_DEFAULT_RETRY_MAX_MS 60000
@@ -76,7 +78,8 @@ struct uploader;
 
 /* Checks and copies opts, opens the spool (indexing what an earlier run left there) and starts
  * the uploader thread. Returns NULL with errno set (EINVAL for bad options, EBUSY for a spool in
- * use, ENOMEM, ...); the reason is logged, naming the option. Secrets are never logged. */
+ * use, ENOMEM, ...); the reason is logged, naming the option. Secrets are never logged.
+ * curl_global_init() must have run once before (main() does it, before any thread). */
 struct uploader *uploader_new(const struct upload_options *opts);
 
 /* Encodes one service's window (start_ns..end_ns, Unix ns; sets the builder's time to it),

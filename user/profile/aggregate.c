@@ -1,16 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Window draining: BPF count/stack maps -> symbolized, labelled samples in per-service pprof
+/* Aggregation: drained samples with their frames -> labelled samples in per-service pprof
  * builders; flushing hands each service's builder to the output. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <bpf/bpf.h>
-
 #include "discover/labels.h"
 #include "profile/aggregate.h"
-#include "symbolize/stack_resolve.h"
-#include "util/log.h"
 #include "util/spanprof_types.h"
 
 struct service_profile {
@@ -20,31 +16,23 @@ struct service_profile {
 
 struct aggregate {
 	struct aggregate_options opts;
-	struct symcache *sc;
 	struct proc_table *procs;
 	struct service_profile *services; /* opts.max_services slots, `nservices` used */
 	size_t nservices;
 	int64_t window_start_ns;
-	struct sample_key *keys; /* scratch for one drain, opts.max_keys entries */
-	struct stack_resolve *resolve; /* scratch for one sample's frames */
-	uint64_t kern_ips[SPANPROF_MAX_STACK_DEPTH], user_ips[SPANPROF_MAX_STACK_DEPTH];
 	struct aggregate_stats stats;
 };
 
-struct aggregate *aggregate_new(const struct aggregate_options *opts, struct symcache *sc,
-				struct proc_table *procs)
+struct aggregate *aggregate_new(const struct aggregate_options *opts, struct proc_table *procs)
 {
 	struct aggregate *a = calloc(1, sizeof(*a));
 
 	if (!a)
 		return NULL;
 	a->opts = *opts;
-	a->sc = sc;
 	a->procs = procs;
 	a->services = calloc(opts->max_services, sizeof(*a->services));
-	a->keys = calloc(opts->max_keys, sizeof(*a->keys));
-	a->resolve = malloc(sizeof(*a->resolve));
-	if (!a->services || !a->keys || !a->resolve) {
+	if (!a->services) {
 		aggregate_free(a);
 		errno = ENOMEM;
 		return NULL;
@@ -68,8 +56,6 @@ void aggregate_free(struct aggregate *a)
 	if (a->services)
 		free_services(a);
 	free(a->services);
-	free(a->keys);
-	free(a->resolve);
 	free(a);
 }
 
@@ -121,18 +107,6 @@ static size_t span_labels(const struct aggregate *a, const struct sample_key *ke
 	return n;
 }
 
-/* Reads a stack by id from the window's stack map; NULL when id says there is none. */
-static const uint64_t *read_stack(struct aggregate *a, int fd, __s32 id, uint64_t *ips)
-{
-	if (id < 0)
-		return NULL;
-	if (bpf_map_lookup_elem(fd, &id, ips)) {
-		a->stats.map_errors++;
-		return NULL;
-	}
-	return ips;
-}
-
 /* Kubernetes placement labels of the sample's process; returns how many were set. */
 static size_t k8s_labels(const struct proc_info *proc, struct pprof_label *labels)
 {
@@ -147,10 +121,11 @@ static size_t k8s_labels(const struct proc_info *proc, struct pprof_label *label
 	return n;
 }
 
-static void add_key(struct aggregate *a, struct loader_window w, const struct sample_key *key,
-		    uint64_t count)
+void aggregate_add(struct aggregate *a, const struct sample *s, const struct sym_frame *frames,
+		   size_t nframes)
 {
 	char span_hex[17], trace_hex[33], name[SPANPROF_ABI_SPAN_NAME_MAX + 1];
+	const struct sample_key *key = s->key;
 	struct pprof_label labels[6];
 	const struct proc_info *proc;
 	struct proc_info scratch;
@@ -160,63 +135,18 @@ static void add_key(struct aggregate *a, struct loader_window w, const struct sa
 	proc = proc_table_get(a->procs, key->pid, &scratch);
 	b = builder_for(a, proc->service);
 	if (!b) {
-		a->stats.service_overflow += count;
+		a->stats.service_overflow += s->count;
 		return;
 	}
-	stack_resolve(a->resolve, a->sc, key->pid,
-		      read_stack(a, w.stacks_fd, key->kern_stack_id, a->kern_ips),
-		      key->kern_stack_id < 0 && key->kern_stack_id != -EFAULT,
-		      read_stack(a, w.stacks_fd, key->user_stack_id, a->user_ips),
-		      key->user_stack_id < 0 && key->user_stack_id != -EFAULT);
 	nlabels = span_labels(a, key, labels, span_hex, trace_hex, name);
 	nlabels += k8s_labels(proc, labels + nlabels);
-	if (pprof_builder_add_sample(b, a->resolve->frames, a->resolve->nframes, count, labels,
-				     nlabels)) {
-		a->stats.encode_errors += count;
+	if (pprof_builder_add_sample(b, frames, nframes, s->count, labels, nlabels)) {
+		a->stats.encode_errors += s->count;
 		return;
 	}
-	a->stats.samples += count;
+	a->stats.samples += s->count;
 	if (key->has_span)
-		a->stats.samples_in_spans += count;
-}
-
-static void clear_stacks(int fd)
-{
-	__u32 id, next;
-	int have = 0;
-
-	/* Deleting the current key restarts nothing in a stack map: ids are array slots. */
-	while (!bpf_map_get_next_key(fd, have ? &id : NULL, &next)) {
-		bpf_map_delete_elem(fd, &next);
-		id = next;
-		have = 1;
-	}
-}
-
-int aggregate_drain(struct aggregate *a, struct loader_window w)
-{
-	struct sample_key *prev = NULL;
-	uint32_t n = 0, i;
-	uint64_t count;
-	int err = 0;
-
-	while (n < a->opts.max_keys && !bpf_map_get_next_key(w.counts_fd, prev, &a->keys[n])) {
-		prev = &a->keys[n];
-		n++;
-	}
-	for (i = 0; i < n; i++) {
-		if (bpf_map_lookup_elem(w.counts_fd, &a->keys[i], &count)) {
-			err = log_warn(-errno, "read sample count (pid %u)", a->keys[i].pid);
-			a->stats.map_errors++;
-			continue;
-		}
-		add_key(a, w, &a->keys[i], count);
-	}
-	for (i = 0; i < n; i++)
-		bpf_map_delete_elem(w.counts_fd, &a->keys[i]);
-	clear_stacks(w.stacks_fd);
-	a->stats.keys += n;
-	return err;
+		a->stats.samples_in_spans += s->count;
 }
 
 int aggregate_flush(struct aggregate *a, int64_t end_ns, aggregate_profile_fn fn, void *ctx)

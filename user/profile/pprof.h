@@ -1,18 +1,14 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Builds one pprof Profile (cpu/nanoseconds) from symbolized samples and encodes it with
- * protobuf-c (user/proto/profile.proto). Strings, functions, mappings and locations are interned. */
+ * protobuf-c (proto/profile.proto). Strings, functions, mappings and locations are interned. */
 #ifndef SPANPROF_PPROF_H
 #define SPANPROF_PPROF_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "symbolize/symcache.h"
-
-struct pprof_label {
-	const char *key;
-	const char *value;
-};
+#include "config/config_types.h"
+#include "util/frame.h"
 
 /* period_ns: nanoseconds one sample stands for (1e9 / frequency); time_nanos: window start
  * (Unix ns); duration_nanos: window length. Returns NULL and sets errno on failure. */

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "symbolize/symcache.h"
+#include "util/frame.h"
 #include "util/idxmap.h"
 
 struct pp_function {

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "symbolize/symcache.h"
+#include "util/frame.h"
 
 struct addr_cache_key {
 	uint64_t dev, inode, offset;

@@ -9,9 +9,7 @@
 #include <sys/types.h>
 
 #include "discover/proc_maps.h"
-
-/* At most this many frames (one real + inlined callers) per address. */
-#define SYM_MAX_INLINE 8
+#include "util/frame.h"
 
 /* Symbolized addresses kept (per file and offset) unless symcache_limits.max_addrs says. */
 #define SYMCACHE_DEFAULT_ADDRS 16384
@@ -25,31 +23,6 @@ struct symcache_limits {
 	const char *debug_root;   /* normally "/usr/lib/debug" (build-id and debuglink lookups) */
 	const char *kallsyms_path; /* normally "/proc/kallsyms" */
 	const char *perf_map_dir;  /* normally "/tmp" (perf-PID.map) */
-};
-
-/* One source line of a frame. Strings stay valid until the next call into the cache. */
-struct sym_line {
-	const char *function; /* demangled; NULL when unknown */
-	const char *file;     /* source file or NULL */
-	int line;             /* 0 when unknown */
-};
-
-/* The mapping a frame belongs to, for pprof's Mapping. Strings as for sym_line. */
-struct sym_mapping {
-	uint64_t start, limit, offset;
-	const char *path;     /* "/usr/lib/x.so", "[kernel.kallsyms]", "[vdso]", ... */
-	const char *build_id; /* lower-case hex, or NULL */
-};
-
-/* What one address resolved to. lines[0] is the innermost (inlined) function, the last entry the
- * function that really contains the address. nlines == 0 means "not symbolized": readers show
- * "[unknown]" with the mapping's name. */
-struct sym_frame {
-	uint64_t addr;           /* the address as sampled */
-	int has_mapping;         /* 0: no mapping contains addr */
-	struct sym_mapping mapping;
-	int nlines;
-	struct sym_line lines[SYM_MAX_INLINE];
 };
 
 struct symcache_stats {

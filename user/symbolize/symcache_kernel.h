@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "symbolize/ksyms.h"
-#include "symbolize/symcache.h"
+#include "util/frame.h"
 
 struct symcache_kernel {
 	const char *kallsyms_path; /* borrowed from the cache's limits */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <curl/curl.h>
 
 #include "output/upload.h"
 #include "pprof_file.h"
@@ -1176,6 +1177,20 @@ static void test_upload_keeps_base_path_and_hides_url_credentials(void **state)
 
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
+/* As main() does: libcurl's global state is set up once, before any thread. */
+static int group_setup(void **state)
+{
+	(void)state;
+	return curl_global_init(CURL_GLOBAL_DEFAULT) ? -1 : 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	curl_global_cleanup();
+	return 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1204,5 +1219,5 @@ int main(void)
 		T(test_upload_keeps_base_path_and_hides_url_credentials),
 	};
 
-	return cmocka_run_group_tests_name("upload", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("upload", tests, group_setup, group_teardown);
 }

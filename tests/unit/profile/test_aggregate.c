@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Unit tests for aggregate: real BPF maps filled from user space (a hash map stands in for the
- * stack-trace map, which only BPF programs can fill), a fake proc root giving service names, JIT
- * symbols and kallsyms, and the flushed profiles decoded and checked label by label. */
+/* Unit tests for aggregate, fed as the agent feeds it: drain reads real BPF maps filled from user
+ * space (a hash map stands in for the stack-trace map, which only BPF programs can fill),
+ * stack_resolve symbolizes through a fake proc root (service names, JIT symbols, kallsyms), and
+ * the flushed profiles are decoded and checked label by label. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
@@ -21,6 +22,8 @@
 #include "discover/proc_table.h"
 #include "pprof_file.h"
 #include "profile/aggregate.h"
+#include "profile/drain.h"
+#include "symbolize/stack_resolve.h"
 #include "symbolize/symcache.h"
 #include "tmpdir.h"
 #include "util/spanprof_types.h"
@@ -57,6 +60,8 @@ struct test_state {
 	int trace_fd; /* a real BPF_MAP_TYPE_STACK_TRACE (stays empty) */
 	struct symcache *sc;
 	struct proc_table *procs;
+	struct drain *d;
+	struct stack_resolve *resolve;
 	struct aggregate *a;
 	struct flushed out[MAX_FLUSHED];
 	size_t nout;
@@ -156,6 +161,8 @@ static int teardown(void **state)
 	size_t i;
 
 	aggregate_free(s->a);
+	free(s->resolve);
+	drain_free(s->d);
 	proc_table_free(s->procs);
 	symcache_free(s->sc);
 	for (i = 0; i < s->nout; i++)
@@ -180,7 +187,6 @@ static struct test_state *start(void **state, enum span_scope scope, size_t max_
 		.period_ns = PERIOD_NS,
 		.scope = scope,
 		.max_services = max_services,
-		.max_keys = MAX_KEYS,
 	};
 	struct symcache_limits lim = {
 		.max_modules = 4,
@@ -200,15 +206,30 @@ static struct test_state *start(void **state, enum span_scope scope, size_t max_
 	assert_non_null(s->sc);
 	s->procs = proc_table_new(16, s->root);
 	assert_non_null(s->procs);
-	s->a = aggregate_new(&opts, s->sc, s->procs);
+	s->d = drain_new(MAX_KEYS);
+	assert_non_null(s->d);
+	s->resolve = malloc(sizeof(*s->resolve));
+	assert_non_null(s->resolve);
+	s->a = aggregate_new(&opts, s->procs);
 	assert_non_null(s->a);
 	aggregate_start(s->a, T0);
 	return s;
 }
 
-static struct loader_window window(const struct test_state *s)
+/* What the agent does with each drained sample: symbolize it, then aggregate it. */
+static void on_sample(void *ctx, const struct sample *smp)
 {
-	return (struct loader_window){ .counts_fd = s->counts_fd, .stacks_fd = s->stacks_fd };
+	struct test_state *s = ctx;
+
+	stack_resolve(s->resolve, s->sc, smp->key->pid, smp->kern_ips, smp->lost_kern,
+		      smp->user_ips, smp->lost_user);
+	aggregate_add(s->a, smp, s->resolve->frames, s->resolve->nframes);
+}
+
+/* Drains the count map, with stacks from stacks_fd, through the pipeline. */
+static int drain_into(struct test_state *s, int stacks_fd)
+{
+	return drain_window(s->d, s->counts_fd, stacks_fd, on_sample, s);
 }
 
 static struct sample_key key_of(__u32 pid, __s32 user_id, __s32 kern_id)
@@ -312,7 +333,7 @@ static void test_aggregate_flushes_one_profile_per_service_with_window_start(voi
 
 	put_count(s->counts_fd, &k1, 3);
 	put_count(s->counts_fd, &k2, 5);
-	assert_int_equal(aggregate_drain(s->a, window(s)), 0);
+	assert_int_equal(drain_into(s, s->stacks_fd), 0);
 	assert_int_equal(aggregate_flush(s->a, T1, on_profile, s), 0);
 
 	assert_int_equal(s->nout, 2);
@@ -327,7 +348,7 @@ static void test_aggregate_flushes_one_profile_per_service_with_window_start(voi
 
 	/* the next window starts where the flush ended, with no leftover services */
 	put_count(s->counts_fd, &k2, 2);
-	assert_int_equal(aggregate_drain(s->a, window(s)), 0);
+	assert_int_equal(drain_into(s, s->stacks_fd), 0);
 	assert_int_equal(aggregate_flush(s->a, T2, on_profile, s), 0);
 	assert_int_equal(s->nout, 3);
 	assert_string_equal(s->out[2].service, "payments");
@@ -343,13 +364,14 @@ static void test_aggregate_values_are_count_times_period(void **state)
 	struct sample_key b = key_of(PID_CHECKOUT, -EFAULT, 1);
 	const Perftools__Profiles__Profile *p;
 	struct aggregate_stats st;
+	struct drain_stats ds;
 	size_t i;
 
 	put_stack(s, 0, KADDR_ENTRY, 0);
 	put_stack(s, 1, KADDR_LEAF, 0);
 	put_count(s->counts_fd, &a, 7);
 	put_count(s->counts_fd, &b, 11);
-	assert_int_equal(aggregate_drain(s->a, window(s)), 0);
+	assert_int_equal(drain_into(s, s->stacks_fd), 0);
 	assert_int_equal(aggregate_flush(s->a, T1, on_profile, s), 0);
 
 	p = flushed_for(s, "checkout")->prof;
@@ -366,8 +388,9 @@ static void test_aggregate_values_are_count_times_period(void **state)
 			fail_msg("unexpected leaf %s", leaf);
 	}
 	aggregate_get_stats(s->a, &st);
+	drain_get_stats(s->d, &ds);
 	assert_int_equal(st.samples, 18);
-	assert_int_equal(st.keys, 2);
+	assert_int_equal(ds.keys, 2);
 	assert_int_equal(st.samples_in_spans, 0);
 }
 
@@ -381,7 +404,7 @@ static void test_aggregate_symbolizes_kernel_then_user_frames(void **state)
 	put_stack(s, 9, KADDR_LEAF, KADDR_ENTRY);
 	put_stack(s, 4, UADDR_LEAF, UADDR_CALLER);
 	put_count(s->counts_fd, &k, 1);
-	assert_int_equal(aggregate_drain(s->a, window(s)), 0);
+	assert_int_equal(drain_into(s, s->stacks_fd), 0);
 	assert_int_equal(aggregate_flush(s->a, T1, on_profile, s), 0);
 
 	p = flushed_for(s, "payments")->prof;
@@ -403,7 +426,7 @@ static const Perftools__Profiles__Sample *drain_span_sample(struct test_state *s
 
 	set_span(&k, with_root, "GET /cart");
 	put_count(s->counts_fd, &k, 4);
-	assert_int_equal(aggregate_drain(s->a, window(s)), 0);
+	assert_int_equal(drain_into(s, s->stacks_fd), 0);
 	assert_int_equal(aggregate_flush(s->a, T1, on_profile, s), 0);
 	*p = flushed_for(s, "checkout")->prof;
 	assert_int_equal((*p)->n_sample, 1);
@@ -459,7 +482,7 @@ static void test_aggregate_omits_span_labels_without_span(void **state)
 	put_stack(s, 1, KADDR_LEAF, 0);
 	put_count(s->counts_fd, &with, 2);
 	put_count(s->counts_fd, &without, 3);
-	assert_int_equal(aggregate_drain(s->a, window(s)), 0);
+	assert_int_equal(drain_into(s, s->stacks_fd), 0);
 	assert_int_equal(aggregate_flush(s->a, T1, on_profile, s), 0);
 
 	p = flushed_for(s, "checkout")->prof;
@@ -486,7 +509,6 @@ static void test_aggregate_drain_empties_count_and_stack_maps(void **state)
 	struct test_state *s = start(state, SPAN_SCOPE_ROOT, 4);
 	struct sample_key k1 = key_of(PID_CHECKOUT, 1, 0);
 	struct sample_key k2 = key_of(PID_PAYMENTS, -EFAULT, 2);
-	struct loader_window real = { .counts_fd = s->counts_fd, .stacks_fd = s->trace_fd };
 
 	put_stack(s, 0, KADDR_ENTRY, 0);
 	put_stack(s, 1, UADDR_LEAF, 0);
@@ -495,13 +517,13 @@ static void test_aggregate_drain_empties_count_and_stack_maps(void **state)
 	put_count(s->counts_fd, &k1, 1);
 	put_count(s->counts_fd, &k2, 1);
 	assert_false(map_is_empty(s->counts_fd, sizeof(struct sample_key)));
-	assert_int_equal(aggregate_drain(s->a, window(s)), 0);
+	assert_int_equal(drain_into(s, s->stacks_fd), 0);
 	assert_true(map_is_empty(s->counts_fd, sizeof(struct sample_key)));
 	assert_true(map_is_empty(s->stacks_fd, sizeof(__u32)));
 
 	/* the same with a real stack-trace map as the window's stack map */
 	put_count(s->counts_fd, &k2, 1);
-	assert_int_equal(aggregate_drain(s->a, real), 0);
+	assert_int_equal(drain_into(s, s->trace_fd), 0);
 	assert_true(map_is_empty(s->counts_fd, sizeof(struct sample_key)));
 	assert_true(map_is_empty(s->trace_fd, sizeof(__u32)));
 }
@@ -510,14 +532,15 @@ static void test_aggregate_counts_missing_stack_as_map_error(void **state)
 {
 	struct test_state *s = start(state, SPAN_SCOPE_ROOT, 4);
 	struct sample_key k = key_of(PID_SEARCH, 5, -EEXIST);
-	struct loader_window real = { .counts_fd = s->counts_fd, .stacks_fd = s->trace_fd };
 	const Perftools__Profiles__Profile *p;
 	struct aggregate_stats st;
+	struct drain_stats ds;
 
 	put_count(s->counts_fd, &k, 6);
-	assert_int_equal(aggregate_drain(s->a, real), 0);
+	assert_int_equal(drain_into(s, s->trace_fd), 0);
 	aggregate_get_stats(s->a, &st);
-	assert_int_equal(st.map_errors, 1);
+	drain_get_stats(s->d, &ds);
+	assert_int_equal(ds.map_errors, 1);
 	assert_int_equal(st.samples, 6);
 	assert_int_equal(aggregate_flush(s->a, T1, on_profile, s), 0);
 	p = flushed_for(s, "search")->prof;
@@ -550,7 +573,7 @@ static void test_aggregate_counts_samples_beyond_max_services(void **state)
 	put_count(s->counts_fd, &k1, 2);
 	put_count(s->counts_fd, &k2, 30);
 	put_count(s->counts_fd, &k3, 400);
-	assert_int_equal(aggregate_drain(s->a, window(s)), 0);
+	assert_int_equal(drain_into(s, s->stacks_fd), 0);
 	assert_int_equal(aggregate_flush(s->a, T1, on_profile, s), 0);
 
 	/* which service wins depends on the hash map's order: the others are what overflowed */
@@ -571,7 +594,7 @@ static void test_aggregate_marks_lost_user_stack(void **state)
 	const Perftools__Profiles__Profile *p;
 
 	put_count(s->counts_fd, &k, 1);
-	assert_int_equal(aggregate_drain(s->a, window(s)), 0);
+	assert_int_equal(drain_into(s, s->stacks_fd), 0);
 	assert_int_equal(aggregate_flush(s->a, T1, on_profile, s), 0);
 
 	p = flushed_for(s, "checkout")->prof;
@@ -589,7 +612,7 @@ static void test_aggregate_marks_lost_kernel_stack_above_user_frames(void **stat
 
 	put_stack(s, 3, UADDR_LEAF, UADDR_CALLER);
 	put_count(s->counts_fd, &k, 1);
-	assert_int_equal(aggregate_drain(s->a, window(s)), 0);
+	assert_int_equal(drain_into(s, s->stacks_fd), 0);
 	assert_int_equal(aggregate_flush(s->a, T1, on_profile, s), 0);
 
 	p = flushed_for(s, "checkout")->prof;

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* BPF-only helper functions shared by the programs: counters, lookup-or-init of a map entry,
+ * the current goroutine. Map definitions are in maps.bpf.h. */
+#ifndef SPANPROF_HELPERS_BPF_H
+#define SPANPROF_HELPERS_BPF_H
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+
+/* vmlinux.h has no errno macros; these are the values BPF helpers return, negated. */
+#ifndef ENOENT
+#define ENOENT 2
+#endif
+#ifndef EFAULT
+#define EFAULT 14
+#endif
+#ifndef EEXIST
+#define EEXIST 17
+#endif
+
+/* Adds one to a per-CPU counter; the array lookup cannot fail for an index below max_entries. */
+static __always_inline void counter_inc(void *map, __u32 index)
+{
+	__u64 *value = bpf_map_lookup_elem(map, &index);
+
+	if (value)
+		*value += 1;
+}
+
+/* The running goroutine of a pure-Go amd64 program: the runtime keeps its g pointer at -8 from
+ * the thread's FS base. Returns 0 or a negative error. */
+static __always_inline long current_goroutine(struct task_struct *task, __u64 *g)
+{
+#if defined(__TARGET_ARCH_x86)
+	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
+
+	if (!fsbase)
+		return -EFAULT;
+	return bpf_probe_read_user(g, sizeof(*g), (void *)(fsbase - 8));
+#else
+	return -EFAULT; /* goroutine tracking is x86-64 only for now */
+#endif
+}
+
+/* The value of key in a hash map, inserting init first when there is none. Another CPU inserting
+ * the same key in between is no error: its entry is used. Returns the value, or NULL with *err
+ * set: the insert's error (-E2BIG: the map is full), or -ENOENT when the entry vanished at once
+ * (an LRU map evicted it). */
+static __always_inline void *map_lookup_or_init(void *map, const void *key, const void *init,
+						int *err)
+{
+	void *value = bpf_map_lookup_elem(map, key);
+	int ret;
+
+	*err = 0;
+	if (value)
+		return value;
+	ret = bpf_map_update_elem(map, key, init, BPF_NOEXIST);
+	if (ret && ret != -EEXIST) {
+		*err = ret;
+		return NULL;
+	}
+	value = bpf_map_lookup_elem(map, key);
+	if (!value)
+		*err = -ENOENT;
+	return value;
+}
+
+#endif /* SPANPROF_HELPERS_BPF_H */

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Unit tests for drain: real BPF maps filled from user space (a hash map in the stack-trace
+ * map's shape), read back as sample records, lost stacks marked, and both maps emptied. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <bpf/bpf.h>
+
+#include "profile/drain.h"
+
+#define MAX_KEYS 16
+#define STACK_BYTES (SPANPROF_MAX_STACK_DEPTH * sizeof(__u64))
+
+struct seen {
+	__u32 pid;
+	uint64_t count;
+	uint64_t kern_leaf, user_leaf; /* 0: no stack */
+	int lost_kern, lost_user;
+};
+
+struct test_state {
+	char why[128];
+	int counts_fd, stacks_fd;
+	struct drain *d;
+	struct seen seen[MAX_KEYS];
+	size_t nseen;
+};
+
+static int setup(void **state)
+{
+	struct test_state *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -1;
+	*state = s;
+	s->counts_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "drain_counts", sizeof(struct sample_key),
+				      sizeof(__u64), MAX_KEYS, NULL);
+	s->stacks_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "drain_stacks", sizeof(__u32), STACK_BYTES,
+				      MAX_KEYS, NULL);
+	if (s->counts_fd < 0 || s->stacks_fd < 0)
+		snprintf(s->why, sizeof(s->why), "bpf_map_create: %s (needs root and BPF)",
+			 strerror(errno));
+	s->d = drain_new(MAX_KEYS);
+	return s->d ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	struct test_state *s = *state;
+
+	drain_free(s->d);
+	if (s->counts_fd >= 0)
+		close(s->counts_fd);
+	if (s->stacks_fd >= 0)
+		close(s->stacks_fd);
+	free(s);
+	return 0;
+}
+
+static struct test_state *start(void **state)
+{
+	struct test_state *s = *state;
+
+	if (s->why[0]) {
+		print_message("skipping: %s\n", s->why);
+		skip();
+	}
+	return s;
+}
+
+static void put(struct test_state *s, __u32 pid, __s32 kern_id, __s32 user_id, __u64 count)
+{
+	struct sample_key k;
+
+	memset(&k, 0, sizeof(k)); /* padding too: the whole struct is the hash key */
+	k.pid = pid;
+	k.kern_stack_id = kern_id;
+	k.user_stack_id = user_id;
+	assert_int_equal(bpf_map_update_elem(s->counts_fd, &k, &count, BPF_ANY), 0);
+}
+
+static void put_stack(struct test_state *s, __u32 id, __u64 leaf)
+{
+	__u64 ips[SPANPROF_MAX_STACK_DEPTH] = { leaf, leaf + 0x100 };
+
+	assert_int_equal(bpf_map_update_elem(s->stacks_fd, &id, ips, BPF_ANY), 0);
+}
+
+static void on_sample(void *ctx, const struct sample *smp)
+{
+	struct test_state *s = ctx;
+	struct seen *v;
+
+	assert_true(s->nseen < MAX_KEYS);
+	v = &s->seen[s->nseen++];
+	v->pid = smp->key->pid;
+	v->count = smp->count;
+	v->kern_leaf = smp->kern_ips ? smp->kern_ips[0] : 0;
+	v->user_leaf = smp->user_ips ? smp->user_ips[0] : 0;
+	v->lost_kern = smp->lost_kern;
+	v->lost_user = smp->lost_user;
+}
+
+static const struct seen *seen_for(const struct test_state *s, __u32 pid)
+{
+	size_t i;
+
+	for (i = 0; i < s->nseen; i++)
+		if (s->seen[i].pid == pid)
+			return &s->seen[i];
+	fail_msg("no sample for pid %u", pid);
+	return NULL;
+}
+
+static int is_empty(int fd)
+{
+	char key[sizeof(struct sample_key)];
+
+	return bpf_map_get_next_key(fd, NULL, key) && errno == ENOENT;
+}
+
+static void test_drain_reads_counts_with_their_stacks(void **state)
+{
+	struct test_state *s = start(state);
+	const struct seen *v;
+
+	put_stack(s, 1, 0xffffffff81000010ull);
+	put_stack(s, 2, 0x401000);
+	put(s, 100, 1, 2, 7);
+	put(s, 200, 1, -EFAULT, 3);
+	assert_int_equal(drain_window(s->d, s->counts_fd, s->stacks_fd, on_sample, s), 0);
+	assert_int_equal(s->nseen, 2);
+	v = seen_for(s, 100);
+	assert_int_equal(v->count, 7);
+	assert_int_equal(v->kern_leaf, 0xffffffff81000010ull);
+	assert_int_equal(v->user_leaf, 0x401000);
+	assert_false(v->lost_kern || v->lost_user);
+	v = seen_for(s, 200);
+	assert_int_equal(v->count, 3);
+	assert_int_equal(v->user_leaf, 0); /* -EFAULT: no user stack, and none lost */
+	assert_false(v->lost_user);
+}
+
+static void test_drain_marks_stacks_the_kernel_could_not_keep(void **state)
+{
+	struct test_state *s = start(state);
+	const struct seen *v;
+
+	put(s, 300, -EEXIST, -ENOMEM, 1);
+	assert_int_equal(drain_window(s->d, s->counts_fd, s->stacks_fd, on_sample, s), 0);
+	v = seen_for(s, 300);
+	assert_true(v->lost_kern);
+	assert_true(v->lost_user);
+	assert_int_equal(v->kern_leaf, 0);
+	assert_int_equal(v->user_leaf, 0);
+}
+
+static void test_drain_empties_both_maps(void **state)
+{
+	struct test_state *s = start(state);
+	struct drain_stats st;
+
+	put_stack(s, 1, 0x401000);
+	put(s, 100, -EFAULT, 1, 2);
+	put(s, 101, -EFAULT, 1, 4);
+	assert_int_equal(drain_window(s->d, s->counts_fd, s->stacks_fd, on_sample, s), 0);
+	assert_true(is_empty(s->counts_fd));
+	assert_true(is_empty(s->stacks_fd));
+	/* the next window starts empty: nothing is handed out twice */
+	s->nseen = 0;
+	assert_int_equal(drain_window(s->d, s->counts_fd, s->stacks_fd, on_sample, s), 0);
+	assert_int_equal(s->nseen, 0);
+	drain_get_stats(s->d, &st);
+	assert_int_equal(st.keys, 2);
+	assert_int_equal(st.map_errors, 0);
+}
+
+static void test_drain_counts_a_missing_stack_as_map_error(void **state)
+{
+	struct test_state *s = start(state);
+	struct drain_stats st;
+
+	put(s, 400, 9, -EFAULT, 5); /* stack 9 was never stored */
+	assert_int_equal(drain_window(s->d, s->counts_fd, s->stacks_fd, on_sample, s), 0);
+	assert_int_equal(seen_for(s, 400)->count, 5);
+	assert_int_equal(seen_for(s, 400)->kern_leaf, 0);
+	drain_get_stats(s->d, &st);
+	assert_int_equal(st.map_errors, 1);
+}
+
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_drain_reads_counts_with_their_stacks),
+		T(test_drain_marks_stacks_the_kernel_could_not_keep),
+		T(test_drain_empties_both_maps),
+		T(test_drain_counts_a_missing_stack_as_map_error),
+	};
+
+	return cmocka_run_group_tests_name("drain", tests, NULL, NULL);
+}

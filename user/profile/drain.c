@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Window draining: BPF count and stack maps -> plain sample records, then the maps emptied. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include <bpf/bpf.h>
+
+#include "profile/drain.h"
+#include "util/log.h"
+
+struct drain {
+	uint32_t max_keys;
+	struct sample_key *keys; /* scratch for one drain, max_keys entries */
+	uint64_t kern_ips[SPANPROF_MAX_STACK_DEPTH], user_ips[SPANPROF_MAX_STACK_DEPTH];
+	struct drain_stats stats;
+};
+
+struct drain *drain_new(uint32_t max_keys)
+{
+	struct drain *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->max_keys = max_keys;
+	d->keys = calloc(max_keys, sizeof(*d->keys));
+	if (!d->keys) {
+		free(d);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return d;
+}
+
+void drain_free(struct drain *d)
+{
+	if (!d)
+		return;
+	free(d->keys);
+	free(d);
+}
+
+/* Reads a stack by id from the window's stack map; NULL when id says there is none. */
+static const uint64_t *read_stack(struct drain *d, int fd, __s32 id, uint64_t *ips)
+{
+	if (id < 0)
+		return NULL;
+	if (bpf_map_lookup_elem(fd, &id, ips)) {
+		d->stats.map_errors++;
+		return NULL;
+	}
+	return ips;
+}
+
+static void clear_stacks(int fd)
+{
+	__u32 id, next;
+	int have = 0;
+
+	/* Deleting the current key restarts nothing in a stack map: ids are array slots. */
+	while (!bpf_map_get_next_key(fd, have ? &id : NULL, &next)) {
+		bpf_map_delete_elem(fd, &next);
+		id = next;
+		have = 1;
+	}
+}
+
+int drain_window(struct drain *d, int counts_fd, int stacks_fd, drain_sample_fn fn, void *ctx)
+{
+	struct sample_key *prev = NULL;
+	const struct sample_key *key;
+	struct sample s;
+	uint32_t n = 0, i;
+	int err = 0;
+
+	while (n < d->max_keys && !bpf_map_get_next_key(counts_fd, prev, &d->keys[n])) {
+		prev = &d->keys[n];
+		n++;
+	}
+	for (i = 0; i < n; i++) {
+		key = &d->keys[i];
+		if (bpf_map_lookup_elem(counts_fd, key, &s.count)) {
+			err = log_warn(-errno, "read sample count (pid %u)", key->pid);
+			d->stats.map_errors++;
+			continue;
+		}
+		s.key = key;
+		s.kern_ips = read_stack(d, stacks_fd, key->kern_stack_id, d->kern_ips);
+		s.user_ips = read_stack(d, stacks_fd, key->user_stack_id, d->user_ips);
+		/* -EFAULT: there is no such stack (a kernel thread has no user stack), nothing lost. */
+		s.lost_kern = key->kern_stack_id < 0 && key->kern_stack_id != -EFAULT;
+		s.lost_user = key->user_stack_id < 0 && key->user_stack_id != -EFAULT;
+		fn(ctx, &s);
+	}
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(counts_fd, &d->keys[i]);
+	clear_stacks(stacks_fd);
+	d->stats.keys += n;
+	return err;
+}
+
+void drain_get_stats(const struct drain *d, struct drain_stats *out)
+{
+	*out = d->stats;
+}

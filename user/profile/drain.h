@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Drains a sampling window's BPF maps: each counted key becomes a plain sample record with its
+ * stacks read, handed to a callback; then both maps are emptied for the window's next turn. */
+#ifndef SPANPROF_DRAIN_H
+#define SPANPROF_DRAIN_H
+
+#include <stdint.h>
+
+#include "util/spanprof_types.h"
+
+/* One drained sample: valid only during the callback. */
+struct sample {
+	const struct sample_key *key; /* pid, span and stack ids as the kernel recorded them */
+	uint64_t count; /* samples with this key in the window */
+	/* The stacks, leaf first, ending at the first zero or after SPANPROF_MAX_STACK_DEPTH
+	 * entries; NULL when there is none. */
+	const uint64_t *kern_ips, *user_ips;
+	int lost_kern, lost_user; /* the BPF side could not record that stack */
+};
+
+struct drain_stats {
+	uint64_t keys; /* distinct keys drained */
+	uint64_t map_errors; /* failed BPF map reads (count reads are also logged) */
+};
+
+typedef void (*drain_sample_fn)(void *ctx, const struct sample *s);
+
+/* max_keys: the count map's size (keys drained per window at most). NULL with errno. */
+struct drain *drain_new(uint32_t max_keys);
+void drain_free(struct drain *d); /* NULL-safe */
+
+/* Reads every key of the window's count map (counts_fd: struct sample_key -> __u64) with its
+ * stacks from stacks_fd (stack id -> __u64[SPANPROF_MAX_STACK_DEPTH]), calls fn once per key,
+ * then empties both maps. Returns 0 or -errno (a count read failed; the other keys are kept). */
+int drain_window(struct drain *d, int counts_fd, int stacks_fd, drain_sample_fn fn, void *ctx);
+
+void drain_get_stats(const struct drain *d, struct drain_stats *out);
+
+#endif /* SPANPROF_DRAIN_H */
