@@ -7,9 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "symbolize/addr_cache.h"
 #include "symbolize/elf_syms.h"
+#include "symbolize/load_budget.h"
 #include "symbolize/perf_map.h"
 #include "symbolize/sym_open.h"
 #include "symbolize/symcache.h"
@@ -24,6 +26,7 @@ struct sc_module {
 	struct lru_node node; /* key: (dev, inode) */
 	struct elf_syms *es;  /* NULL: the file is not usable ELF; remembered so we ask once */
 	size_t bytes;
+	size_t dwarf_bytes; /* accounted against limits.max_dwarf_bytes while DWARF is loaded */
 	uint64_t last_used_ns;
 };
 
@@ -48,6 +51,7 @@ struct symcache {
 	size_t module_bytes;
 	struct symcache_kernel kernel;
 	struct addr_cache *addrs; /* symbolized addresses, so idle modules can be closed */
+	struct load_budget budget;
 	struct symcache_stats st;
 };
 
@@ -63,6 +67,7 @@ static void module_free(struct symcache *sc, struct sc_module *m)
 {
 	lru_del(&sc->modules, &m->node);
 	sc->module_bytes -= m->bytes;
+	sc->st.dwarf_bytes -= m->dwarf_bytes;
 	elf_syms_free(m->es);
 	free(m);
 }
@@ -130,10 +135,13 @@ static struct sc_module *module_get(struct symcache *sc, struct sc_pid *p, size_
 		return lru_entry(n, struct sc_module, node);
 	}
 	sc->st.misses += count;
-	if (info->failed)
+	if (info->failed || !load_budget_begin(&sc->budget))
 		return NULL;
 	es = sym_open_mapping(sc->lim.proc_root, sc->lim.debug_root, (pid_t)p->node.k1, map,
 			      info->build_id);
+	if (load_budget_end(&sc->budget))
+		log_info("opening %s (pid %d) took longer than a round's load budget", map->path,
+			 (int)p->node.k1);
 	if (!es) {
 		int err = -errno;
 
@@ -241,25 +249,49 @@ void symcache_forget_pid(struct symcache *sc, pid_t pid)
 		pid_free(sc, lru_entry(n, struct sc_pid, node));
 }
 
+/* (Re-)reads pid's perf map: only a regular file of the process's owner, no symlinks, within
+ * the byte and line caps and the round's load budget. */
+static void load_jit(struct symcache *sc, struct sc_pid *p, pid_t pid)
+{
+	struct perf_map_limits lim = { sc->lim.perf_map_max_bytes, sc->lim.perf_map_max_lines };
+	struct perf_map *pm;
+	int fd, capped = 0;
+
+	if (!load_budget_begin(&sc->budget))
+		return;
+	p->jit_loaded_ns = now_ns();
+	fd = perf_map_open(sc->lim.proc_root, sc->lim.perf_map_dir, pid);
+	if (fd == -ELOOP || fd == -EINVAL || fd == -EPERM) {
+		sc->st.perf_maps_refused++;
+		log_warn(fd, "perf map of pid %d not read: %s", (int)pid,
+			 fd == -ELOOP  ? "a symlink" :
+			 fd == -EPERM ? "not owned by the process's user" :
+					"not a regular file");
+	}
+	pm = fd >= 0 ? perf_map_read_fd(fd, &lim, &capped) : NULL;
+	if (fd >= 0)
+		close(fd);
+	load_budget_end(&sc->budget);
+	if (capped) {
+		sc->st.perf_maps_capped++;
+		log_warn(0, "perf map of pid %d cut short at the byte or line cap", (int)pid);
+	}
+	if (pm) {
+		perf_map_free(p->jit);
+		p->jit = pm;
+	}
+}
+
 /* JIT code lives in anonymous memory: look it up in the process's perf map, re-reading the
  * file (at most once a second) when an address is missing, since JITs append to it. */
 static void resolve_jit(struct symcache *sc, struct sc_pid *p, pid_t pid, uint64_t addr,
 			struct sym_frame *out)
 {
 	const char *name = p->jit ? perf_map_find(p->jit, addr, NULL, NULL) : NULL;
-	char path[4096];
-	struct perf_map *pm;
-	uint64_t now = now_ns();
 
-	if (!name && (!p->jit_loaded_ns || now - p->jit_loaded_ns > SNAPSHOT_REFRESH_NS)) {
-		p->jit_loaded_ns = now;
-		if (!perf_map_path(sc->lim.proc_root, sc->lim.perf_map_dir, pid, path,
-				   sizeof(path)) &&
-		    (pm = perf_map_new(path))) {
-			perf_map_free(p->jit);
-			p->jit = pm;
-			name = perf_map_find(p->jit, addr, NULL, NULL);
-		}
+	if (!name && (!p->jit_loaded_ns || now_ns() - p->jit_loaded_ns > SNAPSHOT_REFRESH_NS)) {
+		load_jit(sc, p, pid);
+		name = p->jit ? perf_map_find(p->jit, addr, NULL, NULL) : NULL;
 	}
 	if (!name)
 		return;
@@ -267,8 +299,60 @@ static void resolve_jit(struct symcache *sc, struct sc_pid *p, pid_t pid, uint64
 	out->lines[0].function = name;
 }
 
-static void fill_lines(struct symcache *sc, struct sc_module *m, const struct proc_map *map,
-		       struct sym_frame *out)
+/* Closes least recently used modules holding DWARF (never keep) until `need` more bytes fit
+ * the DWARF budget. */
+static void dwarf_make_room(struct symcache *sc, struct sc_module *keep, size_t need)
+{
+	struct lru_node *n = lru_oldest(&sc->modules), *newer;
+	struct sc_module *m;
+	int freed = 0;
+
+	for (; n && sc->st.dwarf_bytes + need > sc->lim.max_dwarf_bytes; n = newer) {
+		newer = lru_newer(&sc->modules, n);
+		m = lru_entry(n, struct sc_module, node);
+		if (m == keep || !m->dwarf_bytes)
+			continue;
+		module_free(sc, m);
+		sc->st.dwarf_evictions++;
+		freed = 1;
+	}
+	if (freed)
+		malloc_trim(0); /* libdw's buffers are large; give them back to the system */
+}
+
+/* Decides once whether m's DWARF is loaded, within the DWARF and load budgets. Returns 0, or
+ * -EAGAIN when the round's load budget is spent (decided in a later round). */
+static int ensure_dwarf(struct symcache *sc, struct sc_module *m)
+{
+	size_t need;
+
+	if (elf_syms_dwarf_decided(m->es))
+		return 0;
+	if (!load_budget_begin(&sc->budget))
+		return -EAGAIN;
+	need = elf_syms_dwarf_bytes(m->es);
+	if (need <= sc->lim.max_dwarf_bytes)
+		dwarf_make_room(sc, m, need);
+	if (elf_syms_load_dwarf(m->es, sc->lim.max_dwarf_bytes)) {
+		/* a debug file found only now tells its size only now */
+		m->dwarf_bytes = elf_syms_dwarf_bytes(m->es);
+		sc->st.dwarf_bytes += m->dwarf_bytes;
+		dwarf_make_room(sc, m, 0);
+	} else if (elf_syms_dwarf_refused(m->es)) {
+		sc->st.dwarf_refused++;
+		log_info("DWARF of %s (%zu MB) exceeds the DWARF budget (%zu MB): symbol table only",
+			 elf_syms_debug_file(m->es) ?: "module", elf_syms_dwarf_bytes(m->es) >> 20,
+			 sc->lim.max_dwarf_bytes >> 20);
+	}
+	if (load_budget_end(&sc->budget))
+		log_info("loading the DWARF of %s took longer than a round's load budget",
+			 elf_syms_debug_file(m->es) ?: "a module");
+	return 0;
+}
+
+/* Returns 1 when the frame may be cached (symbolized, or known to stay unsymbolized). */
+static int fill_lines(struct symcache *sc, struct sc_module *m, const struct proc_map *map,
+		      struct sym_frame *out)
 {
 	struct elf_sym_line lines[SYM_MAX_INLINE];
 	uint64_t vaddr;
@@ -276,11 +360,13 @@ static void fill_lines(struct symcache *sc, struct sc_module *m, const struct pr
 
 	out->mapping.build_id = elf_syms_build_id(m->es);
 	if (elf_syms_file_to_vaddr(m->es, out->addr - map->start + map->offset, &vaddr))
-		return;
+		return 1;
+	if (ensure_dwarf(sc, m))
+		return 0; /* deferred: a later round symbolizes it */
 	n = elf_syms_lookup(m->es, vaddr, lines, SYM_MAX_INLINE);
 	if (n < 0) {
 		sc->st.errors++;
-		return;
+		return 0;
 	}
 	for (i = 0; i < n; i++) {
 		out->lines[i].function = lines[i].function;
@@ -288,6 +374,7 @@ static void fill_lines(struct symcache *sc, struct sc_module *m, const struct pr
 		out->lines[i].line = lines[i].line;
 	}
 	out->nlines = n;
+	return 1;
 }
 
 /* The snapshot of pid holding addr, re-read if addr is unknown and the snapshot is stale. */
@@ -339,10 +426,8 @@ void symcache_resolve_user(struct symcache *sc, pid_t pid, uint64_t addr, struct
 		return;
 	}
 	m = module_get(sc, p, map - p->maps.maps, 1);
-	if (m && m->es) {
-		fill_lines(sc, m, map, out);
+	if (m && m->es && fill_lines(sc, m, map, out))
 		addr_cache_put(sc->addrs, &key, out, out->mapping.build_id);
-	}
 }
 
 void symcache_release_idle(struct symcache *sc, uint64_t idle_ns)
@@ -371,9 +456,16 @@ void symcache_resolve_kernel(struct symcache *sc, uint64_t addr, struct sym_fram
 	symcache_kernel_resolve(&sc->kernel, addr, out);
 }
 
+void symcache_new_round(struct symcache *sc)
+{
+	load_budget_new_round(&sc->budget);
+}
+
 void symcache_get_stats(const struct symcache *sc, struct symcache_stats *out)
 {
 	*out = sc->st;
+	out->loads_deferred = sc->budget.deferred;
+	out->load_overruns = sc->budget.overruns;
 	out->errors += sc->kernel.errors;
 	out->modules = sc->modules.count;
 	out->pids = sc->pids.count;
@@ -386,6 +478,8 @@ static int copy_limits(struct symcache_limits *dst, const struct symcache_limits
 	dst->debug_root = strdup(src->debug_root ? src->debug_root : "/usr/lib/debug");
 	dst->kallsyms_path = strdup(src->kallsyms_path ? src->kallsyms_path : "/proc/kallsyms");
 	dst->perf_map_dir = strdup(src->perf_map_dir ? src->perf_map_dir : "/tmp");
+	if (!dst->max_dwarf_bytes)
+		dst->max_dwarf_bytes = SYMCACHE_DEFAULT_DWARF_BYTES;
 	if (!dst->proc_root || !dst->debug_root || !dst->kallsyms_path || !dst->perf_map_dir)
 		return -ENOMEM;
 	return 0;
@@ -406,6 +500,7 @@ struct symcache *symcache_new(const struct symcache_limits *limits)
 		return NULL;
 	}
 	err = copy_limits(&sc->lim, limits);
+	load_budget_init(&sc->budget, limits->load_budget_ns);
 	if (!err)
 		err = lru_init(&sc->modules, limits->max_modules);
 	if (!err)
