@@ -49,7 +49,8 @@ static void publish_guards(struct metrics *m, const struct symcache_stats *ss)
 {
 	uint64_t now = agent_now_ns(CLOCK_MONOTONIC), age = 0;
 
-	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_PERF_MAP_REFUSED, ss->perf_maps_refused);
+	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_PERF_MAP_REFUSED,
+		       ss->perf_maps_refused);
 	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_PERF_MAP_CAPPED, ss->perf_maps_capped);
 	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_LOAD_DEFERRED, ss->loads_deferred);
 	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_LOAD_OVERRUN, ss->load_overruns);

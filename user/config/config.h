@@ -88,7 +88,7 @@ struct spanprof_config {
 	unsigned int rescan_s;       /* full /proc rescan, a safety net for missed events */
 	/* Caps and budgets on process-controlled files (README "Security model"). */
 	size_t perf_map_max_bytes, perf_map_max_lines; /* read of one perf map */
-	size_t max_dwarf_bytes;      /* DWARF held by the symbol cache, all modules together */
+	size_t max_dwarf_bytes; /* DWARF held by the symbol cache, all modules together */
 	unsigned int load_budget_ms; /* ELF/DWARF/perf-map loading per drain */
 	const char *proc_root;
 	struct config_strings owned; /* freed by config_release() */

@@ -50,11 +50,11 @@ enum metric_lookup { METRIC_LOOKUP_HIT = 0, METRIC_LOOKUP_MISS };
 /* Caps and budgets on process-controlled input that were hit (symcache_stats). */
 enum metric_guard {
 	METRIC_GUARD_PERF_MAP_REFUSED = 0, /* symlink, FIFO/device or foreign owner */
-	METRIC_GUARD_PERF_MAP_CAPPED,      /* byte or line cap */
-	METRIC_GUARD_LOAD_DEFERRED,        /* load budget of a round spent */
-	METRIC_GUARD_LOAD_OVERRUN,         /* one load longer than a round's budget */
-	METRIC_GUARD_DWARF_REFUSED,        /* DWARF larger than the budget */
-	METRIC_GUARD_DWARF_EVICTED,        /* module closed to stay within the DWARF budget */
+	METRIC_GUARD_PERF_MAP_CAPPED, /* byte or line cap */
+	METRIC_GUARD_LOAD_DEFERRED, /* load budget of a round spent */
+	METRIC_GUARD_LOAD_OVERRUN, /* one load longer than a round's budget */
+	METRIC_GUARD_DWARF_REFUSED, /* DWARF larger than the budget */
+	METRIC_GUARD_DWARF_EVICTED, /* module closed to stay within the DWARF budget */
 	METRIC_GUARD__COUNT,
 };
 

@@ -18,8 +18,7 @@
 
 /* Accepts a candidate when it is an ELF file whose build id matches the module's and whose
  * DWARF fits the limit. */
-static int candidate_matches(struct elf_debug_ctx *ctx, int fd, const unsigned char *id,
-			     int id_len)
+static int candidate_matches(struct elf_debug_ctx *ctx, int fd, const unsigned char *id, int id_len)
 {
 	const void *cand_id = NULL;
 	ssize_t cand_len;
@@ -79,8 +78,7 @@ static int try_candidate(struct elf_debug_ctx *ctx, const char *root, const char
 	return fd;
 }
 
-static int by_build_id(struct elf_debug_ctx *ctx, const unsigned char *id, int id_len,
-		       char **found)
+static int by_build_id(struct elf_debug_ctx *ctx, const unsigned char *id, int id_len, char **found)
 {
 	char path[PATH_MAX];
 	size_t n;
@@ -97,8 +95,8 @@ static int by_build_id(struct elf_debug_ctx *ctx, const unsigned char *id, int i
 	return try_candidate(ctx, NULL, path, id, id_len, found);
 }
 
-static int by_debuglink(struct elf_debug_ctx *ctx, const char *link,
-			const unsigned char *id, int id_len, char **found)
+static int by_debuglink(struct elf_debug_ctx *ctx, const char *link, const unsigned char *id,
+			int id_len, char **found)
 {
 	const char *slash = strrchr(ctx->path, '/');
 	int dir_len = slash ? (int)(slash - ctx->path) : 0;

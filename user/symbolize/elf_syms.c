@@ -37,7 +37,7 @@ struct elf_syms {
 	int has_dwarf; /* -1: not loaded yet */
 	size_t bytes;
 	size_t dwarf_bytes; /* DWARF bytes of the main file itself */
-	int dwarf_refused;  /* DWARF not loaded: larger than the limit */
+	int dwarf_refused; /* DWARF not loaded: larger than the limit */
 	struct elf_seg segs[ELF_SYMS_MAX_SEGS];
 	int nsegs;
 	char *demangled[ELF_SYMS_MAX_LINES]; /* names handed out by the last lookup */
@@ -45,8 +45,8 @@ struct elf_syms {
 
 /* Hands libdwfl the main file we opened without mmap (elf_guard_begin): libdwfl would map it,
  * and a process truncating the file under that mapping would kill the agent with SIGBUS. */
-static int give_main_elf(Dwfl_Module *mod, void **userdata, const char *modname,
-			 Dwarf_Addr base, char **file_name, Elf **elfp)
+static int give_main_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			 char **file_name, Elf **elfp)
 {
 	struct elf_debug_ctx *ctx = userdata ? *userdata : NULL;
 	int fd;
@@ -211,10 +211,9 @@ static int copy_names(struct elf_syms *es, const char *path, const char *root,
 	es->debug_root = debug_root ? strdup(debug_root) : NULL;
 	if (!es->path || !es->root || (debug_root && !es->debug_root))
 		return -ENOMEM;
-	es->dbg = (struct elf_debug_ctx){ .path = es->path,
-					  .root = es->root,
-					  .debug_root = es->debug_root,
-					  .main_fd = -1 };
+	es->dbg = (struct elf_debug_ctx){
+		.path = es->path, .root = es->root, .debug_root = es->debug_root, .main_fd = -1
+	};
 	return 0;
 }
 

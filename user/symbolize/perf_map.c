@@ -83,9 +83,9 @@ static int add_entry(struct perf_map *pm, struct perf_map_entry *e, size_t *cap)
 struct reader {
 	int fd;
 	char buf[PERF_MAP_MAX_LINE + 1];
-	size_t len;       /* bytes in buf */
-	size_t left;      /* bytes still allowed to be read */
-	int skipping;     /* inside an over-long line: drop up to its newline */
+	size_t len; /* bytes in buf */
+	size_t left; /* bytes still allowed to be read */
+	int skipping; /* inside an over-long line: drop up to its newline */
 	int eof, capped;
 };
 
@@ -122,7 +122,8 @@ static int next_line(struct reader *r, size_t *used)
 			return 1;
 		}
 		n = read(r->fd, r->buf + r->len,
-			 PERF_MAP_MAX_LINE - r->len < r->left ? PERF_MAP_MAX_LINE - r->len : r->left);
+			 PERF_MAP_MAX_LINE - r->len < r->left ? PERF_MAP_MAX_LINE - r->len :
+								r->left);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -169,8 +170,8 @@ struct perf_map *perf_map_read_fd(int fd, const struct perf_map_limits *lim, int
 		goto out_free;
 	r->fd = fd;
 	r->left = lim && lim->max_bytes ? lim->max_bytes : PERF_MAP_DEFAULT_MAX_BYTES;
-	err = read_entries(pm, r, lim && lim->max_lines ? lim->max_lines
-						       : PERF_MAP_DEFAULT_MAX_LINES);
+	err = read_entries(pm, r,
+			   lim && lim->max_lines ? lim->max_lines : PERF_MAP_DEFAULT_MAX_LINES);
 	if (capped)
 		*capped = r->capped;
 	if (err)

@@ -264,7 +264,7 @@ static void load_jit(struct symcache *sc, struct sc_pid *p, pid_t pid)
 	if (fd == -ELOOP || fd == -EINVAL || fd == -EPERM) {
 		sc->st.perf_maps_refused++;
 		log_warn(fd, "perf map of pid %d not read: %s", (int)pid,
-			 fd == -ELOOP  ? "a symlink" :
+			 fd == -ELOOP ? "a symlink" :
 			 fd == -EPERM ? "not owned by the process's user" :
 					"not a regular file");
 	}
@@ -340,9 +340,10 @@ static int ensure_dwarf(struct symcache *sc, struct sc_module *m)
 		dwarf_make_room(sc, m, 0);
 	} else if (elf_syms_dwarf_refused(m->es)) {
 		sc->st.dwarf_refused++;
-		log_info("DWARF of %s (%zu MB) exceeds the DWARF budget (%zu MB): symbol table only",
-			 elf_syms_debug_file(m->es) ?: "module", elf_syms_dwarf_bytes(m->es) >> 20,
-			 sc->lim.max_dwarf_bytes >> 20);
+		log_info(
+			"DWARF of %s (%zu MB) exceeds the DWARF budget (%zu MB): symbol table only",
+			elf_syms_debug_file(m->es) ?: "module", elf_syms_dwarf_bytes(m->es) >> 20,
+			sc->lim.max_dwarf_bytes >> 20);
 	}
 	if (load_budget_end(&sc->budget))
 		log_info("loading the DWARF of %s took longer than a round's load budget",

@@ -27,11 +27,11 @@ struct symcache_limits {
 	const char *perf_map_dir;  /* normally "/tmp" (perf-PID.map) */
 	size_t perf_map_max_bytes; /* read of one perf map at most; 0: PERF_MAP_DEFAULT_MAX_BYTES */
 	size_t perf_map_max_lines; /* ... and lines; 0: PERF_MAP_DEFAULT_MAX_LINES */
-	size_t max_dwarf_bytes;    /* DWARF (decompressed debug sections) held by all modules
+	size_t max_dwarf_bytes; /* DWARF (decompressed debug sections) held by all modules
 				    * together; least recently used modules are closed beyond it
 				    * and a module with more is symbolized from its symbol table.
 				    * 0: SYMCACHE_DEFAULT_DWARF_BYTES */
-	uint64_t load_budget_ns;   /* time for file loads per round (symcache_new_round());
+	uint64_t load_budget_ns; /* time for file loads per round (symcache_new_round());
 				    * 0: LOAD_BUDGET_DEFAULT_NS */
 };
 
@@ -69,12 +69,12 @@ struct symcache_stats {
 	uint64_t evictions;
 	uint64_t errors;       /* malformed ELF, unreadable files, ... (each also logged) */
 	uint64_t perf_maps_refused; /* perf maps not read: symlink, FIFO/device, foreign owner */
-	uint64_t perf_maps_capped;  /* perf maps cut short by the byte or line cap */
-	uint64_t loads_deferred;    /* loads put off to a later round (load budget spent) */
-	uint64_t load_overruns;     /* single loads longer than a round's whole budget */
-	uint64_t dwarf_refused;     /* modules symbolized without DWARF: larger than the budget */
-	uint64_t dwarf_evictions;   /* modules closed to keep DWARF within the budget */
-	uint64_t dwarf_bytes;       /* DWARF bytes held now */
+	uint64_t perf_maps_capped; /* perf maps cut short by the byte or line cap */
+	uint64_t loads_deferred; /* loads put off to a later round (load budget spent) */
+	uint64_t load_overruns; /* single loads longer than a round's whole budget */
+	uint64_t dwarf_refused; /* modules symbolized without DWARF: larger than the budget */
+	uint64_t dwarf_evictions; /* modules closed to keep DWARF within the budget */
+	uint64_t dwarf_bytes; /* DWARF bytes held now */
 };
 
 /* Creates a cache. Returns NULL and sets errno on failure. */

@@ -191,13 +191,14 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_perf_map_finds_entries_and_later_entry_wins,
 						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_perf_map_keeps_spaces_in_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_perf_map_keeps_spaces_in_names, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_perf_map_path_uses_innermost_nspid, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_perf_map_stops_at_byte_and_line_caps, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_perf_map_refuses_fifo_and_device_symlink, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_perf_map_refuses_fifo_and_device_symlink,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_perf_map_reads_through_container_root, setup,
 						teardown),
 	};

@@ -398,8 +398,12 @@ static void test_symcache_keeps_dwarf_within_its_budget(void **state)
 	struct test_state *s = *state;
 	size_t pie = dwarf_bytes_of(s->fs.pie), lib = dwarf_bytes_of(s->fs.lib);
 	struct symcache_limits lim = {
-		.max_modules = 8, .max_pids = 8, .max_addrs = 1, .proc_root = s->root,
-		.debug_root = s->fs.debug_root, .perf_map_dir = "/tmp",
+		.max_modules = 8,
+		.max_pids = 8,
+		.max_addrs = 1,
+		.proc_root = s->root,
+		.debug_root = s->fs.debug_root,
+		.perf_map_dir = "/tmp",
 		.max_dwarf_bytes = (pie > lib ? pie : lib) + 16,
 	};
 	uint64_t leaf = PIE_BASE + fixture_key(s->fs.pie, "leaf");
