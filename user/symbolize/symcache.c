@@ -15,6 +15,7 @@
 #include "symbolize/perf_map.h"
 #include "symbolize/sym_open.h"
 #include "symbolize/symcache.h"
+#include "symbolize/symcache_int.h"
 #include "symbolize/symcache_kernel.h"
 #include "util/log.h"
 #include "util/lru.h"
@@ -22,40 +23,7 @@
 /* A snapshot older than this is re-read when an address falls outside every mapping (dlopen). */
 #define SNAPSHOT_REFRESH_NS 1000000000ull
 
-struct sc_module {
-	struct lru_node node; /* key: (dev, inode) */
-	struct elf_syms *es;  /* NULL: the file is not usable ELF; remembered so we ask once */
-	size_t bytes;
-	size_t dwarf_bytes; /* accounted against limits.max_dwarf_bytes while DWARF is loaded */
-	uint64_t last_used_ns;
-};
-
-/* What a snapshot learnt about one mapping, parallel to proc_maps.maps. */
-struct sc_mapinfo {
-	char *build_id; /* recorded when opened, to recognise the file later by path */
-	int failed;     /* opening failed once: don't retry (or log) for every frame */
-};
-
-struct sc_pid {
-	struct lru_node node; /* key: (pid, 0) */
-	struct proc_maps maps;
-	struct sc_mapinfo *info;
-	uint64_t taken_ns;
-	struct perf_map *jit;
-	uint64_t jit_loaded_ns; /* 0: never tried */
-};
-
-struct symcache {
-	struct symcache_limits lim; /* strings owned */
-	struct lru modules, pids;
-	size_t module_bytes;
-	struct symcache_kernel kernel;
-	struct addr_cache *addrs; /* symbolized addresses, so idle modules can be closed */
-	struct load_budget budget;
-	struct symcache_stats st;
-};
-
-static uint64_t now_ns(void)
+uint64_t symcache_now_ns(void)
 {
 	struct timespec ts;
 
@@ -63,7 +31,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-static void module_free(struct symcache *sc, struct sc_module *m)
+void symcache_module_free(struct symcache *sc, struct sc_module *m)
 {
 	lru_del(&sc->modules, &m->node);
 	sc->module_bytes -= m->bytes;
@@ -82,7 +50,7 @@ static void modules_trim(struct symcache *sc, struct sc_module *keep)
 		struct lru_node *newer = lru_newer(&sc->modules, n);
 
 		if (n != &keep->node) {
-			module_free(sc, lru_entry(n, struct sc_module, node));
+			symcache_module_free(sc, lru_entry(n, struct sc_module, node));
 			sc->st.evictions++;
 		}
 		n = newer;
@@ -102,7 +70,7 @@ static struct sc_module *module_insert(struct symcache *sc, const struct proc_ma
 	m->node.k2 = map->inode;
 	m->es = es;
 	m->bytes = es ? elf_syms_size(es) : 0;
-	m->last_used_ns = now_ns();
+	m->last_used_ns = symcache_now_ns();
 	sc->module_bytes += m->bytes;
 	lru_add(&sc->modules, &m->node);
 	modules_trim(sc, m);
@@ -128,7 +96,7 @@ static struct sc_module *module_get(struct symcache *sc, struct sc_pid *p, size_
 	struct elf_syms *es;
 
 	if (n) {
-		lru_entry(n, struct sc_module, node)->last_used_ns = now_ns();
+		lru_entry(n, struct sc_module, node)->last_used_ns = symcache_now_ns();
 		lru_touch(&sc->modules, n);
 		sc->st.hits += count;
 		record_build_id(info, lru_entry(n, struct sc_module, node)->es);
@@ -232,7 +200,7 @@ int symcache_snapshot_pid(struct symcache *sc, pid_t pid)
 	proc_maps_release(&p->maps);
 	p->maps = maps;
 	p->info = info;
-	p->taken_ns = now_ns();
+	p->taken_ns = symcache_now_ns();
 	p->jit_loaded_ns = 0;
 	/* open every module now: after the process exits its files may be unreachable */
 	for (i = 0; i < p->maps.count; i++)
@@ -249,39 +217,6 @@ void symcache_forget_pid(struct symcache *sc, pid_t pid)
 		pid_free(sc, lru_entry(n, struct sc_pid, node));
 }
 
-/* (Re-)reads pid's perf map: only a regular file of the process's owner, no symlinks, within
- * the byte and line caps and the round's load budget. */
-static void load_jit(struct symcache *sc, struct sc_pid *p, pid_t pid)
-{
-	struct perf_map_limits lim = { sc->lim.perf_map_max_bytes, sc->lim.perf_map_max_lines };
-	struct perf_map *pm;
-	int fd, capped = 0;
-
-	if (!load_budget_begin(&sc->budget))
-		return;
-	p->jit_loaded_ns = now_ns();
-	fd = perf_map_open(sc->lim.proc_root, sc->lim.perf_map_dir, pid);
-	if (fd == -ELOOP || fd == -EINVAL || fd == -EPERM) {
-		sc->st.perf_maps_refused++;
-		log_warn(fd, "perf map of pid %d not read: %s", (int)pid,
-			 fd == -ELOOP ? "a symlink" :
-			 fd == -EPERM ? "not owned by the process's user" :
-					"not a regular file");
-	}
-	pm = fd >= 0 ? perf_map_read_fd(fd, &lim, &capped) : NULL;
-	if (fd >= 0)
-		close(fd);
-	load_budget_end(&sc->budget);
-	if (capped) {
-		sc->st.perf_maps_capped++;
-		log_warn(0, "perf map of pid %d cut short at the byte or line cap", (int)pid);
-	}
-	if (pm) {
-		perf_map_free(p->jit);
-		p->jit = pm;
-	}
-}
-
 /* JIT code lives in anonymous memory: look it up in the process's perf map, re-reading the
  * file (at most once a second) when an address is missing, since JITs append to it. */
 static void resolve_jit(struct symcache *sc, struct sc_pid *p, pid_t pid, uint64_t addr,
@@ -289,66 +224,15 @@ static void resolve_jit(struct symcache *sc, struct sc_pid *p, pid_t pid, uint64
 {
 	const char *name = p->jit ? perf_map_find(p->jit, addr, NULL, NULL) : NULL;
 
-	if (!name && (!p->jit_loaded_ns || now_ns() - p->jit_loaded_ns > SNAPSHOT_REFRESH_NS)) {
-		load_jit(sc, p, pid);
+	if (!name &&
+	    (!p->jit_loaded_ns || symcache_now_ns() - p->jit_loaded_ns > SNAPSHOT_REFRESH_NS)) {
+		symcache_load_jit(sc, p, pid);
 		name = p->jit ? perf_map_find(p->jit, addr, NULL, NULL) : NULL;
 	}
 	if (!name)
 		return;
 	out->nlines = 1;
 	out->lines[0].function = name;
-}
-
-/* Closes least recently used modules holding DWARF (never keep) until `need` more bytes fit
- * the DWARF budget. */
-static void dwarf_make_room(struct symcache *sc, struct sc_module *keep, size_t need)
-{
-	struct lru_node *n = lru_oldest(&sc->modules), *newer;
-	struct sc_module *m;
-	int freed = 0;
-
-	for (; n && sc->st.dwarf_bytes + need > sc->lim.max_dwarf_bytes; n = newer) {
-		newer = lru_newer(&sc->modules, n);
-		m = lru_entry(n, struct sc_module, node);
-		if (m == keep || !m->dwarf_bytes)
-			continue;
-		module_free(sc, m);
-		sc->st.dwarf_evictions++;
-		freed = 1;
-	}
-	if (freed)
-		malloc_trim(0); /* libdw's buffers are large; give them back to the system */
-}
-
-/* Decides once whether m's DWARF is loaded, within the DWARF and load budgets. Returns 0, or
- * -EAGAIN when the round's load budget is spent (decided in a later round). */
-static int ensure_dwarf(struct symcache *sc, struct sc_module *m)
-{
-	size_t need;
-
-	if (elf_syms_dwarf_decided(m->es))
-		return 0;
-	if (!load_budget_begin(&sc->budget))
-		return -EAGAIN;
-	need = elf_syms_dwarf_bytes(m->es);
-	if (need <= sc->lim.max_dwarf_bytes)
-		dwarf_make_room(sc, m, need);
-	if (elf_syms_load_dwarf(m->es, sc->lim.max_dwarf_bytes)) {
-		/* a debug file found only now tells its size only now */
-		m->dwarf_bytes = elf_syms_dwarf_bytes(m->es);
-		sc->st.dwarf_bytes += m->dwarf_bytes;
-		dwarf_make_room(sc, m, 0);
-	} else if (elf_syms_dwarf_refused(m->es)) {
-		sc->st.dwarf_refused++;
-		log_info(
-			"DWARF of %s (%zu MB) exceeds the DWARF budget (%zu MB): symbol table only",
-			elf_syms_debug_file(m->es) ?: "module", elf_syms_dwarf_bytes(m->es) >> 20,
-			sc->lim.max_dwarf_bytes >> 20);
-	}
-	if (load_budget_end(&sc->budget))
-		log_info("loading the DWARF of %s took longer than a round's load budget",
-			 elf_syms_debug_file(m->es) ?: "a module");
-	return 0;
 }
 
 /* Returns 1 when the frame may be cached (symbolized, or known to stay unsymbolized). */
@@ -362,7 +246,7 @@ static int fill_lines(struct symcache *sc, struct sc_module *m, const struct pro
 	out->mapping.build_id = elf_syms_build_id(m->es);
 	if (elf_syms_file_to_vaddr(m->es, out->addr - map->start + map->offset, &vaddr))
 		return 1;
-	if (ensure_dwarf(sc, m))
+	if (symcache_ensure_dwarf(sc, m))
 		return 0; /* deferred: a later round symbolizes it */
 	n = elf_syms_lookup(m->es, vaddr, lines, SYM_MAX_INLINE);
 	if (n < 0) {
@@ -391,11 +275,11 @@ static const struct proc_map *find_map(struct symcache *sc, pid_t pid, uint64_t 
 	if (!p)
 		return NULL;
 	map = proc_maps_find(&p->maps, addr);
-	if (map || now_ns() - p->taken_ns <= SNAPSHOT_REFRESH_NS)
+	if (map || symcache_now_ns() - p->taken_ns <= SNAPSHOT_REFRESH_NS)
 		return map;
 	if (symcache_snapshot_pid(sc, pid) == 0)
 		return proc_maps_find(&p->maps, addr);
-	p->taken_ns = now_ns(); /* gone: don't re-read maps for every unknown frame */
+	p->taken_ns = symcache_now_ns(); /* gone: don't re-read maps for every unknown frame */
 	return NULL;
 }
 
@@ -434,7 +318,7 @@ void symcache_resolve_user(struct symcache *sc, pid_t pid, uint64_t addr, struct
 void symcache_release_idle(struct symcache *sc, uint64_t idle_ns)
 {
 	struct lru_node *n = lru_oldest(&sc->modules), *newer;
-	uint64_t now = now_ns();
+	uint64_t now = symcache_now_ns();
 	struct sc_module *m;
 
 	int freed = 0;
@@ -443,7 +327,7 @@ void symcache_release_idle(struct symcache *sc, uint64_t idle_ns)
 		newer = lru_newer(&sc->modules, n);
 		m = lru_entry(n, struct sc_module, node);
 		if (m->es && elf_syms_dwarf_loaded(m->es) && now - m->last_used_ns > idle_ns) {
-			module_free(sc, m);
+			symcache_module_free(sc, m);
 			freed = 1;
 		}
 	}
@@ -529,7 +413,7 @@ void symcache_free(struct symcache *sc)
 	while (sc->pids.buckets && (n = lru_oldest(&sc->pids)))
 		pid_free(sc, lru_entry(n, struct sc_pid, node));
 	while (sc->modules.buckets && (n = lru_oldest(&sc->modules)))
-		module_free(sc, lru_entry(n, struct sc_module, node));
+		symcache_module_free(sc, lru_entry(n, struct sc_module, node));
 	lru_release(&sc->pids);
 	lru_release(&sc->modules);
 	symcache_kernel_release(&sc->kernel);
