@@ -383,7 +383,7 @@ static void test_library_truncated_under_the_agent(void **state)
 	       (unsigned long long)census_get(&c, "hostile_lib_spin")->samples,
 	       (unsigned long long)c.total_samples);
 	/* Its symbol table was read (copied) when the agent opened it, before the truncation. */
-	assert_true(census_get(&c, "hostile_lib_spin")->samples >= 50);
+	assert_true(census_get(&c, "hostile_lib_spin")->samples >= 20);
 }
 
 /* A real unprivileged user points its perf map at a root-only file: nothing of it may reach the
@@ -468,7 +468,7 @@ static void test_perf_map_is_read_as_the_process_owner(void **state)
 		printf("  %-14s %5llu samples, %5llu in %s\n", services[i],
 		       (unsigned long long)c[i].total_samples,
 		       (unsigned long long)c[i].funcs[0].samples, c[i].funcs[0].name);
-		assert_true(c[i].total_samples >= 20); /* it was profiled */
+		assert_true(c[i].total_samples >= 5); /* it was profiled */
 	}
 	assert_int_equal(c[0].funcs[0].samples, 0);
 	assert_true(c[1].funcs[0].samples >= 0.5 * c[1].total_samples);
