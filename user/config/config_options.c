@@ -250,6 +250,7 @@ static int set_verbose(struct spanprof_config *cfg, const struct config_option *
 
 #define UINT(f, lo, hi) .set = set_uint, .offset = FIELD(f), .min = lo, .max = hi
 #define SIZE(f, lo, hi) .set = set_size, .offset = UPLOAD(f), .min = lo, .max = hi
+#define SIZE_FIELD(f, lo, hi) .set = set_size, .offset = FIELD(f), .min = lo, .max = hi
 #define TEXT(f) .set = set_text, .offset = f
 #define A CONFIG_IN_ALL
 
@@ -334,6 +335,18 @@ const struct config_option config_options[CONFIG_OPT__COUNT] = {
 	[CONFIG_OPT_METRICS_ADDR] = { "metrics-addr", NULL, 0, CONFIG_KIND_VALUE, A, 0, "HOST:PORT",
 		"serve /metrics, /healthz, /readyz (default: off)",
 		.set = set_metrics_addr, .offset = FIELD(metrics_addr) },
+	[CONFIG_OPT_DWARF_BUDGET] = { "dwarf-budget", NULL, 0, CONFIG_KIND_VALUE, A, 0, "SIZE",
+		"DWARF kept in memory, all files (default 8MiB)",
+		"a size from 1MiB to 16GiB, like 8MiB", SIZE_FIELD(max_dwarf_bytes, MIB, 16 * GIB) },
+	[CONFIG_OPT_LOAD_BUDGET] = { "load-budget", NULL, 0, CONFIG_KIND_VALUE, A, 0, "MS",
+		"time per drain for ELF/DWARF/perf maps (default 200)",
+		"milliseconds, from 10 to 10000", UINT(load_budget_ms, 10, 10000) },
+	[CONFIG_OPT_PERF_MAP_MAX_BYTES] = { "perf-map-max-bytes", NULL, 0, CONFIG_KIND_VALUE, A, 0,
+		"SIZE", "read at most SIZE of a perf map (default 16MiB)",
+		"a size from 1MiB to 1GiB, like 16MiB", SIZE_FIELD(perf_map_max_bytes, MIB, GIB) },
+	[CONFIG_OPT_PERF_MAP_MAX_LINES] = { "perf-map-max-lines", NULL, 0, CONFIG_KIND_VALUE, A, 0,
+		"N", "read at most N lines of a perf map (default 262144)",
+		"an integer from 1000 to 16777216", UINT(perf_map_max_lines, 1000, 16777216) },
 	[CONFIG_OPT_LOG_LEVEL] = { "log-level", NULL, 0, CONFIG_KIND_VALUE, A, 0, "LEVEL",
 		"error, warn, info (default) or debug", .set = set_log_level },
 	[CONFIG_OPT_LOG_FORMAT] = { "log-format", NULL, 0, CONFIG_KIND_VALUE, A, 0, "FORMAT",
