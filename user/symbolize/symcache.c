@@ -326,7 +326,7 @@ void symcache_release_idle(struct symcache *sc, uint64_t idle_ns)
 	for (; n; n = newer) {
 		newer = lru_newer(&sc->modules, n);
 		m = lru_entry(n, struct sc_module, node);
-		if (m->es && elf_syms_dwarf_loaded(m->es) && now - m->last_used_ns > idle_ns) {
+		if (m->es && elf_syms_dwarf_decided(m->es) && now - m->last_used_ns > idle_ns) {
 			symcache_module_free(sc, m);
 			freed = 1;
 		}

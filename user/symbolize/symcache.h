@@ -97,9 +97,10 @@ void symcache_resolve_user(struct symcache *sc, pid_t pid, uint64_t addr, struct
 /* Symbolizes a kernel address through kallsyms (loaded lazily, reloaded when modules change). */
 void symcache_resolve_kernel(struct symcache *sc, uint64_t addr, struct sym_frame *out);
 
-/* Closes ELF modules whose DWARF is loaded and that no lookup needed for idle_ns: their
- * addresses stay answered from the address cache, and libdw's decompressed debug sections (tens
- * of MB for a libc) go back to the system. A later miss reopens the file. */
+/* Closes ELF modules that were looked up (their DWARF loaded, or refused by the DWARF budget)
+ * and that no lookup needed for idle_ns: their addresses stay answered from the address cache,
+ * and libdw's decompressed debug sections (tens of MB for a libc) or copied symbol tables go
+ * back to the system. A later miss reopens the file. */
 void symcache_release_idle(struct symcache *sc, uint64_t idle_ns);
 
 /* Starts a new round of the load budget (call once per drain): loads of ELF, DWARF and perf
