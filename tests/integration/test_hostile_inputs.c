@@ -590,6 +590,7 @@ int main(void)
 						teardown),
 	};
 
+	/* HOSTILE_TEST=<name> runs one test; HOSTILE_KEEP=1 keeps the temp dirs (agent logs). */
 	if (getenv("HOSTILE_TEST"))
 		cmocka_set_test_filter(getenv("HOSTILE_TEST"));
 	return cmocka_run_group_tests_name("hostile_inputs", tests, NULL, NULL);
