@@ -486,8 +486,9 @@ static void expect_flag_error(const char *flag, const char *value, const char *n
 /* The caps and budgets on process-controlled files: defaults, flags, environment, bad values. */
 static void test_config_sets_input_caps_and_budgets(void **state)
 {
-	const char *argv[] = { "spanprof", "--dwarf-budget", "16MiB", "--perf-map-max-lines", "5000",
-			       NULL };
+	const char *argv[] = { "spanprof", "--dwarf-budget",
+			       "16MiB",	   "--perf-map-max-lines",
+			       "5000",	   NULL };
 	const char *env[] = { "SPANPROF_LOAD_BUDGET=50", "SPANPROF_PERF_MAP_MAX_BYTES=2MiB", NULL };
 	const char *plain[] = { "spanprof", NULL };
 	struct parsed p;
