@@ -41,14 +41,14 @@ struct symcache_limits {
 /* One source line of a frame. Strings stay valid until the next call into the cache. */
 struct sym_line {
 	const char *function; /* demangled; NULL when unknown */
-	const char *file;     /* source file or NULL */
-	int line;             /* 0 when unknown */
+	const char *file; /* source file or NULL */
+	int line; /* 0 when unknown */
 };
 
 /* The mapping a frame belongs to, for pprof's Mapping. Strings as for sym_line. */
 struct sym_mapping {
 	uint64_t start, limit, offset;
-	const char *path;     /* "/usr/lib/x.so", "[kernel.kallsyms]", "[vdso]", ... */
+	const char *path; /* "/usr/lib/x.so", "[kernel.kallsyms]", "[vdso]", ... */
 	const char *build_id; /* lower-case hex, or NULL */
 };
 
@@ -56,8 +56,8 @@ struct sym_mapping {
  * function that really contains the address. nlines == 0 means "not symbolized": readers show
  * "[unknown]" with the mapping's name. */
 struct sym_frame {
-	uint64_t addr;           /* the address as sampled */
-	int has_mapping;         /* 0: no mapping contains addr */
+	uint64_t addr; /* the address as sampled */
+	int has_mapping; /* 0: no mapping contains addr */
 	struct sym_mapping mapping;
 	int nlines;
 	struct sym_line lines[SYM_MAX_INLINE];
