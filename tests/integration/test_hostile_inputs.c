@@ -60,8 +60,15 @@ static int setup(void **state)
 	return *state ? 0 : -1;
 }
 
+/* The unprivileged user a test created, removed in teardown even when the test failed. */
+static char created_user[32];
+
 static int teardown(void **state)
 {
+	if (created_user[0]) {
+		fixture_sh("userdel %s", created_user);
+		created_user[0] = '\0';
+	}
 	if (getenv("HOSTILE_KEEP")) {
 		printf("  kept %s\n", (char *)*state);
 		free(*state);
@@ -415,6 +422,7 @@ static void test_perf_map_is_read_as_the_process_owner(void **state)
 		printf("  useradd unavailable: skipped\n");
 		skip();
 	}
+	snprintf(created_user, sizeof(created_user), "%s", user);
 	{
 		FILE *p;
 		char cmd[64];
@@ -459,7 +467,6 @@ static void test_perf_map_is_read_as_the_process_owner(void **state)
 	}
 	for (i = 0; i < 3; i++)
 		perf_map_cleanup(w[i]);
-	fixture_sh("userdel %s", user);
 	census_watch(&c[0], "ROOT_SECRET_LINE", NULL);
 	census_watch(&c[1], "jit_spin_code", NULL);
 	census_watch(&c[2], "ROOT_OWNED_MAP", NULL);
