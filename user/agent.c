@@ -135,6 +135,7 @@ static void drain(struct agent *a)
 {
 	struct loader_window w = loader_flip_window(a->loader);
 
+	symcache_new_round(a->symcache);
 	usleep(FLIP_SETTLE_US);
 	drain_window(a->drain, w.counts_fd, w.stacks_fd, on_sample, a);
 	/* Exited processes' last samples were in that window: their caches can go now. */
@@ -182,6 +183,10 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 		.debug_root = "/usr/lib/debug",
 		.kallsyms_path = "/proc/kallsyms",
 		.perf_map_dir = "/tmp",
+		.perf_map_max_bytes = cfg->perf_map_max_bytes,
+		.perf_map_max_lines = cfg->perf_map_max_lines,
+		.max_dwarf_bytes = cfg->max_dwarf_bytes,
+		.load_budget_ns = cfg->load_budget_ms * NS_PER_MS,
 	};
 	struct hook_registry_limits hl = {
 		.max_files = cfg->max_hook_files,
@@ -260,6 +265,15 @@ static int check_pids_exist(const struct spanprof_config *cfg)
 	return 0;
 }
 
+/* Parses kallsyms (megabytes, a second or two on a busy node) before the first window instead
+ * of in the middle of its drain. */
+static void warm_kernel_symbols(struct agent *a)
+{
+	struct sym_frame scratch;
+
+	symcache_resolve_kernel(a->symcache, UINT64_MAX, &scratch);
+}
+
 static uint64_t earliest(uint64_t a, uint64_t b)
 {
 	return a < b ? a : b;
@@ -313,13 +327,18 @@ int agent_run(const struct spanprof_config *cfg, volatile sig_atomic_t *stop)
 	err = err ?: setup(&a, cfg);
 	if (err)
 		goto out_teardown;
-	aggregate_start(a.agg, agent_now_ns(CLOCK_REALTIME));
+	/* Liveness: a window every interval; three missed ones mean the agent is wedged. */
+	metrics_set_stale_after(a.metrics, agent_now_ns(CLOCK_MONOTONIC),
+				3ull * cfg->interval_s * NS_PER_S + cfg->drain_ms * NS_PER_MS);
 	scan_all(&a);
+	warm_kernel_symbols(&a);
 	metrics_set_ready(a.metrics, 1);
 	log_info("profiling %s at %u Hz, one profile per service every %u s%s%s",
 		 cfg->npids ? "selected processes" : "all processes", cfg->frequency,
 		 cfg->interval_s, cfg->output_dir ? " into " : "",
 		 cfg->output_dir ? cfg->output_dir : "");
+	/* The first window starts with the loop, after the start-up scans. */
+	aggregate_start(a.agg, agent_now_ns(CLOCK_REALTIME));
 	run_loop(&a, stop);
 	/* The final, partial window. */
 	drain(&a);

@@ -45,6 +45,22 @@ static void publish_kernel(struct agent *a)
 	}
 }
 
+static void publish_guards(struct metrics *m, const struct symcache_stats *ss)
+{
+	uint64_t now = agent_now_ns(CLOCK_MONOTONIC), age = 0;
+
+	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_PERF_MAP_REFUSED,
+		       ss->perf_maps_refused);
+	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_PERF_MAP_CAPPED, ss->perf_maps_capped);
+	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_LOAD_DEFERRED, ss->loads_deferred);
+	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_LOAD_OVERRUN, ss->load_overruns);
+	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_DWARF_REFUSED, ss->dwarf_refused);
+	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_DWARF_EVICTED, ss->dwarf_evictions);
+	metrics_set(m, METRIC_DWARF_BYTES, ss->dwarf_bytes);
+	metrics_is_healthy(m, now, &age);
+	metrics_set(m, METRIC_LAST_WINDOW_AGE, age / NS_PER_S);
+}
+
 static void publish_user(struct agent *a)
 {
 	struct hook_registry_stats hs;
@@ -65,6 +81,7 @@ static void publish_user(struct agent *a)
 	metrics_set_at(a->metrics, METRIC_SYMCACHE_ENTRIES, METRIC_SYMCACHE_PIDS, ss.pids);
 	metrics_set_at(a->metrics, METRIC_SYMCACHE_LOOKUPS, METRIC_LOOKUP_HIT, ss.hits);
 	metrics_set_at(a->metrics, METRIC_SYMCACHE_LOOKUPS, METRIC_LOOKUP_MISS, ss.misses);
+	publish_guards(a->metrics, &ss);
 	metrics_set(a->metrics, METRIC_PROFILES_WRITTEN, a->profiles_written);
 	metrics_set(a->metrics, METRIC_PROFILE_WRITE_ERRORS, a->write_errors);
 	metrics_set(a->metrics, METRIC_OUTPUT_DIR_RECREATED, a->out.dir_recreated);

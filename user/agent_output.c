@@ -144,5 +144,8 @@ void agent_flush(struct agent *a)
 
 	aggregate_flush(a->agg, agent_now_ns(CLOCK_REALTIME), write_profile, a);
 	metrics_add(a->metrics, METRIC_WINDOWS_WRITTEN, 1);
+	/* A window whose profiles could not be written does not count for liveness. */
+	if (a->write_errors == failed)
+		metrics_window_written(a->metrics, agent_now_ns(CLOCK_MONOTONIC));
 	log_window(a, a->profiles_written - written, a->write_errors - failed);
 }

@@ -82,6 +82,11 @@ struct spanprof_config {
 	size_t max_services, max_procs, max_hook_files, max_modules, max_pid_snapshots;
 	unsigned int drain_ms;       /* how often BPF maps are drained */
 	unsigned int rescan_s;       /* full /proc rescan, a safety net for missed events */
+	/* Caps and budgets on process-controlled files (README "Security model"). */
+	uint64_t perf_map_max_bytes; /* --perf-map-max-bytes: read of one perf map */
+	unsigned int perf_map_max_lines; /* --perf-map-max-lines */
+	uint64_t max_dwarf_bytes; /* --dwarf-budget: DWARF held, all modules together */
+	unsigned int load_budget_ms; /* --load-budget: ELF/DWARF/perf-map loading per drain */
 	const char *proc_root;
 	struct config_strings owned; /* freed by config_release() */
 };

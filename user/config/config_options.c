@@ -250,6 +250,7 @@ static int set_verbose(struct spanprof_config *cfg, const struct config_option *
 
 #define UINT(f, lo, hi) .set = set_uint, .offset = FIELD(f), .min = lo, .max = hi
 #define SIZE(f, lo, hi) .set = set_size, .offset = UPLOAD(f), .min = lo, .max = hi
+#define SIZE_FIELD(f, lo, hi) .set = set_size, .offset = FIELD(f), .min = lo, .max = hi
 #define TEXT(f) .set = set_text, .offset = f
 #define A CONFIG_IN_ALL
 
@@ -347,6 +348,20 @@ const struct config_option config_options[CONFIG_OPT__COUNT] = {
 	[CONFIG_OPT_METRICS_ADDR] = { .name = "metrics-addr", .kind = CONFIG_KIND_VALUE, .where = A,
 		.metavar = "HOST:PORT", .help = "serve /metrics, /healthz, /readyz (default: off)",
 		.set = set_metrics_addr, .offset = FIELD(metrics_addr) },
+	[CONFIG_OPT_DWARF_BUDGET] = { .name = "dwarf-budget", .kind = CONFIG_KIND_VALUE, .where = A,
+		.metavar = "SIZE", .help = "DWARF kept in memory, all files (default 8MiB)",
+		.want = "a size from 1MiB to 16GiB, like 8MiB",
+		SIZE_FIELD(max_dwarf_bytes, MIB, 16 * GIB) },
+	[CONFIG_OPT_LOAD_BUDGET] = { .name = "load-budget", .kind = CONFIG_KIND_VALUE, .where = A,
+		.metavar = "MS", .help = "time per drain for ELF/DWARF/perf maps (default 200)",
+		.want = "milliseconds, from 10 to 10000", UINT(load_budget_ms, 10, 10000) },
+	[CONFIG_OPT_PERF_MAP_MAX_BYTES] = { .name = "perf-map-max-bytes", .kind = CONFIG_KIND_VALUE,
+		.where = A, .metavar = "SIZE", .help = "read at most SIZE of a perf map (default 16MiB)",
+		.want = "a size from 1MiB to 1GiB, like 16MiB",
+		SIZE_FIELD(perf_map_max_bytes, MIB, GIB) },
+	[CONFIG_OPT_PERF_MAP_MAX_LINES] = { .name = "perf-map-max-lines", .kind = CONFIG_KIND_VALUE,
+		.where = A, .metavar = "N", .help = "read at most N lines of a perf map (default 262144)",
+		.want = "an integer from 1000 to 16777216", UINT(perf_map_max_lines, 1000, 16777216) },
 	[CONFIG_OPT_LOG_LEVEL] = { .name = "log-level", .kind = CONFIG_KIND_VALUE, .where = A,
 		.metavar = "LEVEL", .help = "error, warn, info (default) or debug",
 		.set = set_log_level },

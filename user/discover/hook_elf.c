@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include "discover/hook_elf.h"
+#include "util/elf_guard.h"
+#include "util/proc_file.h"
 
 #define STAPSDT_NOTE_TYPE 3
 #define HOOK_PROVIDER "spanprof"
@@ -200,7 +202,7 @@ int hook_elf_find_fd(int fd, struct hook_site *site)
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOEXEC;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_guard_begin(fd); /* caps, and no mmap: a truncated file must not SIGBUS us */
 	if (!elf)
 		return -ENOEXEC;
 	memset(site, 0, sizeof(*site));
@@ -215,9 +217,9 @@ int hook_elf_find(const char *path, struct hook_site *site)
 {
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = proc_file_open(NULL, path, 0, NULL); /* never blocks on a FIFO; regular files only */
 	if (fd < 0)
-		return -errno;
+		return fd == -EINVAL || fd == -ELOOP ? -ENOEXEC : fd;
 	err = hook_elf_find_fd(fd, site);
 	close(fd);
 	return err;

@@ -25,6 +25,7 @@ struct metric_def {
 struct metrics {
 	_Atomic uint64_t values[METRIC__COUNT][METRIC_MAX_LABEL_VALUES];
 	atomic_int ready;
+	_Atomic uint64_t last_window_ns, stale_after_ns;
 };
 
 /* A new enum spanprof_drop value needs its name below (and this count raised). */
@@ -55,6 +56,14 @@ static const char *const upload_results[] = {
 	[METRIC_UPLOAD_RETRIED] = "retried",
 	[METRIC_UPLOAD_REJECTED] = "rejected",
 	[METRIC_UPLOAD_FAILED] = "failed",
+};
+static const char *const guards[] = {
+	[METRIC_GUARD_PERF_MAP_REFUSED] = "perf_map_refused",
+	[METRIC_GUARD_PERF_MAP_CAPPED] = "perf_map_capped",
+	[METRIC_GUARD_LOAD_DEFERRED] = "load_deferred",
+	[METRIC_GUARD_LOAD_OVERRUN] = "load_overrun",
+	[METRIC_GUARD_DWARF_REFUSED] = "dwarf_refused",
+	[METRIC_GUARD_DWARF_EVICTED] = "dwarf_evicted",
 };
 static const char *const versions[] = { SPANPROF_VERSION };
 
@@ -106,6 +115,13 @@ static const struct metric_def defs[METRIC__COUNT] = {
 					  "again." },
 	[METRIC_TEMP_FILES_REMOVED] = { "spanprof_temp_files_removed_total", METRIC_COUNTER,
 					"Temporary files of an interrupted run removed at start." },
+	[METRIC_INPUT_GUARDS] = { "spanprof_input_guards_total", METRIC_COUNTER,
+				  "Caps and budgets on process-controlled files that were hit.",
+				  LABELLED("guard", guards) },
+	[METRIC_DWARF_BYTES] = { "spanprof_dwarf_bytes", METRIC_GAUGE,
+				 "Decompressed DWARF bytes the symbol cache holds." },
+	[METRIC_LAST_WINDOW_AGE] = { "spanprof_last_window_age_seconds", METRIC_GAUGE,
+				     "Seconds since a window was last written (at the last drain)." },
 };
 
 struct metrics *metrics_new(void)
@@ -175,6 +191,34 @@ void metrics_set_ready(struct metrics *m, int ready)
 {
 	if (m)
 		atomic_store(&m->ready, !!ready);
+}
+
+void metrics_set_stale_after(struct metrics *m, uint64_t now_ns, uint64_t stale_after_ns)
+{
+	if (!m)
+		return;
+	atomic_store(&m->last_window_ns, now_ns);
+	atomic_store(&m->stale_after_ns, stale_after_ns);
+}
+
+void metrics_window_written(struct metrics *m, uint64_t now_ns)
+{
+	if (m)
+		atomic_store(&m->last_window_ns, now_ns);
+}
+
+int metrics_is_healthy(const struct metrics *m, uint64_t now_ns, uint64_t *age_ns)
+{
+	uint64_t last, limit, age;
+
+	if (!m)
+		return 0;
+	last = atomic_load((_Atomic uint64_t *)&m->last_window_ns);
+	limit = atomic_load((_Atomic uint64_t *)&m->stale_after_ns);
+	age = now_ns > last ? now_ns - last : 0;
+	if (age_ns)
+		*age_ns = age;
+	return !limit || age <= limit;
 }
 
 int metrics_is_ready(const struct metrics *m)

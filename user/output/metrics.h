@@ -29,6 +29,9 @@ enum metric_id {
 	METRIC_LABELS_DROPPED, /* counter: static labels left out to fit the series limit */
 	METRIC_OUTPUT_DIR_RECREATED, /* counter: the output directory vanished and was made again */
 	METRIC_TEMP_FILES_REMOVED, /* counter: temp files of a killed run removed at start */
+	METRIC_INPUT_GUARDS, /* counter, label guard: enum metric_guard */
+	METRIC_DWARF_BYTES, /* gauge: DWARF bytes held by the symbol cache */
+	METRIC_LAST_WINDOW_AGE, /* gauge: seconds since a window was last written */
 	METRIC__COUNT,
 };
 
@@ -43,6 +46,17 @@ enum metric_drop {
 enum metric_span_event { METRIC_SPAN_SET = 0, METRIC_SPAN_CLEAR };
 enum metric_symcache { METRIC_SYMCACHE_MODULES = 0, METRIC_SYMCACHE_PIDS };
 enum metric_lookup { METRIC_LOOKUP_HIT = 0, METRIC_LOOKUP_MISS };
+
+/* Caps and budgets on process-controlled input that were hit (symcache_stats). */
+enum metric_guard {
+	METRIC_GUARD_PERF_MAP_REFUSED = 0, /* symlink, FIFO/device or foreign owner */
+	METRIC_GUARD_PERF_MAP_CAPPED, /* byte or line cap */
+	METRIC_GUARD_LOAD_DEFERRED, /* load budget of a round spent */
+	METRIC_GUARD_LOAD_OVERRUN, /* one load longer than a round's budget */
+	METRIC_GUARD_DWARF_REFUSED, /* DWARF larger than the budget */
+	METRIC_GUARD_DWARF_EVICTED, /* module closed to stay within the DWARF budget */
+	METRIC_GUARD__COUNT,
+};
 
 /* Push requests (one profile each) by outcome; they map onto struct upload_stats. */
 enum metric_upload {
@@ -76,6 +90,14 @@ const char *metrics_drop_reason_name(unsigned int reason);
 
 void metrics_set_ready(struct metrics *m, int ready);
 int metrics_is_ready(const struct metrics *m);
+
+/* Liveness: the agent is healthy while a window was written (metrics_window_written(), times
+ * on CLOCK_MONOTONIC in ns) no more than stale_after_ns ago. Until metrics_set_stale_after() is
+ * called (0 = never stale) or the first window, the start counts as the last window. */
+void metrics_set_stale_after(struct metrics *m, uint64_t now_ns, uint64_t stale_after_ns);
+void metrics_window_written(struct metrics *m, uint64_t now_ns);
+/* 1 when healthy at now_ns; *age_ns (may be NULL) gets the time since the last window. */
+int metrics_is_healthy(const struct metrics *m, uint64_t now_ns, uint64_t *age_ns);
 
 /* Writes every metric in the Prometheus text exposition format 0.0.4: # HELP, # TYPE, then one
  * line per label value. Returns 0, or -EIO if the stream failed. */

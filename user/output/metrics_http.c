@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -57,7 +58,7 @@ static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned int stat
 				  const char *text)
 {
 	struct MHD_Response *resp =
-		MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+		MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
 
 	return reply(conn, status, CONTENT_TYPE_TEXT, resp);
 }
@@ -84,6 +85,26 @@ static enum MHD_Result reply_metrics(struct MHD_Connection *conn, const struct m
 	return reply(conn, MHD_HTTP_OK, CONTENT_TYPE_METRICS, resp);
 }
 
+/* /healthz: a window was written recently (the run loop is not wedged); /readyz: that, and the
+ * agent has started sampling. Judged on this thread, so a stuck run loop cannot answer "ok". */
+static enum MHD_Result reply_health(struct MHD_Connection *conn, const struct metrics *m,
+				    int readiness)
+{
+	struct timespec ts;
+	uint64_t age;
+	char text[96];
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (!metrics_is_healthy(m, (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec, &age)) {
+		snprintf(text, sizeof(text), "no window written for %llu s\n",
+			 (unsigned long long)(age / 1000000000ull));
+		return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, text);
+	}
+	if (readiness && !metrics_is_ready(m))
+		return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "not ready\n");
+	return reply_text(conn, MHD_HTTP_OK, readiness ? "ready\n" : "ok\n");
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version, const char *upload_data,
 				  size_t *upload_data_size, void **req_cls)
@@ -99,11 +120,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (!strcmp(url, "/metrics"))
 		return reply_metrics(conn, h->metrics);
 	if (!strcmp(url, "/healthz"))
-		return reply_text(conn, MHD_HTTP_OK, "ok\n");
+		return reply_health(conn, h->metrics, 0);
 	if (!strcmp(url, "/readyz"))
-		return metrics_is_ready(h->metrics) ?
-			       reply_text(conn, MHD_HTTP_OK, "ready\n") :
-			       reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "not ready\n");
+		return reply_health(conn, h->metrics, 1);
 	return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
 }
 

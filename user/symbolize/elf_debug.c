@@ -12,45 +12,65 @@
 #include <elfutils/libdwelf.h>
 
 #include "symbolize/elf_debug.h"
+#include "util/elf_guard.h"
 #include "util/log.h"
+#include "util/proc_file.h"
 
-/* Accepts a candidate when it is an ELF file whose build id matches the module's. */
-static int candidate_matches(int fd, const unsigned char *id, int id_len)
+/* Accepts a candidate when it is an ELF file whose build id matches the module's and whose
+ * DWARF fits the limit. */
+static int candidate_matches(struct elf_debug_ctx *ctx, int fd, const unsigned char *id, int id_len)
 {
 	const void *cand_id = NULL;
 	ssize_t cand_len;
+	size_t dwarf;
 	int ok = 0;
 	Elf *elf;
 
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_guard_begin(fd);
 	if (!elf)
 		return 0;
-	if (elf_kind(elf) != ELF_K_ELF)
-		goto out_end;
-	if (id_len <= 0) {
-		ok = 1; /* nothing to compare: trust the debuglink name */
-		goto out_end;
+	if (id_len > 0) {
+		cand_len = dwelf_elf_gnu_build_id(elf, &cand_id);
+		if (cand_len != id_len || memcmp(cand_id, id, id_len))
+			goto out_end; /* without an id to compare, trust the debuglink name */
 	}
-	cand_len = dwelf_elf_gnu_build_id(elf, &cand_id);
-	ok = cand_len == id_len && !memcmp(cand_id, id, id_len);
+	dwarf = elf_guard_dwarf_bytes(elf, fd);
+	ctx->debug_dwarf_bytes = dwarf;
+	ok = !ctx->dwarf_limit || dwarf <= ctx->dwarf_limit;
+	if (!ok)
+		ctx->refused_big = 1;
 out_end:
 	elf_end(elf);
 	return ok;
 }
 
-/* Opens path if it is a matching debug file; returns the fd (path copied out) or -1. */
-static int try_candidate(const char *path, const unsigned char *id, int id_len, char **found)
+/* Opens path (resolved inside root when root is not NULL or empty) if it is a matching debug
+ * file; returns the fd (path copied out) or -1. root != NULL marks a place a process controls
+ * (next to its executable): such a file is handed over as a private copy, because libdwfl maps
+ * what it gets and the process could truncate the original under the mapping. */
+static int try_candidate(struct elf_debug_ctx *ctx, const char *root, const char *path,
+			 const unsigned char *id, int id_len, char **found)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char full[PATH_MAX];
+	int fd, copy;
 
+	fd = proc_file_open(root, path, 0, NULL);
+	snprintf(full, sizeof(full), "%s%s", root ? root : "", path);
 	if (fd < 0)
 		return -1;
-	if (!candidate_matches(fd, id, id_len)) {
-		log_debug("debug file %s does not match its module, ignored", path);
+	if (!candidate_matches(ctx, fd, id, id_len)) {
+		log_debug("debug file %s does not match its module or is too large, ignored", full);
 		close(fd);
 		return -1;
 	}
-	*found = strdup(path);
+	if (root) {
+		copy = elf_guard_private_copy(fd, ELF_DEBUG_MAX_COPY);
+		close(fd);
+		if (copy < 0)
+			return -1;
+		fd = copy;
+	}
+	*found = strdup(full);
 	if (!*found) {
 		close(fd);
 		return -1;
@@ -58,8 +78,7 @@ static int try_candidate(const char *path, const unsigned char *id, int id_len, 
 	return fd;
 }
 
-static int by_build_id(const struct elf_debug_ctx *ctx, const unsigned char *id, int id_len,
-		       char **found)
+static int by_build_id(struct elf_debug_ctx *ctx, const unsigned char *id, int id_len, char **found)
 {
 	char path[PATH_MAX];
 	size_t n;
@@ -73,11 +92,11 @@ static int by_build_id(const struct elf_debug_ctx *ctx, const unsigned char *id,
 	if (n + sizeof(".debug") > sizeof(path))
 		return -1;
 	strcpy(path + n, ".debug");
-	return try_candidate(path, id, id_len, found);
+	return try_candidate(ctx, NULL, path, id, id_len, found);
 }
 
-static int by_debuglink(const struct elf_debug_ctx *ctx, const char *link,
-			const unsigned char *id, int id_len, char **found)
+static int by_debuglink(struct elf_debug_ctx *ctx, const char *link, const unsigned char *id,
+			int id_len, char **found)
 {
 	const char *slash = strrchr(ctx->path, '/');
 	int dir_len = slash ? (int)(slash - ctx->path) : 0;
@@ -87,17 +106,17 @@ static int by_debuglink(const struct elf_debug_ctx *ctx, const char *link,
 
 	if (strchr(link, '/'))
 		return -1; /* a debuglink is a bare file name; anything else is malformed */
-	snprintf(path, sizeof(path), "%s%.*s/%s", root, dir_len, ctx->path, link);
-	if (strcmp(path + strlen(root), ctx->path)) /* never the module itself */
-		fd = try_candidate(path, id, id_len, found);
+	snprintf(path, sizeof(path), "%.*s/%s", dir_len, ctx->path, link);
+	if (strcmp(path, ctx->path)) /* never the module itself */
+		fd = try_candidate(ctx, root, path, id, id_len, found);
 	if (fd < 0) {
-		snprintf(path, sizeof(path), "%s%.*s/.debug/%s", root, dir_len, ctx->path, link);
-		fd = try_candidate(path, id, id_len, found);
+		snprintf(path, sizeof(path), "%.*s/.debug/%s", dir_len, ctx->path, link);
+		fd = try_candidate(ctx, root, path, id, id_len, found);
 	}
 	if (fd < 0 && ctx->debug_root) {
 		snprintf(path, sizeof(path), "%s%.*s/%s", ctx->debug_root, dir_len, ctx->path,
 			 link);
-		fd = try_candidate(path, id, id_len, found);
+		fd = try_candidate(ctx, NULL, path, id, id_len, found);
 	}
 	return fd;
 }
@@ -106,7 +125,7 @@ int elf_debug_find(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf
 		   const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
 		   char **debuginfo_file_name)
 {
-	const struct elf_debug_ctx *ctx = userdata ? *userdata : NULL;
+	struct elf_debug_ctx *ctx = userdata ? *userdata : NULL;
 	const unsigned char *id = NULL;
 	GElf_Addr id_vaddr;
 	int id_len, fd = -1;

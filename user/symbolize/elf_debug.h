@@ -11,13 +11,26 @@ struct elf_debug_ctx {
 	const char *path;       /* the file as its process sees it: "/usr/bin/app" */
 	const char *root;       /* prefix under which path is visible to us ("/proc/42/root"); may be "" */
 	const char *debug_root; /* "/usr/lib/debug", or NULL to skip the build-id and global lookups */
+	size_t dwarf_limit; /* refuse debug files with more DWARF bytes than this; 0: none */
+	size_t debug_dwarf_bytes; /* out: DWARF bytes of the debug file accepted (or refused) */
+	int refused_big; /* out: a matching debug file was refused for its size */
+	/* The main file, opened by elf_syms without mmap and handed to libdwfl by its find_elf
+	 * callback (then reset to NULL / -1). */
+	Elf *main_elf;
+	int main_fd;
 };
+
+/* Debug files found inside a process's root directory (which the process may truncate or
+ * rewrite) are handed to libdwfl as a private sealed copy of at most this many bytes. */
+#define ELF_DEBUG_MAX_COPY (256ull << 20)
 
 /* libdwfl find_debuginfo callback. Tries, in order: <debug_root>/.build-id/xx/rest.debug, then
  * for a .gnu_debuglink name L: <root><dir>/L, <root><dir>/.debug/L and <debug_root><dir>/L, with
  * dir the directory of path. A candidate is accepted only when it is ELF and its build id equals
  * the module's (when the module has one). Returns an open fd and sets *debuginfo_file_name to a
- * malloc'ed path, or returns -1 with errno ENOENT. */
+ * malloc'ed path, or returns -1 with errno ENOENT. Candidates are opened without blocking or
+ * following a final symlink, read without mmap (elf_guard.h), and refused when their DWARF is
+ * larger than ctx->dwarf_limit. */
 int elf_debug_find(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 		   const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
 		   char **debuginfo_file_name);

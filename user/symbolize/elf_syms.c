@@ -15,6 +15,7 @@
 
 #include "symbolize/elf_debug.h"
 #include "symbolize/elf_syms.h"
+#include "util/elf_guard.h"
 #include "util/log.h"
 
 #define ELF_SYMS_MAX_SEGS 16
@@ -35,21 +36,33 @@ struct elf_syms {
 	char *debug_file;
 	int has_dwarf; /* -1: not loaded yet */
 	size_t bytes;
+	size_t dwarf_bytes; /* DWARF bytes of the main file itself */
+	int dwarf_refused; /* DWARF not loaded: larger than the limit */
 	struct elf_seg segs[ELF_SYMS_MAX_SEGS];
 	int nsegs;
 	char *demangled[ELF_SYMS_MAX_LINES]; /* names handed out by the last lookup */
 };
 
-/* Reporting passes an fd, so libdwfl never needs to find the main file itself. */
-static int no_find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
-		       char **file_name, Elf **elfp)
+/* Hands libdwfl the main file we opened without mmap (elf_guard_begin): libdwfl would map it,
+ * and a process truncating the file under that mapping would kill the agent with SIGBUS. */
+static int give_main_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			 char **file_name, Elf **elfp)
 {
-	(void)mod, (void)userdata, (void)modname, (void)base, (void)file_name, (void)elfp;
-	return -1;
+	struct elf_debug_ctx *ctx = userdata ? *userdata : NULL;
+	int fd;
+
+	(void)mod, (void)modname, (void)base, (void)file_name;
+	if (!ctx || !ctx->main_elf)
+		return -1;
+	*elfp = ctx->main_elf;
+	fd = ctx->main_fd; /* libdwfl closes it after elf_end(); libelf reads through it */
+	ctx->main_elf = NULL;
+	ctx->main_fd = -1;
+	return fd;
 }
 
 static const Dwfl_Callbacks elf_syms_callbacks = {
-	.find_elf = no_find_elf,
+	.find_elf = give_main_elf,
 	.find_debuginfo = elf_debug_find,
 	.section_address = dwfl_offline_section_address,
 };
@@ -63,7 +76,7 @@ static int read_segments(struct elf_syms *es)
 	Elf *elf;
 
 	elf = dwfl_module_getelf(es->mod, &bias);
-	if (!elf || !gelf_getehdr(elf, &ehdr) || elf_getphdrnum(elf, &n))
+	if (!elf || bias || !gelf_getehdr(elf, &ehdr) || elf_getphdrnum(elf, &n))
 		return -EINVAL;
 	if (ehdr.e_type != ET_EXEC && ehdr.e_type != ET_DYN)
 		return -ENOEXEC;
@@ -127,30 +140,66 @@ static int load_debug(struct elf_syms *es)
 	return 0;
 }
 
+/* The address range libdwfl gives the module so that its bias is 0: from the first PT_LOAD's
+ * aligned start (as libdwfl computes it) to the end of the highest segment. */
+static int module_range(Elf *elf, GElf_Addr *low, GElf_Addr *high)
+{
+	GElf_Phdr ph;
+	size_t i, n;
+	int first = 1;
+
+	if (elf_getphdrnum(elf, &n))
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (first)
+			*low = *high = ph.p_vaddr & -ph.p_align;
+		first = 0;
+		if (ph.p_vaddr + ph.p_memsz > *high)
+			*high = ph.p_vaddr + ph.p_memsz;
+	}
+	return first || *high <= *low ? -ENOEXEC : 0;
+}
+
+/* Opens fd with elf_guard_begin() (caps, no mmap) and reports it to a new Dwfl; fd is consumed. */
 static int report_module(struct elf_syms *es, int fd)
 {
+	GElf_Addr low = 0, high = 0;
 	void **userdata;
 	struct stat st;
+	Elf *elf;
+	int err;
 
 	if (!fstat(fd, &st))
 		es->bytes = st.st_size;
-	es->dwfl = dwfl_begin(&elf_syms_callbacks);
-	if (!es->dwfl) {
+	elf = elf_guard_begin(fd);
+	if (!elf) {
+		err = -errno;
 		close(fd);
-		return -ENOMEM;
+		log_warn(err, "not a usable ELF file %s: %s", es->path,
+			 err == -E2BIG ? "over a header or table cap" : strerror(-err));
+		return -EINVAL; /* not ELF, malformed or over a cap: never usable */
 	}
+	es->dwarf_bytes = elf_guard_dwarf_bytes(elf, fd);
+	err = module_range(elf, &low, &high);
+	es->dwfl = err ? NULL : dwfl_begin(&elf_syms_callbacks);
+	if (!es->dwfl) {
+		elf_end(elf);
+		close(fd);
+		return err ?: -ENOMEM;
+	}
+	es->dbg.main_elf = elf;
+	es->dbg.main_fd = fd;
 	dwfl_report_begin(es->dwfl);
-	/* base 0 + p_vaddr: libdwfl addresses are the file's own ELF virtual addresses */
-	es->mod = dwfl_report_elf(es->dwfl, es->path, es->path, fd, 0, true);
-	if (!es->mod) {
-		close(fd); /* only consumed on success */
-		return log_warn(-EINVAL, "not a usable ELF file %s (%s)", es->path,
-				dwfl_errmsg(-1));
+	es->mod = dwfl_report_module(es->dwfl, es->path, low, high);
+	if (es->mod) {
+		dwfl_module_info(es->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+		*userdata = &es->dbg;
 	}
-	if (dwfl_report_end(es->dwfl, NULL, NULL))
-		return -EINVAL;
-	dwfl_module_info(es->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
-	*userdata = &es->dbg;
+	if (!es->mod || dwfl_report_end(es->dwfl, NULL, NULL))
+		return log_warn(-EINVAL, "report ELF file %s to libdwfl: %s", es->path,
+				dwfl_errmsg(-1));
 	return 0;
 }
 
@@ -162,7 +211,9 @@ static int copy_names(struct elf_syms *es, const char *path, const char *root,
 	es->debug_root = debug_root ? strdup(debug_root) : NULL;
 	if (!es->path || !es->root || (debug_root && !es->debug_root))
 		return -ENOMEM;
-	es->dbg = (struct elf_debug_ctx){ es->path, es->root, es->debug_root };
+	es->dbg = (struct elf_debug_ctx){
+		.path = es->path, .root = es->root, .debug_root = es->debug_root, .main_fd = -1
+	};
 	return 0;
 }
 
@@ -223,6 +274,10 @@ void elf_syms_free(struct elf_syms *es)
 	clear_demangled(es);
 	if (es->dwfl)
 		dwfl_end(es->dwfl);
+	if (es->dbg.main_elf) { /* never asked for by libdwfl */
+		elf_end(es->dbg.main_elf);
+		close(es->dbg.main_fd);
+	}
 	free(es->debug_file);
 	free(es->build_id);
 	free(es->debug_root);
@@ -256,6 +311,38 @@ int elf_syms_has_dwarf(struct elf_syms *es)
 size_t elf_syms_size(const struct elf_syms *es)
 {
 	return es->bytes;
+}
+
+size_t elf_syms_dwarf_bytes(const struct elf_syms *es)
+{
+	if (es->dwarf_bytes || !es->debug_file)
+		return es->dwarf_bytes;
+	return es->dbg.debug_dwarf_bytes;
+}
+
+int elf_syms_load_dwarf(struct elf_syms *es, size_t limit)
+{
+	if (es->has_dwarf >= 0)
+		return es->has_dwarf;
+	if (limit && elf_syms_dwarf_bytes(es) > limit) {
+		es->has_dwarf = 0;
+		es->dwarf_refused = 1;
+		return 0;
+	}
+	es->dbg.dwarf_limit = limit; /* a debug file found only now is checked by elf_debug_find */
+	load_dwarf(es);
+	es->dwarf_refused = !es->has_dwarf && es->dbg.refused_big;
+	return es->has_dwarf;
+}
+
+int elf_syms_dwarf_decided(const struct elf_syms *es)
+{
+	return es->has_dwarf >= 0;
+}
+
+int elf_syms_dwarf_refused(const struct elf_syms *es)
+{
+	return es->dwarf_refused;
 }
 
 int elf_syms_file_to_vaddr(const struct elf_syms *es, uint64_t offset, uint64_t *vaddr)
@@ -380,7 +467,10 @@ static int lookup_symtab(struct elf_syms *es, uint64_t vaddr, struct elf_sym_lin
 	if (!name)
 		return 0;
 	line->function = demangle(es, name, 0);
-	src_line(es, vaddr, &line->file, &line->line);
+	line->file = NULL;
+	line->line = 0;
+	if (es->has_dwarf > 0) /* libdwfl would load refused DWARF to find a line */
+		src_line(es, vaddr, &line->file, &line->line);
 	return 1;
 }
 

@@ -51,6 +51,20 @@ int elf_syms_dwarf_loaded(const struct elf_syms *es);
 /* Bytes of file data behind this module (main plus debug file), for memory accounting. */
 size_t elf_syms_size(const struct elf_syms *es);
 
+/* Bytes libdw will hold for this module's DWARF once loaded (decompressed debug sections of
+ * the file itself or of its separate debug file), as far as known now; 0 when unknown or none. */
+size_t elf_syms_dwarf_bytes(const struct elf_syms *es);
+
+/* Loads DWARF now unless it is larger than limit bytes (0: no limit); a module without DWARF
+ * then answers from its symbol table. Returns 1 when DWARF is loaded, else 0. Decided once. */
+int elf_syms_load_dwarf(struct elf_syms *es, size_t limit);
+
+/* 1 once it is decided whether DWARF is used (loaded, absent or refused). */
+int elf_syms_dwarf_decided(const struct elf_syms *es);
+
+/* 1 when elf_syms_load_dwarf() refused the DWARF for its size. */
+int elf_syms_dwarf_refused(const struct elf_syms *es);
+
 /* Translates a file offset (addr - mapping start + mapping offset) into an ELF virtual address
  * through the PT_LOAD segments. Returns 0, or -ENOENT when no segment maps that offset. */
 int elf_syms_file_to_vaddr(const struct elf_syms *es, uint64_t offset, uint64_t *vaddr);

@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "symbolize/perf_map.h"
+#include "util/proc_file.h"
 
 struct perf_map_entry {
 	uint64_t start, size;
@@ -59,61 +61,143 @@ static void sort_dedup(struct perf_map *pm)
 	pm->count = out;
 }
 
-static int read_entries(struct perf_map *pm, FILE *f)
+static int add_entry(struct perf_map *pm, struct perf_map_entry *e, size_t *cap)
 {
-	struct perf_map_entry e, *grown;
-	size_t cap = 0, seq = 0;
-	char *line = NULL;
-	size_t line_cap = 0;
-	int err = 0, n;
+	struct perf_map_entry *grown;
 
-	while (pm->count < PERF_MAP_MAX_ENTRIES && getline(&line, &line_cap, f) > 0) {
-		n = parse_line(line, seq++, &e);
-		if (n <= 0) {
-			err = n;
-			if (err)
-				break;
+	if (pm->count == *cap) {
+		*cap = *cap ? *cap * 2 : 256;
+		grown = realloc(pm->ents, *cap * sizeof(*grown));
+		if (!grown) {
+			free(e->name);
+			return -ENOMEM;
+		}
+		pm->ents = grown;
+	}
+	pm->ents[pm->count++] = *e;
+	return 0;
+}
+
+/* Line-by-line reader over read(2) with a fixed buffer, so neither a huge file nor one endless
+ * line can make it allocate more than the caps allow. */
+struct reader {
+	int fd;
+	char buf[PERF_MAP_MAX_LINE + 1];
+	size_t len; /* bytes in buf */
+	size_t left; /* bytes still allowed to be read */
+	int skipping; /* inside an over-long line: drop up to its newline */
+	int eof, capped;
+};
+
+/* Next complete line (NUL-terminated, newline stripped) into r->buf; its length + 1 is
+ * returned as *used. Returns 1, 0 at the end, or -errno. */
+static int next_line(struct reader *r, size_t *used)
+{
+	char *nl;
+	ssize_t n;
+
+	for (;;) {
+		nl = memchr(r->buf, '\n', r->len);
+		if (nl && r->skipping) {
+			r->len -= nl + 1 - r->buf;
+			memmove(r->buf, nl + 1, r->len);
+			r->skipping = 0;
 			continue;
 		}
-		if (pm->count == cap) {
-			cap = cap ? cap * 2 : 256;
-			grown = realloc(pm->ents, cap * sizeof(*grown));
-			if (!grown) {
-				free(e.name);
-				err = -ENOMEM;
-				break;
-			}
-			pm->ents = grown;
+		if (nl) {
+			*nl = '\0';
+			*used = nl + 1 - r->buf;
+			return 1;
 		}
-		pm->ents[pm->count++] = e;
+		if (r->len == PERF_MAP_MAX_LINE) { /* an over-long line: skip it */
+			r->skipping = 1;
+			r->len = 0;
+		}
+		if (r->eof || !r->left) {
+			r->capped |= !r->left && !r->eof;
+			if (!r->len || r->skipping)
+				return 0;
+			r->buf[r->len] = '\0'; /* a last line without newline */
+			*used = r->len;
+			return 1;
+		}
+		n = read(r->fd, r->buf + r->len,
+			 PERF_MAP_MAX_LINE - r->len < r->left ? PERF_MAP_MAX_LINE - r->len :
+								r->left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		r->eof = !n;
+		r->len += n;
+		r->left -= n;
 	}
-	free(line);
-	return err;
+}
+
+static int read_entries(struct perf_map *pm, struct reader *r, size_t max_lines)
+{
+	struct perf_map_entry e;
+	size_t cap = 0, seq = 0, used = 0;
+	int err = 0, n;
+
+	while ((n = next_line(r, &used)) > 0) {
+		if (seq == max_lines) {
+			r->capped = 1;
+			break;
+		}
+		n = parse_line(r->buf, seq++, &e);
+		r->len -= used;
+		memmove(r->buf, r->buf + used, r->len);
+		if (n > 0)
+			err = add_entry(pm, &e, &cap);
+		else
+			err = n;
+		if (err)
+			return err;
+	}
+	return n < 0 ? n : 0;
+}
+
+struct perf_map *perf_map_read_fd(int fd, const struct perf_map_limits *lim, int *capped)
+{
+	struct reader *r;
+	struct perf_map *pm;
+	int err = -ENOMEM;
+
+	pm = calloc(1, sizeof(*pm));
+	r = calloc(1, sizeof(*r));
+	if (!pm || !r)
+		goto out_free;
+	r->fd = fd;
+	r->left = lim && lim->max_bytes ? lim->max_bytes : PERF_MAP_DEFAULT_MAX_BYTES;
+	err = read_entries(pm, r,
+			   lim && lim->max_lines ? lim->max_lines : PERF_MAP_DEFAULT_MAX_LINES);
+	if (capped)
+		*capped = r->capped;
+	if (err)
+		goto out_free;
+	free(r);
+	sort_dedup(pm);
+	return pm;
+out_free:
+	free(r);
+	perf_map_free(pm);
+	errno = -err;
+	return NULL;
 }
 
 struct perf_map *perf_map_new(const char *path)
 {
 	struct perf_map *pm;
-	FILE *f;
-	int err;
+	int fd;
 
-	f = fopen(path, "re");
-	if (!f)
-		return NULL;
-	pm = calloc(1, sizeof(*pm));
-	if (!pm) {
-		fclose(f);
-		errno = ENOMEM;
+	fd = proc_file_open(NULL, path, PROC_FILE_NO_SYMLINKS, NULL);
+	if (fd < 0) {
+		errno = -fd;
 		return NULL;
 	}
-	err = read_entries(pm, f);
-	fclose(f);
-	if (err) {
-		perf_map_free(pm);
-		errno = -err;
-		return NULL;
-	}
-	sort_dedup(pm);
+	pm = perf_map_read_fd(fd, NULL, NULL);
+	close(fd);
 	return pm;
 }
 
@@ -197,4 +281,20 @@ int perf_map_path(const char *proc_root, const char *dir, pid_t pid, char *buf, 
 	if (n < 0 || (size_t)n >= len)
 		return -ENAMETOOLONG;
 	return 0;
+}
+
+int perf_map_open(const char *proc_root, const char *dir, pid_t pid)
+{
+	char root[512], path[512];
+	int nspid = perf_map_nspid(proc_root, pid), n;
+
+	if (nspid < 0)
+		return nspid;
+	n = snprintf(root, sizeof(root), "%s/%d/root", proc_root, (int)pid);
+	if (n < 0 || (size_t)n >= sizeof(root))
+		return -ENAMETOOLONG;
+	n = snprintf(path, sizeof(path), "%s/perf-%d.map", dir, nspid);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return -ENAMETOOLONG;
+	return proc_file_open_owned(proc_root, pid, root, path, NULL);
 }

@@ -7,14 +7,29 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Files with more entries than this are cut off (the first ones are kept) to bound memory. */
-#define PERF_MAP_MAX_ENTRIES (1u << 20)
+/* Default caps on what is read of one perf map (the process writes it: untrusted input). */
+#define PERF_MAP_DEFAULT_MAX_BYTES (16u << 20)
+#define PERF_MAP_DEFAULT_MAX_LINES (256u << 10)
+/* Longer lines are skipped (a JIT's symbol names are far shorter). */
+#define PERF_MAP_MAX_LINE 4096
 
 struct perf_map;
 
-/* Loads a perf map file. Malformed lines are skipped. When two entries start at the same
- * address the later one wins (JITs reuse code memory). Returns NULL and sets errno (ENOENT when
- * there is no file, ENOMEM). */
+struct perf_map_limits {
+	size_t max_bytes; /* stop reading after this many bytes; 0: PERF_MAP_DEFAULT_MAX_BYTES */
+	size_t max_lines; /* ... or this many lines; 0: PERF_MAP_DEFAULT_MAX_LINES */
+};
+
+/* Reads a perf map from fd (not closed; the caller opened it safely, see proc_file.h), at most
+ * lim's bytes and lines (lim may be NULL: defaults); what comes after a cap is ignored and
+ * *capped (may be NULL) set to 1. Malformed and over-long lines are skipped. When two entries
+ * start at the same address the later one wins (JITs reuse code memory). Returns NULL and sets
+ * errno (ENOMEM, or read()'s error). */
+struct perf_map *perf_map_read_fd(int fd, const struct perf_map_limits *lim, int *capped);
+
+/* Opens path as a regular file, no symlinks, without blocking (proc_file_open()) and reads it
+ * with the default limits. Returns NULL and sets errno (ENOENT when there is no file, ELOOP for
+ * a symlink, EINVAL for a FIFO or device, ENOMEM). */
 struct perf_map *perf_map_new(const char *path);
 
 /* NULL-safe. */
@@ -36,5 +51,12 @@ int perf_map_nspid(const char *proc_root, pid_t pid);
 /* Builds the path of pid's perf map as seen from the host: <proc_root>/PID/root<dir>/perf-NSPID.map
  * ("dir" normally "/tmp"). Returns 0, -ENAMETOOLONG, or the error of perf_map_nspid(). */
 int perf_map_path(const char *proc_root, const char *dir, pid_t pid, char *buf, size_t len);
+
+/* Opens pid's perf map (<dir>/perf-NSPID.map inside the process's root directory) the way the
+ * process's owner would see it: resolved inside its root, no symlink anywhere, a regular file
+ * owned by the process's real or effective uid, never blocking. Returns the fd, or -errno:
+ * -ENOENT (no file or process), -ELOOP (a symlink), -EINVAL (FIFO, device, ...), -EPERM (owned
+ * by someone else). */
+int perf_map_open(const char *proc_root, const char *dir, pid_t pid);
 
 #endif /* SPANPROF_PERF_MAP_H */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "symbolize/sym_open.h"
+#include "util/proc_file.h"
 
 #define DELETED_SUFFIX " (deleted)"
 
@@ -22,16 +23,19 @@ static int is_deleted(const char *path)
 	return n > s && !strcmp(path + n - s, DELETED_SUFFIX);
 }
 
-/* Opens path; returns the fd and whether it is the mapped file (device and inode agree). */
-static int open_candidate(const char *path, const struct proc_map *map, int *same)
+/* Opens path (inside root when not NULL) as a regular file without blocking on a FIFO or
+ * following a final symlink (proc_file_open()); returns the fd and whether it is the mapped
+ * file (device and inode agree), or -1. */
+static int open_candidate(const char *root, const char *path, unsigned int flags,
+			  const struct proc_map *map, int *same)
 {
 	struct stat st;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = proc_file_open(root, path, flags, &st);
 	if (fd < 0)
 		return -1;
-	*same = !fstat(fd, &st) && st.st_ino == map->inode && st.st_dev == map->dev;
+	*same = st.st_ino == map->inode && st.st_dev == map->dev;
 	return fd;
 }
 
@@ -42,15 +46,15 @@ static int open_from_proc(const char *proc_root, pid_t pid, const struct proc_ma
 	int fd = -1, fallback = -1, same = 0;
 
 	if (!is_deleted(map->path)) {
-		snprintf(path, sizeof(path), "%s/%d/root%s", proc_root, (int)pid, map->path);
-		fd = open_candidate(path, map, &same);
+		snprintf(path, sizeof(path), "%s/%d/root", proc_root, (int)pid);
+		fd = open_candidate(path, map->path, 0, map, &same);
 		if (fd >= 0 && same)
 			return fd;
 		fallback = fd;
 	}
 	snprintf(path, sizeof(path), "%s/%d/map_files/%" PRIx64 "-%" PRIx64, proc_root, (int)pid,
 		 map->start, map->end);
-	fd = open_candidate(path, map, &same);
+	fd = open_candidate(NULL, path, PROC_FILE_MAGIC_LINK, map, &same);
 	if (fd >= 0 && (same || fallback < 0)) {
 		if (fallback >= 0)
 			close(fallback);
@@ -71,7 +75,7 @@ static struct elf_syms *open_plain(const char *debug_root, const struct proc_map
 	errno = ENOENT;
 	if (is_deleted(map->path))
 		return NULL;
-	fd = open_candidate(map->path, map, &same);
+	fd = open_candidate(NULL, map->path, 0, map, &same);
 	if (fd < 0)
 		return NULL;
 	if (!same && !want_build_id) {

@@ -7,12 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "symbolize/addr_cache.h"
 #include "symbolize/elf_syms.h"
+#include "symbolize/load_budget.h"
 #include "symbolize/perf_map.h"
 #include "symbolize/sym_open.h"
 #include "symbolize/symcache.h"
+#include "symbolize/symcache_int.h"
 #include "symbolize/symcache_kernel.h"
 #include "util/log.h"
 #include "util/lru.h"
@@ -20,38 +23,7 @@
 /* A snapshot older than this is re-read when an address falls outside every mapping (dlopen). */
 #define SNAPSHOT_REFRESH_NS 1000000000ull
 
-struct sc_module {
-	struct lru_node node; /* key: (dev, inode) */
-	struct elf_syms *es;  /* NULL: the file is not usable ELF; remembered so we ask once */
-	size_t bytes;
-	uint64_t last_used_ns;
-};
-
-/* What a snapshot learnt about one mapping, parallel to proc_maps.maps. */
-struct sc_mapinfo {
-	char *build_id; /* recorded when opened, to recognise the file later by path */
-	int failed;     /* opening failed once: don't retry (or log) for every frame */
-};
-
-struct sc_pid {
-	struct lru_node node; /* key: (pid, 0) */
-	struct proc_maps maps;
-	struct sc_mapinfo *info;
-	uint64_t taken_ns;
-	struct perf_map *jit;
-	uint64_t jit_loaded_ns; /* 0: never tried */
-};
-
-struct symcache {
-	struct symcache_limits lim; /* strings owned */
-	struct lru modules, pids;
-	size_t module_bytes;
-	struct symcache_kernel kernel;
-	struct addr_cache *addrs; /* symbolized addresses, so idle modules can be closed */
-	struct symcache_stats st;
-};
-
-static uint64_t now_ns(void)
+uint64_t symcache_now_ns(void)
 {
 	struct timespec ts;
 
@@ -59,10 +31,11 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-static void module_free(struct symcache *sc, struct sc_module *m)
+void symcache_module_free(struct symcache *sc, struct sc_module *m)
 {
 	lru_del(&sc->modules, &m->node);
 	sc->module_bytes -= m->bytes;
+	sc->st.dwarf_bytes -= m->dwarf_bytes;
 	elf_syms_free(m->es);
 	free(m);
 }
@@ -77,7 +50,7 @@ static void modules_trim(struct symcache *sc, struct sc_module *keep)
 		struct lru_node *newer = lru_newer(&sc->modules, n);
 
 		if (n != &keep->node) {
-			module_free(sc, lru_entry(n, struct sc_module, node));
+			symcache_module_free(sc, lru_entry(n, struct sc_module, node));
 			sc->st.evictions++;
 		}
 		n = newer;
@@ -97,7 +70,7 @@ static struct sc_module *module_insert(struct symcache *sc, const struct proc_ma
 	m->node.k2 = map->inode;
 	m->es = es;
 	m->bytes = es ? elf_syms_size(es) : 0;
-	m->last_used_ns = now_ns();
+	m->last_used_ns = symcache_now_ns();
 	sc->module_bytes += m->bytes;
 	lru_add(&sc->modules, &m->node);
 	modules_trim(sc, m);
@@ -123,17 +96,20 @@ static struct sc_module *module_get(struct symcache *sc, struct sc_pid *p, size_
 	struct elf_syms *es;
 
 	if (n) {
-		lru_entry(n, struct sc_module, node)->last_used_ns = now_ns();
+		lru_entry(n, struct sc_module, node)->last_used_ns = symcache_now_ns();
 		lru_touch(&sc->modules, n);
 		sc->st.hits += count;
 		record_build_id(info, lru_entry(n, struct sc_module, node)->es);
 		return lru_entry(n, struct sc_module, node);
 	}
 	sc->st.misses += count;
-	if (info->failed)
+	if (info->failed || !load_budget_begin(&sc->budget))
 		return NULL;
 	es = sym_open_mapping(sc->lim.proc_root, sc->lim.debug_root, (pid_t)p->node.k1, map,
 			      info->build_id);
+	if (load_budget_end(&sc->budget))
+		log_info("opening %s (pid %d) took longer than a round's load budget", map->path,
+			 (int)p->node.k1);
 	if (!es) {
 		int err = -errno;
 
@@ -224,7 +200,7 @@ int symcache_snapshot_pid(struct symcache *sc, pid_t pid)
 	proc_maps_release(&p->maps);
 	p->maps = maps;
 	p->info = info;
-	p->taken_ns = now_ns();
+	p->taken_ns = symcache_now_ns();
 	p->jit_loaded_ns = 0;
 	/* open every module now: after the process exits its files may be unreachable */
 	for (i = 0; i < p->maps.count; i++)
@@ -247,19 +223,11 @@ static void resolve_jit(struct symcache *sc, struct sc_pid *p, pid_t pid, uint64
 			struct sym_frame *out)
 {
 	const char *name = p->jit ? perf_map_find(p->jit, addr, NULL, NULL) : NULL;
-	char path[4096];
-	struct perf_map *pm;
-	uint64_t now = now_ns();
 
-	if (!name && (!p->jit_loaded_ns || now - p->jit_loaded_ns > SNAPSHOT_REFRESH_NS)) {
-		p->jit_loaded_ns = now;
-		if (!perf_map_path(sc->lim.proc_root, sc->lim.perf_map_dir, pid, path,
-				   sizeof(path)) &&
-		    (pm = perf_map_new(path))) {
-			perf_map_free(p->jit);
-			p->jit = pm;
-			name = perf_map_find(p->jit, addr, NULL, NULL);
-		}
+	if (!name &&
+	    (!p->jit_loaded_ns || symcache_now_ns() - p->jit_loaded_ns > SNAPSHOT_REFRESH_NS)) {
+		symcache_load_jit(sc, p, pid);
+		name = p->jit ? perf_map_find(p->jit, addr, NULL, NULL) : NULL;
 	}
 	if (!name)
 		return;
@@ -267,8 +235,9 @@ static void resolve_jit(struct symcache *sc, struct sc_pid *p, pid_t pid, uint64
 	out->lines[0].function = name;
 }
 
-static void fill_lines(struct symcache *sc, struct sc_module *m, const struct proc_map *map,
-		       struct sym_frame *out)
+/* Returns 1 when the frame may be cached (symbolized, or known to stay unsymbolized). */
+static int fill_lines(struct symcache *sc, struct sc_module *m, const struct proc_map *map,
+		      struct sym_frame *out)
 {
 	struct elf_sym_line lines[SYM_MAX_INLINE];
 	uint64_t vaddr;
@@ -276,11 +245,13 @@ static void fill_lines(struct symcache *sc, struct sc_module *m, const struct pr
 
 	out->mapping.build_id = elf_syms_build_id(m->es);
 	if (elf_syms_file_to_vaddr(m->es, out->addr - map->start + map->offset, &vaddr))
-		return;
+		return 1;
+	if (symcache_ensure_dwarf(sc, m))
+		return 0; /* deferred: a later round symbolizes it */
 	n = elf_syms_lookup(m->es, vaddr, lines, SYM_MAX_INLINE);
 	if (n < 0) {
 		sc->st.errors++;
-		return;
+		return 0;
 	}
 	for (i = 0; i < n; i++) {
 		out->lines[i].function = lines[i].function;
@@ -288,6 +259,7 @@ static void fill_lines(struct symcache *sc, struct sc_module *m, const struct pr
 		out->lines[i].line = lines[i].line;
 	}
 	out->nlines = n;
+	return 1;
 }
 
 /* The snapshot of pid holding addr, re-read if addr is unknown and the snapshot is stale. */
@@ -303,11 +275,11 @@ static const struct proc_map *find_map(struct symcache *sc, pid_t pid, uint64_t 
 	if (!p)
 		return NULL;
 	map = proc_maps_find(&p->maps, addr);
-	if (map || now_ns() - p->taken_ns <= SNAPSHOT_REFRESH_NS)
+	if (map || symcache_now_ns() - p->taken_ns <= SNAPSHOT_REFRESH_NS)
 		return map;
 	if (symcache_snapshot_pid(sc, pid) == 0)
 		return proc_maps_find(&p->maps, addr);
-	p->taken_ns = now_ns(); /* gone: don't re-read maps for every unknown frame */
+	p->taken_ns = symcache_now_ns(); /* gone: don't re-read maps for every unknown frame */
 	return NULL;
 }
 
@@ -339,16 +311,14 @@ void symcache_resolve_user(struct symcache *sc, pid_t pid, uint64_t addr, struct
 		return;
 	}
 	m = module_get(sc, p, map - p->maps.maps, 1);
-	if (m && m->es) {
-		fill_lines(sc, m, map, out);
+	if (m && m->es && fill_lines(sc, m, map, out))
 		addr_cache_put(sc->addrs, &key, out, out->mapping.build_id);
-	}
 }
 
 void symcache_release_idle(struct symcache *sc, uint64_t idle_ns)
 {
 	struct lru_node *n = lru_oldest(&sc->modules), *newer;
-	uint64_t now = now_ns();
+	uint64_t now = symcache_now_ns();
 	struct sc_module *m;
 
 	int freed = 0;
@@ -356,8 +326,8 @@ void symcache_release_idle(struct symcache *sc, uint64_t idle_ns)
 	for (; n; n = newer) {
 		newer = lru_newer(&sc->modules, n);
 		m = lru_entry(n, struct sc_module, node);
-		if (m->es && elf_syms_dwarf_loaded(m->es) && now - m->last_used_ns > idle_ns) {
-			module_free(sc, m);
+		if (m->es && elf_syms_dwarf_decided(m->es) && now - m->last_used_ns > idle_ns) {
+			symcache_module_free(sc, m);
 			freed = 1;
 		}
 	}
@@ -371,9 +341,16 @@ void symcache_resolve_kernel(struct symcache *sc, uint64_t addr, struct sym_fram
 	symcache_kernel_resolve(&sc->kernel, addr, out);
 }
 
+void symcache_new_round(struct symcache *sc)
+{
+	load_budget_new_round(&sc->budget);
+}
+
 void symcache_get_stats(const struct symcache *sc, struct symcache_stats *out)
 {
 	*out = sc->st;
+	out->loads_deferred = sc->budget.deferred;
+	out->load_overruns = sc->budget.overruns;
 	out->errors += sc->kernel.errors;
 	out->modules = sc->modules.count;
 	out->pids = sc->pids.count;
@@ -386,6 +363,8 @@ static int copy_limits(struct symcache_limits *dst, const struct symcache_limits
 	dst->debug_root = strdup(src->debug_root ? src->debug_root : "/usr/lib/debug");
 	dst->kallsyms_path = strdup(src->kallsyms_path ? src->kallsyms_path : "/proc/kallsyms");
 	dst->perf_map_dir = strdup(src->perf_map_dir ? src->perf_map_dir : "/tmp");
+	if (!dst->max_dwarf_bytes)
+		dst->max_dwarf_bytes = SYMCACHE_DEFAULT_DWARF_BYTES;
 	if (!dst->proc_root || !dst->debug_root || !dst->kallsyms_path || !dst->perf_map_dir)
 		return -ENOMEM;
 	return 0;
@@ -406,6 +385,7 @@ struct symcache *symcache_new(const struct symcache_limits *limits)
 		return NULL;
 	}
 	err = copy_limits(&sc->lim, limits);
+	load_budget_init(&sc->budget, limits->load_budget_ns);
 	if (!err)
 		err = lru_init(&sc->modules, limits->max_modules);
 	if (!err)
@@ -433,7 +413,7 @@ void symcache_free(struct symcache *sc)
 	while (sc->pids.buckets && (n = lru_oldest(&sc->pids)))
 		pid_free(sc, lru_entry(n, struct sc_pid, node));
 	while (sc->modules.buckets && (n = lru_oldest(&sc->modules)))
-		module_free(sc, lru_entry(n, struct sc_module, node));
+		symcache_module_free(sc, lru_entry(n, struct sc_module, node));
 	lru_release(&sc->pids);
 	lru_release(&sc->modules);
 	symcache_kernel_release(&sc->kernel);

@@ -23,13 +23,31 @@ struct symcache_limits {
 	const char *debug_root;   /* normally "/usr/lib/debug" (build-id and debuglink lookups) */
 	const char *kallsyms_path; /* normally "/proc/kallsyms" */
 	const char *perf_map_dir;  /* normally "/tmp" (perf-PID.map) */
+	size_t perf_map_max_bytes; /* read of one perf map at most; 0: PERF_MAP_DEFAULT_MAX_BYTES */
+	size_t perf_map_max_lines; /* ... and lines; 0: PERF_MAP_DEFAULT_MAX_LINES */
+	size_t max_dwarf_bytes; /* DWARF (decompressed debug sections) held by all modules
+				    * together; least recently used modules are closed beyond it
+				    * and a module with more is symbolized from its symbol table.
+				    * 0: SYMCACHE_DEFAULT_DWARF_BYTES */
+	uint64_t load_budget_ns; /* time for file loads per round (symcache_new_round());
+				    * 0: LOAD_BUDGET_DEFAULT_NS */
 };
+
+/* Default DWARF memory budget: small enough for the agent's 30 MB RSS target. */
+#define SYMCACHE_DEFAULT_DWARF_BYTES (8ull << 20)
 
 struct symcache_stats {
 	uint64_t hits, misses; /* address lookups answered from / not from cache */
 	uint64_t modules, pids; /* entries cached now */
 	uint64_t evictions;
 	uint64_t errors;       /* malformed ELF, unreadable files, ... (each also logged) */
+	uint64_t perf_maps_refused; /* perf maps not read: symlink, FIFO/device, foreign owner */
+	uint64_t perf_maps_capped; /* perf maps cut short by the byte or line cap */
+	uint64_t loads_deferred; /* loads put off to a later round (load budget spent) */
+	uint64_t load_overruns; /* single loads longer than a round's whole budget */
+	uint64_t dwarf_refused; /* modules symbolized without DWARF: larger than the budget */
+	uint64_t dwarf_evictions; /* modules closed to keep DWARF within the budget */
+	uint64_t dwarf_bytes; /* DWARF bytes held now */
 };
 
 /* Creates a cache. Returns NULL and sets errno on failure. */
@@ -52,10 +70,17 @@ void symcache_resolve_user(struct symcache *sc, pid_t pid, uint64_t addr, struct
 /* Symbolizes a kernel address through kallsyms (loaded lazily, reloaded when modules change). */
 void symcache_resolve_kernel(struct symcache *sc, uint64_t addr, struct sym_frame *out);
 
-/* Closes ELF modules whose DWARF is loaded and that no lookup needed for idle_ns: their
- * addresses stay answered from the address cache, and libdw's decompressed debug sections (tens
- * of MB for a libc) go back to the system. A later miss reopens the file. */
+/* Closes ELF modules that were looked up (their DWARF loaded, or refused by the DWARF budget)
+ * and that no lookup needed for idle_ns: their addresses stay answered from the address cache,
+ * and libdw's decompressed debug sections (tens of MB for a libc) or copied symbol tables go
+ * back to the system. A later miss reopens the file. */
 void symcache_release_idle(struct symcache *sc, uint64_t idle_ns);
+
+/* Starts a new round of the load budget (call once per drain): loads of ELF, DWARF and perf
+ * maps may again take up to limits.load_budget_ns until the next call. Frames whose file could
+ * not be loaded within the budget are returned unsymbolized (module + offset), not cached, and
+ * counted in loads_deferred; a later round symbolizes them. */
+void symcache_new_round(struct symcache *sc);
 
 void symcache_get_stats(const struct symcache *sc, struct symcache_stats *out);
 

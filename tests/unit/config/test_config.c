@@ -481,6 +481,37 @@ static void test_config_accepts_27_labels_of_the_largest_size(void **state)
 	config_release(&p.cfg);
 }
 
+static void expect_flag_error(const char *flag, const char *value, const char *needle);
+
+/* The caps and budgets on process-controlled files: defaults, flags, environment, bad values. */
+static void test_config_sets_input_caps_and_budgets(void **state)
+{
+	const char *argv[] = { "spanprof", "--dwarf-budget",
+			       "16MiB",	   "--perf-map-max-lines",
+			       "5000",	   NULL };
+	const char *env[] = { "SPANPROF_LOAD_BUDGET=50", "SPANPROF_PERF_MAP_MAX_BYTES=2MiB", NULL };
+	const char *plain[] = { "spanprof", NULL };
+	struct parsed p;
+
+	(void)state;
+	parse_env(&p, plain, NULL);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.max_dwarf_bytes, 8ull << 20);
+	assert_int_equal(p.cfg.load_budget_ms, 200);
+	assert_int_equal(p.cfg.perf_map_max_bytes, 16ull << 20);
+	assert_int_equal(p.cfg.perf_map_max_lines, 256u << 10);
+	config_release(&p.cfg);
+	parse_env(&p, argv, env);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.max_dwarf_bytes, 16ull << 20);
+	assert_int_equal(p.cfg.load_budget_ms, 50);
+	assert_int_equal(p.cfg.perf_map_max_bytes, 2ull << 20);
+	assert_int_equal(p.cfg.perf_map_max_lines, 5000);
+	config_release(&p.cfg);
+	expect_flag_error("--load-budget", "0", "milliseconds, from 10 to 10000");
+	expect_flag_error("--dwarf-budget", "1k", "a size from 1MiB");
+}
+
 static void expect_flag_error(const char *flag, const char *value, const char *needle)
 {
 	const char *argv[] = { "spanprof", "--server", "http://x", flag, value, NULL };
@@ -787,6 +818,7 @@ static void test_config_help_lists_every_option_within_80_columns(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		T(test_config_sets_input_caps_and_budgets),
 		T(test_config_defaults_match_the_documentation),
 		T(test_config_parses_every_flag),
 		T(test_config_rejects_bad_values_naming_the_flag),

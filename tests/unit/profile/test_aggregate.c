@@ -97,7 +97,8 @@ static void fake_proc(const char *root, int pid, const char *svc)
 	write_text(root, name, "worker\n", 7);
 	snprintf(name, sizeof(name), "%d/maps", pid);
 	write_text(root, name, maps, strlen(maps));
-	n = snprintf(text, sizeof(text), "Name:\tworker\nNSpid:\t%d\n", pid);
+	n = snprintf(text, sizeof(text), "Name:\tworker\nUid:\t%d\t%d\t%d\t%d\nNSpid:\t%d\n",
+		     (int)getuid(), (int)getuid(), (int)getuid(), (int)getuid(), pid);
 	snprintf(name, sizeof(name), "%d/status", pid);
 	write_text(root, name, text, (size_t)n);
 	snprintf(path, sizeof(path), "%s/%d/root", root, pid);

@@ -2,6 +2,7 @@
 /* Unit tests for perf_map: JIT map files and the container (NSpid) path, on a fake proc root. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -120,14 +121,84 @@ static void test_perf_map_reads_through_container_root(void **state)
 	assert_int_equal(errno, ENOENT);
 }
 
+/* A perf map is the process's input: caps on bytes and lines, over-long lines skipped, and a
+ * huge (sparse) file read only up to the byte cap. */
+static void test_perf_map_stops_at_byte_and_line_caps(void **state)
+{
+	struct perf_map_limits lim = { .max_bytes = 64, .max_lines = 1000 };
+	char path[4096], longline[PERF_MAP_MAX_LINE + 100];
+	struct perf_map *pm;
+	int fd, capped = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/perf-2.map", (char *)*state);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	memset(longline, 'x', sizeof(longline) - 1);
+	longline[sizeof(longline) - 1] = '\0';
+	fprintf(f, "1000 10 first\n%s\n2000 10 after_long\n3000 10 third", longline);
+	fclose(f);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	pm = perf_map_read_fd(fd, NULL, &capped); /* defaults: everything fits */
+	assert_non_null(pm);
+	assert_false(capped);
+	assert_int_equal(perf_map_count(pm), 3);
+	assert_string_equal(perf_map_find(pm, 0x2001, NULL, NULL), "after_long");
+	assert_string_equal(perf_map_find(pm, 0x3001, NULL, NULL), "third"); /* no newline */
+	perf_map_free(pm);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	pm = perf_map_read_fd(fd, &lim, &capped); /* 64 bytes: only the first line */
+	assert_non_null(pm);
+	assert_true(capped);
+	assert_int_equal(perf_map_count(pm), 1);
+	perf_map_free(pm);
+	close(fd);
+
+	/* 8 GB of nothing (sparse): read stops at the cap. */
+	snprintf(path, sizeof(path), "%s/perf-3.map", (char *)*state);
+	fd = open(path, O_RDWR | O_CREAT, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "1000 10 a\n2000 10 b\n3000 10 c\n", 30), 30);
+	assert_int_equal(ftruncate(fd, 8ull << 30), 0);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	lim = (struct perf_map_limits){ .max_bytes = 1 << 20, .max_lines = 2 };
+	capped = 0;
+	pm = perf_map_read_fd(fd, &lim, &capped);
+	assert_non_null(pm);
+	assert_true(capped);
+	assert_int_equal(perf_map_count(pm), 2); /* the line cap */
+	perf_map_free(pm);
+	close(fd);
+}
+
+static void test_perf_map_refuses_fifo_and_device_symlink(void **state)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/perf-4.map", (char *)*state);
+	assert_int_equal(mkfifo(path, 0644), 0);
+	assert_null(perf_map_new(path)); /* returns at once: no writer needed */
+	assert_int_equal(errno, EINVAL);
+	snprintf(path, sizeof(path), "%s/perf-5.map", (char *)*state);
+	assert_int_equal(symlink("/dev/zero", path), 0);
+	assert_null(perf_map_new(path));
+	assert_int_equal(errno, ELOOP);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_perf_map_finds_entries_and_later_entry_wins,
 						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_perf_map_keeps_spaces_in_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_perf_map_keeps_spaces_in_names, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_perf_map_path_uses_innermost_nspid, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_perf_map_stops_at_byte_and_line_caps, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_perf_map_refuses_fifo_and_device_symlink,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_perf_map_reads_through_container_root, setup,
 						teardown),
 	};

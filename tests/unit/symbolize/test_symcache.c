@@ -4,6 +4,7 @@
  * exits before its addresses are resolved. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "util/elf_guard.h"
 #include "fixture_build.h"
 #include "symbolize/symcache.h"
 #include "tmpdir.h"
@@ -366,12 +368,77 @@ static void test_symcache_resolves_jit_frames_from_container_perf_map(void **sta
 	maps[0] = '\0';
 	fake_pid(s, 300, maps, croot);
 	snprintf(path, sizeof(path), "%s/300/status", s->root);
-	write_file(path, "Name:\tnode\nNSpid:\t300\t9\n");
+	write_file(path, "Name:\tnode\nUid:\t0\t0\t0\t0\nNSpid:\t300\t9\n");
 	new_cache(s, 8, 8, 0, NULL);
 	symcache_resolve_user(s->sc, 300, 0x7e0000001040, &f);
 	assert_int_equal(f.nlines, 1);
 	assert_string_equal(f.lines[0].function, "Interpreted:hot_loop");
 	assert_false(f.has_mapping);
+}
+
+static size_t dwarf_bytes_of(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	size_t n;
+	Elf *elf;
+
+	assert_true(fd >= 0);
+	elf = elf_guard_begin(fd);
+	assert_non_null(elf);
+	n = elf_guard_dwarf_bytes(elf, fd);
+	elf_end(elf);
+	close(fd);
+	return n;
+}
+
+/* Room for the larger of the two modules' DWARF only: loading the other's closes the least
+ * recently used one; with no room at all, names come from the symbol tables. */
+static void test_symcache_keeps_dwarf_within_its_budget(void **state)
+{
+	struct test_state *s = *state;
+	size_t pie = dwarf_bytes_of(s->fs.pie), lib = dwarf_bytes_of(s->fs.lib);
+	struct symcache_limits lim = {
+		.max_modules = 8,
+		.max_pids = 8,
+		.max_addrs = 1,
+		.proc_root = s->root,
+		.debug_root = s->fs.debug_root,
+		.perf_map_dir = "/tmp",
+		.max_dwarf_bytes = (pie > lib ? pie : lib) + 16,
+	};
+	uint64_t leaf = PIE_BASE + fixture_key(s->fs.pie, "leaf");
+	struct symcache_stats st;
+	uint64_t lib_entry;
+	char maps[4096];
+	struct sym_frame f;
+
+	assert_true(pie > 0 && lib > 0);
+	assert_int_equal(fixture_nm(s->fs.lib, "symfix_lib_entry", &lib_entry), 0);
+	standard_maps(s, maps, sizeof(maps));
+	fake_pid(s, 100, maps, NULL);
+	s->sc = symcache_new(&lim);
+	assert_non_null(s->sc);
+	symcache_resolve_user(s->sc, 100, leaf, &f);
+	assert_true(f.nlines >= 1 && f.lines[0].line > 0); /* DWARF: a line number */
+	symcache_get_stats(s->sc, &st);
+	assert_int_equal(st.dwarf_bytes, pie);
+	symcache_resolve_user(s->sc, 100, LIB_BASE + lib_entry, &f);
+	assert_string_equal(f.lines[f.nlines - 1].function, "symfix_lib_entry");
+	symcache_get_stats(s->sc, &st);
+	assert_int_equal(st.dwarf_evictions, 1);
+	assert_int_equal(st.dwarf_bytes, lib);
+	symcache_free(s->sc);
+
+	lim.max_dwarf_bytes = 1;
+	s->sc = symcache_new(&lim);
+	assert_non_null(s->sc);
+	symcache_resolve_user(s->sc, 100, LIB_BASE + lib_entry, &f);
+	assert_int_equal(f.nlines, 1);
+	assert_string_equal(f.lines[0].function, "symfix_lib_entry"); /* from .symtab */
+	assert_int_equal(f.lines[0].line, 0);
+	symcache_get_stats(s->sc, &st);
+	assert_int_equal(st.dwarf_refused, 1);
+	assert_int_equal(st.dwarf_bytes, 0);
 }
 
 static void test_symcache_resolves_kernel_symbols_and_modules(void **state)
@@ -500,6 +567,7 @@ int main(void)
 		T(test_symcache_evicts_oldest_pid_when_full),
 		T(test_symcache_missing_or_malformed_files_stay_unsymbolized),
 		T(test_symcache_resolves_jit_frames_from_container_perf_map),
+		T(test_symcache_keeps_dwarf_within_its_budget),
 		T(test_symcache_resolves_kernel_symbols_and_modules),
 		T(test_symcache_reports_hidden_kernel_addresses),
 		T(test_symcache_resolves_addresses_of_exited_process),

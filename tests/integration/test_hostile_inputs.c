@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Hostile local processes against the real agent: FIFO and /dev/zero perf maps, a crafted ELF
+ * with a million section headers, a FIFO named like a deleted mapping, a library truncated while
+ * the agent reads it, a perf map pointing at a root-only file (from a real unprivileged user),
+ * and /healthz when windows stop being written. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "agent_proc.h"
+#include "fixture_build.h"
+#include "profile_census.h"
+#include "tmpdir.h"
+
+#define CRAFTED_SECTIONS 1000000
+#define RUN_S 12
+
+static const char lib_source[] =
+	"#include <time.h>\n"
+	"static volatile unsigned long lib_sink;\n"
+	"static double lib_now(void)\n"
+	"{ struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts);\n"
+	"  return ts.tv_sec + ts.tv_nsec / 1e9; }\n"
+	"__attribute__((noinline)) void hostile_lib_spin(double end)\n"
+	"{ while (lib_now() < end) for (int i = 0; i < 2000; i++) lib_sink += i; }\n";
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int setup(void **state)
+{
+	if (!agent_proc_can_run()) {
+		*state = NULL;
+		return 0;
+	}
+	*state = tmpdir_new("it-hostile");
+	return *state ? 0 : -1;
+}
+
+/* The unprivileged user a test created, removed in teardown even when the test failed. */
+static char created_user[32];
+
+static int teardown(void **state)
+{
+	if (created_user[0]) {
+		fixture_sh("userdel %s", created_user);
+		created_user[0] = '\0';
+	}
+	if (getenv("HOSTILE_KEEP")) {
+		printf("  kept %s\n", (char *)*state);
+		free(*state);
+		return 0;
+	}
+	tmpdir_remove(*state);
+	return 0;
+}
+
+/* Starts a workload as uid (-1: ours) with OTEL_SERVICE_NAME=service, stdout into out_path. */
+static pid_t start_as(int uid, const char *service, const char *out_path, const char *const *argv)
+{
+	char env[128];
+	pid_t pid = fork();
+	int fd;
+
+	if (pid != 0)
+		return pid;
+	snprintf(env, sizeof(env), "OTEL_SERVICE_NAME=%s", service);
+	putenv(env);
+	fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+	dup2(fd, 1);
+	if (uid >= 0 && (setgroups(0, NULL) || setgid(uid) || setuid(uid)))
+		_exit(126);
+	execv(argv[0], (char *const *)argv);
+	_exit(127);
+}
+
+static int file_has(const char *path, const char *text)
+{
+	char buf[8192];
+	ssize_t n;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return strstr(buf, text) != NULL;
+}
+
+static void wait_file_has(const char *path, const char *text, double timeout_s)
+{
+	double end = now_s() + timeout_s;
+
+	while (!file_has(path, text)) {
+		if (now_s() > end)
+			fail_msg("%s never said '%s'", path, text);
+		usleep(20000);
+	}
+}
+
+/* Sends SIGTERM and returns the seconds the agent took to exit (status 0 asserted). */
+static double stop_with_sigterm(pid_t pid)
+{
+	double start = now_s();
+	int status;
+
+	kill(pid, SIGTERM);
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		if (now_s() - start > 30) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			fail_msg("agent ignored SIGTERM for 30 s");
+		}
+		usleep(10000);
+	}
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	return now_s() - start;
+}
+
+/* Seconds of the day of a profile's window start, from its name ("20261122T121314.567Z-..."). */
+static double window_start_s(const char *name)
+{
+	int h, m;
+	double sec;
+
+	if (sscanf(name, "%*8dT%2d%2d%lf", &h, &m, &sec) != 3)
+		return -1;
+	return h * 3600 + m * 60 + sec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Number of profiles service wrote into dir; *max_gap_s (may be NULL) gets the longest time
+ * between the starts of two consecutive ones. */
+static int profiles_gap(const char *dir, const char *service, double *max_gap_s)
+{
+	char suffix[128];
+	double starts[512];
+	struct dirent *de;
+	size_t len, slen;
+	int n = 0, i;
+	DIR *d = opendir(dir);
+
+	snprintf(suffix, sizeof(suffix), "-%s.pb.gz", service);
+	slen = strlen(suffix);
+	while (d && (de = readdir(d)) && n < 512) {
+		len = strlen(de->d_name);
+		if (len > slen && !strcmp(de->d_name + len - slen, suffix))
+			starts[n++] = window_start_s(de->d_name);
+	}
+	if (d)
+		closedir(d);
+	qsort(starts, n, sizeof(starts[0]), cmp_double);
+	if (max_gap_s)
+		*max_gap_s = 0;
+	for (i = 1; max_gap_s && i < n; i++)
+		if (starts[i] - starts[i - 1] > *max_gap_s)
+			*max_gap_s = starts[i] - starts[i - 1];
+	return n;
+}
+
+static int profiles_of(const char *dir, const char *service)
+{
+	return profiles_gap(dir, service, NULL);
+}
+
+/* Copies an ELF executable and gives it CRAFTED_SECTIONS (zeroed) section headers through
+ * extended numbering: e_shnum 0, the count in section header 0's sh_size. */
+static void write_crafted_elf(const char *from, const char *to)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh0 = { .sh_size = CRAFTED_SECTIONS };
+	struct stat st;
+	int fd;
+
+	assert_int_equal(fixture_sh("cp %s %s", from, to), 0);
+	fd = open(to, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(pread(fd, &eh, sizeof(eh), 0), sizeof(eh));
+	eh.e_shoff = (st.st_size + 7) & ~7ull;
+	eh.e_shnum = 0;
+	eh.e_shstrndx = SHN_UNDEF;
+	assert_int_equal(ftruncate(fd, eh.e_shoff + (uint64_t)CRAFTED_SECTIONS * sizeof(sh0)), 0);
+	assert_int_equal(pwrite(fd, &sh0, sizeof(sh0), eh.e_shoff), sizeof(sh0));
+	assert_int_equal(pwrite(fd, &eh, sizeof(eh), 0), sizeof(eh));
+	close(fd);
+}
+
+static void build_lib(const char *dir, char *lib, size_t len)
+{
+	char src[512];
+	FILE *f;
+
+	snprintf(src, sizeof(src), "%s/hostile_lib.c", dir);
+	f = fopen(src, "w");
+	assert_non_null(f);
+	fputs(lib_source, f);
+	fclose(f);
+	snprintf(lib, len, "%s/libhostile.so", dir);
+	assert_int_equal(fixture_sh("cc -shared -fPIC -g -O1 -fno-omit-frame-pointer "
+				    "-Wl,--build-id -o %s %s",
+				    lib, src),
+			 0);
+}
+
+static void perf_map_cleanup(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
+	unlink(path);
+}
+
+/* A FIFO perf map, a /dev/zero perf map, a crafted ELF and a FIFO named like a deleted mapping
+ * are all present while an ordinary workload runs: its profiles arrive every window, and the
+ * agent stops within 2 s of SIGTERM. */
+static void test_hostile_files_neither_stall_windows_nor_shutdown(void **state)
+{
+	const char *dir = *state;
+	char out[512], crafted[512], lib[512], deleted[600], logs[5][512], pids[5][16];
+	const char *hostile = build_path("tests/workloads/hostile_workload");
+	const char *work[] = { build_path("tests/workloads/span_workload"), "spans", "1", "30",
+			       NULL };
+	const char *fifo_map[] = { hostile, "jit", "fifo", "30", NULL };
+	const char *zero_map[] = { hostile, "jit", "devzero", "30", NULL };
+	const char *elf_map[] = { hostile, "map", crafted, "30", NULL };
+	const char *del_map[] = { hostile, "map", lib, "30", NULL };
+	const char *const *argvs[] = { work, fifo_map, zero_map, elf_map, del_map };
+	const char *argv[] = { "--output", out,	    "--interval", "1",	   "--pid",
+			       pids[0],	   "--pid", pids[1],	  "--pid", pids[2],
+			       "--pid",	   pids[3], "--pid",	  pids[4], NULL };
+	struct agent_proc agent;
+	pid_t w[5];
+	double start, elapsed, took, gap;
+	int i, windows;
+
+	if (!dir)
+		skip();
+	snprintf(out, sizeof(out), "%s/out", dir);
+	snprintf(crafted, sizeof(crafted), "%s/crafted.so", dir);
+	assert_int_equal(mkdir(out, 0755), 0);
+	write_crafted_elf(build_path("tests/workloads/hostile_workload"), crafted);
+	build_lib(dir, lib, sizeof(lib));
+	for (i = 0; i < 5; i++) {
+		snprintf(logs[i], sizeof(logs[i]), "%s/work%d.out", dir, i);
+		w[i] = start_as(-1, i ? "it-hostile-attacker" : "it-hostile-normal", logs[i],
+				argvs[i]);
+		assert_true(w[i] > 0);
+		snprintf(pids[i], sizeof(pids[i]), "%d", w[i]);
+		if (i)
+			wait_file_has(logs[i], "ready", 20);
+	}
+	/* The library is mapped; now it is deleted and a FIFO takes its "(deleted)" name. */
+	snprintf(deleted, sizeof(deleted), "%s (deleted)", lib);
+	assert_int_equal(unlink(lib), 0);
+	assert_int_equal(mkfifo(deleted, 0644), 0);
+	assert_int_equal(agent_proc_start(&agent, dir, argv), 0);
+	start = now_s();
+	while (now_s() - start < 8)
+		usleep(100000);
+	elapsed = now_s() - start;
+	windows = profiles_gap(out, "it-hostile-normal", &gap);
+	took = stop_with_sigterm(agent.pid);
+	printf("  %d windows of the normal workload in %.1f s, at most %.2f s apart; "
+	       "stopped %.2f s after SIGTERM\n",
+	       windows, elapsed, gap, took);
+	for (i = 0; i < 5; i++) {
+		kill(w[i], SIGKILL);
+		waitpid(w[i], NULL, 0);
+		perf_map_cleanup(w[i]);
+	}
+	/* One window per second of the run, give or take the first and the one in progress. */
+	assert_true(windows >= (int)elapsed - 2);
+	assert_true(gap < 1.9); /* no window skipped */
+	assert_true(took < 2.0);
+	/* The hostile inputs were met, and refused. */
+	assert_true(agent_proc_log_contains(&agent, "not a regular file"));
+	assert_true(agent_proc_log_contains(&agent, "a symlink"));
+	assert_true(agent_proc_log_contains(&agent, "over a header or table cap"));
+}
+
+/* Pid of the first entry of /proc/PID/fd pointing at path, 1 when found. */
+static int has_open(pid_t pid, const char *path)
+{
+	char fd_dir[64], link[600], target[600];
+	struct dirent *de;
+	ssize_t n;
+	int found = 0;
+	DIR *d;
+
+	snprintf(fd_dir, sizeof(fd_dir), "/proc/%d/fd", (int)pid);
+	d = opendir(fd_dir);
+	if (!d)
+		return 0;
+	while (!found && (de = readdir(d))) {
+		snprintf(link, sizeof(link), "%s/%s", fd_dir, de->d_name);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n > 0) {
+			target[n] = '\0';
+			found = !strcmp(target, path);
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/* The workload truncates its library (cutting off the symbol table and DWARF) after the agent
+ * opened it and before the agent reads its DWARF: the agent lives on, and keeps writing the
+ * windows of an ordinary workload profiled alongside. */
+static void test_library_truncated_under_the_agent(void **state)
+{
+	const char *dir = *state;
+	char out[512], lib[512], go[512], logs[2][512], pids[2][16];
+	const char *trunc[] = {
+		build_path("tests/workloads/hostile_workload"), "truncate", lib, go, "6", NULL
+	};
+	const char *work[] = { build_path("tests/workloads/span_workload"), "spans", "1", "60",
+			       NULL };
+	const char *argv[] = { "--output", out,	    "--interval", "1", "--pid",
+			       pids[0],	   "--pid", pids[1],	  NULL };
+	struct census c = { 0 };
+	struct agent_proc agent;
+	double end;
+	int status, before;
+	pid_t w[2];
+
+	if (!dir)
+		skip();
+	snprintf(out, sizeof(out), "%s/out", dir);
+	snprintf(go, sizeof(go), "%s/go", dir);
+	assert_int_equal(mkdir(out, 0755), 0);
+	build_lib(dir, lib, sizeof(lib));
+	snprintf(logs[0], sizeof(logs[0]), "%s/trunc.out", dir);
+	snprintf(logs[1], sizeof(logs[1]), "%s/work.out", dir);
+	w[0] = start_as(-1, "it-truncate", logs[0], trunc);
+	w[1] = start_as(-1, "it-truncate-normal", logs[1], work);
+	wait_file_has(logs[0], "ready", 20);
+	snprintf(pids[0], sizeof(pids[0]), "%d", w[0]);
+	snprintf(pids[1], sizeof(pids[1]), "%d", w[1]);
+	assert_int_equal(agent_proc_start(&agent, dir, argv), 0);
+	for (end = now_s() + 30; !has_open(agent.pid, lib); usleep(20000))
+		if (now_s() > end)
+			fail_msg("the agent never opened %s", lib);
+	close(open(go, O_WRONLY | O_CREAT, 0644));
+	assert_int_equal(workload_wait(w[0], 30), 0); /* it survived its own truncation */
+	/* Two more windows of the other workload after the truncating one ended. */
+	before = profiles_of(out, "it-truncate-normal");
+	for (end = now_s() + 20; profiles_of(out, "it-truncate-normal") < before + 2;
+	     usleep(100000))
+		if (now_s() > end || waitpid(agent.pid, &status, WNOHANG) == agent.pid)
+			fail_msg("the agent (pid %d) stopped writing after the truncation (log %s)",
+				 agent.pid, agent.log_path);
+	assert_int_equal(agent_proc_stop(&agent), 0);
+	kill(w[1], SIGKILL);
+	waitpid(w[1], NULL, 0);
+	census_watch(&c, "hostile_lib_spin", NULL);
+	assert_true(census_read(&c, out, "it-truncate") >= 3);
+	printf("  hostile_lib_spin: %llu samples of %llu\n",
+	       (unsigned long long)census_get(&c, "hostile_lib_spin")->samples,
+	       (unsigned long long)c.total_samples);
+	/* Its symbol table was read (copied) when the agent opened it, before the truncation. */
+	assert_true(census_get(&c, "hostile_lib_spin")->samples >= 20);
+}
+
+/* A real unprivileged user points its perf map at a root-only file: nothing of it may reach the
+ * profile. Its own perf map (owned by it) is used, a root-owned one is not. */
+static void test_perf_map_is_read_as_the_process_owner(void **state)
+{
+	const char *dir = *state;
+	char user[32], secret[512], out[512], logs[3][512], pids[3][16], link_kind[600];
+	const char *hostile = build_path("tests/workloads/hostile_workload");
+	const char *via_link[] = { hostile, "jit", link_kind, "30", NULL };
+	const char *own[] = { hostile, "jit", "own", "30", NULL };
+	const char *none[] = { hostile, "jit", "none", "30", NULL };
+	const char *const *argvs[] = { via_link, own, none };
+	const char *services[] = { "it-owner-link", "it-owner-own", "it-owner-root" };
+	const char *argv[] = { "--output", out,	    "--interval", "60",	   "--pid", pids[0],
+			       "--pid",	   pids[1], "--pid",	  pids[2], NULL };
+	struct census c[3];
+	struct agent_proc agent;
+	char path[64];
+	FILE *f;
+	pid_t w[3];
+	int uid, i;
+
+	if (!dir)
+		skip();
+	memset(c, 0, sizeof(c));
+	snprintf(user, sizeof(user), "sptest%d", (int)getpid() % 100000);
+	if (fixture_sh("useradd -M -N -s /usr/sbin/nologin %s 2>/dev/null", user)) {
+		printf("  useradd unavailable: skipped\n");
+		skip();
+	}
+	snprintf(created_user, sizeof(created_user), "%s", user);
+	{
+		FILE *p;
+		char cmd[64];
+
+		snprintf(cmd, sizeof(cmd), "id -u %s", user);
+		p = popen(cmd, "r");
+		assert_non_null(p);
+		assert_int_equal(fscanf(p, "%d", &uid), 1);
+		pclose(p);
+	}
+	snprintf(secret, sizeof(secret), "%s/secret", dir);
+	f = fopen(secret, "w");
+	assert_non_null(f);
+	fprintf(f, "7e5500000000 1000 ROOT_SECRET_LINE\n");
+	fclose(f);
+	assert_int_equal(chmod(secret, 0600), 0);
+	snprintf(link_kind, sizeof(link_kind), "link:%s", secret);
+	snprintf(out, sizeof(out), "%s/out", dir);
+	assert_int_equal(mkdir(out, 0755), 0);
+	chmod(dir, 0755); /* the user writes its stdout here */
+	for (i = 0; i < 3; i++) {
+		snprintf(logs[i], sizeof(logs[i]), "%s/user%d.out", dir, i);
+		close(open(logs[i], O_WRONLY | O_CREAT, 0666));
+		chmod(logs[i], 0666);
+		w[i] = start_as(uid, services[i], logs[i], argvs[i]);
+		snprintf(pids[i], sizeof(pids[i]), "%d", w[i]);
+		wait_file_has(logs[i], "ready", 20);
+	}
+	/* A perf map written by root for the user's process: not the owner's file either. */
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)w[2]);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "7e5500000000 1000 ROOT_OWNED_MAP\n");
+	fclose(f);
+	assert_int_equal(agent_proc_start(&agent, dir, argv), 0);
+	for (double end = now_s() + 5; now_s() < end;)
+		usleep(100000);
+	assert_int_equal(agent_proc_stop(&agent), 0);
+	for (i = 0; i < 3; i++) {
+		kill(w[i], SIGKILL);
+		waitpid(w[i], NULL, 0);
+	}
+	for (i = 0; i < 3; i++)
+		perf_map_cleanup(w[i]);
+	census_watch(&c[0], "ROOT_SECRET_LINE", NULL);
+	census_watch(&c[1], "jit_spin_code", NULL);
+	census_watch(&c[2], "ROOT_OWNED_MAP", NULL);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(census_read(&c[i], out, services[i]), 1);
+		printf("  %-14s %5llu samples, %5llu in %s\n", services[i],
+		       (unsigned long long)c[i].total_samples,
+		       (unsigned long long)c[i].funcs[0].samples, c[i].funcs[0].name);
+		assert_true(c[i].total_samples >= 5); /* it was profiled */
+	}
+	assert_int_equal(c[0].funcs[0].samples, 0);
+	assert_true(c[1].funcs[0].samples >= 0.5 * c[1].total_samples);
+	assert_int_equal(c[2].funcs[0].samples, 0);
+}
+
+/* Status code of GET path on 127.0.0.1:port, or -1. */
+static int http_status(int port, const char *path)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+	char req[128], resp[256];
+	int fd, status = -1;
+	ssize_t n;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		n = snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\n\r\n", path);
+		if (write(fd, req, n) == n && (n = read(fd, resp, sizeof(resp) - 1)) > 0) {
+			resp[n] = '\0';
+			sscanf(resp, "HTTP/1.%*d %d", &status);
+		}
+	}
+	close(fd);
+	return status;
+}
+
+static int metrics_port(const struct agent_proc *a)
+{
+	char buf[16384], *p;
+	int fd = open(a->log_path, O_RDONLY), port = -1;
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	p = strstr(buf, "(port ");
+	if (p)
+		sscanf(p, "(port %d)", &port);
+	return port;
+}
+
+static double wait_status(int port, const char *path, int want, double timeout_s)
+{
+	double start = now_s();
+
+	while (http_status(port, path) != want) {
+		if (now_s() - start > timeout_s)
+			fail_msg("%s never answered %d", path, want);
+		usleep(50000);
+	}
+	return now_s() - start;
+}
+
+/* The output directory becomes a plain file, so no window can be written: /healthz and /readyz
+ * fail after 3 intervals, and recover when windows are written again. */
+static void test_healthz_fails_when_no_window_is_written(void **state)
+{
+	const char *dir = *state;
+	char out[512], moved[512], pid_arg[16], log[512];
+	const char *work[] = { build_path("tests/workloads/span_workload"), "spans", "1", "40",
+			       NULL };
+	const char *argv[] = { "--output",	 out,		"--interval", "1", "--pid", pid_arg,
+			       "--metrics-addr", "127.0.0.1:0", NULL };
+	struct agent_proc agent;
+	double went_bad;
+	int port, fd;
+	pid_t w;
+
+	if (!dir)
+		skip();
+	snprintf(out, sizeof(out), "%s/out", dir);
+	snprintf(moved, sizeof(moved), "%s/out.moved", dir);
+	snprintf(log, sizeof(log), "%s/work.out", dir);
+	assert_int_equal(mkdir(out, 0755), 0);
+	w = start_as(-1, "it-health", log, work);
+	snprintf(pid_arg, sizeof(pid_arg), "%d", w);
+	assert_int_equal(agent_proc_start(&agent, dir, argv), 0);
+	port = metrics_port(&agent);
+	assert_true(port > 0);
+	wait_status(port, "/healthz", 200, 10);
+	wait_status(port, "/readyz", 200, 10);
+	while (profiles_of(out, "it-health") < 1)
+		usleep(50000);
+	/* Block the output: windows now fail to be written. */
+	assert_int_equal(rename(out, moved), 0);
+	fd = open(out, O_WRONLY | O_CREAT, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	went_bad = wait_status(port, "/healthz", 503, 15);
+	assert_int_equal(http_status(port, "/readyz"), 503);
+	printf("  /healthz failed %.1f s after the output was blocked (interval 1 s)\n", went_bad);
+	/* The last good window was at most one interval before the block; 3 intervals must pass. */
+	assert_true(went_bad >= 1.9);
+	assert_true(went_bad <= 6.0);
+	assert_int_equal(unlink(out), 0);
+	assert_int_equal(rename(moved, out), 0);
+	wait_status(port, "/healthz", 200, 5);
+	wait_status(port, "/readyz", 200, 5);
+	assert_int_equal(agent_proc_stop(&agent), 0);
+	kill(w, SIGKILL);
+	waitpid(w, NULL, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+			test_hostile_files_neither_stall_windows_nor_shutdown, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_library_truncated_under_the_agent, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_perf_map_is_read_as_the_process_owner, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_healthz_fails_when_no_window_is_written, setup,
+						teardown),
+	};
+
+	/* HOSTILE_TEST=<name> runs one test; HOSTILE_KEEP=1 keeps the temp dirs (agent logs). */
+	if (getenv("HOSTILE_TEST"))
+		cmocka_set_test_filter(getenv("HOSTILE_TEST"));
+	return cmocka_run_group_tests_name("hostile_inputs", tests, NULL, NULL);
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The symbol cache's internals, shared by symcache.c (lookups, snapshots, LRUs) and
+ * symcache_load.c (loads of untrusted files within the load and DWARF budgets). */
+#ifndef SPANPROF_SYMCACHE_INT_H
+#define SPANPROF_SYMCACHE_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "discover/proc_maps.h"
+#include "symbolize/addr_cache.h"
+#include "symbolize/elf_syms.h"
+#include "symbolize/load_budget.h"
+#include "symbolize/perf_map.h"
+#include "symbolize/symcache.h"
+#include "symbolize/symcache_kernel.h"
+#include "util/lru.h"
+
+struct sc_module {
+	struct lru_node node; /* key: (dev, inode) */
+	struct elf_syms *es; /* NULL: the file is not usable ELF; remembered so we ask once */
+	size_t bytes;
+	size_t dwarf_bytes; /* accounted against limits.max_dwarf_bytes while DWARF is loaded */
+	uint64_t last_used_ns;
+};
+
+/* What a snapshot learnt about one mapping, parallel to proc_maps.maps. */
+struct sc_mapinfo {
+	char *build_id; /* recorded when opened, to recognise the file later by path */
+	int failed; /* opening failed once: don't retry (or log) for every frame */
+};
+
+struct sc_pid {
+	struct lru_node node; /* key: (pid, 0) */
+	struct proc_maps maps;
+	struct sc_mapinfo *info;
+	uint64_t taken_ns;
+	struct perf_map *jit;
+	uint64_t jit_loaded_ns; /* 0: never tried */
+};
+
+struct symcache {
+	struct symcache_limits lim; /* strings owned */
+	struct lru modules, pids;
+	size_t module_bytes;
+	struct symcache_kernel kernel;
+	struct addr_cache *addrs; /* symbolized addresses, so idle modules can be closed */
+	struct load_budget budget;
+	struct symcache_stats st;
+};
+
+uint64_t symcache_now_ns(void);
+
+/* Unlinks and frees a module, with its share of the byte and DWARF accounting. */
+void symcache_module_free(struct symcache *sc, struct sc_module *m);
+
+/* (Re-)reads pid's perf map into p->jit: only a regular file of the process's owner, no
+ * symlinks, within the byte and line caps and the round's load budget (refusals and caps are
+ * counted and logged). */
+void symcache_load_jit(struct symcache *sc, struct sc_pid *p, pid_t pid);
+
+/* Decides once whether m's DWARF is loaded, within the DWARF and load budgets. Returns 0, or
+ * -EAGAIN when the round's load budget is spent (decided in a later round). */
+int symcache_ensure_dwarf(struct symcache *sc, struct sc_module *m);
+
+#endif /* SPANPROF_SYMCACHE_INT_H */
