@@ -15,6 +15,7 @@
 
 #include "symbolize/elf_debug.h"
 #include "symbolize/elf_syms.h"
+#include "symbolize/gopclntab.h"
 #include "util/log.h"
 
 #define ELF_SYMS_MAX_SEGS 16
@@ -38,6 +39,8 @@ struct elf_syms {
 	struct elf_seg segs[ELF_SYMS_MAX_SEGS];
 	int nsegs;
 	char *demangled[ELF_SYMS_MAX_LINES]; /* names handed out by the last lookup */
+	struct gopclntab gopcln; /* Go's own table, for binaries without .symtab and DWARF */
+	int gopcln_state; /* 0: not looked for, 1: usable, -1: none */
 };
 
 /* Reporting passes an fd, so libdwfl never needs to find the main file itself. */
@@ -384,6 +387,27 @@ static int lookup_symtab(struct elf_syms *es, uint64_t vaddr, struct elf_sym_lin
 	return 1;
 }
 
+/* Stripped Go binaries keep .gopclntab (the runtime needs it): function, file and line. */
+static int lookup_gopclntab(struct elf_syms *es, uint64_t vaddr, struct elf_sym_line *line)
+{
+	struct gopclntab_func f;
+	GElf_Addr bias;
+	Elf *elf;
+
+	if (!es->gopcln_state) {
+		elf = dwfl_module_getelf(es->mod, &bias);
+		es->gopcln_state = elf && !gopclntab_from_elf(&es->gopcln, elf) ? 1 : -1;
+	}
+	if (es->gopcln_state < 0 || gopclntab_find(&es->gopcln, vaddr, &f))
+		return 0;
+	line->function = f.name;
+	if (gopclntab_source(&es->gopcln, &f, vaddr, &line->file, &line->line)) {
+		line->file = NULL;
+		line->line = 0;
+	}
+	return 1;
+}
+
 int elf_syms_lookup(struct elf_syms *es, uint64_t vaddr, struct elf_sym_line *lines, int max)
 {
 	int n = 0;
@@ -399,5 +423,7 @@ int elf_syms_lookup(struct elf_syms *es, uint64_t vaddr, struct elf_sym_line *li
 		n = lookup_dwarf(es, vaddr, lines, max);
 	if (!n)
 		n = lookup_symtab(es, vaddr, &lines[0]);
+	if (!n)
+		n = lookup_gopclntab(es, vaddr, &lines[0]);
 	return n;
 }
