@@ -202,7 +202,17 @@ $(OUTPUT)/tests/workloads/go_spans_stripped: $(GO_HOOK_SRCS) $(wildcard tests/wo
 	$(Q)cd $(GO_MOD) && $(GO_MOD_ENV) $(GO) build -ldflags="-s -w" -o $(abspath $@) \
 		./internal/testworkloads/go_spans
 
-WORKLOADS += $(patsubst %,$(OUTPUT)/tests/workloads/%,$(GO_WORKLOADS) go_spans_stripped)
+# And stripped as a position-independent executable (internally linked: .gopclntab moves into
+# .data.rel.ro).
+$(OUTPUT)/tests/workloads/go_spans_pie: $(GO_HOOK_SRCS) $(wildcard tests/workloads/go_*/*.go) \
+				       $(GO_MOD)/vendor/modules.txt
+	$(call msg,GO,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)cd $(GO_MOD) && $(GO_MOD_ENV) $(GO) build -buildmode=pie -ldflags="-s -w" \
+		-o $(abspath $@) ./internal/testworkloads/go_spans
+
+WORKLOADS += $(patsubst %,$(OUTPUT)/tests/workloads/%,$(GO_WORKLOADS) go_spans_stripped \
+	     go_spans_pie)
 
 $(OUTPUT)/tests/bench/go_hook: $(GO_HOOK_SRCS) $(wildcard tests/bench/go_hook/*.go) \
 			       $(GO_MOD)/vendor/modules.txt

@@ -76,6 +76,18 @@ int agent_proc_log_contains(const struct agent_proc *a, const char *text)
 	return found;
 }
 
+int agent_proc_wait_log(const struct agent_proc *a, const char *text, int timeout_s)
+{
+	const struct timespec step = { 0, 50 * 1000 * 1000 };
+
+	for (int i = 0; i < timeout_s * 20; i++) {
+		if (agent_proc_log_contains(a, text))
+			return 1;
+		nanosleep(&step, NULL);
+	}
+	return agent_proc_log_contains(a, text);
+}
+
 int agent_proc_start(struct agent_proc *a, const char *log_dir, const char *const *argv)
 {
 	const char *args[64] = { build_path("spanprof") };

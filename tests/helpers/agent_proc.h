@@ -25,6 +25,9 @@ int agent_proc_stop(struct agent_proc *a);
 /* 1 if the agent's log contains text. */
 int agent_proc_log_contains(const struct agent_proc *a, const char *text);
 
+/* Polls the agent's log every 50 ms until it contains text. Returns 1, or 0 after timeout_s. */
+int agent_proc_wait_log(const struct agent_proc *a, const char *text, int timeout_s);
+
 /* Runs a command (argv[0] is a path), environment extended with env ("K=V", NULL-terminated,
  * may be NULL). Returns the pid, or -1. */
 pid_t workload_start(const char *const *argv, const char *const *env, const char *stdout_path);

@@ -69,7 +69,7 @@ static void test_pprof_labels_alone_label_the_samples(void **state)
 {
 	const char *dir = *state;
 	char go_file[512];
-	const char *work[] = { build_path("tests/workloads/go_pprof_labels"), "6", go_file, NULL };
+	const char *work[] = { build_path("tests/workloads/go_pprof_labels"), "8", go_file, NULL };
 	const char *env[] = { "OTEL_SERVICE_NAME=it-golabels", "GOMAXPROCS=2", NULL };
 	const struct census_func *labelled, *name_only, *plain;
 	struct census c = { 0 };
@@ -84,7 +84,7 @@ static void test_pprof_labels_alone_label_the_samples(void **state)
 	start_agent(&agent, dir, pid);
 	assert_int_equal(go_ahead(go_file), 0); /* the workload polls for it */
 	assert_int_equal(workload_wait(pid, 40), 0);
-	assert_int_equal(workload_wait(agent.pid, 30), 0);
+	assert_int_equal(agent_proc_stop(&agent), 0); /* writes the last window */
 	assert_true(agent_proc_log_contains(&agent, "span labels read from pprof labels"));
 	census_watch(&c, "main.goLabelled", "5a5a0000000000a1");
 	census_watch(&c, "main.goNameOnly", NULL);
@@ -130,7 +130,7 @@ static void test_child_goroutine_inherits_span_and_unsampled_has_name_only(void 
 {
 	const char *dir = *state;
 	char out[512], go_file[512], child_id[32] = "", parent_id[32] = "";
-	const char *work[] = { build_path("tests/workloads/go_otel"), "6", go_file, NULL };
+	const char *work[] = { build_path("tests/workloads/go_otel"), "8", go_file, NULL };
 	const char *env[] = { "OTEL_SERVICE_NAME=it-golabels", "GOMAXPROCS=2", NULL };
 	const struct census_func *child, *parent, *unsampled;
 	struct census c = { 0 };
@@ -146,7 +146,7 @@ static void test_child_goroutine_inherits_span_and_unsampled_has_name_only(void 
 	start_agent(&agent, dir, pid);
 	assert_int_equal(go_ahead(go_file), 0);
 	assert_int_equal(workload_wait(pid, 40), 0);
-	assert_int_equal(workload_wait(agent.pid, 30), 0);
+	assert_int_equal(agent_proc_stop(&agent), 0); /* writes the last window */
 	assert_true(printed_span(out, "goInheritChild", child_id, sizeof(child_id)));
 	assert_true(printed_span(out, "goInheritParent", parent_id, sizeof(parent_id)));
 	census_watch(&c, "main.goInheritChild", child_id);

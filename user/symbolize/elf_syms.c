@@ -387,8 +387,10 @@ static int lookup_symtab(struct elf_syms *es, uint64_t vaddr, struct elf_sym_lin
 	return 1;
 }
 
-/* Stripped Go binaries keep .gopclntab (the runtime needs it): function, file and line. */
-static int lookup_gopclntab(struct elf_syms *es, uint64_t vaddr, struct elf_sym_line *line)
+/* Go binaries keep .gopclntab even stripped (the runtime needs it): function, file and line.
+ * Also the file:line source when libdw cannot read Go's DWARF (compressed as .zdebug_*). */
+static int lookup_gopclntab(struct elf_syms *es, uint64_t vaddr, struct elf_sym_line *line,
+			    int name_too)
 {
 	struct gopclntab_func f;
 	GElf_Addr bias;
@@ -400,7 +402,8 @@ static int lookup_gopclntab(struct elf_syms *es, uint64_t vaddr, struct elf_sym_
 	}
 	if (es->gopcln_state < 0 || gopclntab_find(&es->gopcln, vaddr, &f))
 		return 0;
-	line->function = f.name;
+	if (name_too)
+		line->function = f.name;
 	if (gopclntab_source(&es->gopcln, &f, vaddr, &line->file, &line->line)) {
 		line->file = NULL;
 		line->line = 0;
@@ -424,6 +427,8 @@ int elf_syms_lookup(struct elf_syms *es, uint64_t vaddr, struct elf_sym_line *li
 	if (!n)
 		n = lookup_symtab(es, vaddr, &lines[0]);
 	if (!n)
-		n = lookup_gopclntab(es, vaddr, &lines[0]);
+		n = lookup_gopclntab(es, vaddr, &lines[0], 1);
+	else if (n == 1 && !lines[0].file)
+		lookup_gopclntab(es, vaddr, &lines[0], 0);
 	return n;
 }
