@@ -76,9 +76,9 @@ static void test_go_hook_found_without_symbols_at_the_same_place(void **state)
 		skip();
 	check_go_hook("tests/workloads/go_spans", &full);
 	check_go_hook("tests/workloads/go_spans_stripped", &stripped);
-	/* -s -w drops symbols and DWARF at the end of the file: code and data do not move. */
+	/* -s -w drops symbols and DWARF: the code does not move (the data may, by the build
+	 * flags recorded in .go.buildinfo; each semaphore was checked by its tag above). */
 	assert_int_equal(stripped.site_offset, full.site_offset);
-	assert_int_equal(stripped.semaphore_offset, full.semaphore_offset);
 }
 
 static void test_go_hook_found_in_stripped_pie(void **state)
