@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "agent_proc.h"
-#include "go_runtime.h"
+#include "discover/go_runtime.h"
 
 /* The Go version of a built workload, or -errno. */
 static int version_of(const char *rel, char *buf, size_t len)

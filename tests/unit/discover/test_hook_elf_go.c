@@ -15,8 +15,8 @@
 #include <cmocka.h>
 
 #include "agent_proc.h"
-#include "go_runtime.h"
-#include "hook_elf.h"
+#include "discover/go_runtime.h"
+#include "discover/hook_elf.h"
 
 static int have(const char *rel)
 {

@@ -17,8 +17,8 @@
 #include <cmocka.h>
 
 #include "agent_proc.h"
-#include "elf_syms.h"
-#include "gopclntab.h"
+#include "symbolize/elf_syms.h"
+#include "symbolize/gopclntab.h"
 
 /* An open Go executable and its table. */
 struct go_file {
