@@ -179,8 +179,8 @@ static int read_uvarint(const struct gopclntab *t, uint64_t *off, uint32_t *out)
 
 /* Runs the pc-value table at pctab + table_off from entry to pc (runtime.pcvalue). Each step
  * consumes at least two bytes, so the walk ends within the table's size. */
-static int pcvalue(const struct gopclntab *t, uint32_t table_off, uint64_t entry, uint64_t pc,
-		   int32_t *value)
+int gopclntab_pcvalue(const struct gopclntab *t, uint32_t table_off, uint64_t entry, uint64_t pc,
+		      int32_t *value)
 {
 	uint64_t off = t->pctab + table_off, cur = entry;
 	int64_t val = -1;
@@ -206,6 +206,11 @@ static int pcvalue(const struct gopclntab *t, uint32_t table_off, uint64_t entry
 	}
 }
 
+const char *gopclntab_name(const struct gopclntab *t, int64_t nameoff)
+{
+	return nameoff < 0 ? NULL : str_at(t, t->funcname + (uint64_t)nameoff);
+}
+
 int gopclntab_source(const struct gopclntab *t, const struct gopclntab_func *f, uint64_t pc,
 		     const char **file, int *line)
 {
@@ -215,10 +220,10 @@ int gopclntab_source(const struct gopclntab *t, const struct gopclntab_func *f, 
 	uint64_t slot;
 	int err;
 
-	err = pcvalue(t, rd32(fn + FUNC_PCLN(t->version)), f->entry, pc, &ln);
+	err = gopclntab_pcvalue(t, rd32(fn + FUNC_PCLN(t->version)), f->entry, pc, &ln);
 	if (err)
 		return err;
-	err = pcvalue(t, rd32(fn + FUNC_PCFILE(t->version)), f->entry, pc, &fileno);
+	err = gopclntab_pcvalue(t, rd32(fn + FUNC_PCFILE(t->version)), f->entry, pc, &fileno);
 	if (err)
 		return err;
 	cuoff = rd32(fn + FUNC_CUOFF(t->version));
@@ -259,6 +264,7 @@ int gopclntab_from_elf(struct gopclntab *t, Elf *elf)
 	GElf_Shdr shdr;
 	Elf_Data *data;
 	uint64_t text_vaddr = 0;
+	int err;
 
 	if (!scn) /* internally linked PIE keeps it in RELRO data */
 		scn = section_named(elf, ".data.rel.ro.gopclntab");
@@ -271,5 +277,9 @@ int gopclntab_from_elf(struct gopclntab *t, Elf *elf)
 	data = elf_getdata(scn, NULL);
 	if (!data || !data->d_buf)
 		return -ENOEXEC;
-	return gopclntab_init(t, data->d_buf, data->d_size, text_vaddr);
+	if (!gelf_getshdr(scn, &shdr))
+		return -ENOEXEC;
+	err = gopclntab_init(t, data->d_buf, data->d_size, text_vaddr);
+	t->vaddr = shdr.sh_addr;
+	return err;
 }

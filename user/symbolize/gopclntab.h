@@ -20,6 +20,7 @@ struct gopclntab {
 	uint64_t text; /* vaddr that 1.18+ entry offsets are relative to */
 	uint64_t funcname, cu, filetab, pctab, functab; /* sub-table offsets into data */
 	uint64_t functab_entry; /* bytes per functab row: 8 (1.18+) or 16 */
+	uint64_t vaddr; /* where the table is loaded (set by gopclntab_from_elf, else 0) */
 };
 
 /* One function of the table. name points into the table bytes (NUL-terminated there). */
@@ -43,6 +44,14 @@ int gopclntab_find(const struct gopclntab *t, uint64_t pc, struct gopclntab_func
 /* Source file and line of pc inside f. Returns 0, -ENOENT (no entry for pc) or -ENOEXEC. */
 int gopclntab_source(const struct gopclntab *t, const struct gopclntab_func *f, uint64_t pc,
 		     const char **file, int *line);
+
+/* Runs the pc-value table at table_off (from a _func) from entry to pc (runtime.pcvalue).
+ * Returns 0 and the value, -ENOENT when the table has no entry for pc, or -ENOEXEC. */
+int gopclntab_pcvalue(const struct gopclntab *t, uint32_t table_off, uint64_t entry, uint64_t pc,
+		      int32_t *value);
+
+/* The function name at nameoff in the name table, or NULL when it runs off the table. */
+const char *gopclntab_name(const struct gopclntab *t, int64_t nameoff);
 
 /* Finds the table in an ELF (section .gopclntab, or .data.rel.ro.gopclntab in PIE) and inits t
  * over the bytes libelf holds for it (valid while elf is). Returns 0, -ENODATA when the file has

@@ -19,6 +19,7 @@
 #include "agent_proc.h"
 #include "symbolize/elf_syms.h"
 #include "symbolize/gopclntab.h"
+#include "symbolize/gopclntab_inline.h"
 
 /* An open Go executable and its table. */
 struct go_file {
@@ -186,6 +187,71 @@ static void test_gopclntab_lines_match_dwarf(void **state)
 	assert_true(checked >= 20);
 }
 
+/* addr2line -f -i: "function\nfile:line\n" per frame, innermost first. Returns frames read. */
+static int dwarf_frames(const char *binary, uint64_t pc, char out[][256], int max)
+{
+	char cmd[1024], line[512];
+	int n = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "addr2line -f -i -e '%s' 0x%llx", binary,
+		 (unsigned long long)pc);
+	p = popen(cmd, "r");
+	if (!p)
+		return 0;
+	while (n < max && fgets(line, sizeof(line), p)) {
+		line[strcspn(line, " \n")] = '\0';
+		line[255] = '\0';
+		memcpy(out[n++], line, 256);
+	}
+	pclose(p);
+	return n / 2;
+}
+
+static void test_inlined_calls_match_dwarf(void **state)
+{
+	struct go_file *g = *state;
+	static const char *const names[] = { "main.worker", "main.span", "main.main" };
+	const char *binary = build_path("tests/workloads/go_spans");
+	struct gopclntab_frame fr[8];
+	struct gopclntab_inl inl;
+	struct gopclntab_func f;
+	char want[16][256], got[256];
+	int inlined = 0;
+
+	if (!g)
+		skip();
+	if (system("addr2line --version >/dev/null 2>&1"))
+		skip();
+	assert_int_equal(gopclntab_inline_from_elf(&inl, &g->t, g->elf), 0);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		assert_int_equal(find_by_name(&g->t, names[i], &f), 0);
+		for (uint64_t pc = f.entry; pc < f.end; pc++) {
+			int n = gopclntab_inline_frames(&g->t, &inl, &f, pc, fr, 8), k;
+
+			assert_true(n >= 1);
+			assert_string_equal(fr[n - 1].function, names[i]);
+			if (n == 1 || !fr[0].file)
+				continue;
+			k = dwarf_frames(binary, pc, want, 16);
+			assert_int_equal(k, n);
+			/* Same positions as the DWARF, frame by frame. binutils names inlined
+			 * frames after their container; ours are the callees' own names. */
+			for (int j = 0; j < n; j++) {
+				snprintf(got, sizeof(got), "%s:%d", fr[j].file, fr[j].line);
+				assert_string_equal(got, want[2 * j + 1]);
+				if (j < n - 1)
+					assert_string_not_equal(fr[j].function, names[i]);
+			}
+			assert_string_equal(want[2 * (n - 1)], names[i]);
+			inlined++;
+			pc += 7; /* a few pcs per inlined stretch are enough */
+		}
+	}
+	printf("  %d pcs with the same inlined frames as DWARF\n", inlined);
+	assert_true(inlined >= 5);
+}
+
 static void test_stripped_binary_is_symbolized_from_gopclntab(void **state)
 {
 	struct go_file *g = *state;
@@ -214,8 +280,9 @@ static void test_stripped_binary_is_symbolized_from_gopclntab(void **state)
 
 /* Walks everything the table offers; with a corrupted table every call may fail, none may read
  * outside the buffer (the copy is exactly sized, so ASan/valgrind runs catch it too). */
-static void walk_all(const struct gopclntab *t)
+static void walk_all(const struct gopclntab *t, const struct gopclntab_inl *inl)
 {
+	struct gopclntab_frame fr[8];
 	struct gopclntab_func f;
 	const char *file;
 	int line;
@@ -226,6 +293,7 @@ static void walk_all(const struct gopclntab *t)
 		assert_true(f.name >= (const char *)t->data &&
 			    f.name < (const char *)t->data + t->size);
 		gopclntab_source(t, &f, f.entry, &file, &line);
+		gopclntab_inline_frames(t, inl, &f, f.entry + (f.end - f.entry) / 2, fr, 8);
 		gopclntab_find(t, f.entry + 1, &f);
 	}
 }
@@ -233,6 +301,7 @@ static void walk_all(const struct gopclntab *t)
 static void test_gopclntab_refuses_corrupt_and_truncated_tables(void **state)
 {
 	struct go_file *g = *state;
+	struct gopclntab_inl inl;
 	struct gopclntab t;
 	uint8_t *copy;
 	size_t size;
@@ -241,13 +310,14 @@ static void test_gopclntab_refuses_corrupt_and_truncated_tables(void **state)
 	if (!g)
 		skip();
 	size = g->t.size;
+	assert_int_equal(gopclntab_inline_from_elf(&inl, &g->t, g->elf), 0);
 	/* Truncations: the header, inside the function table, inside the names. */
 	for (size_t cut = 0; cut < size; cut += cut < 256 ? 1 : size / 97) {
 		copy = malloc(cut ? cut : 1);
 		assert_non_null(copy);
 		memcpy(copy, g->t.data, cut);
 		if (!gopclntab_init(&t, copy, cut, 0x401000))
-			walk_all(&t);
+			walk_all(&t, &inl);
 		free(copy);
 	}
 	assert_int_equal(gopclntab_init(&t, g->t.data, 7, 0), -ENOEXEC);
@@ -262,7 +332,7 @@ static void test_gopclntab_refuses_corrupt_and_truncated_tables(void **state)
 			copy[at] = (uint8_t)rand_r(&seed);
 		}
 		if (!gopclntab_init(&t, copy, size, 0x401000))
-			walk_all(&t);
+			walk_all(&t, &inl);
 	}
 	/* Specific lies: an absurd function count, an offset past the end, 4-byte pointers. */
 	memcpy(copy, g->t.data, size);
@@ -282,6 +352,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gopclntab_names_and_entries_match_the_symbol_table),
 		cmocka_unit_test(test_gopclntab_lines_match_dwarf),
+		cmocka_unit_test(test_inlined_calls_match_dwarf),
 		cmocka_unit_test(test_stripped_binary_is_symbolized_from_gopclntab),
 		cmocka_unit_test(test_gopclntab_refuses_corrupt_and_truncated_tables),
 	};
