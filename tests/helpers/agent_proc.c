@@ -154,6 +154,29 @@ int agent_proc_stop(struct agent_proc *a)
 	return rc;
 }
 
+int workload_wait_exec(pid_t pid, const char *path, int timeout_s)
+{
+	const struct timespec step = { 0, 10 * 1000 * 1000 };
+	char link[64], exe[4096], *want = realpath(path, NULL);
+	int found = 0;
+
+	if (!want)
+		return -1;
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	for (int i = 0; i < timeout_s * 100 && !found; i++) {
+		ssize_t n = readlink(link, exe, sizeof(exe) - 1);
+
+		if (n > 0) {
+			exe[n] = '\0';
+			found = !strcmp(exe, want);
+		}
+		if (!found)
+			nanosleep(&step, NULL);
+	}
+	free(want);
+	return found ? 0 : -1;
+}
+
 pid_t workload_start(const char *const *argv, const char *const *env, const char *stdout_path)
 {
 	pid_t pid = fork();

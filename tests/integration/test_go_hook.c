@@ -84,6 +84,7 @@ static void check_go_spans(const char *dir, const char *binary, double min_right
 	snprintf(go_file, sizeof(go_file), "%s/go", dir);
 	pid = workload_start(work, env, "/dev/null");
 	assert_true(pid > 0);
+	assert_int_equal(workload_wait_exec(pid, work[0], 10), 0);
 	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)pid);
 	assert_int_equal(agent_proc_start(&agent, dir, argv), 0);
 	assert_int_equal(go_ahead(go_file), 0); /* the workload polls for it */

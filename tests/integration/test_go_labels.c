@@ -81,6 +81,7 @@ static void test_pprof_labels_alone_label_the_samples(void **state)
 	snprintf(go_file, sizeof(go_file), "%s/go", dir);
 	pid = workload_start(work, env, "/dev/null");
 	assert_true(pid > 0);
+	assert_int_equal(workload_wait_exec(pid, work[0], 10), 0);
 	start_agent(&agent, dir, pid);
 	assert_int_equal(go_ahead(go_file), 0); /* the workload polls for it */
 	assert_int_equal(workload_wait(pid, 40), 0);
@@ -143,6 +144,7 @@ static void test_child_goroutine_inherits_span_and_unsampled_has_name_only(void 
 	snprintf(go_file, sizeof(go_file), "%s/go", dir);
 	pid = workload_start(work, env, out);
 	assert_true(pid > 0);
+	assert_int_equal(workload_wait_exec(pid, work[0], 10), 0);
 	start_agent(&agent, dir, pid);
 	assert_int_equal(go_ahead(go_file), 0);
 	assert_int_equal(workload_wait(pid, 40), 0);
