@@ -25,14 +25,14 @@
 		__type(value, struct thread_span);            \
 	} goroutine_spans SEC(".maps")
 
-/* Processes whose hook is the Go one: their samples look spans up by goroutine. Written by
- * the agent. */
+/* Go processes (with the Go hook, or a known runtime whose pprof labels can be read): their
+ * samples look spans up by goroutine. Written by the agent. */
 #define GO_PIDS_MAP                                        \
 	struct {                                           \
 		__uint(type, BPF_MAP_TYPE_HASH);           \
 		__uint(max_entries, SPANPROF_MAX_GO_PIDS); \
 		__type(key, __u32);                        \
-		__type(value, __u8);                       \
+		__type(value, struct go_proc);             \
 	} go_pids SEC(".maps")
 
 /* Drop counters by enum spanprof_drop, per CPU so the hot paths never contend. */

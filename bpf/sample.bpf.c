@@ -7,6 +7,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "helpers.bpf.h"
+#include "go_labels.bpf.h"
 #include "maps.bpf.h"
 
 /* Only count processes listed in target_pids (--pid). */
@@ -66,30 +67,66 @@ static __always_inline void note_stack_error(__s32 id, __u32 reason)
 		counter_inc(&drop_counts, reason);
 }
 
-/* The span of the interrupted thread, or of its goroutine in a Go process; NULL if none. */
-static __always_inline struct thread_span *current_span(struct task_struct *task, __u32 pid)
+/* A goroutine with no span from the hook: its pprof labels (set by otel-profiling-go, or
+ * inherited from the goroutine that started it). Returns 1 when key->span was filled. */
+static __always_inline int go_label_span(struct sample_key *key, __u64 g, const struct go_proc *gp)
 {
-	struct goroutine_key gkey = { .pid = pid };
+	int found = go_labels_span(g, gp, &key->span);
 
-	if (bpf_map_lookup_elem(&go_pids, &pid)) {
-		if (current_goroutine(task, &gkey.g)) {
-			counter_inc(&drop_counts, SPANPROF_DROP_GOROUTINE_READ);
-			return NULL;
-		}
-		return bpf_map_lookup_elem(&goroutine_spans, &gkey);
+	if (found < 0)
+		counter_inc(&drop_counts, SPANPROF_DROP_GO_LABELS_READ);
+	return found > 0;
+}
+
+/* On the system stack (runtime calls on g0, signal handlers on gsignal) TLS holds the M's g0 or
+ * gsignal; the goroutine whose work it is, and whose span counts, is g.m.curg. */
+static __always_inline __u64 user_goroutine(__u64 g, const struct go_proc *gp)
+{
+	__u64 m, curg;
+
+	if (!gp->m_offset || !gp->curg_offset ||
+	    bpf_probe_read_user(&m, sizeof(m), (void *)(g + gp->m_offset)) || !m ||
+	    bpf_probe_read_user(&curg, sizeof(curg), (void *)(m + gp->curg_offset)) || !curg)
+		return g;
+	return curg;
+}
+
+/* The span of a Go process's running goroutine: the hook's, else its pprof labels. */
+static __always_inline void copy_go_span(struct sample_key *key, struct task_struct *task,
+					 const struct go_proc *gp)
+{
+	struct goroutine_key gkey = { .pid = key->pid };
+	struct thread_span *ts;
+
+	if (current_goroutine(task, &gkey.g)) {
+		counter_inc(&drop_counts, SPANPROF_DROP_GOROUTINE_READ);
+		return;
 	}
-	/* NULL also when the hook's uprobe holds this task's storage lock on this CPU: the sample
-	 * then has no span. That is not counted, since the helper's NULL cannot tell it from a
-	 * thread that never set a span. */
-	return bpf_task_storage_get(&thread_spans, task, NULL, 0);
+	gkey.g = user_goroutine(gkey.g, gp);
+	ts = bpf_map_lookup_elem(&goroutine_spans, &gkey);
+	if (ts && ts->active) {
+		__builtin_memcpy(&key->span, &ts->slot[ts->current & 1], sizeof(key->span));
+		key->has_span = 1;
+		return;
+	}
+	key->has_span = go_label_span(key, gkey.g, gp);
 }
 
 static __always_inline void copy_span(struct sample_key *key, struct task_struct *task)
 {
-	struct thread_span *ts = current_span(task, key->pid);
+	struct go_proc *gp = bpf_map_lookup_elem(&go_pids, &key->pid);
+	struct thread_span *ts;
 
 	key->has_span = 0;
 	__builtin_memset(&key->span, 0, sizeof(key->span));
+	if (gp) {
+		copy_go_span(key, task, gp);
+		return;
+	}
+	/* NULL also when the hook's uprobe holds this task's storage lock on this CPU: the sample
+	 * then has no span. That is not counted, since the helper's NULL cannot tell it from a
+	 * thread that never set a span. */
+	ts = bpf_task_storage_get(&thread_spans, task, NULL, 0);
 	if (!ts || !ts->active)
 		return;
 	__builtin_memcpy(&key->span, &ts->slot[ts->current & 1], sizeof(key->span));

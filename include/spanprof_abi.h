@@ -38,6 +38,25 @@ struct thread_span {
 #define SPANPROF_MAX_GOROUTINES 65536
 #define SPANPROF_MAX_GO_PIDS 4096
 
+/* Where a Go process's runtime keeps a goroutine's pprof labels (g.labels), so the sampler can
+ * read span_id / span_name labels of goroutines that have no span from the hook (labels set by
+ * Grafana's otel-profiling-go, or inherited from the goroutine that started them). */
+enum spanprof_go_labels {
+	SPANPROF_GO_LABELS_NONE = 0, /* unknown Go version: labels are not read */
+	SPANPROF_GO_LABELS_MAP = 1, /* Go 1.17-1.23: *labelMap, a map[string]string */
+	SPANPROF_GO_LABELS_SLICE = 2, /* Go 1.24+: *labelMap{LabelSet{list []label}} */
+};
+
+/* Value of the go_pids map: one per Go process (with or without the hook). */
+struct go_proc {
+	__u32 labels_offset; /* offset of labels in runtime.g */
+	__u32 labels_kind; /* enum spanprof_go_labels */
+	/* g.m and m.curg: a sample taken on the system stack (g0, the signal handler's gsignal)
+	 * belongs to the user goroutine m.curg. 0: unknown, the g from TLS is used as it is. */
+	__u32 m_offset;
+	__u32 curg_offset;
+};
+
 struct goroutine_key {
 	__u32 pid;
 	__u32 _pad;
@@ -64,6 +83,7 @@ enum spanprof_drop {
 	SPANPROF_DROP_PROC_EVENT, /* proc_events ring buffer full: a rescan was missed */
 	SPANPROF_DROP_GOROUTINE_FULL, /* goroutine_spans full: a Go span update was lost */
 	SPANPROF_DROP_GOROUTINE_READ, /* the current goroutine could not be read from TLS */
+	SPANPROF_DROP_GO_LABELS_READ, /* a goroutine's pprof labels could not be read */
 	SPANPROF_DROP__COUNT,
 };
 

@@ -2,12 +2,15 @@
 /* Locates the span-set probe site through the stapsdt note the hook's asm emits (libelf). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "discover/go_runtime.h"
 #include "discover/hook_elf.h"
+#include "symbolize/gopclntab.h"
 #include "util/elf_guard.h"
 #include "util/proc_file.h"
 
@@ -195,6 +198,79 @@ static int resolve_go_site(Elf *elf, struct hook_site *site)
 	return 0;
 }
 
+/* The semaphore of a Go hook whose function starts with `movzwl sem(%rip), %eax`
+ * (0f b7 05 disp32, the MOVWLZX of hook_amd64.s): its file offset, checked by the tag the Go
+ * code stores next to the count. Returns 0 or -ENOEXEC. */
+static int go_semaphore_from_code(Elf *elf, uint64_t entry, uint64_t entry_off, uint64_t *sem_off)
+{
+	static const unsigned char movzwl_rip_eax[3] = { 0x0f, 0xb7, 0x05 };
+	const unsigned char *raw;
+	uint64_t sem;
+	int32_t disp;
+	size_t len;
+
+	raw = (const unsigned char *)elf_rawfile(elf, &len);
+	if (!raw || entry_off >= len || len - entry_off < 7 ||
+	    memcmp(raw + entry_off, movzwl_rip_eax, sizeof(movzwl_rip_eax)))
+		return -ENOEXEC;
+	memcpy(&disp, raw + entry_off + 3, sizeof(disp));
+	sem = entry + 7 + (int64_t)disp;
+	if (vaddr_to_offset(elf, sem, sem_off) || *sem_off >= len || len - *sem_off < 4 ||
+	    raw[*sem_off + 2] != (HOOK_GO_SEMAPHORE_TAG & 0xff) ||
+	    raw[*sem_off + 3] != (HOOK_GO_SEMAPHORE_TAG >> 8))
+		return -ENOEXEC;
+	return 0;
+}
+
+/* Stripped Go binaries (-ldflags=-s): the hook function from .gopclntab's function table,
+ * the semaphore from the function's first instruction. */
+static int resolve_go_pclntab(Elf *elf, struct hook_site *site)
+{
+	struct gopclntab t;
+	struct gopclntab_func f;
+	uint64_t i, func_off, sem_off;
+	int err;
+
+	err = gopclntab_from_elf(&t, elf);
+	if (err)
+		return err == -ENODATA ? -ENODATA : -ENOEXEC;
+	for (i = 0; i < t.nfunc; i++) {
+		if (gopclntab_func_at(&t, i, &f))
+			return -ENOEXEC;
+		if (has_suffix(f.name, HOOK_GO_FUNC_SUFFIX))
+			break;
+	}
+	if (i == t.nfunc)
+		return -ENODATA;
+	if (vaddr_to_offset(elf, f.entry, &func_off) ||
+	    go_semaphore_from_code(elf, f.entry, func_off, &sem_off))
+		return -ENOEXEC;
+	site->site_offset = find_nop_pair(elf, func_off, f.end - f.entry);
+	if (!site->site_offset)
+		return -ENOEXEC;
+	site->nop5_offset = site->site_offset + 1;
+	site->semaphore_offset = sem_off;
+	site->is_go = 1;
+	return 0;
+}
+
+/* A Go executable (hook or not): where its runtime keeps pprof labels. Returns 1 when the
+ * sampler can read them. */
+static int go_labels(Elf *elf, struct hook_site *site)
+{
+	struct go_labels_layout layout;
+	char version[64];
+
+	if (go_runtime_version(elf, version, sizeof(version)) ||
+	    go_runtime_labels_layout(version, &layout))
+		return 0;
+	site->go_labels_offset = layout.offset;
+	site->go_labels_kind = layout.kind;
+	site->go_m_offset = layout.m_offset;
+	site->go_curg_offset = layout.curg_offset;
+	return 1;
+}
+
 int hook_elf_find_fd(int fd, struct hook_site *site)
 {
 	Elf *elf;
@@ -209,6 +285,15 @@ int hook_elf_find_fd(int fd, struct hook_site *site)
 	err = elf_kind(elf) == ELF_K_ELF ? resolve_site(elf, site) : -ENOEXEC;
 	if (err == -ENODATA)
 		err = resolve_go_site(elf, site);
+	if (err == -ENODATA)
+		err = resolve_go_pclntab(elf, site);
+	if (!err && site->is_go)
+		go_labels(elf, site);
+	else if (err == -ENODATA && go_labels(elf, site)) {
+		memset(site, 0, offsetof(struct hook_site, go_labels_offset));
+		site->is_go = 1;
+		err = 0;
+	}
 	elf_end(elf);
 	return err;
 }

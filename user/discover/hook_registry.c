@@ -7,10 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/types.h>
+
 #include <bpf/libbpf.h>
 
 #include "discover/hook_elf.h"
 #include "discover/hook_registry.h"
+#include "spanprof_abi.h"
 #include "loader.h"
 #include "util/log.h"
 
@@ -18,9 +21,11 @@
 
 struct hook_file {
 	uint64_t dev, inode;
-	struct bpf_link *link; /* NULL: free slot */
+	struct bpf_link *link; /* NULL: nothing probed (a Go runtime: labels only) */
+	int in_use; /* 0: free slot */
 	size_t users;
-	int is_go; /* the Go hook: its users' samples look spans up by goroutine */
+	int is_go; /* a Go executable: its users' samples look spans up by goroutine */
+	struct go_proc go; /* where its goroutines keep pprof labels */
 };
 
 struct hook_pid {
@@ -28,6 +33,7 @@ struct hook_pid {
 	unsigned int nfiles;
 	unsigned int files[FILES_PER_PID]; /* indexes into hook_registry.files */
 	int is_go; /* what the sampler was told (go_pids), so it is told only of changes */
+	struct go_proc go;
 };
 
 struct file_id {
@@ -112,7 +118,7 @@ static long find_file(const struct hook_registry *r, uint64_t dev, uint64_t inod
 	size_t i;
 
 	for (i = 0; i < r->limits.max_files; i++)
-		if (r->files[i].link && r->files[i].dev == dev && r->files[i].inode == inode)
+		if (r->files[i].in_use && r->files[i].dev == dev && r->files[i].inode == inode)
 			return i;
 	return -1;
 }
@@ -133,8 +139,17 @@ static struct hook_pid *find_pid(struct hook_registry *r, pid_t pid, int create)
 	free_slot->pid = pid;
 	free_slot->nfiles = 0;
 	free_slot->is_go = 0;
+	free_slot->go = (struct go_proc){ 0 };
 	r->stats.pids_tracked++;
 	return free_slot;
+}
+
+static struct go_proc go_proc_of(const struct hook_site *site)
+{
+	return (struct go_proc){ .labels_offset = site->go_labels_offset,
+				 .labels_kind = site->go_labels_kind,
+				 .m_offset = site->go_m_offset,
+				 .curg_offset = site->go_curg_offset };
 }
 
 /* Attaches the uprobe for a new hook file. Returns its index or -errno. */
@@ -146,12 +161,23 @@ static long attach_file(struct hook_registry *r, pid_t pid, const struct proc_ma
 	struct bpf_link *link;
 	size_t i;
 
-	for (i = 0; i < r->limits.max_files && r->files[i].link; i++)
+	for (i = 0; i < r->limits.max_files && r->files[i].in_use; i++)
 		;
 	if (i == r->limits.max_files) {
 		r->stats.limit_drops++;
 		return log_warn(-ENOSPC, "hook in %s (pid %d) not attached: %zu hook files already",
 				m->path, pid, r->limits.max_files);
+	}
+	if (!site->site_offset) {
+		/* A Go runtime without the hook: nothing to probe, its labels are read. */
+		r->files[i] = (struct hook_file){ .dev = m->dev,
+						  .inode = m->inode,
+						  .in_use = 1,
+						  .is_go = 1,
+						  .go = go_proc_of(site) };
+		log_info("Go executable %s (pid %d): span labels read from pprof labels", m->path,
+			 pid);
+		return i;
 	}
 	link = loader_attach_hook(r->loader, path, offset, site->semaphore_offset,
 				  site->is_go ? LOADER_HOOK_GO : LOADER_HOOK_C);
@@ -165,7 +191,12 @@ static long attach_file(struct hook_registry *r, pid_t pid, const struct proc_ma
 								  "");
 	}
 	r->files[i] = (struct hook_file){
-		.dev = m->dev, .inode = m->inode, .link = link, .is_go = site->is_go
+		.dev = m->dev,
+		.inode = m->inode,
+		.link = link,
+		.in_use = 1,
+		.is_go = site->is_go,
+		.go = go_proc_of(site),
 	};
 	r->stats.attaches++;
 	r->stats.files_attached++;
@@ -205,7 +236,10 @@ static void release_file(struct hook_registry *r, unsigned int idx)
 {
 	struct hook_file *f = &r->files[idx];
 
-	if (!f->link || --f->users > 0)
+	if (!f->in_use || --f->users > 0)
+		return;
+	f->in_use = 0;
+	if (!f->link)
 		return;
 	bpf_link__destroy(f->link);
 	f->link = NULL;
@@ -229,20 +263,25 @@ static int contains(const unsigned int *files, unsigned int n, unsigned int idx)
 static void mark_go_pid(struct hook_registry *r, struct hook_pid *p, const unsigned int *files,
 			unsigned int n)
 {
+	struct go_proc go = { 0 };
 	int is_go = 0, err;
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
-		is_go |= r->files[files[i]].is_go;
-	if (is_go == p->is_go)
+		if (r->files[files[i]].is_go && !is_go) {
+			is_go = 1;
+			go = r->files[files[i]].go;
+		}
+	if (is_go == p->is_go && !memcmp(&go, &p->go, sizeof(go)))
 		return;
-	err = loader_set_go_pid(r->loader, p->pid, is_go);
+	err = loader_set_go_pid(r->loader, p->pid, is_go ? &go : NULL);
 	if (err && is_go) {
 		r->stats.limit_drops++;
 		log_warn(err, "mark pid %d as a Go process: its spans will be missing", p->pid);
 		return;
 	}
 	p->is_go = is_go;
+	p->go = go;
 }
 
 int hook_registry_update_pid(struct hook_registry *r, pid_t pid, const struct proc_maps *maps)

@@ -100,8 +100,12 @@ static size_t span_labels(const struct aggregate *a, const struct sample_key *ke
 	labels_hex(key->span.trace_id, 16, trace_hex);
 	memcpy(name, key->span.name, SPANPROF_ABI_SPAN_NAME_MAX);
 	name[SPANPROF_ABI_SPAN_NAME_MAX] = '\0';
-	labels[n++] = (struct pprof_label){ "span_id", span_hex };
-	labels[n++] = (struct pprof_label){ "trace_id", trace_hex };
+	/* A zero id is an unsampled span (or a Go span_name label alone): like otel-profiling-go,
+	 * only its name is labelled, so per-name views still count all CPU. */
+	if (!labels_is_zero(id, 8))
+		labels[n++] = (struct pprof_label){ "span_id", span_hex };
+	if (!labels_is_zero(key->span.trace_id, 16))
+		labels[n++] = (struct pprof_label){ "trace_id", trace_hex };
 	if (name[0])
 		labels[n++] = (struct pprof_label){ "span_name", name };
 	return n;

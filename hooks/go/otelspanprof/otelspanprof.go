@@ -4,11 +4,14 @@
 // TracerProvider and every sampled span, while it is current on a goroutine, labels that
 // goroutine's CPU samples (taken by the spanprof node agent) with its local root span's id, and
 // the local root span gets the attribute pyroscope.profile.id so Grafana can open its profile.
+// Goroutines started inside a span carry it (through pprof labels); unsampled spans label their
+// samples with span_name only.
 package otelspanprof
 
 import (
 	"context"
 	"encoding/hex"
+	"runtime/pprof"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -19,11 +22,18 @@ import (
 // ProfileIDKey is the span attribute Grafana uses to find a span's profile.
 const ProfileIDKey = attribute.Key("pyroscope.profile.id")
 
+// The pprof label keys Grafana's otel-profiling-go sets, which the agent reads.
+const (
+	SpanIDLabel   = "span_id"
+	SpanNameLabel = "span_name"
+)
+
 // These indirections let the tests observe what reaches the hook without an agent.
 var (
 	setSpan     = spanprof.Set
 	clearSpan   = spanprof.Clear
 	agentActive = spanprof.Active
+	setLabels   = pprof.SetGoroutineLabels
 )
 
 type config struct {
@@ -83,31 +93,64 @@ func (t *tracer) Start(ctx context.Context, name string,
 	}
 	parent := trace.SpanContextFromContext(ctx)
 	prev := stateFrom(ctx)
+	outer := ctx
 	ctx, s := t.Tracer.Start(ctx, name, opts...)
 	sc := s.SpanContext()
-	if !sc.IsSampled() {
-		return ctx, s
-	}
 	localRoot := !parent.IsValid() || parent.IsRemote() || prev == nil
 	st := &state{}
-	tid, sid := sc.TraceID(), sc.SpanID()
-	copy(st.span.TraceID[:], tid[:])
-	copy(st.span.SpanID[:], sid[:])
-	if localRoot || t.cfg.allSpans {
+	switch {
+	case !sc.IsSampled() && !localRoot && prev != nil:
+		st.span = prev.span // an unsampled child stays in its parent's profile
+	case !sc.IsSampled():
+		// Unsampled: labelled with its name only (no span id), as otel-profiling-go does, so
+		// per-name views count all CPU while no trace links to it.
+		st.span.SetName(name)
+	case localRoot || t.cfg.allSpans:
+		tid, sid := sc.TraceID(), sc.SpanID()
+		copy(st.span.TraceID[:], tid[:])
+		copy(st.span.SpanID[:], sid[:])
 		st.span.SetName(name)
 		s.SetAttributes(ProfileIDKey.String(hex.EncodeToString(sid[:])))
-	} else {
+	default:
+		tid, sid := sc.TraceID(), sc.SpanID()
+		copy(st.span.TraceID[:], tid[:])
+		copy(st.span.SpanID[:], sid[:])
 		st.span.RootSpanID = prev.span.RootID()
 		st.span.Name = prev.span.Name
 	}
 	setSpan(&st.span)
-	return context.WithValue(ctx, stateKey{}, st), &span{Span: s, prev: prev}
+	ctx = context.WithValue(ctx, stateKey{}, st)
+	ctx = withSpanLabels(ctx, &st.span)
+	return ctx, &span{Span: s, prev: prev, outer: outer}
 }
 
-// span restores the parent's spanprof span when it ends.
+// withSpanLabels also records the span in the goroutine's pprof labels (span_id of its local
+// root and span_name, the keys otel-profiling-go uses). The runtime copies a goroutine's labels
+// to every goroutine it starts, which is how goroutines started inside a span inherit it.
+func withSpanLabels(ctx context.Context, s *spanprof.Span) context.Context {
+	name := s.Name[:]
+	for i, c := range name {
+		if c == 0 {
+			name = name[:i]
+			break
+		}
+	}
+	var set pprof.LabelSet
+	if root := s.RootID(); root != ([8]byte{}) {
+		set = pprof.Labels(SpanIDLabel, hex.EncodeToString(root[:]), SpanNameLabel, string(name))
+	} else {
+		set = pprof.Labels(SpanNameLabel, string(name))
+	}
+	ctx = pprof.WithLabels(ctx, set)
+	setLabels(ctx)
+	return ctx
+}
+
+// span restores the parent's spanprof span (and pprof labels) when it ends.
 type span struct {
 	trace.Span
-	prev *state
+	prev  *state
+	outer context.Context
 }
 
 func (s *span) End(opts ...trace.SpanEndOption) {
@@ -117,6 +160,7 @@ func (s *span) End(opts ...trace.SpanEndOption) {
 	} else {
 		clearSpan()
 	}
+	setLabels(s.outer)
 }
 
 // Bind sets, on the calling goroutine, the span ctx carries. Call it first thing in a goroutine
@@ -128,4 +172,5 @@ func Bind(ctx context.Context) {
 	} else {
 		clearSpan()
 	}
+	setLabels(ctx)
 }
