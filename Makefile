@@ -172,6 +172,13 @@ $(OUTPUT)/tests/workloads/span_workload_dl: tests/workloads/span_workload.c
 
 WORKLOADS += $(OUTPUT)/tests/workloads/span_workload_static $(OUTPUT)/tests/workloads/span_workload_dl
 
+# The hook-swap attack and its victim dlopen() their libraries and link no hook themselves.
+$(OUTPUT)/tests/workloads/hook_swapper $(OUTPUT)/tests/workloads/hook_victim: \
+		$(OUTPUT)/tests/workloads/%: tests/workloads/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) $< -ldl -o $@
+
 # Go code builds offline in GOPATH mode against Debian's packaged modules (/usr/share/gocode);
 # hooks/go appears in the GOPATH under its import path through a symlink.
 GO ?= go
