@@ -72,29 +72,39 @@ static int check_same_file(int fd, const struct proc_map *m, const char **why)
 	return 0;
 }
 
-int hook_open_mapping(const char *proc_root, pid_t pid, const struct proc_map *m, const char **why)
+/* Checks fd against m: returns fd, or closes it and returns -errno with *why set. */
+static int checked(int fd, const struct proc_map *m, const char **why)
 {
 	const char *reason = NULL;
-	int fd, err;
+	int err;
 
-	fd = open_map_files(proc_root, pid, m);
-	if (fd == -EPERM || fd == -EACCES)
-		fd = open_in_root(proc_root, pid, m);
 	if (fd < 0) {
 		reason = fd == -ELOOP || fd == -EXDEV ? "a symlink on the path" : "cannot open";
 		err = fd;
 		goto out;
 	}
 	err = check_same_file(fd, m, &reason);
-	if (err) {
-		close(fd);
-		goto out;
-	}
-	return fd;
+	if (!err)
+		return fd;
+	close(fd);
 out:
 	if (why)
 		*why = reason;
 	return err;
+}
+
+int hook_open_in_root(const char *proc_root, pid_t pid, const struct proc_map *m, const char **why)
+{
+	return checked(open_in_root(proc_root, pid, m), m, why);
+}
+
+int hook_open_mapping(const char *proc_root, pid_t pid, const struct proc_map *m, const char **why)
+{
+	int fd = open_map_files(proc_root, pid, m);
+
+	if (fd == -EPERM || fd == -EACCES)
+		return hook_open_in_root(proc_root, pid, m, why);
+	return checked(fd, m, why);
 }
 
 const char *hook_open_fd_path(int fd, char *buf, size_t size)

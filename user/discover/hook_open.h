@@ -21,6 +21,9 @@
  * or the open's error. *why (may be NULL) is set to a short reason for the log. */
 int hook_open_mapping(const char *proc_root, pid_t pid, const struct proc_map *m, const char **why);
 
+/* Step 2 alone (tests use it with a fake proc root). Same results. */
+int hook_open_in_root(const char *proc_root, pid_t pid, const struct proc_map *m, const char **why);
+
 /* "/proc/self/fd/N": the path through which the kernel resolves exactly the open file fd (for
  * APIs such as uprobes that take a path). buf needs 32 bytes. */
 const char *hook_open_fd_path(int fd, char *buf, size_t size);
