@@ -89,6 +89,9 @@ static const char *read_k8s(const struct proc_table *t, pid_t pid, struct proc_i
 	snprintf(info->k8s_namespace, sizeof(info->k8s_namespace), "%s", kl.namespace);
 	snprintf(info->k8s_pod, sizeof(info->k8s_pod), "%s", kl.pod);
 	snprintf(info->k8s_container, sizeof(info->k8s_container), "%s", kl.container);
+	labels_clean(info->k8s_namespace);
+	labels_clean(info->k8s_pod);
+	labels_clean(info->k8s_container);
 	return k8s_meta_service_name(&kl, service, size) ? NULL : service;
 }
 

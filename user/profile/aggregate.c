@@ -100,6 +100,7 @@ static size_t span_labels(const struct aggregate *a, const struct sample_key *ke
 	labels_hex(key->span.trace_id, 16, trace_hex);
 	memcpy(name, key->span.name, SPANPROF_ABI_SPAN_NAME_MAX);
 	name[SPANPROF_ABI_SPAN_NAME_MAX] = '\0';
+	labels_clean(name); /* the application's bytes: no newline, ESC or broken UTF-8 */
 	labels[n++] = (struct pprof_label){ "span_id", span_hex };
 	labels[n++] = (struct pprof_label){ "trace_id", trace_hex };
 	if (name[0])
