@@ -325,6 +325,18 @@ void hook_registry_forget_pid(struct hook_registry *r, pid_t pid)
 	r->stats.pids_tracked--;
 }
 
+size_t hook_registry_reap(struct hook_registry *r, int (*alive)(void *ctx, pid_t pid), void *ctx)
+{
+	size_t i, reaped = 0;
+
+	for (i = 0; i < r->limits.max_pids; i++)
+		if (r->pids[i].pid && !alive(ctx, r->pids[i].pid)) {
+			hook_registry_forget_pid(r, r->pids[i].pid);
+			reaped++;
+		}
+	return reaped;
+}
+
 void hook_registry_get_stats(const struct hook_registry *r, struct hook_registry_stats *out)
 {
 	*out = r->stats;

@@ -190,6 +190,24 @@ int labels_service_from_environ(const char *environ, size_t environ_len, const c
 	return 0;
 }
 
+int labels_service_from_values(const char *otel_service_name, const char *otel_resource_attributes,
+			       const char *exe_name, char *out, size_t size)
+{
+	const char *sn = otel_service_name ? otel_service_name : "";
+	const char *ra = otel_resource_attributes ? otel_resource_attributes : "";
+	size_t len = strlen(sn) + strlen(ra) + 64;
+	char *env = malloc(len);
+	int n, err;
+
+	if (!env)
+		return -ENOMEM;
+	/* An environ block: "K=V\0K=V\0". */
+	n = snprintf(env, len, "OTEL_SERVICE_NAME=%s%cOTEL_RESOURCE_ATTRIBUTES=%s", sn, '\0', ra);
+	err = labels_service_from_environ(env, (size_t)n + 1, exe_name, out, size);
+	free(env);
+	return err;
+}
+
 /* Reads up to cap bytes of a (proc) file. Returns the length read or -errno. */
 static ssize_t read_bounded(const char *path, char *buf, size_t cap)
 {

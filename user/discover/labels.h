@@ -20,6 +20,11 @@
 int labels_service_from_environ(const char *environ, size_t environ_len, const char *exe_name,
 				char *out, size_t size);
 
+/* Same, from the two variables' values alone (NULL or "" when not set), as an exec event
+ * carries them. Returns 0, -EINVAL, or -ENOMEM. */
+int labels_service_from_values(const char *otel_service_name, const char *otel_resource_attributes,
+			       const char *exe_name, char *out, size_t size);
+
 /* Same, reading /proc/PID/environ (first 64 KiB) and /proc/PID/comm (or the exe link's basename
  * when comm is empty) under proc_root. An unreadable environ counts as empty.
  * Returns 0, -ENOENT/-ESRCH when the process is gone, or -errno. */

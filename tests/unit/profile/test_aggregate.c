@@ -458,7 +458,7 @@ static void test_aggregate_cleans_control_characters_in_span_name(void **state)
 
 	set_span(&k, 1, "GET /\n\x1b[1mx\x7f\xe2\x82");
 	put_count(s->counts_fd, &k, 1);
-	assert_int_equal(aggregate_drain(s->a, window(s)), 0);
+	assert_int_equal(drain_into(s, s->stacks_fd), 0);
 	assert_int_equal(aggregate_flush(s->a, T1, on_profile, s), 0);
 	p = flushed_for(s, "checkout")->prof;
 	assert_int_equal(p->n_sample, 1);
