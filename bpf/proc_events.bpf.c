@@ -94,7 +94,8 @@ static __always_inline void read_env(struct spanprof_exec_event *ev, unsigned lo
 		n = bpf_probe_read_user_str(buf, ENV_CHUNK, (const void *)pos);
 		if (n <= 0)
 			return;
-		if (!mid && !found_service && has_prefix(buf, SERVICE_VAR, sizeof(SERVICE_VAR) - 1)) {
+		if (!mid && !found_service &&
+		    has_prefix(buf, SERVICE_VAR, sizeof(SERVICE_VAR) - 1)) {
 			bpf_probe_read_user_str(ev->service, sizeof(ev->service),
 						(const void *)(pos + sizeof(SERVICE_VAR) - 1));
 			found_service = 1;
