@@ -156,6 +156,27 @@ int on_mmap_enter(struct trace_event_raw_sys_enter *ctx)
 	return 0;
 }
 
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 pid = BPF_CORE_READ(child, tgid);
+	struct spanprof_fork_event *ev;
+
+	if (BPF_CORE_READ(child, pid) != pid)
+		return 0; /* a new thread of an existing process */
+	ev = bpf_ringbuf_reserve(&proc_events, sizeof(*ev), 0);
+	if (!ev) {
+		counter_inc(&drop_counts, SPANPROF_DROP_PROC_EVENT);
+		return 0;
+	}
+	ev->hdr.type = SPANPROF_PROC_FORK;
+	ev->hdr.pid = pid;
+	ev->parent = BPF_CORE_READ(parent, tgid);
+	ev->_pad = 0;
+	bpf_ringbuf_submit(ev, 0);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *task)
 {

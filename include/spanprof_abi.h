@@ -72,12 +72,21 @@ enum spanprof_proc_event_type {
 	SPANPROF_PROC_SCAN = 1, /* a file mapped executable (dlopen, new library) */
 	SPANPROF_PROC_EXIT = 2, /* the last thread of the process exited */
 	SPANPROF_PROC_EXEC = 3, /* exec: a struct spanprof_exec_event, and rescan */
+	SPANPROF_PROC_FORK = 4, /* a new process (not thread): a struct spanprof_fork_event */
 };
 
 /* Record in the proc_events ring buffer. */
 struct spanprof_proc_event {
 	__u32 type; /* enum spanprof_proc_event_type */
 	__u32 pid; /* tgid, in the agent's pid namespace */
+};
+
+/* A fork: the child runs its parent's program with its parent's environment until it execs, so it
+ * has its parent's service (a child that exits without exec'ing is never named otherwise). */
+struct spanprof_fork_event {
+	struct spanprof_proc_event hdr; /* type SPANPROF_PROC_FORK, pid: the child */
+	__u32 parent; /* the parent's tgid */
+	__u32 _pad;
 };
 
 #define SPANPROF_EXEC_COMM_MAX 16

@@ -123,6 +123,12 @@ static void on_exec(struct agent *a, const struct spanprof_exec_event *ev)
 	proc_table_exec(a->procs, ev->hdr.pid, service);
 }
 
+static void on_fork(struct agent *a, const struct spanprof_fork_event *ev)
+{
+	if (is_target(a, ev->hdr.pid))
+		proc_table_fork(a->procs, ev->parent, ev->hdr.pid);
+}
+
 static void queue_scan(struct agent *a, pid_t pid)
 {
 	if (scan_queue_push(&a->scans, pid, agent_now_ns(CLOCK_MONOTONIC) + SCAN_DELAY_NS))
@@ -142,6 +148,8 @@ static int on_proc_event(void *ctx, void *data, size_t size)
 	} else if (ev->type == SPANPROF_PROC_EXEC && size >= sizeof(struct spanprof_exec_event)) {
 		on_exec(a, data);
 		queue_scan(a, ev->pid);
+	} else if (ev->type == SPANPROF_PROC_FORK && size >= sizeof(struct spanprof_fork_event)) {
+		on_fork(a, data);
 	} else if (ev->type == SPANPROF_PROC_SCAN) {
 		queue_scan(a, ev->pid);
 	}

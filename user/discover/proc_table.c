@@ -273,6 +273,34 @@ void proc_table_exec(struct proc_table *t, pid_t pid, const char *service)
 	}
 }
 
+void proc_table_fork(struct proc_table *t, pid_t parent, pid_t child)
+{
+	struct proc_info scratch, copy;
+	const struct proc_info *p;
+	struct proc_node *n;
+	char *service;
+
+	p = proc_table_get(t, parent, &scratch);
+	if (!strcmp(p->service, UNKNOWN_SERVICE))
+		return; /* nothing to pass on: the child is read itself when sampled */
+	/* Copied first: making the child's entry may evict the parent's. */
+	copy = *p;
+	service = strdup(p->service);
+	n = service ? *slot_of(t, child) : NULL;
+	if (service && !n)
+		n = new_node(t, child);
+	if (!n) {
+		free(service);
+		return;
+	}
+	free(n->service);
+	n->info = copy;
+	n->info.pid = child;
+	n->info.exited = 0;
+	n->service = service;
+	n->info.service = service;
+}
+
 void proc_table_mark_exited(struct proc_table *t, pid_t pid)
 {
 	struct proc_node *n = *slot_of(t, pid);

@@ -47,6 +47,10 @@ void proc_table_refresh(struct proc_table *t, pid_t pid);
  * its service is `service` (derived from the exec event), not "unknown_service". */
 void proc_table_exec(struct proc_table *t, pid_t pid, const char *service);
 
+/* child was forked by parent: until it execs it has its parent's service and placement (the
+ * parent's entry is made if needed). A child already known (a reused pid) is overwritten. */
+void proc_table_fork(struct proc_table *t, pid_t parent, pid_t child);
+
 /* Marks pid exited. */
 void proc_table_mark_exited(struct proc_table *t, pid_t pid);
 

@@ -360,6 +360,25 @@ static void test_proc_table_exec_names_gone_process_from_event(void **state)
 	assert_true(was_swept(s, 600));
 }
 
+/* A forked child that exits without exec'ing has its parent's service, even when /proc never saw
+ * it; a parent the table does not know yet is read for it. */
+static void test_proc_table_fork_gives_child_its_parents_service(void **state)
+{
+	struct test_state *s = *state;
+
+	fake_service(s, 700, "parent-svc");
+	new_table(s, 16);
+	proc_table_fork(s->t, 700, 701);
+	assert_int_equal(proc_table_count(s->t), 2);
+	assert_string_equal(service_of(s, 701), "parent-svc");
+	/* the child's exec replaces what it inherited */
+	proc_table_exec(s->t, 701, "after-exec");
+	assert_string_equal(service_of(s, 701), "after-exec");
+	/* a parent that is gone passes nothing on */
+	proc_table_fork(s->t, 999, 702);
+	assert_int_equal(proc_table_count(s->t), 3); /* 999 itself, marked exited */
+}
+
 /* Lost exit events: the liveness check finds the dead and the zombies, and counts them. */
 static void test_proc_table_reap_marks_dead_and_zombie_entries(void **state)
 {
@@ -397,6 +416,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_proc_table_exec_names_gone_process_from_event,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proc_table_reap_marks_dead_and_zombie_entries,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_proc_table_fork_gives_child_its_parents_service,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_proc_table_names_service_from_otel_service_name, setup, teardown),
