@@ -123,10 +123,7 @@ static int group_teardown(void **state)
 	if (fx->skip)
 		return 0;
 	agent_proc_stop(&fx->agent);
-	if (!getenv("KEEP_DIR"))
-		tmpdir_remove(fx->dir);
-	else
-		printf("kept %s\n", fx->dir);
+	tmpdir_remove(fx->dir);
 	return 0;
 }
 
@@ -249,7 +246,7 @@ static void test_exec_storm_leaves_no_dead_entries_and_keeps_its_service(void **
 	double before, after, cpu, expected;
 	struct census storm = { 0 };
 	char service[64];
-	int live;
+	int live, i;
 
 	if (fx->skip)
 		skip();
@@ -257,13 +254,20 @@ static void test_exec_storm_leaves_no_dead_entries_and_keeps_its_service(void **
 	wait_windows(fx, 1);
 	before = scrape(fx->port, "spanprof_processes_tracked");
 	cpu = run_storm(fx, service);
-	/* The exits are seen, then an exited entry lives through one more drain. */
+	/* The exits are seen, then an exited entry lives through one more drain. Other work on
+	 * the machine comes and goes too: wait (15 s at most) for a moment the table is near the
+	 * live count. Without reaping it stays about CHILDREN entries above it. */
 	wait_windows(fx, 3);
-	after = scrape(fx->port, "spanprof_processes_tracked");
-	live = live_processes();
+	for (i = 0; i < 150; i++) {
+		after = scrape(fx->port, "spanprof_processes_tracked");
+		live = live_processes();
+		if (after <= live + 50 && after - before < atoi(CHILDREN) / 10)
+			break;
+		usleep(100000);
+	}
 	printf("  tracked %.0f before, %.0f after %s children (%d processes alive now)\n", before,
 	       after, CHILDREN, live);
-	assert_true(after <= live + 100);
+	assert_true(after <= live + 50);
 	assert_true(after - before < atoi(CHILDREN) / 10);
 
 	expected = cpu * FREQUENCY;
