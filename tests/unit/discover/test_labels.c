@@ -250,12 +250,12 @@ static void test_labels_clean_replaces_control_characters(void **state)
 static void test_labels_service_name_has_no_control_characters(void **state)
 {
 	(void)state;
-	assert_string_equal(service_of(ENV("OTEL_SERVICE_NAME=shop\nlevel=error \x1b[2J\x9b\0"),
-				       "exe"),
-			    "shop?level=error ?[2J?");
-	assert_string_equal(service_of(ENV("OTEL_RESOURCE_ATTRIBUTES=service.name=a%0Ab%1Bc%C2%85\0"),
-				       "exe"),
-			    "a?b?c?");
+	assert_string_equal(
+		service_of(ENV("OTEL_SERVICE_NAME=shop\nlevel=error \x1b[2J\x9b\0"), "exe"),
+		"shop?level=error ?[2J?");
+	assert_string_equal(
+		service_of(ENV("OTEL_RESOURCE_ATTRIBUTES=service.name=a%0Ab%1Bc%C2%85\0"), "exe"),
+		"a?b?c?");
 	assert_string_equal(service_of(ENV("X=1\0"), "bad\ncomm\x7f"), "bad?comm?");
 }
 

@@ -417,8 +417,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proc_table_reap_marks_dead_and_zombie_entries,
 						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_proc_table_fork_gives_child_its_parents_service,
-						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_proc_table_fork_gives_child_its_parents_service, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_proc_table_names_service_from_otel_service_name, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proc_table_falls_back_to_comm_without_otel_env,
