@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The hook-swap attack, for real: a throwaway unprivileged user maps a hook library from its own
- * directory and, whenever the agent opens it, renames a symlink to a root-owned hook library over
- * the path. A root victim process maps that library; if the agent ever attached by path after
- * the swap, the kernel would raise the victim's semaphore. It must not: the probe goes only into
- * the file the user's process maps (or is refused with a logged reason). */
+ * directory and, whenever the agent opens it, renames a symlink to a root-owned victim library
+ * over the path. A root victim process maps that library; if the agent ever attached by path
+ * after the swap, the kernel would raise the 16-bit counter at the victim's semaphore offset. It
+ * must not: the probe goes only into the file the user's process maps (or is refused with a
+ * logged reason).
+ * The victim is the hook library with its note's provider renamed (no agent takes it for a hook,
+ * same layout), on a tmpfs mounted in this test's own mount namespace: other agents on the
+ * machine cannot resolve the symlink, so only the agent under test can be tricked. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -118,6 +124,38 @@ static int wait_for_text(const char *file, const char *text, int timeout_s)
 	return 0;
 }
 
+/* The hook library with its note's provider renamed: same bytes and layout, no hook. */
+static int make_victim_lib(const char *src, const char *dst)
+{
+	static const char provider[] = "spanprof\0span_set";
+	static char buf[LIB_MAX];
+	ssize_t n;
+	char *at;
+	int fd;
+
+	fd = open(src, O_RDONLY);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+	if (fd >= 0)
+		close(fd);
+	at = n > 0 ? memmem(buf, n, provider, sizeof(provider)) : NULL;
+	if (!at)
+		return -1;
+	at[7] = 'X'; /* "spanproX" */
+	fd = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, buf, n) != n)
+		return -1;
+	return close(fd);
+}
+
+/* A private tmpfs at dir, seen only by this process and its children. */
+static int private_tmpfs(const char *dir)
+{
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("tmpfs", dir, "tmpfs", 0, "mode=0755"))
+		return -1;
+	return 0;
+}
+
 static int prepare_files(struct swap_fx *fx)
 {
 	char victim_dir[128], src[512], swapper[512];
@@ -129,11 +167,11 @@ static int prepare_files(struct swap_fx *fx)
 	snprintf(src, sizeof(src), "%s/src.so", fx->user_dir);
 	snprintf(swapper, sizeof(swapper), "%s/hook_swapper", fx->user_dir);
 	snprintf(fx->out, sizeof(fx->out), "%s/out", fx->base);
-	if (chmod(fx->base, 0711) || mkdir(victim_dir, 0755) || mkdir(fx->user_dir, 0700) ||
-	    mkdir(fx->out, 0700) || chown(fx->user_dir, fx->uid, fx->gid))
+	if (chmod(fx->base, 0711) || mkdir(victim_dir, 0755) || private_tmpfs(victim_dir) ||
+	    mkdir(fx->user_dir, 0700) || mkdir(fx->out, 0700) ||
+	    chown(fx->user_dir, fx->uid, fx->gid))
 		return -1;
-	if (copy_file(lib, fx->victim_lib, 0644, 0, 0) ||
-	    copy_file(lib, src, 0644, fx->uid, fx->gid) ||
+	if (make_victim_lib(lib, fx->victim_lib) || copy_file(lib, src, 0644, fx->uid, fx->gid) ||
 	    copy_file(build_path("tests/workloads/hook_swapper"), swapper, 0755, fx->uid, fx->gid))
 		return -1;
 	return 0;
@@ -209,6 +247,8 @@ static int group_teardown(void **state)
 		snprintf(cmd, sizeof(cmd), "userdel %s", fx->user);
 		sh_quiet(cmd);
 	}
+	snprintf(cmd, sizeof(cmd), "%s/victim", fx->base);
+	umount(cmd);
 	tmpdir_remove(fx->base);
 	return 0;
 }
@@ -232,6 +272,7 @@ static void test_swapped_path_never_redirects_the_uprobe(void **state)
 	static char before[LIB_MAX], after[LIB_MAX];
 	char path[600], summary[4096];
 	int swapped = -1, attached = -1, status;
+	pid_t swapper_pid;
 	size_t n_before, n_after;
 	const char *done;
 
@@ -239,6 +280,7 @@ static void test_swapped_path_never_redirects_the_uprobe(void **state)
 		skip();
 	n_before = read_all(fx->victim_lib, before, sizeof(before));
 	assert_int_equal(write(fx->go_fd, "g", 1), 1);
+	swapper_pid = fx->swapper;
 	assert_int_equal(waitpid(fx->swapper, &status, 0), fx->swapper);
 	fx->swapper = 0;
 	snprintf(path, sizeof(path), "%s/swapper.out", fx->base);
@@ -256,8 +298,10 @@ static void test_swapped_path_never_redirects_the_uprobe(void **state)
 	n_after = read_all(fx->victim_lib, after, sizeof(after));
 	assert_int_equal(n_before, n_after);
 	assert_memory_equal(before, after, n_before);
-	/* The user's own library was probed, or refused with a reason in the log. */
-	assert_true(attached > 0 || agent_proc_log_contains(&fx->agent, "not opened"));
+	/* This agent probed the user's own library, or refused it with a reason in its log. */
+	snprintf(path, sizeof(path), "/user/lib.so (pid %d,", (int)swapper_pid);
+	assert_true((attached > 0 && agent_proc_log_contains(&fx->agent, path)) ||
+		    agent_proc_log_contains(&fx->agent, "not opened"));
 }
 
 int main(void)
