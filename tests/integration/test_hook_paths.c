@@ -51,9 +51,25 @@ static int group_teardown(void **state)
 	return 0;
 }
 
+/* 1 when this agent's log says it attached lib, the path escaped as the log escapes it (a
+ * newline as \n, a backslash as \\): other agents on the machine may attach it too. */
+static int agent_attached(const struct fixture *fx, const char *lib)
+{
+	char want[2300], *o = want + sprintf(want, "span hook attached: ");
+
+	for (; *lib; lib++) {
+		if (*lib == '\n' || *lib == '\\')
+			*o++ = '\\';
+		*o++ = *lib == '\n' ? 'n' : *lib;
+	}
+	*o = '\0';
+	return agent_proc_log_contains(&fx->agent, want);
+}
+
 /* Copies the hook library into dir/<sub>/libspanprof.so and runs a workload that dlopen()s it
- * and exits 0 only once the agent attached (within 10 s). */
-static void run_from(struct fixture *fx, const char *sub, const char *tag)
+ * and exits 0 only once an agent attached (within 10 s); this agent must be the one, logging the
+ * path with <shown> for <sub>. */
+static void run_from(struct fixture *fx, const char *sub, const char *shown, const char *tag)
 {
 	char dir[1024], lib[1100], out[1100], service[64], env_service[96];
 	const char *argv[] = {
@@ -72,6 +88,8 @@ static void run_from(struct fixture *fx, const char *sub, const char *tag)
 	pid = workload_start(argv, env, out);
 	assert_true(pid > 0);
 	assert_int_equal(workload_wait(pid, 60), 0);
+	snprintf(lib, sizeof(lib), "%s/%s/libspanprof.so", fx->dir, shown);
+	assert_true(agent_attached(fx, lib));
 }
 
 static void test_library_under_newline_path_is_attached(void **state)
@@ -80,9 +98,8 @@ static void test_library_under_newline_path_is_attached(void **state)
 
 	if (fx->skip)
 		skip();
-	run_from(fx, "new\nline", "newline");
 	/* The log line stays one line: the newline is shown escaped. */
-	assert_true(agent_proc_log_contains(&fx->agent, "new\\nline/libspanprof.so"));
+	run_from(fx, "new\nline", "new\nline", "newline");
 }
 
 static void test_library_under_literal_backslash_path_is_attached(void **state)
@@ -91,8 +108,9 @@ static void test_library_under_literal_backslash_path_is_attached(void **state)
 
 	if (fx->skip)
 		skip();
-	/* Reads "\012" in maps exactly like a newline would; opened by mapping, not by name. */
-	run_from(fx, "back\\012slash", "backslash");
+	/* Reads "\012" in maps exactly like a newline would: opened by mapping, not by name, so it
+	 * is attached all the same; the log shows the path as maps decodes, with a newline. */
+	run_from(fx, "back\\012slash", "back\nslash", "backslash");
 }
 
 int main(void)
