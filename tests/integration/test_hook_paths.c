@@ -67,13 +67,13 @@ static int agent_attached(const struct fixture *fx, const char *lib)
 }
 
 /* Copies the hook library into dir/<sub>/libspanprof.so and runs a workload that dlopen()s it
- * and exits 0 only once an agent attached (within 10 s); this agent must be the one, logging the
- * path with <shown> for <sub>. */
+ * and exits 0 only once an agent attached (within 10 s), then runs 3 s (other agents on the
+ * machine may attach first); this agent must attach it too, logging <sub> as <shown>. */
 static void run_from(struct fixture *fx, const char *sub, const char *shown, const char *tag)
 {
 	char dir[1024], lib[1100], out[1100], service[64], env_service[96];
 	const char *argv[] = {
-		build_path("tests/workloads/span_workload_dl"), "dlopen", "1", "1", lib, NULL
+		build_path("tests/workloads/span_workload_dl"), "dlopen", "1", "3", lib, NULL
 	};
 	const char *env[] = { env_service, NULL };
 	pid_t pid;

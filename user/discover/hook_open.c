@@ -15,7 +15,10 @@
 
 #include "discover/hook_open.h"
 
+/* Files are first opened O_PATH (no open side effects: a FIFO or a device node is never opened
+ * for reading), checked, then reopened for reading through /proc/self/fd/N, the same file. */
 #define OPEN_FLAGS (O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+#define PATH_FLAGS (O_PATH | O_CLOEXEC)
 #define DELETED_SUFFIX " (deleted)"
 
 /* The mapping's own file. No O_NOFOLLOW: the entry is a kernel link to vma->vm_file, resolved
@@ -27,7 +30,7 @@ static int open_map_files(const char *proc_root, pid_t pid, const struct proc_ma
 
 	snprintf(path, sizeof(path), "%s/%d/map_files/%" PRIx64 "-%" PRIx64, proc_root, (int)pid,
 		 m->start, m->end);
-	fd = open(path, OPEN_FLAGS);
+	fd = open(path, PATH_FLAGS);
 	return fd < 0 ? -errno : fd;
 }
 
@@ -36,7 +39,9 @@ static int open_map_files(const char *proc_root, pid_t pid, const struct proc_ma
 static int open_in_root(const char *proc_root, pid_t pid, const struct proc_map *m)
 {
 	struct open_how how = {
-		.flags = OPEN_FLAGS | O_NOFOLLOW,
+		/* RESOLVE_NO_SYMLINKS refuses a symlink anywhere on the path, the last component
+		 * included (ELOOP); O_NOFOLLOW with O_PATH would return the link itself. */
+		.flags = PATH_FLAGS,
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 	};
 	size_t len = strlen(m->path), slen = strlen(DELETED_SUFFIX);
@@ -72,21 +77,29 @@ static int check_same_file(int fd, const struct proc_map *m, const char **why)
 	return 0;
 }
 
-/* Checks fd against m: returns fd, or closes it and returns -errno with *why set. */
-static int checked(int fd, const struct proc_map *m, const char **why)
+/* Checks the O_PATH descriptor against m, then opens the same file for reading. Returns that
+ * fd, or -errno with *why set. Closes path_fd either way. */
+static int checked(int path_fd, const struct proc_map *m, const char **why)
 {
 	const char *reason = NULL;
-	int err;
+	char self[32];
+	int err, fd;
 
-	if (fd < 0) {
-		reason = fd == -ELOOP || fd == -EXDEV ? "a symlink on the path" : "cannot open";
-		err = fd;
+	if (path_fd < 0) {
+		reason = path_fd == -ELOOP || path_fd == -EXDEV ? "a symlink on the path" :
+								  "cannot open";
+		err = path_fd;
 		goto out;
 	}
-	err = check_same_file(fd, m, &reason);
+	err = check_same_file(path_fd, m, &reason);
+	fd = err ? -1 : open(hook_open_fd_path(path_fd, self, sizeof(self)), OPEN_FLAGS);
+	if (!err && fd < 0) {
+		err = -errno;
+		reason = "cannot reopen it for reading";
+	}
+	close(path_fd);
 	if (!err)
 		return fd;
-	close(fd);
 out:
 	if (why)
 		*why = reason;

@@ -9,12 +9,14 @@
 
 #include "discover/proc_maps.h"
 
-/* Opens the file mapped at m in pid, read-only, close-on-exec and non-blocking:
+/* Opens the file mapped at m in pid, read-only, close-on-exec and non-blocking; it is located
+ * with O_PATH and checked before it is opened for reading (so a FIFO or device is never opened):
  * 1. through <proc_root>/PID/map_files/<start>-<end>, a kernel link to the mapping's own file
  *    (its path text does not matter: a path with a newline or " (deleted)" opens too);
  * 2. when that is not allowed (no CAP_CHECKPOINT_RESTORE), through openat2() on the path
  *    below <proc_root>/PID/root with RESOLVE_IN_ROOT, RESOLVE_NO_SYMLINKS and
- *    RESOLVE_NO_MAGICLINKS, so no symlink the process's owner planted is followed.
+ *    RESOLVE_NO_MAGICLINKS (stronger than O_NOFOLLOW: no symlink anywhere on the path), so no
+ *    symlink the process's owner planted is followed.
  * The opened file must then be a regular file whose device and inode are the ones maps named.
  * Returns the fd (owned by the caller), or -errno: -ENOENT/-ESRCH (mapping or process gone),
  * -ESTALE (a different file than maps named: replaced in between), -EINVAL (not a regular file),

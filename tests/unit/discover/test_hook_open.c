@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -264,6 +265,24 @@ static void test_hook_open_in_root_refuses_fifo_and_deleted(void **state)
 	assert_int_equal(hook_open_in_root(proc, 42, &m, NULL), -ENOENT);
 }
 
+/* A device node (here a second /dev/null) is located with O_PATH and refused unopened. */
+static void test_hook_open_in_root_refuses_device_node(void **state)
+{
+	struct open_fx *fx = *state;
+	char rootfs[PATH_MAX], proc[PATH_MAX], dev[PATH_MAX + 16];
+	char inner_dev[] = "/d/null";
+	const char *why = NULL;
+	struct proc_map m;
+
+	fake_root(fx, rootfs, sizeof(rootfs), proc, sizeof(proc));
+	snprintf(dev, sizeof(dev), "%s/d/null", rootfs);
+	if (mknod(dev, S_IFCHR | 0600, makedev(1, 3)))
+		skip(); /* no CAP_MKNOD here */
+	m = map_of(dev, inner_dev);
+	assert_int_equal(hook_open_in_root(proc, 42, &m, &why), -EINVAL);
+	assert_string_equal(why, "not a regular file");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -279,6 +298,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_hook_open_in_root_refuses_fifo_and_deleted,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hook_open_in_root_refuses_device_node, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests_name("hook_open", tests, NULL, NULL);
