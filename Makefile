@@ -172,6 +172,20 @@ $(OUTPUT)/tests/workloads/span_workload_dl: tests/workloads/span_workload.c
 
 WORKLOADS += $(OUTPUT)/tests/workloads/span_workload_static $(OUTPUT)/tests/workloads/span_workload_dl
 
+# The exec storm is not PIE: its children's code sits at the addresses nm shows, so the test can
+# recognise their samples even where they could not be symbolized.
+$(OUTPUT)/tests/workloads/exec_storm: tests/workloads/exec_storm.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) -fno-pie -no-pie $< -o $@
+
+# The hook-swap attack and its victim dlopen() their libraries and link no hook themselves.
+$(OUTPUT)/tests/workloads/hook_swapper $(OUTPUT)/tests/workloads/hook_victim: \
+		$(OUTPUT)/tests/workloads/%: tests/workloads/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) $< -ldl -o $@
+
 # hooks/go is a Go module (hooks/go/go.mod). Its tests and the Go workloads build in module mode
 # offline: tests/go_module.sh stages it under build/gomod with a vendor directory of links into
 # Debian's packaged modules (/usr/share/gocode), so no third-party code is copied or fetched.

@@ -89,14 +89,40 @@ enum spanprof_drop {
 
 /* What a struct proc_event reports. Exec and exec-mmap both mean "rescan this process". */
 enum spanprof_proc_event_type {
-	SPANPROF_PROC_SCAN = 1, /* exec, or a file mapped executable (dlopen, new library) */
+	SPANPROF_PROC_SCAN = 1, /* a file mapped executable (dlopen, new library) */
 	SPANPROF_PROC_EXIT = 2, /* the last thread of the process exited */
+	SPANPROF_PROC_EXEC = 3, /* exec: a struct spanprof_exec_event, and rescan */
+	SPANPROF_PROC_FORK = 4, /* a new process (not thread): a struct spanprof_fork_event */
 };
 
 /* Record in the proc_events ring buffer. */
 struct spanprof_proc_event {
 	__u32 type; /* enum spanprof_proc_event_type */
 	__u32 pid; /* tgid, in the agent's pid namespace */
+};
+
+/* A fork: the child runs its parent's program with its parent's environment until it execs, so it
+ * has its parent's service (a child that exits without exec'ing is never named otherwise). */
+struct spanprof_fork_event {
+	struct spanprof_proc_event hdr; /* type SPANPROF_PROC_FORK, pid: the child */
+	__u32 parent; /* the parent's tgid */
+	__u32 _pad;
+};
+
+#define SPANPROF_EXEC_COMM_MAX 16
+#define SPANPROF_EXEC_SERVICE_MAX 128
+#define SPANPROF_EXEC_RESOURCE_MAX 256
+
+/* An exec, with what names the process's service, read from the new program's environment at
+ * exec time: a process that is gone before the agent reads /proc still gets its service. Each
+ * string is NUL-terminated within its field ("" when not found), values cut at the field's size. */
+struct spanprof_exec_event {
+	struct spanprof_proc_event hdr; /* type SPANPROF_PROC_EXEC */
+	char comm[SPANPROF_EXEC_COMM_MAX]; /* the new program's name (15 bytes at most) */
+	char service[SPANPROF_EXEC_SERVICE_MAX]; /* OTEL_SERVICE_NAME's value */
+	char resource[SPANPROF_EXEC_RESOURCE_MAX]; /* OTEL_RESOURCE_ATTRIBUTES' value */
+	__u32 env_complete; /* 1 when the search covered the whole environment */
+	__u32 _pad;
 };
 
 /* Counters the programs keep besides drops (index into event_counts). */

@@ -6,12 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <linux/types.h>
 
 #include <bpf/libbpf.h>
 
 #include "discover/hook_elf.h"
+#include "discover/hook_open.h"
 #include "discover/hook_registry.h"
 #include "spanprof_abi.h"
 #include "loader.h"
@@ -152,13 +154,15 @@ static struct go_proc go_proc_of(const struct hook_site *site)
 				 .curg_offset = site->go_curg_offset };
 }
 
-/* Attaches the uprobe for a new hook file. Returns its index or -errno. */
-static long attach_file(struct hook_registry *r, pid_t pid, const struct proc_map *m,
-			const char *path, const struct hook_site *site)
+/* Attaches the uprobe for a new hook file, open as fd: the kernel resolves /proc/self/fd/N to
+ * that open file, so the probe goes into the inode that was parsed. Returns its index or -errno. */
+static long attach_file(struct hook_registry *r, pid_t pid, const struct proc_map *m, int fd,
+			const struct hook_site *site)
 {
 	uint64_t offset =
 		r->limits.use_nop5 && site->nop5_offset ? site->nop5_offset : site->site_offset;
 	struct bpf_link *link;
+	char path[32];
 	size_t i;
 
 	for (i = 0; i < r->limits.max_files && r->files[i].in_use; i++)
@@ -179,7 +183,8 @@ static long attach_file(struct hook_registry *r, pid_t pid, const struct proc_ma
 			 pid);
 		return i;
 	}
-	link = loader_attach_hook(r->loader, path, offset, site->semaphore_offset,
+	link = loader_attach_hook(r->loader, hook_open_fd_path(fd, path, sizeof(path)), offset,
+				  site->semaphore_offset,
 				  site->is_go ? LOADER_HOOK_GO : LOADER_HOOK_C);
 	if (!link) {
 		int err = -errno;
@@ -205,31 +210,48 @@ static long attach_file(struct hook_registry *r, pid_t pid, const struct proc_ma
 	return i;
 }
 
-/* Index of the hook file behind mapping m, attaching it if new; -ENOENT if m has no hook. */
+/* The hook file could not be opened or read: logged unless the process or mapping just went
+ * (a short-lived process is normal, not news). */
+static int open_failed(struct hook_registry *r, pid_t pid, const struct proc_map *m, int err,
+		       const char *why)
+{
+	if (err == -ENOENT || err == -ESRCH)
+		return err;
+	r->stats.open_refused++;
+	return log_warn(err, "span hook candidate %s (pid %d) not opened: %s", m->path, pid,
+			why ? why : "cannot open");
+}
+
+/* Index of the hook file behind mapping m, attaching it if new; -ENOENT if m has no hook. The
+ * file is opened once, by the mapping (hook_open.h), and both parsed and probed through that fd. */
 static long hook_file_for(struct hook_registry *r, pid_t pid, const struct proc_map *m)
 {
-	char path[PATH_MAX];
 	struct hook_site site;
+	const char *why = NULL;
 	long idx;
-	int err;
+	int fd, err;
 
 	if (!m->inode || is_negative(r, m->dev, m->inode))
 		return -ENOENT;
 	idx = find_file(r, m->dev, m->inode);
 	if (idx >= 0)
 		return idx;
-	/* Through the process's root, so files inside containers resolve. */
-	snprintf(path, sizeof(path), "%s/%d/root%s", r->limits.proc_root, pid, m->path);
-	err = hook_elf_find(path, &site);
+	fd = hook_open_mapping(r->limits.proc_root, pid, m, &why);
+	if (fd < 0)
+		return open_failed(r, pid, m, fd, why);
+	err = hook_elf_find_fd(fd, &site);
 	if (err == -ENODATA || err == -ENOEXEC) {
 		if (err == -ENOEXEC)
 			r->stats.elf_errors++;
 		add_negative(r, m->dev, m->inode);
-		return -ENOENT;
+		idx = -ENOENT;
+	} else if (err) {
+		idx = open_failed(r, pid, m, err, "cannot read it");
+	} else {
+		idx = attach_file(r, pid, m, fd, &site);
 	}
-	if (err)
-		return err; /* vanished or unreadable: try again on the next scan */
-	return attach_file(r, pid, m, path, &site);
+	close(fd); /* the uprobe holds its own reference to the file */
+	return idx;
 }
 
 static void release_file(struct hook_registry *r, unsigned int idx)
@@ -340,6 +362,18 @@ void hook_registry_forget_pid(struct hook_registry *r, pid_t pid)
 	p->pid = 0;
 	p->nfiles = 0;
 	r->stats.pids_tracked--;
+}
+
+size_t hook_registry_reap(struct hook_registry *r, int (*alive)(void *ctx, pid_t pid), void *ctx)
+{
+	size_t i, reaped = 0;
+
+	for (i = 0; i < r->limits.max_pids; i++)
+		if (r->pids[i].pid && !alive(ctx, r->pids[i].pid)) {
+			hook_registry_forget_pid(r, r->pids[i].pid);
+			reaped++;
+		}
+	return reaped;
 }
 
 void hook_registry_get_stats(const struct hook_registry *r, struct hook_registry_stats *out)

@@ -86,6 +86,12 @@ static const struct metric_def defs[METRIC__COUNT] = {
 				    "Files carrying the span hook that have a uprobe attached." },
 	[METRIC_PROCESSES_TRACKED] = { "spanprof_processes_tracked", METRIC_GAUGE,
 				       "Processes the agent keeps state for." },
+	[METRIC_PROCESSES_REAPED] = { "spanprof_processes_reaped_total", METRIC_COUNTER,
+				      "Tracked processes found gone by the liveness check, whose "
+				      "exit event was lost." },
+	[METRIC_HOOK_FILES_REFUSED] = { "spanprof_hook_files_refused_total", METRIC_COUNTER,
+					"Mapped files not opened as hook candidates: replaced since "
+					"maps was read, not regular, or unreadable." },
 	[METRIC_SYMCACHE_ENTRIES] = { "spanprof_symcache_entries", METRIC_GAUGE,
 				      "Entries in the symbolization caches, by cache.",
 				      LABELLED("cache", symcache_kinds) },

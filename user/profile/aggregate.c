@@ -100,6 +100,7 @@ static size_t span_labels(const struct aggregate *a, const struct sample_key *ke
 	labels_hex(key->span.trace_id, 16, trace_hex);
 	memcpy(name, key->span.name, SPANPROF_ABI_SPAN_NAME_MAX);
 	name[SPANPROF_ABI_SPAN_NAME_MAX] = '\0';
+	labels_clean(name); /* the application's bytes: no newline, ESC or broken UTF-8 */
 	/* A zero id is an unsampled span (or a Go span_name label alone): like otel-profiling-go,
 	 * only its name is labelled, so per-name views still count all CPU. */
 	if (!labels_is_zero(id, 8))
