@@ -14,6 +14,9 @@
 /* Default sizes; the agent may change them with bpf_map__set_max_entries() before load. */
 #define SPANPROF_DEFAULT_STACKS 16384
 #define SPANPROF_DEFAULT_COUNTS 16384
+/* Off-CPU profiles: one stack map for both windows, one count map per window. */
+#define SPANPROF_OFF_CPU_STACKS 8192
+#define SPANPROF_OFF_CPU_COUNTS 8192
 
 /* The span context exactly as the hook passes it (struct spanprof_span in spanprof.h). */
 struct span_ctx {
@@ -84,6 +87,8 @@ enum spanprof_drop {
 	SPANPROF_DROP_GOROUTINE_FULL, /* goroutine_spans full: a Go span update was lost */
 	SPANPROF_DROP_GOROUTINE_READ, /* the current goroutine could not be read from TLS */
 	SPANPROF_DROP_GO_LABELS_READ, /* a goroutine's pprof labels could not be read */
+	SPANPROF_DROP_OFF_CPU_STORAGE, /* task storage unavailable: a switch-out not recorded */
+	SPANPROF_DROP_OFF_CPU_FULL, /* off-CPU count map full: blocked time lost */
 	SPANPROF_DROP__COUNT,
 };
 
@@ -131,6 +136,8 @@ enum spanprof_event {
 	SPANPROF_EVENT_IDLE, /* samples of the idle task, not counted */
 	SPANPROF_EVENT_SPAN_SET, /* hook hits that set a span */
 	SPANPROF_EVENT_SPAN_CLEAR, /* hook hits that cleared the span */
+	SPANPROF_EVENT_OFF_CPU, /* off-CPU periods of span threads counted */
+	SPANPROF_EVENT_OFF_CPU_SHORT, /* ... not counted: shorter than --off-cpu-min */
 	SPANPROF_EVENT__COUNT,
 };
 

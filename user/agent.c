@@ -203,6 +203,7 @@ static void drain(struct agent *a)
 	symcache_new_round(a->symcache);
 	usleep(FLIP_SETTLE_US);
 	drain_window(a->drain, w.counts_fd, w.stacks_fd, on_sample, a);
+	agent_off_cpu_drain(a);
 	/* Exited processes' last samples were in that window: their caches can go now. */
 	proc_table_sweep_exited(a->procs, forget_exited, a);
 	/* Hot frames are answered from the address cache; DWARF nobody needed lately goes. */
@@ -240,6 +241,8 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 		.npids = cfg->npids,
 		.stack_entries = cfg->stack_entries,
 		.count_entries = cfg->count_entries,
+		.off_cpu = cfg->off_cpu,
+		.off_cpu_min_ns = (uint64_t)cfg->off_cpu_min_us * 1000,
 	};
 	struct symcache_limits sl = {
 		.max_modules = cfg->max_modules,
@@ -286,7 +289,7 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 	a->agg = a->procs ? aggregate_new(&ao, a->procs) : NULL;
 	a->events = loader_proc_events(a->loader, on_proc_event, a);
 	if (!a->symcache || !a->procs || !a->hooks || !a->drain || !a->resolve || !a->agg ||
-	    !a->events)
+	    !a->events || agent_off_cpu_open(a))
 		return log_err(-ENOMEM, "set up the agent's caches");
 	return start_k8s(a);
 }
@@ -297,6 +300,7 @@ static void teardown(struct agent *a)
 	agent_close_outputs(a);
 	ring_buffer__free(a->events);
 	aggregate_free(a->agg);
+	agent_off_cpu_close(a);
 	free(a->resolve);
 	drain_free(a->drain);
 	k8s_meta_free(a->k8s);
@@ -405,6 +409,8 @@ int agent_run(const struct spanprof_config *cfg, volatile sig_atomic_t *stop)
 		 cfg->output_dir ? cfg->output_dir : "");
 	/* The first window starts with the loop, after the start-up scans. */
 	aggregate_start(a.agg, agent_now_ns(CLOCK_REALTIME));
+	if (a.off_cpu)
+		aggregate_start(a.off_cpu, agent_now_ns(CLOCK_REALTIME));
 	run_loop(&a, stop);
 	/* The final, partial window. */
 	drain(&a);

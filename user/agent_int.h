@@ -35,6 +35,8 @@ struct agent {
 	struct drain *drain;
 	struct stack_resolve *resolve; /* one sample's frames at a time */
 	struct aggregate *agg;
+	struct aggregate *off_cpu; /* off-CPU time per span; NULL with --off-cpu=false */
+	struct drain *off_cpu_drain; /* its window's count map, sized SPANPROF_OFF_CPU_COUNTS */
 	struct ring_buffer *events;
 	struct metrics *metrics;
 	struct metrics_http *http; /* NULL without --metrics-addr */
@@ -68,6 +70,12 @@ void agent_close_metrics(struct agent *a);
 /* Hands every service's profile of the window that ends now to the outputs (local directory
  * and/or uploader) and logs one line about the window. */
 void agent_flush(struct agent *a);
+
+/* Off-CPU profiles (agent_off_cpu.c), all no-ops with --off-cpu=false: open returns 0 or
+ * -ENOMEM; drain reads the window loader_flip_window() just closed into a->off_cpu. */
+int agent_off_cpu_open(struct agent *a);
+void agent_off_cpu_drain(struct agent *a);
+void agent_off_cpu_close(struct agent *a);
 
 /* Copies the counters of every part of the agent into its metrics registry. */
 void agent_publish_metrics(struct agent *a);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "agent_int.h"
 #include "output/local_out.h"
@@ -66,6 +67,9 @@ void agent_close_outputs(struct agent *a)
 static int write_local(struct agent *a, const char *service, int64_t start_ns,
 		       struct pprof_builder *b)
 {
+	const char *type = pprof_builder_sample_type(b);
+	/* CPU profiles keep their plain names; others say their kind: <...>.off_cpu.pb.gz. */
+	const char *kind = strcmp(type, "cpu") ? type : NULL;
 	uint8_t *raw = NULL, *gz = NULL;
 	size_t raw_len, gz_len;
 	int err;
@@ -76,7 +80,7 @@ static int write_local(struct agent *a, const char *service, int64_t start_ns,
 	if (err)
 		log_err(err, "encode profile of service %s", service);
 	else
-		err = local_out_put(&a->out, start_ns, a->file_seq++, service, gz, gz_len);
+		err = local_out_put(&a->out, start_ns, a->file_seq++, service, kind, gz, gz_len);
 	free(raw);
 	free(gz);
 	return err;
@@ -141,8 +145,11 @@ static void log_window(struct agent *a, uint64_t written, uint64_t failed)
 void agent_flush(struct agent *a)
 {
 	uint64_t written = a->profiles_written, failed = a->write_errors;
+	int64_t now = agent_now_ns(CLOCK_REALTIME);
 
-	aggregate_flush(a->agg, agent_now_ns(CLOCK_REALTIME), write_profile, a);
+	aggregate_flush(a->agg, now, write_profile, a);
+	if (a->off_cpu)
+		aggregate_flush(a->off_cpu, now, write_profile, a);
 	metrics_add(a->metrics, METRIC_WINDOWS_WRITTEN, 1);
 	/* A window whose profiles could not be written does not count for liveness. */
 	if (a->write_errors == failed)

@@ -34,6 +34,7 @@ struct loader {
 	int *cpu_fds;
 	int ncpus;
 	struct bpf_link *mmap_link; /* NULL when the optional mmap tracepoint is unavailable */
+	int off_cpu; /* the sched_switch program is attached */
 };
 
 static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -109,6 +110,15 @@ static int configure(struct loader *l, const struct loader_options *opts)
 	int err = 0;
 
 	skel->rodata->cfg_filter_pids = opts->npids > 0;
+	skel->rodata->cfg_off_cpu_filter_pids = opts->npids > 0;
+	skel->rodata->cfg_off_cpu_min_ns = opts->off_cpu_min_ns;
+	/* Off: the program is neither loaded nor attached, and its maps take no memory. */
+	if (!opts->off_cpu) {
+		err = err ?: bpf_program__set_autoload(skel->progs.on_sched_switch, false);
+		err = err ?: bpf_map__set_max_entries(skel->maps.off_cpu_stacks, 1);
+		err = err ?: bpf_map__set_max_entries(skel->maps.off_cpu_counts_0, 1);
+		err = err ?: bpf_map__set_max_entries(skel->maps.off_cpu_counts_1, 1);
+	}
 	err = err ?: bpf_map__set_max_entries(skel->maps.stack_traces_0, opts->stack_entries);
 	err = err ?: bpf_map__set_max_entries(skel->maps.stack_traces_1, opts->stack_entries);
 	err = err ?: bpf_map__set_max_entries(skel->maps.sample_counts_0, opts->count_entries);
@@ -157,6 +167,7 @@ struct loader *loader_open(const struct loader_options *opts)
 		err = log_err(-errno, "open BPF skeleton");
 		goto out_free;
 	}
+	l->off_cpu = opts->off_cpu;
 	err = configure(l, opts);
 	if (err) {
 		log_err(err, "configure BPF maps");
@@ -216,10 +227,25 @@ struct loader_window loader_flip_window(struct loader *l)
 	struct loader_window w;
 
 	__atomic_store_n(&l->skel->bss->window_slot, old ^ 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&l->skel->bss->off_cpu_slot, old ^ 1, __ATOMIC_SEQ_CST);
 	w.counts_fd =
 		bpf_map__fd(old ? l->skel->maps.sample_counts_1 : l->skel->maps.sample_counts_0);
 	w.stacks_fd =
 		bpf_map__fd(old ? l->skel->maps.stack_traces_1 : l->skel->maps.stack_traces_0);
+	return w;
+}
+
+struct loader_window loader_off_cpu_window(struct loader *l)
+{
+	/* loader_flip_window() flipped both slots together: the closed one is the other. */
+	__u32 closed = l->skel->bss->off_cpu_slot ^ 1;
+	struct loader_window w = { -1, -1 };
+
+	if (!l->off_cpu)
+		return w;
+	w.counts_fd = bpf_map__fd(closed ? l->skel->maps.off_cpu_counts_1 :
+					   l->skel->maps.off_cpu_counts_0);
+	w.stacks_fd = bpf_map__fd(l->skel->maps.off_cpu_stacks);
 	return w;
 }
 

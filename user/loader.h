@@ -18,6 +18,8 @@ struct loader_options {
 	size_t npids;
 	uint32_t stack_entries; /* per window stack map size */
 	uint32_t count_entries; /* per window count map size */
+	int off_cpu; /* attach the sched_switch program (off-CPU profiles) */
+	uint64_t off_cpu_min_ns; /* shortest off-CPU period counted */
 };
 
 /* Map fds of one sampling window. */
@@ -41,6 +43,11 @@ enum loader_hook_kind {
 	LOADER_HOOK_C = 0,
 	LOADER_HOOK_GO,
 };
+
+/* The off-CPU maps of the window loader_flip_window() just closed: counts_fd maps
+ * struct sample_key -> nanoseconds, stacks_fd is shared by both windows and never emptied.
+ * Both -1 when off-CPU profiles are off. */
+struct loader_window loader_off_cpu_window(struct loader *l);
 
 /* Attaches the span-set uprobe to file `path` at file offset `offset`, with the kernel-raised
  * semaphore at `ref_ctr_offset` (0: none). Returns the link or NULL with errno set. */

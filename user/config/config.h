@@ -71,6 +71,8 @@ struct spanprof_config {
 	unsigned int duration_s;     /* --duration: stop after this long; 0 = until a signal */
 	const char *output_dir;      /* --output; NULL: no local files (only with --server) */
 	enum span_scope span_scope;  /* --span-scope root|all */
+	int off_cpu;                 /* --off-cpu: off-CPU profiles (default on) */
+	unsigned int off_cpu_min_us; /* --off-cpu-min: shortest off-CPU period counted */
 	int verbose;                 /* -v (also sets log_level to debug) */
 	enum log_level log_level;    /* --log-level, default info */
 	enum log_format log_format;  /* --log-format, default logfmt */

@@ -283,6 +283,14 @@ const struct config_option config_options[CONFIG_OPT__COUNT] = {
 		.help = "root (default): samples carry the local root span id;\n"
 			"all: the id of the span active at the sample",
 		.set = set_span_scope },
+	[CONFIG_OPT_OFF_CPU] = { .name = "off-cpu", .kind = CONFIG_KIND_VALUE, .where = A,
+		.metavar = "BOOL", .help = "off-CPU profiles of threads in spans (default true)",
+		.want = "true or false", .set = set_bool, .offset = FIELD(off_cpu) },
+	[CONFIG_OPT_OFF_CPU_MIN] = { .name = "off-cpu-min", .kind = CONFIG_KIND_VALUE, .where = A,
+		.metavar = "USEC",
+		.help = "shortest off-CPU period counted, microseconds\n"
+			"(default 1000, 0..10000000)",
+		.want = "microseconds, from 0 to 10000000", UINT(off_cpu_min_us, 0, 10000000) },
 	[CONFIG_OPT_SERVER] = { .name = "server", .kind = CONFIG_KIND_VALUE, .where = A,
 		.metavar = "URL", .help = "push profiles to the Pyroscope server at URL",
 		.set = set_server, .offset = UPLOAD(server) },

@@ -68,9 +68,9 @@ static int name_char_ok(char c)
 	       c == '.' || c == '_' || c == '-';
 }
 
-/* <UTC time, ms>-<seq>-<sanitised service>.pb.gz; seq is zero-padded so names sort. */
-static void file_name(int64_t window_start_ns, unsigned int seq, const char *service, char *name,
-		      size_t size)
+/* <UTC time, ms>-<seq>-<sanitised service>[.<kind>].pb.gz; seq is zero-padded so names sort. */
+static void file_name(int64_t window_start_ns, unsigned int seq, const char *service,
+		      const char *kind, char *name, size_t size)
 {
 	char stamp[32], svc[LOCAL_OUT_SERVICE_MAX + 1];
 	int64_t ns = window_start_ns > 0 ? window_start_ns : 0;
@@ -85,18 +85,27 @@ static void file_name(int64_t window_start_ns, unsigned int seq, const char *ser
 	for (i = 0; service[i] && i < LOCAL_OUT_SERVICE_MAX; i++)
 		svc[i] = name_char_ok(service[i]) ? service[i] : '_';
 	svc[i] = '\0';
-	snprintf(name, size, "%s.%03dZ-%06u-%s.pb.gz", stamp, (int)(ns / 1000000 % 1000), seq, svc);
+	snprintf(name, size, "%s.%03dZ-%06u-%s%s%s.pb.gz", stamp, (int)(ns / 1000000 % 1000), seq,
+		 svc, kind ? "." : "", kind ? kind : "");
 }
 
 int local_out_write(const char *dir, int64_t window_start_ns, unsigned int seq, const char *service,
 		    const uint8_t *gz, size_t len, char *path_out, size_t path_size)
+{
+	return local_out_write_kind(dir, window_start_ns, seq, service, NULL, gz, len, path_out,
+				    path_size);
+}
+
+int local_out_write_kind(const char *dir, int64_t window_start_ns, unsigned int seq,
+			 const char *service, const char *kind, const uint8_t *gz, size_t len,
+			 char *path_out, size_t path_size)
 {
 	char name[NAME_MAX], tmp_name[NAME_MAX + 8], final[PATH_MAX];
 	int dirfd, err;
 
 	if (!dir || (!gz && len))
 		return log_err(-EINVAL, "local output: no directory or data");
-	file_name(window_start_ns, seq, service, name, sizeof(name));
+	file_name(window_start_ns, seq, service, kind, name, sizeof(name));
 	snprintf(tmp_name, sizeof(tmp_name), ".%s.tmp", name);
 	if (snprintf(final, sizeof(final), "%s/%s", dir, name) >= (int)sizeof(final) ||
 	    (path_out && strlen(final) >= path_size))
@@ -216,9 +225,10 @@ static int ensure_dir(struct local_out *lo)
 }
 
 int local_out_put(struct local_out *lo, int64_t window_start_ns, unsigned int seq,
-		  const char *service, const uint8_t *gz, size_t len)
+		  const char *service, const char *kind, const uint8_t *gz, size_t len)
 {
 	int err = ensure_dir(lo);
 
-	return err ?: local_out_write(lo->dir, window_start_ns, seq, service, gz, len, NULL, 0);
+	return err ?: local_out_write_kind(lo->dir, window_start_ns, seq, service, kind, gz, len,
+					   NULL, 0);
 }

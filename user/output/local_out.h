@@ -22,7 +22,7 @@ int local_out_open(struct local_out *lo, const char *dir);
 /* local_out_write() into lo->dir; when the directory is gone (deleted while the agent runs) it
  * is created again first, counted, and logged once. Returns 0 or -errno (logged). */
 int local_out_put(struct local_out *lo, int64_t window_start_ns, unsigned int seq,
-		  const char *service, const uint8_t *gz, size_t len);
+		  const char *service, const char *kind, const uint8_t *gz, size_t len);
 
 /* Removes our temp files from dir (see local_out_open). Returns how many, or -errno. */
 int local_out_remove_temp(const char *dir);
@@ -38,5 +38,11 @@ int local_out_prepare(const char *dir);
  * there (size path_size). Returns 0 or -errno (logged with the path). */
 int local_out_write(const char *dir, int64_t window_start_ns, unsigned int seq, const char *service,
 		    const uint8_t *gz, size_t len, char *path_out, size_t path_size);
+
+/* local_out_write(), but a profile of another kind than CPU (kind not NULL, [a-z_] only, like
+ * "off_cpu") is named <...>-<seq>-<service>.<kind>.pb.gz. */
+int local_out_write_kind(const char *dir, int64_t window_start_ns, unsigned int seq,
+			 const char *service, const char *kind, const uint8_t *gz, size_t len,
+			 char *path_out, size_t path_size);
 
 #endif /* SPANPROF_LOCAL_OUT_H */

@@ -29,7 +29,7 @@ struct metrics {
 };
 
 /* A new enum spanprof_drop value needs its name below (and this count raised). */
-_Static_assert(SPANPROF_DROP__COUNT == 10, "name every drop reason in drop_reasons");
+_Static_assert(SPANPROF_DROP__COUNT == 12, "name every drop reason in drop_reasons");
 
 static const char *const drop_reasons[METRIC_DROP__COUNT] = {
 	[SPANPROF_DROP_COUNTS_FULL] = "counts_map_full",
@@ -42,6 +42,8 @@ static const char *const drop_reasons[METRIC_DROP__COUNT] = {
 	[SPANPROF_DROP_GOROUTINE_FULL] = "goroutine_map_full",
 	[SPANPROF_DROP_GOROUTINE_READ] = "goroutine_read_failed",
 	[SPANPROF_DROP_GO_LABELS_READ] = "go_labels_read_failed",
+	[SPANPROF_DROP_OFF_CPU_STORAGE] = "off_cpu_storage_failed",
+	[SPANPROF_DROP_OFF_CPU_FULL] = "off_cpu_map_full",
 	[METRIC_DROP_SERVICE_OVERFLOW] = "service_overflow",
 	[METRIC_DROP_ENCODE_ERROR] = "encode_error",
 };

@@ -67,7 +67,8 @@ static char *service_value(const char *service)
 }
 
 /* Packs the request around profile; *packed is malloc'ed. */
-static int pack_request(char *service, const struct pprof_label *labels, size_t nlabels,
+static int pack_request(const char *name, char *service, const struct pprof_label *labels,
+			size_t nlabels,
 			const uint8_t *profile, size_t len, uint8_t **packed, size_t *packed_len)
 {
 	Push__V1__LabelPair pairs[PUSH_MAX_SERIES_LABELS], *pairp[PUSH_MAX_SERIES_LABELS];
@@ -88,7 +89,7 @@ static int pack_request(char *service, const struct pprof_label *labels, size_t 
 		pairp[i] = &pairs[i];
 	}
 	pairs[n].name = "__name__";
-	pairs[n++].value = PUSH_PROFILE_NAME;
+	pairs[n++].value = (char *)name;
 	pairs[n].name = "service_name";
 	pairs[n++].value = service;
 	for (i = 0; i < nlabels; i++, n++) {
@@ -113,21 +114,34 @@ static int pack_request(char *service, const struct pprof_label *labels, size_t 
 	return 0;
 }
 
+const char *push_profile_name(const char *sample_type)
+{
+	return !sample_type || !strcmp(sample_type, "cpu") ? PUSH_PROFILE_NAME : sample_type;
+}
+
 int push_encode(const char *service, const struct pprof_label *labels, size_t nlabels,
 		const uint8_t *profile, size_t len, uint8_t **out, size_t *out_len)
+{
+	return push_encode_named(PUSH_PROFILE_NAME, service, labels, nlabels, profile, len, out,
+				 out_len);
+}
+
+int push_encode_named(const char *name, const char *service, const struct pprof_label *labels,
+		      size_t nlabels, const uint8_t *profile, size_t len, uint8_t **out,
+		      size_t *out_len)
 {
 	uint8_t *packed = NULL;
 	size_t packed_len = 0;
 	char *svc;
 	int err;
 
-	if ((!profile && len) || (!labels && nlabels) || nlabels > PUSH_MAX_STATIC_LABELS || !out ||
+	if (!name || !name[0] || (!profile && len) || (!labels && nlabels) || nlabels > PUSH_MAX_STATIC_LABELS || !out ||
 	    !out_len)
 		return -EINVAL;
 	svc = service_value(service);
 	if (!svc)
 		return -ENOMEM;
-	err = pack_request(svc, labels, nlabels, profile, len, &packed, &packed_len);
+	err = pack_request(name, svc, labels, nlabels, profile, len, &packed, &packed_len);
 	if (!err)
 		err = pprof_gzip(packed, packed_len, out, out_len);
 	free(packed);

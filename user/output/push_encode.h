@@ -32,4 +32,13 @@ int push_check_labels(const struct pprof_label *labels, size_t n, const char **w
 int push_encode(const char *service, const struct pprof_label *labels, size_t nlabels,
 		const uint8_t *profile, size_t len, uint8_t **out, size_t *out_len);
 
+/* push_encode(), but the series is labelled __name__=<name> (push_profile_name()). */
+int push_encode_named(const char *name, const char *service, const struct pprof_label *labels,
+		      size_t nlabels, const uint8_t *profile, size_t len, uint8_t **out,
+		      size_t *out_len);
+
+/* The __name__ of a profile whose sample type is sample_type: "process_cpu" for "cpu" (what
+ * Pyroscope's eBPF agent sends), the sample type itself otherwise ("off_cpu"). */
+const char *push_profile_name(const char *sample_type);
+
 #endif /* SPANPROF_PUSH_ENCODE_H */

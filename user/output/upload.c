@@ -233,6 +233,7 @@ out_wake:
 struct submit_ctx {
 	struct uploader *u;
 	const char *service;
+	const char *name; /* the series' __name__ */
 	int64_t start_ns;
 	size_t nlabels; /* static labels that fit beside the lifted ones */
 	int err; /* first encode error, reported to the caller */
@@ -266,7 +267,7 @@ static int submit_chunk(void *ctx, const uint8_t *buf, size_t len, size_t nsampl
 		return 0;
 	}
 	(void)nsamples;
-	err = push_encode(c->service, u->labels, c->nlabels, buf, len, &body, &body_len);
+	err = push_encode_named(c->name, c->service, u->labels, c->nlabels, buf, len, &body, &body_len);
 	if (err) {
 		count_encode_drop(c, err);
 		return 0;
@@ -331,6 +332,7 @@ int uploader_submit(struct uploader *u, const char *service, int64_t start_ns, i
 	if (!pprof_builder_sample_count(b))
 		return 0;
 	pprof_builder_set_time(b, start_ns, end_ns - start_ns);
+	c.name = push_profile_name(pprof_builder_sample_type(b));
 	min_ts = upload_now_real_ns() - (int64_t)u->o.max_age_s * 1000000000LL;
 	pthread_mutex_lock(&u->lock);
 	stopping = u->stopping;

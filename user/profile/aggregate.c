@@ -77,6 +77,11 @@ static struct pprof_builder *builder_for(struct aggregate *a, const char *servic
 	s = &a->services[a->nservices];
 	/* The real duration is only known at flush; pprof_builder_set_time fixes it then. */
 	s->builder = pprof_builder_new(a->opts.period_ns, a->window_start_ns, 0);
+	if (s->builder && a->opts.sample_type &&
+	    pprof_builder_set_sample_type(s->builder, a->opts.sample_type, "nanoseconds")) {
+		pprof_builder_free(s->builder);
+		s->builder = NULL;
+	}
 	if (!s->builder)
 		return NULL;
 	strncpy(s->name, service, sizeof(s->name) - 1);

@@ -17,6 +17,7 @@ struct aggregate_options {
 	int64_t period_ns; /* 1e9 / frequency */
 	enum span_scope scope;
 	size_t max_services; /* services per window; samples beyond are dropped and counted */
+	const char *sample_type; /* NULL: "cpu"; the unit is always nanoseconds */
 };
 
 struct aggregate_stats {

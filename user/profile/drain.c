@@ -64,7 +64,8 @@ static void clear_stacks(int fd)
 	}
 }
 
-int drain_window(struct drain *d, int counts_fd, int stacks_fd, drain_sample_fn fn, void *ctx)
+int drain_window_shared_stacks(struct drain *d, int counts_fd, int stacks_fd, drain_sample_fn fn,
+			       void *ctx)
 {
 	struct sample_key *prev = NULL;
 	const struct sample_key *key;
@@ -93,8 +94,15 @@ int drain_window(struct drain *d, int counts_fd, int stacks_fd, drain_sample_fn 
 	}
 	for (i = 0; i < n; i++)
 		bpf_map_delete_elem(counts_fd, &d->keys[i]);
-	clear_stacks(stacks_fd);
 	d->stats.keys += n;
+	return err;
+}
+
+int drain_window(struct drain *d, int counts_fd, int stacks_fd, drain_sample_fn fn, void *ctx)
+{
+	int err = drain_window_shared_stacks(d, counts_fd, stacks_fd, fn, ctx);
+
+	clear_stacks(stacks_fd);
 	return err;
 }
 

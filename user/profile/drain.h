@@ -34,6 +34,11 @@ void drain_free(struct drain *d); /* NULL-safe */
  * then empties both maps. Returns 0 or -errno (a count read failed; the other keys are kept). */
 int drain_window(struct drain *d, int counts_fd, int stacks_fd, drain_sample_fn fn, void *ctx);
 
+/* drain_window(), but the stack map is left as it is: it is shared by both windows and
+ * outlives them (the off-CPU stacks, taken when a thread blocks and counted when it runs). */
+int drain_window_shared_stacks(struct drain *d, int counts_fd, int stacks_fd, drain_sample_fn fn,
+			       void *ctx);
+
 void drain_get_stats(const struct drain *d, struct drain_stats *out);
 
 #endif /* SPANPROF_DRAIN_H */

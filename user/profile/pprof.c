@@ -166,6 +166,21 @@ struct pprof_builder *pprof_builder_new(int64_t period_ns, int64_t time_nanos,
 	return b;
 }
 
+int pprof_builder_set_sample_type(struct pprof_builder *b, const char *type, const char *unit)
+{
+	int err;
+
+	if (!b || !type || !unit || !type[0] || !unit[0])
+		return -EINVAL;
+	err = pprof_intern_str(b, type, &b->str_cpu);
+	return err ?: pprof_intern_str(b, unit, &b->str_nanoseconds);
+}
+
+const char *pprof_builder_sample_type(const struct pprof_builder *b)
+{
+	return b->strings[b->str_cpu];
+}
+
 void pprof_builder_free(struct pprof_builder *b)
 {
 	size_t i;

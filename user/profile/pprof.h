@@ -26,6 +26,13 @@ int pprof_builder_add_sample(struct pprof_builder *b, const struct sym_frame *fr
 			     size_t nframes, int64_t count, const struct pprof_label *labels,
 			     size_t nlabels);
 
+/* Names the sample type and its unit (default "cpu", "nanoseconds"); the period type is the
+ * same. Returns 0 or -ENOMEM/-EINVAL. */
+int pprof_builder_set_sample_type(struct pprof_builder *b, const char *type, const char *unit);
+
+/* The sample type's name ("cpu" unless set). */
+const char *pprof_builder_sample_type(const struct pprof_builder *b);
+
 /* Sets the window the profile covers (time_nanos, duration_nanos) once it is known. */
 void pprof_builder_set_time(struct pprof_builder *b, int64_t time_nanos, int64_t duration_nanos);
 

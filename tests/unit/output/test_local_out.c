@@ -145,6 +145,23 @@ static void test_local_out_names_sort_by_time(void **state)
 	free_names(names, n);
 }
 
+/* Another kind of profile sits beside the CPU one of the same window, named after its kind. */
+static void test_local_out_names_kind_after_service(void **state)
+{
+	char *names[4];
+	size_t n;
+
+	assert_int_equal(local_out_write(*state, T0, 1, "svc", data, sizeof(data), NULL, 0), 0);
+	assert_int_equal(local_out_write_kind(*state, T0, 2, "svc", "off_cpu", data, sizeof(data),
+					      NULL, 0),
+			 0);
+	n = list_dir(*state, names, 4);
+	assert_int_equal(n, 2);
+	assert_string_equal(names[0], "20231114T221320.123Z-000001-svc.pb.gz");
+	assert_string_equal(names[1], "20231114T221320.123Z-000002-svc.off_cpu.pb.gz");
+	free_names(names, n);
+}
+
 static void test_local_out_sanitises_service_names(void **state)
 {
 	char path[4096], *names[4];
@@ -200,20 +217,20 @@ static void test_local_out_recreates_a_deleted_directory(void **state)
 
 	snprintf(dir, sizeof(dir), "%s/a/out", (char *)*state);
 	assert_int_equal(local_out_open(&lo, dir), 0);
-	assert_int_equal(local_out_put(&lo, T0, 1, "s", data, sizeof(data)), 0);
+	assert_int_equal(local_out_put(&lo, T0, 1, "s", NULL, data, sizeof(data)), 0);
 	snprintf(path, sizeof(path), "%s/20231114T221320.123Z-000001-s.pb.gz", dir);
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(rmdir(dir), 0);
 	snprintf(path, sizeof(path), "%s/a", (char *)*state);
 	assert_int_equal(rmdir(path), 0); /* its parent too, as `rm -r` would */
-	assert_int_equal(local_out_put(&lo, T0, 2, "s", data, sizeof(data)), 0);
+	assert_int_equal(local_out_put(&lo, T0, 2, "s", NULL, data, sizeof(data)), 0);
 	assert_int_equal(lo.dir_recreated, 1);
 	assert_int_equal(rmdir(path) == 0, 0); /* not empty: the profile is there */
 	n = list_dir(dir, names, 4);
 	assert_int_equal(n, 1);
 	assert_string_equal(names[0], "20231114T221320.123Z-000002-s.pb.gz");
 	free_names(names, n);
-	assert_int_equal(local_out_put(&lo, T0, 3, "s", data, sizeof(data)), 0);
+	assert_int_equal(local_out_put(&lo, T0, 3, "s", NULL, data, sizeof(data)), 0);
 	assert_int_equal(lo.dir_recreated, 1); /* it was there this time */
 }
 
@@ -274,6 +291,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_local_out_writes_atomically_without_temp_files,
 						setup_dir, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_local_out_names_sort_by_time, setup_dir,
+						teardown_dir),
+		cmocka_unit_test_setup_teardown(test_local_out_names_kind_after_service, setup_dir,
 						teardown_dir),
 		cmocka_unit_test_setup_teardown(test_local_out_sanitises_service_names, setup_dir,
 						teardown_dir),

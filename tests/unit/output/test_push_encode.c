@@ -109,6 +109,28 @@ static void test_push_encode_decodes_back(void **state)
 	pprof_builder_free(b);
 }
 
+/* Off-CPU profiles are their own series: __name__ is the sample type, CPU keeps process_cpu. */
+static void test_push_encode_named_labels_the_series(void **state)
+{
+	Push__V1__PushRequest *req;
+	uint8_t *out = NULL;
+	size_t out_len = 0;
+
+	(void)state;
+	assert_string_equal(push_profile_name("cpu"), "process_cpu");
+	assert_string_equal(push_profile_name(NULL), "process_cpu");
+	assert_string_equal(push_profile_name("off_cpu"), "off_cpu");
+	assert_int_equal(push_encode_named("off_cpu", "api", NULL, 0, NULL, 0, &out, &out_len), 0);
+	req = gunzip_unpack(out, out_len);
+	assert_string_equal(label(req, "__name__"), "off_cpu");
+	assert_string_equal(label(req, "service_name"), "api");
+	push__v1__push_request__free_unpacked(req, NULL);
+	free(out);
+	assert_int_equal(push_encode_named("", "api", NULL, 0, NULL, 0, &out, &out_len), -EINVAL);
+	assert_int_equal(push_encode_named(NULL, "api", NULL, 0, NULL, 0, &out, &out_len),
+			 -EINVAL);
+}
+
 static void test_push_encode_gives_each_profile_a_new_uuid(void **state)
 {
 	Push__V1__PushRequest *a, *b;
@@ -227,6 +249,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_push_encode_decodes_back),
+		cmocka_unit_test(test_push_encode_named_labels_the_series),
 		cmocka_unit_test(test_push_encode_gives_each_profile_a_new_uuid),
 		cmocka_unit_test(test_push_encode_names_missing_service_unknown),
 		cmocka_unit_test(test_push_encode_repairs_and_cuts_service_name),

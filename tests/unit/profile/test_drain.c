@@ -183,6 +183,25 @@ static void test_drain_empties_both_maps(void **state)
 	assert_int_equal(st.map_errors, 0);
 }
 
+/* Off-CPU windows share one stack map: draining one keeps the stacks for threads still blocked. */
+static void test_drain_shared_stacks_keeps_the_stack_map(void **state)
+{
+	struct test_state *s = start(state);
+
+	put_stack(s, 1, 0x401000);
+	put(s, 100, -EFAULT, 1, 20000000);
+	assert_int_equal(drain_window_shared_stacks(s->d, s->counts_fd, s->stacks_fd, on_sample, s),
+			 0);
+	assert_int_equal(seen_for(s, 100)->count, 20000000);
+	assert_true(is_empty(s->counts_fd));
+	assert_false(is_empty(s->stacks_fd));
+	/* a later window still finds the stack */
+	put(s, 101, -EFAULT, 1, 3000000);
+	assert_int_equal(drain_window_shared_stacks(s->d, s->counts_fd, s->stacks_fd, on_sample, s),
+			 0);
+	assert_int_equal(seen_for(s, 101)->user_leaf, 0x401000);
+}
+
 static void test_drain_counts_a_missing_stack_as_map_error(void **state)
 {
 	struct test_state *s = start(state);
@@ -204,6 +223,7 @@ int main(void)
 		T(test_drain_reads_counts_with_their_stacks),
 		T(test_drain_marks_stacks_the_kernel_could_not_keep),
 		T(test_drain_empties_both_maps),
+		T(test_drain_shared_stacks_keeps_the_stack_map),
 		T(test_drain_counts_a_missing_stack_as_map_error),
 	};
 

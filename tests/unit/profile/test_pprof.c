@@ -168,6 +168,30 @@ static void test_pprof_encodes_profile_readers_accept(void **state)
 	pprof_builder_free(b);
 }
 
+/* Off-CPU profiles: sample and period type off_cpu/nanoseconds, one sample = 1 ns. */
+static void test_pprof_names_its_sample_type(void **state)
+{
+	struct pprof_builder *b = pprof_builder_new(1, T0, DURATION);
+	Perftools__Profiles__Profile *p;
+
+	(void)state;
+	assert_non_null(b);
+	assert_string_equal(pprof_builder_sample_type(b), "cpu");
+	assert_int_equal(pprof_builder_set_sample_type(b, "", "nanoseconds"), -EINVAL);
+	assert_int_equal(pprof_builder_set_sample_type(b, "off_cpu", "nanoseconds"), 0);
+	assert_string_equal(pprof_builder_sample_type(b), "off_cpu");
+	assert_int_equal(pprof_builder_add_sample(b, &f_main, 1, 25000000, NULL, 0), 0);
+	p = encode_decode(b);
+	assert_int_equal(p->n_sample_type, 1);
+	assert_string_equal(pprof_str(p, p->sample_type[0]->type), "off_cpu");
+	assert_string_equal(pprof_str(p, p->sample_type[0]->unit), "nanoseconds");
+	assert_string_equal(pprof_str(p, p->period_type->type), "off_cpu");
+	assert_int_equal(p->period, 1);
+	assert_int_equal(pprof_total_value(p), 25000000);
+	pprof_file_free(p);
+	pprof_builder_free(b);
+}
+
 static void test_pprof_merges_identical_samples(void **state)
 {
 	const struct sym_frame stack[] = { f_inline, f_main };
@@ -510,6 +534,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pprof_encodes_profile_readers_accept),
+		cmocka_unit_test(test_pprof_names_its_sample_type),
 		cmocka_unit_test(test_pprof_merges_identical_samples),
 		cmocka_unit_test(test_pprof_keeps_inline_frames_innermost_first),
 		cmocka_unit_test(test_pprof_names_unknown_frames_after_their_mapping),

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* End to end with real BPF: a workload whose span burns 5 ms and then sleeps 20 ms in
+ * sleep_in_span(), beside a thread doing the same outside any span. The off-CPU profiles the
+ * agent writes must hold the span's sleeping time under sleep_in_span, as much of it as the
+ * workload measured itself, and nothing of the thread outside spans. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "agent_proc.h"
+#include "pprof_file.h"
+#include "tmpdir.h"
+
+#define SPAN_1 "5a5a000000000001"
+#define OFF_CPU_SUFFIX ".off_cpu.pb.gz"
+
+/* What the off-CPU files of one service hold. */
+struct off_cpu_census {
+	int files, cpu_files, go_checked, go_missing;
+	int64_t total_ns; /* every sample's value */
+	int64_t sleep_ns; /* ... under sleep_in_span with the span's labels */
+	int64_t outside_ns; /* ... under sleep_outside_span or without a span_id */
+	char go_error[512];
+};
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+static void count_profile(struct off_cpu_census *c, const Perftools__Profiles__Profile *p)
+{
+	const char *span;
+	size_t i;
+
+	assert_int_equal(p->n_sample_type, 1);
+	assert_string_equal(pprof_str(p, p->sample_type[0]->type), "off_cpu");
+	assert_string_equal(pprof_str(p, p->sample_type[0]->unit), "nanoseconds");
+	for (i = 0; i < p->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = p->sample[i];
+
+		c->total_ns += s->value[0];
+		span = pprof_sample_label(p, s, "span_id");
+		if (!span || pprof_sample_has_function(p, s, "sleep_outside_span"))
+			c->outside_ns += s->value[0];
+		else if (!strcmp(span, SPAN_1) &&
+			 pprof_sample_has_function(p, s, "sleep_in_span") &&
+			 !strcmp(pprof_sample_label(p, s, "span_name") ?: "", "GET /sleepy"))
+			c->sleep_ns += s->value[0];
+	}
+}
+
+/* Reads dir/<...>-<service>.off_cpu.pb.gz, and counts the service's CPU profiles beside. */
+static void census_off_cpu(struct off_cpu_census *c, const char *dir, const char *service)
+{
+	char suffix[160], cpu_suffix[160], path[1024];
+	Perftools__Profiles__Profile *p;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int rc;
+
+	assert_non_null(d);
+	snprintf(suffix, sizeof(suffix), "-%s%s", service, OFF_CPU_SUFFIX);
+	snprintf(cpu_suffix, sizeof(cpu_suffix), "-%s.pb.gz", service);
+	while ((de = readdir(d))) {
+		if (ends_with(de->d_name, cpu_suffix))
+			c->cpu_files++;
+		if (!ends_with(de->d_name, suffix))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		p = pprof_file_read(path);
+		assert_non_null(p);
+		count_profile(c, p);
+		pprof_file_free(p);
+		c->files++;
+		rc = pprof_file_check_with_go(path, c->go_error, sizeof(c->go_error));
+		c->go_missing |= rc == 1;
+		c->go_checked += rc == 0;
+	}
+	closedir(d);
+}
+
+/* The workload's own figure: "off_cpu_ns N" in its output. */
+static long long read_measured(const char *path)
+{
+	long long ns = -1;
+	char line[128];
+	FILE *f = fopen(path, "r");
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		sscanf(line, "off_cpu_ns %lld", &ns);
+	fclose(f);
+	return ns;
+}
+
+/* Starts the workload, then an agent for its pid with the extra flags; stops the agent once the
+ * workload is done (its last window is written on the way out). Returns the measured ns. */
+static long long run(const char *dir, const char *service, const char *const *extra)
+{
+	char env_service[128], out_path[1024], pidtext[16];
+	const char *env[] = { env_service, NULL };
+	const char *wargv[] = { build_path("tests/workloads/off_cpu_workload"), "60", NULL };
+	const char *argv[16] = { "--pid", pidtext, "--output", dir, "--interval", "1" };
+	struct agent_proc agent;
+	size_t n = 6;
+	pid_t pid;
+
+	while (*extra)
+		argv[n++] = *extra++;
+	argv[n] = NULL;
+	snprintf(env_service, sizeof(env_service), "OTEL_SERVICE_NAME=%s", service);
+	snprintf(out_path, sizeof(out_path), "%s/%s.out", dir, service);
+	pid = workload_start(wargv, env, out_path);
+	assert_true(pid > 0);
+	snprintf(pidtext, sizeof(pidtext), "%d", pid);
+	assert_int_equal(agent_proc_start(&agent, dir, argv), 0);
+	assert_int_equal(workload_wait(pid, 120), 0);
+	assert_int_equal(agent_proc_stop(&agent), 0);
+	return read_measured(out_path);
+}
+
+static void test_span_sleep_is_off_cpu_under_its_function(void **state)
+{
+	const char *extra[] = { NULL };
+	struct off_cpu_census c = { 0 };
+	char service[64], *dir;
+	long long measured;
+
+	(void)state;
+	if (!agent_proc_can_run())
+		skip();
+	dir = tmpdir_new("it-offcpu");
+	assert_non_null(dir);
+	snprintf(service, sizeof(service), "it-offcpu-%d", getpid());
+	measured = run(dir, service, extra);
+	census_off_cpu(&c, dir, service);
+	printf("  workload slept %.1f ms in its span; off-CPU profiles (%d files): %.1f ms, "
+	       "%.1f ms under sleep_in_span, %.1f ms outside the span\n",
+	       measured / 1e6, c.files, c.total_ns / 1e6, c.sleep_ns / 1e6, c.outside_ns / 1e6);
+	assert_true(measured > 60 * 20000000LL * 0.9);
+	assert_true(c.files > 0 && c.cpu_files > 0);
+	assert_int_equal(c.outside_ns, 0);
+	assert_true(c.sleep_ns >= 0.9 * c.total_ns);
+	assert_true(c.total_ns >= 0.9 * measured && c.total_ns <= 1.1 * measured);
+	if (c.go_missing)
+		printf("  note: go not installed, go tool pprof check not run\n");
+	else if (c.go_checked != c.files)
+		fail_msg("go tool pprof -raw: %s", c.go_error);
+	tmpdir_remove(dir);
+}
+
+static void test_off_cpu_false_writes_no_off_cpu_profile(void **state)
+{
+	const char *extra[] = { "--off-cpu=false", NULL };
+	struct off_cpu_census c = { 0 };
+	char service[64], *dir;
+
+	(void)state;
+	if (!agent_proc_can_run())
+		skip();
+	dir = tmpdir_new("it-offcpu-off");
+	assert_non_null(dir);
+	snprintf(service, sizeof(service), "it-offcpu-off-%d", getpid());
+	assert_true(run(dir, service, extra) > 0);
+	census_off_cpu(&c, dir, service);
+	assert_true(c.cpu_files > 0);
+	assert_int_equal(c.files, 0);
+	tmpdir_remove(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_span_sleep_is_off_cpu_under_its_function),
+		cmocka_unit_test(test_off_cpu_false_writes_no_off_cpu_profile),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
