@@ -42,6 +42,10 @@ static void publish_kernel(struct agent *a)
 			       events[SPANPROF_EVENT_SPAN_SET]);
 		metrics_set_at(a->metrics, METRIC_SPAN_EVENTS, METRIC_SPAN_CLEAR,
 			       events[SPANPROF_EVENT_SPAN_CLEAR]);
+		metrics_set_at(a->metrics, METRIC_OFF_CPU_PERIODS, METRIC_OFF_CPU_COUNTED,
+			       events[SPANPROF_EVENT_OFF_CPU]);
+		metrics_set_at(a->metrics, METRIC_OFF_CPU_PERIODS, METRIC_OFF_CPU_SHORT,
+			       events[SPANPROF_EVENT_OFF_CPU_SHORT]);
 	}
 }
 

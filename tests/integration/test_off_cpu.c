@@ -17,6 +17,7 @@
 
 #include "agent_proc.h"
 #include "pprof_file.h"
+#include "push_receiver.h"
 #include "tmpdir.h"
 
 #define SPAN_1 "5a5a000000000001"
@@ -114,6 +115,7 @@ static long long run(const char *dir, const char *service, const char *const *ex
 	const char *argv[16] = { "--pid", pidtext, "--output", dir, "--interval", "1" };
 	struct agent_proc agent;
 	size_t n = 6;
+	int status;
 	pid_t pid;
 
 	while (*extra)
@@ -125,8 +127,10 @@ static long long run(const char *dir, const char *service, const char *const *ex
 	assert_true(pid > 0);
 	snprintf(pidtext, sizeof(pidtext), "%d", pid);
 	assert_int_equal(agent_proc_start(&agent, dir, argv), 0);
-	assert_int_equal(workload_wait(pid, 120), 0);
+	/* The agent is stopped before any assertion, so a failure leaves no agent running. */
+	status = workload_wait(pid, 120);
 	assert_int_equal(agent_proc_stop(&agent), 0);
+	assert_int_equal(status, 0);
 	return read_measured(out_path);
 }
 
@@ -160,6 +164,64 @@ static void test_span_sleep_is_off_cpu_under_its_function(void **state)
 	tmpdir_remove(dir);
 }
 
+/* Sums, over the pushes of this service labelled __name__=name, every sample's value. */
+static int64_t pushed_total(struct push_receiver *r, const char *service, const char *name,
+			    int *series)
+{
+	const struct push_record *rec;
+	int64_t total = 0;
+	size_t i, s, k;
+
+	for (i = 0; (rec = push_receiver_record(r, i)); i++) {
+		if (!rec->req)
+			continue;
+		for (s = 0; s < rec->req->n_series && s < rec->nprofiles; s++) {
+			if (strcmp(push_record_label(rec, s, "__name__") ?: "", name) ||
+			    strcmp(push_record_label(rec, s, "service_name") ?: "", service))
+				continue;
+			assert_non_null(rec->profiles[s]);
+			(*series)++;
+			for (k = 0; k < rec->profiles[s]->n_sample; k++)
+				total += rec->profiles[s]->sample[k]->value[0];
+		}
+	}
+	return total;
+}
+
+/* With --server, the off-CPU profile is its own series, __name__=off_cpu, holding what the
+ * local files hold; the CPU profile stays __name__=process_cpu. */
+static void test_off_cpu_is_pushed_as_its_own_series(void **state)
+{
+	struct push_receiver *r = push_receiver_new(0);
+	const char *extra[] = { "--server", NULL, NULL };
+	struct off_cpu_census c = { 0 };
+	int off_series = 0, cpu_series = 0;
+	char service[64], *dir;
+	int64_t pushed;
+
+	(void)state;
+	if (!agent_proc_can_run()) {
+		push_receiver_free(r);
+		skip();
+	}
+	assert_non_null(r);
+	extra[1] = push_receiver_url(r);
+	dir = tmpdir_new("it-offcpu-push");
+	assert_non_null(dir);
+	snprintf(service, sizeof(service), "it-offcpu-push-%d", getpid());
+	assert_true(run(dir, service, extra) > 0);
+	census_off_cpu(&c, dir, service);
+	pushed = pushed_total(r, service, "off_cpu", &off_series);
+	pushed_total(r, service, "process_cpu", &cpu_series);
+	printf("  %d off_cpu series pushed, %.1f ms (local files: %.1f ms); %d process_cpu series\n",
+	       off_series, pushed / 1e6, c.total_ns / 1e6, cpu_series);
+	assert_true(off_series > 0 && cpu_series > 0);
+	assert_true(c.total_ns > 0);
+	assert_int_equal(pushed, c.total_ns);
+	push_receiver_free(r);
+	tmpdir_remove(dir);
+}
+
 static void test_off_cpu_false_writes_no_off_cpu_profile(void **state)
 {
 	const char *extra[] = { "--off-cpu=false", NULL };
@@ -183,6 +245,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_span_sleep_is_off_cpu_under_its_function),
+		cmocka_unit_test(test_off_cpu_is_pushed_as_its_own_series),
 		cmocka_unit_test(test_off_cpu_false_writes_no_off_cpu_profile),
 	};
 

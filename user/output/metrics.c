@@ -68,6 +68,8 @@ static const char *const guards[] = {
 	[METRIC_GUARD_DWARF_REFUSED] = "dwarf_refused",
 	[METRIC_GUARD_DWARF_EVICTED] = "dwarf_evicted",
 };
+static const char *const off_cpu_results[] = { [METRIC_OFF_CPU_COUNTED] = "counted",
+						[METRIC_OFF_CPU_SHORT] = "short" };
 static const char *const versions[] = { SPANPROF_VERSION };
 
 #define LABELLED(label, values) label, values, sizeof(values) / sizeof(values[0])
@@ -131,6 +133,10 @@ static const struct metric_def defs[METRIC__COUNT] = {
 				 "Decompressed DWARF bytes the symbol cache holds." },
 	[METRIC_LAST_WINDOW_AGE] = { "spanprof_last_window_age_seconds", METRIC_GAUGE,
 				     "Seconds since a window was last written (at the last drain)." },
+	[METRIC_OFF_CPU_PERIODS] = { "spanprof_off_cpu_periods_total", METRIC_COUNTER,
+				     "Waits of threads in spans: counted in the off-CPU profile, or "
+				     "short (below --off-cpu-min).",
+				     LABELLED("result", off_cpu_results) },
 };
 
 struct metrics *metrics_new(void)

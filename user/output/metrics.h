@@ -34,6 +34,7 @@ enum metric_id {
 	METRIC_INPUT_GUARDS, /* counter, label guard: enum metric_guard */
 	METRIC_DWARF_BYTES, /* gauge: DWARF bytes held by the symbol cache */
 	METRIC_LAST_WINDOW_AGE, /* gauge: seconds since a window was last written */
+	METRIC_OFF_CPU_PERIODS, /* counter, label result: enum metric_off_cpu */
 	METRIC__COUNT,
 };
 
@@ -46,6 +47,7 @@ enum metric_drop {
 };
 
 enum metric_span_event { METRIC_SPAN_SET = 0, METRIC_SPAN_CLEAR };
+enum metric_off_cpu { METRIC_OFF_CPU_COUNTED = 0, METRIC_OFF_CPU_SHORT };
 enum metric_symcache { METRIC_SYMCACHE_MODULES = 0, METRIC_SYMCACHE_PIDS };
 enum metric_lookup { METRIC_LOOKUP_HIT = 0, METRIC_LOOKUP_MISS };
 
