@@ -229,6 +229,7 @@ int local_out_put(struct local_out *lo, int64_t window_start_ns, unsigned int se
 {
 	int err = ensure_dir(lo);
 
-	return err ?: local_out_write_kind(lo->dir, window_start_ns, seq, service, kind, gz, len,
-					   NULL, 0);
+	if (err)
+		return err;
+	return local_out_write_kind(lo->dir, window_start_ns, seq, service, kind, gz, len, NULL, 0);
 }

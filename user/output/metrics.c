@@ -68,8 +68,8 @@ static const char *const guards[] = {
 	[METRIC_GUARD_DWARF_REFUSED] = "dwarf_refused",
 	[METRIC_GUARD_DWARF_EVICTED] = "dwarf_evicted",
 };
-static const char *const off_cpu_results[] = { [METRIC_OFF_CPU_COUNTED] = "counted",
-						[METRIC_OFF_CPU_SHORT] = "short" };
+static const char *const off_cpu_results
+	[] = { [METRIC_OFF_CPU_COUNTED] = "counted", [METRIC_OFF_CPU_SHORT] = "short" };
 static const char *const versions[] = { SPANPROF_VERSION };
 
 #define LABELLED(label, values) label, values, sizeof(values) / sizeof(values[0])

@@ -68,8 +68,8 @@ static char *service_value(const char *service)
 
 /* Packs the request around profile; *packed is malloc'ed. */
 static int pack_request(const char *name, char *service, const struct pprof_label *labels,
-			size_t nlabels,
-			const uint8_t *profile, size_t len, uint8_t **packed, size_t *packed_len)
+			size_t nlabels, const uint8_t *profile, size_t len, uint8_t **packed,
+			size_t *packed_len)
 {
 	Push__V1__LabelPair pairs[PUSH_MAX_SERIES_LABELS], *pairp[PUSH_MAX_SERIES_LABELS];
 	Push__V1__PushRequest req = PUSH__V1__PUSH_REQUEST__INIT;
@@ -135,8 +135,8 @@ int push_encode_named(const char *name, const char *service, const struct pprof_
 	char *svc;
 	int err;
 
-	if (!name || !name[0] || (!profile && len) || (!labels && nlabels) || nlabels > PUSH_MAX_STATIC_LABELS || !out ||
-	    !out_len)
+	if (!name || !name[0] || (!profile && len) || (!labels && nlabels) ||
+	    nlabels > PUSH_MAX_STATIC_LABELS || !out || !out_len)
 		return -EINVAL;
 	svc = service_value(service);
 	if (!svc)

@@ -267,7 +267,8 @@ static int submit_chunk(void *ctx, const uint8_t *buf, size_t len, size_t nsampl
 		return 0;
 	}
 	(void)nsamples;
-	err = push_encode_named(c->name, c->service, u->labels, c->nlabels, buf, len, &body, &body_len);
+	err = push_encode_named(c->name, c->service, u->labels, c->nlabels, buf, len, &body,
+				&body_len);
 	if (err) {
 		count_encode_drop(c, err);
 		return 0;

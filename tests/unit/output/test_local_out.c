@@ -152,9 +152,9 @@ static void test_local_out_names_kind_after_service(void **state)
 	size_t n;
 
 	assert_int_equal(local_out_write(*state, T0, 1, "svc", data, sizeof(data), NULL, 0), 0);
-	assert_int_equal(local_out_write_kind(*state, T0, 2, "svc", "off_cpu", data, sizeof(data),
-					      NULL, 0),
-			 0);
+	assert_int_equal(
+		local_out_write_kind(*state, T0, 2, "svc", "off_cpu", data, sizeof(data), NULL, 0),
+		0);
 	n = list_dir(*state, names, 4);
 	assert_int_equal(n, 2);
 	assert_string_equal(names[0], "20231114T221320.123Z-000001-svc.pb.gz");

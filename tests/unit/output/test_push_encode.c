@@ -127,8 +127,7 @@ static void test_push_encode_named_labels_the_series(void **state)
 	push__v1__push_request__free_unpacked(req, NULL);
 	free(out);
 	assert_int_equal(push_encode_named("", "api", NULL, 0, NULL, 0, &out, &out_len), -EINVAL);
-	assert_int_equal(push_encode_named(NULL, "api", NULL, 0, NULL, 0, &out, &out_len),
-			 -EINVAL);
+	assert_int_equal(push_encode_named(NULL, "api", NULL, 0, NULL, 0, &out, &out_len), -EINVAL);
 }
 
 static void test_push_encode_gives_each_profile_a_new_uuid(void **state)
