@@ -226,6 +226,9 @@ static void count_storm_samples(const char *dir, const char *service, uint64_t *
 		len = strlen(de->d_name);
 		if (len < 6 || strcmp(de->d_name + len - 6, ".pb.gz"))
 			continue;
+		/* CPU profiles only: the off-CPU ones hold nanoseconds waited, not samples. */
+		if (strstr(de->d_name, ".off_cpu.pb.gz"))
+			continue;
 		mine = len > slen && !strcmp(de->d_name + len - slen, suffix);
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		p = pprof_file_read(path);
