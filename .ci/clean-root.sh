@@ -75,8 +75,10 @@ clone_checkout() { # root
 	log "cloned $src at $(git -C "$src" log -1 --format='%h %s' "$head")"
 }
 
+root= # global: the EXIT trap removes it after main has returned
+
 main() {
-	local mirror tarball root rc=0
+	local mirror tarball rc=0
 
 	[ "$(id -u)" -eq 0 ] || { log "must run as root"; return 1; }
 	ensure_debootstrap
@@ -86,7 +88,9 @@ main() {
 	# The binds live in a private mount namespace, so they end with it even on SIGKILL;
 	# the root directory itself is removed here, never across a mount (--one-file-system).
 	trap 'rm -rf --one-file-system "$root"' EXIT
+	trap 'exit 130' INT TERM
 	tar -C "$root" --numeric-owner -xpf "$tarball"
+	chmod 0755 "$root" # it becomes /; mktemp made it 0700
 	configure_apt "$root" "$mirror"
 	clone_checkout "$root"
 	unshare --mount --propagation private "$src/.ci/root-binds.sh" "$root" \

@@ -39,6 +39,7 @@ teardown() {
 	done
 }
 trap teardown EXIT
+trap 'exit 130' INT TERM
 
 bind /proc /proc
 bind /sys /sys

@@ -79,8 +79,7 @@ static struct pprof_builder *builder_for(struct aggregate *a, const char *servic
 	s->builder = pprof_builder_new(a->opts.period_ns, a->window_start_ns, 0);
 	if (!s->builder)
 		return NULL;
-	strncpy(s->name, service, sizeof(s->name) - 1);
-	s->name[sizeof(s->name) - 1] = '\0';
+	snprintf(s->name, sizeof(s->name), "%s", service);
 	a->nservices++;
 	return s->builder;
 }
