@@ -103,6 +103,11 @@ static int has_exited(pid_t pid)
 	return !waitid(P_PID, pid, &info, WEXITED | WNOHANG | WNOWAIT) && info.si_pid == pid;
 }
 
+int agent_proc_has_exited(const struct agent_proc *a)
+{
+	return has_exited(a->pid);
+}
+
 int agent_proc_wait_log(const struct agent_proc *a, const char *text, int timeout_s)
 {
 	for (int i = 0; i < timeout_s * 100; i++) {

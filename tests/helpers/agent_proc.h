@@ -22,6 +22,9 @@ int agent_proc_start(struct agent_proc *a, const char *log_dir, const char *cons
 /* SIGINT, then waits up to 20 s. Returns the exit status, or -1 (killed). */
 int agent_proc_stop(struct agent_proc *a);
 
+/* 1 when the agent has exited (it is not reaped: agent_proc_stop or workload_wait still work). */
+int agent_proc_has_exited(const struct agent_proc *a);
+
 /* Prints the agent's log, indented. */
 void agent_proc_print_log(const struct agent_proc *a);
 

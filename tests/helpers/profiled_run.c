@@ -143,6 +143,7 @@ int profiled_run(struct profiled_run *r)
 
 	signal(SIGPIPE, SIG_IGN); /* a workload that died shows in its status, not as our death */
 	r->attach_s = r->cpu_s = -1;
+	r->agent_ended_first = 0;
 	r->pid = spawn_held(r, &gate_fd, out_path, sizeof(out_path));
 	if (r->pid < 0)
 		return -1;
@@ -161,6 +162,7 @@ int profiled_run(struct profiled_run *r)
 	}
 	close(gate_fd);
 	rc = workload_wait(r->pid, WORKLOAD_TIMEOUT_S);
+	r->agent_ended_first = agent_proc_has_exited(&r->agent);
 	if (rc)
 		printf("  the workload (pid %d) ended with status %d\n", r->pid, rc);
 	rc = rc || read_cpu(r, out_path) ? -1 : 0;

@@ -24,6 +24,7 @@ struct profiled_run {
 	pid_t pid; /* the workload */
 	double attach_s; /* from the workload's exec to this agent's attach of hook_file */
 	double cpu_s; /* user + system CPU seconds the workload reported */
+	int agent_ended_first; /* the agent had exited (--duration) before the workload did */
 	struct agent_proc agent;
 };
 
