@@ -11,6 +11,17 @@
 
 #include "agent_proc.h"
 
+/* The samples a task gets per CPU second at the agent's default 100 Hz lie in this band. On this
+ * 2-CPU VM with every CPU busy, cpu-clock sampling gave one task 0.45 to 1.3 times the nominal
+ * rate (in frequency mode and in fixed-period mode alike), so the band catches a sample stream
+ * that is lost or doubled, not that drift; an idle machine gives about 1.0. */
+#define PROFILED_HZ 100
+#define PROFILED_RATE_MIN 0.4
+#define PROFILED_RATE_MAX 1.6
+#define PROFILED_RATE_OK(samples, cpu_s)                           \
+	((samples) >= PROFILED_RATE_MIN * PROFILED_HZ * (cpu_s) && \
+	 (samples) <= PROFILED_RATE_MAX * PROFILED_HZ * (cpu_s))
+
 struct profiled_run {
 	/* In. */
 	const char *dir; /* agent.log and the workload's stdout go here */

@@ -126,24 +126,6 @@ static struct pushed count_pushed(struct push_receiver *rx, int status, const ch
 	return out;
 }
 
-/* Polls (up to 30 s) until the service's windows answered `status` hold the samples the
- * workload's CPU time calls for at 100 Hz (0.7 of them: see test_span_profile.c). */
-static struct pushed wait_pushed(struct push_receiver *rx, int status, const char *service,
-				 double cpu_s)
-{
-	struct pushed got = { 0 };
-
-	for (int i = 0; i < 3000; i++) {
-		got = count_pushed(rx, status, service, "work_in_span_0", SPAN_1);
-		if (got.samples >= 0.7 * 100 * cpu_s)
-			break;
-		usleep(10000);
-	}
-	printf("  %s: %zu pushes (%zu windows) answered %d, %zu samples for %.2f CPU s\n", service,
-	       got.pushes, got.windows, status, got.samples, cpu_s);
-	return got;
-}
-
 static size_t collect(void *data, size_t size, size_t n, void *userp)
 {
 	char *buf = userp;
@@ -241,6 +223,26 @@ static double wait_metric(int port, const char *metric, double min)
 	return v;
 }
 
+/* Polls (up to 60 s) until the gauge is 0 (a queue or spool delivered); returns its value. */
+static double wait_metric_zero(int port, const char *metric)
+{
+	double v = scrape(port, metric);
+
+	for (int i = 0; i < 6000 && v > 0; i++) {
+		usleep(10000);
+		v = scrape(port, metric);
+	}
+	return v;
+}
+
+static void print_pushed(const char *service, const struct pushed *got, double cpu_s)
+{
+	printf("  %s: %zu pushes (%zu windows), %zu samples for %.2f CPU s; work_in_span_0: %zu "
+	       "samples, %zu with span %s\n",
+	       service, got->pushes, got->windows, got->samples, cpu_s, got->in_function,
+	       got->right, SPAN_1);
+}
+
 static int stop_agent(struct agent_proc *a)
 {
 	int rc = agent_proc_stop(a);
@@ -265,10 +267,12 @@ static void test_agent_pushes_span_profiles_and_metrics_move(void **state)
 	run_pushing(fx, argv, "it-upload", "2", &r);
 	port = metrics_port(&fx->agent);
 	assert_true(port > 0);
-	got = wait_pushed(fx->rx, 200, "it-upload", r.cpu_s);
-	printf("  work_in_span_0: %zu samples, %zu with span %s\n", got.in_function, got.right,
-	       SPAN_1);
-	assert_true(got.samples >= 0.7 * 100 * r.cpu_s);
+	/* The window the workload ended in is written, then the queue is delivered. */
+	wait_two_more_windows(&fx->agent);
+	assert_true(wait_metric_zero(port, "spanprof_upload_queue_bytes") == 0);
+	got = count_pushed(fx->rx, 200, "it-upload", "work_in_span_0", SPAN_1);
+	print_pushed("it-upload", &got, r.cpu_s);
+	assert_true(PROFILED_RATE_OK(got.samples, r.cpu_s));
 	assert_true(got.in_function >= 20 && got.right >= 0.99 * got.in_function);
 	/* Static label on the series, gzip on the wire, the push path. */
 	for (size_t i = 0; i < push_receiver_count(fx->rx); i++) {
@@ -290,18 +294,24 @@ static void test_agent_pushes_span_profiles_and_metrics_move(void **state)
 static void test_spooled_backlog_survives_outage_and_agent_kill(void **state)
 {
 	struct fixture *fx = *state;
-	char spool[600];
+	char spool[600], self[16];
 	const char *argv[] = { "--server", NULL, "--spool", spool, "--interval", "1", NULL };
+	/* The second agent only delivers the backlog: it profiles nothing but this test. */
+	const char *argv2[] = { "--server",    NULL,	"--spool", spool, "--metrics-addr",
+				"127.0.0.1:0", "--pid", self,	   NULL };
 	struct agent_proc *agent = &fx->agent;
 	struct profiled_run r;
 	struct pushed got;
+	int port;
 
 	if (!fx)
 		skip();
 	snprintf(spool, sizeof(spool), "%s/spool", fx->dir);
-	argv[1] = push_receiver_url(fx->rx);
+	snprintf(self, sizeof(self), "%d", getpid());
+	argv[1] = argv2[1] = push_receiver_url(fx->rx);
 	push_receiver_answer(fx->rx, 503, 0, "down for maintenance"); /* every request */
 	run_pushing(fx, argv, "it-spool", "1.5", &r);
+	/* The window the workload ended in is written, so spooled (before any push of it). */
 	wait_two_more_windows(agent);
 	assert_true(push_receiver_count_status(fx->rx, 503) >= 1); /* it did try, and got 503s */
 	/* Killed, not stopped: the windows it had written are already in the spool. */
@@ -311,12 +321,15 @@ static void test_spooled_backlog_survives_outage_and_agent_kill(void **state)
 	assert_int_equal(count_pushed(fx->rx, 200, "it-spool", "work_in_span_0", SPAN_1).pushes, 0);
 
 	push_receiver_answer(fx->rx, 200, 0, NULL);
-	assert_int_equal(agent_proc_start(agent, fx->dir, argv), 0);
-	got = wait_pushed(fx->rx, 200, "it-spool", r.cpu_s);
+	assert_int_equal(agent_proc_start(agent, fx->dir, argv2), 0);
+	port = metrics_port(agent);
+	assert_true(port > 0);
+	assert_true(push_receiver_wait(fx->rx, 200, 1, 30000) >= 1);
+	assert_true(wait_metric_zero(port, "spanprof_spool_bytes") == 0);
 	assert_int_equal(stop_agent(agent), 0);
-	printf("  backlog after restart: work_in_span_0: %zu samples, %zu right\n", got.in_function,
-	       got.right);
-	assert_true(got.samples >= 0.7 * 100 * r.cpu_s);
+	got = count_pushed(fx->rx, 200, "it-spool", "work_in_span_0", SPAN_1);
+	print_pushed("backlog after restart: it-spool", &got, r.cpu_s);
+	assert_true(PROFILED_RATE_OK(got.samples, r.cpu_s));
 	assert_true(got.in_function >= 20 && got.right >= 0.99 * got.in_function);
 }
 
