@@ -11,17 +11,72 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 START_TIMEOUT_S=${START_TIMEOUT_S:-3600} # set-up and build may download and compile a lot
+AGENT_START_TIMEOUT_S=${AGENT_START_TIMEOUT_S:-120}
+STOP_TIMEOUT_S=${STOP_TIMEOUT_S:-60}
 
 fail() {
 	echo "readme-commands: $*" >&2
 	exit 1
 }
 
+group= # the process group of a command run until Ctrl-C; killed if this script ends early
+trap '[ -z "$group" ] || kill -KILL -- "-$group" 2>/dev/null || true' EXIT
+
 # "command<TAB>comment" per command of the first ``` block; a trailing \ joins lines.
 readme_commands() {
 	awk '/^```/ { if (inside) exit; inside = 1; next }
 	     inside { line = line $0; if (sub(/\\$/, "", line)) next; print line; line = "" }' \
 		README.md | sed -E 's/^[[:space:]]+//; s/[[:space:]]+#[[:space:]]*/\t/; s/[[:space:]]+$//'
+}
+
+# 1 when a process named spanprof runs in process group $1.
+agent_in_group() { # pgid
+	local p
+
+	for p in /proc/[0-9]*; do
+		[ "$(cut -d' ' -f5 "$p/stat" 2>/dev/null)" = "$1" ] &&
+			[ "$(cat "$p/comm" 2>/dev/null)" = spanprof ] && return 0
+	done
+	return 1
+}
+
+# Waits until the output says the agent is profiling. Set-up and build may take long; the agent,
+# once running, gets AGENT_START_TIMEOUT_S.
+wait_profiling() { # pid out command
+	local rc=0 agent_since=
+
+	SECONDS=0
+	until grep -q 'profiling ' "$2"; do
+		if ! kill -0 "$1" 2>/dev/null; then
+			wait "$1" || rc=$?
+			fail "'$3' ended (status $rc) before the agent said it was profiling"
+		fi
+		[ "$SECONDS" -lt "$START_TIMEOUT_S" ] || fail "no agent after ${START_TIMEOUT_S}s"
+		if [ -z "$agent_since" ] && agent_in_group "$1"; then
+			agent_since=$SECONDS
+		fi
+		[ -z "$agent_since" ] || [ $((SECONDS - agent_since)) -lt "$AGENT_START_TIMEOUT_S" ] ||
+			fail "the agent runs but did not say it was profiling in ${AGENT_START_TIMEOUT_S}s"
+		sleep 1
+	done
+}
+
+# Ctrl-C as a terminal sends it: SIGINT to the process group; SIGKILL if it is still there after
+# STOP_TIMEOUT_S. Returns the command's status.
+ctrl_c() { # pid
+	local i rc=0
+
+	kill -INT -- "-$1"
+	for ((i = 0; i < STOP_TIMEOUT_S * 10; i++)); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$1" 2>/dev/null; then
+		kill -KILL -- "-$1"
+		echo "readme-commands: still running ${STOP_TIMEOUT_S}s after Ctrl-C; killed" >&2
+	fi
+	wait "$1" || rc=$?
+	return "$rc"
 }
 
 # The command runs in its own process group (setsid), its output both shown and kept.
@@ -31,22 +86,15 @@ run_until_ctrl_c() { # command
 	out=$(mktemp)
 	setsid bash -c "$1" </dev/null >"$out" 2>&1 &
 	pid=$!
+	group=$pid
 	tail -n +1 -f --pid="$pid" "$out" &
 	[ "$(cut -d' ' -f5 "/proc/$pid/stat")" = "$pid" ] || fail "setsid did not start a group"
-	SECONDS=0
-	until grep -q '^.*profiling ' "$out"; do
-		if ! kill -0 "$pid" 2>/dev/null; then
-			wait "$pid" || rc=$?
-			fail "'$1' ended (status $rc) before the agent said it was profiling"
-		fi
-		[ "$SECONDS" -lt "$START_TIMEOUT_S" ] || fail "no agent after ${START_TIMEOUT_S}s"
-		sleep 1
-	done
+	wait_profiling "$pid" "$out" "$1"
 	echo "readme-commands: the agent is profiling; 3 CPU seconds of work, then Ctrl-C"
 	timeout 3 sh -c 'while :; do :; done' || true
-	kill -INT -- "-$pid"
-	wait "$pid" || rc=$?
-	sleep 0.2 # let tail print the last lines
+	ctrl_c "$pid" || rc=$?
+	group=
+	sleep 1.1 # tail checks every second whether the command is gone; let it print the end
 	rm -f "$out"
 	[ "$rc" -eq 0 ] || fail "'$1' exited with status $rc after Ctrl-C"
 	compgen -G 'spanprof-data/*.pb.gz' >/dev/null || fail "no profile in ./spanprof-data"
