@@ -61,6 +61,19 @@ wait_profiling() { # pid out command
 	done
 }
 
+# Where a spanprof in process group $1 is blocked: its kernel wait channel and what it has open.
+where_agent_waits() { # pgid
+	local p
+
+	for p in /proc/[0-9]*; do
+		[ "$(cut -d' ' -f5 "$p/stat" 2>/dev/null)" = "$1" ] || continue
+		[ "$(cat "$p/comm" 2>/dev/null)" = spanprof ] || continue
+		echo "readme-commands: agent ${p#/proc/} waits in $(cat "$p/wchan" 2>/dev/null);" \
+			"its open files:" $(ls -l "$p/fd" 2>/dev/null | sed -n 's/.* -> //p' |
+				grep -v '^anon_inode\|^pipe\|^socket' | sort -u) >&2
+	done
+}
+
 # Ctrl-C as a terminal sends it: SIGINT to the process group; SIGKILL if it is still there after
 # STOP_TIMEOUT_S. Returns the command's status.
 ctrl_c() { # pid
@@ -72,6 +85,7 @@ ctrl_c() { # pid
 		sleep 0.1
 	done
 	if kill -0 "$1" 2>/dev/null; then
+		where_agent_waits "$1"
 		kill -KILL -- "-$1"
 		echo "readme-commands: still running ${STOP_TIMEOUT_S}s after Ctrl-C; killed" >&2
 	fi

@@ -128,15 +128,19 @@ int agent_proc_start(struct agent_proc *a, const char *log_dir, const char *cons
 	for (i = 0; argv[i] && i < 62; i++)
 		args[i + 1] = argv[i];
 	snprintf(a->log_path, sizeof(a->log_path), "%s/agent.log", log_dir);
-	a->pid = fork();
-	if (a->pid < 0)
+	/* Emptied before the fork: the wait below must not read an earlier agent's log. */
+	fd = open(a->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
 		return -1;
+	a->pid = fork();
 	if (a->pid == 0) {
-		fd = open(a->log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		dup2(fd, 2);
 		execv(args[0], (char *const *)args);
 		_exit(127);
 	}
+	close(fd);
+	if (a->pid < 0)
+		return -1;
 	if (agent_proc_wait_log(a, READY_TEXT, 20))
 		return 0;
 	/* Not left behind: it would hold the test's stdout, and a pipe reading it would hang. */
