@@ -22,6 +22,10 @@
 	((samples) >= PROFILED_RATE_MIN * PROFILED_HZ * (cpu_s) && \
 	 (samples) <= PROFILED_RATE_MAX * PROFILED_HZ * (cpu_s))
 
+/* Samples a function needs before its share of right span labels is judged: a quarter of a
+ * CPU second at the band's low end (0.4 x 100 Hz) gives it; 99% of 10 means all of them. */
+#define PROFILED_MIN_SAMPLES 10
+
 struct profiled_run {
 	/* In. */
 	const char *dir; /* agent.log and the workload's stdout go here */

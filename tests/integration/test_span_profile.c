@@ -64,7 +64,7 @@ static void assert_mostly(const struct census_func *f, double min_ratio)
 	assert_non_null(f);
 	printf("  %-22s %6llu samples, %6llu with the right span label\n", f->name,
 	       (unsigned long long)f->samples, (unsigned long long)f->right_span);
-	assert_true(f->samples >= 20);
+	assert_true(f->samples >= PROFILED_MIN_SAMPLES);
 	assert_true(f->right_span >= min_ratio * f->samples);
 }
 

@@ -273,7 +273,7 @@ static void test_agent_pushes_span_profiles_and_metrics_move(void **state)
 	got = count_pushed(fx->rx, 200, "it-upload", "work_in_span_0", SPAN_1);
 	print_pushed("it-upload", &got, r.cpu_s);
 	assert_true(PROFILED_RATE_OK(got.samples, r.cpu_s));
-	assert_true(got.in_function >= 20 && got.right >= 0.99 * got.in_function);
+	assert_true(got.in_function >= PROFILED_MIN_SAMPLES && got.right >= 0.99 * got.in_function);
 	/* Static label on the series, gzip on the wire, the push path. */
 	for (size_t i = 0; i < push_receiver_count(fx->rx); i++) {
 		const struct push_record *rec = push_receiver_record(fx->rx, i);
@@ -330,7 +330,7 @@ static void test_spooled_backlog_survives_outage_and_agent_kill(void **state)
 	got = count_pushed(fx->rx, 200, "it-spool", "work_in_span_0", SPAN_1);
 	print_pushed("backlog after restart: it-spool", &got, r.cpu_s);
 	assert_true(PROFILED_RATE_OK(got.samples, r.cpu_s));
-	assert_true(got.in_function >= 20 && got.right >= 0.99 * got.in_function);
+	assert_true(got.in_function >= PROFILED_MIN_SAMPLES && got.right >= 0.99 * got.in_function);
 }
 
 int main(void)
