@@ -308,9 +308,6 @@ sanitize:
 		$(MAKE) --no-print-directory OUTPUT=$(SANITIZE_OUTPUT) \
 		SAN_CFLAGS="$(SANITIZE_FLAGS)" unit-tests integration-tests
 
-bench: all $(BENCHES) $(WORKLOADS) $(OUTPUT)/tests/bench/go_hook
-	$(Q)for b in $(BENCHES); do $$b || exit 1; done
-
 bench: all $(BENCHES) $(WORKLOADS) $(OUTPUT)/tests/bench/go_hook bench-hooks
 	$(Q)for b in $(BENCHES); do $$b || exit 1; done
 

@@ -2,6 +2,7 @@
 /* Aggregation: drained samples with their frames -> labelled samples in per-service pprof
  * builders; flushing hands each service's builder to the output. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
