@@ -14,7 +14,8 @@ apt-get install -y -qq --no-install-recommends \
 	libcmocka-dev golang-go binutils \
 	golang-github-masterminds-sprig-dev golang-github-xeipuuv-gojsonschema-dev \
 	golang-gopkg-yaml.v2-dev golang-gopkg-yaml.v3-dev golang-opentelemetry-otel-dev yamllint \
-	python3 ruby ruby-minitest >/dev/null
+	python3 ruby ruby-minitest \
+	libcap2-bin >/dev/null # the Docker image's setcap: tests/deploy follows its dependencies
 if [ ! -e /sys/kernel/tracing/events ]; then
 	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null ||
 		echo "note: could not mount tracefs; dlopen'ed hooks will be found by the periodic rescan"

@@ -24,6 +24,8 @@ struct census {
 	uint64_t total_samples; /* all samples of the service */
 	uint64_t unknown_frames; /* samples whose leaf frame is "[unknown...]" */
 	uint64_t kernel_samples; /* samples with a frame in the [kernel.kallsyms] mapping */
+	uint64_t
+		past_thread_root; /* watched functions found only past runtime.mstart: not counted */
 	int files; /* profiles read */
 	int go_checked; /* ... that `go tool pprof -raw` parsed */
 	int go_missing; /* 1 when go is not installed */
