@@ -254,7 +254,7 @@ int cfi_table_build_fd(int fd, struct cfi_table *out)
 	int err;
 
 	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		elf_end(elf);
 		memset(out, 0, sizeof(*out));

@@ -231,7 +231,7 @@ static struct file *open_file(struct unwind_files *fs, pid_t pid, const struct p
 		return NULL;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
 		goto out_close;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF)
 		goto out_close;
 	idlen = dwelf_elf_gnu_build_id(elf, (const void **)&id);

@@ -7,9 +7,11 @@
 #include <sys/auxv.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "unwind/unwind_worker.h"
+#include "util/log.h"
 
 #define WORKER_NICE 10
 
@@ -17,12 +19,15 @@ struct job_list {
 	struct unwind_job *head, *tail;
 };
 
+/* How long stopping waits for a build in progress (a crafted file can keep libdw busy). */
+#define STOP_WAIT_MS 300
+
 struct unwind_worker {
 	pthread_t thread;
 	pthread_mutex_t lock;
-	pthread_cond_t wake;
+	pthread_cond_t wake, exited;
 	struct job_list todo, done;
-	int stop;
+	int stop, running; /* running: the thread has not returned yet */
 };
 
 static void list_push(struct job_list *l, struct unwind_job *j)
@@ -99,6 +104,8 @@ static void *worker_main(void *arg)
 		pthread_mutex_lock(&w->lock);
 		list_push(&w->done, j);
 	}
+	w->running = 0;
+	pthread_cond_signal(&w->exited);
 	pthread_mutex_unlock(&w->lock);
 	return NULL;
 }
@@ -113,8 +120,11 @@ struct unwind_worker *unwind_worker_new(void)
 	elf_version(EV_CURRENT);
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->wake, NULL);
+	pthread_cond_init(&w->exited, NULL);
+	w->running = 1;
 	err = pthread_create(&w->thread, NULL, worker_main, w);
 	if (err) {
+		pthread_cond_destroy(&w->exited);
 		pthread_cond_destroy(&w->wake);
 		pthread_mutex_destroy(&w->lock);
 		free(w);
@@ -136,17 +146,43 @@ static void free_list(struct job_list *l)
 	}
 }
 
+/* Waits up to STOP_WAIT_MS for the thread to return; returns 0 when it did. */
+static int wait_exit(struct unwind_worker *w)
+{
+	struct timespec deadline;
+	int err = 0;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_nsec += STOP_WAIT_MS * 1000000L;
+	deadline.tv_sec += deadline.tv_nsec / 1000000000L;
+	deadline.tv_nsec %= 1000000000L;
+	while (w->running && !err)
+		err = pthread_cond_timedwait(&w->exited, &w->lock, &deadline);
+	return w->running ? -ETIMEDOUT : 0;
+}
+
 void unwind_worker_free(struct unwind_worker *w)
 {
+	int err;
+
 	if (!w)
 		return;
 	pthread_mutex_lock(&w->lock);
 	w->stop = 1;
 	pthread_cond_signal(&w->wake);
+	err = wait_exit(w);
 	pthread_mutex_unlock(&w->lock);
+	if (err) {
+		/* Still inside one build: let it finish on its own and keep w alive for it (the
+		 * agent is exiting; the job and w are reclaimed with the process). */
+		log_warn(err, "unwind table build still running at exit: not waited for");
+		pthread_detach(w->thread);
+		return;
+	}
 	pthread_join(w->thread, NULL);
 	free_list(&w->todo);
 	free_list(&w->done);
+	pthread_cond_destroy(&w->exited);
 	pthread_cond_destroy(&w->wake);
 	pthread_mutex_destroy(&w->lock);
 	free(w);
