@@ -11,7 +11,7 @@ apt-get install -y -qq --no-install-recommends \
 	libelf-dev libdw-dev zlib1g-dev \
 	libcurl4-openssl-dev libprotobuf-c-dev protobuf-c-compiler \
 	libyaml-dev libmicrohttpd-dev libjson-c-dev \
-	libcmocka-dev golang-go binutils \
+	libcmocka-dev golang-go binutils linux-perf \
 	golang-github-masterminds-sprig-dev golang-github-xeipuuv-gojsonschema-dev \
 	golang-gopkg-yaml.v2-dev golang-gopkg-yaml.v3-dev golang-opentelemetry-otel-dev yamllint \
 	python3 ruby ruby-minitest \

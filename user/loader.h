@@ -18,12 +18,20 @@ struct loader_options {
 	size_t npids;
 	uint32_t stack_entries; /* per window stack map size */
 	uint32_t count_entries; /* per window count map size */
+	uint32_t unwind_chunks; /* row chunks for CFI tables (the table memory budget) */
+	uint32_t unwind_pids; /* processes whose mappings the unwinder knows */
 };
 
 /* Map fds of one sampling window. */
 struct loader_window {
 	int counts_fd; /* struct sample_key -> __u64 */
 	int stacks_fd; /* stack id -> __u64[SPANPROF_MAX_STACK_DEPTH] */
+	int user_stacks_fd; /* __u64 hash -> struct spanprof_user_stack (CFI-unwound stacks) */
+};
+
+/* Map fds of the native unwinder's tables (filled by user/unwind/). */
+struct loader_unwind_maps {
+	int rules, chunks, tables, procs;
 };
 
 /* Opens the skeleton, applies options, loads the programs and attaches the samplers (one
@@ -59,6 +67,8 @@ struct ring_buffer *loader_proc_events(struct loader *l, loader_event_fn fn, voi
 
 /* Forgets a pending rescan request so the next exec/mmap of pid raises a new event. */
 void loader_scan_done(struct loader *l, pid_t pid);
+
+struct loader_unwind_maps loader_unwind_maps(struct loader *l);
 
 /* Sums the per-CPU counters: out[i] for enum spanprof_drop / enum spanprof_event. */
 int loader_read_drops(struct loader *l, uint64_t *out, size_t n);

@@ -15,9 +15,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include <curl/curl.h>
-
 #include "agent_proc.h"
+#include "metrics_scrape.h"
 #include "pprof_file.h"
 #include "profiled_run.h"
 #include "push_receiver.h"
@@ -126,56 +125,19 @@ static struct pushed count_pushed(struct push_receiver *rx, int status, const ch
 	return out;
 }
 
-static size_t collect(void *data, size_t size, size_t n, void *userp)
-{
-	char *buf = userp;
-	size_t len = strlen(buf), add = size * n;
-
-	if (len + add >= 65536)
-		add = 65535 - len;
-	memcpy(buf + len, data, add);
-	buf[len + add] = '\0';
-	return size * n;
-}
-
 /* Value of one metric line (exact name with labels) in the agent's /metrics. */
 static double scrape(int port, const char *metric)
 {
-	static char body[65536];
-	char url[64], *line;
-	CURL *c = curl_easy_init();
-	size_t mlen = strlen(metric);
+	double v = -1;
 
-	body[0] = '\0';
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/metrics", port);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
-	assert_int_equal(curl_easy_perform(c), CURLE_OK);
-	curl_easy_cleanup(c);
-	for (line = strtok(body, "\n"); line; line = strtok(NULL, "\n"))
-		if (!strncmp(line, metric, mlen) && line[mlen] == ' ')
-			return atof(line + mlen + 1);
-	fail_msg("metric %s not found", metric);
-	return -1;
+	if (metrics_scrape(port, metric, &v))
+		fail_msg("metric %s not found", metric);
+	return v;
 }
 
 static int metrics_port(const struct agent_proc *a)
 {
-	char line[1024];
-	int port = -1;
-	FILE *f = fopen(a->log_path, "r");
-
-	while (f && fgets(line, sizeof(line), f)) {
-		char *p = strstr(line, "metrics server listening on");
-
-		p = p ? strstr(p, "(port ") : NULL;
-		if (p)
-			port = atoi(p + strlen("(port "));
-	}
-	if (f)
-		fclose(f);
-	return port;
+	return metrics_scrape_port(a->log_path);
 }
 
 /* One agent (--pid) on a span workload of `service` (1 thread, `cpu` CPU seconds); the agent

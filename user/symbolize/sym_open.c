@@ -107,3 +107,20 @@ struct elf_syms *sym_open_mapping(const char *proc_root, const char *debug_root,
 	}
 	return open_plain(debug_root, map, want_build_id);
 }
+
+int sym_open_mapping_fd(const char *proc_root, pid_t pid, const struct proc_map *map)
+{
+	int fd, same = 0;
+
+	fd = open_from_proc(proc_root, pid, map);
+	if (fd >= 0)
+		return fd;
+	if (is_deleted(map->path))
+		return -ENOENT;
+	fd = open_candidate(NULL, map->path, 0, map, &same);
+	if (fd >= 0 && !same) {
+		close(fd);
+		return -ENOENT;
+	}
+	return fd >= 0 ? fd : -ENOENT;
+}
