@@ -18,8 +18,4 @@
 struct elf_syms *sym_open_mapping(const char *proc_root, const char *debug_root, pid_t pid,
 				  const struct proc_map *map, const char *want_build_id);
 
-/* The file descriptor behind map, found like sym_open_mapping() (the plain path only when it is
- * the mapped file). Returns the fd (O_CLOEXEC) or -errno. */
-int sym_open_mapping_fd(const char *proc_root, pid_t pid, const struct proc_map *map);
-
 #endif /* SPANPROF_SYM_OPEN_H */

@@ -12,10 +12,10 @@
 
 #include <elfutils/libdwelf.h>
 
+#include "discover/map_open.h"
+#include "unwind/unwind_files.h"
 #include "util/log.h"
 #include "util/lru.h"
-#include "symbolize/sym_open.h"
-#include "unwind/unwind_files.h"
 
 #define MAX_SEGS 16
 /* Key tags (k1's top bits) so build ids, device/inode pairs and the vDSO never collide. */
@@ -226,7 +226,7 @@ static struct file *open_file(struct unwind_files *fs, pid_t pid, const struct p
 	ssize_t idlen;
 	int fd;
 
-	fd = sym_open_mapping_fd(fs->opts.proc_root, pid, m);
+	fd = map_open_fd(fs->opts.proc_root, pid, m);
 	if (fd < 0)
 		return NULL;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
