@@ -69,6 +69,7 @@ struct goroutine_key {
  * py_stacks, keyed by a hash the sample's key carries. */
 #define SPANPROF_PY_MAX_FRAMES 64
 #define SPANPROF_MAX_PY_PROCS 4096
+#define SPANPROF_DEFAULT_PY_STACKS 2048
 #define SPANPROF_PY_NO_FIELD 0xffff /* offset of a field this version does not have */
 
 struct py_proc_info {
@@ -82,8 +83,9 @@ struct py_proc_info {
 	__u16 code_firstlineno; /* co_firstlineno, captured to recognize a reused code object */
 	__u16 code_adaptive; /* co_code_adaptive (3.11+), to turn the instruction pointer into
 			      * an index */
+	__u16 code_name, code_filename; /* co_name, co_filename: pointers checked with the code */
 	__u8 minor; /* CPython 3.<minor> */
-	__u8 _pad[7];
+	__u8 _pad[3];
 };
 
 /* One interpreter frame as captured: the code object, what identifies it, the instruction. */
@@ -91,6 +93,8 @@ struct py_frame {
 	__u64 code; /* code object address */
 	__u32 firstlineno; /* co_firstlineno read with it: a reused address rarely matches both */
 	__u32 lasti; /* bytes (<= 3.9) or code units (3.10+), as python_line_for() takes it */
+	__u32 check; /* low 32 bits of co_name ^ co_filename (the objects' addresses) */
+	__u32 _pad;
 };
 
 struct py_stack {
@@ -227,6 +231,7 @@ enum spanprof_drop {
 	SPANPROF_DROP_UNWIND_BAD_READ, /* the stack could not be read (return address, rbp, regs) */
 	SPANPROF_DROP_UNWIND_DEPTH, /* more than SPANPROF_MAX_STACK_DEPTH frames */
 	SPANPROF_DROP_UNWIND_STALE, /* a table was evicted: fell back to frame pointers */
+	SPANPROF_DROP_PY_STACK, /* py_stacks map full: a sample's Python frames were lost */
 	SPANPROF_DROP__COUNT,
 };
 

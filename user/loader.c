@@ -237,6 +237,7 @@ struct loader_window loader_flip_window(struct loader *l)
 		bpf_map__fd(old ? l->skel->maps.stack_traces_1 : l->skel->maps.stack_traces_0);
 	w.user_stacks_fd =
 		bpf_map__fd(old ? l->skel->maps.user_stacks_1 : l->skel->maps.user_stacks_0);
+	w.py_stacks_fd = bpf_map__fd(old ? l->skel->maps.py_stacks_1 : l->skel->maps.py_stacks_0);
 	return w;
 }
 
@@ -268,6 +269,16 @@ int loader_set_go_pid(struct loader *l, pid_t pid, const struct go_proc *go)
 	if (!go)
 		return bpf_map_delete_elem(fd, &key) ? -errno : 0;
 	return bpf_map_update_elem(fd, &key, go, BPF_ANY) ? -errno : 0;
+}
+
+int loader_set_py_proc(struct loader *l, pid_t pid, const struct py_proc_info *info)
+{
+	int fd = bpf_map__fd(l->skel->maps.py_procs);
+	__u32 key = pid;
+
+	if (!info)
+		return bpf_map_delete_elem(fd, &key) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, &key, info, BPF_ANY) ? -errno : 0;
 }
 
 struct ring_buffer *loader_proc_events(struct loader *l, loader_event_fn fn, void *ctx)
