@@ -24,12 +24,12 @@ struct {
 	__type(value, struct py_proc_info);
 } py_procs SEC(".maps");
 
-#define PY_STACK_MAP(name)                                     \
-	struct {                                               \
-		__uint(type, BPF_MAP_TYPE_HASH);               \
+#define PY_STACK_MAP(name)                                       \
+	struct {                                                 \
+		__uint(type, BPF_MAP_TYPE_HASH);                 \
 		__uint(max_entries, SPANPROF_DEFAULT_PY_STACKS); \
-		__type(key, __u64);                            \
-		__type(value, struct py_stack);                \
+		__type(key, __u64);                              \
+		__type(value, struct py_stack);                  \
 	} name SEC(".maps")
 
 PY_STACK_MAP(py_stacks_0);

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Python workload for the interpreter-frames test: `spans GATE SECONDS` alternates two busy
 functions in two spans on one thread; `threads GATE SECONDS` runs one function per thread, each
-in its own span. It starts once the file GATE exists (the agent is then watching) and prints the
+in its own span. It starts once the file GATE exists and the agent's hook is attached and prints the
 CPU seconds it used."""
 import os
 import sys
@@ -54,6 +54,8 @@ def main():
     mode, gate, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
     deadline = time.monotonic() + 60
     while not os.path.exists(gate) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    while not spanprof.active() and time.monotonic() < deadline:  # the agent's uprobe is on
         time.sleep(0.01)
     if mode == "spans":
         alternate(seconds)

@@ -286,5 +286,6 @@ int metrics_render(const struct metrics *m, FILE *out)
 
 const char *metrics_drop_reason_name(unsigned int reason)
 {
-	return reason < METRIC_DROP__COUNT && drop_reasons[reason] ? drop_reasons[reason] : "unknown";
+	return reason < METRIC_DROP__COUNT && drop_reasons[reason] ? drop_reasons[reason] :
+								     "unknown";
 }

@@ -38,7 +38,8 @@ static size_t eval_position(const struct stack_resolve *r, const struct python_p
 }
 
 void python_stack_merge(struct stack_resolve *r, struct python_symbols *ps, pid_t pid,
-			const struct python_proc *proc, const struct py_stack *py, uint64_t *dropped)
+			const struct python_proc *proc, const struct py_stack *py,
+			uint64_t *dropped)
 {
 	size_t at = eval_position(r, proc);
 	struct sym_frame f;

@@ -101,8 +101,7 @@ static int read_str(int fd, const struct python_offsets *off, uint64_t obj, char
 }
 
 /* The code object's line table (a bytes object), bounded by LINETABLE_MAX. */
-static int read_table(int fd, const struct python_offsets *off, uint64_t code,
-		      struct code_entry *e)
+static int read_table(int fd, const struct python_offsets *off, uint64_t code, struct code_entry *e)
 {
 	uint64_t obj;
 	int64_t len;
@@ -207,15 +206,15 @@ void python_symbols_resolve(struct python_symbols *ps, pid_t pid, const struct p
 	memset(line, 0, sizeof(*line));
 	e = lookup(ps, pid, off, f);
 	if (!e) {
-		line->function = ps->stats.stale != stale_before ? "[python code gone]"
-								  : "[python code unreadable]";
+		line->function = ps->stats.stale != stale_before ? "[python code gone]" :
+								   "[python code unreadable]";
 		return;
 	}
 	line->function = e->name;
 	line->file = e->file;
-	l = e->table ? python_line_for(off->minor, e->table, e->table_len, e->firstlineno,
-				       f->lasti)
-		     : 0;
+	l = e->table ?
+		    python_line_for(off->minor, e->table, e->table_len, e->firstlineno, f->lasti) :
+		    0;
 	line->line = l > 0 ? l : e->firstlineno;
 }
 

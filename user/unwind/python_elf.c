@@ -42,7 +42,8 @@ static void find_syms(Elf *elf, struct wanted_syms *w)
 	size_t i, n;
 
 	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB))
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB))
 			continue;
 		data = elf_getdata(scn, NULL);
 		if (!data || !sh.sh_entsize)

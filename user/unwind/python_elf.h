@@ -12,7 +12,8 @@
 struct python_elf {
 	int major, minor, patch; /* from Py_Version, _Py_DebugOffsets or the file name */
 	uint64_t runtime_vaddr; /* st_value of _PyRuntime */
-	uint64_t eval_lo, eval_hi; /* _PyEval_EvalFrameDefault [lo, hi) as file vaddrs; 0 if absent */
+	uint64_t eval_lo,
+		eval_hi; /* _PyEval_EvalFrameDefault [lo, hi) as file vaddrs; 0 if absent */
 	int has_debug_offsets; /* 3.13+: _PyRuntime starts with "xdebugpy" and a matching version */
 	struct {
 		uint64_t vaddr, offset, filesz;

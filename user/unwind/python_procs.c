@@ -142,6 +142,8 @@ int python_procs_update(struct python_procs *pp, pid_t pid, const struct proc_ma
 	}
 	if (remember(pp, pid, &p))
 		return 0;
+	log_info("pid %d: reading CPython %d.%d.%d frames (%s)", (int)pid, p.major, p.minor,
+		 p.patch, p.path);
 	*info = python_procs_get(pp, pid);
 	return 1;
 }
