@@ -56,7 +56,7 @@ STACK_MAP(stack_traces_1);
 COUNT_MAP(sample_counts_0);
 COUNT_MAP(sample_counts_1);
 
-/* struct sample_key is 128 bytes: built in per-CPU scratch rather than on the 512-byte stack. */
+/* struct sample_key is 136 bytes: built in per-CPU scratch rather than on the 512-byte stack. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);

@@ -25,7 +25,7 @@
 _Static_assert(sizeof(struct span_ctx) == sizeof(struct spanprof_span), "hook ABI");
 _Static_assert(SPANPROF_ABI_SPAN_NAME_MAX == SPANPROF_SPAN_NAME_MAX, "hook ABI");
 _Static_assert(SPANPROF_ABI_VERSION == SPANPROF_SPAN_ABI_VERSION, "hook ABI");
-_Static_assert(sizeof(struct sample_key) == 128, "BPF ABI");
+_Static_assert(sizeof(struct sample_key) == 136, "BPF ABI");
 _Static_assert(sizeof(struct spanprof_unwind_row) == 8, "BPF ABI");
 _Static_assert(sizeof(struct spanprof_unwind_rule) == 16, "BPF ABI");
 _Static_assert(sizeof(struct spanprof_unwind_table) == 8 + 8 * SPANPROF_UNWIND_TABLE_CHUNKS,
