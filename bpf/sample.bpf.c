@@ -11,7 +11,7 @@
 #include "maps.bpf.h"
 #include "unwind_native.bpf.h"
 
-_Static_assert(sizeof(struct sample_key) == 128, "sample_key ABI");
+_Static_assert(sizeof(struct sample_key) == 136, "sample_key ABI");
 _Static_assert(sizeof(struct spanprof_unwind_proc) == 8 + 32 * SPANPROF_UNWIND_MAX_MAPPINGS, "ABI");
 
 /* Only count processes listed in target_pids (--pid). */
@@ -23,6 +23,9 @@ __u32 window_slot = 0;
 extern THREAD_SPANS_MAP;
 extern GOROUTINE_SPANS_MAP;
 extern GO_PIDS_MAP;
+
+/* python_frames.bpf.c: the thread's CPython frames into window slot's py_stacks. */
+extern __u64 py_capture(__u32 pid, __u32 slot);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -53,7 +56,7 @@ STACK_MAP(stack_traces_1);
 COUNT_MAP(sample_counts_0);
 COUNT_MAP(sample_counts_1);
 
-/* struct sample_key is 120 bytes: built in per-CPU scratch rather than on the 512-byte stack. */
+/* struct sample_key is 136 bytes: built in per-CPU scratch rather than on the 512-byte stack. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -185,6 +188,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	note_stack_error(key->kern_stack_id, SPANPROF_DROP_KERN_STACK);
 	note_stack_error(key->user_stack_id, SPANPROF_DROP_USER_STACK);
 	copy_span(key, bpf_get_current_task_btf());
+	key->py_stack_hash = py_capture(pid, slot);
 	count_sample(slot ? (void *)&sample_counts_1 : (void *)&sample_counts_0, key);
 	counter_inc(&event_counts, SPANPROF_EVENT_SAMPLES);
 	return 0;

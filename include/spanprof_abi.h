@@ -63,6 +63,46 @@ struct goroutine_key {
 	__u64 g; /* address of the runtime.g of the goroutine */
 };
 
+/* Python interpreter frames (issue 9). Per process, the agent writes where the thread state's
+ * pthread key lives and the frame-chain offsets of its CPython version; the sampler walks up to
+ * SPANPROF_PY_MAX_FRAMES frames of the interrupted thread and stores them per window in
+ * py_stacks, keyed by a hash the sample's key carries. */
+#define SPANPROF_PY_MAX_FRAMES 64
+#define SPANPROF_MAX_PY_PROCS 4096
+#define SPANPROF_DEFAULT_PY_STACKS 2048
+#define SPANPROF_PY_NO_FIELD 0xffff /* offset of a field this version does not have */
+
+struct py_proc_info {
+	__u64 tss_key_addr; /* address of the autoTSSkey pthread key (int) */
+	__u16 tstate_frame; /* tstate: frame (<= 3.10), cframe (3.11/3.12), current_frame (3.13) */
+	__u16 cframe_current; /* _PyCFrame.current_frame, or SPANPROF_PY_NO_FIELD */
+	__u16 frame_code; /* f_code / f_executable */
+	__u16 frame_back; /* f_back / previous */
+	__u16 frame_lasti; /* f_lasti (int, <= 3.10) or prev_instr / instr_ptr (pointer) */
+	__u16 frame_owner; /* owner byte (3.12+) or SPANPROF_PY_NO_FIELD */
+	__u16 code_firstlineno; /* co_firstlineno, captured to recognize a reused code object */
+	__u16 code_adaptive; /* co_code_adaptive (3.11+), to turn the instruction pointer into
+			      * an index */
+	__u16 code_name, code_filename; /* co_name, co_filename: pointers checked with the code */
+	__u8 minor; /* CPython 3.<minor> */
+	__u8 _pad[3];
+};
+
+/* One interpreter frame as captured: the code object, what identifies it, the instruction. */
+struct py_frame {
+	__u64 code; /* code object address */
+	__u32 firstlineno; /* co_firstlineno read with it: a reused address rarely matches both */
+	__u32 lasti; /* bytes (<= 3.9) or code units (3.10+), as python_line_for() takes it */
+	__u32 check; /* low 32 bits of co_name ^ co_filename (the objects' addresses) */
+	__u32 _pad;
+};
+
+struct py_stack {
+	__u32 nframes;
+	__u32 truncated; /* 1: the chain had more than SPANPROF_PY_MAX_FRAMES frames */
+	struct py_frame frames[SPANPROF_PY_MAX_FRAMES]; /* innermost first */
+};
+
 /* Key of the per-window sample counts: process, both stacks, and the span (zero = none).
  * The user stack is either a frame-pointer stack (user_stack_id, from bpf_get_stackid) or, when
  * user_stack_hash is not zero, a CFI-unwound stack stored in user_stacks under that hash. */
@@ -73,6 +113,7 @@ struct sample_key {
 	__u32 has_span;
 	__u64 user_stack_hash; /* != 0: key in user_stacks (CFI unwinding); user_stack_id unused */
 	struct span_ctx span;
+	__u64 py_stack_hash; /* key in py_stacks; 0: no interpreter frames */
 };
 
 /* ---- Native unwinding from the binaries' CFI (bpf/unwind_native.bpf.c, user/unwind/) ---- */
@@ -190,6 +231,7 @@ enum spanprof_drop {
 	SPANPROF_DROP_UNWIND_BAD_READ, /* the stack could not be read (return address, rbp, regs) */
 	SPANPROF_DROP_UNWIND_DEPTH, /* more than SPANPROF_MAX_STACK_DEPTH frames */
 	SPANPROF_DROP_UNWIND_STALE, /* a table was evicted: fell back to frame pointers */
+	SPANPROF_DROP_PY_STACK, /* py_stacks map full: a sample's Python frames were lost */
 	SPANPROF_DROP__COUNT,
 };
 

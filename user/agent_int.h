@@ -20,6 +20,8 @@
 #include "symbolize/stack_resolve.h"
 #include "symbolize/symcache.h"
 #include "util/spanprof_types.h"
+#include "symbolize/python_symbols.h"
+#include "unwind/python_procs.h"
 #include "unwind/unwind.h"
 
 #define NS_PER_MS 1000000ull
@@ -34,6 +36,9 @@ struct agent {
 	struct proc_table *procs;
 	struct hook_registry *hooks;
 	struct drain *drain;
+	struct python_procs *pyprocs; /* processes running CPython */
+	struct python_symbols *pysyms; /* their code objects' names */
+	uint64_t py_frames_dropped; /* Python frames that did not fit a sample's frame array */
 	struct stack_resolve *resolve; /* one sample's frames at a time */
 	struct aggregate *agg;
 	struct ring_buffer *events;

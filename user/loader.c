@@ -25,7 +25,7 @@
 _Static_assert(sizeof(struct span_ctx) == sizeof(struct spanprof_span), "hook ABI");
 _Static_assert(SPANPROF_ABI_SPAN_NAME_MAX == SPANPROF_SPAN_NAME_MAX, "hook ABI");
 _Static_assert(SPANPROF_ABI_VERSION == SPANPROF_SPAN_ABI_VERSION, "hook ABI");
-_Static_assert(sizeof(struct sample_key) == 128, "BPF ABI");
+_Static_assert(sizeof(struct sample_key) == 136, "BPF ABI");
 _Static_assert(sizeof(struct spanprof_unwind_row) == 8, "BPF ABI");
 _Static_assert(sizeof(struct spanprof_unwind_rule) == 16, "BPF ABI");
 _Static_assert(sizeof(struct spanprof_unwind_table) == 8 + 8 * SPANPROF_UNWIND_TABLE_CHUNKS,
@@ -237,6 +237,7 @@ struct loader_window loader_flip_window(struct loader *l)
 		bpf_map__fd(old ? l->skel->maps.stack_traces_1 : l->skel->maps.stack_traces_0);
 	w.user_stacks_fd =
 		bpf_map__fd(old ? l->skel->maps.user_stacks_1 : l->skel->maps.user_stacks_0);
+	w.py_stacks_fd = bpf_map__fd(old ? l->skel->maps.py_stacks_1 : l->skel->maps.py_stacks_0);
 	return w;
 }
 
@@ -268,6 +269,16 @@ int loader_set_go_pid(struct loader *l, pid_t pid, const struct go_proc *go)
 	if (!go)
 		return bpf_map_delete_elem(fd, &key) ? -errno : 0;
 	return bpf_map_update_elem(fd, &key, go, BPF_ANY) ? -errno : 0;
+}
+
+int loader_set_py_proc(struct loader *l, pid_t pid, const struct py_proc_info *info)
+{
+	int fd = bpf_map__fd(l->skel->maps.py_procs);
+	__u32 key = pid;
+
+	if (!info)
+		return bpf_map_delete_elem(fd, &key) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, &key, info, BPF_ANY) ? -errno : 0;
 }
 
 struct ring_buffer *loader_proc_events(struct loader *l, loader_event_fn fn, void *ctx)

@@ -27,6 +27,7 @@ struct loader_window {
 	int counts_fd; /* struct sample_key -> __u64 */
 	int stacks_fd; /* stack id -> __u64[SPANPROF_MAX_STACK_DEPTH] */
 	int user_stacks_fd; /* __u64 hash -> struct spanprof_user_stack (CFI-unwound stacks) */
+	int py_stacks_fd; /* __u64 hash -> struct py_stack */
 };
 
 /* Map fds of the native unwinder's tables (filled by user/unwind/). */
@@ -59,6 +60,11 @@ struct bpf_link *loader_attach_hook(struct loader *l, const char *path, uint64_t
  * pprof labels as go says) or, with go NULL, unmarks it.
  * Returns 0 or -errno (-E2BIG: too many Go processes). */
 int loader_set_go_pid(struct loader *l, pid_t pid, const struct go_proc *go);
+
+struct py_proc_info;
+/* Tells the sampler how to read pid's CPython frames (info), or to stop (info NULL). Returns 0
+ * or -errno (-E2BIG: py_procs is full; deleting an absent pid is no error). */
+int loader_set_py_proc(struct loader *l, pid_t pid, const struct py_proc_info *info);
 
 /* Ring buffer of struct spanprof_proc_event; `fn` is called for each. Owned by the caller
  * (ring_buffer__free). */

@@ -47,6 +47,11 @@ long pprof_sample_function_depth(const Perftools__Profiles__Profile *p,
 int pprof_sample_has_function(const Perftools__Profiles__Profile *p,
 			      const Perftools__Profiles__Sample *s, const char *name);
 
+/* The file name of the first (innermost) line naming this function in the sample's stack; NULL
+ * when no line names it, "" when its function has no file name. */
+const char *pprof_sample_function_file(const Perftools__Profiles__Profile *p,
+				       const Perftools__Profiles__Sample *s, const char *name);
+
 /* Sum of value[0] over all samples (for cpu/nanoseconds: total CPU time). */
 int64_t pprof_total_value(const Perftools__Profiles__Profile *p);
 

@@ -17,6 +17,20 @@ void census_watch(struct census *c, const char *function, const char *want_span)
 	f->want_span = want_span;
 }
 
+void census_watch_file(struct census *c, const char *function, const char *want_span,
+		       const char *file)
+{
+	census_watch(c, function, want_span);
+	c->funcs[c->nfuncs - 1].want_file = file;
+}
+
+static int file_matches(const char *file, const char *suffix)
+{
+	size_t flen = file ? strlen(file) : 0, slen = strlen(suffix);
+
+	return flen >= slen && !strcmp(file + flen - slen, suffix);
+}
+
 const struct census_func *census_get(const struct census *c, const char *function)
 {
 	for (int i = 0; i < c->nfuncs; i++)
@@ -61,6 +75,8 @@ static void count_sample(struct census *c, const Perftools__Profiles__Profile *p
 		struct census_func *f = &c->funcs[i];
 		long depth = pprof_sample_function_depth(p, s, f->name, 0);
 
+		if (f->want_span && span && !strcmp(span, f->want_span))
+			f->span_total += n;
 		if (depth < 0)
 			continue;
 		if (root >= 0 && depth > root) {
@@ -72,6 +88,9 @@ static void count_sample(struct census *c, const Perftools__Profiles__Profile *p
 			f->right_span += n;
 		if (trace && strlen(trace) == 32)
 			f->with_trace += n;
+		if (f->want_file &&
+		    file_matches(pprof_sample_function_file(p, s, f->name), f->want_file))
+			f->right_file += n;
 		if (name && !f->seen_span_name[0])
 			snprintf(f->seen_span_name, sizeof(f->seen_span_name), "%s", name);
 	}

@@ -16,6 +16,9 @@ struct census_func {
 	uint64_t right_span; /* ... whose span_id is want_span (or absent when want_span NULL) */
 	uint64_t with_trace; /* ... that carry a 32-hex trace_id */
 	char seen_span_name[64]; /* a span_name seen on those samples ("" if none) */
+	const char *want_file; /* census_watch_file(): the file name the function must carry */
+	uint64_t right_file; /* ... samples where its (innermost) line has that file name */
+	uint64_t span_total; /* all samples with span_id want_span, whatever their stack */
 };
 
 struct census {
@@ -37,6 +40,11 @@ void census_watch(struct census *c, const char *function, const char *want_span)
 
 /* Reads dir/<*>-<service>.pb.gz. Returns the number of files read, or -1 on a decode error. */
 int census_read(struct census *c, const char *dir, const char *service);
+
+/* As census_watch(), also counting the samples whose line of function names file (its end
+ * matches file, so the caller can give a path suffix). */
+void census_watch_file(struct census *c, const char *function, const char *want_span,
+		       const char *file);
 
 /* The watched function's entry, or NULL. */
 const struct census_func *census_get(const struct census *c, const char *function);

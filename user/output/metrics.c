@@ -29,7 +29,7 @@ struct metrics {
 };
 
 /* A new enum spanprof_drop value needs its name below (and this count raised). */
-_Static_assert(SPANPROF_DROP__COUNT == 15, "name every drop reason in drop_reasons");
+_Static_assert(SPANPROF_DROP__COUNT == 16, "name every drop reason in drop_reasons");
 
 static const char *const drop_reasons[METRIC_DROP__COUNT] = {
 	[SPANPROF_DROP_COUNTS_FULL] = "counts_map_full",
@@ -47,6 +47,7 @@ static const char *const drop_reasons[METRIC_DROP__COUNT] = {
 	[SPANPROF_DROP_UNWIND_BAD_READ] = "unwind_bad_read",
 	[SPANPROF_DROP_UNWIND_DEPTH] = "unwind_depth",
 	[SPANPROF_DROP_UNWIND_STALE] = "unwind_table_evicted",
+	[SPANPROF_DROP_PY_STACK] = "python_stacks_full",
 	[METRIC_DROP_SERVICE_OVERFLOW] = "service_overflow",
 	[METRIC_DROP_ENCODE_ERROR] = "encode_error",
 };
@@ -285,5 +286,6 @@ int metrics_render(const struct metrics *m, FILE *out)
 
 const char *metrics_drop_reason_name(unsigned int reason)
 {
-	return reason < METRIC_DROP__COUNT && drop_reasons[reason] ? drop_reasons[reason] : "unknown";
+	return reason < METRIC_DROP__COUNT && drop_reasons[reason] ? drop_reasons[reason] :
+								     "unknown";
 }

@@ -16,6 +16,8 @@ struct drain {
 	uint64_t kern_ips[SPANPROF_MAX_STACK_DEPTH], user_ips[SPANPROF_MAX_STACK_DEPTH];
 	struct spanprof_user_stack user_stack; /* scratch for one CFI stack */
 	struct drain_stats stats;
+	int py_fd; /* -1: no py_stacks map */
+	struct py_stack py;
 };
 
 struct drain *drain_new(uint32_t max_keys)
@@ -25,6 +27,7 @@ struct drain *drain_new(uint32_t max_keys)
 	if (!d)
 		return NULL;
 	d->max_keys = max_keys;
+	d->py_fd = -1;
 	d->keys = calloc(max_keys, sizeof(*d->keys));
 	d->hashes = calloc(max_keys, sizeof(*d->hashes));
 	if (!d->keys || !d->hashes) {
@@ -95,6 +98,35 @@ static void clear_user_stacks(struct drain *d, int fd)
 	} while (n == d->max_keys);
 }
 
+void drain_set_py_stacks(struct drain *d, int py_stacks_fd)
+{
+	d->py_fd = py_stacks_fd;
+}
+
+/* The sample's Python frames; NULL when it has none or they cannot be read. */
+static const struct py_stack *read_py(struct drain *d, const struct sample_key *key)
+{
+	if (!key->py_stack_hash || d->py_fd < 0)
+		return NULL;
+	if (bpf_map_lookup_elem(d->py_fd, &key->py_stack_hash, &d->py)) {
+		d->stats.map_errors++;
+		return NULL;
+	}
+	if (d->py.nframes > SPANPROF_PY_MAX_FRAMES)
+		d->py.nframes = SPANPROF_PY_MAX_FRAMES;
+	return &d->py;
+}
+
+static void clear_py_stacks(int fd)
+{
+	__u64 next;
+
+	/* A hash map: always delete the first key, never continue from a deleted one. */
+	while (!bpf_map_get_next_key(fd, NULL, &next))
+		if (bpf_map_delete_elem(fd, &next))
+			break;
+}
+
 static void clear_stacks(int fd)
 {
 	__u32 id, next;
@@ -140,12 +172,15 @@ int drain_window(struct drain *d, int counts_fd, int stacks_fd, int user_stacks_
 			s.user_ips = read_stack(d, stacks_fd, key->user_stack_id, d->user_ips);
 			s.lost_user = key->user_stack_id < 0 && key->user_stack_id != -EFAULT;
 		}
+		s.py = read_py(d, key);
 		fn(ctx, &s);
 	}
 	for (i = 0; i < n; i++)
 		bpf_map_delete_elem(counts_fd, &d->keys[i]);
 	clear_stacks(stacks_fd);
 	clear_user_stacks(d, user_stacks_fd);
+	if (d->py_fd >= 0)
+		clear_py_stacks(d->py_fd);
 	d->stats.keys += n;
 	return err;
 }

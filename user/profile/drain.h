@@ -16,6 +16,7 @@ struct sample {
 	 * entries; NULL when there is none. */
 	const uint64_t *kern_ips, *user_ips;
 	int lost_kern, lost_user; /* the BPF side could not record that stack */
+	const struct py_stack *py; /* the thread's CPython frames, or NULL (none, or not read) */
 };
 
 struct drain_stats {
@@ -36,6 +37,10 @@ void drain_free(struct drain *d); /* NULL-safe */
  * -errno (a count read failed; the other keys are kept). */
 int drain_window(struct drain *d, int counts_fd, int stacks_fd, int user_stacks_fd,
 		 drain_sample_fn fn, void *ctx);
+
+/* The window's py_stacks map (hash -> struct py_stack) for the next drain_window(), which
+ * reads each sample's Python frames from it and empties it; -1 (the default): none. */
+void drain_set_py_stacks(struct drain *d, int py_stacks_fd);
 
 void drain_get_stats(const struct drain *d, struct drain_stats *out);
 
