@@ -349,8 +349,9 @@ static void test_library_truncated_under_the_agent(void **state)
 			       NULL };
 	/* The unwinder is off: its worker may open the file first, and the wait below must see the
 	 * symbolizer's open (the symbol table read before the truncation). */
-	const char *argv[] = { "--output", out, "--interval", "1", "--unwind-table-bytes", "0",
-			       "--pid", pids[0], "--pid", pids[1], NULL };
+	const char *argv[] = { "--output", out,	    "--interval", "1",	   "--unwind-table-bytes",
+			       "0",	   "--pid", pids[0],	  "--pid", pids[1],
+			       NULL };
 	struct census c = { 0 };
 	struct agent_proc agent;
 	double end;

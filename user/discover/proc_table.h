@@ -23,7 +23,7 @@ struct proc_info {
 	char k8s_namespace[sizeof(((struct k8s_labels *)0)->namespace)];
 	char k8s_pod[sizeof(((struct k8s_labels *)0)->pod)];
 	char k8s_container[sizeof(((struct k8s_labels *)0)->container)];
-	int k8s_pending;         /* the pod or container was unknown: look again later */
+	int k8s_pending; /* the pod or container was unknown: look again later */
 	uint64_t k8s_generation; /* pod cache generation at that lookup */
 };
 

@@ -48,7 +48,7 @@ enum metric_id {
  * user space counts follow. */
 enum metric_drop {
 	METRIC_DROP_SERVICE_OVERFLOW = SPANPROF_DROP__COUNT, /* too many services in a window */
-	METRIC_DROP_ENCODE_ERROR,                            /* the profile builder failed */
+	METRIC_DROP_ENCODE_ERROR, /* the profile builder failed */
 	METRIC_DROP__COUNT,
 };
 
@@ -71,10 +71,10 @@ enum metric_guard {
 
 /* Push requests (one profile each) by outcome; they map onto struct upload_stats. */
 enum metric_upload {
-	METRIC_UPLOAD_OK = 0,   /* accepted (2xx): requests_ok */
-	METRIC_UPLOAD_RETRIED,  /* needed at least one retry: requests_retried */
+	METRIC_UPLOAD_OK = 0, /* accepted (2xx): requests_ok */
+	METRIC_UPLOAD_RETRIED, /* needed at least one retry: requests_retried */
 	METRIC_UPLOAD_REJECTED, /* refused by the server, not retried: requests_failed_4xx */
-	METRIC_UPLOAD_FAILED,   /* given up: the dropped_* counts other than rejected/encode */
+	METRIC_UPLOAD_FAILED, /* given up: the dropped_* counts other than rejected/encode */
 };
 
 /* Label values per metric: the largest label set is the drop reasons. */
