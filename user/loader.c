@@ -22,7 +22,11 @@
 #include "util/cpulist.h"
 #include "util/log.h"
 
-_Static_assert(sizeof(struct span_ctx) == sizeof(struct spanprof_span), "hook ABI");
+_Static_assert(SPANPROF_ABI_SPAN_NAME_OFFSET + SPANPROF_ABI_SPAN_NAME_MAX ==
+		       sizeof(struct spanprof_span),
+	       "hook ABI");
+_Static_assert(__builtin_offsetof(struct spanprof_span, name) == SPANPROF_ABI_SPAN_NAME_OFFSET,
+	       "hook ABI");
 _Static_assert(SPANPROF_ABI_SPAN_NAME_MAX == SPANPROF_SPAN_NAME_MAX, "hook ABI");
 _Static_assert(SPANPROF_ABI_VERSION == SPANPROF_SPAN_ABI_VERSION, "hook ABI");
 
@@ -220,7 +224,14 @@ struct loader_window loader_flip_window(struct loader *l)
 		bpf_map__fd(old ? l->skel->maps.sample_counts_1 : l->skel->maps.sample_counts_0);
 	w.stacks_fd =
 		bpf_map__fd(old ? l->skel->maps.stack_traces_1 : l->skel->maps.stack_traces_0);
+	w.names_fd = bpf_map__fd(l->skel->maps.span_names);
 	return w;
+}
+
+int loader_hook_prog_fd(struct loader *l, enum loader_hook_kind kind)
+{
+	return bpf_program__fd(kind == LOADER_HOOK_GO ? l->skel->progs.on_go_span_set :
+							l->skel->progs.on_span_set);
 }
 
 struct bpf_link *loader_attach_hook(struct loader *l, const char *path, uint64_t offset,

@@ -23,6 +23,7 @@ struct loader_options {
 struct loader_window {
 	int counts_fd; /* struct sample_key -> __u64 */
 	int stacks_fd; /* stack id -> __u64[SPANPROF_MAX_STACK_DEPTH] */
+	int names_fd; /* span name id -> struct span_name, shared by both windows; -1: none */
 };
 
 /* Opens the skeleton, applies options, loads the programs and attaches the samplers (one
@@ -59,6 +60,9 @@ struct ring_buffer *loader_proc_events(struct loader *l, loader_event_fn fn, voi
 void loader_scan_done(struct loader *l, pid_t pid);
 
 /* Sums the per-CPU counters: out[i] for enum spanprof_drop / enum spanprof_event. */
+/* The fd of the program a hook of this kind runs (for its run-time statistics). */
+int loader_hook_prog_fd(struct loader *l, enum loader_hook_kind kind);
+
 int loader_read_drops(struct loader *l, uint64_t *out, size_t n);
 int loader_read_events(struct loader *l, uint64_t *out, size_t n);
 

@@ -56,13 +56,14 @@ static int group_teardown(void **state)
 	return 0;
 }
 
-/* Runs a workload with a unique service name; returns its CPU seconds and how long the hook
- * took to attach (from its output). */
-static void run_workload(struct fixture *fx, const char *const *argv, const char *service,
-			 double *cpu_s, double *attach_s)
+/* Runs a workload with a unique service name (in OTEL_SERVICE_NAME unless in_code: then the
+ * workload names itself); returns its CPU seconds and how long the hook took to attach (from
+ * its output). */
+static void run_workload_named(struct fixture *fx, const char *const *argv, const char *service,
+			       int in_code, double *cpu_s, double *attach_s)
 {
 	char env_service[128], out_path[512], line[256];
-	const char *env[] = { env_service, NULL };
+	const char *env[] = { in_code ? NULL : env_service, NULL };
 	FILE *f;
 	pid_t pid;
 
@@ -80,6 +81,12 @@ static void run_workload(struct fixture *fx, const char *const *argv, const char
 	usleep(FLUSH_WAIT_US);
 }
 
+static void run_workload(struct fixture *fx, const char *const *argv, const char *service,
+			 double *cpu_s, double *attach_s)
+{
+	run_workload_named(fx, argv, service, 0, cpu_s, attach_s);
+}
+
 static void assert_mostly(const struct census_func *f, double min_ratio)
 {
 	assert_non_null(f);
@@ -89,8 +96,10 @@ static void assert_mostly(const struct census_func *f, double min_ratio)
 	assert_true(f->right_span >= min_ratio * f->samples);
 }
 
-/* The census every span workload must pass; returns the workload's sample count. */
-static uint64_t check_span_census(struct fixture *fx, const char *service)
+/* The census every span workload must pass, span 2 being named name_two; returns the
+ * workload's sample count. */
+static uint64_t check_span_census_named(struct fixture *fx, const char *service,
+					const char *name_two)
 {
 	struct census c = { 0 };
 
@@ -106,7 +115,7 @@ static uint64_t check_span_census(struct fixture *fx, const char *service)
 	assert_mostly(census_get(&c, "work_outside_span"), 1.0);
 	assert_true(census_get(&c, "work_in_span_0")->with_trace >=
 		    0.99 * census_get(&c, "work_in_span_0")->samples);
-	assert_string_equal(census_get(&c, "work_in_child_span")->seen_span_name, "GET /two");
+	assert_string_equal(census_get(&c, "work_in_child_span")->seen_span_name, name_two);
 	if (c.go_missing) {
 		printf("  note: go not installed, go tool pprof check not run\n");
 	} else {
@@ -115,6 +124,11 @@ static uint64_t check_span_census(struct fixture *fx, const char *service)
 		assert_int_equal(c.go_checked, c.files);
 	}
 	return c.total_samples;
+}
+
+static uint64_t check_span_census(struct fixture *fx, const char *service)
+{
+	return check_span_census_named(fx, service, "GET /two");
 }
 
 static void test_spans_label_their_functions(void **state)
@@ -179,6 +193,64 @@ static void test_dlopened_copy_is_hooked(void **state)
 	check_span_census(fx, service);
 }
 
+/* Programs built against the version 1 header (64-byte name) keep working with this agent. */
+static void test_old_abi_v1_hook_calls_still_label_samples(void **state)
+{
+	struct fixture *fx = *state;
+	const char *argv[] = { build_path("tests/workloads/span_workload"), "spans-v1", "1", "2",
+			       NULL };
+	char service[64];
+	double cpu_s, attach_s;
+
+	if (fx->skip)
+		skip();
+	snprintf(service, sizeof(service), "it-abi1-%d", getpid());
+	run_workload(fx, argv, service, &cpu_s, &attach_s);
+	check_span_census(fx, service);
+}
+
+/* A 200-byte span name (v1 cut names at 63 bytes) reaches the span_name label whole. */
+static void test_long_span_names_reach_the_label_whole(void **state)
+{
+	struct fixture *fx = *state;
+	const char *argv[] = { build_path("tests/workloads/span_workload"), "spans-long", "1", "2",
+			       NULL };
+	char service[64];
+	double cpu_s, attach_s;
+
+	if (fx->skip)
+		skip();
+	snprintf(service, sizeof(service), "it-long-%d", getpid());
+	run_workload(fx, argv, service, &cpu_s, &attach_s);
+	check_span_census_named(
+		fx, service,
+		"GET /api/v1/tenants/{tenant}/projects/{project}/environments/"
+		"{environment}/services/{service}/deployments/{deployment}/revisions/"
+		"{revision}/artifacts/{artifact}/layers/{layer}/blobs/{blob}/xx");
+}
+
+/* A process that names its service only in code (OTel process context, no environment) gets
+ * its profiles under that name, with its service.namespace as a label. */
+static void test_service_named_in_code_names_the_profiles(void **state)
+{
+	struct fixture *fx = *state;
+	char service[64];
+	const char *argv[] = {
+		build_path("tests/workloads/span_workload"), "procctx", "1", "2", service, NULL
+	};
+	struct census c = { 0 };
+	double cpu_s, attach_s;
+
+	if (fx->skip)
+		skip();
+	snprintf(service, sizeof(service), "it-in-code-%d", getpid());
+	run_workload_named(fx, argv, service, 1, &cpu_s, &attach_s);
+	check_span_census(fx, service); /* files named after the service set in code */
+	assert_true(census_read(&c, fx->dir, service) > 0);
+	assert_string_equal(c.service_namespace, "spanprof-tests");
+	assert_int_equal(c.in_service_namespace, c.total_samples);
+}
+
 static void test_thread_exiting_in_span_leaves_nothing_to_reused_tid(void **state)
 {
 	struct fixture *fx = *state;
@@ -205,6 +277,9 @@ int main(void)
 		cmocka_unit_test(test_spans_label_their_functions),
 		cmocka_unit_test(test_static_copy_in_executable_is_hooked),
 		cmocka_unit_test(test_dlopened_copy_is_hooked),
+		cmocka_unit_test(test_old_abi_v1_hook_calls_still_label_samples),
+		cmocka_unit_test(test_long_span_names_reach_the_label_whole),
+		cmocka_unit_test(test_service_named_in_code_names_the_profiles),
 		cmocka_unit_test(test_thread_exiting_in_span_leaves_nothing_to_reused_tid),
 	};
 

@@ -29,7 +29,7 @@ struct metrics {
 };
 
 /* A new enum spanprof_drop value needs its name below (and this count raised). */
-_Static_assert(SPANPROF_DROP__COUNT == 9, "name every drop reason in drop_reasons");
+_Static_assert(SPANPROF_DROP__COUNT == 10, "name every drop reason in drop_reasons");
 
 static const char *const drop_reasons[METRIC_DROP__COUNT] = {
 	[SPANPROF_DROP_COUNTS_FULL] = "counts_map_full",
@@ -41,6 +41,7 @@ static const char *const drop_reasons[METRIC_DROP__COUNT] = {
 	[SPANPROF_DROP_PROC_EVENT] = "proc_event_lost",
 	[SPANPROF_DROP_GOROUTINE_FULL] = "goroutine_map_full",
 	[SPANPROF_DROP_GOROUTINE_READ] = "goroutine_read_failed",
+	[SPANPROF_DROP_SPAN_NAME] = "span_name_lost",
 	[METRIC_DROP_SERVICE_OVERFLOW] = "service_overflow",
 	[METRIC_DROP_ENCODE_ERROR] = "encode_error",
 };
@@ -249,5 +250,6 @@ int metrics_render(const struct metrics *m, FILE *out)
 
 const char *metrics_drop_reason_name(unsigned int reason)
 {
-	return reason < METRIC_DROP__COUNT && drop_reasons[reason] ? drop_reasons[reason] : "unknown";
+	return reason < METRIC_DROP__COUNT && drop_reasons[reason] ? drop_reasons[reason] :
+								     "unknown";
 }

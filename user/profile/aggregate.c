@@ -86,9 +86,10 @@ static struct pprof_builder *builder_for(struct aggregate *a, const char *servic
 }
 
 /* Span labels of one sample; returns how many were set. Hex buffers belong to the caller. */
-static size_t span_labels(const struct aggregate *a, const struct sample_key *key,
-			  struct pprof_label *labels, char *span_hex, char *trace_hex, char *name)
+static size_t span_labels(const struct aggregate *a, const struct sample *s,
+			  struct pprof_label *labels, char *span_hex, char *trace_hex)
 {
+	const struct sample_key *key = s->key;
 	const __u8 *id = key->span.span_id;
 	size_t n = 0;
 
@@ -98,20 +99,22 @@ static size_t span_labels(const struct aggregate *a, const struct sample_key *ke
 		id = key->span.root_span_id;
 	labels_hex(id, 8, span_hex);
 	labels_hex(key->span.trace_id, 16, trace_hex);
-	memcpy(name, key->span.name, SPANPROF_ABI_SPAN_NAME_MAX);
-	name[SPANPROF_ABI_SPAN_NAME_MAX] = '\0';
 	labels[n++] = (struct pprof_label){ "span_id", span_hex };
 	labels[n++] = (struct pprof_label){ "trace_id", trace_hex };
-	if (name[0])
-		labels[n++] = (struct pprof_label){ "span_name", name };
+	/* A name evicted from span_names before the drain (counted there) leaves the label out. */
+	if (s->span_name && s->span_name[0])
+		labels[n++] = (struct pprof_label){ "span_name", s->span_name };
 	return n;
 }
 
-/* Kubernetes placement labels of the sample's process; returns how many were set. */
-static size_t k8s_labels(const struct proc_info *proc, struct pprof_label *labels)
+/* Process labels of the sample (OTel service namespace, Kubernetes placement); returns how
+ * many were set. */
+static size_t proc_labels(const struct proc_info *proc, struct pprof_label *labels)
 {
 	size_t n = 0;
 
+	if (proc->service_namespace[0])
+		labels[n++] = (struct pprof_label){ "service_namespace", proc->service_namespace };
 	if (proc->k8s_namespace[0])
 		labels[n++] = (struct pprof_label){ "namespace", proc->k8s_namespace };
 	if (proc->k8s_pod[0])
@@ -124,9 +127,9 @@ static size_t k8s_labels(const struct proc_info *proc, struct pprof_label *label
 void aggregate_add(struct aggregate *a, const struct sample *s, const struct sym_frame *frames,
 		   size_t nframes)
 {
-	char span_hex[17], trace_hex[33], name[SPANPROF_ABI_SPAN_NAME_MAX + 1];
+	char span_hex[17], trace_hex[33];
 	const struct sample_key *key = s->key;
-	struct pprof_label labels[6];
+	struct pprof_label labels[7];
 	const struct proc_info *proc;
 	struct proc_info scratch;
 	struct pprof_builder *b;
@@ -138,8 +141,8 @@ void aggregate_add(struct aggregate *a, const struct sample *s, const struct sym
 		a->stats.service_overflow += s->count;
 		return;
 	}
-	nlabels = span_labels(a, key, labels, span_hex, trace_hex, name);
-	nlabels += k8s_labels(proc, labels + nlabels);
+	nlabels = span_labels(a, s, labels, span_hex, trace_hex);
+	nlabels += proc_labels(proc, labels + nlabels);
 	if (pprof_builder_add_sample(b, frames, nframes, s->count, labels, nlabels)) {
 		a->stats.encode_errors += s->count;
 		return;

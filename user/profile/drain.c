@@ -6,11 +6,16 @@
 #include <bpf/bpf.h>
 
 #include "profile/drain.h"
+#include "profile/span_names.h"
 #include "util/log.h"
+
+/* Span names cached in user space (each slot ~264 bytes); span_names holds 4096 in the kernel. */
+#define DRAIN_NAME_CACHE 1024
 
 struct drain {
 	uint32_t max_keys;
 	struct sample_key *keys; /* scratch for one drain, max_keys entries */
+	struct span_names *names; /* span name ids -> names */
 	uint64_t kern_ips[SPANPROF_MAX_STACK_DEPTH], user_ips[SPANPROF_MAX_STACK_DEPTH];
 	struct drain_stats stats;
 };
@@ -23,7 +28,10 @@ struct drain *drain_new(uint32_t max_keys)
 		return NULL;
 	d->max_keys = max_keys;
 	d->keys = calloc(max_keys, sizeof(*d->keys));
-	if (!d->keys) {
+	d->names = span_names_new(DRAIN_NAME_CACHE);
+	if (!d->keys || !d->names) {
+		span_names_free(d->names);
+		free(d->keys);
 		free(d);
 		errno = ENOMEM;
 		return NULL;
@@ -36,6 +44,7 @@ void drain_free(struct drain *d)
 	if (!d)
 		return;
 	free(d->keys);
+	span_names_free(d->names);
 	free(d);
 }
 
@@ -64,7 +73,8 @@ static void clear_stacks(int fd)
 	}
 }
 
-int drain_window(struct drain *d, int counts_fd, int stacks_fd, drain_sample_fn fn, void *ctx)
+int drain_window(struct drain *d, int counts_fd, int stacks_fd, int names_fd, drain_sample_fn fn,
+		 void *ctx)
 {
 	struct sample_key *prev = NULL;
 	const struct sample_key *key;
@@ -89,6 +99,10 @@ int drain_window(struct drain *d, int counts_fd, int stacks_fd, drain_sample_fn 
 		/* -EFAULT: there is no such stack (a kernel thread has no user stack), nothing lost. */
 		s.lost_kern = key->kern_stack_id < 0 && key->kern_stack_id != -EFAULT;
 		s.lost_user = key->user_stack_id < 0 && key->user_stack_id != -EFAULT;
+		s.span_name =
+			key->has_span ? span_names_get(d->names, names_fd, key->span.name_id) : "";
+		if (!s.span_name)
+			d->stats.span_names_lost += s.count;
 		fn(ctx, &s);
 	}
 	for (i = 0; i < n; i++)

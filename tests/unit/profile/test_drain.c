@@ -136,7 +136,7 @@ static void test_drain_reads_counts_with_their_stacks(void **state)
 	put_stack(s, 2, 0x401000);
 	put(s, 100, 1, 2, 7);
 	put(s, 200, 1, -EFAULT, 3);
-	assert_int_equal(drain_window(s->d, s->counts_fd, s->stacks_fd, on_sample, s), 0);
+	assert_int_equal(drain_window(s->d, s->counts_fd, s->stacks_fd, -1, on_sample, s), 0);
 	assert_int_equal(s->nseen, 2);
 	v = seen_for(s, 100);
 	assert_int_equal(v->count, 7);
@@ -155,7 +155,7 @@ static void test_drain_marks_stacks_the_kernel_could_not_keep(void **state)
 	const struct seen *v;
 
 	put(s, 300, -EEXIST, -ENOMEM, 1);
-	assert_int_equal(drain_window(s->d, s->counts_fd, s->stacks_fd, on_sample, s), 0);
+	assert_int_equal(drain_window(s->d, s->counts_fd, s->stacks_fd, -1, on_sample, s), 0);
 	v = seen_for(s, 300);
 	assert_true(v->lost_kern);
 	assert_true(v->lost_user);
@@ -171,12 +171,12 @@ static void test_drain_empties_both_maps(void **state)
 	put_stack(s, 1, 0x401000);
 	put(s, 100, -EFAULT, 1, 2);
 	put(s, 101, -EFAULT, 1, 4);
-	assert_int_equal(drain_window(s->d, s->counts_fd, s->stacks_fd, on_sample, s), 0);
+	assert_int_equal(drain_window(s->d, s->counts_fd, s->stacks_fd, -1, on_sample, s), 0);
 	assert_true(is_empty(s->counts_fd));
 	assert_true(is_empty(s->stacks_fd));
 	/* the next window starts empty: nothing is handed out twice */
 	s->nseen = 0;
-	assert_int_equal(drain_window(s->d, s->counts_fd, s->stacks_fd, on_sample, s), 0);
+	assert_int_equal(drain_window(s->d, s->counts_fd, s->stacks_fd, -1, on_sample, s), 0);
 	assert_int_equal(s->nseen, 0);
 	drain_get_stats(s->d, &st);
 	assert_int_equal(st.keys, 2);
@@ -189,7 +189,7 @@ static void test_drain_counts_a_missing_stack_as_map_error(void **state)
 	struct drain_stats st;
 
 	put(s, 400, 9, -EFAULT, 5); /* stack 9 was never stored */
-	assert_int_equal(drain_window(s->d, s->counts_fd, s->stacks_fd, on_sample, s), 0);
+	assert_int_equal(drain_window(s->d, s->counts_fd, s->stacks_fd, -1, on_sample, s), 0);
 	assert_int_equal(seen_for(s, 400)->count, 5);
 	assert_int_equal(seen_for(s, 400)->kern_leaf, 0);
 	drain_get_stats(s->d, &st);
