@@ -173,29 +173,68 @@ $(OUTPUT)/tests/workloads/span_workload_dl: tests/workloads/span_workload.c
 
 WORKLOADS += $(OUTPUT)/tests/workloads/span_workload_static $(OUTPUT)/tests/workloads/span_workload_dl
 
-# Go code builds offline in GOPATH mode against Debian's packaged modules (/usr/share/gocode);
-# hooks/go appears in the GOPATH under its import path through a symlink.
+# The exec storm is not PIE: its children's code sits at the addresses nm shows, so the test can
+# recognise their samples even where they could not be symbolized.
+$(OUTPUT)/tests/workloads/exec_storm: tests/workloads/exec_storm.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) -fno-pie -no-pie $< -o $@
+
+# The hook-swap attack and its victim dlopen() their libraries and link no hook themselves.
+$(OUTPUT)/tests/workloads/hook_swapper $(OUTPUT)/tests/workloads/hook_victim: \
+		$(OUTPUT)/tests/workloads/%: tests/workloads/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) $< -ldl -o $@
+
+# hooks/go is a Go module (hooks/go/go.mod). Its tests and the Go workloads build in module mode
+# offline: tests/go_module.sh stages it under build/gomod with a vendor directory of links into
+# Debian's packaged modules (/usr/share/gocode), so no third-party code is copied or fetched.
+# The deployment tests below still build in GOPATH mode.
 GO ?= go
-GO_IMPORT := github.com/spanprof/spanprof/hooks/go
 GO_ENV := GO111MODULE=off GOFLAGS= GOPATH=$(abspath $(OUTPUT)/gopath):/usr/share/gocode \
 	  GOCACHE=$(abspath $(OUTPUT)/gocache)
-$(OUTPUT)/gopath/src/$(GO_IMPORT):
-	$(Q)mkdir -p $(dir $@)
-	$(Q)ln -sfn $(abspath hooks/go) $@
+GO_MOD := $(OUTPUT)/gomod
+GO_MOD_ENV := GO111MODULE=on GOFLAGS=-mod=vendor GOPROXY=off GOWORK=off \
+	      GOCACHE=$(abspath $(OUTPUT)/gocache)
+GO_HOOK_SRCS := $(wildcard hooks/go/go.mod hooks/go/*.go hooks/go/*.s hooks/go/otelspanprof/*.go)
+$(GO_MOD)/vendor/modules.txt: hooks/go/go.mod tests/go_module.sh
+	$(call msg,GOMOD,$(GO_MOD))
+	$(Q)tests/go_module.sh $(GO_MOD)
 
-$(OUTPUT)/tests/workloads/go_spans: $(wildcard tests/workloads/go_spans/*.go hooks/go/*.go hooks/go/*.s) \
-				    | $(OUTPUT)/gopath/src/$(GO_IMPORT)
+GO_WORKLOADS := go_spans go_otel go_pprof_labels
+$(OUTPUT)/tests/workloads/go_%: $(GO_HOOK_SRCS) $(wildcard tests/workloads/go_*/*.go) \
+				$(GO_MOD)/vendor/modules.txt
 	$(call msg,GO,$@)
-	$(Q)cd tests/workloads/go_spans && $(GO_ENV) $(GO) build -o $(abspath $@) .
+	$(Q)mkdir -p $(@D)
+	$(Q)cd $(GO_MOD) && $(GO_MOD_ENV) $(GO) build -o $(abspath $@) ./internal/testworkloads/go_$*
 
-WORKLOADS += $(OUTPUT)/tests/workloads/go_spans
-
-$(OUTPUT)/tests/bench/go_hook: $(wildcard tests/bench/go_hook/*.go hooks/go/*.go hooks/go/*.s \
-				 hooks/go/otelspanprof/*.go) | $(OUTPUT)/gopath/src/$(GO_IMPORT)
+# The same workload as containers ship it: no symbol table, no DWARF.
+$(OUTPUT)/tests/workloads/go_spans_stripped: $(GO_HOOK_SRCS) $(wildcard tests/workloads/go_*/*.go) \
+					    $(GO_MOD)/vendor/modules.txt
 	$(call msg,GO,$@)
-	$(Q)cd tests/bench/go_hook && $(GO_ENV) $(GO) build -o $(abspath $@) .
+	$(Q)mkdir -p $(@D)
+	$(Q)cd $(GO_MOD) && $(GO_MOD_ENV) $(GO) build -ldflags="-s -w" -o $(abspath $@) \
+		./internal/testworkloads/go_spans
 
-GO_TEST := env $(GO_ENV) tests/go_test.sh $(GO_IMPORT) $(GO_IMPORT)/otelspanprof
+# And stripped as a position-independent executable (internally linked: .gopclntab moves into
+# .data.rel.ro).
+$(OUTPUT)/tests/workloads/go_spans_pie: $(GO_HOOK_SRCS) $(wildcard tests/workloads/go_*/*.go) \
+				       $(GO_MOD)/vendor/modules.txt
+	$(call msg,GO,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)cd $(GO_MOD) && $(GO_MOD_ENV) $(GO) build -buildmode=pie -ldflags="-s -w" \
+		-o $(abspath $@) ./internal/testworkloads/go_spans
+
+WORKLOADS += $(patsubst %,$(OUTPUT)/tests/workloads/%,$(GO_WORKLOADS) go_spans_stripped \
+	     go_spans_pie)
+
+$(OUTPUT)/tests/bench/go_hook: $(GO_HOOK_SRCS) $(wildcard tests/bench/go_hook/*.go) \
+			       $(GO_MOD)/vendor/modules.txt
+	$(call msg,GO,$@)
+	$(Q)cd $(GO_MOD) && $(GO_MOD_ENV) $(GO) build -o $(abspath $@) ./internal/testworkloads/go_hook
+
+GO_TEST := cd $(GO_MOD) && env $(GO_MOD_ENV) $(abspath tests/go_test.sh) . ./otelspanprof
 
 # --- deployment (helm, docker, systemd) ----------------------------------------------------
 # The Helm chart is rendered and checked without Helm (tests/helm: text/template + sprig, as
@@ -266,7 +305,8 @@ bench-hooks: all
 # --- test and bench: one rule each -----------------------------------------------------------
 # `test` runs the hook suites last, through tests/run_tests.sh, so that the final line sums
 # every suite.
-test: all $(UNIT_TESTS) $(INTEG_TESTS) $(WORKLOADS) $(DEPLOY_GO_LINKS) $(HOOK_C_TESTS)
+test: all $(UNIT_TESTS) $(INTEG_TESTS) $(WORKLOADS) $(DEPLOY_GO_LINKS) $(HOOK_C_TESTS) \
+	$(GO_MOD)/vendor/modules.txt
 	$(Q)tests/run_tests.sh $(UNIT_TESTS) $(INTEG_TESTS) "$(GO_TEST)" "$(DEPLOY_TEST)" \
 		"$(HOOK_ENV) tests/hooks/run_hook_tests.sh $(HOOK_C_TESTS)"
 

@@ -26,8 +26,9 @@
 	} goroutine_spans SEC(".maps")
 
 /* Span names by id (struct span_ctx.name_id), written by the span hook when it meets a name
- * the map does not hold; read by the agent when it labels samples. LRU: a name no hook call
- * refreshed for long is the one evicted. */
+ * the map does not hold, and by the sampler for a Go goroutine's span_name pprof label; read by
+ * the agent when it labels samples. LRU: a name no hook call or sample refreshed for long is the
+ * one evicted. */
 #define SPAN_NAMES_MAP                                        \
 	struct {                                              \
 		__uint(type, BPF_MAP_TYPE_LRU_HASH);          \
@@ -36,14 +37,14 @@
 		__type(value, struct span_name);              \
 	} span_names SEC(".maps")
 
-/* Processes whose hook is the Go one: their samples look spans up by goroutine. Written by
- * the agent. */
+/* Go processes (with the Go hook, or a known runtime whose pprof labels can be read): their
+ * samples look spans up by goroutine. Written by the agent. */
 #define GO_PIDS_MAP                                        \
 	struct {                                           \
 		__uint(type, BPF_MAP_TYPE_HASH);           \
 		__uint(max_entries, SPANPROF_MAX_GO_PIDS); \
 		__type(key, __u32);                        \
-		__type(value, __u8);                       \
+		__type(value, struct go_proc);             \
 	} go_pids SEC(".maps")
 
 /* Drop counters by enum spanprof_drop, per CPU so the hot paths never contend. */

@@ -15,8 +15,20 @@ extern DROP_COUNTS_MAP;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 256 * 1024);
+	__uint(max_entries, 1024 * 1024); /* ~1500 exec events (680 bytes each) between polls */
 } proc_events SEC(".maps");
+
+/* The environment is read in chunks this large into per-CPU scratch (too big for the 512-byte
+ * stack); ENV_CHUNKS bounds the loop for the verifier and the cost of one exec (~24 KiB). */
+#define ENV_CHUNK 256
+#define ENV_CHUNKS 96
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, char[ENV_CHUNK]);
+} env_scratch SEC(".maps");
 
 /* Processes with a rescan request not yet handled: a process start maps a dozen files, and one
  * event is enough. The agent deletes the entry when it scans. LRU keeps it bounded. */
@@ -51,10 +63,81 @@ static __always_inline void request_scan(void)
 	emit(SPANPROF_PROC_SCAN, pid);
 }
 
-SEC("tp_btf/sched_process_exec")
-int BPF_PROG(on_exec)
+static __always_inline int has_prefix(const char *buf, const char *prefix, int n)
 {
-	request_scan();
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (buf[i] != prefix[i])
+			return 0;
+	return 1;
+}
+
+#define SERVICE_VAR "OTEL_SERVICE_NAME="
+#define RESOURCE_VAR "OTEL_RESOURCE_ATTRIBUTES="
+
+/* Looks for the two OTel variables among the environment strings in [pos, end). A string longer
+ * than a chunk is skipped chunk by chunk (`mid`: pos is inside a string, not at a name). The
+ * first occurrence of each wins, as with getenv(). */
+static __always_inline void read_env(struct spanprof_exec_event *ev, unsigned long pos,
+				     unsigned long end)
+{
+	int found_service = 0, found_resource = 0, mid = 0, i;
+	__u32 zero = 0;
+	char *buf;
+	long n;
+
+	buf = bpf_map_lookup_elem(&env_scratch, &zero);
+	if (!buf)
+		return;
+	for (i = 0; i < ENV_CHUNKS && pos < end; i++) {
+		n = bpf_probe_read_user_str(buf, ENV_CHUNK, (const void *)pos);
+		if (n <= 0)
+			return;
+		if (!mid && !found_service &&
+		    has_prefix(buf, SERVICE_VAR, sizeof(SERVICE_VAR) - 1)) {
+			bpf_probe_read_user_str(ev->service, sizeof(ev->service),
+						(const void *)(pos + sizeof(SERVICE_VAR) - 1));
+			found_service = 1;
+		} else if (!mid && !found_resource &&
+			   has_prefix(buf, RESOURCE_VAR, sizeof(RESOURCE_VAR) - 1)) {
+			bpf_probe_read_user_str(ev->resource, sizeof(ev->resource),
+						(const void *)(pos + sizeof(RESOURCE_VAR) - 1));
+			found_resource = 1;
+		}
+		/* n == ENV_CHUNK: the string may go on; read on from its last copied byte. */
+		mid = n == ENV_CHUNK;
+		pos += mid ? n - 1 : n;
+		if (found_service && found_resource)
+			break;
+	}
+	ev->env_complete = pos >= end || (found_service && found_resource);
+}
+
+/* Emits the exec event and marks a rescan pending (the new program's mmaps need no event). */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct spanprof_exec_event *ev;
+	__u8 one = 1;
+
+	bpf_map_update_elem(&pending_scans, &pid, &one, BPF_ANY);
+	ev = bpf_ringbuf_reserve(&proc_events, sizeof(*ev), 0);
+	if (!ev) {
+		bpf_map_delete_elem(&pending_scans, &pid); /* let a later mmap ask again */
+		counter_inc(&drop_counts, SPANPROF_DROP_PROC_EVENT);
+		return 0;
+	}
+	ev->hdr.type = SPANPROF_PROC_EXEC;
+	ev->hdr.pid = pid;
+	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+	ev->service[0] = '\0';
+	ev->resource[0] = '\0';
+	ev->env_complete = 0;
+	ev->_pad = 0;
+	read_env(ev, BPF_CORE_READ(p, mm, env_start), BPF_CORE_READ(p, mm, env_end));
+	bpf_ringbuf_submit(ev, 0);
 	return 0;
 }
 
@@ -70,6 +153,27 @@ int on_mmap_enter(struct trace_event_raw_sys_enter *ctx)
 
 	if (fd >= 0 && (prot & PROT_EXEC))
 		request_scan();
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 pid = BPF_CORE_READ(child, tgid);
+	struct spanprof_fork_event *ev;
+
+	if (BPF_CORE_READ(child, pid) != pid)
+		return 0; /* a new thread of an existing process */
+	ev = bpf_ringbuf_reserve(&proc_events, sizeof(*ev), 0);
+	if (!ev) {
+		counter_inc(&drop_counts, SPANPROF_DROP_PROC_EVENT);
+		return 0;
+	}
+	ev->hdr.type = SPANPROF_PROC_FORK;
+	ev->hdr.pid = pid;
+	ev->parent = BPF_CORE_READ(parent, tgid);
+	ev->_pad = 0;
+	bpf_ringbuf_submit(ev, 0);
 	return 0;
 }
 

@@ -7,7 +7,9 @@
 #include <bpf/bpf_tracing.h>
 
 #include "helpers.bpf.h"
+#include "go_labels.bpf.h"
 #include "maps.bpf.h"
+#include "span_names.bpf.h"
 
 /* Only count processes listed in target_pids (--pid). */
 const volatile bool cfg_filter_pids = false;
@@ -18,6 +20,7 @@ __u32 window_slot = 0;
 extern THREAD_SPANS_MAP;
 extern GOROUTINE_SPANS_MAP;
 extern GO_PIDS_MAP;
+extern SPAN_NAMES_MAP;
 extern DROP_COUNTS_MAP;
 extern EVENT_COUNTS_MAP;
 
@@ -50,13 +53,24 @@ STACK_MAP(stack_traces_1);
 COUNT_MAP(sample_counts_0);
 COUNT_MAP(sample_counts_1);
 
-/* struct sample_key is 120 bytes: built in per-CPU scratch rather than on the 512-byte stack. */
+/* struct sample_key: built in per-CPU scratch rather than on the 512-byte stack. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct sample_key);
 } key_scratch SEC(".maps");
+
+/* A Go span_name label's value while it is hashed and interned. 256 bytes would take half of the
+ * 512-byte stack the sampler shares with the key and the label walk, so it is per-CPU scratch:
+ * safe because a perf_event program does not nest on its CPU (the kernel skips the overflow
+ * handler's program while another BPF program runs there), so no other sample rewrites it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct span_name);
+} name_scratch SEC(".maps");
 
 /* -EFAULT means "no such stack" (a kernel thread has no user stack, a user-mode interrupt no
  * kernel stack); anything else means the stack map could not take it. */
@@ -66,30 +80,108 @@ static __always_inline void note_stack_error(__s32 id, __u32 reason)
 		counter_inc(&drop_counts, reason);
 }
 
-/* The span of the interrupted thread, or of its goroutine in a Go process; NULL if none. */
-static __always_inline struct thread_span *current_span(struct task_struct *task, __u32 pid)
+/* The id of a span_name label's value v, interned in span_names as the span hook does its names,
+ * so a Go label span's name reaches the agent like a hook span's. 0 for an empty value, or when
+ * the value could not be read or stored (counted as span_name_lost). */
+static __always_inline __u64 label_name_id(const struct go_string *v)
 {
-	struct goroutine_key gkey = { .pid = pid };
+	__u32 zero = 0;
+	struct span_name *buf;
+	__u64 n = v->len, id;
 
-	if (bpf_map_lookup_elem(&go_pids, &pid)) {
-		if (current_goroutine(task, &gkey.g)) {
-			counter_inc(&drop_counts, SPANPROF_DROP_GOROUTINE_READ);
-			return NULL;
-		}
-		return bpf_map_lookup_elem(&goroutine_spans, &gkey);
+	if (!n)
+		return 0;
+	buf = bpf_map_lookup_elem(&name_scratch, &zero);
+	if (!buf)
+		return 0; /* cannot happen (a one-slot array), but the verifier needs the check */
+	/* Cut at 255 bytes, as the Go hook's Span.SetName cuts (no UTF-8 care either), so a name
+	 * gets the same id from the hook and from the label. The `&` restates the bound in a form
+	 * the verifier tracks (n <= 255 already), so the read and the NUL store stay in buf. */
+	if (n > SPANPROF_ABI_SPAN_NAME_MAX - 1)
+		n = SPANPROF_ABI_SPAN_NAME_MAX - 1;
+	n &= SPANPROF_ABI_SPAN_NAME_MAX - 1;
+	if (bpf_probe_read_user(buf->name, n, (void *)v->ptr)) {
+		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_NAME);
+		return 0;
 	}
-	/* NULL also when the hook's uprobe holds this task's storage lock on this CPU: the sample
-	 * then has no span. That is not counted, since the helper's NULL cannot tell it from a
-	 * thread that never set a span. */
-	return bpf_task_storage_get(&thread_spans, task, NULL, 0);
+	buf->name[n] = '\0';
+	/* name_hash's loop has a constant bound (255) and stops at the NUL: bounded for the
+	 * verifier, and run here once per sample, outside the label walk's bpf_loop() callbacks. */
+	id = name_hash(buf->name);
+	/* Bytes after the NUL are another name's leftovers; span_names values allow that. */
+	if (!id || bpf_map_lookup_elem(&span_names, &id))
+		return id;
+	if (bpf_map_update_elem(&span_names, &id, buf, BPF_ANY)) {
+		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_NAME);
+		return 0;
+	}
+	return id;
+}
+
+/* A goroutine with no span from the hook: its pprof labels (set by otel-profiling-go, or
+ * inherited from the goroutine that started it). Returns 1 when key->span was filled. */
+static __always_inline int go_label_span(struct sample_key *key, __u64 g, const struct go_proc *gp)
+{
+	struct go_string name;
+	int found = go_labels_span(g, gp, &key->span, &name);
+
+	if (found < 0)
+		counter_inc(&drop_counts, SPANPROF_DROP_GO_LABELS_READ);
+	if (found <= 0)
+		return 0;
+	key->span.name_id = label_name_id(&name);
+	return 1;
+}
+
+/* On the system stack (runtime calls on g0, signal handlers on gsignal) TLS holds the M's g0 or
+ * gsignal; the goroutine whose work it is, and whose span counts, is g.m.curg. */
+static __always_inline __u64 user_goroutine(__u64 g, const struct go_proc *gp)
+{
+	__u64 m, curg;
+
+	if (!gp->m_offset || !gp->curg_offset ||
+	    bpf_probe_read_user(&m, sizeof(m), (void *)(g + gp->m_offset)) || !m ||
+	    bpf_probe_read_user(&curg, sizeof(curg), (void *)(m + gp->curg_offset)) || !curg)
+		return g;
+	return curg;
+}
+
+/* The span of a Go process's running goroutine: the hook's, else its pprof labels. */
+static __always_inline void copy_go_span(struct sample_key *key, struct task_struct *task,
+					 const struct go_proc *gp)
+{
+	struct goroutine_key gkey = { .pid = key->pid };
+	struct thread_span *ts;
+
+	if (current_goroutine(task, &gkey.g)) {
+		counter_inc(&drop_counts, SPANPROF_DROP_GOROUTINE_READ);
+		return;
+	}
+	gkey.g = user_goroutine(gkey.g, gp);
+	ts = bpf_map_lookup_elem(&goroutine_spans, &gkey);
+	if (ts && ts->active) {
+		__builtin_memcpy(&key->span, &ts->slot[ts->current & 1], sizeof(key->span));
+		key->has_span = 1;
+		return;
+	}
+	key->has_span = go_label_span(key, gkey.g, gp);
 }
 
 static __always_inline void copy_span(struct sample_key *key, struct task_struct *task)
 {
-	struct thread_span *ts = current_span(task, key->pid);
+	struct go_proc *gp = bpf_map_lookup_elem(&go_pids, &key->pid);
+	struct thread_span *ts;
 
 	key->has_span = 0;
 	__builtin_memset(&key->span, 0, sizeof(key->span));
+	if (gp) {
+		copy_go_span(key, task, gp);
+		return;
+	}
+	/* NULL also when the hook's uprobe holds this task's storage lock on this CPU: the sample
+	 * then has no span. That is not counted, since the helper's NULL cannot tell it from a
+	 * thread that never set a span. */
+	ts = bpf_task_storage_get(&thread_spans, task, NULL, 0);
 	if (!ts || !ts->active)
 		return;
 	__builtin_memcpy(&key->span, &ts->slot[ts->current & 1], sizeof(key->span));

@@ -7,6 +7,7 @@
 
 #include "helpers.bpf.h"
 #include "maps.bpf.h"
+#include "span_names.bpf.h"
 
 THREAD_SPANS_MAP;
 GOROUTINE_SPANS_MAP;
@@ -19,28 +20,6 @@ _Static_assert(sizeof(struct span_ctx) == 48, "span_ctx ABI");
 _Static_assert(sizeof(struct thread_span) == 104, "thread_span ABI");
 _Static_assert(__builtin_offsetof(struct span_ctx, name_id) == SPANPROF_ABI_SPAN_NAME_OFFSET,
 	       "the ids are the hook struct's first 40 bytes");
-
-#define FNV64_OFFSET 0xcbf29ce484222325ULL
-#define FNV64_PRIME 0x100000001b3ULL
-
-/* FNV-1a 64 of the NUL-terminated name in buf; 0 for an empty name. */
-static __always_inline __u64 name_hash(const char *buf)
-{
-	__u64 h = FNV64_OFFSET;
-	int i;
-
-	if (!buf[0])
-		return 0;
-	/* A constant bound the verifier can see; the loop stops at the NUL, so a typical
-	 * 20-byte name costs 20 rounds. */
-	for (i = 0; i < SPANPROF_ABI_SPAN_NAME_MAX - 1; i++) {
-		if (!buf[i])
-			break;
-		h ^= (__u8)buf[i];
-		h *= FNV64_PRIME;
-	}
-	return h ? h : 1;
-}
 
 /* Reads the hook's name (63 bytes at most for ABI v1, 255 for v2) and returns its id, adding
  * it to span_names when the map does not hold it yet; 0 when there is none or it failed.

@@ -53,6 +53,25 @@ struct thread_span {
 #define SPANPROF_MAX_GOROUTINES 65536
 #define SPANPROF_MAX_GO_PIDS 4096
 
+/* Where a Go process's runtime keeps a goroutine's pprof labels (g.labels), so the sampler can
+ * read span_id / span_name labels of goroutines that have no span from the hook (labels set by
+ * Grafana's otel-profiling-go, or inherited from the goroutine that started them). */
+enum spanprof_go_labels {
+	SPANPROF_GO_LABELS_NONE = 0, /* unknown Go version: labels are not read */
+	SPANPROF_GO_LABELS_MAP = 1, /* Go 1.17-1.23: *labelMap, a map[string]string */
+	SPANPROF_GO_LABELS_SLICE = 2, /* Go 1.24+: *labelMap{LabelSet{list []label}} */
+};
+
+/* Value of the go_pids map: one per Go process (with or without the hook). */
+struct go_proc {
+	__u32 labels_offset; /* offset of labels in runtime.g */
+	__u32 labels_kind; /* enum spanprof_go_labels */
+	/* g.m and m.curg: a sample taken on the system stack (g0, the signal handler's gsignal)
+	 * belongs to the user goroutine m.curg. 0: unknown, the g from TLS is used as it is. */
+	__u32 m_offset;
+	__u32 curg_offset;
+};
+
 struct goroutine_key {
 	__u32 pid;
 	__u32 _pad;
@@ -79,20 +98,47 @@ enum spanprof_drop {
 	SPANPROF_DROP_PROC_EVENT, /* proc_events ring buffer full: a rescan was missed */
 	SPANPROF_DROP_GOROUTINE_FULL, /* goroutine_spans full: a Go span update was lost */
 	SPANPROF_DROP_GOROUTINE_READ, /* the current goroutine could not be read from TLS */
+	SPANPROF_DROP_GO_LABELS_READ, /* a goroutine's pprof labels could not be read */
 	SPANPROF_DROP_SPAN_NAME, /* a span's name could not be read or interned: no span_name */
 	SPANPROF_DROP__COUNT,
 };
 
 /* What a struct proc_event reports. Exec and exec-mmap both mean "rescan this process". */
 enum spanprof_proc_event_type {
-	SPANPROF_PROC_SCAN = 1, /* exec, or a file mapped executable (dlopen, new library) */
+	SPANPROF_PROC_SCAN = 1, /* a file mapped executable (dlopen, new library) */
 	SPANPROF_PROC_EXIT = 2, /* the last thread of the process exited */
+	SPANPROF_PROC_EXEC = 3, /* exec: a struct spanprof_exec_event, and rescan */
+	SPANPROF_PROC_FORK = 4, /* a new process (not thread): a struct spanprof_fork_event */
 };
 
 /* Record in the proc_events ring buffer. */
 struct spanprof_proc_event {
 	__u32 type; /* enum spanprof_proc_event_type */
 	__u32 pid; /* tgid, in the agent's pid namespace */
+};
+
+/* A fork: the child runs its parent's program with its parent's environment until it execs, so it
+ * has its parent's service (a child that exits without exec'ing is never named otherwise). */
+struct spanprof_fork_event {
+	struct spanprof_proc_event hdr; /* type SPANPROF_PROC_FORK, pid: the child */
+	__u32 parent; /* the parent's tgid */
+	__u32 _pad;
+};
+
+#define SPANPROF_EXEC_COMM_MAX 16
+#define SPANPROF_EXEC_SERVICE_MAX 128
+#define SPANPROF_EXEC_RESOURCE_MAX 256
+
+/* An exec, with what names the process's service, read from the new program's environment at
+ * exec time: a process that is gone before the agent reads /proc still gets its service. Each
+ * string is NUL-terminated within its field ("" when not found), values cut at the field's size. */
+struct spanprof_exec_event {
+	struct spanprof_proc_event hdr; /* type SPANPROF_PROC_EXEC */
+	char comm[SPANPROF_EXEC_COMM_MAX]; /* the new program's name (15 bytes at most) */
+	char service[SPANPROF_EXEC_SERVICE_MAX]; /* OTEL_SERVICE_NAME's value */
+	char resource[SPANPROF_EXEC_RESOURCE_MAX]; /* OTEL_RESOURCE_ATTRIBUTES' value */
+	__u32 env_complete; /* 1 when the search covered the whole environment */
+	__u32 _pad;
 };
 
 /* Counters the programs keep besides drops (index into event_counts). */

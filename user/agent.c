@@ -14,6 +14,7 @@
 
 #include "agent.h"
 #include "agent_int.h"
+#include "discover/labels.h"
 #include "discover/proc_maps.h"
 #include "output/local_out.h"
 #include "output/upload.h"
@@ -41,8 +42,8 @@ static int is_target(const struct agent *a, pid_t pid)
 	return 0;
 }
 
-/* Re-reads what the agent knows of pid. `fresh`: it just exec'd or mapped code, so symbols and
- * service name are snapshotted now, while it surely lives. */
+/* Re-reads what the agent knows of pid. `fresh`: it just exec'd or mapped code, so its symbols
+ * are snapshotted now, while it most likely lives. */
 static void scan_pid(struct agent *a, pid_t pid, int fresh)
 {
 	struct proc_maps maps;
@@ -69,10 +70,8 @@ static void scan_pid(struct agent *a, pid_t pid, int fresh)
 	}
 	hook_registry_update_pid(a->hooks, pid, &maps);
 	proc_maps_release(&maps);
-	if (fresh) {
-		proc_table_refresh(a->procs, pid);
+	if (fresh)
 		symcache_snapshot_pid(a->symcache, pid);
-	}
 }
 
 static void scan_all(struct agent *a)
@@ -96,6 +95,46 @@ static void scan_all(struct agent *a)
 	closedir(dir);
 }
 
+/* Copies a fixed-size, maybe unterminated field of a BPF event into a C string. */
+static void event_str(char *dst, size_t size, const char *src, size_t src_size)
+{
+	size_t n = strnlen(src, src_size);
+
+	if (n >= size)
+		n = size - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* An exec: the service is settled now, from /proc while the process lives, else from what the
+ * event read of its environment (a process of a few ms is gone before any scan). */
+static void on_exec(struct agent *a, const struct spanprof_exec_event *ev)
+{
+	char comm[SPANPROF_EXEC_COMM_MAX + 1], name[SPANPROF_EXEC_SERVICE_MAX + 1];
+	char resource[SPANPROF_EXEC_RESOURCE_MAX + 1], service[LABELS_SERVICE_MAX];
+
+	if (!is_target(a, ev->hdr.pid))
+		return;
+	event_str(comm, sizeof(comm), ev->comm, sizeof(ev->comm));
+	event_str(name, sizeof(name), ev->service, sizeof(ev->service));
+	event_str(resource, sizeof(resource), ev->resource, sizeof(ev->resource));
+	if (labels_service_from_values(name, resource, comm, service, sizeof(service)))
+		service[0] = '\0';
+	proc_table_exec(a->procs, ev->hdr.pid, service);
+}
+
+static void on_fork(struct agent *a, const struct spanprof_fork_event *ev)
+{
+	if (is_target(a, ev->hdr.pid))
+		proc_table_fork(a->procs, ev->parent, ev->hdr.pid);
+}
+
+static void queue_scan(struct agent *a, pid_t pid)
+{
+	if (scan_queue_push(&a->scans, pid, agent_now_ns(CLOCK_MONOTONIC) + SCAN_DELAY_NS))
+		loader_scan_done(a->loader, pid); /* let a later event try again */
+}
+
 static int on_proc_event(void *ctx, void *data, size_t size)
 {
 	const struct spanprof_proc_event *ev = data;
@@ -106,10 +145,13 @@ static int on_proc_event(void *ctx, void *data, size_t size)
 	if (ev->type == SPANPROF_PROC_EXIT) {
 		hook_registry_forget_pid(a->hooks, ev->pid);
 		proc_table_mark_exited(a->procs, ev->pid);
+	} else if (ev->type == SPANPROF_PROC_EXEC && size >= sizeof(struct spanprof_exec_event)) {
+		on_exec(a, data);
+		queue_scan(a, ev->pid);
+	} else if (ev->type == SPANPROF_PROC_FORK && size >= sizeof(struct spanprof_fork_event)) {
+		on_fork(a, data);
 	} else if (ev->type == SPANPROF_PROC_SCAN) {
-		if (scan_queue_push(&a->scans, ev->pid,
-				    agent_now_ns(CLOCK_MONOTONIC) + SCAN_DELAY_NS))
-			loader_scan_done(a->loader, ev->pid); /* let a later event try again */
+		queue_scan(a, ev->pid);
 	}
 	return 0;
 }
@@ -131,9 +173,32 @@ static void on_sample(void *ctx, const struct sample *s)
 	aggregate_add(a->agg, s, a->resolve->frames, a->resolve->nframes);
 }
 
+static int pid_alive(void *ctx, pid_t pid)
+{
+	const struct agent *a = ctx;
+
+	return proc_table_pid_alive(a->cfg->proc_root, pid);
+}
+
+/* The safety net for lost exit events (ring buffer full): tracked processes that are gone are
+ * marked exited (their entries go after the next drains) and their hook users released. */
+static void reap_dead(struct agent *a)
+{
+	size_t procs = proc_table_reap(a->procs);
+	size_t hooks = hook_registry_reap(a->hooks, pid_alive, a);
+
+	if (procs || hooks)
+		log_debug("reaped %zu processes and %zu hook users whose exit was not seen", procs,
+			  hooks);
+}
+
 static void drain(struct agent *a)
 {
-	struct loader_window w = loader_flip_window(a->loader);
+	struct loader_window w;
+
+	/* Exec events emitted up to now name the processes whose samples are about to be read. */
+	ring_buffer__consume(a->events);
+	w = loader_flip_window(a->loader);
 
 	symcache_new_round(a->symcache);
 	usleep(FLIP_SETTLE_US);
@@ -313,6 +378,7 @@ static void run_loop(struct agent *a, volatile sig_atomic_t *stop)
 		}
 		if (now >= next_rescan) {
 			scan_all(a);
+			reap_dead(a);
 			next_rescan = now + cfg->rescan_s * NS_PER_S;
 		}
 	}

@@ -80,7 +80,9 @@ static void publish_user(struct agent *a)
 		       as.encode_errors);
 	hook_registry_get_stats(a->hooks, &hs);
 	metrics_set(a->metrics, METRIC_HOOKS_ATTACHED, hs.files_attached);
+	metrics_set(a->metrics, METRIC_HOOK_FILES_REFUSED, hs.open_refused);
 	metrics_set(a->metrics, METRIC_PROCESSES_TRACKED, proc_table_count(a->procs));
+	metrics_set(a->metrics, METRIC_PROCESSES_REAPED, proc_table_reaped(a->procs));
 	symcache_get_stats(a->symcache, &ss);
 	metrics_set_at(a->metrics, METRIC_SYMCACHE_ENTRIES, METRIC_SYMCACHE_MODULES, ss.modules);
 	metrics_set_at(a->metrics, METRIC_SYMCACHE_ENTRIES, METRIC_SYMCACHE_PIDS, ss.pids);

@@ -244,15 +244,14 @@ struct bpf_link *loader_attach_hook(struct loader *l, const char *path, uint64_t
 	return bpf_program__attach_uprobe_opts(prog, -1, path, offset, &opts);
 }
 
-int loader_set_go_pid(struct loader *l, pid_t pid, int is_go)
+int loader_set_go_pid(struct loader *l, pid_t pid, const struct go_proc *go)
 {
 	int fd = bpf_map__fd(l->skel->maps.go_pids);
 	__u32 key = pid;
-	__u8 one = 1;
 
-	if (!is_go)
+	if (!go)
 		return bpf_map_delete_elem(fd, &key) ? -errno : 0;
-	return bpf_map_update_elem(fd, &key, &one, BPF_ANY) ? -errno : 0;
+	return bpf_map_update_elem(fd, &key, go, BPF_ANY) ? -errno : 0;
 }
 
 struct ring_buffer *loader_proc_events(struct loader *l, loader_event_fn fn, void *ctx)

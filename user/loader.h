@@ -10,6 +10,7 @@
 
 struct bpf_link;
 struct ring_buffer;
+struct go_proc; /* include/spanprof_abi.h */
 
 struct loader_options {
 	unsigned int frequency; /* samples per second per CPU */
@@ -47,9 +48,10 @@ enum loader_hook_kind {
 struct bpf_link *loader_attach_hook(struct loader *l, const char *path, uint64_t offset,
 				    uint64_t ref_ctr_offset, enum loader_hook_kind kind);
 
-/* Marks pid as a Go process (its samples look spans up by goroutine) or unmarks it.
+/* Marks pid as a Go process (its samples look spans up by goroutine, then in the goroutine's
+ * pprof labels as go says) or, with go NULL, unmarks it.
  * Returns 0 or -errno (-E2BIG: too many Go processes). */
-int loader_set_go_pid(struct loader *l, pid_t pid, int is_go);
+int loader_set_go_pid(struct loader *l, pid_t pid, const struct go_proc *go);
 
 /* Ring buffer of struct spanprof_proc_event; `fn` is called for each. Owned by the caller
  * (ring_buffer__free). */

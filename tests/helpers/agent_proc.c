@@ -76,6 +76,18 @@ int agent_proc_log_contains(const struct agent_proc *a, const char *text)
 	return found;
 }
 
+int agent_proc_wait_log(const struct agent_proc *a, const char *text, int timeout_s)
+{
+	const struct timespec step = { 0, 50 * 1000 * 1000 };
+
+	for (int i = 0; i < timeout_s * 20; i++) {
+		if (agent_proc_log_contains(a, text))
+			return 1;
+		nanosleep(&step, NULL);
+	}
+	return agent_proc_log_contains(a, text);
+}
+
 int agent_proc_start(struct agent_proc *a, const char *log_dir, const char *const *argv)
 {
 	const char *args[64] = { build_path("spanprof") };
@@ -140,6 +152,29 @@ int agent_proc_stop(struct agent_proc *a)
 		print_file(a->log_path);
 	}
 	return rc;
+}
+
+int workload_wait_exec(pid_t pid, const char *path, int timeout_s)
+{
+	const struct timespec step = { 0, 10 * 1000 * 1000 };
+	char link[64], exe[4096], *want = realpath(path, NULL);
+	int found = 0;
+
+	if (!want)
+		return -1;
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	for (int i = 0; i < timeout_s * 100 && !found; i++) {
+		ssize_t n = readlink(link, exe, sizeof(exe) - 1);
+
+		if (n > 0) {
+			exe[n] = '\0';
+			found = !strcmp(exe, want);
+		}
+		if (!found)
+			nanosleep(&step, NULL);
+	}
+	free(want);
+	return found ? 0 : -1;
 }
 
 pid_t workload_start(const char *const *argv, const char *const *env, const char *stdout_path)

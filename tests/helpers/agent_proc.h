@@ -25,9 +25,16 @@ int agent_proc_stop(struct agent_proc *a);
 /* 1 if the agent's log contains text. */
 int agent_proc_log_contains(const struct agent_proc *a, const char *text);
 
+/* Polls the agent's log every 50 ms until it contains text. Returns 1, or 0 after timeout_s. */
+int agent_proc_wait_log(const struct agent_proc *a, const char *text, int timeout_s);
+
 /* Runs a command (argv[0] is a path), environment extended with env ("K=V", NULL-terminated,
  * may be NULL). Returns the pid, or -1. */
 pid_t workload_start(const char *const *argv, const char *const *env, const char *stdout_path);
+
+/* Polls until pid runs the executable at path (its exec is done), so an agent started next with
+ * --pid sees the program rather than the forked test binary. Returns 0, or -1 after timeout_s. */
+int workload_wait_exec(pid_t pid, const char *path, int timeout_s);
 
 /* Waits for pid; returns its exit status, or -1 when it did not end normally within timeout_s. */
 int workload_wait(pid_t pid, int timeout_s);

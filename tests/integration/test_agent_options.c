@@ -163,6 +163,8 @@ static void test_pid_filter_and_kernel_frames(void **state)
 	if (!dir)
 		skip();
 	pid = workload_start(work, env, "/dev/null"); /* waits for the agent to attach */
+	/* Else the agent's first scan may see the forked test binary, not the workload. */
+	assert_int_equal(workload_wait_exec(pid, work[0], 10), 0);
 	snprintf(pid_arg, sizeof(pid_arg), "%d", pid);
 	assert_int_equal(agent_proc_start(&agent, dir, argv), 0);
 	assert_int_equal(workload_wait(pid, 30), 0);

@@ -2,12 +2,17 @@
 /* Locates the span-set probe site through the stapsdt note the hook's asm emits (libelf). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "discover/go_runtime.h"
 #include "discover/hook_elf.h"
+#include "symbolize/gopclntab.h"
 #include "util/elf_guard.h"
 #include "util/proc_file.h"
 
@@ -17,8 +22,10 @@
 
 static const unsigned char nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 
-/* Virtual address -> file offset through the PT_LOAD segment holding it. */
-static int vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *offset)
+/* Virtual address -> file offset through the PT_LOAD segment holding it, which must have the
+ * permission bits `need` (PF_X for the site, PF_W for the semaphore). Every sum is checked:
+ * the note's addresses and the headers are written by whoever made the file. */
+static int vaddr_to_offset(Elf *elf, uint64_t vaddr, uint32_t need, uint64_t *offset)
 {
 	size_t n, i;
 	GElf_Phdr ph;
@@ -28,12 +35,28 @@ static int vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *offset)
 	for (i = 0; i < n; i++) {
 		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
 			continue;
-		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz) {
-			*offset = vaddr - ph.p_vaddr + ph.p_offset;
-			return 0;
-		}
+		if (vaddr < ph.p_vaddr || vaddr - ph.p_vaddr >= ph.p_filesz)
+			continue;
+		if ((ph.p_flags & need) != need || ph.p_offset > UINT64_MAX - (vaddr - ph.p_vaddr))
+			return -ENOEXEC;
+		*offset = ph.p_offset + (vaddr - ph.p_vaddr);
+		return 0;
 	}
 	return -ENOEXEC;
+}
+
+/* The file being read: libelf's handle (ELF_C_READ: section data is read, never mapped), the
+ * descriptor and its size when opened. */
+struct hook_file_ref {
+	Elf *elf;
+	int fd;
+	uint64_t size;
+};
+
+/* 1 when [off, off + len) lies inside a file of `size` bytes (no wrap-around). */
+static int in_file(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
 }
 
 static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *shdr)
@@ -73,6 +96,14 @@ static int parse_note(const char *desc, size_t len, uint64_t *pc, uint64_t *base
 	return !strcmp(provider, HOOK_PROVIDER) && !strcmp(probe, HOOK_PROBE);
 }
 
+/* 1 when the note's name and descriptor lie inside the section data (libelf checks this too;
+ * the note is untrusted, so it is checked here without relying on that). */
+static int note_fits(const Elf_Data *data, const GElf_Nhdr *nh, size_t name_off, size_t desc_off)
+{
+	return in_file(name_off, nh->n_namesz, data->d_size) &&
+	       in_file(desc_off, nh->n_descsz, data->d_size);
+}
+
 static int find_note(Elf *elf, uint64_t *pc, uint64_t *base, uint64_t *sem)
 {
 	GElf_Shdr shdr;
@@ -80,51 +111,77 @@ static int find_note(Elf *elf, uint64_t *pc, uint64_t *base, uint64_t *sem)
 	Elf_Scn *scn;
 	Elf_Data *data;
 	size_t off = 0, name_off, desc_off;
+	const char *buf;
 
 	scn = find_section(elf, ".note.stapsdt", &shdr);
 	if (!scn || shdr.sh_type != SHT_NOTE)
 		return -ENODATA;
 	data = elf_getdata(scn, NULL);
-	if (!data)
+	if (!data || !data->d_buf)
 		return -ENOEXEC;
+	buf = data->d_buf;
 	while ((off = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
+		if (!note_fits(data, &nhdr, name_off, desc_off))
+			return -ENOEXEC;
 		if (nhdr.n_type != STAPSDT_NOTE_TYPE || nhdr.n_namesz != sizeof("stapsdt") ||
-		    memcmp((char *)data->d_buf + name_off, "stapsdt", sizeof("stapsdt")))
+		    memcmp(buf + name_off, "stapsdt", sizeof("stapsdt")))
 			continue;
-		if (parse_note((char *)data->d_buf + desc_off, nhdr.n_descsz, pc, base, sem))
+		if (parse_note(buf + desc_off, nhdr.n_descsz, pc, base, sem))
 			return 0;
 	}
 	return -ENODATA;
 }
 
-static int resolve_site(Elf *elf, struct hook_site *site)
+/* 1 when the 6 bytes at off of the file are `nop; nop5`. Read with pread, not from a mapping of
+ * the file: a file its owner truncates under us then gives a short read, not SIGBUS. */
+static int is_nop_pair(const struct hook_file_ref *f, uint64_t off)
+{
+	unsigned char buf[1 + sizeof(nop5)];
+
+	if (!in_file(off, sizeof(buf), f->size) || off > INT64_MAX ||
+	    pread(f->fd, buf, sizeof(buf), (off_t)off) != (ssize_t)sizeof(buf))
+		return 0;
+	return buf[0] == 0x90 && !memcmp(buf + 1, nop5, sizeof(nop5));
+}
+
+/* The site must be a whole instruction inside the file and the semaphore a 2-byte counter the
+ * kernel can update in place (aligned, inside the file); anything else is a crafted note. */
+static int check_offsets(const struct hook_file_ref *f, uint64_t site_off, uint64_t sem_off)
+{
+	if (!in_file(site_off, 1, f->size))
+		return -ENOEXEC;
+	if (sem_off && (!in_file(sem_off, 2, f->size) || (sem_off & 1)))
+		return -ENOEXEC;
+	return 0;
+}
+
+static int resolve_site(const struct hook_file_ref *f, struct hook_site *site)
 {
 	uint64_t pc, base, sem, sem_off = 0, pc_off;
-	size_t size;
-	const unsigned char *raw;
+	Elf *elf = f->elf;
 	GElf_Shdr shdr;
 	int err;
 
 	err = find_note(elf, &pc, &base, &sem);
 	if (err)
 		return err;
-	/* If the file was prelinked, .stapsdt.base moved; the note still holds the old address. */
+	/* If the file was prelinked, .stapsdt.base moved; the note still holds the old address.
+	 * Unsigned wrap-around is intended here (a move down); the result is checked below. */
 	if (find_section(elf, ".stapsdt.base", &shdr) && base) {
 		pc += shdr.sh_addr - base;
 		if (sem)
 			sem += shdr.sh_addr - base;
 	}
-	if (vaddr_to_offset(elf, pc, &pc_off))
+	if (vaddr_to_offset(elf, pc, PF_X, &pc_off))
 		return -ENOEXEC;
-	if (sem && vaddr_to_offset(elf, sem, &sem_off))
+	if (sem && vaddr_to_offset(elf, sem, PF_W, &sem_off))
 		return -ENOEXEC;
+	err = check_offsets(f, pc_off, sem_off);
+	if (err)
+		return err;
 	site->site_offset = pc_off;
 	site->semaphore_offset = sem_off;
-	site->nop5_offset = 0;
-	raw = (const unsigned char *)elf_rawfile(elf, &size);
-	if (raw && pc_off + 1 + sizeof(nop5) <= size && raw[pc_off] == 0x90 &&
-	    !memcmp(raw + pc_off + 1, nop5, sizeof(nop5)))
-		site->nop5_offset = pc_off + 1;
+	site->nop5_offset = is_nop_pair(f, pc_off) ? pc_off + 1 : 0;
 	return 0;
 }
 
@@ -135,27 +192,34 @@ static int has_suffix(const char *s, const char *suffix)
 	return len > slen && !strcmp(s + len - slen, suffix);
 }
 
-/* File offset of the `nop; nop5` pair inside [off, off + size) of the file, or 0. */
-static uint64_t find_nop_pair(Elf *elf, uint64_t off, uint64_t size)
+/* File offset of the `nop; nop5` pair inside [off, off + size) of the file, or 0. The Go hook's
+ * function is a few dozen bytes; a symbol claiming more is searched in its first GO_SCAN_MAX. */
+#define GO_SCAN_MAX 4096
+static uint64_t find_nop_pair(const struct hook_file_ref *f, uint64_t off, uint64_t size)
 {
-	const unsigned char *raw;
-	size_t len;
-	uint64_t i;
+	unsigned char buf[GO_SCAN_MAX];
+	ssize_t got;
+	size_t i;
 
-	raw = (const unsigned char *)elf_rawfile(elf, &len);
-	if (!raw || off >= len)
+	if (off >= f->size || off > INT64_MAX)
 		return 0;
-	if (size > len - off)
-		size = len - off;
-	for (i = 0; i + 1 + sizeof(nop5) <= size; i++)
-		if (raw[off + i] == 0x90 && !memcmp(raw + off + i + 1, nop5, sizeof(nop5)))
+	if (size > f->size - off)
+		size = f->size - off;
+	if (size > sizeof(buf))
+		size = sizeof(buf);
+	got = pread(f->fd, buf, size, (off_t)off);
+	if (got <= 0)
+		return 0;
+	for (i = 0; (size_t)got - i >= 1 + sizeof(nop5); i++)
+		if (buf[i] == 0x90 && !memcmp(buf + i + 1, nop5, sizeof(nop5)))
 			return off + i;
 	return 0;
 }
 
 /* The Go hook: the function and semaphore symbols, the site found inside the function. */
-static int resolve_go_site(Elf *elf, struct hook_site *site)
+static int resolve_go_site(const struct hook_file_ref *f, struct hook_site *site)
 {
+	Elf *elf = f->elf;
 	uint64_t func_off = 0, func_size = 0, sem_off = 0;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr shdr;
@@ -168,7 +232,9 @@ static int resolve_go_site(Elf *elf, struct hook_site *site)
 		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_SYMTAB || !shdr.sh_entsize)
 			continue;
 		data = elf_getdata(scn, NULL);
-		n = data ? shdr.sh_size / shdr.sh_entsize : 0;
+		/* From the data libelf read, not sh_size: a crafted sh_size must not set the
+		 * loop's length. */
+		n = data ? data->d_size / shdr.sh_entsize : 0;
 		for (i = 0; i < n; i++) {
 			if (!gelf_getsym(data, i, &sym) || !sym.st_value)
 				continue;
@@ -178,38 +244,130 @@ static int resolve_go_site(Elf *elf, struct hook_site *site)
 			/* Go's linker marks assembly (ABI0) functions with an ".abi0" suffix. */
 			if ((has_suffix(name, HOOK_GO_FUNC_SUFFIX) ||
 			     has_suffix(name, HOOK_GO_FUNC_SUFFIX ".abi0")) &&
-			    !vaddr_to_offset(elf, sym.st_value, &func_off))
+			    !vaddr_to_offset(elf, sym.st_value, PF_X, &func_off))
 				func_size = sym.st_size ? sym.st_size : 64;
 			else if (has_suffix(name, HOOK_GO_SEMAPHORE_SUFFIX))
-				vaddr_to_offset(elf, sym.st_value, &sem_off);
+				vaddr_to_offset(elf, sym.st_value, PF_W, &sem_off);
 		}
 	}
 	if (!func_size)
 		return -ENODATA;
-	site->site_offset = find_nop_pair(elf, func_off, func_size);
+	site->site_offset = find_nop_pair(f, func_off, func_size);
 	if (!site->site_offset || !sem_off)
 		return -ENOEXEC; /* a hook symbol without its site or semaphore: not ours to probe */
+	if (check_offsets(f, site->site_offset, sem_off))
+		return -ENOEXEC;
 	site->nop5_offset = site->site_offset + 1;
 	site->semaphore_offset = sem_off;
 	site->is_go = 1;
 	return 0;
 }
 
-int hook_elf_find_fd(int fd, struct hook_site *site)
+/* The semaphore of a Go hook whose function starts with `movzwl sem(%rip), %eax`
+ * (0f b7 05 disp32, the MOVWLZX of hook_amd64.s): its file offset, checked by the tag the Go
+ * code stores next to the count. Read with pread (see is_nop_pair). Returns 0 or -ENOEXEC. */
+static int go_semaphore_from_code(const struct hook_file_ref *f, uint64_t entry, uint64_t entry_off,
+				  uint64_t *sem_off)
 {
-	Elf *elf;
+	static const unsigned char movzwl_rip_eax[3] = { 0x0f, 0xb7, 0x05 };
+	unsigned char insn[7], tag[4];
+	uint64_t sem;
+	int32_t disp;
+
+	if (!in_file(entry_off, sizeof(insn), f->size) || entry_off > INT64_MAX ||
+	    pread(f->fd, insn, sizeof(insn), (off_t)entry_off) != (ssize_t)sizeof(insn) ||
+	    memcmp(insn, movzwl_rip_eax, sizeof(movzwl_rip_eax)))
+		return -ENOEXEC;
+	memcpy(&disp, insn + 3, sizeof(disp));
+	sem = entry + 7 + (int64_t)disp; /* wraps only for a crafted file; checked just below */
+	if (vaddr_to_offset(f->elf, sem, PF_W, sem_off) || !in_file(*sem_off, sizeof(tag), f->size) ||
+	    *sem_off > INT64_MAX || (*sem_off & 1) ||
+	    pread(f->fd, tag, sizeof(tag), (off_t)*sem_off) != (ssize_t)sizeof(tag) ||
+	    tag[2] != (HOOK_GO_SEMAPHORE_TAG & 0xff) || tag[3] != (HOOK_GO_SEMAPHORE_TAG >> 8))
+		return -ENOEXEC;
+	return 0;
+}
+
+/* Stripped Go binaries (-ldflags=-s): the hook function from .gopclntab's function table,
+ * the semaphore from the function's first instruction. */
+static int resolve_go_pclntab(const struct hook_file_ref *f, struct hook_site *site)
+{
+	struct gopclntab t;
+	struct gopclntab_func fn;
+	uint64_t i, func_off, sem_off;
 	int err;
 
+	err = gopclntab_from_elf(&t, f->elf);
+	if (err)
+		return err == -ENODATA ? -ENODATA : -ENOEXEC;
+	for (i = 0; i < t.nfunc; i++) {
+		if (gopclntab_func_at(&t, i, &fn))
+			return -ENOEXEC;
+		if (has_suffix(fn.name, HOOK_GO_FUNC_SUFFIX))
+			break;
+	}
+	if (i == t.nfunc)
+		return -ENODATA;
+	if (vaddr_to_offset(f->elf, fn.entry, PF_X, &func_off) ||
+	    go_semaphore_from_code(f, fn.entry, func_off, &sem_off))
+		return -ENOEXEC;
+	/* fn.end < fn.entry only in a crafted table: the wrapped size is capped by find_nop_pair */
+	site->site_offset = find_nop_pair(f, func_off, fn.end - fn.entry);
+	if (!site->site_offset || check_offsets(f, site->site_offset, sem_off))
+		return -ENOEXEC;
+	site->nop5_offset = site->site_offset + 1;
+	site->semaphore_offset = sem_off;
+	site->is_go = 1;
+	return 0;
+}
+
+/* A Go executable (hook or not): where its runtime keeps pprof labels. Returns 1 when the
+ * sampler can read them. */
+static int go_labels(Elf *elf, struct hook_site *site)
+{
+	struct go_labels_layout layout;
+	char version[64];
+
+	if (go_runtime_version(elf, version, sizeof(version)) ||
+	    go_runtime_labels_layout(version, &layout))
+		return 0;
+	site->go_labels_offset = layout.offset;
+	site->go_labels_kind = layout.kind;
+	site->go_m_offset = layout.m_offset;
+	site->go_curg_offset = layout.curg_offset;
+	return 1;
+}
+
+int hook_elf_find_fd(int fd, struct hook_site *site)
+{
+	struct hook_file_ref f = { .fd = fd };
+	struct stat st;
+	int err;
+
+	memset(site, 0, sizeof(*site));
+	if (fstat(fd, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -ENOEXEC;
+	f.size = st.st_size;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOEXEC;
-	elf = elf_guard_begin(fd); /* caps, and no mmap: a truncated file must not SIGBUS us */
-	if (!elf)
+	f.elf = elf_guard_begin(fd); /* caps, and ELF_C_READ: a truncated file must not SIGBUS us */
+	if (!f.elf)
 		return -ENOEXEC;
-	memset(site, 0, sizeof(*site));
-	err = elf_kind(elf) == ELF_K_ELF ? resolve_site(elf, site) : -ENOEXEC;
+	err = elf_kind(f.elf) == ELF_K_ELF ? resolve_site(&f, site) : -ENOEXEC;
 	if (err == -ENODATA)
-		err = resolve_go_site(elf, site);
-	elf_end(elf);
+		err = resolve_go_site(&f, site);
+	if (err == -ENODATA)
+		err = resolve_go_pclntab(&f, site);
+	if (!err && site->is_go)
+		go_labels(f.elf, site);
+	else if (err == -ENODATA && go_labels(f.elf, site)) {
+		memset(site, 0, offsetof(struct hook_site, go_labels_offset));
+		site->is_go = 1;
+		err = 0;
+	}
+	elf_end(f.elf);
 	return err;
 }
 

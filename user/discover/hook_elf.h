@@ -10,16 +10,24 @@ struct hook_site {
 	uint64_t site_offset; /* file offset of the 1-byte nop (the classic USDT site) */
 	uint64_t nop5_offset; /* file offset of the following 5-byte nop; 0 if absent */
 	uint64_t semaphore_offset; /* file offset of the 2-byte semaphore; 0 if none */
-	int is_go; /* the Go hook (hooks/go): spans belong to goroutines */
+	int is_go; /* a Go executable: spans belong to goroutines */
+	/* Go only: runtime.g's pprof labels (go_runtime.h GO_LABELS_*; kind 0: not readable). */
+	uint32_t go_labels_offset, go_labels_kind;
+	uint32_t go_m_offset, go_curg_offset; /* g.m, m.curg; 0: unknown */
 };
 
 /* The Go hook has no ELF note (Go's linker cannot emit one): it is found by these symbol name
  * suffixes in .symtab (the prefix is the package path). */
 #define HOOK_GO_FUNC_SUFFIX ".spanprofGoSpanSet"
 #define HOOK_GO_SEMAPHORE_SUFFIX ".spanprofGoSemaphore"
+/* Without .symtab (stripped), the function is found by name in .gopclntab and the semaphore
+ * through its first instruction; the Go side stores this tag after the 2-byte count. */
+#define HOOK_GO_SEMAPHORE_TAG 0x5350
 
 /* Looks for the hook in the ELF file at path: the C hook's stapsdt note, else the Go hook's
- * symbols. Returns 0 and fills *site, -ENODATA when the file is an ELF without the hook, -ENOEXEC when it is not an ELF (or is malformed), or -errno when it
+ * symbols, else (stripped Go) the Go hook in .gopclntab. A Go executable of a version whose pprof
+ * labels the sampler can read counts even without the hook: 0 with site_offset 0 and is_go set
+ * (nothing to probe, but its goroutines' span labels are read). Returns 0 and fills *site, -ENODATA when the file is an ELF without the hook, -ENOEXEC when it is not an ELF (or is malformed), or -errno when it
  * cannot be opened or read. Never crashes on malformed input. */
 int hook_elf_find(const char *path, struct hook_site *site);
 

@@ -6,11 +6,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <linux/types.h>
 
 #include <bpf/libbpf.h>
 
 #include "discover/hook_elf.h"
+#include "discover/hook_open.h"
 #include "discover/hook_registry.h"
+#include "spanprof_abi.h"
 #include "loader.h"
 #include "util/log.h"
 
@@ -18,9 +23,11 @@
 
 struct hook_file {
 	uint64_t dev, inode;
-	struct bpf_link *link; /* NULL: free slot */
+	struct bpf_link *link; /* NULL: nothing probed (a Go runtime: labels only) */
+	int in_use; /* 0: free slot */
 	size_t users;
-	int is_go; /* the Go hook: its users' samples look spans up by goroutine */
+	int is_go; /* a Go executable: its users' samples look spans up by goroutine */
+	struct go_proc go; /* where its goroutines keep pprof labels */
 };
 
 struct hook_pid {
@@ -28,6 +35,7 @@ struct hook_pid {
 	unsigned int nfiles;
 	unsigned int files[FILES_PER_PID]; /* indexes into hook_registry.files */
 	int is_go; /* what the sampler was told (go_pids), so it is told only of changes */
+	struct go_proc go;
 };
 
 struct file_id {
@@ -112,7 +120,7 @@ static long find_file(const struct hook_registry *r, uint64_t dev, uint64_t inod
 	size_t i;
 
 	for (i = 0; i < r->limits.max_files; i++)
-		if (r->files[i].link && r->files[i].dev == dev && r->files[i].inode == inode)
+		if (r->files[i].in_use && r->files[i].dev == dev && r->files[i].inode == inode)
 			return i;
 	return -1;
 }
@@ -133,27 +141,50 @@ static struct hook_pid *find_pid(struct hook_registry *r, pid_t pid, int create)
 	free_slot->pid = pid;
 	free_slot->nfiles = 0;
 	free_slot->is_go = 0;
+	free_slot->go = (struct go_proc){ 0 };
 	r->stats.pids_tracked++;
 	return free_slot;
 }
 
-/* Attaches the uprobe for a new hook file. Returns its index or -errno. */
-static long attach_file(struct hook_registry *r, pid_t pid, const struct proc_map *m,
-			const char *path, const struct hook_site *site)
+static struct go_proc go_proc_of(const struct hook_site *site)
+{
+	return (struct go_proc){ .labels_offset = site->go_labels_offset,
+				 .labels_kind = site->go_labels_kind,
+				 .m_offset = site->go_m_offset,
+				 .curg_offset = site->go_curg_offset };
+}
+
+/* Attaches the uprobe for a new hook file, open as fd: the kernel resolves /proc/self/fd/N to
+ * that open file, so the probe goes into the inode that was parsed. Returns its index or -errno. */
+static long attach_file(struct hook_registry *r, pid_t pid, const struct proc_map *m, int fd,
+			const struct hook_site *site)
 {
 	uint64_t offset =
 		r->limits.use_nop5 && site->nop5_offset ? site->nop5_offset : site->site_offset;
 	struct bpf_link *link;
+	char path[32];
 	size_t i;
 
-	for (i = 0; i < r->limits.max_files && r->files[i].link; i++)
+	for (i = 0; i < r->limits.max_files && r->files[i].in_use; i++)
 		;
 	if (i == r->limits.max_files) {
 		r->stats.limit_drops++;
 		return log_warn(-ENOSPC, "hook in %s (pid %d) not attached: %zu hook files already",
 				m->path, pid, r->limits.max_files);
 	}
-	link = loader_attach_hook(r->loader, path, offset, site->semaphore_offset,
+	if (!site->site_offset) {
+		/* A Go runtime without the hook: nothing to probe, its labels are read. */
+		r->files[i] = (struct hook_file){ .dev = m->dev,
+						  .inode = m->inode,
+						  .in_use = 1,
+						  .is_go = 1,
+						  .go = go_proc_of(site) };
+		log_info("Go executable %s (pid %d): span labels read from pprof labels", m->path,
+			 pid);
+		return i;
+	}
+	link = loader_attach_hook(r->loader, hook_open_fd_path(fd, path, sizeof(path)), offset,
+				  site->semaphore_offset,
 				  site->is_go ? LOADER_HOOK_GO : LOADER_HOOK_C);
 	if (!link) {
 		int err = -errno;
@@ -165,7 +196,12 @@ static long attach_file(struct hook_registry *r, pid_t pid, const struct proc_ma
 								  "");
 	}
 	r->files[i] = (struct hook_file){
-		.dev = m->dev, .inode = m->inode, .link = link, .is_go = site->is_go
+		.dev = m->dev,
+		.inode = m->inode,
+		.link = link,
+		.in_use = 1,
+		.is_go = site->is_go,
+		.go = go_proc_of(site),
 	};
 	r->stats.attaches++;
 	r->stats.files_attached++;
@@ -174,38 +210,58 @@ static long attach_file(struct hook_registry *r, pid_t pid, const struct proc_ma
 	return i;
 }
 
-/* Index of the hook file behind mapping m, attaching it if new; -ENOENT if m has no hook. */
+/* The hook file could not be opened or read: logged unless the process or mapping just went
+ * (a short-lived process is normal, not news). */
+static int open_failed(struct hook_registry *r, pid_t pid, const struct proc_map *m, int err,
+		       const char *why)
+{
+	if (err == -ENOENT || err == -ESRCH)
+		return err;
+	r->stats.open_refused++;
+	return log_warn(err, "span hook candidate %s (pid %d) not opened: %s", m->path, pid,
+			why ? why : "cannot open");
+}
+
+/* Index of the hook file behind mapping m, attaching it if new; -ENOENT if m has no hook. The
+ * file is opened once, by the mapping (hook_open.h), and both parsed and probed through that fd. */
 static long hook_file_for(struct hook_registry *r, pid_t pid, const struct proc_map *m)
 {
-	char path[PATH_MAX];
 	struct hook_site site;
+	const char *why = NULL;
 	long idx;
-	int err;
+	int fd, err;
 
 	if (!m->inode || is_negative(r, m->dev, m->inode))
 		return -ENOENT;
 	idx = find_file(r, m->dev, m->inode);
 	if (idx >= 0)
 		return idx;
-	/* Through the process's root, so files inside containers resolve. */
-	snprintf(path, sizeof(path), "%s/%d/root%s", r->limits.proc_root, pid, m->path);
-	err = hook_elf_find(path, &site);
+	fd = hook_open_mapping(r->limits.proc_root, pid, m, &why);
+	if (fd < 0)
+		return open_failed(r, pid, m, fd, why);
+	err = hook_elf_find_fd(fd, &site);
 	if (err == -ENODATA || err == -ENOEXEC) {
 		if (err == -ENOEXEC)
 			r->stats.elf_errors++;
 		add_negative(r, m->dev, m->inode);
-		return -ENOENT;
+		idx = -ENOENT;
+	} else if (err) {
+		idx = open_failed(r, pid, m, err, "cannot read it");
+	} else {
+		idx = attach_file(r, pid, m, fd, &site);
 	}
-	if (err)
-		return err; /* vanished or unreadable: try again on the next scan */
-	return attach_file(r, pid, m, path, &site);
+	close(fd); /* the uprobe holds its own reference to the file */
+	return idx;
 }
 
 static void release_file(struct hook_registry *r, unsigned int idx)
 {
 	struct hook_file *f = &r->files[idx];
 
-	if (!f->link || --f->users > 0)
+	if (!f->in_use || --f->users > 0)
+		return;
+	f->in_use = 0;
+	if (!f->link)
 		return;
 	bpf_link__destroy(f->link);
 	f->link = NULL;
@@ -229,20 +285,25 @@ static int contains(const unsigned int *files, unsigned int n, unsigned int idx)
 static void mark_go_pid(struct hook_registry *r, struct hook_pid *p, const unsigned int *files,
 			unsigned int n)
 {
+	struct go_proc go = { 0 };
 	int is_go = 0, err;
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
-		is_go |= r->files[files[i]].is_go;
-	if (is_go == p->is_go)
+		if (r->files[files[i]].is_go && !is_go) {
+			is_go = 1;
+			go = r->files[files[i]].go;
+		}
+	if (is_go == p->is_go && !memcmp(&go, &p->go, sizeof(go)))
 		return;
-	err = loader_set_go_pid(r->loader, p->pid, is_go);
+	err = loader_set_go_pid(r->loader, p->pid, is_go ? &go : NULL);
 	if (err && is_go) {
 		r->stats.limit_drops++;
 		log_warn(err, "mark pid %d as a Go process: its spans will be missing", p->pid);
 		return;
 	}
 	p->is_go = is_go;
+	p->go = go;
 }
 
 int hook_registry_update_pid(struct hook_registry *r, pid_t pid, const struct proc_maps *maps)
@@ -301,6 +362,18 @@ void hook_registry_forget_pid(struct hook_registry *r, pid_t pid)
 	p->pid = 0;
 	p->nfiles = 0;
 	r->stats.pids_tracked--;
+}
+
+size_t hook_registry_reap(struct hook_registry *r, int (*alive)(void *ctx, pid_t pid), void *ctx)
+{
+	size_t i, reaped = 0;
+
+	for (i = 0; i < r->limits.max_pids; i++)
+		if (r->pids[i].pid && !alive(ctx, r->pids[i].pid)) {
+			hook_registry_forget_pid(r, r->pids[i].pid);
+			reaped++;
+		}
+	return reaped;
 }
 
 void hook_registry_get_stats(const struct hook_registry *r, struct hook_registry_stats *out)

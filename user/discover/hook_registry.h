@@ -24,6 +24,7 @@ struct hook_registry_stats {
 	uint64_t files_attached; /* now */
 	uint64_t pids_tracked; /* now */
 	uint64_t attaches, detaches, attach_errors, elf_errors, limit_drops;
+	uint64_t open_refused; /* mapped files not opened: replaced, not regular, unreadable */
 };
 
 /* Attaching goes through `loader` (not owned). NULL with errno on failure. */
@@ -38,6 +39,10 @@ int hook_registry_update_pid(struct hook_registry *r, pid_t pid, const struct pr
 
 /* The process exited: releases its files, detaching any that no tracked process maps. */
 void hook_registry_forget_pid(struct hook_registry *r, pid_t pid);
+
+/* Forgets (as hook_registry_forget_pid) every tracked pid for which alive(ctx, pid) is 0: the
+ * exit event of those was lost. Returns how many. */
+size_t hook_registry_reap(struct hook_registry *r, int (*alive)(void *ctx, pid_t pid), void *ctx);
 
 void hook_registry_get_stats(const struct hook_registry *r, struct hook_registry_stats *out);
 

@@ -124,18 +124,26 @@ static int resource_service_name(struct span attrs, struct span *val)
 	return 0;
 }
 
-/* Series labels must be valid UTF-8; a decoded %XX may not be. Bad bytes become '?'. */
-static void repair_utf8(char *s)
+void labels_clean(char *s)
 {
+	const unsigned char *in = (const unsigned char *)s;
+	char *out = s;
 	size_t n;
 
-	while (*s) {
-		n = utf8_seq_len((const unsigned char *)s);
-		if (!n)
-			*s++ = '?';
-		else
-			s += n;
+	while (*in) {
+		n = utf8_seq_len(in);
+		/* C1 controls are the two-byte sequences c2 80 .. c2 9f. */
+		if (!n || (n == 1 && (*in < 0x20 || *in == 0x7f)) ||
+		    (n == 2 && in[0] == 0xc2 && in[1] <= 0x9f)) {
+			*out++ = '?';
+			in += n ? n : 1;
+			continue;
+		}
+		memmove(out, in, n);
+		out += n;
+		in += n;
 	}
+	*out = '\0';
 }
 
 /* service.name from OTEL_RESOURCE_ATTRIBUTES, decoded into out. Returns 1 if found and
@@ -178,8 +186,26 @@ int labels_service_from_environ(const char *environ, size_t environ_len, const c
 			copy_out((struct span){ exe_name, strlen(exe_name) }, out, size);
 		}
 	}
-	repair_utf8(out);
+	labels_clean(out);
 	return 0;
+}
+
+int labels_service_from_values(const char *otel_service_name, const char *otel_resource_attributes,
+			       const char *exe_name, char *out, size_t size)
+{
+	const char *sn = otel_service_name ? otel_service_name : "";
+	const char *ra = otel_resource_attributes ? otel_resource_attributes : "";
+	size_t len = strlen(sn) + strlen(ra) + 64;
+	char *env = malloc(len);
+	int n, err;
+
+	if (!env)
+		return -ENOMEM;
+	/* An environ block: "K=V\0K=V\0". */
+	n = snprintf(env, len, "OTEL_SERVICE_NAME=%s%cOTEL_RESOURCE_ATTRIBUTES=%s", sn, '\0', ra);
+	err = labels_service_from_environ(env, (size_t)n + 1, exe_name, out, size);
+	free(env);
+	return err;
 }
 
 /* Reads up to cap bytes of a (proc) file. Returns the length read or -errno. */

@@ -17,6 +17,27 @@
  * with millions of mappings, which we could not symbolize cheaply anyway. */
 #define PROC_MAPS_MAX_BYTES (64u << 20)
 
+/* The kernel prints a newline in a path as "\012" (and escapes nothing else, so a path holding
+ * those four characters reads the same: files are opened through map_files, where the path text
+ * does not matter, and the decoded path is only shown and used for symbol file names). */
+static char *decode_path(const char *text)
+{
+	char *out = strdup(text), *o = out;
+
+	if (!out)
+		return NULL;
+	for (; *text; text++) {
+		if (!strncmp(text, "\\012", 4)) {
+			*o++ = '\n';
+			text += 3;
+		} else {
+			*o++ = *text;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
 /* Parses one line "start-end perms offset major:minor inode [path]". Returns 1 when the line is
  * an executable mapping (stored in *m, path allocated), 0 when skipped, or -errno. */
 static int parse_line(const char *line, size_t len, struct proc_map *m)
@@ -42,7 +63,7 @@ static int parse_line(const char *line, size_t len, struct proc_map *m)
 		return 0;
 	}
 	m->dev = makedev(major, minor);
-	m->path = strdup(buf + path_at);
+	m->path = decode_path(buf + path_at);
 	free(buf);
 	return m->path ? 1 : -ENOMEM;
 }

@@ -14,7 +14,8 @@ struct proc_map {
 	uint64_t offset; /* file offset mapped at start */
 	uint64_t dev;    /* makedev(major, minor) of the file; 0 for pseudo files */
 	uint64_t inode;  /* 0 for pseudo files and anonymous memory */
-	char *path;      /* as printed in maps ("/usr/lib/x.so", "[vdso]"); " (deleted)" kept */
+	char *path;      /* as printed in maps ("/usr/lib/x.so", "[vdso]"), "\012" decoded to a
+			  * newline; " (deleted)" kept */
 };
 
 /* All executable mappings of one process, sorted by start address. */

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Per-process facts the agent keeps: a chained hash of pid -> struct proc_info, bounded. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "discover/proc_table.h"
 #include "discover/process_ctx.h"
@@ -19,12 +21,14 @@
 struct proc_node {
 	struct proc_info info;
 	char *service; /* info.service when allocated; NULL while it is UNKNOWN_SERVICE */
+	uint64_t exited_sweep; /* the sweep count when it was marked exited */
 	struct proc_node *next;
 };
 
 struct proc_table {
 	struct proc_node *buckets[NBUCKETS];
 	size_t count, max;
+	uint64_t sweeps, reaped;
 	const char *proc_root;
 	struct k8s_meta *k8s; /* NULL off Kubernetes */
 	char scratch_service[LABELS_SERVICE_MAX]; /* the service of an entry not kept */
@@ -94,6 +98,9 @@ static const char *read_k8s(const struct proc_table *t, pid_t pid, struct proc_i
 	snprintf(info->k8s_namespace, sizeof(info->k8s_namespace), "%s", kl.namespace);
 	snprintf(info->k8s_pod, sizeof(info->k8s_pod), "%s", kl.pod);
 	snprintf(info->k8s_container, sizeof(info->k8s_container), "%s", kl.container);
+	labels_clean(info->k8s_namespace);
+	labels_clean(info->k8s_pod);
+	labels_clean(info->k8s_container);
 	return k8s_meta_service_name(&kl, service, size) ? NULL : service;
 }
 
@@ -163,8 +170,9 @@ static void recheck_ctx(const struct proc_table *t, struct proc_node *n)
 	schedule_ctx_check(info);
 }
 
-/* Reads pid's facts into info; its service name into buf (LABELS_SERVICE_MAX bytes). */
-static void read_info(const struct proc_table *t, pid_t pid, struct proc_info *info, char *buf)
+/* Reads pid's facts into info; its service name into buf (LABELS_SERVICE_MAX bytes). Returns 0,
+ * or -ENOENT/-ESRCH when the process is gone (the service is then "unknown_service"). */
+static int read_info(const struct proc_table *t, pid_t pid, struct proc_info *info, char *buf)
 {
 	char k8s_service[LABELS_SERVICE_MAX];
 	const char *fallback;
@@ -175,7 +183,7 @@ static void read_info(const struct proc_table *t, pid_t pid, struct proc_info *i
 	fallback = read_k8s(t, pid, info, k8s_service, sizeof(k8s_service));
 	if (read_process_ctx(t, pid, info, buf)) {
 		info->service = buf;
-		return;
+		return 0;
 	}
 	schedule_ctx_check(info);
 	err = labels_service_for_pid_or(t->proc_root, pid, fallback, buf, LABELS_SERVICE_MAX);
@@ -185,12 +193,23 @@ static void read_info(const struct proc_table *t, pid_t pid, struct proc_info *i
 		strcpy(buf, UNKNOWN_SERVICE);
 	}
 	info->service = buf;
+	return err == -ENOENT || err == -ESRCH ? err : 0;
 }
 
-/* Reads pid into a kept node: the name is copied to fit (UNKNOWN_SERVICE without memory). */
-static void read_node(const struct proc_table *t, pid_t pid, struct proc_node *n)
+/* Sets a kept node's service to a copy of name (UNKNOWN_SERVICE without memory). */
+static void set_service(struct proc_node *n, const char *name)
+{
+	free(n->service);
+	n->service = name && *name ? strdup(name) : NULL;
+	n->info.service = n->service ? n->service : UNKNOWN_SERVICE;
+}
+
+/* Reads pid into a kept node: the name is copied to fit (UNKNOWN_SERVICE without memory).
+ * Returns read_info()'s result. */
+static int read_node(const struct proc_table *t, pid_t pid, struct proc_node *n)
 {
 	char *buf = malloc(LABELS_SERVICE_MAX);
+	int err;
 
 	free(n->service);
 	n->service = NULL;
@@ -198,11 +217,45 @@ static void read_node(const struct proc_table *t, pid_t pid, struct proc_node *n
 		memset(&n->info, 0, sizeof(n->info));
 		n->info.pid = pid;
 		n->info.service = UNKNOWN_SERVICE;
-		return;
+		return 0;
 	}
-	read_info(t, pid, &n->info, buf);
+	err = read_info(t, pid, &n->info, buf);
 	n->service = realloc(buf, strlen(buf) + 1) ?: buf;
 	n->info.service = n->service;
+	return err;
+}
+
+int proc_table_pid_alive(const char *proc_root, pid_t pid)
+{
+	char path[64], buf[512];
+	const char *close_paren;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%d/stat", proc_root, (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(path, sizeof(path), "%s/%d", proc_root, (int)pid);
+		return access(path, F_OK) == 0;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n == 0 ? 0 : errno != ESRCH && errno != ENOENT;
+	buf[n] = '\0';
+	/* "pid (comm) S ...": comm may hold ") ", so the state follows the last ')'. */
+	close_paren = strrchr(buf, ')');
+	if (!close_paren || close_paren[1] != ' ')
+		return 1;
+	return close_paren[2] != 'Z' && close_paren[2] != 'X';
+}
+
+static void mark_exited(struct proc_table *t, struct proc_node *n)
+{
+	if (n->info.exited)
+		return;
+	n->info.exited = 1;
+	n->exited_sweep = t->sweeps;
 }
 
 /* Frees one exited entry to make room. Returns 1 if it did. */
@@ -223,6 +276,23 @@ static int evict_exited(struct proc_table *t)
 	return 0;
 }
 
+/* A new entry for pid (NULL when the table is full of live processes or memory is short). */
+static struct proc_node *new_node(struct proc_table *t, pid_t pid)
+{
+	struct proc_node *n;
+
+	if (t->count >= t->max && !evict_exited(t))
+		return NULL;
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return NULL;
+	n->info.pid = pid;
+	n->info.service = UNKNOWN_SERVICE;
+	*slot_of(t, pid) = n;
+	t->count++;
+	return n;
+}
+
 const struct proc_info *proc_table_get(struct proc_table *t, pid_t pid, struct proc_info *scratch)
 {
 	struct proc_node **slot = slot_of(t, pid), *n;
@@ -236,19 +306,16 @@ const struct proc_info *proc_table_get(struct proc_table *t, pid_t pid, struct p
 		recheck_ctx(t, n);
 		return &n->info;
 	}
-	if (t->count >= t->max && !evict_exited(t))
-		goto out_scratch;
-	n = calloc(1, sizeof(*n));
-	if (!n)
-		goto out_scratch;
-	read_node(t, pid, n);
-	n->next = NULL;
-	*slot_of(t, pid) = n;
-	t->count++;
+	n = new_node(t, pid);
+	if (!n) {
+		read_info(t, pid, scratch, t->scratch_service);
+		return scratch;
+	}
+	/* Gone already (its exit event, if any, came before this entry existed): the entry goes
+	 * with the exited ones instead of staying forever. */
+	if (read_node(t, pid, n) || !proc_table_pid_alive(t->proc_root, pid))
+		mark_exited(t, n);
 	return &n->info;
-out_scratch:
-	read_info(t, pid, scratch, t->scratch_service);
-	return scratch;
 }
 
 void proc_table_set_k8s(struct proc_table *t, struct k8s_meta *k8s)
@@ -267,12 +334,56 @@ void proc_table_refresh(struct proc_table *t, pid_t pid)
 		proc_table_get(t, pid, &scratch); /* reads it once, as a new entry */
 }
 
+void proc_table_exec(struct proc_table *t, pid_t pid, const char *service)
+{
+	struct proc_node *n = *slot_of(t, pid);
+
+	if (!n)
+		n = new_node(t, pid);
+	if (!n)
+		return;
+	/* A reused pid's old entry is read afresh (read_info clears `exited`). Its exit event
+	 * follows this exec event in the ring, so a zombie is not marked exited here. */
+	if (read_node(t, pid, n) || !proc_table_pid_alive(t->proc_root, pid)) {
+		n->info.pid = pid;
+		set_service(n, service);
+	}
+}
+
+void proc_table_fork(struct proc_table *t, pid_t parent, pid_t child)
+{
+	struct proc_info scratch, copy;
+	const struct proc_info *p;
+	struct proc_node *n;
+	char *service;
+
+	p = proc_table_get(t, parent, &scratch);
+	if (!strcmp(p->service, UNKNOWN_SERVICE))
+		return; /* nothing to pass on: the child is read itself when sampled */
+	/* Copied first: making the child's entry may evict the parent's. */
+	copy = *p;
+	service = strdup(p->service);
+	n = service ? *slot_of(t, child) : NULL;
+	if (service && !n)
+		n = new_node(t, child);
+	if (!n) {
+		free(service);
+		return;
+	}
+	free(n->service);
+	n->info = copy;
+	n->info.pid = child;
+	n->info.exited = 0;
+	n->service = service;
+	n->info.service = service;
+}
+
 void proc_table_mark_exited(struct proc_table *t, pid_t pid)
 {
 	struct proc_node *n = *slot_of(t, pid);
 
 	if (n)
-		n->info.exited = 1;
+		mark_exited(t, n);
 }
 
 void proc_table_sweep_exited(struct proc_table *t, void (*fn)(void *ctx, pid_t pid), void *ctx)
@@ -283,7 +394,7 @@ void proc_table_sweep_exited(struct proc_table *t, void (*fn)(void *ctx, pid_t p
 	for (b = 0; b < NBUCKETS; b++) {
 		p = &t->buckets[b];
 		while (*p) {
-			if (!(*p)->info.exited) {
+			if (!(*p)->info.exited || (*p)->exited_sweep == t->sweeps) {
 				p = &(*p)->next;
 				continue;
 			}
@@ -295,6 +406,27 @@ void proc_table_sweep_exited(struct proc_table *t, void (*fn)(void *ctx, pid_t p
 			t->count--;
 		}
 	}
+	t->sweeps++;
+}
+
+size_t proc_table_reap(struct proc_table *t)
+{
+	struct proc_node *n;
+	size_t b, reaped = 0;
+
+	for (b = 0; b < NBUCKETS; b++)
+		for (n = t->buckets[b]; n; n = n->next)
+			if (!n->info.exited && !proc_table_pid_alive(t->proc_root, n->info.pid)) {
+				mark_exited(t, n);
+				reaped++;
+			}
+	t->reaped += reaped;
+	return reaped;
+}
+
+uint64_t proc_table_reaped(const struct proc_table *t)
+{
+	return t->reaped;
 }
 
 size_t proc_table_count(const struct proc_table *t)

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* What the agent remembers per process: its service name, read while the process lives, and
- * whether it has exited (so its entry goes once its last samples are written). Bounded. */
+/* What the agent remembers per process: its service name, read while the process lives (or taken
+ * from its exec event when it is already gone), and whether it has exited, so its entry goes once
+ * its last samples are written. Bounded, and reaped: entries of processes that died without an
+ * exit event reaching the agent are found by a liveness check against /proc. */
 #ifndef SPANPROF_PROC_TABLE_H
 #define SPANPROF_PROC_TABLE_H
 
@@ -53,11 +55,30 @@ void proc_table_set_k8s(struct proc_table *t, struct k8s_meta *k8s);
 /* Re-reads pid's service name and placement (after exec), adding pid if it is not known yet. */
 void proc_table_refresh(struct proc_table *t, pid_t pid);
 
+/* pid just exec'd: as proc_table_refresh(), but when the process is already gone (or a zombie)
+ * its service is `service` (derived from the exec event), not "unknown_service". */
+void proc_table_exec(struct proc_table *t, pid_t pid, const char *service);
+
+/* child was forked by parent: until it execs it has its parent's service and placement (the
+ * parent's entry is made if needed). A child already known (a reused pid) is overwritten. */
+void proc_table_fork(struct proc_table *t, pid_t parent, pid_t child);
+
 /* Marks pid exited. */
 void proc_table_mark_exited(struct proc_table *t, pid_t pid);
 
-/* Removes every exited entry, calling fn(ctx, pid) for each (e.g. to release caches). */
+/* Removes the entries marked exited before the previous sweep, calling fn(ctx, pid) for each
+ * (e.g. to release caches). An exited entry thus survives one sweep: samples of a process that
+ * a drain had not reached yet when it exited still find its service. Call once per drain. */
 void proc_table_sweep_exited(struct proc_table *t, void (*fn)(void *ctx, pid_t pid), void *ctx);
+
+/* Marks exited every entry whose process is gone or a zombie (its exit event was lost, or it
+ * was added after that event). Returns how many; proc_table_reaped() sums them. */
+size_t proc_table_reap(struct proc_table *t);
+uint64_t proc_table_reaped(const struct proc_table *t);
+
+/* 1 when <proc_root>/PID exists and is not a zombie (state Z or X in its stat), else 0. A PID
+ * directory without a readable stat counts as alive. */
+int proc_table_pid_alive(const char *proc_root, pid_t pid);
 
 size_t proc_table_count(const struct proc_table *t);
 

@@ -29,7 +29,7 @@ struct metrics {
 };
 
 /* A new enum spanprof_drop value needs its name below (and this count raised). */
-_Static_assert(SPANPROF_DROP__COUNT == 10, "name every drop reason in drop_reasons");
+_Static_assert(SPANPROF_DROP__COUNT == 11, "name every drop reason in drop_reasons");
 
 static const char *const drop_reasons[METRIC_DROP__COUNT] = {
 	[SPANPROF_DROP_COUNTS_FULL] = "counts_map_full",
@@ -41,6 +41,7 @@ static const char *const drop_reasons[METRIC_DROP__COUNT] = {
 	[SPANPROF_DROP_PROC_EVENT] = "proc_event_lost",
 	[SPANPROF_DROP_GOROUTINE_FULL] = "goroutine_map_full",
 	[SPANPROF_DROP_GOROUTINE_READ] = "goroutine_read_failed",
+	[SPANPROF_DROP_GO_LABELS_READ] = "go_labels_read_failed",
 	[SPANPROF_DROP_SPAN_NAME] = "span_name_lost",
 	[METRIC_DROP_SERVICE_OVERFLOW] = "service_overflow",
 	[METRIC_DROP_ENCODE_ERROR] = "encode_error",
@@ -86,6 +87,12 @@ static const struct metric_def defs[METRIC__COUNT] = {
 				    "Files carrying the span hook that have a uprobe attached." },
 	[METRIC_PROCESSES_TRACKED] = { "spanprof_processes_tracked", METRIC_GAUGE,
 				       "Processes the agent keeps state for." },
+	[METRIC_PROCESSES_REAPED] = { "spanprof_processes_reaped_total", METRIC_COUNTER,
+				      "Tracked processes found gone by the liveness check, whose "
+				      "exit event was lost." },
+	[METRIC_HOOK_FILES_REFUSED] = { "spanprof_hook_files_refused_total", METRIC_COUNTER,
+					"Mapped files not opened as hook candidates: replaced since "
+					"maps was read, not regular, or unreadable." },
 	[METRIC_SYMCACHE_ENTRIES] = { "spanprof_symcache_entries", METRIC_GAUGE,
 				      "Entries in the symbolization caches, by cache.",
 				      LABELLED("cache", symcache_kinds) },

@@ -85,13 +85,14 @@ static struct pprof_builder *builder_for(struct aggregate *a, const char *servic
 	return s->builder;
 }
 
-/* Span labels of one sample; returns how many were set. Hex buffers belong to the caller. */
+/* Span labels of one sample; returns how many were set. Hex and name buffers (name:
+ * SPANPROF_ABI_SPAN_NAME_MAX + 1 bytes) belong to the caller. */
 static size_t span_labels(const struct aggregate *a, const struct sample *s,
-			  struct pprof_label *labels, char *span_hex, char *trace_hex)
+			  struct pprof_label *labels, char *span_hex, char *trace_hex, char *name)
 {
 	const struct sample_key *key = s->key;
 	const __u8 *id = key->span.span_id;
-	size_t n = 0;
+	size_t n = 0, len;
 
 	if (!key->has_span)
 		return 0;
@@ -99,11 +100,23 @@ static size_t span_labels(const struct aggregate *a, const struct sample *s,
 		id = key->span.root_span_id;
 	labels_hex(id, 8, span_hex);
 	labels_hex(key->span.trace_id, 16, trace_hex);
-	labels[n++] = (struct pprof_label){ "span_id", span_hex };
-	labels[n++] = (struct pprof_label){ "trace_id", trace_hex };
-	/* A name evicted from span_names before the drain (counted there) leaves the label out. */
-	if (s->span_name && s->span_name[0])
-		labels[n++] = (struct pprof_label){ "span_name", s->span_name };
+	/* The application's bytes: no newline, ESC or broken UTF-8. A name evicted from span_names
+	 * before the drain (counted there) is NULL and leaves the label out. */
+	name[0] = '\0';
+	if (s->span_name) {
+		len = strnlen(s->span_name, SPANPROF_ABI_SPAN_NAME_MAX);
+		memcpy(name, s->span_name, len);
+		name[len] = '\0';
+		labels_clean(name);
+	}
+	/* A zero id is an unsampled span (or a Go span_name label alone): like otel-profiling-go,
+	 * only its name is labelled, so per-name views still count all CPU. */
+	if (!labels_is_zero(id, 8))
+		labels[n++] = (struct pprof_label){ "span_id", span_hex };
+	if (!labels_is_zero(key->span.trace_id, 16))
+		labels[n++] = (struct pprof_label){ "trace_id", trace_hex };
+	if (name[0])
+		labels[n++] = (struct pprof_label){ "span_name", name };
 	return n;
 }
 
@@ -127,7 +140,7 @@ static size_t proc_labels(const struct proc_info *proc, struct pprof_label *labe
 void aggregate_add(struct aggregate *a, const struct sample *s, const struct sym_frame *frames,
 		   size_t nframes)
 {
-	char span_hex[17], trace_hex[33];
+	char span_hex[17], trace_hex[33], name[SPANPROF_ABI_SPAN_NAME_MAX + 1];
 	const struct sample_key *key = s->key;
 	struct pprof_label labels[7];
 	const struct proc_info *proc;
@@ -141,7 +154,7 @@ void aggregate_add(struct aggregate *a, const struct sample *s, const struct sym
 		a->stats.service_overflow += s->count;
 		return;
 	}
-	nlabels = span_labels(a, s, labels, span_hex, trace_hex);
+	nlabels = span_labels(a, s, labels, span_hex, trace_hex, name);
 	nlabels += proc_labels(proc, labels + nlabels);
 	if (pprof_builder_add_sample(b, frames, nframes, s->count, labels, nlabels)) {
 		a->stats.encode_errors += s->count;

@@ -15,6 +15,8 @@
 
 #include "symbolize/elf_debug.h"
 #include "symbolize/elf_syms.h"
+#include "symbolize/gopclntab.h"
+#include "symbolize/gopclntab_inline.h"
 #include "util/elf_guard.h"
 #include "util/log.h"
 
@@ -41,6 +43,9 @@ struct elf_syms {
 	struct elf_seg segs[ELF_SYMS_MAX_SEGS];
 	int nsegs;
 	char *demangled[ELF_SYMS_MAX_LINES]; /* names handed out by the last lookup */
+	struct gopclntab gopcln; /* Go's own table, for binaries without .symtab and DWARF */
+	struct gopclntab_inl gopcln_inl; /* its inline trees; empty when not found */
+	int gopcln_state; /* 0: not looked for, 1: usable, -1: none */
 };
 
 /* Hands libdwfl the main file we opened without mmap (elf_guard_begin): libdwfl would map it,
@@ -351,10 +356,12 @@ int elf_syms_file_to_vaddr(const struct elf_syms *es, uint64_t offset, uint64_t 
 
 	for (i = 0; i < es->nsegs; i++) {
 		const struct elf_seg *s = &es->segs[i];
-		/* the mapping starts at the page holding p_offset, which may lie a little before it */
-		uint64_t page = s->align > 1 ? s->offset & ~(s->align - 1) : s->offset;
+		/* the mapping starts at the page holding p_offset, which may lie a little before it;
+		 * p_align and p_offset + p_filesz come from the file: no wrap, powers of two only */
+		int pow2 = s->align > 1 && !(s->align & (s->align - 1));
+		uint64_t page = pow2 ? s->offset & ~(s->align - 1) : s->offset;
 
-		if (offset >= page && offset < s->offset + s->filesz) {
+		if (offset >= page && (offset < s->offset || offset - s->offset < s->filesz)) {
 			*vaddr = offset + s->vaddr - s->offset;
 			return 0;
 		}
@@ -474,9 +481,42 @@ static int lookup_symtab(struct elf_syms *es, uint64_t vaddr, struct elf_sym_lin
 	return 1;
 }
 
+/* Go binaries keep .gopclntab even stripped (the runtime needs it): function, file and line,
+ * and inlined callers from the runtime's inline trees. Also the source of file:line when libdw
+ * cannot read Go's DWARF (compressed as .zdebug_*): then the symbol table's name (have_name,
+ * in lines[0]) stays the outermost frame's. Returns the number of lines filled. */
+static int lookup_gopclntab(struct elf_syms *es, uint64_t vaddr, struct elf_sym_line *lines,
+			    int max, int have_name)
+{
+	struct gopclntab_frame frames[ELF_SYMS_MAX_LINES];
+	const char *name = have_name ? lines[0].function : NULL;
+	struct gopclntab_func f;
+	GElf_Addr bias;
+	Elf *elf;
+	int n, i;
+
+	if (!es->gopcln_state) {
+		elf = dwfl_module_getelf(es->mod, &bias);
+		es->gopcln_state = elf && !gopclntab_from_elf(&es->gopcln, elf) ? 1 : -1;
+		if (es->gopcln_state > 0)
+			gopclntab_inline_from_elf(&es->gopcln_inl, &es->gopcln, elf);
+	}
+	if (es->gopcln_state < 0 || gopclntab_find(&es->gopcln, vaddr, &f))
+		return 0;
+	n = gopclntab_inline_frames(&es->gopcln, &es->gopcln_inl, &f, vaddr, frames, max);
+	if (n <= 0) /* a malformed inline tree: the function alone */
+		n = gopclntab_inline_frames(&es->gopcln, NULL, &f, vaddr, frames, 1);
+	for (i = 0; i < n; i++)
+		lines[i] =
+			(struct elf_sym_line){ frames[i].function, frames[i].file, frames[i].line };
+	if (name)
+		lines[n - 1].function = name;
+	return n;
+}
+
 int elf_syms_lookup(struct elf_syms *es, uint64_t vaddr, struct elf_sym_line *lines, int max)
 {
-	int n = 0;
+	int n = 0, i;
 
 	clear_demangled(es);
 	if (max > ELF_SYMS_MAX_LINES)
@@ -489,5 +529,9 @@ int elf_syms_lookup(struct elf_syms *es, uint64_t vaddr, struct elf_sym_line *li
 		n = lookup_dwarf(es, vaddr, lines, max);
 	if (!n)
 		n = lookup_symtab(es, vaddr, &lines[0]);
+	if (!n)
+		n = lookup_gopclntab(es, vaddr, lines, max, 0);
+	else if (n == 1 && !lines[0].file && (i = lookup_gopclntab(es, vaddr, lines, max, 1)))
+		n = i;
 	return n;
 }

@@ -4,11 +4,14 @@
 // TracerProvider and every sampled span, while it is current on a goroutine, labels that
 // goroutine's CPU samples (taken by the spanprof node agent) with its local root span's id, and
 // the local root span gets the attribute pyroscope.profile.id so Grafana can open its profile.
+// Goroutines started inside a span carry it (through pprof labels); unsampled spans label their
+// samples with span_name only.
 package otelspanprof
 
 import (
 	"context"
 	"encoding/hex"
+	"runtime/pprof"
 	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -21,12 +24,19 @@ import (
 // ProfileIDKey is the span attribute Grafana uses to find a span's profile.
 const ProfileIDKey = attribute.Key("pyroscope.profile.id")
 
+// The pprof label keys Grafana's otel-profiling-go sets, which the agent reads.
+const (
+	SpanIDLabel   = "span_id"
+	SpanNameLabel = "span_name"
+)
+
 // These indirections let the tests observe what reaches the hook without an agent.
 var (
 	setSpan        = spanprof.Set
 	clearSpan      = spanprof.Clear
 	agentActive    = spanprof.Active
 	publishContext = spanprof.PublishProcessContext
+	setLabels      = pprof.SetGoroutineLabels
 )
 
 type config struct {
@@ -120,12 +130,10 @@ func (t *tracer) Start(ctx context.Context, name string,
 	}
 	parent := trace.SpanContextFromContext(ctx)
 	prev := stateFrom(ctx)
+	outer := ctx
 	ctx, s := t.Tracer.Start(ctx, name, opts...)
 	t.publishFrom(s)
 	sc := s.SpanContext()
-	if !sc.IsSampled() {
-		return ctx, s
-	}
 	localRoot := !parent.IsValid() || parent.IsRemote()
 	if !localRoot && prev == nil && !t.cfg.allSpans {
 		// A local parent this wrapper never labelled: it started before the agent attached.
@@ -133,37 +141,81 @@ func (t *tracer) Start(ctx context.Context, name string,
 		return ctx, s
 	}
 	st := &state{}
-	tid, sid := sc.TraceID(), sc.SpanID()
-	copy(st.span.TraceID[:], tid[:])
-	copy(st.span.SpanID[:], sid[:])
-	if localRoot || t.cfg.allSpans {
+	switch {
+	case !sc.IsSampled() && !localRoot && prev != nil:
+		st.root = rootOf(prev)
+		st.span = prev.span // an unsampled child stays in its parent's profile
+		st.span.Name = st.root.span.Name
+	case !sc.IsSampled():
+		// Unsampled: labelled with its name only (no span id), as otel-profiling-go does, so
+		// per-name views count all CPU while no trace links to it.
+		st.span.SetName(name)
+	case localRoot || t.cfg.allSpans:
+		tid, sid := sc.TraceID(), sc.SpanID()
+		copy(st.span.TraceID[:], tid[:])
+		copy(st.span.SpanID[:], sid[:])
 		st.span.SetName(name)
 		s.SetAttributes(ProfileIDKey.String(hex.EncodeToString(sid[:])))
-	} else {
+	default:
+		tid, sid := sc.TraceID(), sc.SpanID()
+		copy(st.span.TraceID[:], tid[:])
+		copy(st.span.SpanID[:], sid[:])
 		st.span.RootSpanID = prev.span.RootID()
-		st.root = prev.root
-		if st.root == nil {
-			st.root = prev
-		}
+		st.root = rootOf(prev)
 		st.span.Name = st.root.span.Name
 	}
 	setSpan(&st.span)
-	return context.WithValue(ctx, stateKey{}, st), &span{Span: s, prev: prev, st: st}
+	ctx = context.WithValue(ctx, stateKey{}, st)
+	ctx = withSpanLabels(ctx, &st.span)
+	return ctx, &span{Span: s, prev: prev, st: st, outer: outer}
 }
 
-// span restores the parent's spanprof span when it ends, and follows renames of a local root.
+// rootOf is the state of prev's local root (prev itself when it is one).
+func rootOf(prev *state) *state {
+	if prev.root != nil {
+		return prev.root
+	}
+	return prev
+}
+
+// withSpanLabels also records the span in the goroutine's pprof labels (span_id of its local
+// root and span_name, the keys otel-profiling-go uses). The runtime copies a goroutine's labels
+// to every goroutine it starts, which is how goroutines started inside a span inherit it.
+func withSpanLabels(ctx context.Context, s *spanprof.Span) context.Context {
+	name := s.Name[:]
+	for i, c := range name {
+		if c == 0 {
+			name = name[:i]
+			break
+		}
+	}
+	var set pprof.LabelSet
+	if root := s.RootID(); root != ([8]byte{}) {
+		set = pprof.Labels(SpanIDLabel, hex.EncodeToString(root[:]), SpanNameLabel, string(name))
+	} else {
+		set = pprof.Labels(SpanNameLabel, string(name))
+	}
+	ctx = pprof.WithLabels(ctx, set)
+	setLabels(ctx)
+	return ctx
+}
+
+// span restores the parent's spanprof span (and pprof labels) when it ends, and follows renames
+// of a local root.
 type span struct {
 	trace.Span
-	prev *state
-	st   *state
+	prev  *state
+	st    *state
+	outer context.Context
 }
 
 // SetName renames the span. A local root's new name reaches spanprof at the next hook call
 // of its trace on this goroutine (a child starting or ending), as in the Python and Ruby
-// integrations: the goroutine may be inside a child right now, so it is not set here.
+// integrations: the goroutine may be inside a child right now, so it is not set here. The
+// pprof labels of goroutines started before the rename keep the start name.
 func (s *span) SetName(name string) {
 	s.Span.SetName(name)
-	if s.st.span.RootSpanID == ([8]byte{}) {
+	if s.st.root == nil {
 		s.st.span.SetName(name)
 	}
 }
@@ -178,6 +230,7 @@ func (s *span) End(opts ...trace.SpanEndOption) {
 	} else {
 		clearSpan()
 	}
+	setLabels(s.outer)
 }
 
 // Bind sets, on the calling goroutine, the span ctx carries. Call it first thing in a goroutine
@@ -189,4 +242,5 @@ func Bind(ctx context.Context) {
 	} else {
 		clearSpan()
 	}
+	setLabels(ctx)
 }

@@ -5,6 +5,7 @@ package otelspanprof
 import (
 	"context"
 	"encoding/hex"
+	"runtime/pprof"
 	"strings"
 	"testing"
 
@@ -17,17 +18,24 @@ import (
 	spanprof "github.com/spanprof/spanprof/hooks/go"
 )
 
-// recorder captures what the integration hands to the hook.
+// recorder captures what the integration hands to the hook and to the pprof labels.
 type recorder struct {
-	calls []*spanprof.Span // nil entry: Clear
+	calls  []*spanprof.Span    // nil entry: Clear
+	labels []map[string]string // goroutine labels after each SetGoroutineLabels
 }
 
 func (r *recorder) install(t *testing.T) {
 	setSpan = func(s *spanprof.Span) { c := *s; r.calls = append(r.calls, &c) }
 	clearSpan = func() { r.calls = append(r.calls, nil) }
 	agentActive = func() bool { return true }
+	setLabels = func(ctx context.Context) {
+		m := map[string]string{}
+		pprof.ForLabels(ctx, func(k, v string) bool { m[k] = v; return true })
+		r.labels = append(r.labels, m)
+	}
 	t.Cleanup(func() {
 		setSpan, clearSpan, agentActive = spanprof.Set, spanprof.Clear, spanprof.Active
+		setLabels = pprof.SetGoroutineLabels
 	})
 }
 
@@ -121,14 +129,54 @@ func TestRemoteParentStartsALocalRoot(t *testing.T) {
 	}
 }
 
-func TestUnsampledSpansAreIgnored(t *testing.T) {
+func TestUnsampledRootIsLabelledWithItsNameOnly(t *testing.T) {
 	var r recorder
 	r.install(t)
-	tp, _ := newProvider(sdktrace.NeverSample())
-	_, s := tp.Tracer("test").Start(context.Background(), "x")
+	tp, rec := newProvider(sdktrace.NeverSample())
+	ctx, s := tp.Tracer("test").Start(context.Background(), "GET /health")
+	_, child := tp.Tracer("test").Start(ctx, "db")
+	child.End()
 	s.End()
-	if len(r.calls) != 0 {
-		t.Errorf("unsampled span reached the hook %d times", len(r.calls))
+	if len(r.calls) != 4 || r.calls[0] == nil || r.calls[3] != nil {
+		t.Fatalf("want set, set, restore, clear; got %d calls", len(r.calls))
+	}
+	if r.calls[0].SpanID != ([8]byte{}) || r.calls[0].TraceID != ([16]byte{}) ||
+		string(r.calls[0].Name[:len("GET /health")]) != "GET /health" {
+		t.Errorf("unsampled root: want name only, got id %x name %q", r.calls[0].SpanID,
+			r.calls[0].Name[:12])
+	}
+	if r.calls[1].Name != r.calls[0].Name || r.calls[1].SpanID != ([8]byte{}) {
+		t.Errorf("unsampled child does not stay in its root's name-only profile")
+	}
+	if _, has := r.labels[0]["span_id"]; has || r.labels[0]["span_name"] != "GET /health" {
+		t.Errorf("pprof labels of an unsampled span: %v", r.labels[0])
+	}
+	if len(rec.Ended()) != 0 {
+		t.Errorf("an unsampled span was recorded")
+	}
+}
+
+func TestSpanLabelsAreSetForChildGoroutinesAndRestoredAtEnd(t *testing.T) {
+	var r recorder
+	r.install(t)
+	tp, _ := newProvider(sdktrace.AlwaysSample())
+	tr := tp.Tracer("test")
+	ctx, root := tr.Start(context.Background(), "GET /cart")
+	_, child := tr.Start(ctx, "db.query")
+	child.End()
+	root.End()
+	rootID := root.SpanContext().SpanID()
+	want := map[string]string{"span_id": hex.EncodeToString(rootID[:]), "span_name": "GET /cart"}
+	if len(r.labels) != 4 {
+		t.Fatalf("want 4 label updates, got %d", len(r.labels))
+	}
+	for i := 0; i < 3; i++ {
+		if r.labels[i]["span_id"] != want["span_id"] || r.labels[i]["span_name"] != want["span_name"] {
+			t.Errorf("labels[%d] = %v, want %v", i, r.labels[i], want)
+		}
+	}
+	if len(r.labels[3]) != 0 {
+		t.Errorf("root end left labels behind: %v", r.labels[3])
 	}
 }
 
@@ -199,6 +247,11 @@ func TestRenamedRootReachesTheNextHookCall(t *testing.T) {
 	if len(r.calls) != 4 || name(0) != "HTTP GET" || name(1) != "GET /cart/{id}" ||
 		name(2) != "GET /cart/{id}" || r.calls[3] != nil {
 		t.Fatalf("calls: %d, names %q %q %q", len(r.calls), name(0), name(1), name(2))
+	}
+	// A child started after the rename passes the new name to its goroutines' pprof labels too.
+	if len(r.labels) != 4 || r.labels[0]["span_name"] != "HTTP GET" ||
+		r.labels[1]["span_name"] != "GET /cart/{id}" {
+		t.Errorf("pprof labels after the rename: %v", r.labels)
 	}
 }
 

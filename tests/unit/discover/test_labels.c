@@ -232,6 +232,33 @@ static void test_labels_bounds_environ_read(void **state)
 	assert_string_equal(out, "near");
 }
 
+/* Newline, ESC, other C0 controls, DEL, C1 controls (U+0085, U+009B) and broken UTF-8 each
+ * become one '?'; printable text, including multi-byte characters, stays. */
+static void test_labels_clean_replaces_control_characters(void **state)
+{
+	char s[] = "a\nb\x1b[31mc\x7f\xc2\x85\xc2\x9b\xc2\xa0"
+		   "d\te\x01\xff\xe2\x82"
+		   "f\rg\xe2\x82\xac";
+
+	(void)state;
+	labels_clean(s);
+	assert_string_equal(s, "a?b?[31mc???\xc2\xa0"
+			       "d?e????f?g\xe2\x82\xac");
+}
+
+/* Whatever the application sets, the service name is one clean line. */
+static void test_labels_service_name_has_no_control_characters(void **state)
+{
+	(void)state;
+	assert_string_equal(
+		service_of(ENV("OTEL_SERVICE_NAME=shop\nlevel=error \x1b[2J\x9b\0"), "exe"),
+		"shop?level=error ?[2J?");
+	assert_string_equal(
+		service_of(ENV("OTEL_RESOURCE_ATTRIBUTES=service.name=a%0Ab%1Bc%C2%85\0"), "exe"),
+		"a?b?c?");
+	assert_string_equal(service_of(ENV("X=1\0"), "bad\ncomm\x7f"), "bad?comm?");
+}
+
 static void test_labels_hex_and_zero(void **state)
 {
 	const uint8_t id[8] = { 0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef };
@@ -265,6 +292,8 @@ int main(void)
 		cmocka_unit_test(test_labels_keeps_service_names_up_to_2048_bytes),
 		cmocka_unit_test_setup_teardown(test_labels_bounds_environ_read, setup_proc,
 						teardown_proc),
+		cmocka_unit_test(test_labels_clean_replaces_control_characters),
+		cmocka_unit_test(test_labels_service_name_has_no_control_characters),
 		cmocka_unit_test(test_labels_hex_and_zero),
 	};
 

@@ -48,6 +48,22 @@ static void test_proc_maps_keeps_only_executable_mappings_sorted(void **state)
 	assert_null(maps.maps);
 }
 
+/* The kernel escapes a newline in a path as \012 (and nothing else): it is decoded. */
+static void test_proc_maps_decodes_escaped_newline_in_path(void **state)
+{
+	const char *text =
+		"7f0000000000-7f0000001000 r-xp 00000000 08:01 42 /tmp/new\\012line/x.so\n"
+		"7f0000002000-7f0000003000 r-xp 00000000 08:01 43 /tmp/a\\01b.so\n";
+	struct proc_maps maps;
+
+	(void)state;
+	assert_int_equal(proc_maps_parse(text, &maps), 0);
+	assert_int_equal(maps.count, 2);
+	assert_string_equal(maps.maps[0].path, "/tmp/new\nline/x.so");
+	assert_string_equal(maps.maps[1].path, "/tmp/a\\01b.so");
+	proc_maps_release(&maps);
+}
+
 static void test_proc_maps_find_uses_half_open_ranges(void **state)
 {
 	struct proc_maps maps;
@@ -113,6 +129,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_proc_maps_keeps_only_executable_mappings_sorted),
+		cmocka_unit_test(test_proc_maps_decodes_escaped_newline_in_path),
 		cmocka_unit_test(test_proc_maps_find_uses_half_open_ranges),
 		cmocka_unit_test(test_proc_maps_rejects_malformed_lines),
 		cmocka_unit_test(test_proc_maps_reads_own_process),

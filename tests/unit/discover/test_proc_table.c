@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "discover/proc_table.h"
+#include "fixture_build.h"
 #include "tmpdir.h"
 
 #define MAX_SWEPT 16
@@ -278,6 +279,10 @@ static void test_proc_table_sweeps_exactly_the_exited_pids(void **state)
 	proc_table_mark_exited(s->t, 4196);
 	proc_table_mark_exited(s->t, 999); /* not in the table: ignored */
 	assert_int_equal(proc_table_count(s->t), 5);
+	/* The first sweep after the exit keeps them (a drain may still hold their samples). */
+	proc_table_sweep_exited(s->t, record_swept, s);
+	assert_int_equal(s->nswept, 0);
+	assert_int_equal(proc_table_count(s->t), 5);
 	proc_table_sweep_exited(s->t, record_swept, s);
 
 	assert_int_equal(s->nswept, 2);
@@ -321,7 +326,8 @@ static void test_proc_table_evicts_exited_entry_when_full(void **state)
 	assert_string_equal(info->service, "three");
 	assert_int_equal(proc_table_count(s->t), 2);
 
-	/* pid 1 is gone from the table: the sweep finds nothing exited left */
+	/* pid 1 is gone from the table: the sweeps find nothing exited left */
+	proc_table_sweep_exited(s->t, record_swept, s);
 	proc_table_sweep_exited(s->t, record_swept, s);
 	assert_int_equal(s->nswept, 0);
 	assert_int_equal(proc_table_count(s->t), 2);
@@ -358,9 +364,124 @@ static void test_proc_table_fills_scratch_when_full_of_live_entries(void **state
 	assert_string_equal(service_of(s, 2), "two");
 }
 
+/* <root>/PID/stat with the given text (comm and state). */
+static void fake_stat(struct test_state *s, int pid, const char *stat)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%d/stat", s->root, pid);
+	write_bytes(path, stat, strlen(stat));
+}
+
+static void remove_proc(struct test_state *s, int pid)
+{
+	assert_int_equal(fixture_sh("rm -rf %s/%d", s->root, pid), 0);
+}
+
+static void sweep_twice(struct test_state *s)
+{
+	proc_table_sweep_exited(s->t, record_swept, s);
+	proc_table_sweep_exited(s->t, record_swept, s);
+}
+
+/* The leak: a sample of a process whose exit was seen before it had an entry created one that
+ * no exit event would ever mark. Now such an entry goes like any exited one. */
+static void test_proc_table_entry_of_gone_process_is_swept(void **state)
+{
+	struct test_state *s = *state;
+
+	new_table(s, 16);
+	assert_string_equal(service_of(s, 4242), "unknown_service");
+	assert_int_equal(proc_table_count(s->t), 1);
+	sweep_twice(s);
+	assert_int_equal(proc_table_count(s->t), 0);
+	assert_true(was_swept(s, 4242));
+	/* a zombie (exited, not yet waited for) likewise */
+	fake_service(s, 77, "zombie-svc");
+	fake_stat(s, 77, "77 (worker) Z 1 77 77 0");
+	service_of(s, 77);
+	sweep_twice(s);
+	assert_int_equal(proc_table_count(s->t), 0);
+}
+
+/* A process that exec'd and died before /proc was read keeps the service its exec event named;
+ * one still alive is read from /proc as usual. */
+static void test_proc_table_exec_names_gone_process_from_event(void **state)
+{
+	struct test_state *s = *state;
+
+	new_table(s, 16);
+	proc_table_exec(s->t, 600, "storm");
+	assert_string_equal(service_of(s, 600), "storm");
+	fake_service(s, 601, "from-proc");
+	proc_table_exec(s->t, 601, "from-event");
+	assert_string_equal(service_of(s, 601), "from-proc");
+	/* the exit event that follows the exec removes it after the grace sweep */
+	proc_table_mark_exited(s->t, 600);
+	sweep_twice(s);
+	assert_int_equal(proc_table_count(s->t), 1);
+	assert_true(was_swept(s, 600));
+}
+
+/* A forked child that exits without exec'ing has its parent's service, even when /proc never saw
+ * it; a parent the table does not know yet is read for it. */
+static void test_proc_table_fork_gives_child_its_parents_service(void **state)
+{
+	struct test_state *s = *state;
+
+	fake_service(s, 700, "parent-svc");
+	new_table(s, 16);
+	proc_table_fork(s->t, 700, 701);
+	assert_int_equal(proc_table_count(s->t), 2);
+	assert_string_equal(service_of(s, 701), "parent-svc");
+	/* the child's exec replaces what it inherited */
+	proc_table_exec(s->t, 701, "after-exec");
+	assert_string_equal(service_of(s, 701), "after-exec");
+	/* a parent that is gone passes nothing on */
+	proc_table_fork(s->t, 999, 702);
+	assert_int_equal(proc_table_count(s->t), 3); /* 999 itself, marked exited */
+}
+
+/* Lost exit events: the liveness check finds the dead and the zombies, and counts them. */
+static void test_proc_table_reap_marks_dead_and_zombie_entries(void **state)
+{
+	struct test_state *s = *state;
+
+	fake_service(s, 10, "alive");
+	fake_stat(s, 10, "10 (a) Z) S 1 10 10 0"); /* a comm holding ") Z" stays alive */
+	fake_service(s, 11, "zombie");
+	fake_stat(s, 11, "11 (b) Z 1 11 11 0");
+	fake_service(s, 12, "vanished");
+	fake_service(s, 13, "no-stat"); /* a dir without stat counts as alive */
+	new_table(s, 16);
+	service_of(s, 10);
+	service_of(s, 11);
+	service_of(s, 12);
+	service_of(s, 13);
+	remove_proc(s, 12);
+	assert_int_equal(proc_table_count(s->t), 4); /* 11: marked exited when first read */
+	assert_int_equal(proc_table_reap(s->t), 1);
+	assert_int_equal(proc_table_reaped(s->t), 1);
+	assert_int_equal(proc_table_reap(s->t), 0); /* already marked */
+	sweep_twice(s);
+	assert_true(was_swept(s, 11));
+	assert_true(was_swept(s, 12));
+	assert_false(was_swept(s, 10));
+	assert_false(was_swept(s, 13));
+	assert_int_equal(proc_table_count(s->t), 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_proc_table_entry_of_gone_process_is_swept,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_proc_table_exec_names_gone_process_from_event,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_proc_table_reap_marks_dead_and_zombie_entries,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_proc_table_fork_gives_child_its_parents_service, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_proc_table_names_service_from_otel_service_name, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proc_table_falls_back_to_comm_without_otel_env,

@@ -463,6 +463,43 @@ static void test_aggregate_labels_root_span_under_root_scope(void **state)
 	assert_int_equal(st.samples_in_spans, 4);
 }
 
+/* A span name with a newline, ESC, DEL and a cut UTF-8 sequence reaches the profile cleaned. */
+static void test_aggregate_cleans_control_characters_in_span_name(void **state)
+{
+	struct test_state *s = start(state, SPAN_SCOPE_ROOT, 4);
+	struct sample_key k = key_of(PID_CHECKOUT, -EFAULT, -EFAULT);
+	const Perftools__Profiles__Profile *p;
+
+	set_span(s, &k, 1, "GET /\n\x1b[1mx\x7f\xe2\x82");
+	put_count(s->counts_fd, &k, 1);
+	assert_int_equal(drain_into(s, s->stacks_fd), 0);
+	assert_int_equal(aggregate_flush(s->a, T1, on_profile, s), 0);
+	p = flushed_for(s, "checkout")->prof;
+	assert_int_equal(p->n_sample, 1);
+	assert_string_equal(pprof_sample_label(p, p->sample[0], "span_name"), "GET /??[1mx???");
+}
+
+/* A Go span_name label alone (or an unsampled Go span): zero ids, a name id. Only the name is
+ * labelled, resolved through the names map like a hook span's. */
+static void test_aggregate_labels_only_the_name_of_a_span_with_zero_ids(void **state)
+{
+	struct test_state *s = start(state, SPAN_SCOPE_ROOT, 4);
+	struct sample_key k = key_of(PID_CHECKOUT, -EFAULT, -EFAULT);
+	const Perftools__Profiles__Profile *p;
+
+	set_span(s, &k, 0, "GET /unsampled");
+	memset(k.span.trace_id, 0, sizeof(k.span.trace_id));
+	memset(k.span.span_id, 0, sizeof(k.span.span_id));
+	put_count(s->counts_fd, &k, 2);
+	assert_int_equal(drain_into(s, s->stacks_fd), 0);
+	assert_int_equal(aggregate_flush(s->a, T1, on_profile, s), 0);
+	p = flushed_for(s, "checkout")->prof;
+	assert_int_equal(p->n_sample, 1);
+	assert_string_equal(pprof_sample_label(p, p->sample[0], "span_name"), "GET /unsampled");
+	assert_null(pprof_sample_label(p, p->sample[0], "span_id"));
+	assert_null(pprof_sample_label(p, p->sample[0], "trace_id"));
+}
+
 static void test_aggregate_labels_active_span_under_all_scope(void **state)
 {
 	struct test_state *s = start(state, SPAN_SCOPE_ALL, 4);
@@ -676,6 +713,8 @@ int main(void)
 		AGG_TEST(test_aggregate_values_are_count_times_period),
 		AGG_TEST(test_aggregate_symbolizes_kernel_then_user_frames),
 		AGG_TEST(test_aggregate_labels_root_span_under_root_scope),
+		AGG_TEST(test_aggregate_cleans_control_characters_in_span_name),
+		AGG_TEST(test_aggregate_labels_only_the_name_of_a_span_with_zero_ids),
 		AGG_TEST(test_aggregate_labels_active_span_under_all_scope),
 		AGG_TEST(test_aggregate_labels_span_itself_when_root_is_zero),
 		AGG_TEST(test_aggregate_omits_span_labels_without_span),

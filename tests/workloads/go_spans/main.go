@@ -67,10 +67,29 @@ func worker(n int, seconds float64, wg *sync.WaitGroup) {
 	}
 }
 
+// waitFor polls for path, which the test creates once its agent is profiling us: another
+// agent on the machine may raise the hook's semaphore before ours has attached.
+func waitFor(path string) {
+	start := time.Now()
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Since(start) > 20*time.Second {
+			fmt.Fprintln(os.Stderr, "no go-ahead file", path, "within 20 s")
+			os.Exit(3)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func main() {
 	seconds := 3.0
 	if len(os.Args) > 1 {
 		seconds, _ = strconv.ParseFloat(os.Args[1], 64)
+	}
+	if len(os.Args) > 2 {
+		waitFor(os.Args[2])
 	}
 	start := time.Now()
 	for !spanprof.Active() {

@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* An exec storm under the agent: a thousand children of a few ms each, most gone before the
+ * agent could read their /proc. Afterwards the process table must be back near the number of
+ * live processes (no entry per dead child), and the children's samples must carry their service
+ * (from OTEL_SERVICE_NAME), not "unknown_service". */
+#define _GNU_SOURCE
+#include <curl/curl.h>
+#include <dirent.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "agent_proc.h"
+#include "pprof_file.h"
+#include "profile_census.h"
+#include "tmpdir.h"
+
+#define CHILDREN "1000"
+#define SPIN_MS "4"
+#define FREQUENCY 100
+
+struct fixture {
+	char *dir;
+	struct agent_proc agent;
+	int port, skip;
+};
+
+static int metrics_port(const struct agent_proc *a)
+{
+	char line[1024], *p;
+	int port = -1;
+	FILE *f = fopen(a->log_path, "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		p = strstr(line, "metrics server listening on");
+		p = p ? strstr(p, "(port ") : NULL;
+		if (p)
+			port = atoi(p + strlen("(port "));
+	}
+	if (f)
+		fclose(f);
+	return port;
+}
+
+static size_t keep_body(char *data, size_t size, size_t n, void *ctx)
+{
+	char *body = ctx;
+	size_t have = strlen(body), add = size * n;
+
+	if (have + add >= 65536)
+		add = 65535 - have;
+	memcpy(body + have, data, add);
+	body[have + add] = '\0';
+	return size * n;
+}
+
+/* The value of one metric line from /metrics, or -1. */
+static double scrape(int port, const char *metric)
+{
+	static char body[65536];
+	size_t mlen = strlen(metric);
+	char url[64], *line, *save;
+	CURL *c = curl_easy_init();
+
+	body[0] = '\0';
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/metrics", port);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, keep_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
+	assert_int_equal(curl_easy_perform(c), CURLE_OK);
+	curl_easy_cleanup(c);
+	for (line = strtok_r(body, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (!strncmp(line, metric, mlen) && line[mlen] == ' ')
+			return atof(line + mlen + 1);
+	return -1;
+}
+
+/* Processes alive on the machine now. */
+static int live_processes(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+
+	while (d && (de = readdir(d)))
+		n += de->d_name[0] >= '1' && de->d_name[0] <= '9';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static int group_setup(void **state)
+{
+	static struct fixture fx;
+	const char *argv[] = { "--output",	 NULL,		"--interval", "1",
+			       "--metrics-addr", "127.0.0.1:0", NULL };
+
+	*state = &fx;
+	if (!agent_proc_can_run()) {
+		fx.skip = 1;
+		return 0;
+	}
+	fx.dir = tmpdir_new("execstorm");
+	if (!fx.dir)
+		return -1;
+	argv[1] = fx.dir;
+	if (agent_proc_start(&fx.agent, fx.dir, argv))
+		return -1;
+	fx.port = metrics_port(&fx.agent);
+	return fx.port > 0 ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+	struct fixture *fx = *state;
+
+	if (fx->skip)
+		return 0;
+	agent_proc_stop(&fx->agent);
+	tmpdir_remove(fx->dir);
+	return 0;
+}
+
+/* Waits until `windows` more windows were written (interval 1 s), 60 s at most. */
+static void wait_windows(const struct fixture *fx, int windows)
+{
+	double start = scrape(fx->port, "spanprof_windows_written_total");
+	int i;
+
+	for (i = 0; i < 600; i++) {
+		if (scrape(fx->port, "spanprof_windows_written_total") >= start + windows)
+			return;
+		usleep(100000);
+	}
+	fail_msg("the agent wrote no %d windows within 60 s", windows);
+}
+
+static double run_storm(const struct fixture *fx, const char *service)
+{
+	const char *argv[] = { build_path("tests/workloads/exec_storm"), CHILDREN, SPIN_MS, NULL };
+	char env_service[128], out[600], line[256];
+	const char *env[] = { env_service, NULL };
+	double cpu = -1;
+	FILE *f;
+	pid_t pid;
+
+	snprintf(env_service, sizeof(env_service), "OTEL_SERVICE_NAME=%s", service);
+	snprintf(out, sizeof(out), "%s/storm.out", fx->dir);
+	pid = workload_start(argv, env, out);
+	assert_true(pid > 0);
+	assert_int_equal(workload_wait(pid, 300), 0);
+	f = fopen(out, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		sscanf(line, "children %*d cpu %lf", &cpu);
+	fclose(f);
+	assert_true(cpu > 0);
+	return cpu;
+}
+
+/* Where storm_child_spin() sits in the (non-PIE) storm binary, from nm -S. */
+struct code_range {
+	uint64_t lo, hi;
+};
+
+static struct code_range spin_range(void)
+{
+	char cmd[4200], line[256], name[128];
+	struct code_range r = { 0, 0 };
+	unsigned long long addr, size;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm -S %s", build_path("tests/workloads/exec_storm"));
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p))
+		if (sscanf(line, "%llx %llx %*s %127s", &addr, &size, name) == 3 &&
+		    !strcmp(name, "storm_child_spin"))
+			r = (struct code_range){ addr, addr + size };
+	pclose(p);
+	assert_true(r.hi > r.lo);
+	return r;
+}
+
+/* 1 when a frame of the sample is storm_child_spin: by name, or by address when the child was
+ * gone before its symbols could be read. */
+static int is_storm_sample(const Perftools__Profiles__Profile *p,
+			   const Perftools__Profiles__Sample *s, struct code_range r)
+{
+	const Perftools__Profiles__Location *loc;
+	size_t i;
+
+	if (pprof_sample_has_function(p, s, "storm_child_spin"))
+		return 1;
+	for (i = 0; i < s->n_location_id; i++) {
+		loc = pprof_location(p, s->location_id[i]);
+		if (loc && loc->address >= r.lo && loc->address < r.hi)
+			return 1;
+	}
+	return 0;
+}
+
+/* Counts the storm children's samples in the storm's service and in every other service. */
+static void count_storm_samples(const char *dir, const char *service, uint64_t *in_service,
+				uint64_t *elsewhere)
+{
+	struct code_range r = spin_range();
+	char path[4096], suffix[128];
+	Perftools__Profiles__Profile *p;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	size_t i, len, slen;
+	int mine;
+
+	snprintf(suffix, sizeof(suffix), "-%s.pb.gz", service);
+	slen = strlen(suffix);
+	*in_service = *elsewhere = 0;
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		len = strlen(de->d_name);
+		if (len < 6 || strcmp(de->d_name + len - 6, ".pb.gz"))
+			continue;
+		mine = len > slen && !strcmp(de->d_name + len - slen, suffix);
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		p = pprof_file_read(path);
+		assert_non_null(p);
+		for (i = 0; i < p->n_sample; i++)
+			if (is_storm_sample(p, p->sample[i], r))
+				*(mine ? in_service : elsewhere) +=
+					p->sample[i]->value[0] / (1000000000 / FREQUENCY);
+		pprof_file_free(p);
+	}
+	closedir(d);
+}
+
+static void test_exec_storm_leaves_no_dead_entries_and_keeps_its_service(void **state)
+{
+	struct fixture *fx = *state;
+	uint64_t spin_mine, spin_elsewhere;
+	double before, after, cpu, expected;
+	struct census storm = { 0 };
+	char service[64];
+	int live, i;
+
+	if (fx->skip)
+		skip();
+	snprintf(service, sizeof(service), "it-storm-%d", getpid());
+	wait_windows(fx, 1);
+	before = scrape(fx->port, "spanprof_processes_tracked");
+	cpu = run_storm(fx, service);
+	/* The exits are seen, then an exited entry lives through one more drain. Other work on
+	 * the machine comes and goes too: wait (15 s at most) for a moment the table is near the
+	 * live count. Without reaping it stays about CHILDREN entries above it. */
+	wait_windows(fx, 3);
+	for (i = 0; i < 150; i++) {
+		after = scrape(fx->port, "spanprof_processes_tracked");
+		live = live_processes();
+		if (after <= live + 50 && after - before < atoi(CHILDREN) / 10)
+			break;
+		usleep(100000);
+	}
+	printf("  tracked %.0f before, %.0f after %s children (%d processes alive now)\n", before,
+	       after, CHILDREN, live);
+	assert_true(after <= live + 50);
+	assert_true(after - before < atoi(CHILDREN) / 10);
+
+	expected = cpu * FREQUENCY;
+	assert_true(census_read(&storm, fx->dir, service) > 0);
+	count_storm_samples(fx->dir, service, &spin_mine, &spin_elsewhere);
+	printf("  children used %.2f CPU s (about %.0f samples): %llu samples as %s, of which "
+	       "%llu in storm_child_spin; %llu storm_child_spin samples under other services\n",
+	       cpu, expected, (unsigned long long)storm.total_samples, service,
+	       (unsigned long long)spin_mine, (unsigned long long)spin_elsewhere);
+	assert_true(storm.total_samples >= expected / 2);
+	assert_true(spin_mine > 0);
+	assert_int_equal(spin_elsewhere, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_exec_storm_leaves_no_dead_entries_and_keeps_its_service),
+	};
+
+	return cmocka_run_group_tests_name("exec_storm", tests, group_setup, group_teardown);
+}

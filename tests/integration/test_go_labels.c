@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Go spans through pprof labels: an app labelled only with runtime/pprof (no hook linked), a
+ * goroutine that inherits its parent's span, and an unsampled span labelled by name only. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "agent_proc.h"
+#include "profile_census.h"
+#include "tmpdir.h"
+
+static int setup(void **state)
+{
+	*state = NULL;
+	if (!agent_proc_can_run())
+		return 0;
+	if (access(build_path("tests/workloads/go_otel"), X_OK) ||
+	    access(build_path("tests/workloads/go_pprof_labels"), X_OK)) {
+		printf("SKIP: Go workloads missing (is golang-go installed?)\n");
+		return 0;
+	}
+	*state = tmpdir_new("it-golabels");
+	return *state ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	tmpdir_remove(*state);
+	return 0;
+}
+
+/* Creates the file the workload waits for before it starts its spans. */
+static int go_ahead(const char *path)
+{
+	int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
+/* Starts the agent on pid only, writing profiles into dir. */
+static void start_agent(struct agent_proc *agent, const char *dir, pid_t pid)
+{
+	char pid_arg[16];
+	const char *argv[] = { "--output", dir,		 "--pid", pid_arg, "--interval",
+			       "60",	   "--duration", "14",	  NULL };
+
+	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)pid);
+	assert_int_equal(agent_proc_start(agent, dir, argv), 0);
+}
+
+static void print_func(const struct census_func *f)
+{
+	printf("  %-22s %4llu samples, %4llu with the right span_id, span_name \"%s\"\n", f->name,
+	       (unsigned long long)f->samples, (unsigned long long)f->right_span,
+	       f->seen_span_name);
+}
+
+/* An otel-profiling-go style app: no spanprof hook in the binary, only pprof labels. */
+static void test_pprof_labels_alone_label_the_samples(void **state)
+{
+	const char *dir = *state;
+	char go_file[512];
+	const char *work[] = { build_path("tests/workloads/go_pprof_labels"), "8", go_file, NULL };
+	const char *env[] = { "OTEL_SERVICE_NAME=it-golabels", "GOMAXPROCS=2", NULL };
+	const struct census_func *labelled, *name_only, *plain;
+	char long_name[256];
+	struct census c = { 0 };
+	struct agent_proc agent;
+	pid_t pid;
+
+	if (!dir)
+		skip();
+	snprintf(go_file, sizeof(go_file), "%s/go", dir);
+	pid = workload_start(work, env, "/dev/null");
+	assert_true(pid > 0);
+	assert_int_equal(workload_wait_exec(pid, work[0], 10), 0);
+	start_agent(&agent, dir, pid);
+	assert_int_equal(go_ahead(go_file), 0); /* the workload polls for it */
+	assert_int_equal(workload_wait(pid, 40), 0);
+	assert_int_equal(agent_proc_stop(&agent), 0); /* writes the last window */
+	assert_true(agent_proc_log_contains(&agent, "span labels read from pprof labels"));
+	census_watch(&c, "main.goLabelled", "5a5a0000000000a1");
+	census_watch(&c, "main.goNameOnly", NULL);
+	census_watch(&c, "main.goUnlabelled", NULL);
+	assert_int_equal(census_read(&c, dir, "it-golabels"), 1);
+	labelled = census_get(&c, "main.goLabelled");
+	name_only = census_get(&c, "main.goNameOnly");
+	plain = census_get(&c, "main.goUnlabelled");
+	print_func(labelled);
+	print_func(name_only);
+	print_func(plain);
+	assert_true(labelled->samples >= 20 && name_only->samples >= 20 && plain->samples >= 20);
+	assert_true(labelled->right_span >= 0.95 * labelled->samples);
+	assert_string_equal(labelled->seen_span_name, "labelled-root");
+	/* span_name alone: no span_id label, the name still there, cut at 255 bytes as the hook's
+	 * names are (the workload's is 300) */
+	assert_true(name_only->right_span >= 0.95 * name_only->samples);
+	memcpy(long_name, "name-only-root/", 15);
+	memset(long_name + 15, 'n', 240);
+	long_name[255] = '\0';
+	assert_string_equal(name_only->seen_span_name, long_name);
+	assert_true(plain->right_span >= 0.95 * plain->samples);
+	assert_string_equal(plain->seen_span_name, "");
+}
+
+/* Reads "<function> <span id>" lines the workload printed; copies the id of function. */
+static int printed_span(const char *path, const char *function, char *id, size_t len)
+{
+	char line[256], name[64], hex[32];
+	FILE *f = fopen(path, "r");
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %31s", name, hex) == 2 && !strcmp(name, function)) {
+			snprintf(id, len, "%s", hex);
+			found = 1;
+		}
+	fclose(f);
+	return found;
+}
+
+/* The OTel integration: a goroutine started inside a span (no Bind) carries it; an unsampled
+ * root span labels its samples with span_name and no span_id. */
+static void test_child_goroutine_inherits_span_and_unsampled_has_name_only(void **state)
+{
+	const char *dir = *state;
+	char out[512], go_file[512], child_id[32] = "", parent_id[32] = "";
+	const char *work[] = { build_path("tests/workloads/go_otel"), "8", go_file, NULL };
+	const char *env[] = { "OTEL_SERVICE_NAME=it-golabels", "GOMAXPROCS=2", NULL };
+	const struct census_func *child, *parent, *unsampled;
+	struct census c = { 0 };
+	struct agent_proc agent;
+	pid_t pid;
+
+	if (!dir)
+		skip();
+	snprintf(out, sizeof(out), "%s/out.txt", dir);
+	snprintf(go_file, sizeof(go_file), "%s/go", dir);
+	pid = workload_start(work, env, out);
+	assert_true(pid > 0);
+	assert_int_equal(workload_wait_exec(pid, work[0], 10), 0);
+	start_agent(&agent, dir, pid);
+	assert_int_equal(go_ahead(go_file), 0);
+	assert_int_equal(workload_wait(pid, 40), 0);
+	assert_int_equal(agent_proc_stop(&agent), 0); /* writes the last window */
+	assert_true(printed_span(out, "goInheritChild", child_id, sizeof(child_id)));
+	assert_true(printed_span(out, "goInheritParent", parent_id, sizeof(parent_id)));
+	census_watch(&c, "main.goInheritChild", child_id);
+	census_watch(&c, "main.goInheritParent", parent_id);
+	census_watch(&c, "main.goUnsampled", NULL);
+	assert_int_equal(census_read(&c, dir, "it-golabels"), 1);
+	child = census_get(&c, "main.goInheritChild");
+	parent = census_get(&c, "main.goInheritParent");
+	unsampled = census_get(&c, "main.goUnsampled");
+	print_func(child);
+	print_func(parent);
+	print_func(unsampled);
+	assert_true(child->samples >= 20 && parent->samples >= 20 && unsampled->samples >= 20);
+	assert_true(child->right_span >= 0.90 * child->samples);
+	assert_string_equal(child->seen_span_name, "inherit-root");
+	assert_true(parent->right_span >= 0.95 * parent->samples);
+	assert_true(unsampled->right_span >= 0.95 * unsampled->samples);
+	assert_string_equal(unsampled->seen_span_name, "unsampled-root");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_pprof_labels_alone_label_the_samples, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_child_goroutine_inherits_span_and_unsampled_has_name_only, setup,
+			teardown),
+	};
+
+	return cmocka_run_group_tests_name("go_labels", tests, NULL, NULL);
+}

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+
+// go_otel: the OpenTelemetry integration. A sampled root span starts a worker goroutine that
+// never calls Bind (it must inherit the span), and an unsampled root span runs alongside.
+// Prints "<function> <span id>" for the functions whose span the test checks.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	spanprof "github.com/spanprof/spanprof/hooks/go"
+	"github.com/spanprof/spanprof/hooks/go/otelspanprof"
+)
+
+var sink uint64
+
+func spin(d time.Duration) {
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		for i := 0; i < 2000; i++ {
+			sink += uint64(i)
+		}
+	}
+}
+
+//go:noinline
+func goInheritParent(d time.Duration) { spin(d) }
+
+//go:noinline
+func goInheritChild(d time.Duration) { spin(d) }
+
+//go:noinline
+func goUnsampled(d time.Duration) { spin(d) }
+
+func sampled(d time.Duration, wg *sync.WaitGroup) {
+	defer wg.Done()
+	tp := otelspanprof.NewTracerProvider(sdktrace.NewTracerProvider(
+		sdktrace.WithSampler(sdktrace.AlwaysSample())))
+	ctx, root := tp.Tracer("go_otel").Start(context.Background(), "inherit-root")
+	id := root.SpanContext().SpanID()
+	fmt.Printf("goInheritParent %s\ngoInheritChild %s\n", id, id)
+	var child sync.WaitGroup
+	child.Add(1)
+	go func() { // started inside the span; no Bind
+		defer child.Done()
+		goInheritChild(d)
+	}()
+	goInheritParent(d)
+	child.Wait()
+	root.End()
+	_ = ctx
+}
+
+func unsampled(d time.Duration, wg *sync.WaitGroup) {
+	defer wg.Done()
+	tp := otelspanprof.NewTracerProvider(sdktrace.NewTracerProvider(
+		sdktrace.WithSampler(sdktrace.NeverSample())))
+	_, root := tp.Tracer("go_otel").Start(context.Background(), "unsampled-root")
+	goUnsampled(d)
+	root.End()
+}
+
+// waitFor polls for path, which the test creates once its agent is profiling us: another
+// agent on the machine may raise the hook's semaphore before ours has attached.
+func waitFor(path string) {
+	start := time.Now()
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Since(start) > 20*time.Second {
+			fmt.Fprintln(os.Stderr, "no go-ahead file", path, "within 20 s")
+			os.Exit(3)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func main() {
+	seconds := 3.0
+	if len(os.Args) > 1 {
+		seconds, _ = strconv.ParseFloat(os.Args[1], 64)
+	}
+	if len(os.Args) > 2 {
+		waitFor(os.Args[2])
+	}
+	start := time.Now()
+	for !spanprof.Active() {
+		if time.Since(start) > 10*time.Second {
+			fmt.Fprintln(os.Stderr, "agent did not attach within 10 s")
+			os.Exit(3)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	d := time.Duration(seconds * float64(time.Second))
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go sampled(d, &wg)
+	go unsampled(d, &wg)
+	wg.Wait()
+}

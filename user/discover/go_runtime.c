@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Go version from .go.buildinfo and the runtime.g labels layout per version (a table: stripped
+ * binaries have no DWARF to read it from). */
+#include <errno.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "discover/go_runtime.h"
+
+/* "\xff Go buildinf:" then pointer size and flags; flag 2: version and module info follow the
+ * 32-byte header as varint-length strings (Go 1.18+, debug/buildinfo). */
+#define BUILDINFO_MAGIC "\xff Go buildinf:"
+#define BUILDINFO_MAGIC_LEN 14
+#define BUILDINFO_HEADER 32
+#define BUILDINFO_INLINE 0x2
+
+static Elf_Data *buildinfo_data(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	size_t shstrndx;
+	const char *name;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_PROGBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, shdr.sh_name);
+		if (name && !strcmp(name, ".go.buildinfo"))
+			return elf_getdata(scn, NULL);
+	}
+	return NULL;
+}
+
+int go_runtime_version(Elf *elf, char *buf, size_t len)
+{
+	Elf_Data *data = buildinfo_data(elf);
+	const unsigned char *p;
+	uint64_t n = 0, off = BUILDINFO_HEADER;
+	unsigned int shift;
+
+	if (!data || !data->d_buf)
+		return -ENODATA;
+	p = data->d_buf;
+	if (data->d_size < BUILDINFO_HEADER || memcmp(p, BUILDINFO_MAGIC, BUILDINFO_MAGIC_LEN))
+		return -ENOEXEC;
+	if (!(p[BUILDINFO_MAGIC_LEN + 1] & BUILDINFO_INLINE))
+		return -ENOTSUP;
+	for (shift = 0;; shift += 7) {
+		if (off >= data->d_size || shift > 28)
+			return -ENOEXEC;
+		n |= (uint64_t)(p[off] & 0x7f) << shift;
+		if (!(p[off++] & 0x80))
+			break;
+	}
+	if (n > data->d_size - off)
+		return -ENOEXEC;
+	if (n >= len)
+		return -ENOSPC;
+	memcpy(buf, p + off, n);
+	buf[n] = '\0';
+	return 0;
+}
+
+/* Offsets of runtime.g.labels, g.m and m.curg on amd64: 1.19 read from the runtime's DWARF on
+ * this machine (and checked by the unit test); the others from golang/go
+ * src/runtime/runtime2.go of each release as recorded by opentelemetry-ebpf-profiler's
+ * DWARF-derived table (g.m 48 and m.curg 192 in all of them). */
+static const struct {
+	int minor_lo, minor_hi;
+	struct go_labels_layout layout;
+} labels_table[] = {
+	{ 18, 20, { 360, GO_LABELS_MAP, 48, 192 } },
+	{ 21, 22, { 344, GO_LABELS_MAP, 48, 192 } },
+	{ 23, 23, { 352, GO_LABELS_MAP, 48, 192 } },
+	{ 24, 24, { 352, GO_LABELS_SLICE, 48, 192 } },
+};
+
+int go_runtime_labels_layout(const char *version, struct go_labels_layout *out)
+{
+	char *end;
+	long minor;
+	size_t i;
+
+	*out = (struct go_labels_layout){ 0 };
+	if (strncmp(version, "go1.", 4))
+		return -ENOTSUP; /* "devel ..." and toolchains of unknown lineage */
+	minor = strtol(version + 4, &end, 10);
+	if (end == version + 4)
+		return -ENOTSUP;
+	for (i = 0; i < sizeof(labels_table) / sizeof(labels_table[0]); i++)
+		if (minor >= labels_table[i].minor_lo && minor <= labels_table[i].minor_hi) {
+			*out = labels_table[i].layout;
+			return 0;
+		}
+	return -ENOTSUP;
+}
