@@ -17,6 +17,9 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS := $(shell pkg-config --libs $(PKGS))
 
 CFLAGS ?= -O2 -g
+# Sanitizer flags for every C object, link and workload; set only by `make sanitize`.
+SAN_CFLAGS ?=
+CFLAGS += $(SAN_CFLAGS)
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Iinclude -Iuser -I$(OUTPUT) \
 	  -DSPANPROF_VERSION='"$(VERSION)"' -MMD -MP $(PKG_CFLAGS)
 LDLIBS += $(PKG_LIBS) -lstdc++ -lpthread
@@ -121,7 +124,7 @@ $(OUTPUT)/hooks/%.pic.o: hooks/c/%.c include/spanprof.h
 
 $(HOOK_SO): $(HOOK_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) -shared -Wl,-soname,libspanprof.so -Wl,--build-id $^ -o $@
+	$(Q)$(CC) $(SAN_CFLAGS) -shared -Wl,-soname,libspanprof.so -Wl,--build-id $^ -o $@
 
 $(HOOK_A): $(HOOK_OBJS)
 	$(call msg,AR,$@)
@@ -153,7 +156,7 @@ $(OUTPUT)/tests/bench/%: $(OUTPUT)/tests/bench/%.o $(TEST_HELPER_LIB) $(AGENT_LI
 
 # Workloads are profiled: frame pointers so the kernel can walk their user stacks.
 WORKLOAD_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -fno-omit-frame-pointer \
-		   -fno-optimize-sibling-calls -Iinclude -pthread
+		   -fno-optimize-sibling-calls -Iinclude -pthread $(SAN_CFLAGS)
 $(OUTPUT)/tests/workloads/%: tests/workloads/%.c $(HOOK_SO) include/spanprof.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -316,6 +319,17 @@ unit-tests: $(UNIT_TESTS)
 integration-tests: all $(INTEG_TESTS) $(WORKLOADS)
 	$(Q)tests/run_tests.sh $(INTEG_TESTS)
 
+# The agent, the hook, the C workloads and the unit and integration tests built with ASan (leaks
+# included) and UBSan into their own output directory, then both suites run; a sanitizer report
+# aborts the process that made it, so it fails its test.
+SANITIZE_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SANITIZE_OUTPUT := build-san
+.PHONY: sanitize
+sanitize:
+	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+		$(MAKE) --no-print-directory OUTPUT=$(SANITIZE_OUTPUT) \
+		SAN_CFLAGS="$(SANITIZE_FLAGS)" unit-tests integration-tests
+
 bench: all $(BENCHES) $(WORKLOADS) $(OUTPUT)/tests/bench/go_hook bench-hooks
 	$(Q)for b in $(BENCHES); do $$b || exit 1; done
 
@@ -345,6 +359,6 @@ check-format:
 
 clean:
 	$(call msg,CLEAN)
-	$(Q)rm -rf $(OUTPUT)
+	$(Q)rm -rf $(OUTPUT) $(SANITIZE_OUTPUT)
 
 -include $(wildcard $(OUTPUT)/*/*.d $(OUTPUT)/*/*/*.d $(OUTPUT)/*/*/*/*.d)

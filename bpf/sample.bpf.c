@@ -10,6 +10,10 @@
 #include "go_labels.bpf.h"
 #include "maps.bpf.h"
 #include "span_names.bpf.h"
+#include "unwind_native.bpf.h"
+
+_Static_assert(sizeof(struct sample_key) == 72, "sample_key ABI");
+_Static_assert(sizeof(struct spanprof_unwind_proc) == 8 + 32 * SPANPROF_UNWIND_MAX_MAPPINGS, "ABI");
 
 /* Only count processes listed in target_pids (--pid). */
 const volatile bool cfg_filter_pids = false;
@@ -21,8 +25,6 @@ extern THREAD_SPANS_MAP;
 extern GOROUTINE_SPANS_MAP;
 extern GO_PIDS_MAP;
 extern SPAN_NAMES_MAP;
-extern DROP_COUNTS_MAP;
-extern EVENT_COUNTS_MAP;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -219,14 +221,22 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	if (!key)
 		return 0;
 	key->pid = pid;
+	key->user_stack_hash = 0;
+	key->user_stack_id = -EFAULT;
 	/* bpf_get_stackid() wants a constant map, hence one branch per window. */
 	if (slot) {
 		key->kern_stack_id = bpf_get_stackid(ctx, &stack_traces_1, 0);
-		key->user_stack_id = bpf_get_stackid(ctx, &stack_traces_1, BPF_F_USER_STACK);
+		if (!unwind_user_stack(ctx, pid, &user_stacks_1, &key->user_stack_hash))
+			key->user_stack_id =
+				bpf_get_stackid(ctx, &stack_traces_1, BPF_F_USER_STACK);
 	} else {
 		key->kern_stack_id = bpf_get_stackid(ctx, &stack_traces_0, 0);
-		key->user_stack_id = bpf_get_stackid(ctx, &stack_traces_0, BPF_F_USER_STACK);
+		if (!unwind_user_stack(ctx, pid, &user_stacks_0, &key->user_stack_hash))
+			key->user_stack_id =
+				bpf_get_stackid(ctx, &stack_traces_0, BPF_F_USER_STACK);
 	}
+	if (!key->user_stack_hash)
+		counter_inc(&event_counts, SPANPROF_EVENT_UNWIND_FP);
 	note_stack_error(key->kern_stack_id, SPANPROF_DROP_KERN_STACK);
 	note_stack_error(key->user_stack_id, SPANPROF_DROP_USER_STACK);
 	copy_span(key, bpf_get_current_task_btf());

@@ -78,13 +78,113 @@ struct goroutine_key {
 	__u64 g; /* address of the runtime.g of the goroutine */
 };
 
-/* Key of the per-window sample counts: process, both stacks, and the span (zero = none). */
+/* Key of the per-window sample counts: process, both stacks, and the span (zero = none).
+ * The user stack is either a frame-pointer stack (user_stack_id, from bpf_get_stackid) or, when
+ * user_stack_hash is not zero, a CFI-unwound stack stored in user_stacks under that hash. */
 struct sample_key {
 	__u32 pid;
 	__s32 user_stack_id; /* >= 0: id in stack_traces; < 0: -errno from bpf_get_stackid */
 	__s32 kern_stack_id;
 	__u32 has_span;
+	__u64 user_stack_hash; /* != 0: key in user_stacks (CFI unwinding); user_stack_id unused */
 	struct span_ctx span;
+};
+
+/* ---- Native unwinding from the binaries' CFI (bpf/unwind_native.bpf.c, user/unwind/) ---- */
+
+/* How a row finds the canonical frame address (CFA); the return address is at CFA - 8. */
+enum spanprof_cfa_kind {
+	SPANPROF_CFA_NONE = 0, /* no CFI covers this PC (gap between FDEs): cannot unwind here */
+	SPANPROF_CFA_RSP, /* CFA = rsp + cfa_off */
+	SPANPROF_CFA_RBP, /* CFA = rbp + cfa_off */
+	SPANPROF_CFA_PLT1, /* .plt expression: CFA = rsp + cfa_off + ((rip & 15) >= 11 ? 8 : 0) */
+	SPANPROF_CFA_PLT2, /* the same with threshold 10 */
+	SPANPROF_CFA_SIGNAL, /* signal trampoline: registers come from the ucontext at rsp */
+	SPANPROF_CFA_STOP, /* return address undefined: the outermost frame (_start, clone) */
+	SPANPROF_CFA_INVALID, /* a rule the unwinder does not handle: cannot unwind here */
+};
+
+/* Where the caller's rbp is. */
+enum spanprof_rbp_kind {
+	SPANPROF_RBP_SAME = 0, /* unchanged */
+	SPANPROF_RBP_AT_CFA, /* saved at CFA + rbp_off */
+	SPANPROF_RBP_LOST, /* in a register or an expression: unknown from here on */
+};
+
+/* One unwind rule. Rules are interned: rows name them by index into unwind_rules. */
+struct spanprof_unwind_rule {
+	__u8 cfa_kind; /* enum spanprof_cfa_kind */
+	__u8 rbp_kind; /* enum spanprof_rbp_kind */
+	__u16 _pad;
+	__s32 cfa_off;
+	__s32 rbp_off;
+	__u32 _pad2;
+};
+
+/* A row applies from pc (an ELF virtual address of the file) up to the next row's pc. */
+struct spanprof_unwind_row {
+	__u32 pc;
+	__u32 rule; /* index into unwind_rules */
+};
+
+/* Rows live in fixed-size chunks so each binary search in BPF has a constant bound: at most
+ * log2(SPANPROF_UNWIND_TABLE_CHUNKS) steps over a table's chunk index, then
+ * log2(SPANPROF_UNWIND_CHUNK_ROWS) steps inside one chunk. A chunk's unused rows have
+ * pc = SPANPROF_UNWIND_PC_END. */
+#define SPANPROF_UNWIND_CHUNK_ROWS 4096
+#define SPANPROF_UNWIND_CHUNK_SHIFT 12
+#define SPANPROF_UNWIND_TABLE_CHUNKS 128
+#define SPANPROF_UNWIND_TABLE_SHIFT 7
+#define SPANPROF_UNWIND_PC_END 0xffffffffu
+#define SPANPROF_UNWIND_MAX_RULES 16384
+#define SPANPROF_UNWIND_MAX_TABLES 4096
+
+struct spanprof_unwind_chunk {
+	struct spanprof_unwind_row rows[SPANPROF_UNWIND_CHUNK_ROWS];
+};
+
+/* A file's table: its chunks in PC order. gen changes whenever the slot is reused, so a mapping
+ * still naming an evicted table is noticed. Unused index entries have first_pc = PC_END. */
+struct spanprof_unwind_table {
+	__u32 gen; /* 0: slot empty */
+	__u32 nchunks;
+	struct {
+		__u32 first_pc;
+		__u32 chunk; /* key in unwind_chunks */
+	} index[SPANPROF_UNWIND_TABLE_CHUNKS];
+};
+
+/* Special values of spanprof_unwind_mapping.table. */
+#define SPANPROF_UNWIND_TABLE_FP 0xffffffffu /* no CFI (JIT, Go, stripped of .eh_frame): FP */
+#define SPANPROF_UNWIND_TABLE_PENDING \
+	0xfffffffeu /* being built: this sample uses bpf_get_stackid */
+
+/* One executable mapping: file vaddr = address - bias. Unused entries of a process's array
+ * start at SPANPROF_UNWIND_ADDR_END (above every user address). */
+#define SPANPROF_UNWIND_ADDR_END (1ull << 62)
+struct spanprof_unwind_mapping {
+	__u64 start;
+	__u64 end;
+	__u64 bias;
+	__u32 table; /* index in unwind_tables, or SPANPROF_UNWIND_TABLE_FP/_PENDING */
+	__u32 gen; /* the table's gen when this mapping was written */
+};
+
+/* Executable mappings of one process, sorted by start (binary search:
+ * SPANPROF_UNWIND_MAPS_SHIFT steps). */
+#define SPANPROF_UNWIND_MAX_MAPPINGS 256
+#define SPANPROF_UNWIND_MAPS_SHIFT 8
+struct spanprof_unwind_proc {
+	__u32 nmaps;
+	__u32 _pad;
+	struct spanprof_unwind_mapping maps[SPANPROF_UNWIND_MAX_MAPPINGS];
+};
+
+/* A CFI-unwound user stack, as stored in user_stacks (leaf first; ips[nframes..] are unset). */
+struct spanprof_user_stack {
+	__u32 nframes;
+	__u32 _pad;
+	__u64 ips[SPANPROF_MAX_STACK_DEPTH];
 };
 
 /* Why a sample or span update was lost or degraded. Index into the drop_counts array. */
@@ -100,6 +200,12 @@ enum spanprof_drop {
 	SPANPROF_DROP_GOROUTINE_READ, /* the current goroutine could not be read from TLS */
 	SPANPROF_DROP_GO_LABELS_READ, /* a goroutine's pprof labels could not be read */
 	SPANPROF_DROP_SPAN_NAME, /* a span's name could not be read or interned: no span_name */
+	/* CFI unwinding stopped early (the stack is kept, truncated): */
+	SPANPROF_DROP_UNWIND_NO_MAPPING, /* a PC in no known executable mapping */
+	SPANPROF_DROP_UNWIND_NO_ROW, /* a PC no CFI row covers, or a rule it cannot follow */
+	SPANPROF_DROP_UNWIND_BAD_READ, /* the stack could not be read (return address, rbp, regs) */
+	SPANPROF_DROP_UNWIND_DEPTH, /* more than SPANPROF_MAX_STACK_DEPTH frames */
+	SPANPROF_DROP_UNWIND_STALE, /* a table was evicted: fell back to frame pointers */
 	SPANPROF_DROP__COUNT,
 };
 
@@ -147,6 +253,9 @@ enum spanprof_event {
 	SPANPROF_EVENT_IDLE, /* samples of the idle task, not counted */
 	SPANPROF_EVENT_SPAN_SET, /* hook hits that set a span */
 	SPANPROF_EVENT_SPAN_CLEAR, /* hook hits that cleared the span */
+	SPANPROF_EVENT_UNWIND_CFI, /* user stacks unwound from CFI tables */
+	SPANPROF_EVENT_UNWIND_FP, /* user stacks from frame pointers: no tables (yet) */
+	SPANPROF_EVENT_UNWIND_FP_FRAMES, /* frames in files without CFI, walked by frame pointer */
 	SPANPROF_EVENT__COUNT,
 };
 

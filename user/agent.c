@@ -69,6 +69,7 @@ static void scan_pid(struct agent *a, pid_t pid, int fresh)
 		return;
 	}
 	hook_registry_update_pid(a->hooks, pid, &maps);
+	unwind_scan_pid(a->unwind, pid, &maps);
 	proc_maps_release(&maps);
 	if (fresh)
 		symcache_snapshot_pid(a->symcache, pid);
@@ -144,6 +145,7 @@ static int on_proc_event(void *ctx, void *data, size_t size)
 		return 0;
 	if (ev->type == SPANPROF_PROC_EXIT) {
 		hook_registry_forget_pid(a->hooks, ev->pid);
+		unwind_forget_pid(a->unwind, ev->pid);
 		proc_table_mark_exited(a->procs, ev->pid);
 	} else if (ev->type == SPANPROF_PROC_EXEC && size >= sizeof(struct spanprof_exec_event)) {
 		on_exec(a, data);
@@ -202,7 +204,8 @@ static void drain(struct agent *a)
 
 	symcache_new_round(a->symcache);
 	usleep(FLIP_SETTLE_US);
-	drain_window(a->drain, w.counts_fd, w.stacks_fd, w.names_fd, on_sample, a);
+	drain_window(a->drain, w.counts_fd, w.stacks_fd, w.user_stacks_fd, w.names_fd, on_sample,
+		     a);
 	/* Exited processes' last samples were in that window: their caches can go now. */
 	proc_table_sweep_exited(a->procs, forget_exited, a);
 	/* Hot frames are answered from the address cache; DWARF nobody needed lately goes. */
@@ -232,6 +235,29 @@ static int start_k8s(struct agent *a)
 	return 0;
 }
 
+/* The tables for the BPF unwinder; a->unwind stays NULL when it is off. Returns 0 or -errno. */
+static int start_unwind(struct agent *a, const struct spanprof_config *cfg)
+{
+	struct loader_unwind_maps m = loader_unwind_maps(a->loader);
+	uint32_t nchunks = cfg->unwind_table_bytes / sizeof(struct spanprof_unwind_chunk);
+	struct unwind_options uo = {
+		.fds = { .rules = m.rules, .chunks = m.chunks, .tables = m.tables },
+		.procs_fd = m.procs,
+		.nchunks = nchunks,
+		.max_pids = cfg->max_procs,
+		.max_files = 4096,
+		.proc_root = cfg->proc_root,
+	};
+
+	/* The BPF unwinder is x86-64 only: elsewhere user stacks come from frame pointers. */
+	if (!nchunks || !UNWIND_SUPPORTED) {
+		log_info("native unwinding off: user stacks come from frame pointers");
+		return 0;
+	}
+	a->unwind = unwind_new(&uo);
+	return a->unwind ? 0 : -errno;
+}
+
 static int setup(struct agent *a, const struct spanprof_config *cfg)
 {
 	struct loader_options lo = {
@@ -240,6 +266,8 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 		.npids = cfg->npids,
 		.stack_entries = cfg->stack_entries,
 		.count_entries = cfg->count_entries,
+		.unwind_chunks = cfg->unwind_table_bytes / sizeof(struct spanprof_unwind_chunk),
+		.unwind_pids = cfg->max_procs,
 	};
 	struct symcache_limits sl = {
 		.max_modules = cfg->max_modules,
@@ -281,6 +309,9 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 	a->symcache = symcache_new(&sl);
 	a->procs = proc_table_new(cfg->max_procs, cfg->proc_root);
 	a->hooks = hook_registry_new(a->loader, &hl);
+	err = start_unwind(a, cfg);
+	if (err)
+		return err; /* logged */
 	a->drain = drain_new(cfg->count_entries);
 	a->resolve = malloc(sizeof(*a->resolve));
 	a->agg = a->procs ? aggregate_new(&ao, a->procs) : NULL;
@@ -301,6 +332,7 @@ static void teardown(struct agent *a)
 	drain_free(a->drain);
 	k8s_meta_free(a->k8s);
 	hook_registry_free(a->hooks);
+	unwind_free(a->unwind);
 	proc_table_free(a->procs);
 	symcache_free(a->symcache);
 	loader_close(a->loader);
@@ -367,6 +399,7 @@ static void run_loop(struct agent *a, volatile sig_atomic_t *stop)
 		now = agent_now_ns(CLOCK_MONOTONIC);
 		while (scan_queue_pop_due(&a->scans, now, &pid))
 			scan_pid(a, pid, 1);
+		unwind_poll(a->unwind);
 		/* A flush always drains first so it covers every sample up to now. */
 		if (now >= next_drain || now >= next_flush) {
 			drain(a);

@@ -20,6 +20,7 @@
 #include "symbolize/stack_resolve.h"
 #include "symbolize/symcache.h"
 #include "util/spanprof_types.h"
+#include "unwind/unwind.h"
 
 #define NS_PER_MS 1000000ull
 #define NS_PER_S 1000000000ull
@@ -40,6 +41,7 @@ struct agent {
 	struct metrics_http *http; /* NULL without --metrics-addr */
 	struct uploader *uploader; /* NULL without --server */
 	struct k8s_meta *k8s; /* NULL when not running on Kubernetes */
+	struct unwind *unwind; /* CFI tables for the BPF unwinder */
 	struct scan_queue scans;
 	struct local_out out; /* used when cfg->output_dir is set */
 	unsigned int file_seq;

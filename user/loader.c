@@ -29,6 +29,17 @@ _Static_assert(__builtin_offsetof(struct spanprof_span, name) == SPANPROF_ABI_SP
 	       "hook ABI");
 _Static_assert(SPANPROF_ABI_SPAN_NAME_MAX == SPANPROF_SPAN_NAME_MAX, "hook ABI");
 _Static_assert(SPANPROF_ABI_VERSION == SPANPROF_SPAN_ABI_VERSION, "hook ABI");
+_Static_assert(sizeof(struct sample_key) == 72, "BPF ABI");
+_Static_assert(sizeof(struct spanprof_unwind_row) == 8, "BPF ABI");
+_Static_assert(sizeof(struct spanprof_unwind_rule) == 16, "BPF ABI");
+_Static_assert(sizeof(struct spanprof_unwind_table) == 8 + 8 * SPANPROF_UNWIND_TABLE_CHUNKS,
+	       "BPF ABI");
+_Static_assert(sizeof(struct spanprof_unwind_proc) == 8 + 32 * SPANPROF_UNWIND_MAX_MAPPINGS,
+	       "BPF ABI");
+_Static_assert(sizeof(struct spanprof_user_stack) == 8 + 8 * SPANPROF_MAX_STACK_DEPTH, "BPF ABI");
+_Static_assert(1 << SPANPROF_UNWIND_CHUNK_SHIFT == SPANPROF_UNWIND_CHUNK_ROWS, "BPF ABI");
+_Static_assert(1 << SPANPROF_UNWIND_TABLE_SHIFT == SPANPROF_UNWIND_TABLE_CHUNKS, "BPF ABI");
+_Static_assert(1 << SPANPROF_UNWIND_MAPS_SHIFT == SPANPROF_UNWIND_MAX_MAPPINGS, "BPF ABI");
 
 #define MAX_CPUS 4096
 
@@ -117,6 +128,10 @@ static int configure(struct loader *l, const struct loader_options *opts)
 	err = err ?: bpf_map__set_max_entries(skel->maps.stack_traces_1, opts->stack_entries);
 	err = err ?: bpf_map__set_max_entries(skel->maps.sample_counts_0, opts->count_entries);
 	err = err ?: bpf_map__set_max_entries(skel->maps.sample_counts_1, opts->count_entries);
+	err = err ?: bpf_map__set_max_entries(skel->maps.user_stacks_0, opts->stack_entries);
+	err = err ?: bpf_map__set_max_entries(skel->maps.user_stacks_1, opts->stack_entries);
+	err = err ?: bpf_map__set_max_entries(skel->maps.unwind_chunks, opts->unwind_chunks ?: 1);
+	err = err ?: bpf_map__set_max_entries(skel->maps.unwind_procs, opts->unwind_pids ?: 1);
 	if (opts->npids > 0)
 		err = err ?: bpf_map__set_max_entries(skel->maps.target_pids, opts->npids);
 	return err;
@@ -224,6 +239,8 @@ struct loader_window loader_flip_window(struct loader *l)
 		bpf_map__fd(old ? l->skel->maps.sample_counts_1 : l->skel->maps.sample_counts_0);
 	w.stacks_fd =
 		bpf_map__fd(old ? l->skel->maps.stack_traces_1 : l->skel->maps.stack_traces_0);
+	w.user_stacks_fd =
+		bpf_map__fd(old ? l->skel->maps.user_stacks_1 : l->skel->maps.user_stacks_0);
 	w.names_fd = bpf_map__fd(l->skel->maps.span_names);
 	return w;
 }
@@ -232,6 +249,16 @@ int loader_hook_prog_fd(struct loader *l, enum loader_hook_kind kind)
 {
 	return bpf_program__fd(kind == LOADER_HOOK_GO ? l->skel->progs.on_go_span_set :
 							l->skel->progs.on_span_set);
+}
+
+struct loader_unwind_maps loader_unwind_maps(struct loader *l)
+{
+	return (struct loader_unwind_maps){
+		.rules = bpf_map__fd(l->skel->maps.unwind_rules),
+		.chunks = bpf_map__fd(l->skel->maps.unwind_chunks),
+		.tables = bpf_map__fd(l->skel->maps.unwind_tables),
+		.procs = bpf_map__fd(l->skel->maps.unwind_procs),
+	};
 }
 
 struct bpf_link *loader_attach_hook(struct loader *l, const char *path, uint64_t offset,

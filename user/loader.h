@@ -18,13 +18,21 @@ struct loader_options {
 	size_t npids;
 	uint32_t stack_entries; /* per window stack map size */
 	uint32_t count_entries; /* per window count map size */
+	uint32_t unwind_chunks; /* row chunks for CFI tables (the table memory budget) */
+	uint32_t unwind_pids; /* processes whose mappings the unwinder knows */
 };
 
 /* Map fds of one sampling window. */
 struct loader_window {
 	int counts_fd; /* struct sample_key -> __u64 */
 	int stacks_fd; /* stack id -> __u64[SPANPROF_MAX_STACK_DEPTH] */
+	int user_stacks_fd; /* __u64 hash -> struct spanprof_user_stack (CFI-unwound stacks) */
 	int names_fd; /* span name id -> struct span_name, shared by both windows; -1: none */
+};
+
+/* Map fds of the native unwinder's tables (filled by user/unwind/). */
+struct loader_unwind_maps {
+	int rules, chunks, tables, procs;
 };
 
 /* Opens the skeleton, applies options, loads the programs and attaches the samplers (one
@@ -61,10 +69,12 @@ struct ring_buffer *loader_proc_events(struct loader *l, loader_event_fn fn, voi
 /* Forgets a pending rescan request so the next exec/mmap of pid raises a new event. */
 void loader_scan_done(struct loader *l, pid_t pid);
 
-/* Sums the per-CPU counters: out[i] for enum spanprof_drop / enum spanprof_event. */
+struct loader_unwind_maps loader_unwind_maps(struct loader *l);
+
 /* The fd of the program a hook of this kind runs (for its run-time statistics). */
 int loader_hook_prog_fd(struct loader *l, enum loader_hook_kind kind);
 
+/* Sums the per-CPU counters: out[i] for enum spanprof_drop / enum spanprof_event. */
 int loader_read_drops(struct loader *l, uint64_t *out, size_t n);
 int loader_read_events(struct loader *l, uint64_t *out, size_t n);
 

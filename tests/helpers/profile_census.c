@@ -48,6 +48,7 @@ static void count_sample(struct census *c, const Perftools__Profiles__Profile *p
 	const char *name = pprof_sample_label(p, s, "span_name");
 	const char *leaf = pprof_leaf_function(p, s);
 	const char *ns = pprof_sample_label(p, s, "service_namespace");
+	long root;
 
 	c->total_samples += n;
 	if (ns && !c->service_namespace[0])
@@ -58,11 +59,19 @@ static void count_sample(struct census *c, const Perftools__Profiles__Profile *p
 		c->kernel_samples += n;
 	if (leaf && !strncmp(leaf, "[unknown]", 9))
 		c->unknown_frames += n;
+	/* A Go thread's own stack starts at runtime.mstart; frames past it come from a frame-pointer
+	 * chain the runtime left stale (seen on sysmon), not from the goroutine that ran there. */
+	root = pprof_sample_function_depth(p, s, "runtime.mstart", 1);
 	for (int i = 0; i < c->nfuncs; i++) {
 		struct census_func *f = &c->funcs[i];
+		long depth = pprof_sample_function_depth(p, s, f->name, 0);
 
-		if (!pprof_sample_has_function(p, s, f->name))
+		if (depth < 0)
 			continue;
+		if (root >= 0 && depth > root) {
+			c->past_thread_root += n;
+			continue;
+		}
 		f->samples += n;
 		if (f->want_span ? span && !strcmp(span, f->want_span) : !span)
 			f->right_span += n;

@@ -26,6 +26,8 @@ struct census {
 	uint64_t kernel_samples; /* samples with a frame in the [kernel.kallsyms] mapping */
 	uint64_t in_service_namespace; /* samples labelled service_namespace=<the one seen> */
 	char service_namespace[128]; /* the first service_namespace label seen ("" if none) */
+	uint64_t
+		past_thread_root; /* watched functions found only past runtime.mstart: not counted */
 	int files; /* profiles read */
 	int go_checked; /* ... that `go tool pprof -raw` parsed */
 	int go_missing; /* 1 when go is not installed */

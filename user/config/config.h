@@ -76,6 +76,7 @@ struct spanprof_config {
 	enum log_format log_format;  /* --log-format, default logfmt */
 	const char *metrics_addr;    /* --metrics-addr HOST:PORT; NULL = no metrics server */
 	const char *config_file;     /* --config / SPANPROF_CONFIG; NULL = none */
+	uint64_t unwind_table_bytes; /* --unwind-table-bytes: CFI tables, 64 MiB; 0: FP only */
 	struct config_upload upload;
 	/* Limits (not flags yet): map and cache sizes. */
 	uint32_t stack_entries, count_entries;

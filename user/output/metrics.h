@@ -34,6 +34,13 @@ enum metric_id {
 	METRIC_INPUT_GUARDS, /* counter, label guard: enum metric_guard */
 	METRIC_DWARF_BYTES, /* gauge: DWARF bytes held by the symbol cache */
 	METRIC_LAST_WINDOW_AGE, /* gauge: seconds since a window was last written */
+	METRIC_USER_STACKS, /* counter, label unwinder: enum metric_unwinder */
+	METRIC_UNWIND_FP_FRAMES, /* counter: frames walked by frame pointer (files without CFI) */
+	METRIC_UNWIND_FILES, /* gauge, label state: enum unwind_file_state */
+	METRIC_UNWIND_TABLE_BYTES, /* gauge, label kind: enum metric_table_bytes */
+	METRIC_UNWIND_EVICTIONS, /* counter: tables evicted for the memory budget (LRU) */
+	METRIC_UNWIND_BUILD_MS, /* counter: worker milliseconds spent building tables */
+	METRIC_UNWIND_TEXT_BYTES, /* counter: executable bytes of the files whose table was built */
 	METRIC__COUNT,
 };
 
@@ -48,6 +55,8 @@ enum metric_drop {
 enum metric_span_event { METRIC_SPAN_SET = 0, METRIC_SPAN_CLEAR };
 enum metric_symcache { METRIC_SYMCACHE_MODULES = 0, METRIC_SYMCACHE_PIDS };
 enum metric_lookup { METRIC_LOOKUP_HIT = 0, METRIC_LOOKUP_MISS };
+enum metric_unwinder { METRIC_UNWINDER_CFI = 0, METRIC_UNWINDER_FP };
+enum metric_table_bytes { METRIC_TABLE_BYTES_USED = 0, METRIC_TABLE_BYTES_BUDGET };
 
 /* Caps and budgets on process-controlled input that were hit (symcache_stats). */
 enum metric_guard {

@@ -2,6 +2,7 @@
 /* Aggregation: drained samples with their frames -> labelled samples in per-service pprof
  * builders; flushing hands each service's builder to the output. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,8 +80,7 @@ static struct pprof_builder *builder_for(struct aggregate *a, const char *servic
 	s->builder = pprof_builder_new(a->opts.period_ns, a->window_start_ns, 0);
 	if (!s->builder)
 		return NULL;
-	strncpy(s->name, service, sizeof(s->name) - 1);
-	s->name[sizeof(s->name) - 1] = '\0';
+	snprintf(s->name, sizeof(s->name), "%s", service);
 	a->nservices++;
 	return s->builder;
 }

@@ -2,6 +2,7 @@
 /* Window draining: BPF count and stack maps -> plain sample records, then the maps emptied. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <bpf/bpf.h>
 
@@ -16,7 +17,9 @@ struct drain {
 	uint32_t max_keys;
 	struct sample_key *keys; /* scratch for one drain, max_keys entries */
 	struct span_names *names; /* span name ids -> names */
+	__u64 *hashes; /* scratch: the keys of user_stacks being cleared, max_keys entries */
 	uint64_t kern_ips[SPANPROF_MAX_STACK_DEPTH], user_ips[SPANPROF_MAX_STACK_DEPTH];
+	struct spanprof_user_stack user_stack; /* scratch for one CFI stack */
 	struct drain_stats stats;
 };
 
@@ -29,9 +32,11 @@ struct drain *drain_new(uint32_t max_keys)
 	d->max_keys = max_keys;
 	d->keys = calloc(max_keys, sizeof(*d->keys));
 	d->names = span_names_new(DRAIN_NAME_CACHE);
-	if (!d->keys || !d->names) {
+	d->hashes = calloc(max_keys, sizeof(*d->hashes));
+	if (!d->keys || !d->names || !d->hashes) {
 		span_names_free(d->names);
 		free(d->keys);
+		free(d->hashes);
 		free(d);
 		errno = ENOMEM;
 		return NULL;
@@ -45,6 +50,7 @@ void drain_free(struct drain *d)
 		return;
 	free(d->keys);
 	span_names_free(d->names);
+	free(d->hashes);
 	free(d);
 }
 
@@ -60,6 +66,43 @@ static const uint64_t *read_stack(struct drain *d, int fd, __s32 id, uint64_t *i
 	return ips;
 }
 
+/* A CFI-unwound user stack by hash, copied into ips (zero after the last frame). */
+static const uint64_t *read_user_stack(struct drain *d, int fd, __u64 hash, uint64_t *ips)
+{
+	struct spanprof_user_stack *st = &d->user_stack;
+	__u32 n;
+
+	if (fd < 0 || bpf_map_lookup_elem(fd, &hash, st)) {
+		d->stats.map_errors++;
+		return NULL;
+	}
+	n = st->nframes < SPANPROF_MAX_STACK_DEPTH ? st->nframes : SPANPROF_MAX_STACK_DEPTH;
+	memcpy(ips, st->ips, n * sizeof(*ips));
+	memset(ips + n, 0, (SPANPROF_MAX_STACK_DEPTH - n) * sizeof(*ips));
+	return ips;
+}
+
+/* Empties a hash of CFI stacks: keys first (deleting while walking would restart the walk),
+ * at most max_keys per pass, as many passes as it takes. */
+static void clear_user_stacks(struct drain *d, int fd)
+{
+	uint32_t n, i;
+	__u64 *prev;
+
+	if (fd < 0)
+		return;
+	do {
+		n = 0;
+		prev = NULL;
+		while (n < d->max_keys && !bpf_map_get_next_key(fd, prev, &d->hashes[n])) {
+			prev = &d->hashes[n];
+			n++;
+		}
+		for (i = 0; i < n; i++)
+			bpf_map_delete_elem(fd, &d->hashes[i]);
+	} while (n == d->max_keys);
+}
+
 static void clear_stacks(int fd)
 {
 	__u32 id, next;
@@ -73,8 +116,8 @@ static void clear_stacks(int fd)
 	}
 }
 
-int drain_window(struct drain *d, int counts_fd, int stacks_fd, int names_fd, drain_sample_fn fn,
-		 void *ctx)
+int drain_window(struct drain *d, int counts_fd, int stacks_fd, int user_stacks_fd, int names_fd,
+		 drain_sample_fn fn, void *ctx)
 {
 	struct sample_key *prev = NULL;
 	const struct sample_key *key;
@@ -95,10 +138,16 @@ int drain_window(struct drain *d, int counts_fd, int stacks_fd, int names_fd, dr
 		}
 		s.key = key;
 		s.kern_ips = read_stack(d, stacks_fd, key->kern_stack_id, d->kern_ips);
-		s.user_ips = read_stack(d, stacks_fd, key->user_stack_id, d->user_ips);
 		/* -EFAULT: there is no such stack (a kernel thread has no user stack), nothing lost. */
 		s.lost_kern = key->kern_stack_id < 0 && key->kern_stack_id != -EFAULT;
-		s.lost_user = key->user_stack_id < 0 && key->user_stack_id != -EFAULT;
+		if (key->user_stack_hash) {
+			s.user_ips = read_user_stack(d, user_stacks_fd, key->user_stack_hash,
+						     d->user_ips);
+			s.lost_user = !s.user_ips;
+		} else {
+			s.user_ips = read_stack(d, stacks_fd, key->user_stack_id, d->user_ips);
+			s.lost_user = key->user_stack_id < 0 && key->user_stack_id != -EFAULT;
+		}
 		s.span_name =
 			key->has_span ? span_names_get(d->names, names_fd, key->span.name_id) : "";
 		if (!s.span_name)
@@ -108,6 +157,7 @@ int drain_window(struct drain *d, int counts_fd, int stacks_fd, int names_fd, dr
 	for (i = 0; i < n; i++)
 		bpf_map_delete_elem(counts_fd, &d->keys[i]);
 	clear_stacks(stacks_fd);
+	clear_user_stacks(d, user_stacks_fd);
 	d->stats.keys += n;
 	return err;
 }

@@ -34,11 +34,13 @@ struct drain *drain_new(uint32_t max_keys);
 void drain_free(struct drain *d); /* NULL-safe */
 
 /* Reads every key of the window's count map (counts_fd: struct sample_key -> __u64) with its
- * stacks from stacks_fd (stack id -> __u64[SPANPROF_MAX_STACK_DEPTH]) and its span name from
- * names_fd (u64 name id -> struct span_name; -1: none), calls fn once per key, then empties the
- * count and stack maps. Returns 0 or -errno (a count read failed; the other keys are kept). */
-int drain_window(struct drain *d, int counts_fd, int stacks_fd, int names_fd, drain_sample_fn fn,
-		 void *ctx);
+ * stacks from stacks_fd (stack id -> __u64[SPANPROF_MAX_STACK_DEPTH]) or, for a CFI-unwound
+ * user stack (key->user_stack_hash), from user_stacks_fd (__u64 hash -> struct
+ * spanprof_user_stack; -1: none), and its span name from names_fd (u64 name id -> struct
+ * span_name; -1: none), calls fn once per key, then empties the count and stack maps. Returns 0
+ * or -errno (a count read failed; the other keys are kept). */
+int drain_window(struct drain *d, int counts_fd, int stacks_fd, int user_stacks_fd, int names_fd,
+		 drain_sample_fn fn, void *ctx);
 
 void drain_get_stats(const struct drain *d, struct drain_stats *out);
 

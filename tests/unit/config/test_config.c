@@ -174,6 +174,7 @@ static void test_config_defaults_of_upload_and_agent_options(void **state)
 	assert_int_equal(p.cfg.upload.connect_timeout_s, 5);
 	assert_int_equal(p.cfg.upload.upload_timeout_s, 30);
 	assert_int_equal(p.cfg.upload.queue_bytes, 64ull << 20);
+	assert_int_equal(p.cfg.unwind_table_bytes, 64ull << 20);
 	assert_int_equal(p.cfg.upload.spool_bytes, 512ull << 20);
 	assert_null(p.cfg.upload.spool_dir);
 	assert_null(p.cfg.metrics_addr);
@@ -192,11 +193,12 @@ static void test_config_parses_upload_and_agent_flags(void **state)
 			       "--tls-insecure", "--connect-timeout", "7", "--upload-timeout", "60",
 			       "--queue-bytes", "8MiB", "--spool", "/var/spool/sp", "--spool-bytes",
 			       "2G", "--metrics-addr", "127.0.0.1:9100", "--log-level", "warn",
-			       "--log-format", "json", NULL };
+			       "--log-format", "json", "--unwind-table-bytes", "16MiB", NULL };
 	struct parsed p;
 
 	parse_env(&p, argv, NULL);
 	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.unwind_table_bytes, 16ull << 20);
 	assert_string_equal(p.cfg.upload.server, "https://pyro.example:4040");
 	assert_int_equal(p.cfg.upload.nlabels, 2);
 	assert_string_equal(p.cfg.upload.labels[0].key, "env");
@@ -791,7 +793,8 @@ static void test_config_help_lists_every_option_within_80_columns(void **state)
 		"--bearer-token-file", "--tenant ID", "--header", "--ca-file", "--client-cert",
 		"--client-key", "--tls-insecure", "--connect-timeout", "--upload-timeout",
 		"--queue-bytes SIZE", "--spool DIR", "--spool-bytes", "--metrics-addr HOST:PORT",
-		"--log-level", "--log-format", "--config FILE", "SPANPROF_BEARER_TOKEN",
+		"--log-level", "--log-format", "--config FILE", "--unwind-table-bytes SIZE",
+		"SPANPROF_BEARER_TOKEN",
 		"SPANPROF_LABELS", "SPANPROF_HEADERS",
 	};
 	const char *argv[] = { "spanprof", "--help", NULL };

@@ -237,7 +237,7 @@ static void on_sample(void *ctx, const struct sample *smp)
 /* Drains the count map, with stacks from stacks_fd, through the pipeline. */
 static int drain_into(struct test_state *s, int stacks_fd)
 {
-	return drain_window(s->d, s->counts_fd, stacks_fd, s->names_fd, on_sample, s);
+	return drain_window(s->d, s->counts_fd, stacks_fd, -1, s->names_fd, on_sample, s);
 }
 
 static struct sample_key key_of(__u32 pid, __s32 user_id, __s32 kern_id)
