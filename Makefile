@@ -50,7 +50,8 @@ AGENT_SRCS := $(filter-out user/main.c,$(wildcard user/*.c user/*/*.c))
 AGENT_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(AGENT_SRCS))
 AGENT_LIB := $(OUTPUT)/libagent.a
 
-HOOK_SRC := hooks/c/span_hook.c
+HOOK_SRCS := hooks/c/span_hook.c hooks/c/process_ctx.c
+HOOK_OBJS := $(patsubst hooks/c/%.c,$(OUTPUT)/hooks/%.pic.o,$(HOOK_SRCS))
 HOOK_SO := $(OUTPUT)/libspanprof.so
 HOOK_A := $(OUTPUT)/libspanprof.a
 
@@ -116,16 +117,16 @@ $(OUTPUT)/spanprof: $(OUTPUT)/user/main.o $(AGENT_LIB)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 # --- the hook library apps link ----------------------------------------------------------
-$(OUTPUT)/hooks/span_hook.pic.o: $(HOOK_SRC) include/spanprof.h
+$(OUTPUT)/hooks/%.pic.o: hooks/c/%.c include/spanprof.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
-$(HOOK_SO): $(OUTPUT)/hooks/span_hook.pic.o
+$(HOOK_SO): $(HOOK_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(SAN_CFLAGS) -shared -Wl,-soname,libspanprof.so -Wl,--build-id $^ -o $@
 
-$(HOOK_A): $(OUTPUT)/hooks/span_hook.pic.o
+$(HOOK_A): $(HOOK_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@
 	$(Q)$(AR) rcs $@ $^
@@ -276,11 +277,18 @@ HOOK_ENV := SPANPROF_LIBRARY=$(abspath $(HOOK_SO)) SPANPROF_AGENT=$(abspath $(OU
 	    PYTHON=$(PYTHON) RUBY=$(RUBY) PYTHONPYCACHEPREFIX=$(abspath $(OUTPUT)/pycache)
 
 $(OUTPUT)/tests/hooks/%.o: CFLAGS += -Ihooks/c
+$(OUTPUT)/tests/hooks/%.o: | $(PROTO_C)
 
 # Header-only code under test: it links cmocka and the temp-dir helper, nothing of the agent.
 $(OUTPUT)/tests/hooks/%: $(OUTPUT)/tests/hooks/%.o $(OUTPUT)/tests/helpers/tmpdir.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lcmocka -o $@
+
+# The process-context writer (in the hook library) against the agent's reader.
+$(OUTPUT)/tests/hooks/test_process_ctx_publish: $(OUTPUT)/tests/hooks/test_process_ctx_publish.o \
+						$(HOOK_A) $(AGENT_LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -lcmocka -o $@
 
 define run-hook-tests
 $(Q)$(HOOK_ENV) tests/hooks/run_hook_tests.sh $(HOOK_C_TESTS)

@@ -4,10 +4,17 @@
 #ifndef SPANPROF_ABI_H
 #define SPANPROF_ABI_H
 
-/* Must match SPANPROF_SPAN_NAME_MAX in include/spanprof.h (checked there). */
-#define SPANPROF_ABI_SPAN_NAME_MAX 64
-/* Version the hook writes first in struct spanprof_span; the uprobe ignores other versions. */
-#define SPANPROF_ABI_VERSION 1
+/* Must match SPANPROF_SPAN_NAME_MAX in include/spanprof.h (checked in user/loader.c). */
+#define SPANPROF_ABI_SPAN_NAME_MAX 256
+/* Version the hook writes first in struct spanprof_span; the uprobe ignores other versions.
+ * Version 1 (hooks built before the name grew) carries a 64-byte name; both are read. */
+#define SPANPROF_ABI_VERSION 2
+#define SPANPROF_ABI_VERSION_V1 1
+#define SPANPROF_ABI_SPAN_NAME_MAX_V1 64
+/* Offset of the name in struct spanprof_span, in both versions. */
+#define SPANPROF_ABI_SPAN_NAME_OFFSET 40
+/* Distinct span names kept (LRU) in span_names; names are series labels, so they are few. */
+#define SPANPROF_MAX_SPAN_NAMES 4096
 
 /* Frames kept per stack: the kernel's default perf_event_max_stack. */
 #define SPANPROF_MAX_STACK_DEPTH 127
@@ -15,13 +22,21 @@
 #define SPANPROF_DEFAULT_STACKS 16384
 #define SPANPROF_DEFAULT_COUNTS 16384
 
-/* The span context exactly as the hook passes it (struct spanprof_span in spanprof.h). */
+/* A thread's span as the BPF programs keep it: the first 40 bytes of the hook's struct
+ * spanprof_span (ids), then the name's id instead of the name. Names are interned in the
+ * span_names map (name_id -> struct span_name), so per-thread state and sample keys stay small
+ * however long names get. name_id 0: no name. */
 struct span_ctx {
 	__u32 abi_version;
 	__u32 _pad;
 	__u8 trace_id[16];
 	__u8 span_id[8];
 	__u8 root_span_id[8];
+	__u64 name_id; /* FNV-1a 64 of the name's bytes (never 0 for a non-empty name) */
+};
+
+/* Value of span_names: the name, NUL-terminated (bytes after the NUL are undefined). */
+struct span_name {
 	char name[SPANPROF_ABI_SPAN_NAME_MAX];
 };
 
@@ -225,6 +240,7 @@ enum spanprof_drop {
 	SPANPROF_DROP_GOROUTINE_FULL, /* goroutine_spans full: a Go span update was lost */
 	SPANPROF_DROP_GOROUTINE_READ, /* the current goroutine could not be read from TLS */
 	SPANPROF_DROP_GO_LABELS_READ, /* a goroutine's pprof labels could not be read */
+	SPANPROF_DROP_SPAN_NAME, /* a span's name could not be read or interned: no span_name */
 	/* CFI unwinding stopped early (the stack is kept, truncated): */
 	SPANPROF_DROP_UNWIND_NO_MAPPING, /* a PC in no known executable mapping */
 	SPANPROF_DROP_UNWIND_NO_ROW, /* a PC no CFI row covers, or a rule it cannot follow */

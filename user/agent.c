@@ -232,7 +232,8 @@ static void drain(struct agent *a)
 	symcache_new_round(a->symcache);
 	usleep(FLIP_SETTLE_US);
 	drain_set_py_stacks(a->drain, w.py_stacks_fd);
-	drain_window(a->drain, w.counts_fd, w.stacks_fd, w.user_stacks_fd, on_sample, a);
+	drain_window(a->drain, w.counts_fd, w.stacks_fd, w.user_stacks_fd, w.names_fd, on_sample,
+		     a);
 	/* Exited processes' last samples were in that window: their caches can go now. */
 	proc_table_sweep_exited(a->procs, forget_exited, a);
 	/* Hot frames are answered from the address cache; DWARF nobody needed lately goes. */

@@ -32,11 +32,16 @@ void agent_close_metrics(struct agent *a)
 static void publish_kernel(struct agent *a)
 {
 	uint64_t drops[SPANPROF_DROP__COUNT], events[SPANPROF_EVENT__COUNT];
+	struct drain_stats ds;
 	unsigned int i;
 
-	if (!loader_read_drops(a->loader, drops, SPANPROF_DROP__COUNT))
+	drain_get_stats(a->drain, &ds);
+	if (!loader_read_drops(a->loader, drops, SPANPROF_DROP__COUNT)) {
+		/* Names lost in the kernel or evicted before the drain: one metric for both. */
+		drops[SPANPROF_DROP_SPAN_NAME] += ds.span_names_lost;
 		for (i = 0; i < SPANPROF_DROP__COUNT; i++)
 			metrics_set_at(a->metrics, METRIC_SAMPLES_DROPPED, i, drops[i]);
+	}
 	if (!loader_read_events(a->loader, events, SPANPROF_EVENT__COUNT)) {
 		metrics_set_at(a->metrics, METRIC_SPAN_EVENTS, METRIC_SPAN_SET,
 			       events[SPANPROF_EVENT_SPAN_SET]);

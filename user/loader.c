@@ -22,10 +22,14 @@
 #include "util/cpulist.h"
 #include "util/log.h"
 
-_Static_assert(sizeof(struct span_ctx) == sizeof(struct spanprof_span), "hook ABI");
+_Static_assert(SPANPROF_ABI_SPAN_NAME_OFFSET + SPANPROF_ABI_SPAN_NAME_MAX ==
+		       sizeof(struct spanprof_span),
+	       "hook ABI");
+_Static_assert(__builtin_offsetof(struct spanprof_span, name) == SPANPROF_ABI_SPAN_NAME_OFFSET,
+	       "hook ABI");
 _Static_assert(SPANPROF_ABI_SPAN_NAME_MAX == SPANPROF_SPAN_NAME_MAX, "hook ABI");
 _Static_assert(SPANPROF_ABI_VERSION == SPANPROF_SPAN_ABI_VERSION, "hook ABI");
-_Static_assert(sizeof(struct sample_key) == 136, "BPF ABI");
+_Static_assert(sizeof(struct sample_key) == 80, "BPF ABI");
 _Static_assert(sizeof(struct spanprof_unwind_row) == 8, "BPF ABI");
 _Static_assert(sizeof(struct spanprof_unwind_rule) == 16, "BPF ABI");
 _Static_assert(sizeof(struct spanprof_unwind_table) == 8 + 8 * SPANPROF_UNWIND_TABLE_CHUNKS,
@@ -238,7 +242,14 @@ struct loader_window loader_flip_window(struct loader *l)
 	w.user_stacks_fd =
 		bpf_map__fd(old ? l->skel->maps.user_stacks_1 : l->skel->maps.user_stacks_0);
 	w.py_stacks_fd = bpf_map__fd(old ? l->skel->maps.py_stacks_1 : l->skel->maps.py_stacks_0);
+	w.names_fd = bpf_map__fd(l->skel->maps.span_names);
 	return w;
+}
+
+int loader_hook_prog_fd(struct loader *l, enum loader_hook_kind kind)
+{
+	return bpf_program__fd(kind == LOADER_HOOK_GO ? l->skel->progs.on_go_span_set :
+							l->skel->progs.on_span_set);
 }
 
 struct loader_unwind_maps loader_unwind_maps(struct loader *l)

@@ -28,6 +28,7 @@ struct loader_window {
 	int stacks_fd; /* stack id -> __u64[SPANPROF_MAX_STACK_DEPTH] */
 	int user_stacks_fd; /* __u64 hash -> struct spanprof_user_stack (CFI-unwound stacks) */
 	int py_stacks_fd; /* __u64 hash -> struct py_stack */
+	int names_fd; /* span name id -> struct span_name, shared by both windows; -1: none */
 };
 
 /* Map fds of the native unwinder's tables (filled by user/unwind/). */
@@ -75,6 +76,9 @@ struct ring_buffer *loader_proc_events(struct loader *l, loader_event_fn fn, voi
 void loader_scan_done(struct loader *l, pid_t pid);
 
 struct loader_unwind_maps loader_unwind_maps(struct loader *l);
+
+/* The fd of the program a hook of this kind runs (for its run-time statistics). */
+int loader_hook_prog_fd(struct loader *l, enum loader_hook_kind kind);
 
 /* Sums the per-CPU counters: out[i] for enum spanprof_drop / enum spanprof_event. */
 int loader_read_drops(struct loader *l, uint64_t *out, size_t n);

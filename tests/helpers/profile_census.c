@@ -61,9 +61,14 @@ static void count_sample(struct census *c, const Perftools__Profiles__Profile *p
 	const char *trace = pprof_sample_label(p, s, "trace_id");
 	const char *name = pprof_sample_label(p, s, "span_name");
 	const char *leaf = pprof_leaf_function(p, s);
+	const char *ns = pprof_sample_label(p, s, "service_namespace");
 	long root;
 
 	c->total_samples += n;
+	if (ns && !c->service_namespace[0])
+		snprintf(c->service_namespace, sizeof(c->service_namespace), "%s", ns);
+	if (ns && !strcmp(ns, c->service_namespace))
+		c->in_service_namespace += n;
 	if (has_kernel_frame(p, s))
 		c->kernel_samples += n;
 	if (leaf && !strncmp(leaf, "[unknown]", 9))

@@ -38,14 +38,15 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* One agent (--pid, a profile every second) on one workload with a unique service name; the
- * agent is stopped after the workload ends, writing the last window. hook: the file whose
- * attach is waited for (NULL: the executable). */
-static void run_workload(const char *dir, const char *const *argv, const char *hook,
-			 const char *service, struct profiled_run *r)
+/* One agent (--pid, a profile every second) on one workload with a unique service name (in
+ * OTEL_SERVICE_NAME unless in_code: then the workload names itself); the agent is stopped after
+ * the workload ends, writing the last window. hook: the file whose attach is waited for (NULL:
+ * the executable). */
+static void run_workload_named(const char *dir, const char *const *argv, const char *hook,
+			       const char *service, int in_code, struct profiled_run *r)
 {
 	char env_service[128];
-	const char *env[] = { env_service, NULL };
+	const char *env[] = { in_code ? NULL : env_service, NULL };
 	const char *args[] = { "--output", dir, "--interval", "1", NULL };
 
 	snprintf(env_service, sizeof(env_service), "OTEL_SERVICE_NAME=%s", service);
@@ -59,6 +60,12 @@ static void run_workload(const char *dir, const char *const *argv, const char *h
 	       r->cpu_s);
 }
 
+static void run_workload(const char *dir, const char *const *argv, const char *hook,
+			 const char *service, struct profiled_run *r)
+{
+	run_workload_named(dir, argv, hook, service, 0, r);
+}
+
 static void assert_mostly(const struct census_func *f, double min_ratio)
 {
 	assert_non_null(f);
@@ -68,8 +75,9 @@ static void assert_mostly(const struct census_func *f, double min_ratio)
 	assert_true(f->right_span >= min_ratio * f->samples);
 }
 
-/* The census every span workload must pass; returns the workload's sample count. */
-static uint64_t check_span_census(const char *dir, const char *service)
+/* The census every span workload must pass, span 2 being named name_two; returns the
+ * workload's sample count. */
+static uint64_t check_span_census_named(const char *dir, const char *service, const char *name_two)
 {
 	struct census c = { 0 };
 
@@ -85,7 +93,7 @@ static uint64_t check_span_census(const char *dir, const char *service)
 	assert_mostly(census_get(&c, "work_outside_span"), 1.0);
 	assert_true(census_get(&c, "work_in_span_0")->with_trace >=
 		    0.99 * census_get(&c, "work_in_span_0")->samples);
-	assert_string_equal(census_get(&c, "work_in_child_span")->seen_span_name, "GET /two");
+	assert_string_equal(census_get(&c, "work_in_child_span")->seen_span_name, name_two);
 	if (c.go_missing) {
 		printf("  note: go not installed, go tool pprof check not run\n");
 	} else {
@@ -94,6 +102,11 @@ static uint64_t check_span_census(const char *dir, const char *service)
 		assert_int_equal(c.go_checked, c.files);
 	}
 	return c.total_samples;
+}
+
+static uint64_t check_span_census(const char *dir, const char *service)
+{
+	return check_span_census_named(dir, service, "GET /two");
 }
 
 static void test_spans_label_their_functions(void **state)
@@ -154,6 +167,64 @@ static void test_dlopened_copy_is_hooked(void **state)
 	check_span_census(dir, service);
 }
 
+/* Programs built against the version 1 header (64-byte name) keep working with this agent. */
+static void test_old_abi_v1_hook_calls_still_label_samples(void **state)
+{
+	const char *dir = *state;
+	const char *argv[] = { build_path("tests/workloads/span_workload"), "spans-v1", "1", "2",
+			       NULL };
+	struct profiled_run r;
+	char service[64];
+
+	if (!dir)
+		skip();
+	snprintf(service, sizeof(service), "it-abi1-%d", getpid());
+	run_workload(dir, argv, build_path("libspanprof.so"), service, &r);
+	check_span_census(dir, service);
+}
+
+/* A 200-byte span name (v1 cut names at 63 bytes) reaches the span_name label whole. */
+static void test_long_span_names_reach_the_label_whole(void **state)
+{
+	const char *dir = *state;
+	const char *argv[] = { build_path("tests/workloads/span_workload"), "spans-long", "1", "2",
+			       NULL };
+	struct profiled_run r;
+	char service[64];
+
+	if (!dir)
+		skip();
+	snprintf(service, sizeof(service), "it-long-%d", getpid());
+	run_workload(dir, argv, build_path("libspanprof.so"), service, &r);
+	check_span_census_named(
+		dir, service,
+		"GET /api/v1/tenants/{tenant}/projects/{project}/environments/"
+		"{environment}/services/{service}/deployments/{deployment}/revisions/"
+		"{revision}/artifacts/{artifact}/layers/{layer}/blobs/{blob}/xx");
+}
+
+/* A process that names its service only in code (OTel process context, no environment) gets
+ * its profiles under that name, with its service.namespace as a label. */
+static void test_service_named_in_code_names_the_profiles(void **state)
+{
+	const char *dir = *state;
+	char service[64];
+	const char *argv[] = {
+		build_path("tests/workloads/span_workload"), "procctx", "1", "2", service, NULL
+	};
+	struct census c = { 0 };
+	struct profiled_run r;
+
+	if (!dir)
+		skip();
+	snprintf(service, sizeof(service), "it-in-code-%d", getpid());
+	run_workload_named(dir, argv, build_path("libspanprof.so"), service, 1, &r);
+	check_span_census(dir, service); /* files named after the service set in code */
+	assert_true(census_read(&c, dir, service) > 0);
+	assert_string_equal(c.service_namespace, "spanprof-tests");
+	assert_int_equal(c.in_service_namespace, c.total_samples);
+}
+
 static void test_thread_exiting_in_span_leaves_nothing_to_reused_tid(void **state)
 {
 	const char *dir = *state;
@@ -181,6 +252,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_static_copy_in_executable_is_hooked, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_dlopened_copy_is_hooked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_old_abi_v1_hook_calls_still_label_samples,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_long_span_names_reach_the_label_whole, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_service_named_in_code_names_the_profiles,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_thread_exiting_in_span_leaves_nothing_to_reused_tid, setup, teardown),
 	};

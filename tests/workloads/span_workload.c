@@ -11,6 +11,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +31,23 @@ struct workload {
 	active_fn active;
 	int switch_ms;
 	double seconds;
+	int abi_v1; /* pass struct spanprof_span as ABI version 1 laid it out */
+	const char *name_two; /* span 2's name ("GET /two", or a long one) */
 };
+
+/* struct spanprof_span of ABI version 1 (name[64]), as programs built against the old header
+ * still pass it. */
+struct spanprof_span_v1 {
+	uint32_t abi_version, reserved;
+	uint8_t trace_id[16], span_id[8], root_span_id[8];
+	char name[64];
+};
+
+/* A span name longer than ABI version 1's 63 bytes (200 bytes). */
+#define LONG_NAME                                                                              \
+	"GET /api/v1/tenants/{tenant}/projects/{project}/environments/{environment}/services/" \
+	"{service}/deployments/{deployment}/revisions/{revision}/artifacts/{artifact}/layers/" \
+	"{layer}/blobs/{blob}/xx"
 
 static volatile unsigned long sink;
 
@@ -120,21 +138,36 @@ static __attribute__((noinline)) int run_syscalls(const struct workload *w)
 	return 0;
 }
 
+/* The ABI version 1 form of s, its name cut at 63 bytes. */
+static void to_v1(const struct spanprof_span *s, struct spanprof_span_v1 *v1)
+{
+	memset(v1, 0, sizeof(*v1));
+	memcpy(v1, s, offsetof(struct spanprof_span_v1, name));
+	v1->abi_version = 1;
+	snprintf(v1->name, sizeof(v1->name), "%s", s->name);
+}
+
 static void *span_thread(void *arg)
 {
 	const struct workload *w = arg;
-	struct spanprof_span s1, s2, s3;
+	struct spanprof_span s[3];
+	struct spanprof_span_v1 v1[3];
+	const struct spanprof_span *p[3];
 	double end = cpu_s() + w->seconds, step = w->switch_ms / 1000.0, t;
 
-	make_span(&s1, 1, 0, "GET /one");
-	make_span(&s2, 2, 0, "GET /two");
-	make_span(&s3, 3, 2, "GET /two");
+	make_span(&s[0], 1, 0, "GET /one");
+	make_span(&s[1], 2, 0, w->name_two);
+	make_span(&s[2], 3, 2, w->name_two);
+	for (int i = 0; i < 3; i++) {
+		to_v1(&s[i], &v1[i]);
+		p[i] = w->abi_v1 ? (const struct spanprof_span *)(const void *)&v1[i] : &s[i];
+	}
 	while ((t = cpu_s()) < end) {
-		w->span_set(&s1);
+		w->span_set(p[0]);
 		work_in_span_0(t + step);
-		w->span_set(&s2);
+		w->span_set(p[1]);
 		work_in_span_1(cpu_s() + step);
-		w->span_set(&s3); /* a child of span 2 */
+		w->span_set(p[2]); /* a child of span 2 */
 		work_in_child_span(cpu_s() + step);
 		w->span_set(NULL);
 		work_outside_span(cpu_s() + step);
@@ -251,6 +284,24 @@ static int wait_attached(const struct workload *w)
 	return 0;
 }
 
+/* Names the service in code only (no OTEL_SERVICE_NAME), as an SDK's Resource does: OTel
+ * process context (OTEP 4719) through the hook library. */
+static int publish_service(const char *name)
+{
+#ifdef WORKLOAD_DLOPEN_ONLY
+	(void)name;
+	return -1;
+#else
+	const char *keys[] = { "service.name", "service.namespace" };
+	const char *values[] = { name, "spanprof-tests" };
+	int err = name ? spanprof_process_context_publish(keys, values, 2) : -EINVAL;
+
+	if (err)
+		fprintf(stderr, "publish process context: %s\n", strerror(-err));
+	return err;
+#endif
+}
+
 /* The CPU time this process used, as the kernel accounted it (user + system). */
 static void print_cpu(void)
 {
@@ -295,7 +346,7 @@ static int run_mode(struct workload *w, const char *mode, int nthreads)
 
 int main(int argc, char **argv)
 {
-	struct workload w = { .switch_ms = 4, .seconds = 3 };
+	struct workload w = { .switch_ms = 4, .seconds = 3, .name_two = "GET /two" };
 	const char *mode = argc > 1 ? argv[1] : "spans";
 	int nthreads = argc > 2 ? atoi(argv[2]) : 2;
 	int rc;
@@ -307,6 +358,11 @@ int main(int argc, char **argv)
 		return 2;
 	if (wait_attached(&w))
 		return 3;
+	if (!strcmp(mode, "procctx") && publish_service(argc > 4 ? argv[4] : NULL))
+		return 6;
+	w.abi_v1 = !strcmp(mode, "spans-v1");
+	if (!strcmp(mode, "spans-long"))
+		w.name_two = LONG_NAME;
 	rc = run_mode(&w, mode, nthreads);
 	print_cpu();
 	return rc;

@@ -29,7 +29,7 @@ struct metrics {
 };
 
 /* A new enum spanprof_drop value needs its name below (and this count raised). */
-_Static_assert(SPANPROF_DROP__COUNT == 16, "name every drop reason in drop_reasons");
+_Static_assert(SPANPROF_DROP__COUNT == 17, "name every drop reason in drop_reasons");
 
 static const char *const drop_reasons[METRIC_DROP__COUNT] = {
 	[SPANPROF_DROP_COUNTS_FULL] = "counts_map_full",
@@ -42,6 +42,7 @@ static const char *const drop_reasons[METRIC_DROP__COUNT] = {
 	[SPANPROF_DROP_GOROUTINE_FULL] = "goroutine_map_full",
 	[SPANPROF_DROP_GOROUTINE_READ] = "goroutine_read_failed",
 	[SPANPROF_DROP_GO_LABELS_READ] = "go_labels_read_failed",
+	[SPANPROF_DROP_SPAN_NAME] = "span_name_lost",
 	[SPANPROF_DROP_UNWIND_NO_MAPPING] = "unwind_no_mapping",
 	[SPANPROF_DROP_UNWIND_NO_ROW] = "unwind_no_row",
 	[SPANPROF_DROP_UNWIND_BAD_READ] = "unwind_bad_read",

@@ -7,11 +7,16 @@
 #include <bpf/bpf.h>
 
 #include "profile/drain.h"
+#include "profile/span_names.h"
 #include "util/log.h"
+
+/* Span names cached in user space (each slot ~264 bytes); span_names holds 4096 in the kernel. */
+#define DRAIN_NAME_CACHE 1024
 
 struct drain {
 	uint32_t max_keys;
 	struct sample_key *keys; /* scratch for one drain, max_keys entries */
+	struct span_names *names; /* span name ids -> names */
 	__u64 *hashes; /* scratch: the keys of user_stacks being cleared, max_keys entries */
 	uint64_t kern_ips[SPANPROF_MAX_STACK_DEPTH], user_ips[SPANPROF_MAX_STACK_DEPTH];
 	struct spanprof_user_stack user_stack; /* scratch for one CFI stack */
@@ -29,8 +34,10 @@ struct drain *drain_new(uint32_t max_keys)
 	d->max_keys = max_keys;
 	d->py_fd = -1;
 	d->keys = calloc(max_keys, sizeof(*d->keys));
+	d->names = span_names_new(DRAIN_NAME_CACHE);
 	d->hashes = calloc(max_keys, sizeof(*d->hashes));
-	if (!d->keys || !d->hashes) {
+	if (!d->keys || !d->names || !d->hashes) {
+		span_names_free(d->names);
 		free(d->keys);
 		free(d->hashes);
 		free(d);
@@ -45,6 +52,7 @@ void drain_free(struct drain *d)
 	if (!d)
 		return;
 	free(d->keys);
+	span_names_free(d->names);
 	free(d->hashes);
 	free(d);
 }
@@ -140,7 +148,7 @@ static void clear_stacks(int fd)
 	}
 }
 
-int drain_window(struct drain *d, int counts_fd, int stacks_fd, int user_stacks_fd,
+int drain_window(struct drain *d, int counts_fd, int stacks_fd, int user_stacks_fd, int names_fd,
 		 drain_sample_fn fn, void *ctx)
 {
 	struct sample_key *prev = NULL;
@@ -173,6 +181,10 @@ int drain_window(struct drain *d, int counts_fd, int stacks_fd, int user_stacks_
 			s.lost_user = key->user_stack_id < 0 && key->user_stack_id != -EFAULT;
 		}
 		s.py = read_py(d, key);
+		s.span_name =
+			key->has_span ? span_names_get(d->names, names_fd, key->span.name_id) : "";
+		if (!s.span_name)
+			d->stats.span_names_lost += s.count;
 		fn(ctx, &s);
 	}
 	for (i = 0; i < n; i++)

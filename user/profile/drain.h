@@ -17,11 +17,15 @@ struct sample {
 	const uint64_t *kern_ips, *user_ips;
 	int lost_kern, lost_user; /* the BPF side could not record that stack */
 	const struct py_stack *py; /* the thread's CPython frames, or NULL (none, or not read) */
+	/* The span's name (key->span.name_id resolved through the kernel's span_names map); ""
+	 * for none, NULL when the map no longer held it (counted in span_names_lost). */
+	const char *span_name;
 };
 
 struct drain_stats {
 	uint64_t keys; /* distinct keys drained */
 	uint64_t map_errors; /* failed BPF map reads (count reads are also logged) */
+	uint64_t span_names_lost; /* samples whose span name was evicted before the drain */
 };
 
 typedef void (*drain_sample_fn)(void *ctx, const struct sample *s);
@@ -33,9 +37,10 @@ void drain_free(struct drain *d); /* NULL-safe */
 /* Reads every key of the window's count map (counts_fd: struct sample_key -> __u64) with its
  * stacks from stacks_fd (stack id -> __u64[SPANPROF_MAX_STACK_DEPTH]) or, for a CFI-unwound
  * user stack (key->user_stack_hash), from user_stacks_fd (__u64 hash -> struct
- * spanprof_user_stack; -1: none), calls fn once per key, then empties the maps. Returns 0 or
- * -errno (a count read failed; the other keys are kept). */
-int drain_window(struct drain *d, int counts_fd, int stacks_fd, int user_stacks_fd,
+ * spanprof_user_stack; -1: none), and its span name from names_fd (u64 name id -> struct
+ * span_name; -1: none), calls fn once per key, then empties the count and stack maps. Returns 0
+ * or -errno (a count read failed; the other keys are kept). */
+int drain_window(struct drain *d, int counts_fd, int stacks_fd, int user_stacks_fd, int names_fd,
 		 drain_sample_fn fn, void *ctx);
 
 /* The window's py_stacks map (hash -> struct py_stack) for the next drain_window(), which

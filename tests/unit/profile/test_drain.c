@@ -144,7 +144,8 @@ static void test_drain_reads_counts_with_their_stacks(void **state)
 	put(s, 100, 1, 2, 7);
 	put(s, 200, 1, -EFAULT, 3);
 	assert_int_equal(
-		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, on_sample, s), 0);
+		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, -1, on_sample, s),
+		0);
 	assert_int_equal(s->nseen, 2);
 	v = seen_for(s, 100);
 	assert_int_equal(v->count, 7);
@@ -164,7 +165,8 @@ static void test_drain_marks_stacks_the_kernel_could_not_keep(void **state)
 
 	put(s, 300, -EEXIST, -ENOMEM, 1);
 	assert_int_equal(
-		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, on_sample, s), 0);
+		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, -1, on_sample, s),
+		0);
 	v = seen_for(s, 300);
 	assert_true(v->lost_kern);
 	assert_true(v->lost_user);
@@ -181,13 +183,15 @@ static void test_drain_empties_both_maps(void **state)
 	put(s, 100, -EFAULT, 1, 2);
 	put(s, 101, -EFAULT, 1, 4);
 	assert_int_equal(
-		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, on_sample, s), 0);
+		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, -1, on_sample, s),
+		0);
 	assert_true(is_empty(s->counts_fd));
 	assert_true(is_empty(s->stacks_fd));
 	/* the next window starts empty: nothing is handed out twice */
 	s->nseen = 0;
 	assert_int_equal(
-		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, on_sample, s), 0);
+		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, -1, on_sample, s),
+		0);
 	assert_int_equal(s->nseen, 0);
 	drain_get_stats(s->d, &st);
 	assert_int_equal(st.keys, 2);
@@ -201,7 +205,8 @@ static void test_drain_counts_a_missing_stack_as_map_error(void **state)
 
 	put(s, 400, 9, -EFAULT, 5); /* stack 9 was never stored */
 	assert_int_equal(
-		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, on_sample, s), 0);
+		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, -1, on_sample, s),
+		0);
 	assert_int_equal(seen_for(s, 400)->count, 5);
 	assert_int_equal(seen_for(s, 400)->kern_leaf, 0);
 	drain_get_stats(s->d, &st);
@@ -231,7 +236,8 @@ static void test_drain_reads_cfi_stacks_by_hash(void **state)
 	k.user_stack_hash = hash + 1; /* never stored: lost, and counted */
 	assert_int_equal(bpf_map_update_elem(s->counts_fd, &k, &count, BPF_ANY), 0);
 	assert_int_equal(
-		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, on_sample, s), 0);
+		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, -1, on_sample, s),
+		0);
 	assert_int_equal(seen_for(s, 500)->user_leaf, 0x401000);
 	assert_int_equal(seen_for(s, 500)->user_third, 0);
 	assert_int_equal(seen_for(s, 500)->lost_user, 0);
