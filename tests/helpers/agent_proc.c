@@ -37,14 +37,16 @@ const char *build_path(const char *rel)
 	char *path = paths[next++ % 8];
 	char exe[4096];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *p;
+	char *p, *q;
 
 	exe[n > 0 ? n : 0] = '\0';
-	/* <output dir>/tests/<kind>/<binary> -> <output dir>/<rel>, whatever the output dir is
-	 * called (build, or build-san for `make sanitize`). */
-	for (int up = 0; up < 3 && (p = strrchr(exe, '/')); up++)
+	/* <output dir>/tests/<kind>[/<stage>]/<binary> -> <output dir>/<rel>, whatever the output
+	 * dir is called (build, or build-san for `make sanitize`): cut at the last "/tests/". */
+	for (p = NULL, q = exe; (q = strstr(q, "/tests/")); q++)
+		p = q;
+	if (p)
 		*p = '\0';
-	if (!exe[0] || !strstr(exe, "/build"))
+	if (!p || !strstr(exe, "/build"))
 		snprintf(exe, sizeof(exe), "build");
 	snprintf(path, sizeof(paths[0]), "%s/%s", exe, rel);
 	return path;
