@@ -145,9 +145,10 @@ static void test_published_mappings_are_sorted_padded_and_skip_vsyscall(void **s
 	for (i = 2; i < SPANPROF_UNWIND_MAX_MAPPINGS; i++)
 		assert_int_equal(v.maps[i].start, SPANPROF_UNWIND_ADDR_END);
 
-	/* Once both tables are built (the worker's job), a scan publishes them. (A poll may
-	 * republish this process from its real /proc maps meanwhile: scan again each time.) */
-	for (i = 0; i < 500; i++) {
+	/* Once both tables are built (the worker's job, slower under ASan and load: up to 30 s),
+	 * a scan publishes them. (A poll may republish this process from its real /proc maps
+	 * meanwhile: scan again each time.) */
+	for (i = 0; i < 3000; i++) {
 		unwind_poll(c->u);
 		scan(c, &maps);
 		assert_int_equal(bpf_map_lookup_elem(c->o.procs_fd, &key, &v), 0);
