@@ -17,6 +17,9 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS := $(shell pkg-config --libs $(PKGS))
 
 CFLAGS ?= -O2 -g
+# Sanitizer flags for every C object, link and workload; set only by `make sanitize`.
+SAN_CFLAGS ?=
+CFLAGS += $(SAN_CFLAGS)
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Iinclude -Iuser -I$(OUTPUT) \
 	  -DSPANPROF_VERSION='"$(VERSION)"' -MMD -MP $(PKG_CFLAGS)
 LDLIBS += $(PKG_LIBS) -lstdc++ -lpthread
@@ -37,7 +40,7 @@ endif
 
 # Link order matters to bpftool 7.1's linker: the file that defines a map must come before the
 # files that declare it extern (otherwise "map relo failed to find map").
-BPF_UNITS := span_hook proc_events sample off_cpu
+BPF_UNITS := span_hook proc_events python_frames sample off_cpu
 BPF_OBJS := $(patsubst %,$(OUTPUT)/bpf/%.bpf.o,$(BPF_UNITS))
 PROTO_SRCS := $(wildcard proto/*.proto)
 PROTO_C := $(patsubst proto/%.proto,$(OUTPUT)/proto/%.pb-c.c,$(PROTO_SRCS))
@@ -47,7 +50,8 @@ AGENT_SRCS := $(filter-out user/main.c,$(wildcard user/*.c user/*/*.c))
 AGENT_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(AGENT_SRCS))
 AGENT_LIB := $(OUTPUT)/libagent.a
 
-HOOK_SRC := hooks/c/span_hook.c
+HOOK_SRCS := hooks/c/span_hook.c hooks/c/process_ctx.c
+HOOK_OBJS := $(patsubst hooks/c/%.c,$(OUTPUT)/hooks/%.pic.o,$(HOOK_SRCS))
 HOOK_SO := $(OUTPUT)/libspanprof.so
 HOOK_A := $(OUTPUT)/libspanprof.a
 
@@ -113,16 +117,16 @@ $(OUTPUT)/spanprof: $(OUTPUT)/user/main.o $(AGENT_LIB)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 # --- the hook library apps link ----------------------------------------------------------
-$(OUTPUT)/hooks/span_hook.pic.o: $(HOOK_SRC) include/spanprof.h
+$(OUTPUT)/hooks/%.pic.o: hooks/c/%.c include/spanprof.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
-$(HOOK_SO): $(OUTPUT)/hooks/span_hook.pic.o
+$(HOOK_SO): $(HOOK_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) -shared -Wl,-soname,libspanprof.so -Wl,--build-id $^ -o $@
+	$(Q)$(CC) $(SAN_CFLAGS) -shared -Wl,-soname,libspanprof.so -Wl,--build-id $^ -o $@
 
-$(HOOK_A): $(OUTPUT)/hooks/span_hook.pic.o
+$(HOOK_A): $(HOOK_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@
 	$(Q)$(AR) rcs $@ $^
@@ -152,7 +156,7 @@ $(OUTPUT)/tests/bench/%: $(OUTPUT)/tests/bench/%.o $(TEST_HELPER_LIB) $(AGENT_LI
 
 # Workloads are profiled: frame pointers so the kernel can walk their user stacks.
 WORKLOAD_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -fno-omit-frame-pointer \
-		   -fno-optimize-sibling-calls -Iinclude -pthread
+		   -fno-optimize-sibling-calls -Iinclude -pthread $(SAN_CFLAGS)
 $(OUTPUT)/tests/workloads/%: tests/workloads/%.c $(HOOK_SO) include/spanprof.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -273,11 +277,18 @@ HOOK_ENV := SPANPROF_LIBRARY=$(abspath $(HOOK_SO)) SPANPROF_AGENT=$(abspath $(OU
 	    PYTHON=$(PYTHON) RUBY=$(RUBY) PYTHONPYCACHEPREFIX=$(abspath $(OUTPUT)/pycache)
 
 $(OUTPUT)/tests/hooks/%.o: CFLAGS += -Ihooks/c
+$(OUTPUT)/tests/hooks/%.o: | $(PROTO_C)
 
 # Header-only code under test: it links cmocka and the temp-dir helper, nothing of the agent.
 $(OUTPUT)/tests/hooks/%: $(OUTPUT)/tests/hooks/%.o $(OUTPUT)/tests/helpers/tmpdir.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lcmocka -o $@
+
+# The process-context writer (in the hook library) against the agent's reader.
+$(OUTPUT)/tests/hooks/test_process_ctx_publish: $(OUTPUT)/tests/hooks/test_process_ctx_publish.o \
+						$(HOOK_A) $(AGENT_LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -lcmocka -o $@
 
 define run-hook-tests
 $(Q)$(HOOK_ENV) tests/hooks/run_hook_tests.sh $(HOOK_C_TESTS)
@@ -308,6 +319,17 @@ unit-tests: $(UNIT_TESTS)
 integration-tests: all $(INTEG_TESTS) $(WORKLOADS)
 	$(Q)tests/run_tests.sh $(INTEG_TESTS)
 
+# The agent, the hook, the C workloads and the unit and integration tests built with ASan (leaks
+# included) and UBSan into their own output directory, then both suites run; a sanitizer report
+# aborts the process that made it, so it fails its test.
+SANITIZE_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SANITIZE_OUTPUT := build-san
+.PHONY: sanitize
+sanitize:
+	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+		$(MAKE) --no-print-directory OUTPUT=$(SANITIZE_OUTPUT) \
+		SAN_CFLAGS="$(SANITIZE_FLAGS)" unit-tests integration-tests
+
 bench: all $(BENCHES) $(WORKLOADS) $(OUTPUT)/tests/bench/go_hook bench-hooks
 	$(Q)for b in $(BENCHES); do $$b || exit 1; done
 
@@ -337,6 +359,6 @@ check-format:
 
 clean:
 	$(call msg,CLEAN)
-	$(Q)rm -rf $(OUTPUT)
+	$(Q)rm -rf $(OUTPUT) $(SANITIZE_OUTPUT)
 
 -include $(wildcard $(OUTPUT)/*/*.d $(OUTPUT)/*/*/*.d $(OUTPUT)/*/*/*/*.d)

@@ -56,16 +56,6 @@ static __always_inline void take_span_id(struct span_ctx *out, const struct go_s
 	}
 }
 
-static __always_inline void take_span_name(struct span_ctx *out, const struct go_string *v)
-{
-	__u64 n = v->len < sizeof(out->name) - 1 ? v->len : sizeof(out->name) - 1;
-
-	/* `& 63` restates the bound (name is 64 bytes) in a form the verifier tracks. */
-	n &= SPANPROF_ABI_SPAN_NAME_MAX - 1;
-	if (n && !bpf_probe_read_user(out->name, n, (void *)v->ptr))
-		out->name[n] = '\0';
-}
-
 /* memcmp for the verifier: clang emits a call to memcmp for __builtin_memcmp here. */
 static __always_inline int bytes_equal(const char *a, const char *b, int n)
 {
@@ -75,8 +65,20 @@ static __always_inline int bytes_equal(const char *a, const char *b, int n)
 	return 1;
 }
 
-/* Looks at one label; sets bit 1 for span_id, bit 2 for span_name when it is one of them. */
-static __always_inline int take_label(struct span_ctx *out, const struct go_string *k,
+/* State shared with the bpf_loop() callbacks: a loop body is verified once, not once per
+ * unrolled iteration, which keeps the sampler under the verifier's complexity limit. */
+struct label_walk {
+	struct span_ctx *out;
+	struct go_string name; /* where span_name's value is, for the caller to intern */
+	__u64 base; /* buckets (map) or list.ptr (slice) */
+	int found;
+	int fault;
+};
+
+/* Looks at one label; returns bit 1 for span_id, bit 2 for span_name when it is one of them. The
+ * name is only located here: the caller reads and hashes it once, after the walk, so the hash
+ * loop is not verified inside each bpf_loop() callback. */
+static __always_inline int take_label(struct label_walk *w, const struct go_string *k,
 				      const struct go_string *v)
 {
 	char key[16];
@@ -84,24 +86,15 @@ static __always_inline int take_label(struct span_ctx *out, const struct go_stri
 	if ((k->len != 7 && k->len != 9) || bpf_probe_read_user(key, k->len & 15, (void *)k->ptr))
 		return 0;
 	if (k->len == 7 && bytes_equal(key, "span_id", 7)) {
-		take_span_id(out, v);
+		take_span_id(w->out, v);
 		return 1;
 	}
 	if (k->len == 9 && bytes_equal(key, "span_name", 9)) {
-		take_span_name(out, v);
+		w->name = *v;
 		return 2;
 	}
 	return 0;
 }
-
-/* State shared with the bpf_loop() callbacks: a loop body is verified once, not once per
- * unrolled iteration, which keeps the sampler under the verifier's complexity limit. */
-struct label_walk {
-	struct span_ctx *out;
-	__u64 base; /* buckets (map) or list.ptr (slice) */
-	int found;
-	int fault;
-};
 
 /* One slot of a map bucket: i / 8 is the bucket, i % 8 the slot in it. */
 static long map_slot(__u64 i, void *ctx)
@@ -124,7 +117,7 @@ static long map_slot(__u64 i, void *ctx)
 		w->fault = 1;
 		return 1;
 	}
-	w->found |= take_label(w->out, &kv[0], &kv[1]);
+	w->found |= take_label(w, &kv[0], &kv[1]);
 	return 0;
 }
 
@@ -138,7 +131,7 @@ static long slice_elem(__u64 i, void *ctx)
 		w->fault = 1;
 		return 1;
 	}
-	w->found |= take_label(w->out, &kv[0], &kv[1]);
+	w->found |= take_label(w, &kv[0], &kv[1]);
 	return 0;
 }
 
@@ -172,15 +165,19 @@ static __always_inline int read_label_slice(struct label_walk *w, __u64 labels)
 	return w->fault ? -EFAULT : w->found;
 }
 
-/* Fills out (zeroed here) from goroutine g's pprof labels. Returns 1 when a span_id or span_name
- * label was found, 0 when none (or the version is unknown), -EFAULT when memory was unreadable. */
-static __always_inline int go_labels_span(__u64 g, const struct go_proc *gp, struct span_ctx *out)
+/* Fills out (zeroed here) from goroutine g's pprof labels: the span_id label's id, and in name
+ * (zeroed here) where the span_name label's value is, which the caller interns into
+ * out->name_id. Returns 1 when a span_id or span_name label was found, 0 when none (or the version
+ * is unknown), -EFAULT when memory was unreadable. */
+static __always_inline int go_labels_span(__u64 g, const struct go_proc *gp, struct span_ctx *out,
+					  struct go_string *name)
 {
 	struct label_walk w = { .out = out };
 	__u64 labels;
 	int found;
 
 	__builtin_memset(out, 0, sizeof(*out));
+	__builtin_memset(name, 0, sizeof(*name));
 	if (gp->labels_kind == SPANPROF_GO_LABELS_NONE || !gp->labels_offset)
 		return 0;
 	if (bpf_probe_read_user(&labels, sizeof(labels), (void *)(g + gp->labels_offset)))
@@ -193,6 +190,7 @@ static __always_inline int go_labels_span(__u64 g, const struct go_proc *gp, str
 		found = read_label_slice(&w, labels);
 	if (found <= 0)
 		return found;
+	*name = w.name;
 	out->abi_version = SPANPROF_ABI_VERSION;
 	return 1;
 }

@@ -25,6 +25,18 @@
 		__type(value, struct thread_span);            \
 	} goroutine_spans SEC(".maps")
 
+/* Span names by id (struct span_ctx.name_id), written by the span hook when it meets a name
+ * the map does not hold, and by the sampler for a Go goroutine's span_name pprof label; read by
+ * the agent when it labels samples. LRU: a name no hook call or sample refreshed for long is the
+ * one evicted. */
+#define SPAN_NAMES_MAP                                        \
+	struct {                                              \
+		__uint(type, BPF_MAP_TYPE_LRU_HASH);          \
+		__uint(max_entries, SPANPROF_MAX_SPAN_NAMES); \
+		__type(key, __u64);                           \
+		__type(value, struct span_name);              \
+	} span_names SEC(".maps")
+
 /* Go processes (with the Go hook, or a known runtime whose pprof labels can be read): their
  * samples look spans up by goroutine. Written by the agent. */
 #define GO_PIDS_MAP                                        \

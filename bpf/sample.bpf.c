@@ -9,6 +9,11 @@
 #include "helpers.bpf.h"
 #include "go_labels.bpf.h"
 #include "maps.bpf.h"
+#include "span_names.bpf.h"
+#include "unwind_native.bpf.h"
+
+_Static_assert(sizeof(struct sample_key) == 80, "sample_key ABI");
+_Static_assert(sizeof(struct spanprof_unwind_proc) == 8 + 32 * SPANPROF_UNWIND_MAX_MAPPINGS, "ABI");
 
 /* Only count processes listed in target_pids (--pid). */
 const volatile bool cfg_filter_pids = false;
@@ -19,8 +24,10 @@ __u32 window_slot = 0;
 extern THREAD_SPANS_MAP;
 extern GOROUTINE_SPANS_MAP;
 extern GO_PIDS_MAP;
-extern DROP_COUNTS_MAP;
-extern EVENT_COUNTS_MAP;
+extern SPAN_NAMES_MAP;
+
+/* python_frames.bpf.c: the thread's CPython frames into window slot's py_stacks. */
+extern __u64 py_capture(__u32 pid, __u32 slot);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -51,13 +58,24 @@ STACK_MAP(stack_traces_1);
 COUNT_MAP(sample_counts_0);
 COUNT_MAP(sample_counts_1);
 
-/* struct sample_key is 120 bytes: built in per-CPU scratch rather than on the 512-byte stack. */
+/* struct sample_key is 80 bytes: built in per-CPU scratch rather than on the 512-byte stack. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct sample_key);
 } key_scratch SEC(".maps");
+
+/* A Go span_name label's value while it is hashed and interned. 256 bytes would take half of the
+ * 512-byte stack the sampler shares with the key and the label walk, so it is per-CPU scratch:
+ * safe because a perf_event program does not nest on its CPU (the kernel skips the overflow
+ * handler's program while another BPF program runs there), so no other sample rewrites it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct span_name);
+} name_scratch SEC(".maps");
 
 /* -EFAULT means "no such stack" (a kernel thread has no user stack, a user-mode interrupt no
  * kernel stack); anything else means the stack map could not take it. */
@@ -67,15 +85,57 @@ static __always_inline void note_stack_error(__s32 id, __u32 reason)
 		counter_inc(&drop_counts, reason);
 }
 
+/* The id of a span_name label's value v, interned in span_names as the span hook does its names,
+ * so a Go label span's name reaches the agent like a hook span's. 0 for an empty value, or when
+ * the value could not be read or stored (counted as span_name_lost). */
+static __always_inline __u64 label_name_id(const struct go_string *v)
+{
+	__u32 zero = 0;
+	struct span_name *buf;
+	__u64 n = v->len, id;
+
+	if (!n)
+		return 0;
+	buf = bpf_map_lookup_elem(&name_scratch, &zero);
+	if (!buf)
+		return 0; /* cannot happen (a one-slot array), but the verifier needs the check */
+	/* Cut at 255 bytes, as the Go hook's Span.SetName cuts (no UTF-8 care either), so a name
+	 * gets the same id from the hook and from the label. The `&` restates the bound in a form
+	 * the verifier tracks (n <= 255 already), so the read and the NUL store stay in buf. */
+	if (n > SPANPROF_ABI_SPAN_NAME_MAX - 1)
+		n = SPANPROF_ABI_SPAN_NAME_MAX - 1;
+	n &= SPANPROF_ABI_SPAN_NAME_MAX - 1;
+	if (bpf_probe_read_user(buf->name, n, (void *)v->ptr)) {
+		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_NAME);
+		return 0;
+	}
+	buf->name[n] = '\0';
+	/* name_hash's loop has a constant bound (255) and stops at the NUL: bounded for the
+	 * verifier, and run here once per sample, outside the label walk's bpf_loop() callbacks. */
+	id = name_hash(buf->name);
+	/* Bytes after the NUL are another name's leftovers; span_names values allow that. */
+	if (!id || bpf_map_lookup_elem(&span_names, &id))
+		return id;
+	if (bpf_map_update_elem(&span_names, &id, buf, BPF_ANY)) {
+		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_NAME);
+		return 0;
+	}
+	return id;
+}
+
 /* A goroutine with no span from the hook: its pprof labels (set by otel-profiling-go, or
  * inherited from the goroutine that started it). Returns 1 when key->span was filled. */
 static __always_inline int go_label_span(struct sample_key *key, __u64 g, const struct go_proc *gp)
 {
-	int found = go_labels_span(g, gp, &key->span);
+	struct go_string name;
+	int found = go_labels_span(g, gp, &key->span, &name);
 
 	if (found < 0)
 		counter_inc(&drop_counts, SPANPROF_DROP_GO_LABELS_READ);
-	return found > 0;
+	if (found <= 0)
+		return 0;
+	key->span.name_id = label_name_id(&name);
+	return 1;
 }
 
 /* On the system stack (runtime calls on g0, signal handlers on gsignal) TLS holds the M's g0 or
@@ -164,17 +224,26 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	if (!key)
 		return 0;
 	key->pid = pid;
+	key->user_stack_hash = 0;
+	key->user_stack_id = -EFAULT;
 	/* bpf_get_stackid() wants a constant map, hence one branch per window. */
 	if (slot) {
 		key->kern_stack_id = bpf_get_stackid(ctx, &stack_traces_1, 0);
-		key->user_stack_id = bpf_get_stackid(ctx, &stack_traces_1, BPF_F_USER_STACK);
+		if (!unwind_user_stack(ctx, pid, &user_stacks_1, &key->user_stack_hash))
+			key->user_stack_id =
+				bpf_get_stackid(ctx, &stack_traces_1, BPF_F_USER_STACK);
 	} else {
 		key->kern_stack_id = bpf_get_stackid(ctx, &stack_traces_0, 0);
-		key->user_stack_id = bpf_get_stackid(ctx, &stack_traces_0, BPF_F_USER_STACK);
+		if (!unwind_user_stack(ctx, pid, &user_stacks_0, &key->user_stack_hash))
+			key->user_stack_id =
+				bpf_get_stackid(ctx, &stack_traces_0, BPF_F_USER_STACK);
 	}
+	if (!key->user_stack_hash)
+		counter_inc(&event_counts, SPANPROF_EVENT_UNWIND_FP);
 	note_stack_error(key->kern_stack_id, SPANPROF_DROP_KERN_STACK);
 	note_stack_error(key->user_stack_id, SPANPROF_DROP_USER_STACK);
 	copy_span(key, bpf_get_current_task_btf());
+	key->py_stack_hash = py_capture(pid, slot);
 	count_sample(slot ? (void *)&sample_counts_1 : (void *)&sample_counts_0, key);
 	counter_inc(&event_counts, SPANPROF_EVENT_SAMPLES);
 	return 0;

@@ -4,15 +4,18 @@
 #ifndef SPANPROF_H
 #define SPANPROF_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define SPANPROF_SPAN_NAME_MAX 64
-/* Put in spanprof_span.abi_version; the agent ignores spans of a version it does not know. */
-#define SPANPROF_SPAN_ABI_VERSION 1
+#define SPANPROF_SPAN_NAME_MAX 256
+/* Put in spanprof_span.abi_version; the agent ignores spans of a version it does not know.
+ * Version 1 had a 64-byte name (SPANPROF_SPAN_NAME_MAX was 64); agents read both, so programs
+ * built against the old header keep working, with names cut at 63 bytes. */
+#define SPANPROF_SPAN_ABI_VERSION 2
 
 struct spanprof_span {
 	uint32_t abi_version; /* SPANPROF_SPAN_ABI_VERSION */
@@ -21,8 +24,9 @@ struct spanprof_span {
 	uint8_t span_id[8]; /* the span that is now active on this thread */
 	uint8_t root_span_id
 		[8]; /* its local root span; all zero = the span is its own local root */
-	char name
-		[SPANPROF_SPAN_NAME_MAX]; /* the local root span's name, NUL-terminated, truncated */
+	/* The local root span's name, NUL-terminated, at most 255 bytes. Only the bytes up to the
+	 * NUL are read, so a short name costs no more than before. */
+	char name[SPANPROF_SPAN_NAME_MAX];
 };
 
 /*
@@ -46,6 +50,19 @@ void spanprof_span_set(const struct spanprof_span *span);
 /* Non-zero while a spanprof agent has the hook attached in this process. Integrations may use it
  * to skip preparing a struct spanprof_span when nobody listens; it costs one load. */
 int spanprof_active(void);
+
+/*
+ * Publishes the app's OpenTelemetry resource as OTEP 4719 process context: a mapping named
+ * OTEL_CTX (a memfd of that name, else anonymous memory named with prctl PR_SET_VMA_ANON_NAME)
+ * holding a header and a protobuf ProcessContext whose
+ * resource has the n string attributes keys[i] = values[i] (service.name, service.namespace,
+ * service.instance.id, ...). The spanprof agent (and any OTEP 4719 reader) takes the process's
+ * service name from it, ahead of OTEL_SERVICE_NAME. Call it once at start-up; calling again
+ * replaces the resource (readers retry a read that races with it). The mapping is not inherited
+ * by fork(). Returns 0, -EINVAL, -EMSGSIZE (over 64 KiB), or -errno of mmap, or of prctl when
+ * no memfd could be made and the kernel cannot name anonymous memory (no CONFIG_ANON_VMA_NAME).
+ */
+int spanprof_process_context_publish(const char *const *keys, const char *const *values, size_t n);
 
 #ifdef __cplusplus
 }

@@ -4,10 +4,17 @@
 #ifndef SPANPROF_ABI_H
 #define SPANPROF_ABI_H
 
-/* Must match SPANPROF_SPAN_NAME_MAX in include/spanprof.h (checked there). */
-#define SPANPROF_ABI_SPAN_NAME_MAX 64
-/* Version the hook writes first in struct spanprof_span; the uprobe ignores other versions. */
-#define SPANPROF_ABI_VERSION 1
+/* Must match SPANPROF_SPAN_NAME_MAX in include/spanprof.h (checked in user/loader.c). */
+#define SPANPROF_ABI_SPAN_NAME_MAX 256
+/* Version the hook writes first in struct spanprof_span; the uprobe ignores other versions.
+ * Version 1 (hooks built before the name grew) carries a 64-byte name; both are read. */
+#define SPANPROF_ABI_VERSION 2
+#define SPANPROF_ABI_VERSION_V1 1
+#define SPANPROF_ABI_SPAN_NAME_MAX_V1 64
+/* Offset of the name in struct spanprof_span, in both versions. */
+#define SPANPROF_ABI_SPAN_NAME_OFFSET 40
+/* Distinct span names kept (LRU) in span_names; names are series labels, so they are few. */
+#define SPANPROF_MAX_SPAN_NAMES 4096
 
 /* Frames kept per stack: the kernel's default perf_event_max_stack. */
 #define SPANPROF_MAX_STACK_DEPTH 127
@@ -18,13 +25,21 @@
 #define SPANPROF_OFF_CPU_STACKS 8192
 #define SPANPROF_OFF_CPU_COUNTS 8192
 
-/* The span context exactly as the hook passes it (struct spanprof_span in spanprof.h). */
+/* A thread's span as the BPF programs keep it: the first 40 bytes of the hook's struct
+ * spanprof_span (ids), then the name's id instead of the name. Names are interned in the
+ * span_names map (name_id -> struct span_name), so per-thread state and sample keys stay small
+ * however long names get. name_id 0: no name. */
 struct span_ctx {
 	__u32 abi_version;
 	__u32 _pad;
 	__u8 trace_id[16];
 	__u8 span_id[8];
 	__u8 root_span_id[8];
+	__u64 name_id; /* FNV-1a 64 of the name's bytes (never 0 for a non-empty name) */
+};
+
+/* Value of span_names: the name, NUL-terminated (bytes after the NUL are undefined). */
+struct span_name {
 	char name[SPANPROF_ABI_SPAN_NAME_MAX];
 };
 
@@ -66,13 +81,154 @@ struct goroutine_key {
 	__u64 g; /* address of the runtime.g of the goroutine */
 };
 
-/* Key of the per-window sample counts: process, both stacks, and the span (zero = none). */
+/* Python interpreter frames (issue 9). Per process, the agent writes where the thread state's
+ * pthread key lives and the frame-chain offsets of its CPython version; the sampler walks up to
+ * SPANPROF_PY_MAX_FRAMES frames of the interrupted thread and stores them per window in
+ * py_stacks, keyed by a hash the sample's key carries. */
+#define SPANPROF_PY_MAX_FRAMES 64
+#define SPANPROF_MAX_PY_PROCS 4096
+#define SPANPROF_DEFAULT_PY_STACKS 2048
+#define SPANPROF_PY_NO_FIELD 0xffff /* offset of a field this version does not have */
+
+struct py_proc_info {
+	__u64 tss_key_addr; /* address of the autoTSSkey pthread key (int) */
+	__u16 tstate_frame; /* tstate: frame (<= 3.10), cframe (3.11/3.12), current_frame (3.13) */
+	__u16 cframe_current; /* _PyCFrame.current_frame, or SPANPROF_PY_NO_FIELD */
+	__u16 frame_code; /* f_code / f_executable */
+	__u16 frame_back; /* f_back / previous */
+	__u16 frame_lasti; /* f_lasti (int, <= 3.10) or prev_instr / instr_ptr (pointer) */
+	__u16 frame_owner; /* owner byte (3.12+) or SPANPROF_PY_NO_FIELD */
+	__u16 code_firstlineno; /* co_firstlineno, captured to recognize a reused code object */
+	__u16 code_adaptive; /* co_code_adaptive (3.11+), to turn the instruction pointer into
+			      * an index */
+	__u16 code_name, code_filename; /* co_name, co_filename: pointers checked with the code */
+	__u8 minor; /* CPython 3.<minor> */
+	__u8 _pad[3];
+};
+
+/* One interpreter frame as captured: the code object, what identifies it, the instruction. */
+struct py_frame {
+	__u64 code; /* code object address */
+	__u32 firstlineno; /* co_firstlineno read with it: a reused address rarely matches both */
+	__u32 lasti; /* bytes (<= 3.9) or code units (3.10+), as python_line_for() takes it */
+	__u32 check; /* low 32 bits of co_name ^ co_filename (the objects' addresses) */
+	__u32 _pad;
+};
+
+struct py_stack {
+	__u32 nframes;
+	__u32 truncated; /* 1: the chain had more than SPANPROF_PY_MAX_FRAMES frames */
+	struct py_frame frames[SPANPROF_PY_MAX_FRAMES]; /* innermost first */
+};
+
+/* Key of the per-window sample counts: process, both stacks, and the span (zero = none).
+ * The user stack is either a frame-pointer stack (user_stack_id, from bpf_get_stackid) or, when
+ * user_stack_hash is not zero, a CFI-unwound stack stored in user_stacks under that hash. */
 struct sample_key {
 	__u32 pid;
 	__s32 user_stack_id; /* >= 0: id in stack_traces; < 0: -errno from bpf_get_stackid */
 	__s32 kern_stack_id;
 	__u32 has_span;
+	__u64 user_stack_hash; /* != 0: key in user_stacks (CFI unwinding); user_stack_id unused */
 	struct span_ctx span;
+	__u64 py_stack_hash; /* key in py_stacks; 0: no interpreter frames */
+};
+
+/* ---- Native unwinding from the binaries' CFI (bpf/unwind_native.bpf.c, user/unwind/) ---- */
+
+/* How a row finds the canonical frame address (CFA); the return address is at CFA - 8. */
+enum spanprof_cfa_kind {
+	SPANPROF_CFA_NONE = 0, /* no CFI covers this PC (gap between FDEs): cannot unwind here */
+	SPANPROF_CFA_RSP, /* CFA = rsp + cfa_off */
+	SPANPROF_CFA_RBP, /* CFA = rbp + cfa_off */
+	SPANPROF_CFA_PLT1, /* .plt expression: CFA = rsp + cfa_off + ((rip & 15) >= 11 ? 8 : 0) */
+	SPANPROF_CFA_PLT2, /* the same with threshold 10 */
+	SPANPROF_CFA_SIGNAL, /* signal trampoline: registers come from the ucontext at rsp */
+	SPANPROF_CFA_STOP, /* return address undefined: the outermost frame (_start, clone) */
+	SPANPROF_CFA_INVALID, /* a rule the unwinder does not handle: cannot unwind here */
+};
+
+/* Where the caller's rbp is. */
+enum spanprof_rbp_kind {
+	SPANPROF_RBP_SAME = 0, /* unchanged */
+	SPANPROF_RBP_AT_CFA, /* saved at CFA + rbp_off */
+	SPANPROF_RBP_LOST, /* in a register or an expression: unknown from here on */
+};
+
+/* One unwind rule. Rules are interned: rows name them by index into unwind_rules. */
+struct spanprof_unwind_rule {
+	__u8 cfa_kind; /* enum spanprof_cfa_kind */
+	__u8 rbp_kind; /* enum spanprof_rbp_kind */
+	__u16 _pad;
+	__s32 cfa_off;
+	__s32 rbp_off;
+	__u32 _pad2;
+};
+
+/* A row applies from pc (an ELF virtual address of the file) up to the next row's pc. */
+struct spanprof_unwind_row {
+	__u32 pc;
+	__u32 rule; /* index into unwind_rules */
+};
+
+/* Rows live in fixed-size chunks so each binary search in BPF has a constant bound: at most
+ * log2(SPANPROF_UNWIND_TABLE_CHUNKS) steps over a table's chunk index, then
+ * log2(SPANPROF_UNWIND_CHUNK_ROWS) steps inside one chunk. A chunk's unused rows have
+ * pc = SPANPROF_UNWIND_PC_END. */
+#define SPANPROF_UNWIND_CHUNK_ROWS 4096
+#define SPANPROF_UNWIND_CHUNK_SHIFT 12
+#define SPANPROF_UNWIND_TABLE_CHUNKS 128
+#define SPANPROF_UNWIND_TABLE_SHIFT 7
+#define SPANPROF_UNWIND_PC_END 0xffffffffu
+#define SPANPROF_UNWIND_MAX_RULES 16384
+#define SPANPROF_UNWIND_MAX_TABLES 4096
+
+struct spanprof_unwind_chunk {
+	struct spanprof_unwind_row rows[SPANPROF_UNWIND_CHUNK_ROWS];
+};
+
+/* A file's table: its chunks in PC order. gen changes whenever the slot is reused, so a mapping
+ * still naming an evicted table is noticed. Unused index entries have first_pc = PC_END. */
+struct spanprof_unwind_table {
+	__u32 gen; /* 0: slot empty */
+	__u32 nchunks;
+	struct {
+		__u32 first_pc;
+		__u32 chunk; /* key in unwind_chunks */
+	} index[SPANPROF_UNWIND_TABLE_CHUNKS];
+};
+
+/* Special values of spanprof_unwind_mapping.table. */
+#define SPANPROF_UNWIND_TABLE_FP 0xffffffffu /* no CFI (JIT, Go, stripped of .eh_frame): FP */
+#define SPANPROF_UNWIND_TABLE_PENDING \
+	0xfffffffeu /* being built: this sample uses bpf_get_stackid */
+
+/* One executable mapping: file vaddr = address - bias. Unused entries of a process's array
+ * start at SPANPROF_UNWIND_ADDR_END (above every user address). */
+#define SPANPROF_UNWIND_ADDR_END (1ull << 62)
+struct spanprof_unwind_mapping {
+	__u64 start;
+	__u64 end;
+	__u64 bias;
+	__u32 table; /* index in unwind_tables, or SPANPROF_UNWIND_TABLE_FP/_PENDING */
+	__u32 gen; /* the table's gen when this mapping was written */
+};
+
+/* Executable mappings of one process, sorted by start (binary search:
+ * SPANPROF_UNWIND_MAPS_SHIFT steps). */
+#define SPANPROF_UNWIND_MAX_MAPPINGS 256
+#define SPANPROF_UNWIND_MAPS_SHIFT 8
+struct spanprof_unwind_proc {
+	__u32 nmaps;
+	__u32 _pad;
+	struct spanprof_unwind_mapping maps[SPANPROF_UNWIND_MAX_MAPPINGS];
+};
+
+/* A CFI-unwound user stack, as stored in user_stacks (leaf first; ips[nframes..] are unset). */
+struct spanprof_user_stack {
+	__u32 nframes;
+	__u32 _pad;
+	__u64 ips[SPANPROF_MAX_STACK_DEPTH];
 };
 
 /* Why a sample or span update was lost or degraded. Index into the drop_counts array. */
@@ -87,6 +243,14 @@ enum spanprof_drop {
 	SPANPROF_DROP_GOROUTINE_FULL, /* goroutine_spans full: a Go span update was lost */
 	SPANPROF_DROP_GOROUTINE_READ, /* the current goroutine could not be read from TLS */
 	SPANPROF_DROP_GO_LABELS_READ, /* a goroutine's pprof labels could not be read */
+	SPANPROF_DROP_SPAN_NAME, /* a span's name could not be read or interned: no span_name */
+	/* CFI unwinding stopped early (the stack is kept, truncated): */
+	SPANPROF_DROP_UNWIND_NO_MAPPING, /* a PC in no known executable mapping */
+	SPANPROF_DROP_UNWIND_NO_ROW, /* a PC no CFI row covers, or a rule it cannot follow */
+	SPANPROF_DROP_UNWIND_BAD_READ, /* the stack could not be read (return address, rbp, regs) */
+	SPANPROF_DROP_UNWIND_DEPTH, /* more than SPANPROF_MAX_STACK_DEPTH frames */
+	SPANPROF_DROP_UNWIND_STALE, /* a table was evicted: fell back to frame pointers */
+	SPANPROF_DROP_PY_STACK, /* py_stacks map full: a sample's Python frames were lost */
 	SPANPROF_DROP_OFF_CPU_STORAGE, /* task storage unavailable: a switch-out not recorded */
 	SPANPROF_DROP_OFF_CPU_FULL, /* off-CPU count map full: blocked time lost */
 	SPANPROF_DROP__COUNT,
@@ -136,6 +300,9 @@ enum spanprof_event {
 	SPANPROF_EVENT_IDLE, /* samples of the idle task, not counted */
 	SPANPROF_EVENT_SPAN_SET, /* hook hits that set a span */
 	SPANPROF_EVENT_SPAN_CLEAR, /* hook hits that cleared the span */
+	SPANPROF_EVENT_UNWIND_CFI, /* user stacks unwound from CFI tables */
+	SPANPROF_EVENT_UNWIND_FP, /* user stacks from frame pointers: no tables (yet) */
+	SPANPROF_EVENT_UNWIND_FP_FRAMES, /* frames in files without CFI, walked by frame pointer */
 	SPANPROF_EVENT_OFF_CPU, /* off-CPU periods of span threads counted */
 	SPANPROF_EVENT_OFF_CPU_SHORT, /* ... not counted: shorter than --off-cpu-min */
 	SPANPROF_EVENT__COUNT,

@@ -11,10 +11,11 @@ apt-get install -y -qq --no-install-recommends \
 	libelf-dev libdw-dev zlib1g-dev \
 	libcurl4-openssl-dev libprotobuf-c-dev protobuf-c-compiler \
 	libyaml-dev libmicrohttpd-dev libjson-c-dev \
-	libcmocka-dev golang-go binutils \
+	libcmocka-dev golang-go binutils linux-perf \
 	golang-github-masterminds-sprig-dev golang-github-xeipuuv-gojsonschema-dev \
 	golang-gopkg-yaml.v2-dev golang-gopkg-yaml.v3-dev golang-opentelemetry-otel-dev yamllint \
-	python3 ruby ruby-minitest >/dev/null
+	python3 ruby ruby-minitest \
+	libcap2-bin >/dev/null # the Docker image's setcap: tests/deploy follows its dependencies
 if [ ! -e /sys/kernel/tracing/events ]; then
 	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null ||
 		echo "note: could not mount tracefs; dlopen'ed hooks will be found by the periodic rescan"

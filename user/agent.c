@@ -19,6 +19,7 @@
 #include "output/local_out.h"
 #include "output/upload.h"
 #include "preflight.h"
+#include "symbolize/python_stack.h"
 #include "util/log.h"
 
 /* A process that just exec'd or mapped code is scanned this much later, once per burst. */
@@ -29,6 +30,8 @@
 /* ELF modules whose DWARF no lookup needed for this long are closed (memory back to the system);
  * reopening costs tens of ms for a large debug file, so not much sooner. */
 #define DWARF_IDLE_NS (30 * NS_PER_S)
+/* CPython code objects whose names are kept (about 400 bytes each plus the line table). */
+#define PY_CODE_CACHE_ENTRIES 16384
 
 static int is_target(const struct agent *a, pid_t pid)
 {
@@ -40,6 +43,22 @@ static int is_target(const struct agent *a, pid_t pid)
 		if (a->cfg->pids[i] == pid)
 			return 1;
 	return 0;
+}
+
+/* Tells the sampler whether and how to read pid's CPython frames. */
+static void scan_python(struct agent *a, pid_t pid, const struct proc_maps *maps)
+{
+	const struct python_proc *py = NULL;
+	int err;
+
+	if (python_procs_update(a->pyprocs, pid, maps, &py))
+		err = loader_set_py_proc(a->loader, pid, &py->bpf);
+	else
+		err = loader_set_py_proc(a->loader, pid, NULL);
+	if (err) {
+		log_warn(err, "pid %d: cannot tell the sampler about its CPython frames", (int)pid);
+		python_procs_forget(a->pyprocs, pid);
+	}
 }
 
 /* Re-reads what the agent knows of pid. `fresh`: it just exec'd or mapped code, so its symbols
@@ -69,6 +88,8 @@ static void scan_pid(struct agent *a, pid_t pid, int fresh)
 		return;
 	}
 	hook_registry_update_pid(a->hooks, pid, &maps);
+	unwind_scan_pid(a->unwind, pid, &maps);
+	scan_python(a, pid, &maps);
 	proc_maps_release(&maps);
 	if (fresh)
 		symcache_snapshot_pid(a->symcache, pid);
@@ -144,6 +165,9 @@ static int on_proc_event(void *ctx, void *data, size_t size)
 		return 0;
 	if (ev->type == SPANPROF_PROC_EXIT) {
 		hook_registry_forget_pid(a->hooks, ev->pid);
+		unwind_forget_pid(a->unwind, ev->pid);
+		python_procs_forget(a->pyprocs, ev->pid);
+		loader_set_py_proc(a->loader, ev->pid, NULL);
 		proc_table_mark_exited(a->procs, ev->pid);
 	} else if (ev->type == SPANPROF_PROC_EXEC && size >= sizeof(struct spanprof_exec_event)) {
 		on_exec(a, data);
@@ -168,8 +192,13 @@ static void on_sample(void *ctx, const struct sample *s)
 {
 	struct agent *a = ctx;
 
+	const struct python_proc *py = s->py ? python_procs_get(a->pyprocs, s->key->pid) : NULL;
+
 	stack_resolve(a->resolve, a->symcache, s->key->pid, s->kern_ips, s->lost_kern, s->user_ips,
 		      s->lost_user);
+	if (py)
+		python_stack_merge(a->resolve, a->pysyms, s->key->pid, py, s->py,
+				   &a->py_frames_dropped);
 	aggregate_add(a->agg, s, a->resolve->frames, a->resolve->nframes);
 }
 
@@ -202,7 +231,9 @@ static void drain(struct agent *a)
 
 	symcache_new_round(a->symcache);
 	usleep(FLIP_SETTLE_US);
-	drain_window(a->drain, w.counts_fd, w.stacks_fd, on_sample, a);
+	drain_set_py_stacks(a->drain, w.py_stacks_fd);
+	drain_window(a->drain, w.counts_fd, w.stacks_fd, w.user_stacks_fd, w.names_fd, on_sample,
+		     a);
 	agent_off_cpu_drain(a);
 	/* Exited processes' last samples were in that window: their caches can go now. */
 	proc_table_sweep_exited(a->procs, forget_exited, a);
@@ -233,6 +264,29 @@ static int start_k8s(struct agent *a)
 	return 0;
 }
 
+/* The tables for the BPF unwinder; a->unwind stays NULL when it is off. Returns 0 or -errno. */
+static int start_unwind(struct agent *a, const struct spanprof_config *cfg)
+{
+	struct loader_unwind_maps m = loader_unwind_maps(a->loader);
+	uint32_t nchunks = cfg->unwind_table_bytes / sizeof(struct spanprof_unwind_chunk);
+	struct unwind_options uo = {
+		.fds = { .rules = m.rules, .chunks = m.chunks, .tables = m.tables },
+		.procs_fd = m.procs,
+		.nchunks = nchunks,
+		.max_pids = cfg->max_procs,
+		.max_files = 4096,
+		.proc_root = cfg->proc_root,
+	};
+
+	/* The BPF unwinder is x86-64 only: elsewhere user stacks come from frame pointers. */
+	if (!nchunks || !UNWIND_SUPPORTED) {
+		log_info("native unwinding off: user stacks come from frame pointers");
+		return 0;
+	}
+	a->unwind = unwind_new(&uo);
+	return a->unwind ? 0 : -errno;
+}
+
 static int setup(struct agent *a, const struct spanprof_config *cfg)
 {
 	struct loader_options lo = {
@@ -241,6 +295,8 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 		.npids = cfg->npids,
 		.stack_entries = cfg->stack_entries,
 		.count_entries = cfg->count_entries,
+		.unwind_chunks = cfg->unwind_table_bytes / sizeof(struct spanprof_unwind_chunk),
+		.unwind_pids = cfg->max_procs,
 		.off_cpu = cfg->off_cpu,
 		.off_cpu_min_ns = (uint64_t)cfg->off_cpu_min_us * 1000,
 	};
@@ -284,12 +340,17 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 	a->symcache = symcache_new(&sl);
 	a->procs = proc_table_new(cfg->max_procs, cfg->proc_root);
 	a->hooks = hook_registry_new(a->loader, &hl);
+	err = start_unwind(a, cfg);
+	if (err)
+		return err; /* logged */
 	a->drain = drain_new(cfg->count_entries);
+	a->pyprocs = python_procs_new(cfg->proc_root, cfg->max_procs);
+	a->pysyms = python_symbols_new(cfg->proc_root, PY_CODE_CACHE_ENTRIES);
 	a->resolve = malloc(sizeof(*a->resolve));
 	a->agg = a->procs ? aggregate_new(&ao, a->procs) : NULL;
 	a->events = loader_proc_events(a->loader, on_proc_event, a);
 	if (!a->symcache || !a->procs || !a->hooks || !a->drain || !a->resolve || !a->agg ||
-	    !a->events || agent_off_cpu_open(a))
+	    !a->events || !a->pyprocs || !a->pysyms || agent_off_cpu_open(a))
 		return log_err(-ENOMEM, "set up the agent's caches");
 	return start_k8s(a);
 }
@@ -303,8 +364,11 @@ static void teardown(struct agent *a)
 	agent_off_cpu_close(a);
 	free(a->resolve);
 	drain_free(a->drain);
+	python_symbols_free(a->pysyms);
+	python_procs_free(a->pyprocs);
 	k8s_meta_free(a->k8s);
 	hook_registry_free(a->hooks);
+	unwind_free(a->unwind);
 	proc_table_free(a->procs);
 	symcache_free(a->symcache);
 	loader_close(a->loader);
@@ -371,6 +435,7 @@ static void run_loop(struct agent *a, volatile sig_atomic_t *stop)
 		now = agent_now_ns(CLOCK_MONOTONIC);
 		while (scan_queue_pop_due(&a->scans, now, &pid))
 			scan_pid(a, pid, 1);
+		unwind_poll(a->unwind);
 		/* A flush always drains first so it covers every sample up to now. */
 		if (now >= next_drain || now >= next_flush) {
 			drain(a);

@@ -20,6 +20,9 @@
 #include "symbolize/stack_resolve.h"
 #include "symbolize/symcache.h"
 #include "util/spanprof_types.h"
+#include "symbolize/python_symbols.h"
+#include "unwind/python_procs.h"
+#include "unwind/unwind.h"
 
 #define NS_PER_MS 1000000ull
 #define NS_PER_S 1000000000ull
@@ -33,6 +36,9 @@ struct agent {
 	struct proc_table *procs;
 	struct hook_registry *hooks;
 	struct drain *drain;
+	struct python_procs *pyprocs; /* processes running CPython */
+	struct python_symbols *pysyms; /* their code objects' names */
+	uint64_t py_frames_dropped; /* Python frames that did not fit a sample's frame array */
 	struct stack_resolve *resolve; /* one sample's frames at a time */
 	struct aggregate *agg;
 	struct aggregate *off_cpu; /* off-CPU time per span; NULL with --off-cpu=false */
@@ -42,6 +48,7 @@ struct agent {
 	struct metrics_http *http; /* NULL without --metrics-addr */
 	struct uploader *uploader; /* NULL without --server */
 	struct k8s_meta *k8s; /* NULL when not running on Kubernetes */
+	struct unwind *unwind; /* CFI tables for the BPF unwinder */
 	struct scan_queue scans;
 	struct local_out out; /* used when cfg->output_dir is set */
 	unsigned int file_seq;

@@ -32,16 +32,27 @@ void agent_close_metrics(struct agent *a)
 static void publish_kernel(struct agent *a)
 {
 	uint64_t drops[SPANPROF_DROP__COUNT], events[SPANPROF_EVENT__COUNT];
+	struct drain_stats ds;
 	unsigned int i;
 
-	if (!loader_read_drops(a->loader, drops, SPANPROF_DROP__COUNT))
+	drain_get_stats(a->drain, &ds);
+	if (!loader_read_drops(a->loader, drops, SPANPROF_DROP__COUNT)) {
+		/* Names lost in the kernel or evicted before the drain: one metric for both. */
+		drops[SPANPROF_DROP_SPAN_NAME] += ds.span_names_lost;
 		for (i = 0; i < SPANPROF_DROP__COUNT; i++)
 			metrics_set_at(a->metrics, METRIC_SAMPLES_DROPPED, i, drops[i]);
+	}
 	if (!loader_read_events(a->loader, events, SPANPROF_EVENT__COUNT)) {
 		metrics_set_at(a->metrics, METRIC_SPAN_EVENTS, METRIC_SPAN_SET,
 			       events[SPANPROF_EVENT_SPAN_SET]);
 		metrics_set_at(a->metrics, METRIC_SPAN_EVENTS, METRIC_SPAN_CLEAR,
 			       events[SPANPROF_EVENT_SPAN_CLEAR]);
+		metrics_set_at(a->metrics, METRIC_USER_STACKS, METRIC_UNWINDER_CFI,
+			       events[SPANPROF_EVENT_UNWIND_CFI]);
+		metrics_set_at(a->metrics, METRIC_USER_STACKS, METRIC_UNWINDER_FP,
+			       events[SPANPROF_EVENT_UNWIND_FP]);
+		metrics_set(a->metrics, METRIC_UNWIND_FP_FRAMES,
+			    events[SPANPROF_EVENT_UNWIND_FP_FRAMES]);
 		metrics_set_at(a->metrics, METRIC_OFF_CPU_PERIODS, METRIC_OFF_CPU_COUNTED,
 			       events[SPANPROF_EVENT_OFF_CPU]);
 		metrics_set_at(a->metrics, METRIC_OFF_CPU_PERIODS, METRIC_OFF_CPU_SHORT,
@@ -63,6 +74,23 @@ static void publish_guards(struct metrics *m, const struct symcache_stats *ss)
 	metrics_set(m, METRIC_DWARF_BYTES, ss->dwarf_bytes);
 	metrics_is_healthy(m, now, &age);
 	metrics_set(m, METRIC_LAST_WINDOW_AGE, age / NS_PER_S);
+}
+
+static void publish_unwind(struct agent *a)
+{
+	struct unwind_stats st;
+	unsigned int i;
+
+	unwind_get_stats(a->unwind, &st);
+	for (i = 0; i < UNWIND_FILE__COUNT; i++)
+		metrics_set_at(a->metrics, METRIC_UNWIND_FILES, i, st.files.files[i]);
+	metrics_set_at(a->metrics, METRIC_UNWIND_TABLE_BYTES, METRIC_TABLE_BYTES_USED,
+		       (uint64_t)st.store.chunks_used * sizeof(struct spanprof_unwind_chunk));
+	metrics_set_at(a->metrics, METRIC_UNWIND_TABLE_BYTES, METRIC_TABLE_BYTES_BUDGET,
+		       (uint64_t)st.store.chunks_total * sizeof(struct spanprof_unwind_chunk));
+	metrics_set(a->metrics, METRIC_UNWIND_EVICTIONS, st.files.evicted);
+	metrics_set(a->metrics, METRIC_UNWIND_BUILD_MS, st.files.build_us / 1000);
+	metrics_set(a->metrics, METRIC_UNWIND_TEXT_BYTES, st.files.text_bytes);
 }
 
 static void publish_user(struct agent *a)
@@ -117,5 +145,6 @@ void agent_publish_metrics(struct agent *a)
 {
 	publish_kernel(a);
 	publish_user(a);
+	publish_unwind(a);
 	publish_upload(a);
 }

@@ -39,7 +39,8 @@ void agent_off_cpu_drain(struct agent *a)
 	if (!a->off_cpu)
 		return;
 	w = loader_off_cpu_window(a->loader);
-	drain_window_shared_stacks(a->off_cpu_drain, w.counts_fd, w.stacks_fd, on_off_cpu, a);
+	drain_window_shared_stacks(a->off_cpu_drain, w.counts_fd, w.stacks_fd, w.names_fd,
+				   on_off_cpu, a);
 }
 
 void agent_off_cpu_close(struct agent *a)

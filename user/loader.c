@@ -22,9 +22,24 @@
 #include "util/cpulist.h"
 #include "util/log.h"
 
-_Static_assert(sizeof(struct span_ctx) == sizeof(struct spanprof_span), "hook ABI");
+_Static_assert(SPANPROF_ABI_SPAN_NAME_OFFSET + SPANPROF_ABI_SPAN_NAME_MAX ==
+		       sizeof(struct spanprof_span),
+	       "hook ABI");
+_Static_assert(__builtin_offsetof(struct spanprof_span, name) == SPANPROF_ABI_SPAN_NAME_OFFSET,
+	       "hook ABI");
 _Static_assert(SPANPROF_ABI_SPAN_NAME_MAX == SPANPROF_SPAN_NAME_MAX, "hook ABI");
 _Static_assert(SPANPROF_ABI_VERSION == SPANPROF_SPAN_ABI_VERSION, "hook ABI");
+_Static_assert(sizeof(struct sample_key) == 80, "BPF ABI");
+_Static_assert(sizeof(struct spanprof_unwind_row) == 8, "BPF ABI");
+_Static_assert(sizeof(struct spanprof_unwind_rule) == 16, "BPF ABI");
+_Static_assert(sizeof(struct spanprof_unwind_table) == 8 + 8 * SPANPROF_UNWIND_TABLE_CHUNKS,
+	       "BPF ABI");
+_Static_assert(sizeof(struct spanprof_unwind_proc) == 8 + 32 * SPANPROF_UNWIND_MAX_MAPPINGS,
+	       "BPF ABI");
+_Static_assert(sizeof(struct spanprof_user_stack) == 8 + 8 * SPANPROF_MAX_STACK_DEPTH, "BPF ABI");
+_Static_assert(1 << SPANPROF_UNWIND_CHUNK_SHIFT == SPANPROF_UNWIND_CHUNK_ROWS, "BPF ABI");
+_Static_assert(1 << SPANPROF_UNWIND_TABLE_SHIFT == SPANPROF_UNWIND_TABLE_CHUNKS, "BPF ABI");
+_Static_assert(1 << SPANPROF_UNWIND_MAPS_SHIFT == SPANPROF_UNWIND_MAX_MAPPINGS, "BPF ABI");
 
 #define MAX_CPUS 4096
 
@@ -123,6 +138,10 @@ static int configure(struct loader *l, const struct loader_options *opts)
 	err = err ?: bpf_map__set_max_entries(skel->maps.stack_traces_1, opts->stack_entries);
 	err = err ?: bpf_map__set_max_entries(skel->maps.sample_counts_0, opts->count_entries);
 	err = err ?: bpf_map__set_max_entries(skel->maps.sample_counts_1, opts->count_entries);
+	err = err ?: bpf_map__set_max_entries(skel->maps.user_stacks_0, opts->stack_entries);
+	err = err ?: bpf_map__set_max_entries(skel->maps.user_stacks_1, opts->stack_entries);
+	err = err ?: bpf_map__set_max_entries(skel->maps.unwind_chunks, opts->unwind_chunks ?: 1);
+	err = err ?: bpf_map__set_max_entries(skel->maps.unwind_procs, opts->unwind_pids ?: 1);
 	if (opts->npids > 0)
 		err = err ?: bpf_map__set_max_entries(skel->maps.target_pids, opts->npids);
 	return err;
@@ -232,17 +251,38 @@ struct loader_window loader_flip_window(struct loader *l)
 		bpf_map__fd(old ? l->skel->maps.sample_counts_1 : l->skel->maps.sample_counts_0);
 	w.stacks_fd =
 		bpf_map__fd(old ? l->skel->maps.stack_traces_1 : l->skel->maps.stack_traces_0);
+	w.user_stacks_fd =
+		bpf_map__fd(old ? l->skel->maps.user_stacks_1 : l->skel->maps.user_stacks_0);
+	w.py_stacks_fd = bpf_map__fd(old ? l->skel->maps.py_stacks_1 : l->skel->maps.py_stacks_0);
+	w.names_fd = bpf_map__fd(l->skel->maps.span_names);
 	return w;
+}
+
+int loader_hook_prog_fd(struct loader *l, enum loader_hook_kind kind)
+{
+	return bpf_program__fd(kind == LOADER_HOOK_GO ? l->skel->progs.on_go_span_set :
+							l->skel->progs.on_span_set);
+}
+
+struct loader_unwind_maps loader_unwind_maps(struct loader *l)
+{
+	return (struct loader_unwind_maps){
+		.rules = bpf_map__fd(l->skel->maps.unwind_rules),
+		.chunks = bpf_map__fd(l->skel->maps.unwind_chunks),
+		.tables = bpf_map__fd(l->skel->maps.unwind_tables),
+		.procs = bpf_map__fd(l->skel->maps.unwind_procs),
+	};
 }
 
 struct loader_window loader_off_cpu_window(struct loader *l)
 {
 	/* loader_flip_window() flipped both slots together: the closed one is the other. */
 	__u32 closed = l->skel->bss->off_cpu_slot ^ 1;
-	struct loader_window w = { -1, -1 };
+	struct loader_window w = { -1, -1, -1, -1, -1 };
 
 	if (!l->off_cpu)
 		return w;
+	w.names_fd = bpf_map__fd(l->skel->maps.span_names);
 	w.counts_fd = bpf_map__fd(closed ? l->skel->maps.off_cpu_counts_1 :
 					   l->skel->maps.off_cpu_counts_0);
 	w.stacks_fd = bpf_map__fd(l->skel->maps.off_cpu_stacks);
@@ -267,6 +307,16 @@ int loader_set_go_pid(struct loader *l, pid_t pid, const struct go_proc *go)
 	if (!go)
 		return bpf_map_delete_elem(fd, &key) ? -errno : 0;
 	return bpf_map_update_elem(fd, &key, go, BPF_ANY) ? -errno : 0;
+}
+
+int loader_set_py_proc(struct loader *l, pid_t pid, const struct py_proc_info *info)
+{
+	int fd = bpf_map__fd(l->skel->maps.py_procs);
+	__u32 key = pid;
+
+	if (!info)
+		return bpf_map_delete_elem(fd, &key) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, &key, info, BPF_ANY) ? -errno : 0;
 }
 
 struct ring_buffer *loader_proc_events(struct loader *l, loader_event_fn fn, void *ctx)

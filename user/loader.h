@@ -18,6 +18,8 @@ struct loader_options {
 	size_t npids;
 	uint32_t stack_entries; /* per window stack map size */
 	uint32_t count_entries; /* per window count map size */
+	uint32_t unwind_chunks; /* row chunks for CFI tables (the table memory budget) */
+	uint32_t unwind_pids; /* processes whose mappings the unwinder knows */
 	int off_cpu; /* attach the sched_switch program (off-CPU profiles) */
 	uint64_t off_cpu_min_ns; /* shortest off-CPU period counted */
 };
@@ -26,6 +28,14 @@ struct loader_options {
 struct loader_window {
 	int counts_fd; /* struct sample_key -> __u64 */
 	int stacks_fd; /* stack id -> __u64[SPANPROF_MAX_STACK_DEPTH] */
+	int user_stacks_fd; /* __u64 hash -> struct spanprof_user_stack (CFI-unwound stacks) */
+	int py_stacks_fd; /* __u64 hash -> struct py_stack */
+	int names_fd; /* span name id -> struct span_name, shared by both windows; -1: none */
+};
+
+/* Map fds of the native unwinder's tables (filled by user/unwind/). */
+struct loader_unwind_maps {
+	int rules, chunks, tables, procs;
 };
 
 /* Opens the skeleton, applies options, loads the programs and attaches the samplers (one
@@ -59,6 +69,11 @@ struct bpf_link *loader_attach_hook(struct loader *l, const char *path, uint64_t
  * Returns 0 or -errno (-E2BIG: too many Go processes). */
 int loader_set_go_pid(struct loader *l, pid_t pid, const struct go_proc *go);
 
+struct py_proc_info;
+/* Tells the sampler how to read pid's CPython frames (info), or to stop (info NULL). Returns 0
+ * or -errno (-E2BIG: py_procs is full; deleting an absent pid is no error). */
+int loader_set_py_proc(struct loader *l, pid_t pid, const struct py_proc_info *info);
+
 /* Ring buffer of struct spanprof_proc_event; `fn` is called for each. Owned by the caller
  * (ring_buffer__free). */
 typedef int (*loader_event_fn)(void *ctx, void *data, size_t size);
@@ -66,6 +81,11 @@ struct ring_buffer *loader_proc_events(struct loader *l, loader_event_fn fn, voi
 
 /* Forgets a pending rescan request so the next exec/mmap of pid raises a new event. */
 void loader_scan_done(struct loader *l, pid_t pid);
+
+struct loader_unwind_maps loader_unwind_maps(struct loader *l);
+
+/* The fd of the program a hook of this kind runs (for its run-time statistics). */
+int loader_hook_prog_fd(struct loader *l, enum loader_hook_kind kind);
 
 /* Sums the per-CPU counters: out[i] for enum spanprof_drop / enum spanprof_event. */
 int loader_read_drops(struct loader *l, uint64_t *out, size_t n);

@@ -89,7 +89,7 @@ static inline void spanprof_otel_copy_name(char *dst, const char *name)
  *   span_id_hex       16 hex digits, not all zero: the span now active on the thread;
  *   root_span_id_hex  16 hex digits of its local root span (the first span of the trace in this
  *                     process), or NULL / "" when the span is its own local root;
- *   root_name         the local root span's name (NULL: none), truncated to 63 bytes.
+ *   root_name         the local root span's name (NULL: none), truncated to 255 bytes.
  * Returns 0, or -EINVAL for a malformed or all-zero id; *span is left unchanged then.
  */
 static inline int spanprof_otel_span_init(struct spanprof_span *span, const char *trace_id_hex,

@@ -6,14 +6,14 @@
 // Without an agent a call costs one load and a branch.
 package spanprof
 
-// NameMax is the size of Span.Name, as in include/spanprof.h.
-const NameMax = 64
+// NameMax is the size of Span.Name, as in include/spanprof.h: names up to 255 bytes.
+const NameMax = 256
 
-// ABIVersion is what Span.ABIVersion must hold.
-const ABIVersion = 1
+// ABIVersion is what Span.ABIVersion must hold (version 1 had a 64-byte name; agents read both).
+const ABIVersion = 2
 
 // Span is the span context the agent reads; its layout is struct spanprof_span of
-// include/spanprof.h (104 bytes).
+// include/spanprof.h (296 bytes). The agent reads the name only up to its NUL.
 type Span struct {
 	ABIVersion uint32
 	reserved   uint32

@@ -9,8 +9,8 @@ import (
 
 func TestSpanLayoutMatchesTheCHeader(t *testing.T) {
 	var s Span
-	if unsafe.Sizeof(s) != 104 {
-		t.Fatalf("Span is %d bytes, struct spanprof_span is 104", unsafe.Sizeof(s))
+	if unsafe.Sizeof(s) != 296 {
+		t.Fatalf("Span is %d bytes, struct spanprof_span is 296", unsafe.Sizeof(s))
 	}
 	if unsafe.Offsetof(s.TraceID) != 8 || unsafe.Offsetof(s.SpanID) != 24 ||
 		unsafe.Offsetof(s.RootSpanID) != 32 || unsafe.Offsetof(s.Name) != 40 {
@@ -20,7 +20,7 @@ func TestSpanLayoutMatchesTheCHeader(t *testing.T) {
 
 func TestSetNameTruncatesAndTerminates(t *testing.T) {
 	var s Span
-	long := make([]byte, 100)
+	long := make([]byte, 300)
 	for i := range long {
 		long[i] = 'x'
 	}

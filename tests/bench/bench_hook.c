@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "discover/hook_elf.h"
@@ -45,6 +46,13 @@ static int vaddr_offset(Elf *elf, uint64_t vaddr, uint64_t *offset)
 	return -ENOEXEC;
 }
 
+/* struct spanprof_span of hook ABI version 1 (64-byte name), as old builds still pass it. */
+struct spanprof_span_v1 {
+	uint32_t abi_version, reserved;
+	uint8_t trace_id[16], span_id[8], root_span_id[8];
+	char name[64];
+};
+
 /* Best of 5 runs of n calls, in ns per call: the minimum filters out preemption noise. */
 static double time_calls(const struct spanprof_span *span, long n)
 {
@@ -61,10 +69,25 @@ static double time_calls(const struct spanprof_span *span, long n)
 	return best;
 }
 
+/* Run time and count of the hook's BPF program so far (kernel run-time statistics). */
+static void prog_stats(struct loader *l, uint64_t *ns, uint64_t *cnt)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	*ns = *cnt = 0;
+	if (!bpf_obj_get_info_by_fd(loader_hook_prog_fd(l, LOADER_HOOK_C), &info, &len)) {
+		*ns = info.run_time_ns;
+		*cnt = info.run_cnt;
+	}
+}
+
 static double time_with_link(struct loader *l, const char *exe, uint64_t offset, uint64_t semaphore,
-			     const struct spanprof_span *span)
+			     const struct spanprof_span *span, const char *what)
 {
 	struct bpf_link *link = loader_attach_hook(l, exe, offset, semaphore, LOADER_HOOK_C);
+	uint64_t ns0, cnt0, ns1, cnt1;
 	double ns;
 
 	if (!link) {
@@ -75,8 +98,15 @@ static double time_with_link(struct loader *l, const char *exe, uint64_t offset,
 	if (!spanprof_active())
 		fprintf(stderr, "warning: semaphore not raised after attach\n");
 	time_calls(span, 1000); /* first hits install the trampoline */
+	prog_stats(l, &ns0, &cnt0);
 	ns = time_calls(span, 200000);
+	prog_stats(l, &ns1, &cnt1);
 	bpf_link__destroy(link);
+	/* The BPF program alone, set and clear calls alike: what the hook ABI decides. Needs the
+	 * kernel's run-time statistics, enabled for this process's lifetime below. */
+	if (cnt1 > cnt0)
+		printf("  BPF program alone, %-22s %7.1f ns per call\n", what,
+		       (double)(ns1 - ns0) / (cnt1 - cnt0));
 	return ns;
 }
 
@@ -116,7 +146,10 @@ int main(void)
 				     .stack_entries = 1024,
 				     .count_entries = 1024 };
 	struct spanprof_span span = { .abi_version = SPANPROF_SPAN_ABI_VERSION, .name = "bench" };
-	double none, nop5 = -1, nop1, entry = -1;
+	struct spanprof_span long_span = span;
+	struct spanprof_span_v1 v1 = { .abi_version = 1, .name = "bench" };
+	const struct spanprof_span *v1p = (const struct spanprof_span *)(const void *)&v1;
+	double none, nop5 = -1, nop5_long = -1, nop5_v1 = -1, nop1, entry = -1;
 	uint64_t entry_off = 0;
 	struct hook_site site;
 	struct loader *l;
@@ -132,23 +165,39 @@ int main(void)
 		fprintf(stderr, "bench_hook: no hook site or symbol in %s\n", exe);
 		return 1;
 	}
+	memset(long_span.name, 'n', 200); /* a 200-byte name: ABI v1 would have cut it at 63 */
 	none = time_calls(&span, 50000000);
+	/* Kernel run-time statistics while this process lives (released with the fd at exit). */
+	if (bpf_enable_stats(BPF_STATS_RUN_TIME) < 0)
+		fprintf(stderr, "bench_hook: no BPF run-time statistics: %s\n", strerror(errno));
 	l = loader_open(&lo);
 	if (!l) {
 		fprintf(stderr, "bench_hook: cannot load BPF (needs root): %s\n", strerror(errno));
 		return 1;
 	}
-	if (site.nop5_offset)
-		nop5 = time_with_link(l, exe, site.nop5_offset, site.semaphore_offset, &span);
-	nop1 = time_with_link(l, exe, site.site_offset, site.semaphore_offset, &span);
-	entry = time_with_link(l, exe, entry_off, site.semaphore_offset, &span);
+	if (site.nop5_offset) {
+		nop5 = time_with_link(l, exe, site.nop5_offset, site.semaphore_offset, &span,
+				      "5-byte name:");
+		nop5_long = time_with_link(l, exe, site.nop5_offset, site.semaphore_offset,
+					   &long_span, "200-byte name:");
+		nop5_v1 = time_with_link(l, exe, site.nop5_offset, site.semaphore_offset, v1p,
+					 "ABI v1 struct:");
+	}
+	nop1 = time_with_link(l, exe, site.site_offset, site.semaphore_offset, &span,
+			      "1-byte nop site:");
+	entry = time_with_link(l, exe, entry_off, site.semaphore_offset, &span, "function entry:");
 	loader_close(l);
 
 	printf("\n== hook cost per spanprof_span_set() call (best of 5 runs) ==\n");
 	printf("  no agent (semaphore down)        %10.2f ns\n", none);
-	if (nop5 > 0)
+	if (nop5 > 0) {
 		printf("  agent attached, nop5 site        %10.2f ns   (%.0fx no agent)\n", nop5,
 		       nop5 / none);
+		printf("    ... 200-byte span name         %10.2f ns   (%.2fx a 5-byte name)\n",
+		       nop5_long, nop5_long / nop5);
+		printf("    ... ABI v1 struct (old build)  %10.2f ns   (%.2fx ABI v2)\n", nop5_v1,
+		       nop5_v1 / nop5);
+	}
 	printf("  agent attached, 1-byte nop site  %10.2f ns   (%.0fx no agent)\n", nop1,
 	       nop1 / none);
 	printf("  plain uprobe on function entry   %10.2f ns   (%.0fx no agent)\n", entry,

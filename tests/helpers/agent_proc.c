@@ -37,14 +37,16 @@ const char *build_path(const char *rel)
 	char *path = paths[next++ % 8];
 	char exe[4096];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *p;
+	char *p, *q;
 
 	exe[n > 0 ? n : 0] = '\0';
-	/* .../build/tests/<kind>/<binary> -> .../build/<rel> */
-	p = strstr(exe, "/build/tests/");
+	/* <output dir>/tests/<kind>[/<stage>]/<binary> -> <output dir>/<rel>, whatever the output
+	 * dir is called (build, or build-san for `make sanitize`): cut at the last "/tests/". */
+	for (p = NULL, q = exe; (q = strstr(q, "/tests/")); q++)
+		p = q;
 	if (p)
-		p[strlen("/build")] = '\0';
-	else
+		*p = '\0';
+	if (!p || !strstr(exe, "/build"))
 		snprintf(exe, sizeof(exe), "build");
 	snprintf(path, sizeof(paths[0]), "%s/%s", exe, rel);
 	return path;
@@ -62,6 +64,25 @@ static void print_file(const char *path)
 	fclose(f);
 }
 
+void agent_proc_print_log(const struct agent_proc *a)
+{
+	printf("agent log %s:\n", a->log_path);
+	print_file(a->log_path);
+}
+
+int agent_proc_log_count(const struct agent_proc *a, const char *text)
+{
+	char line[2048];
+	int n = 0;
+	FILE *f = fopen(a->log_path, "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		n += strstr(line, text) != NULL;
+	if (f)
+		fclose(f);
+	return n;
+}
+
 int agent_proc_log_contains(const struct agent_proc *a, const char *text)
 {
 	char line[2048];
@@ -76,14 +97,27 @@ int agent_proc_log_contains(const struct agent_proc *a, const char *text)
 	return found;
 }
 
+/* 1 when pid has exited; it stays a zombie for its waiter (WNOWAIT). */
+static int has_exited(pid_t pid)
+{
+	siginfo_t info = { 0 };
+
+	return !waitid(P_PID, pid, &info, WEXITED | WNOHANG | WNOWAIT) && info.si_pid == pid;
+}
+
+int agent_proc_has_exited(const struct agent_proc *a)
+{
+	return has_exited(a->pid);
+}
+
 int agent_proc_wait_log(const struct agent_proc *a, const char *text, int timeout_s)
 {
-	const struct timespec step = { 0, 50 * 1000 * 1000 };
-
-	for (int i = 0; i < timeout_s * 20; i++) {
+	for (int i = 0; i < timeout_s * 100; i++) {
 		if (agent_proc_log_contains(a, text))
 			return 1;
-		nanosleep(&step, NULL);
+		if (has_exited(a->pid))
+			return agent_proc_log_contains(a, text);
+		usleep(10000);
 	}
 	return agent_proc_log_contains(a, text);
 }
@@ -96,23 +130,25 @@ int agent_proc_start(struct agent_proc *a, const char *log_dir, const char *cons
 	for (i = 0; argv[i] && i < 62; i++)
 		args[i + 1] = argv[i];
 	snprintf(a->log_path, sizeof(a->log_path), "%s/agent.log", log_dir);
-	a->pid = fork();
-	if (a->pid < 0)
+	/* Emptied before the fork: the wait below must not read an earlier agent's log. */
+	fd = open(a->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
 		return -1;
+	a->pid = fork();
 	if (a->pid == 0) {
-		fd = open(a->log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		dup2(fd, 2);
 		execv(args[0], (char *const *)args);
 		_exit(127);
 	}
-	for (i = 0; i < 2000; i++) {
-		if (agent_proc_log_contains(a, READY_TEXT))
-			return 0;
-		if (waitpid(a->pid, NULL, WNOHANG) == a->pid)
-			break;
-		usleep(10000);
-	}
-	printf("agent did not start; its log:\n");
+	close(fd);
+	if (a->pid < 0)
+		return -1;
+	if (agent_proc_wait_log(a, READY_TEXT, 20))
+		return 0;
+	/* Not left behind: it would hold the test's stdout, and a pipe reading it would hang. */
+	kill(a->pid, SIGKILL);
+	waitpid(a->pid, NULL, 0);
+	printf("agent did not start within 20 s; its log:\n");
 	print_file(a->log_path);
 	return -1;
 }

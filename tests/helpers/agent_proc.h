@@ -22,10 +22,20 @@ int agent_proc_start(struct agent_proc *a, const char *log_dir, const char *cons
 /* SIGINT, then waits up to 20 s. Returns the exit status, or -1 (killed). */
 int agent_proc_stop(struct agent_proc *a);
 
+/* 1 when the agent has exited (it is not reaped: agent_proc_stop or workload_wait still work). */
+int agent_proc_has_exited(const struct agent_proc *a);
+
+/* Prints the agent's log, indented. */
+void agent_proc_print_log(const struct agent_proc *a);
+
+/* Lines of the agent's log that contain text. */
+int agent_proc_log_count(const struct agent_proc *a, const char *text);
+
 /* 1 if the agent's log contains text. */
 int agent_proc_log_contains(const struct agent_proc *a, const char *text);
 
-/* Polls the agent's log every 50 ms until it contains text. Returns 1, or 0 after timeout_s. */
+/* Polls the agent's log until it contains text. Returns 1, or 0 after timeout_s or when the
+ * agent exited without logging it (it is left for agent_proc_stop() or workload_wait()). */
 int agent_proc_wait_log(const struct agent_proc *a, const char *text, int timeout_s);
 
 /* Runs a command (argv[0] is a path), environment extended with env ("K=V", NULL-terminated,

@@ -47,13 +47,13 @@ void fake_kube_api_pause_watches(struct fake_kube_api *api, int paused);
 void fake_kube_api_end_watches(struct fake_kube_api *api);
 
 struct fake_kube_counts {
-	unsigned int lists;        /* list requests answered 200, counting each page */
-	unsigned int watches;      /* watch requests answered 200 */
+	unsigned int lists; /* list requests answered 200, counting each page */
+	unsigned int watches; /* watch requests answered 200 */
 	unsigned int unauthorized; /* requests answered 401 */
 	unsigned int open_watches; /* streams being served now */
-	unsigned int bookmarks;    /* BOOKMARK events sent */
-	char field_selector[256];  /* of the last request */
-	char watch_rv[64];         /* resourceVersion of the last watch request */
+	unsigned int bookmarks; /* BOOKMARK events sent */
+	char field_selector[256]; /* of the last request */
+	char watch_rv[64]; /* resourceVersion of the last watch request */
 };
 
 void fake_kube_api_counts(struct fake_kube_api *api, struct fake_kube_counts *out);
@@ -62,7 +62,7 @@ void fake_kube_api_counts(struct fake_kube_api *api, struct fake_kube_counts *ou
 struct fake_kube_container {
 	const char *name;
 	const char *container_id; /* "containerd://<64 hex>"; NULL: still waiting, no id yet */
-	const char *list;         /* NULL: "containerStatuses"; or "initContainerStatuses", ... */
+	const char *list; /* NULL: "containerStatuses"; or "initContainerStatuses", ... */
 };
 
 /* A Pod object in the API's JSON shape (metadata, spec.nodeName and containers, status with

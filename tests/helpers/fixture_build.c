@@ -70,7 +70,8 @@ static int build_exes(struct fixture_set *fs)
 
 	if (fixture_sh("cd %s && cc " FIXTURE_CFLAGS " -fPIE -c %s/symfix.c -o pie.o && "
 		       "cc " FIXTURE_CFLAGS " -fPIE -DSYMFIX_VARIANT='\"bid\"' -c %s/symfix.c "
-		       "-o bid.o && c++ " FIXTURE_CFLAGS " -fPIE -c %s/symfix_cxx.cc -o pie_cxx.o && "
+		       "-o bid.o && c++ " FIXTURE_CFLAGS
+		       " -fPIE -c %s/symfix_cxx.cc -o pie_cxx.o && "
 		       "c++ " FIXTURE_CFLAGS " -pie pie.o pie_cxx.o -o symfix_pie && "
 		       "c++ " FIXTURE_CFLAGS " -pie bid.o pie_cxx.o -o symfix_bid",
 		       d, s, s, s))
@@ -81,7 +82,8 @@ static int build_exes(struct fixture_set *fs)
 		       d, s, s))
 		return -1;
 	return fixture_sh("cd %s && cc " FIXTURE_CFLAGS " -fPIC -shared %s/symfix_lib.c "
-			  "-o libsymfix.so", d, s);
+			  "-o libsymfix.so",
+			  d, s);
 }
 
 /* One copy whose debug info sits next to it through .gnu_debuglink, and one whose debug info
@@ -92,10 +94,11 @@ static int split_debug(struct fixture_set *fs)
 	char *id;
 	int err;
 
-	if (fixture_sh("cd %s && cp symfix_pie symfix_dbglink && "
-		       "objcopy --only-keep-debug symfix_dbglink symfix_dbglink.debug && "
-		       "objcopy --strip-all --add-gnu-debuglink=symfix_dbglink.debug symfix_dbglink",
-		       d))
+	if (fixture_sh(
+		    "cd %s && cp symfix_pie symfix_dbglink && "
+		    "objcopy --only-keep-debug symfix_dbglink symfix_dbglink.debug && "
+		    "objcopy --strip-all --add-gnu-debuglink=symfix_dbglink.debug symfix_dbglink",
+		    d))
 		return -1;
 	id = fixture_readelf_build_id(fs->buildid);
 	if (!id || strlen(id) < 4) {

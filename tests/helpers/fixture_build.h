@@ -9,13 +9,13 @@
 
 /* Paths of the built fixtures (all malloc'ed, under dir). */
 struct fixture_set {
-	char *dir;        /* temp dir holding everything below */
-	char *src_dir;    /* tests/fixtures */
-	char *pie;        /* PIE executable with full DWARF */
-	char *nopie;      /* -no-pie executable with full DWARF */
-	char *lib;        /* shared library libsymfix.so with DWARF */
-	char *dbglink;    /* stripped PIE, debug file next to it via .gnu_debuglink */
-	char *buildid;    /* stripped PIE, debug file only under debug_root/.build-id/ */
+	char *dir; /* temp dir holding everything below */
+	char *src_dir; /* tests/fixtures */
+	char *pie; /* PIE executable with full DWARF */
+	char *nopie; /* -no-pie executable with full DWARF */
+	char *lib; /* shared library libsymfix.so with DWARF */
+	char *dbglink; /* stripped PIE, debug file next to it via .gnu_debuglink */
+	char *buildid; /* stripped PIE, debug file only under debug_root/.build-id/ */
 	char *debug_root; /* fake /usr/lib/debug */
 };
 

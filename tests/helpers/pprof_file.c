@@ -210,22 +210,50 @@ const char *pprof_leaf_function(const Perftools__Profiles__Profile *p,
 	return line_function(p, loc->line[0]);
 }
 
-int pprof_sample_has_function(const Perftools__Profiles__Profile *p,
-			      const Perftools__Profiles__Sample *s, const char *name)
+long pprof_sample_function_depth(const Perftools__Profiles__Profile *p,
+				 const Perftools__Profiles__Sample *s, const char *name, int prefix)
 {
 	const Perftools__Profiles__Location *loc;
+	size_t i, j, len = strlen(name);
 	const char *fn;
-	size_t i, j;
 
 	for (i = 0; i < s->n_location_id; i++) {
 		loc = pprof_location(p, s->location_id[i]);
 		for (j = 0; loc && j < loc->n_line; j++) {
 			fn = line_function(p, loc->line[j]);
-			if (fn && !strcmp(fn, name))
-				return 1;
+			if (fn && (prefix ? !strncmp(fn, name, len) : !strcmp(fn, name)))
+				return i;
 		}
 	}
-	return 0;
+	return -1;
+}
+
+int pprof_sample_has_function(const Perftools__Profiles__Profile *p,
+			      const Perftools__Profiles__Sample *s, const char *name)
+{
+	return pprof_sample_function_depth(p, s, name, 0) >= 0;
+}
+
+const char *pprof_sample_function_file(const Perftools__Profiles__Profile *p,
+				       const Perftools__Profiles__Sample *s, const char *name)
+{
+	const Perftools__Profiles__Location *loc;
+	const Perftools__Profiles__Function *fn;
+	const char *fname, *file;
+	size_t i, j;
+
+	for (i = 0; i < s->n_location_id; i++) {
+		loc = pprof_location(p, s->location_id[i]);
+		for (j = 0; loc && j < loc->n_line; j++) {
+			fn = pprof_function(p, loc->line[j]->function_id);
+			fname = fn ? pprof_str(p, fn->name) : NULL;
+			if (!fname || strcmp(fname, name))
+				continue;
+			file = pprof_str(p, fn->filename);
+			return file ? file : "";
+		}
+	}
+	return NULL;
 }
 
 int64_t pprof_total_value(const Perftools__Profiles__Profile *p)

@@ -38,9 +38,19 @@ const char *pprof_sample_label(const Perftools__Profiles__Profile *p,
 const char *pprof_leaf_function(const Perftools__Profiles__Profile *p,
 				const Perftools__Profiles__Sample *s);
 
+/* Frame index (0: leaf) of the first location with a function called name (prefix: whose name
+ * starts with it), or -1. */
+long pprof_sample_function_depth(const Perftools__Profiles__Profile *p,
+				 const Perftools__Profiles__Sample *s, const char *name,
+				 int prefix);
 /* 1 when any line of any location of the sample's stack names this function, else 0. */
 int pprof_sample_has_function(const Perftools__Profiles__Profile *p,
 			      const Perftools__Profiles__Sample *s, const char *name);
+
+/* The file name of the first (innermost) line naming this function in the sample's stack; NULL
+ * when no line names it, "" when its function has no file name. */
+const char *pprof_sample_function_file(const Perftools__Profiles__Profile *p,
+				       const Perftools__Profiles__Sample *s, const char *name);
 
 /* Sum of value[0] over all samples (for cpu/nanoseconds: total CPU time). */
 int64_t pprof_total_value(const Perftools__Profiles__Profile *p);

@@ -347,8 +347,11 @@ static void test_library_truncated_under_the_agent(void **state)
 	};
 	const char *work[] = { build_path("tests/workloads/span_workload"), "spans", "1", "60",
 			       NULL };
-	const char *argv[] = { "--output", out,	    "--interval", "1", "--pid",
-			       pids[0],	   "--pid", pids[1],	  NULL };
+	/* The unwinder is off: its worker may open the file first, and the wait below must see the
+	 * symbolizer's open (the symbol table read before the truncation). */
+	const char *argv[] = { "--output", out,	    "--interval", "1",	   "--unwind-table-bytes",
+			       "0",	   "--pid", pids[0],	  "--pid", pids[1],
+			       NULL };
 	struct census c = { 0 };
 	struct agent_proc agent;
 	double end;
@@ -399,7 +402,7 @@ static void test_perf_map_is_read_as_the_process_owner(void **state)
 {
 	const char *dir = *state;
 	char user[32], secret[512], out[512], logs[3][512], pids[3][16], link_kind[600];
-	const char *hostile = build_path("tests/workloads/hostile_workload");
+	char hostile[600]; /* a copy the user can run (see below) */
 	const char *via_link[] = { hostile, "jit", link_kind, "30", NULL };
 	const char *own[] = { hostile, "jit", "own", "30", NULL };
 	const char *none[] = { hostile, "jit", "none", "30", NULL };
@@ -443,6 +446,14 @@ static void test_perf_map_is_read_as_the_process_owner(void **state)
 	snprintf(out, sizeof(out), "%s/out", dir);
 	assert_int_equal(mkdir(out, 0755), 0);
 	chmod(dir, 0755); /* the user writes its stdout here */
+	/* The checkout may sit in a home no other user may enter (root's is 0700 on Debian): the
+	 * user runs a copy of the workload, and of the hook library it loads, from here. */
+	snprintf(hostile, sizeof(hostile), "%s/hostile_workload", dir);
+	assert_int_equal(fixture_sh("cp '%s' '%s' '%s' && chmod 0755 '%s'",
+				    build_path("tests/workloads/hostile_workload"),
+				    build_path("libspanprof.so"), dir, hostile),
+			 0);
+	setenv("LD_LIBRARY_PATH", dir, 1); /* for the workloads only: unset after they start */
 	for (i = 0; i < 3; i++) {
 		snprintf(logs[i], sizeof(logs[i]), "%s/user%d.out", dir, i);
 		close(open(logs[i], O_WRONLY | O_CREAT, 0666));
@@ -451,6 +462,7 @@ static void test_perf_map_is_read_as_the_process_owner(void **state)
 		snprintf(pids[i], sizeof(pids[i]), "%d", w[i]);
 		wait_file_has(logs[i], "ready", 20);
 	}
+	unsetenv("LD_LIBRARY_PATH");
 	/* A perf map written by root for the user's process: not the owner's file either. */
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)w[2]);
 	f = fopen(path, "w");

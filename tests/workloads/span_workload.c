@@ -1,14 +1,22 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Test workload: threads that switch spans every few ms and run a distinct noinline function per
- * span, so a profile can be checked function by function. Modes select the scenario. */
+ * span, so a profile can be checked function by function. Modes select the scenario; durations
+ * are CPU seconds of each thread (CLOCK_THREAD_CPUTIME_ID), not wall time.
+ * With SPANPROF_WORKLOAD_GATE=1 it loads the hook, then waits for a "go" line on stdin (the test
+ * sends it once its own agent attached; spanprof_active() cannot tell, as any agent on the machine
+ * raises it). At the end it prints the CPU seconds it used ("cpu_s=..."), which the test compares
+ * with the samples it got. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,7 +31,23 @@ struct workload {
 	active_fn active;
 	int switch_ms;
 	double seconds;
+	int abi_v1; /* pass struct spanprof_span as ABI version 1 laid it out */
+	const char *name_two; /* span 2's name ("GET /two", or a long one) */
 };
+
+/* struct spanprof_span of ABI version 1 (name[64]), as programs built against the old header
+ * still pass it. */
+struct spanprof_span_v1 {
+	uint32_t abi_version, reserved;
+	uint8_t trace_id[16], span_id[8], root_span_id[8];
+	char name[64];
+};
+
+/* A span name longer than ABI version 1's 63 bytes (200 bytes). */
+#define LONG_NAME                                                                              \
+	"GET /api/v1/tenants/{tenant}/projects/{project}/environments/{environment}/services/" \
+	"{service}/deployments/{deployment}/revisions/{revision}/artifacts/{artifact}/layers/" \
+	"{layer}/blobs/{blob}/xx"
 
 static volatile unsigned long sink;
 
@@ -35,9 +59,19 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* This thread's CPU time: work is measured in it, so a loaded machine stretches the run but not
+ * the samples it should get. */
+static double cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static __attribute__((noinline)) void spin_until(double end)
 {
-	while (now_s() < end)
+	while (cpu_s() < end)
 		for (int i = 0; i < 2000; i++)
 			sink += i;
 }
@@ -70,7 +104,7 @@ static __attribute__((noinline)) void work_in_syscalls(double end)
 	char buf[4096] = { 0 };
 	int fd = open("/dev/null", O_WRONLY);
 
-	while (now_s() < end)
+	while (cpu_s() < end)
 		for (int i = 0; i < 100; i++)
 			if (write(fd, buf, sizeof(buf)) < 0)
 				break;
@@ -99,29 +133,44 @@ static __attribute__((noinline)) int run_syscalls(const struct workload *w)
 
 	make_span(&s, 1, 0, "GET /one");
 	w->span_set(&s);
-	work_in_syscalls(now_s() + w->seconds);
+	work_in_syscalls(cpu_s() + w->seconds);
 	w->span_set(NULL);
 	return 0;
+}
+
+/* The ABI version 1 form of s, its name cut at 63 bytes. */
+static void to_v1(const struct spanprof_span *s, struct spanprof_span_v1 *v1)
+{
+	memset(v1, 0, sizeof(*v1));
+	memcpy(v1, s, offsetof(struct spanprof_span_v1, name));
+	v1->abi_version = 1;
+	snprintf(v1->name, sizeof(v1->name), "%s", s->name);
 }
 
 static void *span_thread(void *arg)
 {
 	const struct workload *w = arg;
-	struct spanprof_span s1, s2, s3;
-	double end = now_s() + w->seconds, step = w->switch_ms / 1000.0, t;
+	struct spanprof_span s[3];
+	struct spanprof_span_v1 v1[3];
+	const struct spanprof_span *p[3];
+	double end = cpu_s() + w->seconds, step = w->switch_ms / 1000.0, t;
 
-	make_span(&s1, 1, 0, "GET /one");
-	make_span(&s2, 2, 0, "GET /two");
-	make_span(&s3, 3, 2, "GET /two");
-	while ((t = now_s()) < end) {
-		w->span_set(&s1);
+	make_span(&s[0], 1, 0, "GET /one");
+	make_span(&s[1], 2, 0, w->name_two);
+	make_span(&s[2], 3, 2, w->name_two);
+	for (int i = 0; i < 3; i++) {
+		to_v1(&s[i], &v1[i]);
+		p[i] = w->abi_v1 ? (const struct spanprof_span *)(const void *)&v1[i] : &s[i];
+	}
+	while ((t = cpu_s()) < end) {
+		w->span_set(p[0]);
 		work_in_span_0(t + step);
-		w->span_set(&s2);
-		work_in_span_1(now_s() + step);
-		w->span_set(&s3); /* a child of span 2 */
-		work_in_child_span(now_s() + step);
+		w->span_set(p[1]);
+		work_in_span_1(cpu_s() + step);
+		w->span_set(p[2]); /* a child of span 2 */
+		work_in_child_span(cpu_s() + step);
 		w->span_set(NULL);
-		work_outside_span(now_s() + step);
+		work_outside_span(cpu_s() + step);
 	}
 	return NULL;
 }
@@ -132,9 +181,11 @@ static void *exit_in_span(void *arg)
 	struct spanprof_span s;
 	pid_t *tid = malloc(sizeof(*tid));
 
+	if (!tid)
+		return NULL;
 	make_span(&s, 1, 0, "GET /one");
 	w->span_set(&s);
-	work_in_span_0(now_s() + 0.5);
+	work_in_span_0(cpu_s() + 0.5);
 	*tid = syscall(SYS_gettid);
 	return tid; /* exits with the span still set */
 }
@@ -145,7 +196,7 @@ static void *after_reuse(void *arg)
 
 	if (syscall(SYS_gettid) != *want)
 		return (void *)1;
-	work_after_tid_reuse(now_s() + 1.0);
+	work_after_tid_reuse(cpu_s() + 1.0);
 	return NULL;
 }
 
@@ -200,9 +251,25 @@ static int load_hook(struct workload *w, const char *dlopen_path)
 	return w->span_set && w->active ? 0 : -1;
 }
 
-/* Waits for the agent to attach; prints how long it took (the test checks it). */
+/* Waits for the test's "go" line on stdin. */
+static int wait_go(void)
+{
+	char line[16];
+
+	if (!fgets(line, sizeof(line), stdin) || strcmp(line, "go\n")) {
+		fprintf(stderr, "no \"go\" on stdin\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* Waits for an agent to attach; prints how long it took. */
 static int wait_attached(const struct workload *w)
 {
+	const char *gate = getenv("SPANPROF_WORKLOAD_GATE");
+
+	if (gate && !strcmp(gate, "1"))
+		return wait_go();
 	double start = now_s();
 
 	while (!w->active()) {
@@ -217,13 +284,72 @@ static int wait_attached(const struct workload *w)
 	return 0;
 }
 
+/* Names the service in code only (no OTEL_SERVICE_NAME), as an SDK's Resource does: OTel
+ * process context (OTEP 4719) through the hook library. */
+static int publish_service(const char *name)
+{
+#ifdef WORKLOAD_DLOPEN_ONLY
+	(void)name;
+	return -1;
+#else
+	const char *keys[] = { "service.name", "service.namespace" };
+	const char *values[] = { name, "spanprof-tests" };
+	int err = name ? spanprof_process_context_publish(keys, values, 2) : -EINVAL;
+
+	if (err)
+		fprintf(stderr, "publish process context: %s\n", strerror(-err));
+	return err;
+#endif
+}
+
+/* The CPU time this process used, as the kernel accounted it (user + system). */
+static void print_cpu(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return;
+	printf("cpu_s=%.4f\n", ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+				       ru.ru_stime.tv_usec / 1e6);
+	fflush(stdout);
+}
+
+static int run_tid_reuse(struct workload *w)
+{
+	pthread_t th;
+	void *ret;
+	pid_t tid;
+
+	pthread_create(&th, NULL, exit_in_span, w);
+	pthread_join(th, &ret);
+	if (!ret)
+		return 5;
+	tid = *(pid_t *)ret;
+	free(ret);
+	return reuse_tid(tid) ? 4 : 0;
+}
+
+static int run_mode(struct workload *w, const char *mode, int nthreads)
+{
+	pthread_t th[16];
+
+	if (!strcmp(mode, "syscalls"))
+		return run_syscalls(w);
+	if (!strcmp(mode, "tid-reuse"))
+		return run_tid_reuse(w);
+	for (int i = 0; i < nthreads; i++)
+		pthread_create(&th[i], NULL, span_thread, w);
+	for (int i = 0; i < nthreads; i++)
+		pthread_join(th[i], NULL);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	struct workload w = { .switch_ms = 4, .seconds = 3 };
+	struct workload w = { .switch_ms = 4, .seconds = 3, .name_two = "GET /two" };
 	const char *mode = argc > 1 ? argv[1] : "spans";
 	int nthreads = argc > 2 ? atoi(argv[2]) : 2;
-	pthread_t th[16];
-	void *tid;
+	int rc;
 
 	if (argc > 3)
 		w.seconds = atof(argv[3]);
@@ -232,16 +358,12 @@ int main(int argc, char **argv)
 		return 2;
 	if (wait_attached(&w))
 		return 3;
-	if (!strcmp(mode, "syscalls"))
-		return run_syscalls(&w);
-	if (!strcmp(mode, "tid-reuse")) {
-		pthread_create(&th[0], NULL, exit_in_span, &w);
-		pthread_join(th[0], &tid);
-		return reuse_tid(*(pid_t *)tid) ? 4 : 0;
-	}
-	for (int i = 0; i < nthreads; i++)
-		pthread_create(&th[i], NULL, span_thread, &w);
-	for (int i = 0; i < nthreads; i++)
-		pthread_join(th[i], NULL);
-	return 0;
+	if (!strcmp(mode, "procctx") && publish_service(argc > 4 ? argv[4] : NULL))
+		return 6;
+	w.abi_v1 = !strcmp(mode, "spans-v1");
+	if (!strcmp(mode, "spans-long"))
+		w.name_two = LONG_NAME;
+	rc = run_mode(&w, mode, nthreads);
+	print_cpu();
+	return rc;
 }

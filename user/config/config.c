@@ -101,6 +101,7 @@ void config_init(struct spanprof_config *cfg)
 	cfg->upload.upload_timeout_s = CONFIG_DEFAULT_UPLOAD_TIMEOUT_S;
 	cfg->upload.queue_bytes = CONFIG_DEFAULT_QUEUE_BYTES;
 	cfg->upload.spool_bytes = CONFIG_DEFAULT_SPOOL_BYTES;
+	cfg->unwind_table_bytes = 64ull << 20;
 	cfg->stack_entries = SPANPROF_DEFAULT_STACKS;
 	cfg->count_entries = SPANPROF_DEFAULT_COUNTS;
 	cfg->max_services = 512;

@@ -26,7 +26,7 @@
 
 /* Pushing profiles to a Pyroscope-compatible server; off while server is NULL. */
 struct config_upload {
-	const char *server;                /* --server: http(s)://host[:port][/path], no '/' at end */
+	const char *server; /* --server: http(s)://host[:port][/path], no '/' at end */
 	/* --label: series labels, checked by label_rules_check(). The type is pprof's, so these
 	 * go to struct upload_options.static_labels as they are. */
 	struct pprof_label labels[CONFIG_MAX_LABELS];
@@ -40,17 +40,17 @@ struct config_upload {
 	 * above at start (a trailing newline removed). Never log them. */
 	const char *basic_auth_password;
 	const char *bearer_token;
-	const char *tenant;                /* --tenant: sent as X-Scope-OrgID */
+	const char *tenant; /* --tenant: sent as X-Scope-OrgID */
 	const char *ca_file, *client_cert, *client_key; /* readable at start */
-	int tls_insecure;                  /* --tls-insecure: skip server certificate checks */
+	int tls_insecure; /* --tls-insecure: skip server certificate checks */
 	/* --trace-id-label: pushed samples carry trace_id too. Off by default: Pyroscope before
 	 * v2.1.0 lifts it into a series label (a series per trace). Local files always carry it. */
 	int trace_id_label;
-	unsigned int connect_timeout_s;    /* default 5 */
-	unsigned int upload_timeout_s;     /* default 30 */
-	uint64_t queue_bytes;              /* in-memory queue limit, default 64 MiB */
-	const char *spool_dir;             /* --spool: NULL = no spool */
-	uint64_t spool_bytes;              /* default 512 MiB */
+	unsigned int connect_timeout_s; /* default 5 */
+	unsigned int upload_timeout_s; /* default 30 */
+	uint64_t queue_bytes; /* in-memory queue limit, default 64 MiB */
+	const char *spool_dir; /* --spool: NULL = no spool */
+	uint64_t spool_bytes; /* default 512 MiB */
 };
 
 /* The most --label options the server's series limit leaves room for: 30, less __name__,
@@ -66,24 +66,25 @@ struct config_strings {
 struct spanprof_config {
 	pid_t pids[CONFIG_MAX_PIDS]; /* --pid; empty: every process */
 	size_t npids;
-	unsigned int frequency;      /* --frequency, Hz per CPU */
-	unsigned int interval_s;     /* --interval: seconds per written profile */
-	unsigned int duration_s;     /* --duration: stop after this long; 0 = until a signal */
-	const char *output_dir;      /* --output; NULL: no local files (only with --server) */
-	enum span_scope span_scope;  /* --span-scope root|all */
-	int off_cpu;                 /* --off-cpu: off-CPU profiles (default on) */
+	unsigned int frequency; /* --frequency, Hz per CPU */
+	unsigned int interval_s; /* --interval: seconds per written profile */
+	unsigned int duration_s; /* --duration: stop after this long; 0 = until a signal */
+	const char *output_dir; /* --output; NULL: no local files (only with --server) */
+	enum span_scope span_scope; /* --span-scope root|all */
+	int off_cpu; /* --off-cpu: off-CPU profiles (default on) */
 	unsigned int off_cpu_min_us; /* --off-cpu-min: shortest off-CPU period counted */
-	int verbose;                 /* -v (also sets log_level to debug) */
-	enum log_level log_level;    /* --log-level, default info */
-	enum log_format log_format;  /* --log-format, default logfmt */
-	const char *metrics_addr;    /* --metrics-addr HOST:PORT; NULL = no metrics server */
-	const char *config_file;     /* --config / SPANPROF_CONFIG; NULL = none */
+	int verbose; /* -v (also sets log_level to debug) */
+	enum log_level log_level; /* --log-level, default info */
+	enum log_format log_format; /* --log-format, default logfmt */
+	const char *metrics_addr; /* --metrics-addr HOST:PORT; NULL = no metrics server */
+	const char *config_file; /* --config / SPANPROF_CONFIG; NULL = none */
+	uint64_t unwind_table_bytes; /* --unwind-table-bytes: CFI tables, 64 MiB; 0: FP only */
 	struct config_upload upload;
 	/* Limits (not flags yet): map and cache sizes. */
 	uint32_t stack_entries, count_entries;
 	size_t max_services, max_procs, max_hook_files, max_modules, max_pid_snapshots;
-	unsigned int drain_ms;       /* how often BPF maps are drained */
-	unsigned int rescan_s;       /* full /proc rescan, a safety net for missed events */
+	unsigned int drain_ms; /* how often BPF maps are drained */
+	unsigned int rescan_s; /* full /proc rescan, a safety net for missed events */
 	/* Caps and budgets on process-controlled files (README "Security model"). */
 	uint64_t perf_map_max_bytes; /* --perf-map-max-bytes: read of one perf map */
 	unsigned int perf_map_max_lines; /* --perf-map-max-lines */
@@ -94,9 +95,9 @@ struct spanprof_config {
 };
 
 enum config_result {
-	CONFIG_RUN = 0,  /* parsed: run the agent */
-	CONFIG_EXIT_OK,  /* --help or --version printed */
-	CONFIG_ERROR,    /* a bad flag, variable, file or secret; the error was printed */
+	CONFIG_RUN = 0, /* parsed: run the agent */
+	CONFIG_EXIT_OK, /* --help or --version printed */
+	CONFIG_ERROR, /* a bad flag, variable, file or secret; the error was printed */
 };
 
 /* Sets the defaults. Always pair with config_release(). */

@@ -23,10 +23,10 @@ enum config_source {
 #define CONFIG_IN_ALL (CONFIG_IN_FLAG | CONFIG_IN_ENV | CONFIG_IN_FILE)
 
 enum config_kind {
-	CONFIG_KIND_VALUE,  /* one value; a higher source replaces it */
-	CONFIG_KIND_BOOL,   /* a flag without a value; true/false in the environment and file */
-	CONFIG_KIND_LIST,   /* repeatable; a list in the file, separated items in the environment */
-	CONFIG_KIND_MAP,    /* repeatable KEY=VALUE; a mapping in the file */
+	CONFIG_KIND_VALUE, /* one value; a higher source replaces it */
+	CONFIG_KIND_BOOL, /* a flag without a value; true/false in the environment and file */
+	CONFIG_KIND_LIST, /* repeatable; a list in the file, separated items in the environment */
+	CONFIG_KIND_MAP, /* repeatable KEY=VALUE; a mapping in the file */
 	CONFIG_KIND_ACTION, /* --help, --version: flags only, handled by config_parse() */
 };
 
@@ -59,6 +59,7 @@ enum config_opt {
 	CONFIG_OPT_QUEUE_BYTES,
 	CONFIG_OPT_SPOOL,
 	CONFIG_OPT_SPOOL_BYTES,
+	CONFIG_OPT_UNWIND_TABLE_BYTES,
 	CONFIG_OPT_METRICS_ADDR,
 	CONFIG_OPT_DWARF_BUDGET,
 	CONFIG_OPT_LOAD_BUDGET,
@@ -88,21 +89,21 @@ typedef int (*config_set_fn)(struct spanprof_config *cfg, const struct config_op
 			     const char *value, const char **want);
 
 struct config_option {
-	const char *name;      /* the long flag, and unless `key` is set the file key and env name */
-	const char *key;       /* lists: the plural used in the file and environment ("labels") */
-	int short_name;        /* 0: none */
+	const char *name; /* the long flag, and unless `key` is set the file key and env name */
+	const char *key; /* lists: the plural used in the file and environment ("labels") */
+	int short_name; /* 0: none */
 	enum config_kind kind;
-	unsigned int where;    /* CONFIG_IN_* */
+	unsigned int where; /* CONFIG_IN_* */
 	/* CONFIG_SECRET_*: how much of a bad value an error may show */
 	int secret;
-	const char *metavar;   /* --help: the value's placeholder */
-	const char *help;      /* --help text, '\n' between lines; NULL: not listed */
-	const char *want;      /* what a valid value looks like (the generic setters' errors) */
-	const char *env_sep;   /* lists from the environment: the item separators */
+	const char *metavar; /* --help: the value's placeholder */
+	const char *help; /* --help text, '\n' between lines; NULL: not listed */
+	const char *want; /* what a valid value looks like (the generic setters' errors) */
+	const char *env_sep; /* lists from the environment: the item separators */
 	config_set_fn set;
 	void (*clear)(struct spanprof_config *cfg); /* lists: empty what a lower source set */
-	size_t offset;         /* the field the generic setters write */
-	uint64_t min, max;     /* their bounds */
+	size_t offset; /* the field the generic setters write */
+	uint64_t min, max; /* their bounds */
 };
 
 extern const struct config_option config_options[CONFIG_OPT__COUNT];
@@ -160,8 +161,8 @@ int config_parse_bool(const char *s, int *out);
 int config_check_label(const char *s, size_t *name_len, const char **want);
 /* "Name: value": a token name the uploader does not own; the value without the blanks around
  * it is *value, *value_len bytes. */
-int config_check_header(const char *s, size_t *name_len, const char **value,
-			size_t *value_len, const char **want);
+int config_check_header(const char *s, size_t *name_len, const char **value, size_t *value_len,
+			const char **want);
 /* A Pyroscope/Mimir tenant id. */
 int config_check_tenant(const char *s, const char **want);
 /* An http(s) URL with a host; *len: its length without trailing '/'. */

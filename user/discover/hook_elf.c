@@ -280,8 +280,8 @@ static int go_semaphore_from_code(const struct hook_file_ref *f, uint64_t entry,
 		return -ENOEXEC;
 	memcpy(&disp, insn + 3, sizeof(disp));
 	sem = entry + 7 + (int64_t)disp; /* wraps only for a crafted file; checked just below */
-	if (vaddr_to_offset(f->elf, sem, PF_W, sem_off) || !in_file(*sem_off, sizeof(tag), f->size) ||
-	    *sem_off > INT64_MAX || (*sem_off & 1) ||
+	if (vaddr_to_offset(f->elf, sem, PF_W, sem_off) ||
+	    !in_file(*sem_off, sizeof(tag), f->size) || *sem_off > INT64_MAX || (*sem_off & 1) ||
 	    pread(f->fd, tag, sizeof(tag), (off_t)*sem_off) != (ssize_t)sizeof(tag) ||
 	    tag[2] != (HOOK_GO_SEMAPHORE_TAG & 0xff) || tag[3] != (HOOK_GO_SEMAPHORE_TAG >> 8))
 		return -ENOEXEC;

@@ -9,12 +9,12 @@
 
 /* One executable mapping of a file (or a pseudo file such as "[vdso]"). */
 struct proc_map {
-	uint64_t start;  /* first address */
-	uint64_t end;    /* one past the last address */
+	uint64_t start; /* first address */
+	uint64_t end; /* one past the last address */
 	uint64_t offset; /* file offset mapped at start */
-	uint64_t dev;    /* makedev(major, minor) of the file; 0 for pseudo files */
-	uint64_t inode;  /* 0 for pseudo files and anonymous memory */
-	char *path;      /* as printed in maps ("/usr/lib/x.so", "[vdso]"), "\012" decoded to a
+	uint64_t dev; /* makedev(major, minor) of the file; 0 for pseudo files */
+	uint64_t inode; /* 0 for pseudo files and anonymous memory */
+	char *path; /* as printed in maps ("/usr/lib/x.so", "[vdso]"), "\012" decoded to a
 			  * newline; " (deleted)" kept */
 };
 

@@ -5,13 +5,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "discover/proc_table.h"
+#include "discover/process_ctx.h"
 #include "util/log.h"
+#include "util/utf8.h"
 
 #define NBUCKETS 4096
 #define UNKNOWN_SERVICE "unknown_service"
+/* Looks for an OTel process context after the first: 1 + 2 + ... + 32 s covers SDK start-up. */
+#define CTX_CHECKS_MAX 6
 
 struct proc_node {
 	struct proc_info info;
@@ -99,6 +104,72 @@ static const char *read_k8s(const struct proc_table *t, pid_t pid, struct proc_i
 	return k8s_meta_service_name(&kl, service, size) ? NULL : service;
 }
 
+/* The service name the process published in code (OTel process context), ahead of its
+ * environment: a Resource built in code is what its traces carry. Writes the name into buf
+ * (LABELS_SERVICE_MAX bytes) and the namespace into info; returns 1 if a name was found. */
+static int read_process_ctx(const struct proc_table *t, pid_t pid, struct proc_info *info,
+			    char *buf)
+{
+	struct process_ctx ctx;
+	int err = process_ctx_read(t->proc_root, pid, &ctx);
+	size_t n;
+
+	if (err) {
+		if (err != -ENOENT && err != -ESRCH)
+			log_warn(err, "OTel process context of pid %d ignored: %s", pid,
+				 strerror(-err));
+		return 0;
+	}
+	n = strlen(ctx.service_namespace);
+	if (n >= sizeof(info->service_namespace))
+		n = utf8_boundary(ctx.service_namespace, sizeof(info->service_namespace) - 1);
+	memcpy(info->service_namespace, ctx.service_namespace, n);
+	info->service_namespace[n] = '\0';
+	if (!ctx.service_name[0])
+		return 0;
+	snprintf(buf, LABELS_SERVICE_MAX, "%s", ctx.service_name);
+	return 1;
+}
+
+static int64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Schedules the next look for a process context: 1, 2, 4 ... 32 s after the first one. */
+static void schedule_ctx_check(struct proc_info *info)
+{
+	if (++info->ctx_checks > CTX_CHECKS_MAX) {
+		info->ctx_next_ns = 0;
+		return;
+	}
+	info->ctx_next_ns = monotonic_ns() + (1000000000LL << (info->ctx_checks - 1));
+}
+
+/* A due look for a process context that was not there before; adopts its service name. */
+static void recheck_ctx(const struct proc_table *t, struct proc_node *n)
+{
+	struct proc_info *info = &n->info;
+	char *buf;
+
+	if (!info->ctx_next_ns || info->exited || monotonic_ns() < info->ctx_next_ns)
+		return;
+	buf = malloc(LABELS_SERVICE_MAX);
+	if (buf && read_process_ctx(t, info->pid, info, buf)) {
+		free(n->service);
+		n->service = realloc(buf, strlen(buf) + 1) ?: buf;
+		info->service = n->service;
+		info->ctx_next_ns = 0;
+		log_info("pid %d named its service in code: %s", info->pid, info->service);
+		return;
+	}
+	free(buf);
+	schedule_ctx_check(info);
+}
+
 /* Reads pid's facts into info; its service name into buf (LABELS_SERVICE_MAX bytes). Returns 0,
  * or -ENOENT/-ESRCH when the process is gone (the service is then "unknown_service"). */
 static int read_info(const struct proc_table *t, pid_t pid, struct proc_info *info, char *buf)
@@ -110,6 +181,11 @@ static int read_info(const struct proc_table *t, pid_t pid, struct proc_info *in
 	memset(info, 0, sizeof(*info));
 	info->pid = pid;
 	fallback = read_k8s(t, pid, info, k8s_service, sizeof(k8s_service));
+	if (read_process_ctx(t, pid, info, buf)) {
+		info->service = buf;
+		return 0;
+	}
+	schedule_ctx_check(info);
 	err = labels_service_for_pid_or(t->proc_root, pid, fallback, buf, LABELS_SERVICE_MAX);
 	if (err) {
 		if (err != -ENOENT && err != -ESRCH)
@@ -227,6 +303,7 @@ const struct proc_info *proc_table_get(struct proc_table *t, pid_t pid, struct p
 		if (n->info.k8s_pending && !n->info.exited &&
 		    k8s_meta_generation(t->k8s) != n->info.k8s_generation)
 			read_node(t, pid, n);
+		recheck_ctx(t, n);
 		return &n->info;
 	}
 	n = new_node(t, pid);

@@ -7,11 +7,11 @@
 #include <sys/types.h>
 
 #define CGROUP_ID_CONTAINER_LEN 64 /* hex digits of a container id */
-#define CGROUP_ID_POD_UID_MAX 36   /* a UID with dashes; static pods use 32 hex digits */
+#define CGROUP_ID_POD_UID_MAX 36 /* a UID with dashes; static pods use 32 hex digits */
 
 struct cgroup_id {
 	char container_id[CGROUP_ID_CONTAINER_LEN + 1]; /* 64 lower-case hex digits */
-	char pod_uid[CGROUP_ID_POD_UID_MAX + 1];        /* with dashes; "" when no pod is named */
+	char pod_uid[CGROUP_ID_POD_UID_MAX + 1]; /* with dashes; "" when no pod is named */
 };
 
 /* Parses the text of a /proc/PID/cgroup file (NUL-terminated). Understands

@@ -11,9 +11,9 @@ struct k8s_http;
 #define K8S_HTTP_MAX_VALUE (64u << 20)
 
 struct k8s_http_options {
-	const char *token_path;          /* bearer token file, re-read per request (it rotates);
+	const char *token_path; /* bearer token file, re-read per request (it rotates);
 					  * NULL: no Authorization header */
-	const char *ca_path;             /* CA bundle for https; NULL: the system's */
+	const char *ca_path; /* CA bundle for https; NULL: the system's */
 	unsigned int connect_timeout_ms; /* 0: 5000 */
 };
 
@@ -34,8 +34,8 @@ void k8s_http_free(struct k8s_http *h);
  * non-200 status; -EBADMSG for a body that is not JSON; -EFBIG; -ETIMEDOUT, -ECONNREFUSED or
  * -EIO when the transfer fails. Failures other than fn's, cancel and 410 are logged here
  * (rate-limited), with the URL and the Status message the server sent. */
-int k8s_http_get(struct k8s_http *h, const char *url, unsigned int timeout_ms,
-		 k8s_http_value_fn fn, void *ctx);
+int k8s_http_get(struct k8s_http *h, const char *url, unsigned int timeout_ms, k8s_http_value_fn fn,
+		 void *ctx);
 
 /* From any thread: the running k8s_http_get() and all later ones return -ECANCELED at once. */
 void k8s_http_cancel(struct k8s_http *h);

@@ -21,7 +21,7 @@ struct k8s_meta_options {
 	/* Whose pods; NULL: $NODE_NAME (the chart sets it from spec.nodeName). Required. */
 	const char *node_name;
 	const char *token_path; /* NULL: K8S_META_TOKEN_PATH */
-	const char *ca_path;    /* NULL: K8S_META_CA_PATH when it exists, else the system CAs */
+	const char *ca_path; /* NULL: K8S_META_CA_PATH when it exists, else the system CAs */
 	/* Passed to the pod cache: 0 takes k8s_pods' defaults (see k8s_pods.h). */
 	unsigned int max_pods;
 	unsigned int connect_timeout_ms;
@@ -30,19 +30,19 @@ struct k8s_meta_options {
 };
 
 struct k8s_labels {
-	char namespace[K8S_NAMESPACE_LEN];      /* "" until known */
-	char pod[K8S_POD_NAME_LEN];             /* "" until known */
+	char namespace[K8S_NAMESPACE_LEN]; /* "" until known */
+	char pod[K8S_POD_NAME_LEN]; /* "" until known */
 	char container[K8S_CONTAINER_NAME_LEN]; /* "" when only the pod is known */
 	char container_id[CGROUP_ID_CONTAINER_LEN + 1]; /* from the cgroup; "" for a host process */
-	char pod_uid[CGROUP_ID_POD_UID_MAX + 1];        /* from the cgroup, when it names one */
+	char pod_uid[CGROUP_ID_POD_UID_MAX + 1]; /* from the cgroup, when it names one */
 };
 
 struct k8s_meta_stats {
 	struct k8s_pods_stats pods;
-	uint64_t lookups;       /* k8s_meta_lookup() calls */
-	uint64_t hits;          /* namespace and pod found (container too, or only the pod) */
-	uint64_t host;          /* processes in no container */
-	uint64_t misses;        /* in a container the cache does not know (yet) */
+	uint64_t lookups; /* k8s_meta_lookup() calls */
+	uint64_t hits; /* namespace and pod found (container too, or only the pod) */
+	uint64_t host; /* processes in no container */
+	uint64_t misses; /* in a container the cache does not know (yet) */
 	uint64_t cgroup_errors; /* gone processes and unreadable or malformed cgroup files */
 };
 

@@ -39,7 +39,8 @@ struct k8s_container_ref {
 struct k8s_pod_table {
 	struct k8s_pod *pods;
 	size_t n_pods, cap, max_pods;
-	struct k8s_container_ref *index; /* sorted by id; rebuilt on the first find after a change */
+	struct k8s_container_ref
+		*index; /* sorted by id; rebuilt on the first find after a change */
 	size_t n_index;
 	int index_stale;
 	unsigned long ignored_containers; /* statuses beyond K8S_POD_MAX_CONTAINERS, or bad ids */

@@ -11,17 +11,17 @@
 #define K8S_PODS_DEFAULT_MAX 1024 /* the kubelet's own default limit is 110 pods per node */
 
 struct k8s_pods_options {
-	const char *api_url;             /* "https://10.96.0.1:443"; required */
-	const char *node_name;           /* only pods with this spec.nodeName; required */
-	const char *token_path;          /* bearer token, re-read per request; NULL: none */
-	const char *ca_path;             /* CA bundle for the API server; NULL: the system's */
-	unsigned int max_pods;           /* 0: K8S_PODS_DEFAULT_MAX; more are dropped, counted */
+	const char *api_url; /* "https://10.96.0.1:443"; required */
+	const char *node_name; /* only pods with this spec.nodeName; required */
+	const char *token_path; /* bearer token, re-read per request; NULL: none */
+	const char *ca_path; /* CA bundle for the API server; NULL: the system's */
+	unsigned int max_pods; /* 0: K8S_PODS_DEFAULT_MAX; more are dropped, counted */
 	unsigned int connect_timeout_ms; /* 0: 5000 */
-	unsigned int list_timeout_ms;    /* a whole list request; 0: 60000 */
-	unsigned int watch_timeout_s;    /* the server ends a watch after this; 0: 300 */
+	unsigned int list_timeout_ms; /* a whole list request; 0: 60000 */
+	unsigned int watch_timeout_s; /* the server ends a watch after this; 0: 300 */
 	unsigned int backoff_initial_ms; /* after a failure; 0: 500 */
-	unsigned int backoff_max_ms;     /* 0: 30000 */
-	unsigned int page_size;          /* items per list page (limit=); 0: 500 */
+	unsigned int backoff_max_ms; /* 0: 30000 */
+	unsigned int page_size; /* items per list page (limit=); 0: 500 */
 };
 
 struct k8s_pod_ref {
@@ -31,16 +31,16 @@ struct k8s_pod_ref {
 };
 
 struct k8s_pods_stats {
-	uint64_t lists;         /* complete lists (all pages) */
-	uint64_t relists;       /* lists after the first: 410 Gone or a failed watch resume */
-	uint64_t watches;       /* watch requests made */
-	uint64_t watch_events;  /* ADDED, MODIFIED, DELETED and BOOKMARK events applied */
-	uint64_t errors;        /* failed requests, ERROR events, pods that would not parse */
-	uint64_t pods_dropped;  /* pods not cached because max_pods were cached */
-	uint64_t pods;          /* cached now */
-	uint64_t containers;    /* container ids cached now */
-	uint64_t generation;    /* goes up whenever the cache changes: retry earlier misses */
-	int synced;             /* a list has completed since start */
+	uint64_t lists; /* complete lists (all pages) */
+	uint64_t relists; /* lists after the first: 410 Gone or a failed watch resume */
+	uint64_t watches; /* watch requests made */
+	uint64_t watch_events; /* ADDED, MODIFIED, DELETED and BOOKMARK events applied */
+	uint64_t errors; /* failed requests, ERROR events, pods that would not parse */
+	uint64_t pods_dropped; /* pods not cached because max_pods were cached */
+	uint64_t pods; /* cached now */
+	uint64_t containers; /* container ids cached now */
+	uint64_t generation; /* goes up whenever the cache changes: retry earlier misses */
+	int synced; /* a list has completed since start */
 };
 
 /* Copies the options and starts the watch thread; the cache fills in the background. Returns

@@ -29,7 +29,7 @@ struct metrics {
 };
 
 /* A new enum spanprof_drop value needs its name below (and this count raised). */
-_Static_assert(SPANPROF_DROP__COUNT == 12, "name every drop reason in drop_reasons");
+_Static_assert(SPANPROF_DROP__COUNT == 19, "name every drop reason in drop_reasons");
 
 static const char *const drop_reasons[METRIC_DROP__COUNT] = {
 	[SPANPROF_DROP_COUNTS_FULL] = "counts_map_full",
@@ -42,6 +42,13 @@ static const char *const drop_reasons[METRIC_DROP__COUNT] = {
 	[SPANPROF_DROP_GOROUTINE_FULL] = "goroutine_map_full",
 	[SPANPROF_DROP_GOROUTINE_READ] = "goroutine_read_failed",
 	[SPANPROF_DROP_GO_LABELS_READ] = "go_labels_read_failed",
+	[SPANPROF_DROP_SPAN_NAME] = "span_name_lost",
+	[SPANPROF_DROP_UNWIND_NO_MAPPING] = "unwind_no_mapping",
+	[SPANPROF_DROP_UNWIND_NO_ROW] = "unwind_no_row",
+	[SPANPROF_DROP_UNWIND_BAD_READ] = "unwind_bad_read",
+	[SPANPROF_DROP_UNWIND_DEPTH] = "unwind_depth",
+	[SPANPROF_DROP_UNWIND_STALE] = "unwind_table_evicted",
+	[SPANPROF_DROP_PY_STACK] = "python_stacks_full",
 	[SPANPROF_DROP_OFF_CPU_STORAGE] = "off_cpu_storage_failed",
 	[SPANPROF_DROP_OFF_CPU_FULL] = "off_cpu_map_full",
 	[METRIC_DROP_SERVICE_OVERFLOW] = "service_overflow",
@@ -68,6 +75,12 @@ static const char *const guards[] = {
 	[METRIC_GUARD_DWARF_REFUSED] = "dwarf_refused",
 	[METRIC_GUARD_DWARF_EVICTED] = "dwarf_evicted",
 };
+static const char *const
+	unwinders[] = { [METRIC_UNWINDER_CFI] = "cfi", [METRIC_UNWINDER_FP] = "frame_pointer" };
+/* By enum unwind_file_state (user/unwind/unwind_files.h). */
+static const char *const file_states[] = { "building", "ready", "no_cfi", "failed", "evicted" };
+static const char *const table_bytes
+	[] = { [METRIC_TABLE_BYTES_USED] = "used", [METRIC_TABLE_BYTES_BUDGET] = "budget" };
 static const char *const off_cpu_results
 	[] = { [METRIC_OFF_CPU_COUNTED] = "counted", [METRIC_OFF_CPU_SHORT] = "short" };
 static const char *const versions[] = { SPANPROF_VERSION };
@@ -133,6 +146,24 @@ static const struct metric_def defs[METRIC__COUNT] = {
 				 "Decompressed DWARF bytes the symbol cache holds." },
 	[METRIC_LAST_WINDOW_AGE] = { "spanprof_last_window_age_seconds", METRIC_GAUGE,
 				     "Seconds since a window was last written (at the last drain)." },
+	[METRIC_USER_STACKS] = { "spanprof_user_stacks_total", METRIC_COUNTER,
+				 "User stacks by unwinder: cfi (the files' .eh_frame tables) or "
+				 "frame_pointer (a process with no tables yet).",
+				 LABELLED("unwinder", unwinders) },
+	[METRIC_UNWIND_FP_FRAMES] = { "spanprof_unwind_fp_frames_total", METRIC_COUNTER,
+				      "Frames in files without CFI, walked by frame pointer." },
+	[METRIC_UNWIND_FILES] = { "spanprof_unwind_files", METRIC_GAUGE,
+				  "ELF files known to the unwinder, by table state.",
+				  LABELLED("state", file_states) },
+	[METRIC_UNWIND_TABLE_BYTES] = { "spanprof_unwind_table_bytes", METRIC_GAUGE,
+					"Kernel memory for unwind rows: used, and the budget.",
+					LABELLED("kind", table_bytes) },
+	[METRIC_UNWIND_EVICTIONS] = { "spanprof_unwind_table_evictions_total", METRIC_COUNTER,
+				      "Unwind tables evicted (least recently mapped) for room." },
+	[METRIC_UNWIND_BUILD_MS] = { "spanprof_unwind_build_milliseconds_total", METRIC_COUNTER,
+				     "Time the worker thread spent building unwind tables." },
+	[METRIC_UNWIND_TEXT_BYTES] = { "spanprof_unwind_text_bytes_total", METRIC_COUNTER,
+				       "Executable bytes of the files whose unwind table was built." },
 	[METRIC_OFF_CPU_PERIODS] = { "spanprof_off_cpu_periods_total", METRIC_COUNTER,
 				     "Waits of threads in spans: counted in the off-CPU profile, or "
 				     "short (below --off-cpu-min).",
@@ -264,5 +295,6 @@ int metrics_render(const struct metrics *m, FILE *out)
 
 const char *metrics_drop_reason_name(unsigned int reason)
 {
-	return reason < METRIC_DROP__COUNT && drop_reasons[reason] ? drop_reasons[reason] : "unknown";
+	return reason < METRIC_DROP__COUNT && drop_reasons[reason] ? drop_reasons[reason] :
+								     "unknown";
 }

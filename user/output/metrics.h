@@ -34,6 +34,13 @@ enum metric_id {
 	METRIC_INPUT_GUARDS, /* counter, label guard: enum metric_guard */
 	METRIC_DWARF_BYTES, /* gauge: DWARF bytes held by the symbol cache */
 	METRIC_LAST_WINDOW_AGE, /* gauge: seconds since a window was last written */
+	METRIC_USER_STACKS, /* counter, label unwinder: enum metric_unwinder */
+	METRIC_UNWIND_FP_FRAMES, /* counter: frames walked by frame pointer (files without CFI) */
+	METRIC_UNWIND_FILES, /* gauge, label state: enum unwind_file_state */
+	METRIC_UNWIND_TABLE_BYTES, /* gauge, label kind: enum metric_table_bytes */
+	METRIC_UNWIND_EVICTIONS, /* counter: tables evicted for the memory budget (LRU) */
+	METRIC_UNWIND_BUILD_MS, /* counter: worker milliseconds spent building tables */
+	METRIC_UNWIND_TEXT_BYTES, /* counter: executable bytes of the files whose table was built */
 	METRIC_OFF_CPU_PERIODS, /* counter, label result: enum metric_off_cpu */
 	METRIC__COUNT,
 };
@@ -42,7 +49,7 @@ enum metric_id {
  * user space counts follow. */
 enum metric_drop {
 	METRIC_DROP_SERVICE_OVERFLOW = SPANPROF_DROP__COUNT, /* too many services in a window */
-	METRIC_DROP_ENCODE_ERROR,                            /* the profile builder failed */
+	METRIC_DROP_ENCODE_ERROR, /* the profile builder failed */
 	METRIC_DROP__COUNT,
 };
 
@@ -50,6 +57,8 @@ enum metric_span_event { METRIC_SPAN_SET = 0, METRIC_SPAN_CLEAR };
 enum metric_off_cpu { METRIC_OFF_CPU_COUNTED = 0, METRIC_OFF_CPU_SHORT };
 enum metric_symcache { METRIC_SYMCACHE_MODULES = 0, METRIC_SYMCACHE_PIDS };
 enum metric_lookup { METRIC_LOOKUP_HIT = 0, METRIC_LOOKUP_MISS };
+enum metric_unwinder { METRIC_UNWINDER_CFI = 0, METRIC_UNWINDER_FP };
+enum metric_table_bytes { METRIC_TABLE_BYTES_USED = 0, METRIC_TABLE_BYTES_BUDGET };
 
 /* Caps and budgets on process-controlled input that were hit (symcache_stats). */
 enum metric_guard {
@@ -64,10 +73,10 @@ enum metric_guard {
 
 /* Push requests (one profile each) by outcome; they map onto struct upload_stats. */
 enum metric_upload {
-	METRIC_UPLOAD_OK = 0,   /* accepted (2xx): requests_ok */
-	METRIC_UPLOAD_RETRIED,  /* needed at least one retry: requests_retried */
+	METRIC_UPLOAD_OK = 0, /* accepted (2xx): requests_ok */
+	METRIC_UPLOAD_RETRIED, /* needed at least one retry: requests_retried */
 	METRIC_UPLOAD_REJECTED, /* refused by the server, not retried: requests_failed_4xx */
-	METRIC_UPLOAD_FAILED,   /* given up: the dropped_* counts other than rejected/encode */
+	METRIC_UPLOAD_FAILED, /* given up: the dropped_* counts other than rejected/encode */
 };
 
 /* Label values per metric: the largest label set is the drop reasons. */

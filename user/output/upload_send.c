@@ -80,8 +80,7 @@ static int pick(struct uploader *u, struct pending *p)
 	int gone, err;
 
 	memset(p, 0, sizeof(*p));
-	while (u->spool && !spool_peek(u->spool, &e) &&
-	       (!it || e.ts_ns <= it->ts_ns)) {
+	while (u->spool && !spool_peek(u->spool, &e) && (!it || e.ts_ns <= it->ts_ns)) {
 		err = spool_take(u->spool, &p->entry, &p->body, &p->len, &gone);
 		if (!err) {
 			p->from_spool = 1;

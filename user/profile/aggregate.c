@@ -2,6 +2,7 @@
 /* Aggregation: drained samples with their frames -> labelled samples in per-service pprof
  * builders; flushing hands each service's builder to the output. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,18 +85,19 @@ static struct pprof_builder *builder_for(struct aggregate *a, const char *servic
 	}
 	if (!s->builder)
 		return NULL;
-	strncpy(s->name, service, sizeof(s->name) - 1);
-	s->name[sizeof(s->name) - 1] = '\0';
+	snprintf(s->name, sizeof(s->name), "%s", service);
 	a->nservices++;
 	return s->builder;
 }
 
-/* Span labels of one sample; returns how many were set. Hex buffers belong to the caller. */
-static size_t span_labels(const struct aggregate *a, const struct sample_key *key,
+/* Span labels of one sample; returns how many were set. Hex and name buffers (name:
+ * SPANPROF_ABI_SPAN_NAME_MAX + 1 bytes) belong to the caller. */
+static size_t span_labels(const struct aggregate *a, const struct sample *s,
 			  struct pprof_label *labels, char *span_hex, char *trace_hex, char *name)
 {
+	const struct sample_key *key = s->key;
 	const __u8 *id = key->span.span_id;
-	size_t n = 0;
+	size_t n = 0, len;
 
 	if (!key->has_span)
 		return 0;
@@ -103,9 +105,15 @@ static size_t span_labels(const struct aggregate *a, const struct sample_key *ke
 		id = key->span.root_span_id;
 	labels_hex(id, 8, span_hex);
 	labels_hex(key->span.trace_id, 16, trace_hex);
-	memcpy(name, key->span.name, SPANPROF_ABI_SPAN_NAME_MAX);
-	name[SPANPROF_ABI_SPAN_NAME_MAX] = '\0';
-	labels_clean(name); /* the application's bytes: no newline, ESC or broken UTF-8 */
+	/* The application's bytes: no newline, ESC or broken UTF-8. A name evicted from span_names
+	 * before the drain (counted there) is NULL and leaves the label out. */
+	name[0] = '\0';
+	if (s->span_name) {
+		len = strnlen(s->span_name, SPANPROF_ABI_SPAN_NAME_MAX);
+		memcpy(name, s->span_name, len);
+		name[len] = '\0';
+		labels_clean(name);
+	}
 	/* A zero id is an unsampled span (or a Go span_name label alone): like otel-profiling-go,
 	 * only its name is labelled, so per-name views still count all CPU. */
 	if (!labels_is_zero(id, 8))
@@ -117,11 +125,14 @@ static size_t span_labels(const struct aggregate *a, const struct sample_key *ke
 	return n;
 }
 
-/* Kubernetes placement labels of the sample's process; returns how many were set. */
-static size_t k8s_labels(const struct proc_info *proc, struct pprof_label *labels)
+/* Process labels of the sample (OTel service namespace, Kubernetes placement); returns how
+ * many were set. */
+static size_t proc_labels(const struct proc_info *proc, struct pprof_label *labels)
 {
 	size_t n = 0;
 
+	if (proc->service_namespace[0])
+		labels[n++] = (struct pprof_label){ "service_namespace", proc->service_namespace };
 	if (proc->k8s_namespace[0])
 		labels[n++] = (struct pprof_label){ "namespace", proc->k8s_namespace };
 	if (proc->k8s_pod[0])
@@ -136,7 +147,7 @@ void aggregate_add(struct aggregate *a, const struct sample *s, const struct sym
 {
 	char span_hex[17], trace_hex[33], name[SPANPROF_ABI_SPAN_NAME_MAX + 1];
 	const struct sample_key *key = s->key;
-	struct pprof_label labels[6];
+	struct pprof_label labels[7];
 	const struct proc_info *proc;
 	struct proc_info scratch;
 	struct pprof_builder *b;
@@ -148,8 +159,8 @@ void aggregate_add(struct aggregate *a, const struct sample *s, const struct sym
 		a->stats.service_overflow += s->count;
 		return;
 	}
-	nlabels = span_labels(a, key, labels, span_hex, trace_hex, name);
-	nlabels += k8s_labels(proc, labels + nlabels);
+	nlabels = span_labels(a, s, labels, span_hex, trace_hex, name);
+	nlabels += proc_labels(proc, labels + nlabels);
 	if (pprof_builder_add_sample(b, frames, nframes, s->count, labels, nlabels)) {
 		a->stats.encode_errors += s->count;
 		return;

@@ -2,17 +2,27 @@
 /* Window draining: BPF count and stack maps -> plain sample records, then the maps emptied. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <bpf/bpf.h>
 
 #include "profile/drain.h"
+#include "profile/span_names.h"
 #include "util/log.h"
+
+/* Span names cached in user space (each slot ~264 bytes); span_names holds 4096 in the kernel. */
+#define DRAIN_NAME_CACHE 1024
 
 struct drain {
 	uint32_t max_keys;
 	struct sample_key *keys; /* scratch for one drain, max_keys entries */
+	struct span_names *names; /* span name ids -> names */
+	__u64 *hashes; /* scratch: the keys of user_stacks being cleared, max_keys entries */
 	uint64_t kern_ips[SPANPROF_MAX_STACK_DEPTH], user_ips[SPANPROF_MAX_STACK_DEPTH];
+	struct spanprof_user_stack user_stack; /* scratch for one CFI stack */
 	struct drain_stats stats;
+	int py_fd; /* -1: no py_stacks map */
+	struct py_stack py;
 };
 
 struct drain *drain_new(uint32_t max_keys)
@@ -22,8 +32,14 @@ struct drain *drain_new(uint32_t max_keys)
 	if (!d)
 		return NULL;
 	d->max_keys = max_keys;
+	d->py_fd = -1;
 	d->keys = calloc(max_keys, sizeof(*d->keys));
-	if (!d->keys) {
+	d->names = span_names_new(DRAIN_NAME_CACHE);
+	d->hashes = calloc(max_keys, sizeof(*d->hashes));
+	if (!d->keys || !d->names || !d->hashes) {
+		span_names_free(d->names);
+		free(d->keys);
+		free(d->hashes);
 		free(d);
 		errno = ENOMEM;
 		return NULL;
@@ -36,6 +52,8 @@ void drain_free(struct drain *d)
 	if (!d)
 		return;
 	free(d->keys);
+	span_names_free(d->names);
+	free(d->hashes);
 	free(d);
 }
 
@@ -51,6 +69,72 @@ static const uint64_t *read_stack(struct drain *d, int fd, __s32 id, uint64_t *i
 	return ips;
 }
 
+/* A CFI-unwound user stack by hash, copied into ips (zero after the last frame). */
+static const uint64_t *read_user_stack(struct drain *d, int fd, __u64 hash, uint64_t *ips)
+{
+	struct spanprof_user_stack *st = &d->user_stack;
+	__u32 n;
+
+	if (fd < 0 || bpf_map_lookup_elem(fd, &hash, st)) {
+		d->stats.map_errors++;
+		return NULL;
+	}
+	n = st->nframes < SPANPROF_MAX_STACK_DEPTH ? st->nframes : SPANPROF_MAX_STACK_DEPTH;
+	memcpy(ips, st->ips, n * sizeof(*ips));
+	memset(ips + n, 0, (SPANPROF_MAX_STACK_DEPTH - n) * sizeof(*ips));
+	return ips;
+}
+
+/* Empties a hash of CFI stacks: keys first (deleting while walking would restart the walk),
+ * at most max_keys per pass, as many passes as it takes. */
+static void clear_user_stacks(struct drain *d, int fd)
+{
+	uint32_t n, i;
+	__u64 *prev;
+
+	if (fd < 0)
+		return;
+	do {
+		n = 0;
+		prev = NULL;
+		while (n < d->max_keys && !bpf_map_get_next_key(fd, prev, &d->hashes[n])) {
+			prev = &d->hashes[n];
+			n++;
+		}
+		for (i = 0; i < n; i++)
+			bpf_map_delete_elem(fd, &d->hashes[i]);
+	} while (n == d->max_keys);
+}
+
+void drain_set_py_stacks(struct drain *d, int py_stacks_fd)
+{
+	d->py_fd = py_stacks_fd;
+}
+
+/* The sample's Python frames; NULL when it has none or they cannot be read. */
+static const struct py_stack *read_py(struct drain *d, const struct sample_key *key)
+{
+	if (!key->py_stack_hash || d->py_fd < 0)
+		return NULL;
+	if (bpf_map_lookup_elem(d->py_fd, &key->py_stack_hash, &d->py)) {
+		d->stats.map_errors++;
+		return NULL;
+	}
+	if (d->py.nframes > SPANPROF_PY_MAX_FRAMES)
+		d->py.nframes = SPANPROF_PY_MAX_FRAMES;
+	return &d->py;
+}
+
+static void clear_py_stacks(int fd)
+{
+	__u64 next;
+
+	/* A hash map: always delete the first key, never continue from a deleted one. */
+	while (!bpf_map_get_next_key(fd, NULL, &next))
+		if (bpf_map_delete_elem(fd, &next))
+			break;
+}
+
 static void clear_stacks(int fd)
 {
 	__u32 id, next;
@@ -64,8 +148,9 @@ static void clear_stacks(int fd)
 	}
 }
 
-int drain_window_shared_stacks(struct drain *d, int counts_fd, int stacks_fd, drain_sample_fn fn,
-			       void *ctx)
+/* Reads and deletes every count of the window; the stack maps are left to the caller. */
+static int drain_counts(struct drain *d, int counts_fd, int stacks_fd, int user_stacks_fd,
+			int names_fd, drain_sample_fn fn, void *ctx)
 {
 	struct sample_key *prev = NULL;
 	const struct sample_key *key;
@@ -86,10 +171,21 @@ int drain_window_shared_stacks(struct drain *d, int counts_fd, int stacks_fd, dr
 		}
 		s.key = key;
 		s.kern_ips = read_stack(d, stacks_fd, key->kern_stack_id, d->kern_ips);
-		s.user_ips = read_stack(d, stacks_fd, key->user_stack_id, d->user_ips);
 		/* -EFAULT: there is no such stack (a kernel thread has no user stack), nothing lost. */
 		s.lost_kern = key->kern_stack_id < 0 && key->kern_stack_id != -EFAULT;
-		s.lost_user = key->user_stack_id < 0 && key->user_stack_id != -EFAULT;
+		if (key->user_stack_hash) {
+			s.user_ips = read_user_stack(d, user_stacks_fd, key->user_stack_hash,
+						     d->user_ips);
+			s.lost_user = !s.user_ips;
+		} else {
+			s.user_ips = read_stack(d, stacks_fd, key->user_stack_id, d->user_ips);
+			s.lost_user = key->user_stack_id < 0 && key->user_stack_id != -EFAULT;
+		}
+		s.py = read_py(d, key);
+		s.span_name =
+			key->has_span ? span_names_get(d->names, names_fd, key->span.name_id) : "";
+		if (!s.span_name)
+			d->stats.span_names_lost += s.count;
 		fn(ctx, &s);
 	}
 	for (i = 0; i < n; i++)
@@ -98,12 +194,22 @@ int drain_window_shared_stacks(struct drain *d, int counts_fd, int stacks_fd, dr
 	return err;
 }
 
-int drain_window(struct drain *d, int counts_fd, int stacks_fd, drain_sample_fn fn, void *ctx)
+int drain_window(struct drain *d, int counts_fd, int stacks_fd, int user_stacks_fd, int names_fd,
+		 drain_sample_fn fn, void *ctx)
 {
-	int err = drain_window_shared_stacks(d, counts_fd, stacks_fd, fn, ctx);
+	int err = drain_counts(d, counts_fd, stacks_fd, user_stacks_fd, names_fd, fn, ctx);
 
 	clear_stacks(stacks_fd);
+	clear_user_stacks(d, user_stacks_fd);
+	if (d->py_fd >= 0)
+		clear_py_stacks(d->py_fd);
 	return err;
+}
+
+int drain_window_shared_stacks(struct drain *d, int counts_fd, int stacks_fd, int names_fd,
+			       drain_sample_fn fn, void *ctx)
+{
+	return drain_counts(d, counts_fd, stacks_fd, -1, names_fd, fn, ctx);
 }
 
 void drain_get_stats(const struct drain *d, struct drain_stats *out)

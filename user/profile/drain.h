@@ -16,11 +16,16 @@ struct sample {
 	 * entries; NULL when there is none. */
 	const uint64_t *kern_ips, *user_ips;
 	int lost_kern, lost_user; /* the BPF side could not record that stack */
+	const struct py_stack *py; /* the thread's CPython frames, or NULL (none, or not read) */
+	/* The span's name (key->span.name_id resolved through the kernel's span_names map); ""
+	 * for none, NULL when the map no longer held it (counted in span_names_lost). */
+	const char *span_name;
 };
 
 struct drain_stats {
 	uint64_t keys; /* distinct keys drained */
 	uint64_t map_errors; /* failed BPF map reads (count reads are also logged) */
+	uint64_t span_names_lost; /* samples whose span name was evicted before the drain */
 };
 
 typedef void (*drain_sample_fn)(void *ctx, const struct sample *s);
@@ -30,14 +35,22 @@ struct drain *drain_new(uint32_t max_keys);
 void drain_free(struct drain *d); /* NULL-safe */
 
 /* Reads every key of the window's count map (counts_fd: struct sample_key -> __u64) with its
- * stacks from stacks_fd (stack id -> __u64[SPANPROF_MAX_STACK_DEPTH]), calls fn once per key,
- * then empties both maps. Returns 0 or -errno (a count read failed; the other keys are kept). */
-int drain_window(struct drain *d, int counts_fd, int stacks_fd, drain_sample_fn fn, void *ctx);
+ * stacks from stacks_fd (stack id -> __u64[SPANPROF_MAX_STACK_DEPTH]) or, for a CFI-unwound
+ * user stack (key->user_stack_hash), from user_stacks_fd (__u64 hash -> struct
+ * spanprof_user_stack; -1: none), and its span name from names_fd (u64 name id -> struct
+ * span_name; -1: none), calls fn once per key, then empties the count and stack maps. Returns 0
+ * or -errno (a count read failed; the other keys are kept). */
+int drain_window(struct drain *d, int counts_fd, int stacks_fd, int user_stacks_fd, int names_fd,
+		 drain_sample_fn fn, void *ctx);
+
+/* The window's py_stacks map (hash -> struct py_stack) for the next drain_window(), which
+ * reads each sample's Python frames from it and empties it; -1 (the default): none. */
+void drain_set_py_stacks(struct drain *d, int py_stacks_fd);
 
 /* drain_window(), but the stack map is left as it is: it is shared by both windows and
  * outlives them (the off-CPU stacks, taken when a thread blocks and counted when it runs). */
-int drain_window_shared_stacks(struct drain *d, int counts_fd, int stacks_fd, drain_sample_fn fn,
-			       void *ctx);
+int drain_window_shared_stacks(struct drain *d, int counts_fd, int stacks_fd, int names_fd,
+			       drain_sample_fn fn, void *ctx);
 
 void drain_get_stats(const struct drain *d, struct drain_stats *out);
 

@@ -35,8 +35,8 @@ static int label_before(const struct pp_label *a, const struct pp_label *c)
 
 /* Interns labels with a non-empty key and value into the tail of sample_labels, sorted so that
  * the same set in another order merges. */
-static int stage_labels(struct pprof_builder *b, const struct pprof_label *labels,
-			size_t nlabels, uint32_t *n)
+static int stage_labels(struct pprof_builder *b, const struct pprof_label *labels, size_t nlabels,
+			uint32_t *n)
 {
 	struct pp_label *tail, l;
 	size_t i, j;
@@ -64,8 +64,7 @@ static int stage_labels(struct pprof_builder *b, const struct pprof_label *label
 	return 0;
 }
 
-static int stage_locations(struct pprof_builder *b, const struct sym_frame *frames,
-			   size_t nframes)
+static int stage_locations(struct pprof_builder *b, const struct sym_frame *frames, size_t nframes)
 {
 	size_t i;
 	int err;

@@ -40,15 +40,15 @@ struct pp_label {
 };
 
 struct pp_sample {
-	size_t loc_off;   /* into pprof_builder.sample_locs */
+	size_t loc_off; /* into pprof_builder.sample_locs */
 	size_t label_off; /* into pprof_builder.sample_labels */
 	uint32_t nlocs, nlabels;
 	int64_t count;
 };
 
 /* A growable array: items, how many are used, how many are allocated. */
-#define PP_ARRAY(type, name)                                                                       \
-	type *name;                                                                                \
+#define PP_ARRAY(type, name) \
+	type *name;          \
 	size_t n_##name, cap_##name
 
 struct pprof_builder {
@@ -72,13 +72,13 @@ struct pprof_builder {
 void *pp_grow(void *items, size_t *cap, size_t need, size_t elem);
 
 /* Makes room for `extra` more items in the builder array `name`: 0 or -ENOMEM. */
-#define PP_RESERVE(b, name, extra)                                                                 \
-	({                                                                                         \
-		void *grown_ = pp_grow((b)->name, &(b)->cap_##name, (b)->n_##name + (extra),       \
-				       sizeof(*(b)->name));                                        \
-		if (grown_)                                                                        \
-			(b)->name = grown_;                                                        \
-		grown_ ? 0 : -ENOMEM;                                                              \
+#define PP_RESERVE(b, name, extra)                                                           \
+	({                                                                                   \
+		void *grown_ = pp_grow((b)->name, &(b)->cap_##name, (b)->n_##name + (extra), \
+				       sizeof(*(b)->name));                                  \
+		if (grown_)                                                                  \
+			(b)->name = grown_;                                                  \
+		grown_ ? 0 : -ENOMEM;                                                        \
 	})
 
 /* Index of s (NULL counts as "") in the string table; invalid UTF-8 is repaired first.

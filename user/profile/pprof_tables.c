@@ -265,4 +265,3 @@ int pprof_intern_location(struct pprof_builder *b, const struct sym_frame *f, ui
 	*id = (uint64_t)pos + 1;
 	return 0;
 }
-

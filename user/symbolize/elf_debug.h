@@ -8,9 +8,11 @@
 
 /* Where to look; the module's userdata slot must point at one of these (see elf_syms.c). */
 struct elf_debug_ctx {
-	const char *path;       /* the file as its process sees it: "/usr/bin/app" */
-	const char *root;       /* prefix under which path is visible to us ("/proc/42/root"); may be "" */
-	const char *debug_root; /* "/usr/lib/debug", or NULL to skip the build-id and global lookups */
+	const char *path; /* the file as its process sees it: "/usr/bin/app" */
+	const char
+		*root; /* prefix under which path is visible to us ("/proc/42/root"); may be "" */
+	const char
+		*debug_root; /* "/usr/lib/debug", or NULL to skip the build-id and global lookups */
 	size_t dwarf_limit; /* refuse debug files with more DWARF bytes than this; 0: none */
 	size_t debug_dwarf_bytes; /* out: DWARF bytes of the debug file accepted (or refused) */
 	int refused_big; /* out: a matching debug file was refused for its size */

@@ -16,8 +16,8 @@ struct elf_syms;
  * elf_syms_lookup() on it or elf_syms_free(). */
 struct elf_sym_line {
 	const char *function; /* demangled */
-	const char *file;     /* NULL when unknown */
-	int line;             /* 0 when unknown */
+	const char *file; /* NULL when unknown */
+	int line; /* 0 when unknown */
 };
 
 /* Opens an executable or shared library for symbolization.

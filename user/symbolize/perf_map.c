@@ -213,8 +213,7 @@ void perf_map_free(struct perf_map *pm)
 	free(pm);
 }
 
-const char *perf_map_find(const struct perf_map *pm, uint64_t addr, uint64_t *start,
-			  uint64_t *size)
+const char *perf_map_find(const struct perf_map *pm, uint64_t addr, uint64_t *start, uint64_t *size)
 {
 	size_t lo = 0, hi = pm->count;
 	const struct perf_map_entry *e;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Symbolizes one sample's stacks into frames whose strings live in the caller's buffer. */
+#include <errno.h>
 #include <string.h>
 
 #include "symbolize/stack_resolve.h"
@@ -76,8 +77,20 @@ void stack_resolve(struct stack_resolve *r, struct symcache *sc, pid_t pid,
 		add_marker(r, LOST_KERN_ADDR, "[kernel stack lost]");
 	else if (kern_ips)
 		add_stack(r, sc, pid, kern_ips, 1);
+	r->user_start = r->nframes;
 	if (lost_user)
 		add_marker(r, LOST_USER_ADDR, "[user stack lost]");
 	else if (user_ips)
 		add_stack(r, sc, pid, user_ips, 0);
+}
+
+int stack_resolve_insert(struct stack_resolve *r, size_t at, const struct sym_frame *f)
+{
+	if (r->nframes >= STACK_RESOLVE_MAX_FRAMES || at > r->nframes)
+		return -E2BIG;
+	memmove(&r->frames[at + 1], &r->frames[at], (r->nframes - at) * sizeof(r->frames[0]));
+	r->frames[at] = *f;
+	keep_frame(r, &r->frames[at]);
+	r->nframes++;
+	return 0;
 }

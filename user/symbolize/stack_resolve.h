@@ -11,12 +11,13 @@
 #include "symbolize/symcache.h"
 #include "util/spanprof_types.h"
 
-/* Both stacks of a sample, plus room for a marker frame for each lost stack. */
-#define STACK_RESOLVE_MAX_FRAMES (2 * SPANPROF_MAX_STACK_DEPTH + 2)
+/* Both stacks of a sample, a marker frame for each lost stack, and the interpreter frames. */
+#define STACK_RESOLVE_MAX_FRAMES (2 * SPANPROF_MAX_STACK_DEPTH + 2 + SPANPROF_PY_MAX_FRAMES)
 
 struct stack_resolve {
 	struct sym_frame frames[STACK_RESOLVE_MAX_FRAMES];
 	size_t nframes;
+	size_t user_start; /* index of the first user frame (== nframes when there are none) */
 	char strings[64 * 1024]; /* copies of the frames' strings */
 	size_t used;
 };
@@ -29,5 +30,9 @@ struct stack_resolve {
 void stack_resolve(struct stack_resolve *r, struct symcache *sc, pid_t pid,
 		   const uint64_t *kern_ips, int lost_kern, const uint64_t *user_ips,
 		   int lost_user);
+
+/* Inserts f (strings copied) at index at (<= r->nframes), moving later frames up. Returns 0, or
+ * -E2BIG when r is full. */
+int stack_resolve_insert(struct stack_resolve *r, size_t at, const struct sym_frame *f);
 
 #endif /* SPANPROF_STACK_RESOLVE_H */

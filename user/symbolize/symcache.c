@@ -393,8 +393,8 @@ struct symcache *symcache_new(const struct symcache_limits *limits)
 	if (!err)
 		err = symcache_kernel_init(&sc->kernel, sc->lim.kallsyms_path, sc->lim.proc_root);
 	if (!err) {
-		sc->addrs = addr_cache_new(limits->max_addrs ? limits->max_addrs
-							     : SYMCACHE_DEFAULT_ADDRS);
+		sc->addrs = addr_cache_new(limits->max_addrs ? limits->max_addrs :
+							       SYMCACHE_DEFAULT_ADDRS);
 		err = sc->addrs ? 0 : -ENOMEM;
 	}
 	if (!err)

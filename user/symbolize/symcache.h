@@ -16,13 +16,13 @@
 
 struct symcache_limits {
 	size_t max_modules; /* ELF files kept open (LRU); >= 1 */
-	size_t max_pids;    /* per-process mapping snapshots kept (LRU); >= 1 */
-	size_t max_bytes;   /* soft cap on memory for cached symbol data; 0 = no cap */
-	size_t max_addrs;   /* symbolized addresses cached; 0: SYMCACHE_DEFAULT_ADDRS */
-	const char *proc_root;    /* normally "/proc"; tests may point elsewhere */
-	const char *debug_root;   /* normally "/usr/lib/debug" (build-id and debuglink lookups) */
+	size_t max_pids; /* per-process mapping snapshots kept (LRU); >= 1 */
+	size_t max_bytes; /* soft cap on memory for cached symbol data; 0 = no cap */
+	size_t max_addrs; /* symbolized addresses cached; 0: SYMCACHE_DEFAULT_ADDRS */
+	const char *proc_root; /* normally "/proc"; tests may point elsewhere */
+	const char *debug_root; /* normally "/usr/lib/debug" (build-id and debuglink lookups) */
 	const char *kallsyms_path; /* normally "/proc/kallsyms" */
-	const char *perf_map_dir;  /* normally "/tmp" (perf-PID.map) */
+	const char *perf_map_dir; /* normally "/tmp" (perf-PID.map) */
 	size_t perf_map_max_bytes; /* read of one perf map at most; 0: PERF_MAP_DEFAULT_MAX_BYTES */
 	size_t perf_map_max_lines; /* ... and lines; 0: PERF_MAP_DEFAULT_MAX_LINES */
 	size_t max_dwarf_bytes; /* DWARF (decompressed debug sections) held by all modules
@@ -40,7 +40,7 @@ struct symcache_stats {
 	uint64_t hits, misses; /* address lookups answered from / not from cache */
 	uint64_t modules, pids; /* entries cached now */
 	uint64_t evictions;
-	uint64_t errors;       /* malformed ELF, unreadable files, ... (each also logged) */
+	uint64_t errors; /* malformed ELF, unreadable files, ... (each also logged) */
 	uint64_t perf_maps_refused; /* perf maps not read: symlink, FIFO/device, foreign owner */
 	uint64_t perf_maps_capped; /* perf maps cut short by the byte or line cap */
 	uint64_t loads_deferred; /* loads put off to a later round (load budget spent) */

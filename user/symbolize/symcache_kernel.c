@@ -80,8 +80,10 @@ static int refresh(struct symcache_kernel *kc)
 
 		kc->errors++;
 		if (err == -EACCES && !kc->unavailable)
-			log_warn(0, "kernel symbols unavailable: %s shows only zero addresses "
-				 "(kptr_restrict?)", kc->kallsyms_path);
+			log_warn(0,
+				 "kernel symbols unavailable: %s shows only zero addresses "
+				 "(kptr_restrict?)",
+				 kc->kallsyms_path);
 		else if (!kc->unavailable)
 			log_warn(err, "load %s", kc->kallsyms_path);
 		kc->unavailable = 1;

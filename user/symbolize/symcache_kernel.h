@@ -13,10 +13,10 @@ struct symcache_kernel {
 	const char *kallsyms_path; /* borrowed from the cache's limits */
 	const char *proc_root;
 	struct ksyms *ks;
-	int unavailable;      /* addresses hidden (kptr_restrict): reported once */
+	int unavailable; /* addresses hidden (kptr_restrict): reported once */
 	uint64_t modules_sig; /* hash of <proc_root>/modules at the last load */
-	uint64_t checked_ns;  /* when the modules were last compared */
-	char module[80];      /* "[ext4]" of the last frame */
+	uint64_t checked_ns; /* when the modules were last compared */
+	char module[80]; /* "[ext4]" of the last frame */
 	uint64_t errors;
 };
 

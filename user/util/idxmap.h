@@ -16,7 +16,7 @@ struct idxmap_slot {
 
 struct idxmap {
 	struct idxmap_slot *slots;
-	size_t mask;  /* capacity - 1 (capacity is a power of two), 0 before the first insert */
+	size_t mask; /* capacity - 1 (capacity is a power of two), 0 before the first insert */
 	size_t count;
 };
 

@@ -21,7 +21,7 @@ enum log_level {
 
 enum log_format {
 	LOG_FORMAT_LOGFMT = 0, /* ts=... level=warn msg="..." err="..." */
-	LOG_FORMAT_JSON,       /* {"ts":"...","level":"warn","msg":"...","err":"..."} */
+	LOG_FORMAT_JSON, /* {"ts":"...","level":"warn","msg":"...","err":"..."} */
 };
 
 /* Sets the most verbose level printed (default LOG_LEVEL_INFO). */

@@ -7,11 +7,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define lru_entry(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+#define lru_entry(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
 struct lru_node {
 	struct lru_node *prev, *next; /* recency ring: head.next newest, head.prev oldest */
-	struct lru_node *hnext;       /* hash chain */
+	struct lru_node *hnext; /* hash chain */
 	uint64_t k1, k2;
 };
 

@@ -12,8 +12,10 @@ import (
 	"context"
 	"encoding/hex"
 	"runtime/pprof"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/resource"
 	"go.opentelemetry.io/otel/trace"
 
 	spanprof "github.com/spanprof/spanprof/hooks/go"
@@ -30,10 +32,11 @@ const (
 
 // These indirections let the tests observe what reaches the hook without an agent.
 var (
-	setSpan     = spanprof.Set
-	clearSpan   = spanprof.Clear
-	agentActive = spanprof.Active
-	setLabels   = pprof.SetGoroutineLabels
+	setSpan        = spanprof.Set
+	clearSpan      = spanprof.Clear
+	agentActive    = spanprof.Active
+	publishContext = spanprof.PublishProcessContext
+	setLabels      = pprof.SetGoroutineLabels
 )
 
 type config struct {
@@ -50,31 +53,62 @@ func WithAllSpans() Option {
 }
 
 // NewTracerProvider wraps tp so that its tracers report span changes to spanprof.
+// The SDK's resource is published as OpenTelemetry process context (OTEP 4719) from the first
+// recording span, so the agent names the profiles after the resource's service.name, as the
+// traces are. Call PublishResource to do it before any span starts.
 func NewTracerProvider(tp trace.TracerProvider, opts ...Option) trace.TracerProvider {
-	p := &tracerProvider{TracerProvider: tp}
+	p := &tracerProvider{TracerProvider: tp, published: new(atomic.Bool)}
 	for _, o := range opts {
 		o(&p.cfg)
 	}
 	return p
 }
 
+// PublishResource publishes res's attributes (string values; others are left out) as
+// OpenTelemetry process context, where the spanprof agent reads the service name.
+func PublishResource(res *resource.Resource) error {
+	attrs := map[string]string{}
+	for it := res.Iter(); it.Next(); {
+		if kv := it.Attribute(); kv.Value.Type() == attribute.STRING {
+			attrs[string(kv.Key)] = kv.Value.AsString()
+		}
+	}
+	return publishContext(attrs)
+}
+
 type tracerProvider struct {
 	trace.TracerProvider
-	cfg config
+	cfg       config
+	published *atomic.Bool // the resource went out as process context
 }
 
 func (p *tracerProvider) Tracer(name string, opts ...trace.TracerOption) trace.Tracer {
-	return &tracer{Tracer: p.TracerProvider.Tracer(name, opts...), cfg: p.cfg}
+	return &tracer{Tracer: p.TracerProvider.Tracer(name, opts...), cfg: p.cfg,
+		published: p.published}
 }
 
 type tracer struct {
 	trace.Tracer
-	cfg config
+	cfg       config
+	published *atomic.Bool
 }
 
-// state is what a context carries: the spanprof span set for the span it holds.
+// publishFrom publishes the resource of the SDK's span once (one atomic load after that).
+func (t *tracer) publishFrom(s trace.Span) {
+	if t.published.Load() {
+		return
+	}
+	if ro, ok := s.(interface{ Resource() *resource.Resource }); ok && ro.Resource() != nil &&
+		t.published.CompareAndSwap(false, true) {
+		_ = PublishResource(ro.Resource()) // best effort: the environment still names it
+	}
+}
+
+// state is what a context carries: the spanprof span set for the span it holds, and for a
+// child, its local root's state (whose name it carries).
 type state struct {
 	span spanprof.Span
+	root *state
 }
 
 type stateKey struct{}
@@ -87,20 +121,31 @@ func stateFrom(ctx context.Context) *state {
 func (t *tracer) Start(ctx context.Context, name string,
 	opts ...trace.SpanStartOption) (context.Context, trace.Span) {
 	if !agentActive() {
-		// No agent: nobody could see the span, so cost nothing beyond this check. Spans that
-		// start before the agent attaches stay unlabelled, as with any uprobe-based hook.
-		return t.Tracer.Start(ctx, name, opts...)
+		// No agent: nobody could see the span, so cost nothing beyond this check (and the
+		// one-time resource publication). Spans that start before the agent attaches stay
+		// unlabelled, as with any uprobe-based hook.
+		ctx, s := t.Tracer.Start(ctx, name, opts...)
+		t.publishFrom(s)
+		return ctx, s
 	}
 	parent := trace.SpanContextFromContext(ctx)
 	prev := stateFrom(ctx)
 	outer := ctx
 	ctx, s := t.Tracer.Start(ctx, name, opts...)
+	t.publishFrom(s)
 	sc := s.SpanContext()
-	localRoot := !parent.IsValid() || parent.IsRemote() || prev == nil
+	localRoot := !parent.IsValid() || parent.IsRemote()
+	if !localRoot && prev == nil && !t.cfg.allSpans {
+		// A local parent this wrapper never labelled: it started before the agent attached.
+		// As in Pyroscope's integrations, such a span is no local root and gets nothing.
+		return ctx, s
+	}
 	st := &state{}
 	switch {
 	case !sc.IsSampled() && !localRoot && prev != nil:
+		st.root = rootOf(prev)
 		st.span = prev.span // an unsampled child stays in its parent's profile
+		st.span.Name = st.root.span.Name
 	case !sc.IsSampled():
 		// Unsampled: labelled with its name only (no span id), as otel-profiling-go does, so
 		// per-name views count all CPU while no trace links to it.
@@ -116,12 +161,21 @@ func (t *tracer) Start(ctx context.Context, name string,
 		copy(st.span.TraceID[:], tid[:])
 		copy(st.span.SpanID[:], sid[:])
 		st.span.RootSpanID = prev.span.RootID()
-		st.span.Name = prev.span.Name
+		st.root = rootOf(prev)
+		st.span.Name = st.root.span.Name
 	}
 	setSpan(&st.span)
 	ctx = context.WithValue(ctx, stateKey{}, st)
 	ctx = withSpanLabels(ctx, &st.span)
-	return ctx, &span{Span: s, prev: prev, outer: outer}
+	return ctx, &span{Span: s, prev: prev, st: st, outer: outer}
+}
+
+// rootOf is the state of prev's local root (prev itself when it is one).
+func rootOf(prev *state) *state {
+	if prev.root != nil {
+		return prev.root
+	}
+	return prev
 }
 
 // withSpanLabels also records the span in the goroutine's pprof labels (span_id of its local
@@ -146,16 +200,32 @@ func withSpanLabels(ctx context.Context, s *spanprof.Span) context.Context {
 	return ctx
 }
 
-// span restores the parent's spanprof span (and pprof labels) when it ends.
+// span restores the parent's spanprof span (and pprof labels) when it ends, and follows renames
+// of a local root.
 type span struct {
 	trace.Span
 	prev  *state
+	st    *state
 	outer context.Context
+}
+
+// SetName renames the span. A local root's new name reaches spanprof at the next hook call
+// of its trace on this goroutine (a child starting or ending), as in the Python and Ruby
+// integrations: the goroutine may be inside a child right now, so it is not set here. The
+// pprof labels of goroutines started before the rename keep the start name.
+func (s *span) SetName(name string) {
+	s.Span.SetName(name)
+	if s.st.root == nil {
+		s.st.span.SetName(name)
+	}
 }
 
 func (s *span) End(opts ...trace.SpanEndOption) {
 	s.Span.End(opts...)
 	if s.prev != nil {
+		if s.prev.root != nil { // the root may have been renamed since the parent started
+			s.prev.span.Name = s.prev.root.span.Name
+		}
 		setSpan(&s.prev.span)
 	} else {
 		clearSpan()

@@ -6,8 +6,11 @@ import (
 	"context"
 	"encoding/hex"
 	"runtime/pprof"
+	"strings"
 	"testing"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -17,7 +20,7 @@ import (
 
 // recorder captures what the integration hands to the hook and to the pprof labels.
 type recorder struct {
-	calls  []*spanprof.Span     // nil entry: Clear
+	calls  []*spanprof.Span    // nil entry: Clear
 	labels []map[string]string // goroutine labels after each SetGoroutineLabels
 }
 
@@ -198,5 +201,88 @@ func TestWithoutAgentTheHookIsANoop(t *testing.T) {
 	spanprof.Clear()
 	if s.ABIVersion != 0 {
 		t.Errorf("Set prepared the span although no agent listens")
+	}
+}
+
+func TestChildOfASpanStartedBeforeTheAgentGetsNothing(t *testing.T) {
+	var r recorder
+	r.install(t)
+	agentActive = func() bool { return false }
+	tp, rec := newProvider(sdktrace.AlwaysSample())
+	tr := tp.Tracer("test")
+	ctx, root := tr.Start(context.Background(), "GET /slow") // in flight when the agent attaches
+	agentActive = func() bool { return true }
+	_, child := tr.Start(ctx, "db.query")
+	child.End()
+	root.End()
+	if len(r.calls) != 0 {
+		t.Errorf("a child of a request started before the agent reached the hook %d times", len(r.calls))
+	}
+	for _, s := range rec.Ended() {
+		if attr(s, "pyroscope.profile.id") != "" {
+			t.Errorf("%s got a profile id", s.Name())
+		}
+	}
+}
+
+func TestRenamedRootReachesTheNextHookCall(t *testing.T) {
+	var r recorder
+	r.install(t)
+	tp, _ := newProvider(sdktrace.AlwaysSample())
+	tr := tp.Tracer("test")
+	ctx, root := tr.Start(context.Background(), "HTTP GET")
+	root.SetName("GET /cart/{id}")
+	_, child := tr.Start(ctx, "db.query")
+	child.End()
+	root.End()
+	name := func(i int) string {
+		n := r.calls[i].Name[:]
+		for j, c := range n {
+			if c == 0 {
+				return string(n[:j])
+			}
+		}
+		return string(n)
+	}
+	if len(r.calls) != 4 || name(0) != "HTTP GET" || name(1) != "GET /cart/{id}" ||
+		name(2) != "GET /cart/{id}" || r.calls[3] != nil {
+		t.Fatalf("calls: %d, names %q %q %q", len(r.calls), name(0), name(1), name(2))
+	}
+	// A child started after the rename passes the new name to its goroutines' pprof labels too.
+	if len(r.labels) != 4 || r.labels[0]["span_name"] != "HTTP GET" ||
+		r.labels[1]["span_name"] != "GET /cart/{id}" {
+		t.Errorf("pprof labels after the rename: %v", r.labels)
+	}
+}
+
+func TestLongNamesAreKeptTo255Bytes(t *testing.T) {
+	var r recorder
+	r.install(t)
+	tp, _ := newProvider(sdktrace.AlwaysSample())
+	long := "/api/v1/" + strings.Repeat("x", 100)
+	_, s := tp.Tracer("test").Start(context.Background(), long)
+	s.End()
+	if got := string(r.calls[0].Name[:len(long)]); got != long || r.calls[0].Name[len(long)] != 0 {
+		t.Errorf("name %q not kept whole (ABI v1 cut it at 63 bytes)", got)
+	}
+}
+
+func TestTheSDKResourceIsPublishedOnceFromTheFirstSpan(t *testing.T) {
+	var r recorder
+	r.install(t)
+	var got []map[string]string
+	publishContext = func(a map[string]string) error { got = append(got, a); return nil }
+	t.Cleanup(func() { publishContext = spanprof.PublishProcessContext })
+	res := resource.NewSchemaless(attribute.String("service.name", "checkout"),
+		attribute.String("service.namespace", "shop"), attribute.Int("pid", 7))
+	sdk := sdktrace.NewTracerProvider(sdktrace.WithResource(res))
+	tr := NewTracerProvider(sdk).Tracer("test")
+	for i := 0; i < 3; i++ {
+		_, s := tr.Start(context.Background(), "GET /cart")
+		s.End()
+	}
+	if len(got) != 1 || got[0]["service.name"] != "checkout" || got[0]["service.namespace"] != "shop" ||
+		len(got[0]) != 2 {
+		t.Fatalf("published %v", got)
 	}
 }

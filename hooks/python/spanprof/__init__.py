@@ -31,7 +31,7 @@ def set_span(trace_id, span_id, root_span_id=0, name=""):
     them), big-endian bytes, or hex text ("4bf92f3577b34da6a3ce929d0e0e4736"), and not zero.
     root_span_id is the id of the span's local root (the first span of the trace in this
     process) in the same spellings; 0 / None / "" mean the span is its own local root.
-    name is the local root span's name (str or UTF-8 bytes), cut to 63 bytes.
+    name is the local root span's name (str or UTF-8 bytes), cut to 255 bytes.
 
     Returns True when the span was handed to an attached agent, False when nobody listens
     (no agent, no library) or the ids were malformed (logged once). Never raises.

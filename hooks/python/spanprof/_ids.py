@@ -2,7 +2,7 @@
 """Trace and span ids in the three spellings callers have (int, bytes, hex text) -> the
 big-endian bytes of struct spanprof_span, plus the span name's bounded UTF-8 form."""
 
-NAME_MAX = 64  # SPANPROF_SPAN_NAME_MAX: 63 bytes of name and a NUL
+NAME_MAX = 256  # SPANPROF_SPAN_NAME_MAX: 255 bytes of name and a NUL
 
 
 def id_bytes(value, size, what, allow_zero=False):
@@ -46,7 +46,7 @@ def id_bytes(value, size, what, allow_zero=False):
 
 
 def name_bytes(name):
-    """The span name as UTF-8, cut to 63 bytes without splitting a character."""
+    """The span name as UTF-8, cut to 255 bytes without splitting a character."""
     if not name:
         return b""
     if isinstance(name, bytes):

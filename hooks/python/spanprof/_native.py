@@ -10,14 +10,14 @@ import struct
 
 log = logging.getLogger("spanprof")
 
-ABI_VERSION = 1  # SPANPROF_SPAN_ABI_VERSION
-# struct spanprof_span: abi_version, reserved, trace_id[16], span_id[8], root_span_id[8], name[64]
-SPAN_STRUCT = struct.Struct("<II16s8s8s64s")
-assert SPAN_STRUCT.size == 104
+ABI_VERSION = 2  # SPANPROF_SPAN_ABI_VERSION
+# struct spanprof_span: abi_version, reserved, trace_id[16], span_id[8], root_span_id[8], name[256]
+SPAN_STRUCT = struct.Struct("<II16s8s8s256s")
+assert SPAN_STRUCT.size == 296
 
 
 def pack_span(trace_id, span_id, root_span_id, name):
-    """The 104 bytes of a struct spanprof_span; ids are big-endian bytes, name UTF-8 (< 64)."""
+    """The 296 bytes of a struct spanprof_span; ids are big-endian bytes, name UTF-8 (< 256)."""
     return SPAN_STRUCT.pack(ABI_VERSION, 0, trace_id, span_id, root_span_id, name)
 
 
@@ -41,14 +41,14 @@ def candidates(env=None, package_dir=None):
 class Hook:
     """The loaded library, or nothing (path is None) when no candidate could be loaded.
 
-    set(raw) passes 104 packed bytes to spanprof_span_set(); clear() passes NULL; active()
+    set(raw) passes 296 packed bytes to spanprof_span_set(); clear() passes NULL; active()
     tells whether an agent has the hook attached. None of them raise.
     """
 
     def __init__(self, paths):
         self.path = None
         self.error = None
-        self._set = self._active = None
+        self._set = self._active = self._publish = None
         errors = []
         for path in paths:
             if os.sep in path and not os.path.exists(path):
@@ -68,6 +68,11 @@ class Hook:
             active.argtypes = []
             active.restype = ctypes.c_int
             self.path, self._set, self._active, self._lib = path, span_set, active, lib
+            self._publish = getattr(lib, "spanprof_process_context_publish", None)
+            if self._publish is not None:  # libraries built before it lack it
+                self._publish.argtypes = [ctypes.POINTER(ctypes.c_char_p),
+                                          ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t]
+                self._publish.restype = ctypes.c_int
             return
         self.error = "; ".join(errors)
 
@@ -85,6 +90,17 @@ class Hook:
     def clear(self):
         if self._set is not None:
             self._set(None)
+
+    def publish_context(self, attributes):
+        """Publishes {key: str} as OpenTelemetry process context (OTEP 4719), where the agent
+        reads the service name. Returns 0 or a negative errno (-ENOSYS without the library)."""
+        if self._publish is None:
+            return -38
+        items = [(str(k).encode("utf-8", "replace"), str(v).encode("utf-8", "replace"))
+                 for k, v in attributes.items()]
+        keys = (ctypes.c_char_p * max(len(items), 1))(*[k for k, _ in items])
+        values = (ctypes.c_char_p * max(len(items), 1))(*[v for _, v in items])
+        return self._publish(keys, values, len(items))
 
 
 def load(paths=None):

@@ -53,6 +53,7 @@ class FakeHook:
     def __init__(self, active=True, loaded=True):
         self.is_active, self.loaded = active, loaded
         self.calls = []
+        self.published = []  # each publish_context() call's attributes
         self._lock = threading.Lock()
 
     def active(self):
@@ -69,6 +70,10 @@ class FakeHook:
     def clear(self):
         with self._lock:
             self.calls.append(("clear", threading.get_ident()))
+
+    def publish_context(self, attributes):
+        self.published.append(dict(attributes))
+        return 0
 
     def take(self):
         """The calls so far, without thread ids: ("set", span_id, root_span_id, name) or

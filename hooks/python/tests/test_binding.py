@@ -2,6 +2,7 @@
 """The ctypes binding: id spellings, the library search order, a missing library, and
 spanprof.set_span()/clear_span() over a recording hook and over the real library."""
 
+import ctypes
 import logging
 import os
 import tempfile
@@ -53,9 +54,10 @@ class IdsTest(unittest.TestCase):
     def test_name_is_cut_on_a_character_boundary(self):
         self.assertEqual(_ids.name_bytes("GET /a"), b"GET /a")
         self.assertEqual(_ids.name_bytes(None), b"")
-        self.assertEqual(_ids.name_bytes("a" * 62 + "€tail"), b"a" * 62)
-        self.assertEqual(_ids.name_bytes("b" * 61 + "étail"), b"b" * 61 + "é".encode())
-        self.assertEqual(len(_ids.name_bytes("c" * 100)), 63)
+        self.assertEqual(_ids.name_bytes("a" * 254 + "€tail"), b"a" * 254)
+        self.assertEqual(_ids.name_bytes("b" * 253 + "étail"), b"b" * 253 + "é".encode())
+        self.assertEqual(len(_ids.name_bytes("c" * 300)), 255)
+        self.assertEqual(_ids.name_bytes("d" * 100), b"d" * 100)  # ABI v1 cut this at 63
 
 
 class LibrarySearchTest(unittest.TestCase):
@@ -79,7 +81,7 @@ class LibrarySearchTest(unittest.TestCase):
         self.assertFalse(hook.loaded)
         self.assertIsNone(hook.path)
         self.assertFalse(hook.active())
-        hook.set(b"\0" * 104)
+        hook.set(b"\0" * 296)
         hook.clear()
 
     def test_set_span_without_library_returns_false(self):
@@ -105,7 +107,7 @@ class SetSpanTest(unittest.TestCase):
         self.assertTrue(spanprof.clear_span())
         (kind, _, fields), clear = self.hook.calls
         self.assertEqual(kind, "set")
-        self.assertEqual(fields, {"abi": 1, "reserved": 0, "trace_id": TRACE_HEX,
+        self.assertEqual(fields, {"abi": 2, "reserved": 0, "trace_id": TRACE_HEX,
                                   "span_id": SPAN_HEX, "root_span_id": "a1" * 8,
                                   "name": "GET /a"})
         self.assertEqual(clear[0], "clear")
@@ -150,6 +152,20 @@ class RealLibraryTest(unittest.TestCase):
         hook.clear()
         self.assertIn(spanprof.set_span(TRACE_HEX, SPAN_HEX), (True, False))
         spanprof.clear_span()
+
+    def test_resource_is_published_as_process_context(self):
+        hook = _native.Hook([self.path])
+        self.assertEqual(hook.publish_context({"service.name": "py-in-code",
+                                               "service.namespace": "shop"}), 0)
+        with open("/proc/self/maps") as f:
+            lines = [line for line in f if "OTEL_CTX" in line]
+        self.assertEqual(len(lines), 1, "one OTEL_CTX mapping (OTEP 4719: a singleton)")
+        start = int(lines[0].split("-")[0], 16)
+        header = ctypes.string_at(start, 32)
+        self.assertEqual(header[:8], b"OTEL_CTX")
+        size, ptr = int.from_bytes(header[12:16], "little"), int.from_bytes(header[24:], "little")
+        payload = ctypes.string_at(ptr, size)
+        self.assertIn(b"\x0a\x0cservice.name\x12\x0c\x0a\x0apy-in-code", payload)
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ class ProcessorTest(unittest.TestCase):
         root = Span("r", trace_id=0x4bf92f3577b34da6a3ce929d0e0e4736)
         self.p.on_start(root)
         _, _, fields = self.hook.calls[0]
-        self.assertEqual(fields["abi"], 1)
+        self.assertEqual(fields["abi"], 2)
         self.assertEqual(fields["reserved"], 0)
         self.assertEqual(fields["trace_id"], "4bf92f3577b34da6a3ce929d0e0e4736")
 
@@ -63,18 +63,26 @@ class ProcessorTest(unittest.TestCase):
         self.assertEqual(self.hook.take(), [("set", hexid(span), ZERO, "consume order")])
         self.assertEqual(span.attributes[PROFILE_ID], hexid(span))
 
-    def test_unsampled_spans_are_ignored(self):
+    def test_recording_unsampled_spans_are_labelled_like_sampled_ones(self):
+        # The SDK hands processors recording spans only; Pyroscope's processor labels them
+        # whatever their sampled flag, and so does this one.
         root = Span("r", sampled=False)
         self.p.on_start(root)
+        child = root.child("c")
+        self.p.on_start(child)
+        self.p.on_end(child)
         self.p.on_end(root)
+        r = hexid(root)
+        self.assertEqual(self.hook.take(), [("set", r, ZERO, "r"), ("set", hexid(child), r, "r"),
+                                            ("set", r, ZERO, "r"), ("clear",)])
+        self.assertEqual(root.attributes, {PROFILE_ID: r})
+
+    def test_child_of_a_parent_never_seen_gets_nothing(self):
+        orphan = Span("SELECT", parent=Span("started before the agent").get_span_context())
+        self.p.on_start(orphan)
+        self.p.on_end(orphan)
         self.assertEqual(self.hook.take(), [])
-        self.assertEqual(root.attributes, {})
-        sampled = Span("s")
-        self.p.on_start(sampled)
-        unsampled_child = sampled.child("c", sampled=False)
-        self.p.on_start(unsampled_child)
-        self.p.on_end(unsampled_child)
-        self.assertEqual(self.hook.take(), [("set", hexid(sampled), ZERO, "s")])
+        self.assertEqual(orphan.attributes, {})
 
     def test_all_spans_scope_gives_every_span_its_own_profile_id(self):
         p = otel.SpanProcessor(root_span_only=False, hook=self.hook)
@@ -100,10 +108,12 @@ class ProcessorTest(unittest.TestCase):
         p.on_start(root.child("c"))
         self.assertEqual([c[3] for c in self.hook.take()], ["", ""])
 
-    def test_long_names_are_cut_to_63_bytes(self):
-        root = Span("é" * 40)  # 80 bytes of UTF-8
+    def test_long_names_are_cut_to_255_bytes(self):
+        self.p.on_start(Span("/api/v1/" + "x" * 100))  # ABI v1 cut this at 63 bytes
+        self.assertEqual(self.hook.take()[0][3], "/api/v1/" + "x" * 100)
+        root = Span("é" * 140)  # 280 bytes of UTF-8
         self.p.on_start(root)
-        self.assertEqual(self.hook.take()[0][3], "é" * 31)
+        self.assertEqual(self.hook.take()[0][3], "é" * 127)
 
     def test_no_agent_means_no_hook_calls_and_no_bookkeeping(self):
         self.hook.is_active = False

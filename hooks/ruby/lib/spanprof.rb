@@ -9,15 +9,17 @@ require "spanprof/native"
 
 module SpanProf
   class << self
+    # A logger of your own; nil (the default) follows OpenTelemetry.logger.
     attr_writer :logger
 
-    # OpenTelemetry's logger when the SDK is loaded, else a Logger on $stderr.
+    # The logger set with SpanProf.logger=, else OpenTelemetry's logger as it is now (looked up
+    # at every call, so `c.logger = ...` in OpenTelemetry::SDK.configure is followed even
+    # though this file was required before), else a Logger on $stderr.
     def logger
-      @logger ||= if defined?(::OpenTelemetry) && ::OpenTelemetry.respond_to?(:logger)
-                    ::OpenTelemetry.logger
-                  else
-                    Logger.new($stderr)
-                  end
+      return @logger if @logger
+      return ::OpenTelemetry.logger if defined?(::OpenTelemetry) && ::OpenTelemetry.respond_to?(:logger)
+
+      @stderr_logger ||= Logger.new($stderr)
     end
 
     # The hook (SpanProf::Native::Hook) every call goes through; tests may swap it.
@@ -28,7 +30,7 @@ module SpanProf
     # keeps them: span.context.trace_id), a hex String ("4bf92f3577b34da6a3ce929d0e0e4736") or
     # an Integer, and not zero. root_span_id is the id of the span's local root in the same
     # spellings; nil / 0 / "" mean the span is its own local root. name is the local root
-    # span's name, cut to 63 bytes. Returns true when an attached agent got the span, false
+    # span's name, cut to 255 bytes. Returns true when an attached agent got the span, false
     # when nobody listens (no agent, no library) or the ids were malformed (logged once).
     # Never raises.
     def set_span(trace_id:, span_id:, root_span_id: nil, name: "")

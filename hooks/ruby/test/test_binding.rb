@@ -35,9 +35,10 @@ class IdsTest < Minitest::Test
   def test_name_is_cut_on_a_character_boundary
     assert_equal "GET /a".b, SpanProf::Ids.name_bytes("GET /a")
     assert_equal "".b, SpanProf::Ids.name_bytes(nil)
-    assert_equal ("a" * 62).b, SpanProf::Ids.name_bytes("#{"a" * 62}€tail")
-    assert_equal "#{"b" * 61}é".b, SpanProf::Ids.name_bytes("#{"b" * 61}étail")
-    assert_equal 63, SpanProf::Ids.name_bytes("c" * 100).bytesize
+    assert_equal ("a" * 254).b, SpanProf::Ids.name_bytes("#{"a" * 254}€tail")
+    assert_equal "#{"b" * 253}é".b, SpanProf::Ids.name_bytes("#{"b" * 253}étail")
+    assert_equal 255, SpanProf::Ids.name_bytes("c" * 300).bytesize
+    assert_equal 100, SpanProf::Ids.name_bytes("d" * 100).bytesize # ABI v1 cut this at 63
   end
 end
 
@@ -60,7 +61,7 @@ class LibrarySearchTest < Minitest::Test
       assert_nil hook.path
       refute hook.active?
       assert_equal :none, hook.active_check
-      hook.set("\0" * 104)
+      hook.set("\0" * 296)
       hook.clear
     end
   end
@@ -94,7 +95,7 @@ class SetSpanTest < Minitest::Test
     assert SpanProf.clear_span
     (kind, _, fields), clear = @hook.calls
     assert_equal :set, kind
-    assert_equal({ abi: 1, reserved: 0, trace_id: TRACE_HEX, span_id: SPAN_HEX, root_span_id: "a1" * 8, name: "GET /a" }, fields)
+    assert_equal({ abi: 2, reserved: 0, trace_id: TRACE_HEX, span_id: SPAN_HEX, root_span_id: "a1" * 8, name: "GET /a" }, fields)
     assert_equal :clear, clear[0]
   end
 
@@ -144,5 +145,16 @@ class RealLibraryTest < Minitest::Test
     handle = Fiddle.dlopen(@path)
     assert_nil SpanProf::Semaphore.locate(__FILE__, handle)
     assert_nil SpanProf::Semaphore.locate("/nonexistent", handle)
+  end
+
+  def test_resource_is_published_as_process_context
+    hook = SpanProf::Native::Hook.new([@path])
+    assert_equal 0, hook.publish_context("service.name" => "rb-in-code", "service.namespace" => "shop")
+    lines = File.foreach("/proc/self/maps").select { |l| l.include?("OTEL_CTX") }
+    assert_equal 1, lines.size, "one OTEL_CTX mapping (OTEP 4719: a singleton)"
+    header = Fiddle::Pointer.new(lines.first.split("-").first.to_i(16))[0, 32]
+    assert_equal "OTEL_CTX", header[0, 8]
+    size, ptr = header[12, 4].unpack1("L<"), header[24, 8].unpack1("Q<")
+    assert_includes Fiddle::Pointer.new(ptr)[0, size], "\x0a\x0cservice.name\x12\x0c\x0a\x0arb-in-code".b
   end
 end

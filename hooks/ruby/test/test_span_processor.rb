@@ -31,7 +31,7 @@ class SpanProcessorTest < Minitest::Test
     root = FakeSpan.new("r", trace_id: ["4bf92f3577b34da6a3ce929d0e0e4736"].pack("H*"))
     start(root)
     fields = @hook.calls.first[2]
-    assert_equal 1, fields[:abi]
+    assert_equal 2, fields[:abi]
     assert_equal 0, fields[:reserved]
     assert_equal "4bf92f3577b34da6a3ce929d0e0e4736", fields[:trace_id]
   end
@@ -66,18 +66,26 @@ class SpanProcessorTest < Minitest::Test
     assert_equal server.hex, server.attributes[PROFILE_ID]
   end
 
-  def test_unsampled_spans_are_ignored
+  # The SDK hands processors recording spans only; Pyroscope's processor labels them whatever
+  # their sampled flag, and so does this one.
+  def test_recording_unsampled_spans_are_labelled_like_sampled_ones
     root = FakeSpan.new("r", sampled: false)
     start(root)
+    child = root.child("c")
+    start(child)
+    @p.on_finish(child)
     @p.on_finish(root)
+    r = root.hex
+    assert_equal [[:set, r, ZERO, "r"], [:set, child.hex, r, "r"], [:set, r, ZERO, "r"], [:clear]], @hook.take
+    assert_equal({ PROFILE_ID => r }, root.attributes)
+  end
+
+  def test_child_of_a_parent_never_seen_gets_nothing
+    orphan = FakeSpan.new("before the agent").child("SELECT")
+    start(orphan)
+    @p.on_finish(orphan)
     assert_empty @hook.take
-    assert_empty root.attributes
-    sampled = FakeSpan.new("s")
-    start(sampled)
-    unsampled_child = sampled.child("c", sampled: false)
-    start(unsampled_child)
-    @p.on_finish(unsampled_child)
-    assert_equal [[:set, sampled.hex, ZERO, "s"]], @hook.take
+    assert_empty orphan.attributes
   end
 
   def test_root_span_only_false_gives_every_span_its_own_profile_id
@@ -104,9 +112,11 @@ class SpanProcessorTest < Minitest::Test
     assert_equal ["", ""], @hook.take.map { |c| c[3] }
   end
 
-  def test_long_names_are_cut_to_63_bytes
-    start(FakeSpan.new("é" * 40))
-    assert_equal "é" * 31, @hook.take.first[3]
+  def test_long_names_are_cut_to_255_bytes
+    start(FakeSpan.new("/api/v1/#{"x" * 100}")) # ABI v1 cut this at 63 bytes
+    assert_equal "/api/v1/#{"x" * 100}", @hook.take.first[3]
+    start(FakeSpan.new("é" * 140)) # 280 bytes of UTF-8
+    assert_equal "é" * 127, @hook.take.first[3]
   end
 
   def test_add_url_needs_a_pyroscope_url

@@ -62,9 +62,9 @@ static void test_config_defaults_match_the_documentation(void **state)
 
 static void test_config_parses_every_flag(void **state)
 {
-	const char *argv[] = { "spanprof", "--pid", "12", "-p", "34", "--frequency", "49",
-			       "--interval", "5", "--duration", "60", "--output", "/tmp/x",
-			       "--span-scope", "all", "-v", NULL };
+	const char *argv[] = { "spanprof", "--pid",	   "12",  "-p",		"34", "--frequency",
+			       "49",	   "--interval",   "5",	  "--duration", "60", "--output",
+			       "/tmp/x",   "--span-scope", "all", "-v",		NULL };
 	struct parsed p;
 
 	(void)state;
@@ -174,6 +174,7 @@ static void test_config_defaults_of_upload_and_agent_options(void **state)
 	assert_int_equal(p.cfg.upload.connect_timeout_s, 5);
 	assert_int_equal(p.cfg.upload.upload_timeout_s, 30);
 	assert_int_equal(p.cfg.upload.queue_bytes, 64ull << 20);
+	assert_int_equal(p.cfg.unwind_table_bytes, 64ull << 20);
 	assert_int_equal(p.cfg.upload.spool_bytes, 512ull << 20);
 	assert_null(p.cfg.upload.spool_dir);
 	assert_null(p.cfg.metrics_addr);
@@ -186,17 +187,46 @@ static void test_config_parses_upload_and_agent_flags(void **state)
 {
 	const char *dir = *state;
 	const char *ca = write_file(dir, "ca.pem", "pem");
-	const char *argv[] = { "spanprof", "--server", "https://pyro.example:4040/", "--label",
-			       "env=prod", "--label", "team=a=b", "--tenant", "acme-1",
-			       "--header", "X-A:  b c ", "--header", "X-Other: 1", "--ca-file", ca,
-			       "--tls-insecure", "--connect-timeout", "7", "--upload-timeout", "60",
-			       "--queue-bytes", "8MiB", "--spool", "/var/spool/sp", "--spool-bytes",
-			       "2G", "--metrics-addr", "127.0.0.1:9100", "--log-level", "warn",
-			       "--log-format", "json", NULL };
+	const char *argv[] = { "spanprof",
+			       "--server",
+			       "https://pyro.example:4040/",
+			       "--label",
+			       "env=prod",
+			       "--label",
+			       "team=a=b",
+			       "--tenant",
+			       "acme-1",
+			       "--header",
+			       "X-A:  b c ",
+			       "--header",
+			       "X-Other: 1",
+			       "--ca-file",
+			       ca,
+			       "--tls-insecure",
+			       "--connect-timeout",
+			       "7",
+			       "--upload-timeout",
+			       "60",
+			       "--queue-bytes",
+			       "8MiB",
+			       "--spool",
+			       "/var/spool/sp",
+			       "--spool-bytes",
+			       "2G",
+			       "--metrics-addr",
+			       "127.0.0.1:9100",
+			       "--log-level",
+			       "warn",
+			       "--log-format",
+			       "json",
+			       "--unwind-table-bytes",
+			       "16MiB",
+			       NULL };
 	struct parsed p;
 
 	parse_env(&p, argv, NULL);
 	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.unwind_table_bytes, 16ull << 20);
 	assert_string_equal(p.cfg.upload.server, "https://pyro.example:4040");
 	assert_int_equal(p.cfg.upload.nlabels, 2);
 	assert_string_equal(p.cfg.upload.labels[0].key, "env");
@@ -253,9 +283,9 @@ static void test_config_flag_beats_env_beats_file_beats_default(void **state)
 
 	parse_env(&p, argv, env);
 	assert_int_equal(p.result, CONFIG_RUN);
-	assert_int_equal(p.cfg.frequency, 12);           /* flag */
-	assert_int_equal(p.cfg.interval_s, 21);          /* env */
-	assert_int_equal(p.cfg.duration_s, 30);          /* file */
+	assert_int_equal(p.cfg.frequency, 12); /* flag */
+	assert_int_equal(p.cfg.interval_s, 21); /* env */
+	assert_int_equal(p.cfg.duration_s, 30); /* file */
 	assert_int_equal(p.cfg.span_scope, SPAN_SCOPE_ALL);
 	assert_string_equal(p.cfg.output_dir, "./spanprof-data"); /* default */
 	assert_string_equal(p.cfg.config_file, file);
@@ -292,7 +322,7 @@ static void test_config_a_higher_source_replaces_a_whole_list(void **state)
 	assert_int_equal(p.result, CONFIG_RUN);
 	assert_int_equal(p.cfg.upload.nlabels, 1); /* env replaced the file's labels */
 	assert_string_equal(p.cfg.upload.labels[0].key, "team");
-	assert_int_equal(p.cfg.npids, 1);          /* the flag replaced the file's pids */
+	assert_int_equal(p.cfg.npids, 1); /* the flag replaced the file's pids */
 	assert_int_equal(p.cfg.pids[0], 9);
 	assert_int_equal(p.cfg.upload.nheaders, 1); /* nobody else set headers */
 	assert_string_equal(p.cfg.upload.headers[0], "X-A: 1");
@@ -305,12 +335,14 @@ static void test_config_sizes_take_binary_suffixes(void **state)
 		const char *text;
 		unsigned long long bytes;
 	} ok[] = {
-		{ "1048576", 1ull << 20 }, { "1024K", 1ull << 20 }, { "1024KiB", 1ull << 20 },
-		{ "64M", 64ull << 20 },    { "64MiB", 64ull << 20 }, { "3G", 3ull << 30 },
+		{ "1048576", 1ull << 20 }, { "1024K", 1ull << 20 },  { "1024KiB", 1ull << 20 },
+		{ "64M", 64ull << 20 },	   { "64MiB", 64ull << 20 }, { "3G", 3ull << 30 },
 		{ "16GiB", 16ull << 30 },
 	};
-	static const char *const bad[] = { "", "M", "64 MiB", "64MB", "64m", "-1", "1.5G",
-					   "1023K", "17G", "99999999999999999999999G" };
+	static const char *const bad[] = {
+		"",   "M",    "64 MiB", "64MB", "64m",
+		"-1", "1.5G", "1023K",	"17G",	"99999999999999999999999G"
+	};
 	const char *argv[] = { "spanprof", "--queue-bytes", NULL, NULL };
 	struct parsed p;
 	size_t i;
@@ -659,8 +691,10 @@ static void test_config_reads_secret_files_without_the_trailing_newline(void **s
 	const char *dir = *state;
 	const char *pw = write_file(dir, "pw", "s3cr3t pass\n");
 	const char *tok = write_file(dir, "tok", "tok-123\r\n");
-	const char *a[] = { "spanprof", "--server", "https://x", "--basic-auth-user", "u",
-			    "--basic-auth-password-file", pw, NULL };
+	const char *a[] = { "spanprof",	 "--server",
+			    "https://x", "--basic-auth-user",
+			    "u",	 "--basic-auth-password-file",
+			    pw,		 NULL };
 	const char *b[] = { "spanprof", "--server", "https://x", "--bearer-token-file", tok, NULL };
 	struct parsed p;
 
@@ -677,8 +711,8 @@ static void test_config_reads_secret_files_without_the_trailing_newline(void **s
 
 static void expect_secret_error(const char *path, const char *needle)
 {
-	const char *argv[] = { "spanprof", "--server", "https://x", "--bearer-token-file", path,
-			       NULL };
+	const char *argv[] = { "spanprof", "--server", "https://x", "--bearer-token-file",
+			       path,	   NULL };
 	struct parsed p;
 
 	parse_env(&p, argv, NULL);
@@ -738,21 +772,24 @@ static void test_config_rejects_options_that_do_not_go_together(void **state)
 	const char *dir = *state;
 	const char *pw = write_file(dir, "pw", "pw\n");
 	const char *no_server[] = { "spanprof", "--tenant", "t", NULL };
-	const char *user_only[] = { "spanprof", "--server", "http://x", "--basic-auth-user", "u",
-				    NULL };
+	const char *user_only[] = { "spanprof",		 "--server", "http://x",
+				    "--basic-auth-user", "u",	     NULL };
 	const char *pw_only[] = { "spanprof", "--server", "http://x", "--basic-auth-password-file",
-				  pw, NULL };
-	const char *both_pw[] = { "spanprof", "--server", "http://x", "--basic-auth-user", "u",
-				  "--basic-auth-password-file", pw, NULL };
+				  pw,	      NULL };
+	const char *both_pw[] = { "spanprof", "--server",
+				  "http://x", "--basic-auth-user",
+				  "u",	      "--basic-auth-password-file",
+				  pw,	      NULL };
 	const char *env_pw[] = { "SPANPROF_BASIC_AUTH_PASSWORD=x", NULL };
 	const char *env_tok[] = { "SPANPROF_BEARER_TOKEN=x", NULL };
 	const char *cert_only[] = { "spanprof", "--server", "http://x", "--client-cert", pw, NULL };
-	const char *auth_header[] = { "spanprof", "--server", "http://x", "--header",
-				      "authorization: Basic eA==", NULL };
-	const char *org_header[] = { "spanprof", "--server", "http://x", "--tenant", "t",
-				     "--header", "X-Scope-OrgID: u", NULL };
-	const char *no_ca[] = { "spanprof", "--server", "http://x", "--ca-file", "/nonexistent",
-				NULL };
+	const char *auth_header[] = {
+		"spanprof", "--server", "http://x", "--header", "authorization: Basic eA==", NULL
+	};
+	const char *org_header[] = { "spanprof", "--server", "http://x",	 "--tenant",
+				     "t",	 "--header", "X-Scope-OrgID: u", NULL };
+	const char *no_ca[] = { "spanprof",  "--server",     "http://x",
+				"--ca-file", "/nonexistent", NULL };
 
 	expect_combination_error(no_server, NULL, "--tenant is set but --server is not");
 	expect_combination_error(user_only, NULL, "--basic-auth-user needs a password");
@@ -787,12 +824,30 @@ static void test_config_release_wipes_and_empties(void **state)
 static void test_config_help_lists_every_option_within_80_columns(void **state)
 {
 	static const char *const flags[] = {
-		"--server URL", "--label KEY=VALUE", "--basic-auth-user", "--basic-auth-password-file",
-		"--bearer-token-file", "--tenant ID", "--header", "--ca-file", "--client-cert",
-		"--client-key", "--tls-insecure", "--connect-timeout", "--upload-timeout",
-		"--queue-bytes SIZE", "--spool DIR", "--spool-bytes", "--metrics-addr HOST:PORT",
-		"--log-level", "--log-format", "--config FILE", "SPANPROF_BEARER_TOKEN",
-		"SPANPROF_LABELS", "SPANPROF_HEADERS",
+		"--server URL",
+		"--label KEY=VALUE",
+		"--basic-auth-user",
+		"--basic-auth-password-file",
+		"--bearer-token-file",
+		"--tenant ID",
+		"--header",
+		"--ca-file",
+		"--client-cert",
+		"--client-key",
+		"--tls-insecure",
+		"--connect-timeout",
+		"--upload-timeout",
+		"--queue-bytes SIZE",
+		"--spool DIR",
+		"--spool-bytes",
+		"--metrics-addr HOST:PORT",
+		"--log-level",
+		"--log-format",
+		"--config FILE",
+		"--unwind-table-bytes SIZE",
+		"SPANPROF_BEARER_TOKEN",
+		"SPANPROF_LABELS",
+		"SPANPROF_HEADERS",
 	};
 	const char *argv[] = { "spanprof", "--help", NULL };
 	char *line, *save;

@@ -61,12 +61,10 @@ static void test_labels_decodes_resource_attribute_service_name(void **state)
 static void test_labels_keeps_malformed_percent_escapes(void **state)
 {
 	(void)state;
-	assert_string_equal(service_of(ENV("OTEL_RESOURCE_ATTRIBUTES=service.name=a%zz%4\0"),
-				       "exe"),
-			    "a%zz%4");
+	assert_string_equal(
+		service_of(ENV("OTEL_RESOURCE_ATTRIBUTES=service.name=a%zz%4\0"), "exe"), "a%zz%4");
 	/* A decoded byte that is not UTF-8 must not reach series labels. */
-	assert_string_equal(service_of(ENV("OTEL_RESOURCE_ATTRIBUTES=service.name=x%FFy\0"),
-				       "exe"),
+	assert_string_equal(service_of(ENV("OTEL_RESOURCE_ATTRIBUTES=service.name=x%FFy\0"), "exe"),
 			    "x?y");
 }
 
@@ -87,9 +85,9 @@ static void test_labels_falls_back_to_exe_name(void **state)
 static void test_labels_first_occurrence_wins_and_last_entry_needs_no_nul(void **state)
 {
 	(void)state;
-	assert_string_equal(service_of(ENV("OTEL_SERVICE_NAME=first\0OTEL_SERVICE_NAME=second\0"),
-				       "exe"),
-			    "first");
+	assert_string_equal(
+		service_of(ENV("OTEL_SERVICE_NAME=first\0OTEL_SERVICE_NAME=second\0"), "exe"),
+		"first");
 	assert_int_equal(labels_service_from_environ("OTEL_SERVICE_NAME=unterminated", 30, "exe",
 						     out, sizeof(out)),
 			 0);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Unit tests for proc_table: service names read from a fake proc root (environ, comm), caching
- * and refresh, sweeping exited processes, and the bound on entries. */
+/* Unit tests for proc_table: service names read from a fake proc root (OTel process context,
+ * environ, comm), caching and refresh, sweeping exited processes, and the bound on entries. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "discover/proc_table.h"
@@ -193,6 +195,67 @@ static int was_swept(const struct test_state *s, pid_t pid)
 		if (s->swept[i] == pid)
 			return 1;
 	return 0;
+}
+
+/* <root>/PID/maps naming an OTEL_CTX mapping at 0x10000 and <root>/PID/mem holding an OTEP 4719
+ * header there and a ProcessContext whose resource says service.name = "ctx-svc" (29 bytes,
+ * encoded by hand: resource 1 { attributes 1 { key 1, value 2 { string_value 1 } } }). */
+static void fake_process_ctx(struct test_state *s, int pid)
+{
+	static const char payload[] = "\x0a\x1b\x0a\x19\x0a\x0c"
+				      "service.name"
+				      "\x12\x09\x0a\x07"
+				      "ctx-svc";
+	static const char maps[] = "00010000-00011000 rw-p 00000000 00:01 77   /memfd:OTEL_CTX "
+				   "(deleted)\n";
+	struct {
+		char sig[8];
+		uint32_t version, size;
+		uint64_t ts, payload;
+	} h = { "OTEL_CTX", 2, sizeof(payload) - 1, 1, 0x10020 };
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d/maps", s->root, pid);
+	write_bytes(path, maps, sizeof(maps) - 1);
+	snprintf(path, sizeof(path), "%s/%d/mem", s->root, pid);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0x10000, SEEK_SET), 0);
+	assert_int_equal(fwrite(&h, sizeof(h), 1, f), 1);
+	assert_int_equal(fwrite(payload, sizeof(payload) - 1, 1, f), 1);
+	fclose(f);
+}
+
+/* A resource built in code is what the process's traces carry: it beats the environment. */
+static void test_proc_table_prefers_the_service_named_in_code(void **state)
+{
+	struct test_state *s = *state;
+
+	new_table(s, 8);
+	fake_service(s, 300, "from-env");
+	fake_process_ctx(s, 300);
+	assert_string_equal(service_of(s, 300), "ctx-svc");
+}
+
+/* An SDK publishes its context after start-up: a process first seen without one is looked at
+ * again (1 s later, then 2, 4 ...), and then takes the name its code gave it. */
+static void test_proc_table_adopts_a_context_published_later(void **state)
+{
+	struct test_state *s = *state;
+	struct timespec start, now;
+
+	new_table(s, 8);
+	fake_service(s, 301, "from-env");
+	assert_string_equal(service_of(s, 301), "from-env");
+	fake_process_ctx(s, 301);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do {
+		usleep(50000);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while (strcmp(service_of(s, 301), "ctx-svc") && now.tv_sec - start.tv_sec < 5);
+	assert_string_equal(service_of(s, 301), "ctx-svc");
+	assert_true(now.tv_sec - start.tv_sec >= 0 && now.tv_sec - start.tv_sec < 3);
 }
 
 static void test_proc_table_sweeps_exactly_the_exited_pids(void **state)
@@ -424,6 +487,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_proc_table_falls_back_to_comm_without_otel_env,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proc_table_names_vanished_pid_unknown_service,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_proc_table_prefers_the_service_named_in_code,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_proc_table_adopts_a_context_published_later,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proc_table_caches_entry_until_refreshed, setup,
 						teardown),

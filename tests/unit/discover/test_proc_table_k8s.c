@@ -75,9 +75,12 @@ static void apply_web(struct fixture *fx, const char *type, size_t ncontainers)
 static int setup(void **state)
 {
 	static struct fixture fx;
-	struct k8s_meta_options o = { .node_name = "node-a", .token_path = fx.token,
-				      .connect_timeout_ms = 1000, .backoff_initial_ms = 10,
-				      .backoff_max_ms = 50, .watch_timeout_s = 5 };
+	struct k8s_meta_options o = { .node_name = "node-a",
+				      .token_path = fx.token,
+				      .connect_timeout_ms = 1000,
+				      .backoff_initial_ms = 10,
+				      .backoff_max_ms = 50,
+				      .watch_timeout_s = 5 };
 	FILE *f;
 
 	memset(&fx, 0, sizeof(fx));

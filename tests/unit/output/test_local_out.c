@@ -99,9 +99,8 @@ static void test_local_out_writes_atomically_without_temp_files(void **state)
 	size_t n;
 	FILE *f;
 
-	assert_int_equal(local_out_write(dir, T0, 1, "checkout", data, sizeof(data), path,
-					 sizeof(path)),
-			 0);
+	assert_int_equal(
+		local_out_write(dir, T0, 1, "checkout", data, sizeof(data), path, sizeof(path)), 0);
 	n = list_dir(dir, names, 4);
 	assert_int_equal(n, 1);
 	assert_string_equal(names[0], "20231114T221320.123Z-000001-checkout.pb.gz");
@@ -124,9 +123,9 @@ static void test_local_out_names_sort_by_time(void **state)
 	} w[] = {
 		{ T0 + 86400000000000LL, 3 }, /* next day */
 		{ T0, 10 },
-		{ T0 - 1000000, 1 },          /* 1 ms earlier */
+		{ T0 - 1000000, 1 }, /* 1 ms earlier */
 		{ T0, 9 },
-		{ T0 + 999000000, 2 },        /* same second, later ms */
+		{ T0 + 999000000, 2 }, /* same second, later ms */
 	};
 	char *names[8];
 	size_t i, n;
@@ -192,9 +191,9 @@ static void test_local_out_unwritable_dir_gives_errno(void **state)
 	touch(file);
 	assert_int_equal(local_out_write(file, T0, 1, "s", data, sizeof(data), NULL, 0), -ENOTDIR);
 	/* A path_out too small is refused before anything is written. */
-	assert_int_equal(local_out_write(*state, T0, 1, "s", data, sizeof(data), path,
-					 sizeof(path)),
-			 -ENAMETOOLONG);
+	assert_int_equal(
+		local_out_write(*state, T0, 1, "s", data, sizeof(data), path, sizeof(path)),
+		-ENAMETOOLONG);
 	/* Root ignores permission bits; only an unprivileged run can check EACCES. */
 	if (geteuid() != 0) {
 		assert_int_equal(chmod(*state, 0500), 0);

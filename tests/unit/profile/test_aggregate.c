@@ -58,6 +58,7 @@ struct test_state {
 	int counts_fd; /* struct sample_key -> __u64 */
 	int stacks_fd; /* hash of the stack-trace map's shape: __u32 -> __u64[depth] */
 	int trace_fd; /* a real BPF_MAP_TYPE_STACK_TRACE (stays empty) */
+	int names_fd; /* span name id -> struct span_name, as the span hook fills it */
 	struct symcache *sc;
 	struct proc_table *procs;
 	struct drain *d;
@@ -121,6 +122,10 @@ static int create_maps(struct test_state *s)
 				     STACK_BYTES, MAX_KEYS, NULL);
 	if (s->trace_fd < 0)
 		goto fail;
+	s->names_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "test_names", sizeof(__u64),
+				     sizeof(struct span_name), MAX_KEYS, NULL);
+	if (s->names_fd < 0)
+		goto fail;
 	return 0;
 fail:
 	snprintf(s->why, sizeof(s->why), "bpf_map_create: %s", strerror(errno));
@@ -136,7 +141,7 @@ static int setup(void **state)
 
 	if (!s)
 		return -1;
-	s->counts_fd = s->stacks_fd = s->trace_fd = -1;
+	s->counts_fd = s->stacks_fd = s->trace_fd = s->names_fd = -1;
 	s->root = tmpdir_new("aggregate");
 	if (!s->root) {
 		free(s);
@@ -174,6 +179,8 @@ static int teardown(void **state)
 		close(s->stacks_fd);
 	if (s->trace_fd >= 0)
 		close(s->trace_fd);
+	if (s->names_fd >= 0)
+		close(s->names_fd);
 	tmpdir_remove(s->root);
 	free(s);
 	return 0;
@@ -230,7 +237,7 @@ static void on_sample(void *ctx, const struct sample *smp)
 /* Drains the count map, with stacks from stacks_fd, through the pipeline. */
 static int drain_into(struct test_state *s, int stacks_fd)
 {
-	return drain_window(s->d, s->counts_fd, stacks_fd, on_sample, s);
+	return drain_window(s->d, s->counts_fd, stacks_fd, -1, s->names_fd, on_sample, s);
 }
 
 static struct sample_key key_of(__u32 pid, __s32 user_id, __s32 kern_id)
@@ -244,9 +251,12 @@ static struct sample_key key_of(__u32 pid, __s32 user_id, __s32 kern_id)
 	return k;
 }
 
-/* Gives k a span: trace 0102..10, span a1..a8, root b1..b8 (or all zero), and a name. */
-static void set_span(struct sample_key *k, int with_root, const char *name)
+/* Gives k a span: trace 0102..10, span a1..a8, root b1..b8 (or all zero), and a name, which
+ * goes into the names map as the span hook interns it (any id works: the agent only looks up). */
+static void set_span(const struct test_state *s, struct sample_key *k, int with_root,
+		     const char *name)
 {
+	struct span_name value;
 	int i;
 
 	k->has_span = 1;
@@ -257,7 +267,10 @@ static void set_span(struct sample_key *k, int with_root, const char *name)
 		k->span.span_id[i] = (__u8)(0xa1 + i);
 		k->span.root_span_id[i] = with_root ? (__u8)(0xb1 + i) : 0;
 	}
-	strncpy(k->span.name, name, sizeof(k->span.name) - 1);
+	memset(&value, 0, sizeof(value));
+	strncpy(value.name, name, sizeof(value.name) - 1);
+	k->span.name_id = 0x5a5a0000u + strlen(name);
+	assert_int_equal(bpf_map_update_elem(s->names_fd, &k->span.name_id, &value, BPF_ANY), 0);
 }
 
 static void put_count(int fd, const struct sample_key *k, __u64 count)
@@ -425,7 +438,7 @@ static const Perftools__Profiles__Sample *drain_span_sample(struct test_state *s
 {
 	struct sample_key k = key_of(PID_CHECKOUT, -EFAULT, -EFAULT);
 
-	set_span(&k, with_root, "GET /cart");
+	set_span(s, &k, with_root, "GET /cart");
 	put_count(s->counts_fd, &k, 4);
 	assert_int_equal(drain_into(s, s->stacks_fd), 0);
 	assert_int_equal(aggregate_flush(s->a, T1, on_profile, s), 0);
@@ -457,13 +470,34 @@ static void test_aggregate_cleans_control_characters_in_span_name(void **state)
 	struct sample_key k = key_of(PID_CHECKOUT, -EFAULT, -EFAULT);
 	const Perftools__Profiles__Profile *p;
 
-	set_span(&k, 1, "GET /\n\x1b[1mx\x7f\xe2\x82");
+	set_span(s, &k, 1, "GET /\n\x1b[1mx\x7f\xe2\x82");
 	put_count(s->counts_fd, &k, 1);
 	assert_int_equal(drain_into(s, s->stacks_fd), 0);
 	assert_int_equal(aggregate_flush(s->a, T1, on_profile, s), 0);
 	p = flushed_for(s, "checkout")->prof;
 	assert_int_equal(p->n_sample, 1);
 	assert_string_equal(pprof_sample_label(p, p->sample[0], "span_name"), "GET /??[1mx???");
+}
+
+/* A Go span_name label alone (or an unsampled Go span): zero ids, a name id. Only the name is
+ * labelled, resolved through the names map like a hook span's. */
+static void test_aggregate_labels_only_the_name_of_a_span_with_zero_ids(void **state)
+{
+	struct test_state *s = start(state, SPAN_SCOPE_ROOT, 4);
+	struct sample_key k = key_of(PID_CHECKOUT, -EFAULT, -EFAULT);
+	const Perftools__Profiles__Profile *p;
+
+	set_span(s, &k, 0, "GET /unsampled");
+	memset(k.span.trace_id, 0, sizeof(k.span.trace_id));
+	memset(k.span.span_id, 0, sizeof(k.span.span_id));
+	put_count(s->counts_fd, &k, 2);
+	assert_int_equal(drain_into(s, s->stacks_fd), 0);
+	assert_int_equal(aggregate_flush(s->a, T1, on_profile, s), 0);
+	p = flushed_for(s, "checkout")->prof;
+	assert_int_equal(p->n_sample, 1);
+	assert_string_equal(pprof_sample_label(p, p->sample[0], "span_name"), "GET /unsampled");
+	assert_null(pprof_sample_label(p, p->sample[0], "span_id"));
+	assert_null(pprof_sample_label(p, p->sample[0], "trace_id"));
 }
 
 static void test_aggregate_labels_active_span_under_all_scope(void **state)
@@ -494,7 +528,7 @@ static void test_aggregate_omits_span_labels_without_span(void **state)
 	struct aggregate_stats st;
 	size_t i;
 
-	set_span(&with, 1, "POST /pay");
+	set_span(s, &with, 1, "POST /pay");
 	put_stack(s, 0, KADDR_ENTRY, 0);
 	put_stack(s, 1, KADDR_LEAF, 0);
 	put_count(s->counts_fd, &with, 2);
@@ -640,6 +674,36 @@ static void test_aggregate_marks_lost_kernel_stack_above_user_frames(void **stat
 	assert_string_equal(frame_name(p, p->sample[0], 2), "jit_caller");
 }
 
+/* Names up to 255 bytes (ABI v2) come through whole; a name the kernel map no longer holds
+ * leaves the label out and is counted. */
+static void test_aggregate_long_span_names_and_lost_names(void **state)
+{
+	struct test_state *s = start(state, SPAN_SCOPE_ROOT, 4);
+	struct sample_key k = key_of(PID_CHECKOUT, -EFAULT, -EFAULT);
+	struct sample_key gone = key_of(PID_PAYMENTS, -EFAULT, -EFAULT);
+	const Perftools__Profiles__Profile *p;
+	struct drain_stats st;
+	char name[256];
+
+	memset(name, 'n', 255);
+	name[255] = '\0';
+	memcpy(name, "GET /api/v1/", 12);
+	set_span(s, &k, 0, name);
+	put_count(s->counts_fd, &k, 2);
+	set_span(s, &gone, 0, "evicted");
+	assert_int_equal(bpf_map_delete_elem(s->names_fd, &gone.span.name_id), 0);
+	put_count(s->counts_fd, &gone, 3);
+	assert_int_equal(drain_into(s, s->stacks_fd), 0);
+	assert_int_equal(aggregate_flush(s->a, T1, on_profile, s), 0);
+	p = flushed_for(s, "checkout")->prof;
+	assert_string_equal(pprof_sample_label(p, p->sample[0], "span_name"), name);
+	p = flushed_for(s, "payments")->prof;
+	assert_null(pprof_sample_label(p, p->sample[0], "span_name"));
+	assert_non_null(pprof_sample_label(p, p->sample[0], "span_id"));
+	drain_get_stats(s->d, &st);
+	assert_int_equal(st.span_names_lost, 3);
+}
+
 #define AGG_TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -650,6 +714,7 @@ int main(void)
 		AGG_TEST(test_aggregate_symbolizes_kernel_then_user_frames),
 		AGG_TEST(test_aggregate_labels_root_span_under_root_scope),
 		AGG_TEST(test_aggregate_cleans_control_characters_in_span_name),
+		AGG_TEST(test_aggregate_labels_only_the_name_of_a_span_with_zero_ids),
 		AGG_TEST(test_aggregate_labels_active_span_under_all_scope),
 		AGG_TEST(test_aggregate_labels_span_itself_when_root_is_zero),
 		AGG_TEST(test_aggregate_omits_span_labels_without_span),
@@ -658,6 +723,7 @@ int main(void)
 		AGG_TEST(test_aggregate_counts_samples_beyond_max_services),
 		AGG_TEST(test_aggregate_marks_lost_user_stack),
 		AGG_TEST(test_aggregate_marks_lost_kernel_stack_above_user_frames),
+		AGG_TEST(test_aggregate_long_span_names_and_lost_names),
 	};
 
 	return cmocka_run_group_tests_name("aggregate", tests, NULL, NULL);

@@ -23,12 +23,14 @@ struct seen {
 	__u32 pid;
 	uint64_t count;
 	uint64_t kern_leaf, user_leaf; /* 0: no stack */
+	uint64_t user_third; /* the user stack's third frame */
 	int lost_kern, lost_user;
 };
 
 struct test_state {
 	char why[128];
 	int counts_fd, stacks_fd;
+	int user_stacks_fd; /* __u64 hash -> struct spanprof_user_stack (CFI stacks) */
 	struct drain *d;
 	struct seen seen[MAX_KEYS];
 	size_t nseen;
@@ -45,7 +47,9 @@ static int setup(void **state)
 				      sizeof(__u64), MAX_KEYS, NULL);
 	s->stacks_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "drain_stacks", sizeof(__u32), STACK_BYTES,
 				      MAX_KEYS, NULL);
-	if (s->counts_fd < 0 || s->stacks_fd < 0)
+	s->user_stacks_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "drain_ustacks", sizeof(__u64),
+					   sizeof(struct spanprof_user_stack), MAX_KEYS, NULL);
+	if (s->counts_fd < 0 || s->stacks_fd < 0 || s->user_stacks_fd < 0)
 		snprintf(s->why, sizeof(s->why), "bpf_map_create: %s (needs root and BPF)",
 			 strerror(errno));
 	s->d = drain_new(MAX_KEYS);
@@ -61,6 +65,8 @@ static int teardown(void **state)
 		close(s->counts_fd);
 	if (s->stacks_fd >= 0)
 		close(s->stacks_fd);
+	if (s->user_stacks_fd >= 0)
+		close(s->user_stacks_fd);
 	free(s);
 	return 0;
 }
@@ -105,6 +111,7 @@ static void on_sample(void *ctx, const struct sample *smp)
 	v->count = smp->count;
 	v->kern_leaf = smp->kern_ips ? smp->kern_ips[0] : 0;
 	v->user_leaf = smp->user_ips ? smp->user_ips[0] : 0;
+	v->user_third = smp->user_ips ? smp->user_ips[2] : 0;
 	v->lost_kern = smp->lost_kern;
 	v->lost_user = smp->lost_user;
 }
@@ -136,7 +143,9 @@ static void test_drain_reads_counts_with_their_stacks(void **state)
 	put_stack(s, 2, 0x401000);
 	put(s, 100, 1, 2, 7);
 	put(s, 200, 1, -EFAULT, 3);
-	assert_int_equal(drain_window(s->d, s->counts_fd, s->stacks_fd, on_sample, s), 0);
+	assert_int_equal(
+		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, -1, on_sample, s),
+		0);
 	assert_int_equal(s->nseen, 2);
 	v = seen_for(s, 100);
 	assert_int_equal(v->count, 7);
@@ -155,7 +164,9 @@ static void test_drain_marks_stacks_the_kernel_could_not_keep(void **state)
 	const struct seen *v;
 
 	put(s, 300, -EEXIST, -ENOMEM, 1);
-	assert_int_equal(drain_window(s->d, s->counts_fd, s->stacks_fd, on_sample, s), 0);
+	assert_int_equal(
+		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, -1, on_sample, s),
+		0);
 	v = seen_for(s, 300);
 	assert_true(v->lost_kern);
 	assert_true(v->lost_user);
@@ -171,12 +182,16 @@ static void test_drain_empties_both_maps(void **state)
 	put_stack(s, 1, 0x401000);
 	put(s, 100, -EFAULT, 1, 2);
 	put(s, 101, -EFAULT, 1, 4);
-	assert_int_equal(drain_window(s->d, s->counts_fd, s->stacks_fd, on_sample, s), 0);
+	assert_int_equal(
+		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, -1, on_sample, s),
+		0);
 	assert_true(is_empty(s->counts_fd));
 	assert_true(is_empty(s->stacks_fd));
 	/* the next window starts empty: nothing is handed out twice */
 	s->nseen = 0;
-	assert_int_equal(drain_window(s->d, s->counts_fd, s->stacks_fd, on_sample, s), 0);
+	assert_int_equal(
+		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, -1, on_sample, s),
+		0);
 	assert_int_equal(s->nseen, 0);
 	drain_get_stats(s->d, &st);
 	assert_int_equal(st.keys, 2);
@@ -208,11 +223,45 @@ static void test_drain_counts_a_missing_stack_as_map_error(void **state)
 	struct drain_stats st;
 
 	put(s, 400, 9, -EFAULT, 5); /* stack 9 was never stored */
-	assert_int_equal(drain_window(s->d, s->counts_fd, s->stacks_fd, on_sample, s), 0);
+	assert_int_equal(
+		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, -1, on_sample, s),
+		0);
 	assert_int_equal(seen_for(s, 400)->count, 5);
 	assert_int_equal(seen_for(s, 400)->kern_leaf, 0);
 	drain_get_stats(s->d, &st);
 	assert_int_equal(st.map_errors, 1);
+}
+
+/* A CFI-unwound stack (user_stack_hash set) is read from user_stacks, only its nframes frames
+ * are kept (zero after them), and the drain empties that map too. */
+static void test_drain_reads_cfi_stacks_by_hash(void **state)
+{
+	struct test_state *s = start(state);
+	struct spanprof_user_stack st = { .nframes = 2 };
+	__u64 hash = 0x1234567890abcdefull, count = 3;
+	struct sample_key k;
+
+	st.ips[0] = 0x401000;
+	st.ips[1] = 0x402000;
+	st.ips[2] = 0x403000; /* beyond nframes */
+	assert_int_equal(bpf_map_update_elem(s->user_stacks_fd, &hash, &st, BPF_ANY), 0);
+	memset(&k, 0, sizeof(k));
+	k.pid = 500;
+	k.kern_stack_id = -EFAULT;
+	k.user_stack_id = -EFAULT;
+	k.user_stack_hash = hash;
+	assert_int_equal(bpf_map_update_elem(s->counts_fd, &k, &count, BPF_ANY), 0);
+	k.pid = 501;
+	k.user_stack_hash = hash + 1; /* never stored: lost, and counted */
+	assert_int_equal(bpf_map_update_elem(s->counts_fd, &k, &count, BPF_ANY), 0);
+	assert_int_equal(
+		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, -1, on_sample, s),
+		0);
+	assert_int_equal(seen_for(s, 500)->user_leaf, 0x401000);
+	assert_int_equal(seen_for(s, 500)->user_third, 0);
+	assert_int_equal(seen_for(s, 500)->lost_user, 0);
+	assert_int_equal(seen_for(s, 501)->lost_user, 1);
+	assert_true(is_empty(s->user_stacks_fd));
 }
 
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -225,6 +274,7 @@ int main(void)
 		T(test_drain_empties_both_maps),
 		T(test_drain_shared_stacks_keeps_the_stack_map),
 		T(test_drain_counts_a_missing_stack_as_map_error),
+		T(test_drain_reads_cfi_stacks_by_hash),
 	};
 
 	return cmocka_run_group_tests_name("drain", tests, NULL, NULL);

@@ -23,25 +23,46 @@
 #define DURATION 15000000000LL
 
 /* Macros, not constants: C wants constant expressions in static initialisers. */
-#define APP_MAP { 0x400000, 0x500000, 0x1000, "/usr/bin/app", "abcdef01" }
-#define LIB_MAP { 0x7f0000000000, 0x7f0000100000, 0, "/usr/lib/libfoo.so.1", NULL }
-#define KERN_MAP { 0xffffffff81000000, 0xffffffff82000000, 0, "[kernel.kallsyms]", NULL }
+#define APP_MAP                                                        \
+	{                                                              \
+		0x400000, 0x500000, 0x1000, "/usr/bin/app", "abcdef01" \
+	}
+#define LIB_MAP                                                                 \
+	{                                                                       \
+		0x7f0000000000, 0x7f0000100000, 0, "/usr/lib/libfoo.so.1", NULL \
+	}
+#define KERN_MAP                                                                     \
+	{                                                                            \
+		0xffffffff81000000, 0xffffffff82000000, 0, "[kernel.kallsyms]", NULL \
+	}
 
 /* Leaf: a helper inlined into outer_fn. */
 static const struct sym_frame f_inline = {
-	.addr = 0x401234, .has_mapping = 1, .mapping = APP_MAP, .nlines = 2,
+	.addr = 0x401234,
+	.has_mapping = 1,
+	.mapping = APP_MAP,
+	.nlines = 2,
 	.lines = { { "inlined_helper", "app.c", 10 }, { "outer_fn", "app.c", 42 } },
 };
 static const struct sym_frame f_main = {
-	.addr = 0x401100, .has_mapping = 1, .mapping = APP_MAP, .nlines = 1,
+	.addr = 0x401100,
+	.has_mapping = 1,
+	.mapping = APP_MAP,
+	.nlines = 1,
 	.lines = { { "main", "app.c", 5 } },
 };
 static const struct sym_frame f_lib_unknown = {
-	.addr = 0x7f0000001000, .has_mapping = 1, .mapping = LIB_MAP, .nlines = 0,
+	.addr = 0x7f0000001000,
+	.has_mapping = 1,
+	.mapping = LIB_MAP,
+	.nlines = 0,
 };
 static const struct sym_frame f_no_mapping = { .addr = 0xdead0, .has_mapping = 0 };
 static const struct sym_frame f_kernel = {
-	.addr = 0xffffffff81001234, .has_mapping = 1, .mapping = KERN_MAP, .nlines = 1,
+	.addr = 0xffffffff81001234,
+	.has_mapping = 1,
+	.mapping = KERN_MAP,
+	.nlines = 1,
 	.lines = { { "do_syscall_64", NULL, 0 } },
 };
 
@@ -334,7 +355,10 @@ static void test_pprof_skips_labels_with_empty_values(void **state)
 {
 	const struct sym_frame stack[] = { f_main };
 	const struct pprof_label labels[] = {
-		{ "span_id", "" }, { "trace_id", NULL }, { "", "x" }, { "service", "api" },
+		{ "span_id", "" },
+		{ "trace_id", NULL },
+		{ "", "x" },
+		{ "service", "api" },
 	};
 	struct pprof_builder *b = new_builder();
 	Perftools__Profiles__Profile *p;

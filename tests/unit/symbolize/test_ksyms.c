@@ -58,12 +58,11 @@ static const char *write_file(void **state, const char *text)
 
 static void test_ksyms_finds_nearest_lower_symbol_unsorted_input(void **state)
 {
-	struct ksyms *ks = ksyms_new(write_file(state,
-		"ffffffff81002000 T schedule\n"
-		"ffffffff81000000 T _stext\n"
-		"ffffffff81001000 t do_idle\n"
-		"ffffffff82000000 D some_data\n"
-		"ffffffff81003000 W weak_fn\n"));
+	struct ksyms *ks = ksyms_new(write_file(state, "ffffffff81002000 T schedule\n"
+						       "ffffffff81000000 T _stext\n"
+						       "ffffffff81001000 t do_idle\n"
+						       "ffffffff82000000 D some_data\n"
+						       "ffffffff81003000 W weak_fn\n"));
 	const struct ksym *k;
 
 	assert_non_null(ks);
@@ -80,11 +79,10 @@ static void test_ksyms_finds_nearest_lower_symbol_unsorted_input(void **state)
 
 static void test_ksyms_reports_module_names(void **state)
 {
-	struct ksyms *ks = ksyms_new(write_file(state,
-		"ffffffff81000000 T _stext\n"
-		"ffffffffc0100000 t ext4_readdir\t[ext4]\n"
-		"ffffffffc0100400 T ext4_sync_fs\t[ext4]\n"
-		"ffffffffc0200000 t xfs_bmap\t[xfs]\n"));
+	struct ksyms *ks = ksyms_new(write_file(state, "ffffffff81000000 T _stext\n"
+						       "ffffffffc0100000 t ext4_readdir\t[ext4]\n"
+						       "ffffffffc0100400 T ext4_sync_fs\t[ext4]\n"
+						       "ffffffffc0200000 t xfs_bmap\t[xfs]\n"));
 	const struct ksym *k;
 
 	assert_non_null(ks);
@@ -99,9 +97,8 @@ static void test_ksyms_reports_module_names(void **state)
 
 static void test_ksyms_refuses_all_zero_addresses(void **state)
 {
-	struct ksyms *ks = ksyms_new(write_file(state,
-		"0000000000000000 T _stext\n"
-		"0000000000000000 T schedule\n"));
+	struct ksyms *ks = ksyms_new(write_file(state, "0000000000000000 T _stext\n"
+						       "0000000000000000 T schedule\n"));
 
 	assert_null(ks);
 	assert_int_equal(errno, EACCES);
@@ -134,8 +131,8 @@ static void test_ksyms_loads_this_kernel(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_ksyms_finds_nearest_lower_symbol_unsorted_input,
-						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_ksyms_finds_nearest_lower_symbol_unsorted_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ksyms_reports_module_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ksyms_refuses_all_zero_addresses, setup,
 						teardown),

@@ -30,7 +30,7 @@
 
 struct test_state {
 	struct fixture_set fs; /* built once per group */
-	char *root;            /* temp dir, fresh per test: the fake proc root by default */
+	char *root; /* temp dir, fresh per test: the fake proc root by default */
 	const char *proc_root; /* when set, used instead of root (the real "/proc") */
 	struct symcache *sc;
 };
@@ -76,8 +76,8 @@ static int teardown(void **state)
 	return 0;
 }
 
-static struct symcache *new_cache(struct test_state *s, size_t modules, size_t pids,
-				  size_t bytes, const char *kallsyms)
+static struct symcache *new_cache(struct test_state *s, size_t modules, size_t pids, size_t bytes,
+				  const char *kallsyms)
 {
 	struct symcache_limits lim = {
 		.max_modules = modules,
@@ -160,7 +160,8 @@ static void test_symcache_resolves_pie_library_and_inline_frames(void **state)
 	assert_int_equal(f.nlines, 2);
 	assert_string_equal(f.lines[0].function, "symfix_inlined");
 	assert_string_equal(f.lines[1].function, "symfix_leaf");
-	assert_int_equal(f.lines[1].line, fixture_marker_line(&s->fs, "symfix.c", "MARK:leaf-call"));
+	assert_int_equal(f.lines[1].line,
+			 fixture_marker_line(&s->fs, "symfix.c", "MARK:leaf-call"));
 
 	assert_int_equal(fixture_nm(s->fs.lib, "symfix_lib_entry", &lib_entry), 0);
 	symcache_resolve_user(s->sc, 100, LIB_BASE + lib_entry + 2, &f);
@@ -228,9 +229,12 @@ static void test_symcache_answers_hot_addresses_after_idle_modules_close(void **
 	struct test_state *s = *state;
 	uint64_t leaf = PIE_BASE + fixture_key(s->fs.pie, "leaf");
 	struct symcache_limits lim = {
-		.max_modules = 8, .max_pids = 8, .max_addrs = 64,
+		.max_modules = 8,
+		.max_pids = 8,
+		.max_addrs = 64,
 		.proc_root = s->proc_root ? s->proc_root : s->root,
-		.debug_root = s->fs.debug_root, .perf_map_dir = "/tmp",
+		.debug_root = s->fs.debug_root,
+		.perf_map_dir = "/tmp",
 	};
 	struct symcache_stats st, before;
 	char maps[4096];
@@ -247,7 +251,8 @@ static void test_symcache_answers_hot_addresses_after_idle_modules_close(void **
 
 	symcache_release_idle(s->sc, 0); /* everything with DWARF loaded is idle by now */
 	symcache_get_stats(s->sc, &st);
-	assert_int_equal(st.modules, 1); /* the executable closed; the library's DWARF never loaded */
+	assert_int_equal(st.modules,
+			 1); /* the executable closed; the library's DWARF never loaded */
 	symcache_resolve_user(s->sc, 100, leaf, &f);
 	assert_string_equal(f.lines[0].function, "symfix_leaf");
 	assert_non_null(f.lines[0].file);

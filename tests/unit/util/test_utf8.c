@@ -17,12 +17,12 @@ static void test_utf8_accepts_valid_and_rejects_invalid(void **state)
 	assert_true(utf8_valid("plain ascii"));
 	assert_true(utf8_valid("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xf4\x8f\xbf\xbf"));
 	assert_false(utf8_valid("\xff"));
-	assert_false(utf8_valid("\xc0\xaf"));         /* overlong '/' */
-	assert_false(utf8_valid("\xe0\x80\xaf"));     /* overlong, 3 bytes */
-	assert_false(utf8_valid("\xed\xa0\x80"));     /* UTF-16 surrogate */
+	assert_false(utf8_valid("\xc0\xaf")); /* overlong '/' */
+	assert_false(utf8_valid("\xe0\x80\xaf")); /* overlong, 3 bytes */
+	assert_false(utf8_valid("\xed\xa0\x80")); /* UTF-16 surrogate */
 	assert_false(utf8_valid("\xf4\x90\x80\x80")); /* above U+10FFFF */
-	assert_false(utf8_valid("\xe2\x82"));         /* cut short by the end */
-	assert_false(utf8_valid("\x80"));             /* lone continuation */
+	assert_false(utf8_valid("\xe2\x82")); /* cut short by the end */
+	assert_false(utf8_valid("\x80")); /* lone continuation */
 }
 
 static void test_utf8_sanitize_replaces_each_bad_byte(void **state)

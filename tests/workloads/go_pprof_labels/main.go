@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -75,7 +76,8 @@ func main() {
 	// Extra labels make the map realistic: the span keys are not alone in it.
 	run(&wg, d, []string{"span_id", "5a5a0000000000a1", "span_name", "labelled-root",
 		"route", "/cart", "tenant", "t1"}, goLabelled)
-	run(&wg, d, []string{"span_name", "name-only-root"}, goNameOnly)
+	// A name longer than the agent keeps (255 bytes): cut there, past the old 63-byte limit.
+	run(&wg, d, []string{"span_name", "name-only-root/" + strings.Repeat("n", 285)}, goNameOnly)
 	run(&wg, d, nil, goUnlabelled)
 	wg.Wait()
 }

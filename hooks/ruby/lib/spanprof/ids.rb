@@ -3,7 +3,7 @@
 # Integers) -> the big-endian bytes of struct spanprof_span, and the span name's bounded form.
 module SpanProf
   module Ids
-    NAME_MAX = 64 # SPANPROF_SPAN_NAME_MAX: 63 bytes of name and a NUL
+    NAME_MAX = 256 # SPANPROF_SPAN_NAME_MAX: 255 bytes of name and a NUL
     HEX = /\A\h+\z/.freeze
 
     module_function
@@ -41,7 +41,7 @@ module SpanProf
       raw
     end
 
-    # The span name as UTF-8 bytes, cut to 63 bytes without splitting a character.
+    # The span name as UTF-8 bytes, cut to 255 bytes without splitting a character.
     def name_bytes(name)
       return "".b if name.nil?
 

@@ -6,14 +6,14 @@ require "spanprof/semaphore"
 
 module SpanProf
   module Native
-    ABI_VERSION = 1 # SPANPROF_SPAN_ABI_VERSION
-    # struct spanprof_span: abi_version, reserved, trace_id[16], span_id[8], root_span_id[8], name[64]
-    SPAN_FORMAT = "L<L<a16a8a8a64"
-    SPAN_SIZE = 104
+    ABI_VERSION = 2 # SPANPROF_SPAN_ABI_VERSION
+    # struct spanprof_span: abi_version, reserved, trace_id[16], span_id[8], root_span_id[8], name[256]
+    SPAN_FORMAT = "L<L<a16a8a8a256"
+    SPAN_SIZE = 296
 
     module_function
 
-    # The 104 bytes of a struct spanprof_span; ids are big-endian binary Strings, name < 64 bytes.
+    # The 296 bytes of a struct spanprof_span; ids are big-endian binary Strings, name < 256 bytes.
     def pack_span(trace_id, span_id, root_span_id, name)
       [ABI_VERSION, 0, trace_id, span_id, root_span_id, name].pack(SPAN_FORMAT).freeze
     end
@@ -72,6 +72,23 @@ module SpanProf
         @set&.call(nil)
       end
 
+      # Publishes { key => String } as OpenTelemetry process context (OTEP 4719), where the agent
+      # reads the service name. Returns 0 or a negative errno (-ENOSYS without the library).
+      def publish_context(attributes)
+        return -38 unless @publish
+
+        pairs = attributes.map { |k, v| [k.to_s.b, v.to_s.b] }
+        strings = pairs.flatten.map { |str| Fiddle::Pointer[str] } # kept alive during the call
+        width = Fiddle::SIZEOF_VOIDP
+        keys = Fiddle::Pointer.malloc([pairs.size, 1].max * width, Fiddle::RUBY_FREE)
+        values = Fiddle::Pointer.malloc([pairs.size, 1].max * width, Fiddle::RUBY_FREE)
+        pairs.each_index do |i|
+          keys[i * width, width] = [strings[2 * i].to_i].pack("J")
+          values[i * width, width] = [strings[2 * i + 1].to_i].pack("J")
+        end
+        @publish.call(keys, values, pairs.size)
+      end
+
       # How active? is answered: :semaphore (a memory read), :function or :none.
       def active_check
         return :semaphore if @semaphore
@@ -89,6 +106,15 @@ module SpanProf
         resolved = File.exist?(path) ? path : loaded_path(path)
         @semaphore = resolved && Semaphore.locate(resolved, handle)
         @path, @handle, @set, @active = path, handle, set, active
+        @publish = publish_function(handle)
+      end
+
+      # spanprof_process_context_publish, absent from libraries built before it.
+      def publish_function(handle)
+        Fiddle::Function.new(handle["spanprof_process_context_publish"],
+                             [Fiddle::TYPE_VOIDP, Fiddle::TYPE_VOIDP, Fiddle::TYPE_SIZE_T], Fiddle::TYPE_INT)
+      rescue Fiddle::DLError
+        nil
       end
 
       # need_gvl: the hook is a few instructions (or one uprobe hit); releasing the GVL around

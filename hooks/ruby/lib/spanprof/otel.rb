@@ -12,28 +12,54 @@ module SpanProf
     INVALID_SPAN_ID = ("\0" * 8).b.freeze
     MAX_DEPTH = 64 # spans a thread may have open at once before the oldest is forgotten
 
-    # One started, sampled span on a thread's stack; its packed struct is built lazily.
+    # One started span on a thread's stack. root is the entry of its local root (itself for a
+    # root), which keeps the root span to follow renames; the packed struct is rebuilt when the
+    # root's name changed since it was packed.
     class Entry
-      attr_reader :span_id, :root_id, :root_name
-      attr_accessor :ended
+      attr_reader :span_id, :root, :span
+      attr_accessor :ended, :name, :name_bytes
 
-      def initialize(trace_id, span_id, root_id, root_name)
-        @trace_id, @span_id, @root_id, @root_name = trace_id, span_id, root_id, root_name
+      def initialize(trace_id, span_id, root: nil, span: nil, name_bytes: "".b)
+        @trace_id, @span_id = trace_id, span_id
+        @root = root || self
+        @span = span
+        @name = span&.name
+        @name_bytes = name_bytes
         @ended = false
       end
 
       def pack
-        @pack ||= Native.pack_span(@trace_id, @span_id, @root_id || INVALID_SPAN_ID, @root_name)
+        nb = @root.name_bytes
+        return @pack if @pack && @packed_name.equal?(nb)
+
+        @packed_name = nb
+        @pack = Native.pack_span(@trace_id, @span_id, @root.equal?(self) ? INVALID_SPAN_ID : @root.span_id, nb)
       end
     end
 
-    # Calls spanprof's hook when a sampled span starts (it becomes the thread's active span) and
-    # when it finishes (the thread's previous span, normally its parent, is active again; or
-    # none). Add it to the tracer provider:
+    # Adds a SpanProcessor to the SDK's tracer provider after OpenTelemetry::SDK.configure has
+    # run, publishes the provider's resource as process context, and returns the processor (nil, with a warning, when the provider is not the SDK's yet). Adding it
+    # inside configure would stop the SDK from building the exporters named by
+    # OTEL_TRACES_EXPORTER: it does that only when configure added no span processor.
+    def self.install(tracer_provider = ::OpenTelemetry.tracer_provider, **options)
+      unless tracer_provider.respond_to?(:add_span_processor)
+        SpanProf.logger.warn("spanprof: SpanProf::Otel.install needs the SDK's tracer provider; " \
+                             "call it after OpenTelemetry::SDK.configure")
+        return nil
+      end
+      processor = SpanProcessor.new(**options)
+      tracer_provider.add_span_processor(processor)
+      processor.publish_resource(tracer_provider.resource) if tracer_provider.respond_to?(:resource)
+      processor
+    end
+
+    # Calls spanprof's hook when a span starts (it becomes the thread's active span) and when
+    # it finishes (the thread's previous span, normally its parent, is active again; or none).
+    # Add it to the tracer provider after configure, so the exporters configure builds from
+    # OTEL_TRACES_EXPORTER stay:
     #
-    #   OpenTelemetry::SDK.configure do |c|
-    #     c.add_span_processor(SpanProf::Otel::SpanProcessor.new)
-    #   end
+    #   OpenTelemetry::SDK.configure { |c| c.service_name = "checkout" }
+    #   SpanProf::Otel.install # = OpenTelemetry.tracer_provider.add_span_processor(SpanProcessor.new)
     #
     # Options:
     #   root_span_only: (true) Pyroscope's convention: only local root spans (no parent, or a
@@ -46,8 +72,10 @@ module SpanProf
     #   service_name: for that link; default as the agent derives it (OTEL_SERVICE_NAME,
     #     service.name in OTEL_RESOURCE_ATTRIBUTES, else the process name).
     #
-    # Only sampled spans are considered. Never raises into the application: an unexpected
-    # error is logged once and the span is skipped. Without libspanprof.so it does nothing.
+    # Like Pyroscope's processor, every span the SDK hands over is considered: the SDK calls
+    # processors for recording spans only, sampled or not. Never raises into the application: an
+    # unexpected error is logged once and the span is skipped. Without libspanprof.so it does
+    # nothing.
     class SpanProcessor
       def initialize(root_span_only: true, add_span_name: true, add_url: true, pyroscope_url: nil,
                      service_name: nil, hook: nil)
@@ -62,11 +90,13 @@ module SpanProf
         @live_lock = Mutex.new
         @error_logged = false
         @names = {} # span name -> its bounded bytes; names are few, encode once
+        @published = false # the SDK's resource went out as process context
       end
 
       # --- the SDK's SpanProcessor interface -----------------------------------------------
       # Without an agent nothing is tracked: the processor costs one semaphore read per span.
       def on_start(span, parent_context)
+        publish_resource(span.resource) if !@published && @enabled && span.respond_to?(:resource)
         start(span, parent_context) if @enabled && @hook.active?
       rescue StandardError => e
         log_error("on_start", e)
@@ -102,29 +132,47 @@ module SpanProf
         success
       end
 
+      # Publishes the SDK resource's String attributes (service.name, service.namespace, ...) as
+      # OpenTelemetry process context (OTEP 4719), so the agent names this process's profiles as
+      # its traces are named. Done once, from the first span, unless called first (install
+      # does). Returns true when published.
+      def publish_resource(resource)
+        return false unless resource.respond_to?(:attribute_enumerator)
+
+        @published = true
+        attrs = resource.attribute_enumerator.select { |_k, v| v.is_a?(String) }.to_h
+        err = @hook.respond_to?(:publish_context) ? @hook.publish_context(attrs) : -38
+        unless err.zero? || @publish_logged
+          @publish_logged = true
+          SpanProf.logger.warn("spanprof: could not publish the resource as process context " \
+                               "(errno #{-err}); the agent names the service from the environment")
+        end
+        err.zero?
+      rescue StandardError => e
+        log_error("publish_resource", e)
+        false
+      end
+
       private
 
       def start(span, parent_context)
         ctx = span.context
-        return unless ctx.trace_flags.sampled?
-
-        root = nil
         parent_id = span.parent_span_id
         if @root_span_only && parent_id && parent_id != INVALID_SPAN_ID && !parent_remote?(parent_context)
           found = @live_lock.synchronize { @live[parent_id] }
-          root = found&.first
+          # A local parent this processor never saw started before the agent attached (or
+          # before the processor was added): as in Pyroscope's processor, such a span is not a
+          # local root and gets nothing.
+          return unless found
+
+          # A child: its samples belong to the local root (its own id goes along, for agents
+          # run with --span-scope all).
+          entry = Entry.new(ctx.trace_id, ctx.span_id, root: found.first.root)
+        else
+          # A local root, or any span in all-spans scope.
+          annotate(span, ctx)
+          entry = Entry.new(ctx.trace_id, ctx.span_id, span: span, name_bytes: @add_span_name ? name_bytes(span.name) : "".b)
         end
-        entry =
-          if root
-            # A child: its samples belong to the local root (its own id goes along, for
-            # agents run with --span-scope all).
-            Entry.new(ctx.trace_id, ctx.span_id, root.root_id || root.span_id, root.root_name)
-          else
-            # A local root, or any span in all-spans scope. A local parent this processor never
-            # saw (added later, or unsampled) also lands here, so Grafana can find the span.
-            annotate(span, ctx)
-            Entry.new(ctx.trace_id, ctx.span_id, nil, @add_span_name ? name_bytes(span.name) : "".b)
-          end
         push(entry)
         activate(entry)
       end
@@ -142,7 +190,7 @@ module SpanProf
 
       def finish(span)
         entry, stack = @live_lock.synchronize { @live.delete(span.context.span_id) }
-        return unless entry # unsampled, or never seen
+        return unless entry # never seen
 
         entry.ended = true
         # Finished on another thread: the hook only speaks for the calling thread, so the owner
@@ -167,8 +215,22 @@ module SpanProf
 
       def activate(entry)
         return unless @hook.active? # nobody listens: do not build the struct
+        return @hook.clear unless entry
 
-        entry ? @hook.set(entry.pack) : @hook.clear
+        follow_rename(entry.root)
+        @hook.set(entry.pack)
+      end
+
+      # The SDK tells processors nothing when name= renames a span, so the root's current name
+      # is compared with the packed one at each hook call of its trace.
+      def follow_rename(root)
+        return unless @add_span_name && root.span
+
+        name = root.span.name
+        return if name.equal?(root.name) || name == root.name
+
+        root.name = name
+        root.name_bytes = name_bytes(name)
       end
 
       def thread_stack
@@ -184,7 +246,23 @@ module SpanProf
       def annotate(span, ctx)
         profile_id = ctx.span_id.unpack1("H*")
         span.set_attribute(PROFILE_ID_ATTRIBUTE, profile_id)
+        check_kept(span)
         span.set_attribute(PROFILE_URL_ATTRIBUTE, profile_url(span.name)) if @url_base
+      end
+
+      # The SDK keeps a span's first attribute_count_limit attributes and drops newer ones, so
+      # a span whose start attributes fill the limit loses pyroscope.profile.id. Say so, once.
+      def check_kept(span)
+        return if @limit_logged || !span.respond_to?(:attributes)
+
+        attrs = span.attributes
+        return if attrs.nil? || attrs.key?(PROFILE_ID_ATTRIBUTE)
+
+        @limit_logged = true
+        SpanProf.logger.warn("spanprof: a span's start attributes fill its attribute limit " \
+                             "(OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT), so the SDK dropped " \
+                             "pyroscope.profile.id and Grafana cannot link it; its samples are still labelled " \
+                             "(logged once)")
       end
 
       # The service's CPU profile in the Pyroscope UI from a minute before the span's start to

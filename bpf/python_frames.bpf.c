@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* CPython frames of the interrupted thread (issue 9): the thread state through the autoTSSkey
+ * pthread key (glibc x86-64 TSD), then the frame chain with bpf_loop. The frames go into the
+ * window's py_stacks map under a hash that the sampler puts in the sample's key. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+
+#include "helpers.bpf.h"
+#include "maps.bpf.h"
+
+/* glibc 2.32-2.36 x86-64: the value of pthread key k (< 32) is at fsbase + 0x310 + 16k + 8. */
+#define GLIBC_TSD_OFFSET 0x310
+#define GLIBC_TSD_STATIC_KEYS 32
+/* 3.12+ shim frame pushed by each C activation (FRAME_OWNED_BY_CSTACK): not user code. */
+#define PY_OWNER_CSTACK 3
+
+extern DROP_COUNTS_MAP;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SPANPROF_MAX_PY_PROCS);
+	__type(key, __u32);
+	__type(value, struct py_proc_info);
+} py_procs SEC(".maps");
+
+#define PY_STACK_MAP(name)                                       \
+	struct {                                                 \
+		__uint(type, BPF_MAP_TYPE_HASH);                 \
+		__uint(max_entries, SPANPROF_DEFAULT_PY_STACKS); \
+		__type(key, __u64);                              \
+		__type(value, struct py_stack);                  \
+	} name SEC(".maps")
+
+PY_STACK_MAP(py_stacks_0);
+PY_STACK_MAP(py_stacks_1);
+
+/* The walk's state: a py_stack is too big for the 512-byte stack. */
+struct py_walk {
+	struct py_stack stack;
+	struct py_proc_info info;
+	__u64 frame; /* next frame to read; 0 at the end */
+	__u64 hash;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_walk);
+} py_walk_scratch SEC(".maps");
+
+static __always_inline __u64 read_u64(__u64 addr)
+{
+	__u64 v = 0;
+
+	bpf_probe_read_user(&v, sizeof(v), (void *)addr);
+	return v;
+}
+
+static __always_inline __u32 read_u32(__u64 addr)
+{
+	__u32 v = 0;
+
+	bpf_probe_read_user(&v, sizeof(v), (void *)addr);
+	return v;
+}
+
+/* The instruction of frame f: f_lasti (<= 3.10), else the instruction pointer made an index. */
+static __always_inline __u32 frame_lasti(const struct py_proc_info *info, __u64 f, __u64 code)
+{
+	__u64 ip;
+
+	if (info->minor <= 10)
+		return read_u32(f + info->frame_lasti);
+	ip = read_u64(f + info->frame_lasti);
+	if (ip < code + info->code_adaptive)
+		return 0;
+	return (ip - code - info->code_adaptive) / 2;
+}
+
+/* One frame per call. bpf_loop's context must live on the stack, so the walk state is looked
+ * up again (a per-CPU array lookup is a few instructions). */
+static long py_step(__u32 i, void *ctx)
+{
+	struct py_frame *out;
+	struct py_walk *w;
+	__u32 n, zero = 0;
+	__u8 owner = 0;
+	__u64 f, code;
+
+	w = bpf_map_lookup_elem(&py_walk_scratch, &zero);
+	if (!w || !w->frame)
+		return 1;
+	f = w->frame;
+	w->frame = read_u64(f + w->info.frame_back);
+	if (w->info.frame_owner != SPANPROF_PY_NO_FIELD) {
+		bpf_probe_read_user(&owner, 1, (void *)(f + w->info.frame_owner));
+		if (owner == PY_OWNER_CSTACK)
+			return 0;
+	}
+	code = read_u64(f + w->info.frame_code);
+	if (!code)
+		return 0;
+	n = w->stack.nframes;
+	if (n >= SPANPROF_PY_MAX_FRAMES) {
+		w->stack.truncated = 1;
+		return 1;
+	}
+	out = &w->stack.frames[n];
+	out->code = code;
+	out->firstlineno = read_u32(code + w->info.code_firstlineno);
+	out->lasti = frame_lasti(&w->info, f, code);
+	out->check = (__u32)(read_u64(code + w->info.code_name) ^
+			     read_u64(code + w->info.code_filename));
+	w->hash = (w->hash ^ code ^ ((__u64)out->lasti << 40)) * 0x100000001b3ull;
+	w->stack.nframes = n + 1;
+	return 0;
+}
+
+/* The first frame: tstate->frame, ->cframe->current_frame or ->current_frame. */
+static __always_inline __u64 top_frame(const struct py_proc_info *info)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase), tstate, frame;
+	__u32 key;
+
+	if (!fsbase)
+		return 0;
+	key = read_u32(info->tss_key_addr);
+	if (key >= GLIBC_TSD_STATIC_KEYS)
+		return 0;
+	tstate = read_u64(fsbase + GLIBC_TSD_OFFSET + 16 * key + 8);
+	if (!tstate)
+		return 0;
+	frame = read_u64(tstate + info->tstate_frame);
+	if (frame && info->cframe_current != SPANPROF_PY_NO_FIELD)
+		frame = read_u64(frame + info->cframe_current);
+	return frame;
+}
+
+/* Records the current thread's Python frames in window slot's py_stacks; returns their hash,
+ * or 0 when the process is no known Python, the thread has no frames, or the map is full. */
+__noinline __u64 py_capture(__u32 pid, __u32 slot)
+{
+	struct py_proc_info *info = bpf_map_lookup_elem(&py_procs, &pid);
+	__u32 zero = 0;
+	struct py_walk *w;
+	long err;
+
+	if (!info)
+		return 0;
+	w = bpf_map_lookup_elem(&py_walk_scratch, &zero);
+	if (!w)
+		return 0;
+	w->info = *info;
+	w->stack.nframes = 0;
+	w->stack.truncated = 0;
+	w->hash = 0xcbf29ce484222325ull;
+	w->frame = top_frame(&w->info);
+	if (!w->frame)
+		return 0;
+	bpf_loop(SPANPROF_PY_MAX_FRAMES + 8, py_step, NULL, 0);
+	if (!w->stack.nframes)
+		return 0;
+	if (!w->hash)
+		w->hash = 1;
+	err = bpf_map_update_elem(slot ? (void *)&py_stacks_1 : (void *)&py_stacks_0, &w->hash,
+				  &w->stack, BPF_ANY);
+	if (err) {
+		counter_inc(&drop_counts, SPANPROF_DROP_PY_STACK);
+		return 0;
+	}
+	return w->hash;
+}

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Publishes the app's OpenTelemetry resource as OTEP 4719 process context: a mapping named
+ * OTEL_CTX (a memfd "OTEL_CTX", else anonymous memory, named with prctl PR_SET_VMA_ANON_NAME)
+ * holding a 32-byte header and, right after it, a protobuf ProcessContext{resource{attributes:
+ * string KeyValues}}. Part of libspanprof. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#include "spanprof.h"
+
+#define SPANPROF_EXPORT __attribute__((visibility("default")))
+
+#ifndef PR_SET_VMA
+#define PR_SET_VMA 0x53564d41
+#endif
+#ifndef PR_SET_VMA_ANON_NAME
+#define PR_SET_VMA_ANON_NAME 0
+#endif
+
+#define CTX_HEADER 32
+#define CTX_VERSION 2
+#define CTX_PAYLOAD_MAX (64 * 1024) /* what readers (the spanprof agent) accept */
+
+struct ctx_header {
+	char signature[8];
+	uint32_t version;
+	uint32_t payload_size;
+	uint64_t published_at_ns;
+	uint64_t payload;
+};
+
+/* The one mapping of this process (OTEP 4719: a singleton) and its size; guarded by ctx_lock. */
+static struct ctx_header *ctx_map;
+static size_t ctx_map_size;
+static int ctx_map_named; /* a memfd: found by its file name whether or not prctl works */
+static int ctx_lock;
+
+static size_t varint_len(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+/* Tag (field number, wire type 2) and length, then the bytes when given. */
+static uint8_t *put_bytes(uint8_t *p, unsigned field, const void *data, size_t len)
+{
+	*p++ = (uint8_t)(field << 3 | 2);
+	p = put_varint(p, len);
+	if (data)
+		memcpy(p, data, len);
+	return data ? p + len : p;
+}
+
+static size_t field_len(size_t len)
+{
+	return 1 + varint_len(len) + len;
+}
+
+/* Sizes of KeyValue{key 1, value 2: AnyValue{string_value 1}} i. */
+static size_t kv_len(const char *key, const char *value)
+{
+	return field_len(strlen(key)) + field_len(field_len(strlen(value)));
+}
+
+/* Encodes ProcessContext{resource 1: Resource{attributes 1...}} into out (cap bytes) and
+ * returns its size; 0 when it does not fit. */
+static size_t encode(const char *const *keys, const char *const *values, size_t n, uint8_t *out,
+		     size_t cap)
+{
+	size_t res = 0, i, kv, total;
+	uint8_t *p = out;
+
+	for (i = 0; i < n; i++)
+		res += field_len(kv_len(keys[i], values[i]));
+	total = field_len(res);
+	if (total > cap)
+		return 0;
+	p = put_bytes(p, 1, NULL, res);
+	for (i = 0; i < n; i++) {
+		kv = kv_len(keys[i], values[i]);
+		p = put_bytes(p, 1, NULL, kv);
+		p = put_bytes(p, 1, keys[i], strlen(keys[i]));
+		p = put_bytes(p, 2, NULL, field_len(strlen(values[i])));
+		p = put_bytes(p, 1, values[i], strlen(values[i]));
+	}
+	return (size_t)(p - out);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A fresh mapping of size bytes, not inherited by children (their resource is their own). As
+ * OTEP 4719 says: a memfd named OTEL_CTX shows as "/memfd:OTEL_CTX" in maps even on kernels
+ * without CONFIG_ANON_VMA_NAME (this VM's); anonymous memory is the fallback. *named says
+ * whether readers can already find it without the prctl name. */
+static struct ctx_header *new_mapping(size_t size, int *named)
+{
+	int fd = memfd_create("OTEL_CTX", MFD_CLOEXEC);
+	void *m = MAP_FAILED;
+
+	*named = 0;
+	if (fd >= 0 && !ftruncate(fd, (off_t)size)) {
+		m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+		*named = m != MAP_FAILED;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (m == MAP_FAILED)
+		m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	madvise(m, size, MADV_DONTFORK);
+	return m;
+}
+
+static int publish_locked(const char *const *keys, const char *const *values, size_t n)
+{
+	size_t page = 4096, need = CTX_HEADER, size;
+	struct ctx_header *h = ctx_map;
+	uint8_t *payload;
+	int named;
+
+	for (size_t i = 0; i < n; i++)
+		need += field_len(kv_len(keys[i], values[i]));
+	need += 8; /* ProcessContext's own tag and length */
+	if (need > CTX_HEADER + CTX_PAYLOAD_MAX)
+		return -EMSGSIZE;
+	size = (need + page - 1) / page * page;
+	if (!h || size > ctx_map_size) {
+		h = new_mapping(size, &named);
+		if (!h)
+			return -errno;
+		if (ctx_map)
+			munmap(ctx_map, ctx_map_size);
+		ctx_map = h;
+		ctx_map_size = size;
+		ctx_map_named = named;
+	}
+	/* Update protocol: a zero timestamp tells readers to retry until it is set again. */
+	__atomic_store_n(&h->published_at_ns, 0, __ATOMIC_SEQ_CST);
+	payload = (uint8_t *)h + CTX_HEADER;
+	h->payload_size = (uint32_t)encode(keys, values, n, payload, size - CTX_HEADER);
+	h->payload = (uint64_t)(uintptr_t)payload;
+	h->version = CTX_VERSION;
+	memcpy(h->signature, "OTEL_CTX", 8);
+	__atomic_store_n(&h->published_at_ns, now_ns(), __ATOMIC_SEQ_CST);
+	/* Always named (readers may watch for this prctl), though kernels without
+	 * CONFIG_ANON_VMA_NAME refuse: then only a memfd mapping can be found. */
+	if (prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)h, ctx_map_size, "OTEL_CTX") &&
+	    !ctx_map_named)
+		return -errno;
+	return 0;
+}
+
+SPANPROF_EXPORT int spanprof_process_context_publish(const char *const *keys,
+						     const char *const *values, size_t n)
+{
+	int err;
+
+	if (n && (!keys || !values))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!keys[i] || !values[i])
+			return -EINVAL;
+	while (__atomic_exchange_n(&ctx_lock, 1, __ATOMIC_ACQUIRE))
+		; /* publishing is rare: start-up, or a resource change */
+	err = publish_locked(keys, values, n);
+	__atomic_store_n(&ctx_lock, 0, __ATOMIC_RELEASE);
+	return err;
+}

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Test-only: one metric from the agent's /metrics (metrics_scrape.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "metrics_scrape.h"
+
+#define BODY_MAX 65536
+
+static size_t collect(void *data, size_t size, size_t n, void *userp)
+{
+	char *buf = userp;
+	size_t len = strlen(buf), add = size * n;
+
+	if (len + add >= BODY_MAX)
+		add = BODY_MAX - 1 - len;
+	memcpy(buf + len, data, add);
+	buf[len + add] = '\0';
+	return size * n;
+}
+
+int metrics_scrape_port(const char *log_path)
+{
+	char line[1024];
+	int port = -1;
+	FILE *f = fopen(log_path, "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, "metrics server listening on");
+
+		p = p ? strstr(p, "(port ") : NULL;
+		if (p)
+			port = atoi(p + strlen("(port "));
+	}
+	if (f)
+		fclose(f);
+	return port;
+}
+
+int metrics_scrape(int port, const char *metric, double *value)
+{
+	char url[64], *line, *save = NULL, *body = calloc(1, BODY_MAX);
+	size_t mlen = strlen(metric);
+	CURL *c = curl_easy_init();
+	int rc = -1;
+
+	if (!body || !c)
+		goto out;
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/metrics", port);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
+	if (curl_easy_perform(c) != CURLE_OK)
+		goto out;
+	for (line = strtok_r(body, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, metric, mlen) && line[mlen] == ' ') {
+			*value = atof(line + mlen + 1);
+			rc = 0;
+			break;
+		}
+	}
+out:
+	curl_easy_cleanup(c);
+	free(body);
+	return rc;
+}

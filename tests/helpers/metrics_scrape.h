@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Test-only: reads one value from a running agent's /metrics (started with
+ * --metrics-addr 127.0.0.1:0; the port comes from its log). */
+#ifndef SPANPROF_TEST_METRICS_SCRAPE_H
+#define SPANPROF_TEST_METRICS_SCRAPE_H
+
+/* The port the agent logged ("metrics server listening on ... (port N)"), or -1. */
+int metrics_scrape_port(const char *log_path);
+
+/* Value of one metric line (exact name with labels) at http://127.0.0.1:port/metrics. Returns 0
+ * and sets *value, or -1 when the request failed or the line is missing. */
+int metrics_scrape(int port, const char *metric, double *value);
+
+#endif /* SPANPROF_TEST_METRICS_SCRAPE_H */

@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Unit tests for process_ctx: an OTEP 4719 context in a fake proc root (maps naming the mapping,
+ * a sparse "mem" file holding header and payload at its address), payloads encoded by
+ * protobuf-c from user/proto/process_context.proto, and hostile headers and payloads. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "proto/process_context.pb-c.h"
+#include "discover/process_ctx.h"
+#include "tmpdir.h"
+
+#define PID 4242
+#define MAP_AT 0x10000ull /* where the fake mapping starts; the payload follows the header */
+#define PAYLOAD_AT (MAP_AT + PROCESS_CTX_HEADER_SIZE)
+
+struct header {
+	char signature[8];
+	uint32_t version, payload_size;
+	uint64_t published_at_ns, payload;
+};
+
+static void write_file(const char *root, const char *name, const void *data, size_t len,
+		       uint64_t at)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%d/%s", root, PID, name);
+	fd = open(path, O_WRONLY | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, data, len, (off_t)at), (ssize_t)len);
+	close(fd);
+}
+
+static void write_maps(const char *root, const char *name)
+{
+	char text[512];
+	int n = snprintf(text, sizeof(text),
+			 "00400000-00401000 r-xp 00000000 08:01 1234   /usr/bin/app\n"
+			 "%08llx-%08llx rw-p 00000000 00:00 0   %s\n",
+			 MAP_AT, MAP_AT + 0x1000, name);
+
+	write_file(root, "maps", text, (size_t)n, 0);
+}
+
+/* A packed ProcessContext with string attributes (k, v pairs until NULL), plus an int and an
+ * extra attribute the reader must skip. Returns its length in buf. */
+static size_t pack(uint8_t *buf, const char *const *kv)
+{
+	Otelctx__KeyValue kvs[8], *kvp[8], extra = OTELCTX__KEY_VALUE__INIT, *extrap = &extra;
+	Otelctx__AnyValue vals[8], intval = OTELCTX__ANY_VALUE__INIT;
+	Otelctx__Resource res = OTELCTX__RESOURCE__INIT;
+	Otelctx__ProcessContext pc = OTELCTX__PROCESS_CONTEXT__INIT;
+	size_t n = 0;
+
+	intval.value_case = OTELCTX__ANY_VALUE__VALUE_INT_VALUE;
+	intval.int_value = 7;
+	otelctx__key_value__init(&kvs[n]);
+	kvs[n].key = "process.pid";
+	kvs[n].value = &intval;
+	kvp[n] = &kvs[n];
+	n++;
+	for (; *kv && n < 8; kv += 2, n++) {
+		otelctx__key_value__init(&kvs[n]);
+		otelctx__any_value__init(&vals[n]);
+		vals[n].value_case = OTELCTX__ANY_VALUE__VALUE_STRING_VALUE;
+		vals[n].string_value = (char *)kv[1];
+		kvs[n].key = (char *)kv[0];
+		kvs[n].value = &vals[n];
+		kvp[n] = &kvs[n];
+	}
+	res.n_attributes = n;
+	res.attributes = kvp;
+	pc.resource = &res;
+	extra.key = "threadlocal.schema_version";
+	extra.value = &vals[1];
+	pc.n_extra_attributes = 1;
+	pc.extra_attributes = &extrap;
+	return otelctx__process_context__pack(&pc, buf);
+}
+
+static void publish(const char *root, const void *payload, size_t len, struct header h)
+{
+	write_file(root, "mem", &h, sizeof(h), MAP_AT);
+	write_file(root, "mem", payload, len, h.payload);
+}
+
+static struct header good_header(size_t len)
+{
+	struct header h = { .version = 2,
+			    .payload_size = (uint32_t)len,
+			    .published_at_ns = 1763800000000000000ull,
+			    .payload = PAYLOAD_AT };
+
+	memcpy(h.signature, "OTEL_CTX", 8);
+	return h;
+}
+
+static int setup(void **state)
+{
+	char *root = tmpdir_new("procctx"), dir[4096];
+
+	assert_non_null(root);
+	snprintf(dir, sizeof(dir), "%s/%d", root, PID);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	*state = root;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	tmpdir_remove(*state);
+	return 0;
+}
+
+static void test_process_ctx_reads_service_name_and_namespace(void **state)
+{
+	static const char *const kv[] = { "service.namespace",
+					  "shop",
+					  "service.name",
+					  "checkout",
+					  "service.instance.id",
+					  "abc",
+					  NULL };
+	struct process_ctx ctx;
+	uint8_t buf[1024];
+	size_t len = pack(buf, kv);
+
+	write_maps(*state, "[anon:OTEL_CTX]");
+	publish(*state, buf, len, good_header(len));
+	assert_int_equal(process_ctx_read(*state, PID, &ctx), 0);
+	assert_string_equal(ctx.service_name, "checkout");
+	assert_string_equal(ctx.service_namespace, "shop");
+}
+
+static void test_process_ctx_finds_every_mapping_name(void **state)
+{
+	static const char *const names[] = { "[anon_shmem:OTEL_CTX]", "/memfd:OTEL_CTX (deleted)" };
+	static const char *const kv[] = { "service.name", "memfd-svc", NULL };
+	struct process_ctx ctx;
+	uint8_t buf[256];
+	size_t len = pack(buf, kv);
+
+	publish(*state, buf, len, good_header(len));
+	for (size_t i = 0; i < 2; i++) {
+		write_maps(*state, names[i]);
+		assert_int_equal(process_ctx_read(*state, PID, &ctx), 0);
+		assert_string_equal(ctx.service_name, "memfd-svc");
+	}
+	write_maps(*state, "[anon:OTHER]");
+	assert_int_equal(process_ctx_read(*state, PID, &ctx), -ENOENT);
+}
+
+static void test_process_ctx_rejects_hostile_headers(void **state)
+{
+	static const char *const kv[] = { "service.name", "x", NULL };
+	struct process_ctx ctx;
+	struct header h;
+	uint8_t buf[256];
+	size_t len = pack(buf, kv);
+
+	write_maps(*state, "[anon:OTEL_CTX]");
+	h = good_header(len);
+	memcpy(h.signature, "OTEL_CTY", 8);
+	publish(*state, buf, len, h);
+	assert_int_equal(process_ctx_read(*state, PID, &ctx), -EBADMSG);
+	h = good_header(len);
+	h.version = 3;
+	publish(*state, buf, len, h);
+	assert_int_equal(process_ctx_read(*state, PID, &ctx), -EBADMSG);
+	h = good_header(len);
+	h.payload_size = PROCESS_CTX_PAYLOAD_MAX + 1;
+	publish(*state, buf, len, h);
+	assert_int_equal(process_ctx_read(*state, PID, &ctx), -EMSGSIZE);
+	h = good_header(len);
+	h.payload = UINT64_MAX - 4; /* wraps around */
+	write_file(*state, "mem", &h, sizeof(h), MAP_AT);
+	assert_int_equal(process_ctx_read(*state, PID, &ctx), -EBADMSG);
+	h = good_header(len);
+	h.payload = 0x7fff0000; /* past the end of "memory" */
+	write_file(*state, "mem", &h, sizeof(h), MAP_AT);
+	assert_int_equal(process_ctx_read(*state, PID, &ctx), -EBADMSG);
+	h = good_header(len);
+	h.published_at_ns = 0; /* an update that never finishes */
+	publish(*state, buf, len, h);
+	assert_int_equal(process_ctx_read(*state, PID, &ctx), -EAGAIN);
+}
+
+static void test_process_ctx_does_not_follow_a_symlinked_mem(void **state)
+{
+	char target[4096], link[4096];
+	struct process_ctx ctx;
+
+	write_maps(*state, "[anon:OTEL_CTX]");
+	snprintf(target, sizeof(target), "%s/%d/maps", (char *)*state, PID);
+	snprintf(link, sizeof(link), "%s/%d/mem", (char *)*state, PID);
+	unlink(link);
+	assert_int_equal(symlink(target, link), 0);
+	assert_int_equal(process_ctx_read(*state, PID, &ctx), -ELOOP);
+}
+
+static void test_process_ctx_decode_survives_hostile_payloads(void **state)
+{
+	static const char *const kv[] = { "service.name", "ok", NULL };
+	uint8_t buf[256], deep[4096];
+	struct process_ctx ctx;
+	size_t len = pack(buf, kv), i;
+
+	(void)state;
+	for (i = 0; i < len; i++) /* every truncation fails cleanly or finds nothing */
+		assert_true(process_ctx_decode(buf, i, &ctx) == 0 ||
+			    process_ctx_decode(buf, i, &ctx) == -EBADMSG);
+	/* 2000 nested length-delimited fields: no recursion, so no stack to exhaust. */
+	for (i = 0; i + 2 <= sizeof(deep); i += 2) {
+		deep[i] = 0x0a;
+		deep[i + 1] = 0x7f;
+	}
+	assert_int_equal(process_ctx_decode(deep, sizeof(deep), &ctx), -EBADMSG);
+	deep[0] = 0x0b; /* wire type 3 (group) */
+	assert_int_equal(process_ctx_decode(deep, 2, &ctx), -EBADMSG);
+	/* a varint that never ends */
+	memset(deep, 0xff, 16);
+	assert_int_equal(process_ctx_decode(deep, 16, &ctx), -EBADMSG);
+}
+
+static void test_process_ctx_repairs_utf8_and_cuts_long_names(void **state)
+{
+	static char long_name[LABELS_SERVICE_MAX + 100];
+	const char *kv[] = { "service.name", "caf\xff", "service.namespace", long_name, NULL };
+	struct process_ctx ctx;
+	uint8_t buf[LABELS_SERVICE_MAX + 512];
+	size_t len;
+
+	(void)state;
+	memset(long_name, 'n', sizeof(long_name) - 1);
+	len = pack(buf, kv);
+	assert_int_equal(process_ctx_decode(buf, len, &ctx), 0);
+	assert_string_equal(ctx.service_name, "caf?");
+	assert_int_equal(strlen(ctx.service_namespace), LABELS_SERVICE_MAX - 1);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_process_ctx_reads_service_name_and_namespace),
+		T(test_process_ctx_finds_every_mapping_name),
+		T(test_process_ctx_rejects_hostile_headers),
+		T(test_process_ctx_does_not_follow_a_symlinked_mem),
+		T(test_process_ctx_decode_survives_hostile_payloads),
+		T(test_process_ctx_repairs_utf8_and_cuts_long_names),
+	};
+
+	return cmocka_run_group_tests_name("process_ctx", tests, NULL, NULL);
+}

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Unit tests for unwind (the per-process side) with real BPF maps and a fixture library: what a
+ * process's published mapping array holds (sorted, padded for the branch-free BPF search,
+ * [vsyscall] left out, a file still being built marked pending, then its table and load bias),
+ * and the entry leaving the map when the process is forgotten. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <bpf/bpf.h>
+
+#include "unwind/unwind.h"
+#include "unwind_fixture.h"
+
+#define LIB_BASE 0x7f0000000000ull
+
+struct ctx {
+	struct unwind_fixture uf;
+	struct unwind_options o;
+	struct unwind *u;
+};
+
+static int group_setup(void **state)
+{
+	static struct ctx c;
+
+	*state = &c;
+	if (geteuid() != 0)
+		return 0;
+	return unwind_fixture_build(&c.uf);
+}
+
+static int group_teardown(void **state)
+{
+	struct ctx *c = *state;
+
+	unwind_fixture_release(&c->uf);
+	return 0;
+}
+
+static void open_unwind(struct ctx *c)
+{
+	if (geteuid() != 0 || !c->uf.dir)
+		skip();
+	c->o.fds.rules = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_rules", 4,
+					sizeof(struct spanprof_unwind_rule),
+					SPANPROF_UNWIND_MAX_RULES, NULL);
+	c->o.fds.chunks = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_chunks", 4,
+					 sizeof(struct spanprof_unwind_chunk), 4, NULL);
+	c->o.fds.tables = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_tables", 4,
+					 sizeof(struct spanprof_unwind_table),
+					 SPANPROF_UNWIND_MAX_TABLES, NULL);
+	c->o.procs_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "t_procs", 4,
+				       sizeof(struct spanprof_unwind_proc), 16, NULL);
+	assert_true(c->o.fds.rules >= 0 && c->o.fds.chunks >= 0 && c->o.fds.tables >= 0 &&
+		    c->o.procs_fd >= 0);
+	c->o.nchunks = 4;
+	c->o.max_pids = 16;
+	c->o.max_files = 16;
+	c->o.proc_root = "/proc";
+	c->u = unwind_new(&c->o);
+	assert_non_null(c->u);
+}
+
+static void close_unwind(struct ctx *c)
+{
+	unwind_free(c->u);
+	close(c->o.fds.rules);
+	close(c->o.fds.chunks);
+	close(c->o.fds.tables);
+	close(c->o.procs_fd);
+}
+
+/* The library's executable segment placed at LIB_BASE, as /proc/PID/maps would show it. */
+static struct proc_map lib_map(const char *path)
+{
+	struct proc_map m = { 0 };
+	struct stat st;
+	GElf_Phdr ph;
+	size_t i, n;
+	Elf *elf;
+	int fd;
+
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0 && !fstat(fd, &st));
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	assert_int_equal(elf_getphdrnum(elf, &n), 0);
+	for (i = 0; i < n; i++)
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && ph.p_flags & PF_X)
+			break;
+	assert_true(i < n);
+	m.start = LIB_BASE + (ph.p_vaddr & ~0xfffull);
+	m.end = LIB_BASE + ph.p_vaddr + ph.p_memsz;
+	m.offset = ph.p_offset & ~0xfffull;
+	m.dev = st.st_dev;
+	m.inode = st.st_ino;
+	m.path = (char *)path;
+	elf_end(elf);
+	close(fd);
+	return m;
+}
+
+/* Publishes maps as the mappings of this process (its files open through /proc/self's view). */
+static void scan(struct ctx *c, const struct proc_maps *maps)
+{
+	unwind_scan_pid(c->u, getpid(), maps);
+}
+
+static void test_published_mappings_are_sorted_padded_and_skip_vsyscall(void **state)
+{
+	static struct spanprof_unwind_proc v;
+	struct ctx *c = *state;
+	struct proc_map m[3];
+	struct proc_maps maps = { m, 3 };
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	__u32 key;
+	int i;
+
+	open_unwind(c);
+	m[0] = lib_map(c->uf.lib);
+	m[1] = (struct proc_map){ 0x7ffd00000000ull, 0x7ffd00002000ull, 0, 0, 0, "[vdso]" };
+	m[2] = (struct proc_map){ 0xffffffffff600000ull, 0xffffffffff601000ull, 0, 0, 0,
+				  "[vsyscall]" };
+	scan(c, &maps);
+	key = getpid();
+	assert_int_equal(bpf_map_lookup_elem(c->o.procs_fd, &key, &v), 0);
+	assert_int_equal(v.nmaps, 2); /* [vsyscall] is not published */
+	assert_int_equal(v.maps[0].start, m[0].start);
+	assert_int_equal(v.maps[0].table, SPANPROF_UNWIND_TABLE_PENDING);
+	assert_int_equal(v.maps[1].start, m[1].start);
+	for (i = 2; i < SPANPROF_UNWIND_MAX_MAPPINGS; i++)
+		assert_int_equal(v.maps[i].start, SPANPROF_UNWIND_ADDR_END);
+
+	/* Once both tables are built (the worker's job, slower under ASan and load: up to 30 s),
+	 * a scan publishes them. (A poll may republish this process from its real /proc maps
+	 * meanwhile: scan again each time.) */
+	for (i = 0; i < 3000; i++) {
+		unwind_poll(c->u);
+		scan(c, &maps);
+		assert_int_equal(bpf_map_lookup_elem(c->o.procs_fd, &key, &v), 0);
+		if (v.maps[0].table != SPANPROF_UNWIND_TABLE_PENDING &&
+		    v.maps[1].table != SPANPROF_UNWIND_TABLE_PENDING)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	assert_int_equal(v.nmaps, 2);
+	assert_true(v.maps[0].table < SPANPROF_UNWIND_MAX_TABLES);
+	assert_true(v.maps[0].gen != 0);
+	assert_int_equal(v.maps[0].bias, LIB_BASE);
+	assert_true(v.maps[1].table < SPANPROF_UNWIND_MAX_TABLES); /* the vDSO has CFI too */
+	assert_int_equal(v.maps[1].bias, m[1].start); /* its image starts at vaddr 0 */
+
+	unwind_forget_pid(c->u, getpid());
+	assert_int_equal(bpf_map_lookup_elem(c->o.procs_fd, &key, &v), -ENOENT);
+	close_unwind(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_published_mappings_are_sorted_padded_and_skip_vsyscall),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

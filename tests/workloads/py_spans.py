@@ -1,0 +1,73 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""Python workload for the interpreter-frames test: `spans GATE SECONDS` alternates two busy
+functions in two spans on one thread; `threads GATE SECONDS` runs one function per thread, each
+in its own span. It starts once the file GATE exists and the agent's hook is attached and prints the
+CPU seconds it used."""
+import os
+import sys
+import threading
+import time
+
+import spanprof
+
+TRACE = "5a5a0000000000000000000000000001"
+SPAN_1 = "5a5a000000000001"
+SPAN_2 = "5a5a000000000002"
+
+
+def parse_order(until):
+    n = 0
+    while time.perf_counter() < until:
+        n += sum(i * i for i in range(50))
+    return n
+
+
+def price_cart(until):
+    n = 0
+    while time.perf_counter() < until:
+        n += sum(i + 1 for i in range(50))
+    return n
+
+
+def in_span(span, name, func, seconds):
+    spanprof.set_span(TRACE, span, 0, name)
+    func(time.perf_counter() + seconds)
+    spanprof.clear_span()
+
+
+def alternate(seconds):
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        in_span(SPAN_1, "GET /one", parse_order, 0.005)
+        in_span(SPAN_2, "GET /two", price_cart, 0.005)
+
+
+def thread_one(seconds):
+    in_span(SPAN_1, "GET /one", parse_order, seconds)
+
+
+def thread_two(seconds):
+    in_span(SPAN_2, "GET /two", price_cart, seconds)
+
+
+def main():
+    mode, gate, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    deadline = time.monotonic() + 60
+    while not os.path.exists(gate) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    while not spanprof.active() and time.monotonic() < deadline:  # the agent's uprobe is on
+        time.sleep(0.01)
+    if mode == "spans":
+        alternate(seconds)
+    else:
+        threads = [threading.Thread(target=thread_one, args=(seconds,), name="one"),
+                   threading.Thread(target=thread_two, args=(seconds,), name="two")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    print("cpu %.3f" % time.process_time(), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Builds a file's unwind rows: for every FDE, libdw's dwarf_cfi_addrframe gives the frame state
+ * and the [start, end) of each CFI row; rows are then sorted, gaps between FDEs marked "no row",
+ * and neighbours with equal rules merged. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <elfutils/libdw.h>
+
+#include "unwind/cfi_fde.h"
+#include "unwind/cfi_rule.h"
+#include "unwind/cfi_table.h"
+
+/* Rows as read, with the end of each (FDEs may come in any order). */
+struct raw_row {
+	uint64_t pc, end;
+	struct spanprof_unwind_rule rule;
+};
+
+struct builder {
+	Dwarf_CFI *cfi;
+	struct raw_row *raw;
+	size_t nraw, cap;
+	struct cfi_table_stats *stats;
+};
+
+static int add_raw(struct builder *b, uint64_t pc, uint64_t end,
+		   const struct spanprof_unwind_rule *rule)
+{
+	struct raw_row *n;
+
+	if (b->nraw == b->cap) {
+		n = realloc(b->raw, (b->cap ? 2 * b->cap : 1024) * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		b->raw = n;
+		b->cap = b->cap ? 2 * b->cap : 1024;
+	}
+	b->raw[b->nraw++] = (struct raw_row){ pc, end, *rule };
+	return 0;
+}
+
+static void count_rule(struct cfi_table_stats *s, const struct spanprof_unwind_rule *r)
+{
+	switch (r->cfa_kind) {
+	case SPANPROF_CFA_PLT1:
+	case SPANPROF_CFA_PLT2:
+		s->plt_rows++;
+		break;
+	case SPANPROF_CFA_SIGNAL:
+		s->signal_rows++;
+		break;
+	case SPANPROF_CFA_STOP:
+		s->stop_rows++;
+		break;
+	case SPANPROF_CFA_INVALID:
+		s->invalid_rows++;
+		break;
+	}
+}
+
+/* One FDE: walk its CFI rows with dwarf_cfi_addrframe, each call giving the row's range. */
+static int on_fde(void *ctx, uint64_t lo, uint64_t hi)
+{
+	struct spanprof_unwind_rule rule;
+	struct builder *b = ctx;
+	Dwarf_Addr start, end;
+	Dwarf_Frame *fr;
+	uint64_t pc = lo;
+	bool signalp;
+	int ra, err;
+
+	b->stats->fdes++;
+	while (pc < hi) {
+		if (dwarf_cfi_addrframe(b->cfi, pc, &fr))
+			break; /* no usable state here: the rest of the FDE stays a gap */
+		ra = dwarf_frame_info(fr, &start, &end, &signalp);
+		cfi_rule_decode(fr, signalp, ra, &rule);
+		free(fr);
+		if (end > hi || end <= pc)
+			end = hi;
+		count_rule(b->stats, &rule);
+		err = add_raw(b, pc, end, &rule);
+		if (err)
+			return err;
+		pc = end;
+	}
+	return 0;
+}
+
+static int cmp_raw(const void *pa, const void *pb)
+{
+	const struct raw_row *a = pa, *b = pb;
+
+	if (a->pc != b->pc)
+		return a->pc < b->pc ? -1 : 1;
+	return a->end < b->end ? -1 : a->end > b->end;
+}
+
+static void push_row(struct cfi_table *t, uint64_t pc, const struct spanprof_unwind_rule *rule)
+{
+	if (t->nrows && cfi_rule_equal(&t->rows[t->nrows - 1].rule, rule))
+		return;
+	if (t->nrows && t->rows[t->nrows - 1].pc == pc) {
+		t->rows[t->nrows - 1].rule = *rule; /* the later row of two at one PC wins */
+		return;
+	}
+	t->rows[t->nrows].pc = pc;
+	t->rows[t->nrows].rule = *rule;
+	t->nrows++;
+}
+
+/* Sorted, merged rows with a "no row" entry at every gap and after the last FDE. */
+static int compact(struct builder *b, struct cfi_table *t)
+{
+	static const struct spanprof_unwind_rule none = { .cfa_kind = SPANPROF_CFA_NONE };
+	uint64_t covered = 0;
+	size_t i;
+
+	qsort(b->raw, b->nraw, sizeof(*b->raw), cmp_raw);
+	t->rows = malloc((2 * b->nraw + 1) * sizeof(*t->rows));
+	if (!t->rows)
+		return -ENOMEM;
+	for (i = 0; i < b->nraw; i++) {
+		if (i && covered < b->raw[i].pc)
+			push_row(t, covered, &none);
+		push_row(t, b->raw[i].pc, &b->raw[i].rule);
+		if (b->raw[i].end > covered)
+			covered = b->raw[i].end;
+	}
+	if (b->nraw)
+		push_row(t, covered, &none);
+	return 0;
+}
+
+static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *shdr)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	const char *n;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, shdr) || shdr->sh_type == SHT_NOBITS)
+			continue;
+		n = elf_strptr(elf, shstrndx, shdr->sh_name);
+		if (n && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+static uint64_t text_bytes(Elf *elf)
+{
+	uint64_t sum = 0;
+	GElf_Phdr ph;
+	size_t i, n;
+
+	if (elf_getphdrnum(elf, &n))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && ph.p_flags & PF_X)
+			sum += ph.p_filesz;
+	return sum;
+}
+
+static int read_eh_frame(Elf *elf, struct builder *b)
+{
+	uint64_t skipped = 0;
+	GElf_Shdr shdr;
+	Elf_Scn *scn;
+	int err;
+
+	scn = find_section(elf, ".eh_frame", &shdr);
+	if (!scn)
+		return -ENOENT;
+	b->cfi = dwarf_getcfi_elf(elf);
+	if (!b->cfi)
+		return -ENOENT; /* an empty .eh_frame (just its terminator) */
+	err = cfi_fde_each(elf, elf_getdata(scn, NULL), shdr.sh_addr, true, on_fde, b, &skipped);
+	dwarf_cfi_end(b->cfi);
+	return err;
+}
+
+static int read_debug_frame(Elf *elf, struct builder *b)
+{
+	uint64_t skipped = 0;
+	GElf_Shdr shdr;
+	Elf_Scn *scn;
+	Dwarf *dw;
+	int err;
+
+	scn = find_section(elf, ".debug_frame", &shdr);
+	if (!scn)
+		return -ENOENT;
+	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	b->cfi = dw ? dwarf_getcfi(dw) : NULL;
+	if (!b->cfi) {
+		dwarf_end(dw);
+		return -ENOENT;
+	}
+	err = cfi_fde_each(elf, elf_getdata(scn, NULL), 0, false, on_fde, b, &skipped);
+	dwarf_end(dw);
+	return err;
+}
+
+/* .eh_frame (what the runtime itself unwinds with), else .debug_frame. */
+static int read_rows(Elf *elf, struct builder *b)
+{
+	int err = read_eh_frame(elf, b);
+
+	if ((err && err != -ENOENT) || b->nraw)
+		return err;
+	return read_debug_frame(elf, b);
+}
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int cfi_table_build(Elf *elf, struct cfi_table *out)
+{
+	struct builder b = { .stats = &out->stats };
+	uint64_t t0 = now_us();
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	out->stats.text_bytes = text_bytes(elf);
+	if (out->stats.text_bytes > CFI_TABLE_MAX_TEXT)
+		return -E2BIG;
+	err = read_rows(elf, &b);
+	if (!err && !b.nraw)
+		err = -ENOENT;
+	err = err ?: compact(&b, out);
+	free(b.raw);
+	out->stats.build_us = now_us() - t0;
+	if (err)
+		cfi_table_release(out);
+	return err;
+}
+
+int cfi_table_build_fd(int fd, struct cfi_table *out)
+{
+	Elf *elf;
+	int err;
+
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		elf_end(elf);
+		memset(out, 0, sizeof(*out));
+		return -EINVAL;
+	}
+	err = cfi_table_build(elf, out);
+	elf_end(elf);
+	return err;
+}
+
+void cfi_table_release(struct cfi_table *t)
+{
+	if (!t)
+		return;
+	free(t->rows);
+	t->rows = NULL;
+	t->nrows = 0;
+}
+
+const struct cfi_row *cfi_table_find(const struct cfi_table *t, uint64_t pc)
+{
+	size_t lo = 0, hi = t->nrows, mid;
+
+	/* The last row whose pc <= the wanted pc. */
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (t->rows[mid].pc <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &t->rows[lo - 1] : NULL;
+}

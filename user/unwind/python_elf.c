@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Finds CPython's version, _PyRuntime and the eval loop in an untrusted ELF file (libelf). */
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "unwind/python_elf.h"
+#include "util/elf_guard.h"
+
+#define DEBUG_COOKIE "xdebugpy"
+
+struct wanted_syms {
+	GElf_Sym runtime, version, eval;
+	int have_runtime, have_version, have_eval;
+};
+
+static void note_sym(struct wanted_syms *w, const char *name, const GElf_Sym *sym)
+{
+	if (!strcmp(name, "_PyRuntime") && !w->have_runtime) {
+		w->runtime = *sym;
+		w->have_runtime = 1;
+	} else if (!strcmp(name, "Py_Version") && !w->have_version) {
+		w->version = *sym;
+		w->have_version = 1;
+	} else if (!strcmp(name, "_PyEval_EvalFrameDefault") && !w->have_eval) {
+		w->eval = *sym;
+		w->have_eval = 1;
+	}
+}
+
+/* Scans .dynsym and .symtab (libelf bounds every entry by the section's size). */
+static void find_syms(Elf *elf, struct wanted_syms *w)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	Elf_Data *data;
+	const char *name;
+	GElf_Sym sym;
+	size_t i, n;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB))
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || !sh.sh_entsize)
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			if (!gelf_getsym(data, i, &sym) || sym.st_shndx == SHN_UNDEF)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (name)
+				note_sym(w, name, &sym);
+		}
+	}
+}
+
+/* Reads len bytes at a file vaddr through the PT_LOAD holding all of them. */
+static int read_vaddr(Elf *elf, int fd, uint64_t vaddr, void *buf, size_t len)
+{
+	size_t n, i;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &n))
+		return -ENOEXEC;
+	for (i = 0; i < n; i++) {
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (vaddr < ph.p_vaddr || vaddr - ph.p_vaddr > ph.p_filesz ||
+		    len > ph.p_filesz - (vaddr - ph.p_vaddr))
+			continue;
+		if (pread(fd, buf, len, ph.p_offset + (vaddr - ph.p_vaddr)) != (ssize_t)len)
+			return -EIO;
+		return 0;
+	}
+	return -ENOEXEC;
+}
+
+static void set_version_hex(struct python_elf *out, uint64_t hex)
+{
+	out->major = (hex >> 24) & 0xff;
+	out->minor = (hex >> 16) & 0xff;
+	out->patch = (hex >> 8) & 0xff;
+}
+
+int python_elf_name_version(const char *name, int *major, int *minor)
+{
+	const char *base = strrchr(name, '/'), *rest;
+	unsigned int maj, min;
+	int used = 0, is_lib;
+
+	base = base ? base + 1 : name;
+	is_lib = !strncmp(base, "lib", 3);
+	if (sscanf(base + (is_lib ? 3 : 0), "python%u.%u%n", &maj, &min, &used) != 2 || maj != 3 ||
+	    min > 99)
+		return -EINVAL;
+	rest = base + (is_lib ? 3 : 0) + used;
+	/* The library may end in anything (".so.1.0", "d.so"); the executable only in d, m, dm. */
+	if (!is_lib && *rest && strcmp(rest, "d") && strcmp(rest, "m") && strcmp(rest, "dm"))
+		return -EINVAL;
+	if (is_lib && *rest && *rest != '.' && *rest != 'd' && *rest != 'm')
+		return -EINVAL;
+	*major = maj;
+	*minor = min;
+	return 0;
+}
+
+/* 3.13+: _PyRuntime begins with _Py_DebugOffsets {cookie[8], version}. */
+static void read_debug_offsets(Elf *elf, int fd, struct python_elf *out)
+{
+	struct {
+		char cookie[8];
+		uint64_t version;
+	} head;
+
+	if (read_vaddr(elf, fd, out->runtime_vaddr, &head, sizeof(head)) ||
+	    memcmp(head.cookie, DEBUG_COOKIE, 8))
+		return;
+	out->has_debug_offsets = 1;
+	if (!out->major)
+		set_version_hex(out, head.version);
+}
+
+static void note_loads(Elf *elf, struct python_elf *out)
+{
+	size_t n, i;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &n))
+		return;
+	for (i = 0; i < n && out->nloads < PYTHON_ELF_MAX_LOADS; i++) {
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		out->loads[out->nloads].vaddr = ph.p_vaddr;
+		out->loads[out->nloads].offset = ph.p_offset;
+		out->loads[out->nloads].filesz = ph.p_filesz;
+		out->nloads++;
+	}
+}
+
+int python_elf_bias(const struct python_elf *pe, uint64_t map_start, uint64_t map_offset,
+		    uint64_t *bias)
+{
+	int i;
+
+	for (i = 0; i < pe->nloads; i++) {
+		if (map_offset < pe->loads[i].offset ||
+		    map_offset - pe->loads[i].offset >= pe->loads[i].filesz)
+			continue;
+		/* Wrapping arithmetic: a bias is an offset modulo 2^64. */
+		*bias = map_start - (pe->loads[i].vaddr + (map_offset - pe->loads[i].offset));
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int python_elf_read(int fd, const char *name, struct python_elf *out)
+{
+	struct wanted_syms w = { 0 };
+	uint64_t hex = 0;
+	Elf *elf;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	elf = elf_guard_begin(fd);
+	if (!elf)
+		return -errno;
+	find_syms(elf, &w);
+	if (!w.have_runtime) {
+		err = -ENOENT;
+		goto out;
+	}
+	out->runtime_vaddr = w.runtime.st_value;
+	note_loads(elf, out);
+	if (w.have_eval) {
+		out->eval_lo = w.eval.st_value;
+		out->eval_hi = w.eval.st_value + w.eval.st_size;
+	}
+	if (w.have_version && w.version.st_size >= 4 &&
+	    !read_vaddr(elf, fd, w.version.st_value, &hex, 4))
+		set_version_hex(out, hex);
+	read_debug_offsets(elf, fd, out);
+	if (!out->major && python_elf_name_version(name, &out->major, &out->minor))
+		err = -ENOEXEC;
+out:
+	elf_end(elf);
+	return err;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* What one ELF file (python3.X or libpython3.X.so) tells about the CPython it holds: its
+ * version, where _PyRuntime sits, the interpreter loop's range. Read from the file with libelf
+ * under elf_guard's caps: the file belongs to the profiled process and is untrusted. */
+#ifndef SPANPROF_PYTHON_ELF_H
+#define SPANPROF_PYTHON_ELF_H
+
+#include <stdint.h>
+
+#define PYTHON_ELF_MAX_LOADS 8
+
+struct python_elf {
+	int major, minor, patch; /* from Py_Version, _Py_DebugOffsets or the file name */
+	uint64_t runtime_vaddr; /* st_value of _PyRuntime */
+	uint64_t eval_lo,
+		eval_hi; /* _PyEval_EvalFrameDefault [lo, hi) as file vaddrs; 0 if absent */
+	int has_debug_offsets; /* 3.13+: _PyRuntime starts with "xdebugpy" and a matching version */
+	struct {
+		uint64_t vaddr, offset, filesz;
+	} loads[PYTHON_ELF_MAX_LOADS]; /* the first PT_LOAD segments, to place the file in memory */
+	int nloads;
+};
+
+/* The load bias of a file whose bytes at file offset map_offset are mapped at map_start:
+ * runtime address = file vaddr + bias. Returns 0, or -ENOENT when no PT_LOAD holds map_offset. */
+int python_elf_bias(const struct python_elf *pe, uint64_t map_start, uint64_t map_offset,
+		    uint64_t *bias);
+
+/* Reads fd (a regular file opened by the caller). name is the file's base name, used only
+ * when the file has no Py_Version (3.8-3.10): "python3.9", "libpython3.9.so.1.0".
+ * Returns 0, -ENOENT when the file has no _PyRuntime (not a CPython interpreter), -ENOEXEC
+ * when no version can be found, or elf_guard's error. */
+int python_elf_read(int fd, const char *name, struct python_elf *out);
+
+/* Parses "python3.X[dm]" or "libpython3.X[...]" (any directory prefix) into minor. Returns 0 or
+ * -EINVAL. */
+int python_elf_name_version(const char *name, int *major, int *minor);
+
+#endif /* SPANPROF_PYTHON_ELF_H */

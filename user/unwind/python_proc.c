@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Per-process CPython discovery: interpreter mapping, version, offsets, runtime addresses. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "unwind/python_elf.h"
+#include "unwind/python_proc.h"
+#include "util/proc_file.h"
+
+/* The Py_tss_t is {int _is_initialized; pthread_key_t _key;}: the key is the second int. */
+#define TSS_KEY_IN_STRUCT 4
+
+/* The mapping whose file name says python3.X or libpython3.X; libpython wins (the executable of
+ * an --enable-shared build is only a stub). */
+static const struct proc_map *interpreter_map(const struct proc_maps *maps)
+{
+	const struct proc_map *exe = NULL;
+	const char *base;
+	int maj, min;
+	size_t i;
+
+	for (i = 0; i < maps->count; i++) {
+		if (!maps->maps[i].inode)
+			continue;
+		base = strrchr(maps->maps[i].path, '/');
+		base = base ? base + 1 : maps->maps[i].path;
+		if (python_elf_name_version(base, &maj, &min))
+			continue;
+		if (!strncmp(base, "lib", 3))
+			return &maps->maps[i];
+		if (!exe)
+			exe = &maps->maps[i];
+	}
+	return exe;
+}
+
+static int read_interpreter(const char *proc_root, pid_t pid, const struct proc_map *m,
+			    struct python_elf *pe)
+{
+	char path[96];
+	const char *base = strrchr(m->path, '/');
+	int fd, err;
+
+	snprintf(path, sizeof(path), "%s/%d/map_files/%" PRIx64 "-%" PRIx64, proc_root, (int)pid,
+		 m->start, m->end);
+	fd = proc_file_open(NULL, path, PROC_FILE_MAGIC_LINK, NULL);
+	if (fd < 0)
+		return fd;
+	err = python_elf_read(fd, base ? base + 1 : m->path, pe);
+	close(fd);
+	return err;
+}
+
+int python_proc_find(const char *proc_root, pid_t pid, const struct proc_maps *maps,
+		     struct python_proc *out)
+{
+	const struct proc_map *m = interpreter_map(maps);
+	struct python_elf pe;
+	uint64_t bias;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (!m)
+		return -ENOENT;
+	snprintf(out->path, sizeof(out->path), "%s", m->path);
+	out->dev = m->dev;
+	out->inode = m->inode;
+	err = read_interpreter(proc_root, pid, m, &pe);
+	if (err)
+		return err;
+	if (python_elf_bias(&pe, m->start, m->offset, &bias))
+		return -ENOEXEC;
+	out->major = pe.major;
+	out->minor = pe.minor;
+	out->patch = pe.patch;
+	out->off = python_offsets_for(pe.major, pe.minor);
+	if (pe.eval_hi) {
+		out->eval_lo = pe.eval_lo + bias;
+		out->eval_hi = pe.eval_hi + bias;
+	}
+	/* 3.13+ must carry the _Py_DebugOffsets our table was checked against. */
+	if (out->off && pe.minor >= 13 && !pe.has_debug_offsets)
+		out->off = NULL;
+	if (!out->off)
+		return 0;
+	out->bpf = out->off->bpf;
+	out->bpf.tss_key_addr =
+		pe.runtime_vaddr + bias + out->off->runtime_tss_key + TSS_KEY_IN_STRUCT;
+	return 0;
+}

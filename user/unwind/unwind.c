@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Per-process mapping tables for the BPF unwinder, on top of the shared file tables. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <bpf/bpf.h>
+
+#include "util/log.h"
+#include "util/lru.h"
+#include "unwind/unwind.h"
+
+/* Processes waiting for a table are published again at most this often (well within the 1 s a
+ * new process or library has to be unwound correctly). */
+#define REPUBLISH_NS (200 * 1000 * 1000ull)
+
+struct pid_entry {
+	struct lru_node node; /* k1 = pid */
+	uint64_t sig; /* hash of the last value written */
+	int pending; /* mappings whose table was being built at the last publish */
+	int ready_logged;
+};
+
+struct unwind {
+	struct unwind_options opts;
+	struct unwind_store *store;
+	struct unwind_worker *worker;
+	struct unwind_files *files;
+	struct lru pids;
+	uint64_t mappings_dropped, publish_errors;
+	int republish; /* tables finished since the last pass over the waiting processes */
+	uint64_t last_republish_ns;
+	struct spanprof_unwind_proc value; /* scratch for one publish */
+};
+
+struct unwind *unwind_new(const struct unwind_options *opts)
+{
+	struct unwind *u = calloc(1, sizeof(*u));
+	struct unwind_files_options fo = { 0 };
+
+	if (!u)
+		return NULL;
+	u->opts = *opts;
+	u->store = unwind_store_new(&opts->fds, opts->nchunks);
+	u->worker = u->store ? unwind_worker_new() : NULL;
+	fo.store = u->store;
+	fo.worker = u->worker;
+	fo.proc_root = opts->proc_root;
+	fo.max_files = opts->max_files;
+	u->files = u->worker ? unwind_files_new(&fo) : NULL;
+	if (!u->files || lru_init(&u->pids, opts->max_pids)) {
+		log_err(-ENOMEM, "set up native unwinding");
+		unwind_free(u);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return u;
+}
+
+static void drop_pid(struct unwind *u, struct pid_entry *p)
+{
+	__u32 key = p->node.k1;
+
+	bpf_map_delete_elem(u->opts.procs_fd, &key);
+	lru_del(&u->pids, &p->node);
+	free(p);
+}
+
+void unwind_free(struct unwind *u)
+{
+	struct lru_node *n;
+
+	if (!u)
+		return;
+	while (u->pids.buckets && (n = lru_oldest(&u->pids)))
+		drop_pid(u, lru_entry(n, struct pid_entry, node));
+	lru_release(&u->pids);
+	/* The worker first: its jobs point at entries of the file cache. */
+	unwind_worker_free(u->worker);
+	unwind_files_free(u->files);
+	unwind_store_free(u->store);
+	free(u);
+}
+
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	while (n--)
+		h = (h ^ *b++) * 0x100000001b3ull;
+	return h;
+}
+
+/* Fills u->value from maps; returns how many mappings wait for a table. */
+static int fill(struct unwind *u, pid_t pid, const struct proc_maps *maps)
+{
+	struct spanprof_unwind_proc *v = &u->value;
+	struct spanprof_unwind_mapping *m;
+	struct unwind_file_ref ref;
+	int pending = 0;
+	size_t i;
+
+	v->nmaps = 0;
+	for (i = 0; i < maps->count; i++) {
+		/* [vsyscall] lies in the kernel's half: no user PC is there, and the BPF search
+		 * compares addresses below SPANPROF_UNWIND_ADDR_END only. */
+		if (maps->maps[i].end > SPANPROF_UNWIND_ADDR_END)
+			continue;
+		if (v->nmaps == SPANPROF_UNWIND_MAX_MAPPINGS) {
+			u->mappings_dropped += maps->count - i;
+			log_debug(
+				"unwind: pid %d has %zu executable mappings, only the first %d are "
+				"unwound",
+				pid, maps->count, SPANPROF_UNWIND_MAX_MAPPINGS);
+			break;
+		}
+		m = &v->maps[v->nmaps++];
+		m->start = maps->maps[i].start;
+		m->end = maps->maps[i].end;
+		m->bias = 0;
+		m->gen = 0;
+		m->table = SPANPROF_UNWIND_TABLE_FP;
+		if (unwind_files_resolve(u->files, pid, &maps->maps[i], &ref))
+			continue;
+		m->bias = ref.bias;
+		if (ref.state == UNWIND_FILE_READY) {
+			m->table = ref.table;
+			m->gen = ref.gen;
+		} else if (ref.state == UNWIND_FILE_PENDING) {
+			m->table = SPANPROF_UNWIND_TABLE_PENDING;
+			pending++;
+		}
+	}
+	for (i = v->nmaps; i < SPANPROF_UNWIND_MAX_MAPPINGS; i++) {
+		memset(&v->maps[i], 0, sizeof(v->maps[i]));
+		v->maps[i].start = SPANPROF_UNWIND_ADDR_END;
+	}
+	return pending;
+}
+
+static struct pid_entry *pid_entry(struct unwind *u, pid_t pid)
+{
+	struct lru_node *n = lru_find(&u->pids, pid, 0);
+	struct pid_entry *p;
+
+	if (n) {
+		lru_touch(&u->pids, n);
+		return lru_entry(n, struct pid_entry, node);
+	}
+	while (u->pids.count >= u->opts.max_pids && (n = lru_oldest(&u->pids)))
+		drop_pid(u, lru_entry(n, struct pid_entry, node));
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->node.k1 = pid;
+	lru_add(&u->pids, &p->node);
+	return p;
+}
+
+static void log_ready(const struct unwind *u, pid_t pid)
+{
+	unsigned int i, tables = 0;
+
+	for (i = 0; i < u->value.nmaps; i++)
+		tables += u->value.maps[i].table < SPANPROF_UNWIND_MAX_TABLES;
+	log_debug("unwind: pid %d ready: %u mappings, %u with CFI tables", pid, u->value.nmaps,
+		  tables);
+}
+
+void unwind_scan_pid(struct unwind *u, pid_t pid, const struct proc_maps *maps)
+{
+	struct pid_entry *p;
+	__u32 key = pid;
+	uint64_t sig;
+	int pending;
+
+	if (!u || !maps->count)
+		return; /* a kernel thread, or gone: bpf_get_stackid handles it */
+	pending = fill(u, pid, maps);
+	p = pid_entry(u, pid);
+	if (!p)
+		return;
+	sig = hash_bytes(&u->value, sizeof(u->value));
+	if (sig != p->sig) {
+		if (bpf_map_update_elem(u->opts.procs_fd, &key, &u->value, BPF_ANY)) {
+			u->publish_errors++;
+			log_debug("publish mappings of pid %d: %s", pid, strerror(errno));
+			return;
+		}
+		p->sig = sig;
+	}
+	p->pending = pending;
+	if (pending)
+		p->ready_logged = 0;
+	else if (!p->ready_logged) {
+		log_ready(u, pid);
+		p->ready_logged = 1;
+	}
+}
+
+void unwind_forget_pid(struct unwind *u, pid_t pid)
+{
+	struct lru_node *n = u ? lru_find(&u->pids, pid, 0) : NULL;
+
+	if (n)
+		drop_pid(u, lru_entry(n, struct pid_entry, node));
+}
+
+/* Processes whose last publish waited for a table. */
+static size_t waiting_pids(struct unwind *u, pid_t **out)
+{
+	struct lru_node *n;
+	size_t count = 0;
+	pid_t *pids;
+
+	pids = malloc(u->pids.count * sizeof(*pids) + 1);
+	if (!pids)
+		return 0;
+	for (n = lru_oldest(&u->pids); n; n = lru_newer(&u->pids, n))
+		if (lru_entry(n, struct pid_entry, node)->pending)
+			pids[count++] = n->k1;
+	*out = pids;
+	return count;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+void unwind_poll(struct unwind *u)
+{
+	struct proc_maps maps;
+	pid_t *pids = NULL;
+	uint64_t now;
+	size_t n, i;
+
+	if (!u)
+		return;
+	if (unwind_files_poll(u->files))
+		u->republish = 1;
+	/* At start a node has hundreds of tables to build and processes waiting for them: one
+	 * pass over the waiting processes per REPUBLISH_NS, not one per finished table. */
+	now = now_ns();
+	if (!u->republish || now - u->last_republish_ns < REPUBLISH_NS)
+		return;
+	u->republish = 0;
+	u->last_republish_ns = now;
+	n = waiting_pids(u, &pids);
+	for (i = 0; i < n; i++) {
+		if (proc_maps_read_at(u->opts.proc_root, pids[i], &maps)) {
+			unwind_forget_pid(u, pids[i]);
+			continue;
+		}
+		unwind_scan_pid(u, pids[i], &maps);
+		proc_maps_release(&maps);
+	}
+	free(pids);
+}
+
+void unwind_get_stats(const struct unwind *u, struct unwind_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!u)
+		return;
+	unwind_files_get_stats(u->files, &out->files);
+	unwind_store_get_stats(u->store, &out->store);
+	out->pids = u->pids.count;
+	out->mappings_dropped = u->mappings_dropped;
+	out->publish_errors = u->publish_errors;
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Native unwinding, the agent's side: for each profiled process, publishes its executable
+ * mappings and their files' CFI tables to the BPF unwinder (bpf/unwind_native.bpf.h), building
+ * tables on a worker thread and keeping their memory within a budget. */
+#ifndef SPANPROF_UNWIND_H
+#define SPANPROF_UNWIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "discover/proc_maps.h"
+#include "unwind/unwind_files.h"
+#include "unwind/unwind_store.h"
+
+struct unwind_options {
+	struct unwind_store_fds fds;
+	int procs_fd; /* HASH pid -> struct spanprof_unwind_proc */
+	uint32_t nchunks; /* size of the chunks map: the table memory budget / chunk size */
+	size_t max_pids; /* processes published at once (the procs map's size) */
+	size_t max_files; /* files remembered, with or without a table */
+	const char *proc_root;
+};
+
+struct unwind_stats {
+	struct unwind_files_stats files;
+	struct unwind_store_stats store;
+	uint64_t pids; /* processes published */
+	uint64_t mappings_dropped; /* mappings beyond SPANPROF_UNWIND_MAX_MAPPINGS */
+	uint64_t publish_errors; /* failed writes of a process's mappings */
+};
+
+/* Whether this architecture has the BPF unwinder (x86-64); elsewhere frame pointers only. */
+#if defined(__x86_64__)
+#define UNWIND_SUPPORTED 1
+#else
+#define UNWIND_SUPPORTED 0
+#endif
+
+/* NULL with errno (logged) on failure. The functions below accept u == NULL (unwinding off) and
+ * then do nothing. */
+struct unwind *unwind_new(const struct unwind_options *opts);
+void unwind_free(struct unwind *u); /* NULL-safe; stops the worker */
+
+/* (Re)publishes pid's mappings, queueing builds for files not seen before. A process whose
+ * files are all resolved logs "unwind: pid N ready" at debug level. */
+void unwind_scan_pid(struct unwind *u, pid_t pid, const struct proc_maps *maps);
+
+/* The process exited: its mappings leave the BPF map. */
+void unwind_forget_pid(struct unwind *u, pid_t pid);
+
+/* Stores finished tables and republishes the processes that waited for them. Cheap when
+ * nothing finished; call it every loop iteration. */
+void unwind_poll(struct unwind *u);
+
+void unwind_get_stats(const struct unwind *u, struct unwind_stats *out);
+
+#endif /* SPANPROF_UNWIND_H */

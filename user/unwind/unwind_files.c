@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Per-file unwind tables shared across processes (unwind_files.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <elfutils/libdwelf.h>
+
+#include "discover/map_open.h"
+#include "unwind/unwind_files.h"
+#include "util/log.h"
+#include "util/lru.h"
+
+#define MAX_SEGS 16
+/* Key tags (k1's top bits) so build ids, device/inode pairs and the vDSO never collide. */
+#define KEY_DEVINO (1ull << 63)
+#define KEY_VDSO (1ull << 62)
+#define VDSO_PATH "[vdso]"
+
+struct seg {
+	uint64_t vaddr, offset, filesz;
+};
+
+struct alias;
+
+struct file {
+	struct lru_node node; /* by build id, or the alias's key when the file has none */
+	enum unwind_file_state state;
+	uint64_t evicted_ns; /* EVICTED: when */
+	char *path; /* as first mapped, for logs */
+	uint32_t table, gen;
+	struct seg segs[MAX_SEGS];
+	unsigned int nsegs;
+	struct alias *aliases;
+};
+
+/* A device/inode pair under which a file was seen (a container's copy has its own). */
+struct alias {
+	struct lru_node node;
+	struct file *file;
+	struct alias *next;
+};
+
+struct unwind_files {
+	struct unwind_files_options opts;
+	struct lru files; /* recency: the last time a scan mapped the file */
+	struct lru aliases; /* (dev, inode) -> file */
+	struct unwind_files_stats stats;
+};
+
+struct unwind_files *unwind_files_new(const struct unwind_files_options *opts)
+{
+	struct unwind_files *fs = calloc(1, sizeof(*fs));
+
+	if (!fs)
+		return NULL;
+	fs->opts = *opts;
+	if (lru_init(&fs->files, opts->max_files) || lru_init(&fs->aliases, opts->max_files)) {
+		unwind_files_free(fs);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return fs;
+}
+
+static void free_file(struct unwind_files *fs, struct file *f)
+{
+	struct alias *a, *next;
+
+	for (a = f->aliases; a; a = next) {
+		next = a->next;
+		lru_del(&fs->aliases, &a->node);
+		free(a);
+	}
+	if (f->state == UNWIND_FILE_READY)
+		unwind_store_drop(fs->opts.store, f->table);
+	fs->stats.files[f->state]--;
+	lru_del(&fs->files, &f->node);
+	free(f->path);
+	free(f);
+}
+
+void unwind_files_free(struct unwind_files *fs)
+{
+	struct lru_node *n;
+
+	if (!fs)
+		return;
+	while (fs->files.buckets && (n = lru_oldest(&fs->files)))
+		free_file(fs, lru_entry(n, struct file, node));
+	lru_release(&fs->files);
+	lru_release(&fs->aliases);
+	free(fs);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void set_state(struct unwind_files *fs, struct file *f, enum unwind_file_state s)
+{
+	fs->stats.files[f->state]--;
+	f->state = s;
+	fs->stats.files[s]++;
+}
+
+/* Makes room in the BPF maps: the least recently mapped table goes, its file is remembered as
+ * evicted. Returns 0 or -ENOSPC (no table to evict). */
+static int evict_table(struct unwind_files *fs)
+{
+	struct lru_node *n;
+	struct file *f;
+
+	for (n = lru_oldest(&fs->files); n; n = lru_newer(&fs->files, n)) {
+		f = lru_entry(n, struct file, node);
+		if (f->state != UNWIND_FILE_READY)
+			continue;
+		unwind_store_drop(fs->opts.store, f->table);
+		set_state(fs, f, UNWIND_FILE_EVICTED);
+		f->evicted_ns = now_ns();
+		fs->stats.evicted++;
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+/* Forgets the least recently mapped file not being built; returns 0 or -ENOSPC. */
+static int forget_one(struct unwind_files *fs)
+{
+	struct lru_node *n;
+	struct file *f;
+
+	for (n = lru_oldest(&fs->files); n; n = lru_newer(&fs->files, n)) {
+		f = lru_entry(n, struct file, node);
+		if (f->state == UNWIND_FILE_PENDING)
+			continue;
+		free_file(fs, f);
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+static int read_segs(Elf *elf, struct file *f)
+{
+	GElf_Phdr ph;
+	size_t i, n;
+
+	if (elf_getphdrnum(elf, &n))
+		return -EINVAL;
+	for (i = 0; i < n && f->nsegs < MAX_SEGS; i++) {
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		f->segs[f->nsegs++] = (struct seg){ ph.p_vaddr, ph.p_offset, ph.p_filesz };
+	}
+	return f->nsegs ? 0 : -EINVAL;
+}
+
+static int add_alias(struct unwind_files *fs, struct file *f, uint64_t k1, uint64_t k2)
+{
+	struct alias *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return -ENOMEM;
+	a->node.k1 = k1;
+	a->node.k2 = k2;
+	a->file = f;
+	a->next = f->aliases;
+	f->aliases = a;
+	lru_add(&fs->aliases, &a->node);
+	return 0;
+}
+
+static struct file *new_file(struct unwind_files *fs, uint64_t k1, uint64_t k2, const char *path)
+{
+	struct file *f;
+
+	while (fs->files.count >= fs->opts.max_files && !forget_one(fs))
+		;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->path = strdup(path);
+	f->node.k1 = k1;
+	f->node.k2 = k2;
+	f->state = UNWIND_FILE_PENDING;
+	fs->stats.files[f->state]++;
+	lru_add(&fs->files, &f->node);
+	return f;
+}
+
+static int submit(struct unwind_files *fs, struct file *f, int fd)
+{
+	struct unwind_job *j = calloc(1, sizeof(*j));
+
+	if (!j) {
+		if (fd >= 0)
+			close(fd);
+		set_state(fs, f, UNWIND_FILE_FAILED);
+		return -ENOMEM;
+	}
+	j->fd = fd;
+	j->owner = f;
+	unwind_worker_submit(fs->opts.worker, j);
+	return 0;
+}
+
+/* First sight of (dev, inode): open it, find it by build id or add it and queue its build. */
+static struct file *open_file(struct unwind_files *fs, pid_t pid, const struct proc_map *m)
+{
+	uint64_t k1 = KEY_DEVINO | m->dev, k2 = m->inode;
+	const unsigned char *id = NULL;
+	struct file *f = NULL;
+	struct lru_node *n;
+	struct stat st;
+	Elf *elf = NULL;
+	ssize_t idlen;
+	int fd;
+
+	fd = map_open_fd(fs->opts.proc_root, pid, m);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		goto out_close;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF)
+		goto out_close;
+	idlen = dwelf_elf_gnu_build_id(elf, (const void **)&id);
+	if (idlen >= 16) {
+		memcpy(&k1, id, 8);
+		memcpy(&k2, id + 8, 8);
+		k1 &= ~(KEY_DEVINO | KEY_VDSO);
+		n = lru_find(&fs->files, k1, k2);
+		if (n) { /* the same file seen through another path or container */
+			f = lru_entry(n, struct file, node);
+			goto out_alias;
+		}
+	}
+	f = new_file(fs, k1, k2, m->path);
+	if (!f || read_segs(elf, f)) {
+		if (f)
+			free_file(fs, f);
+		f = NULL;
+		goto out_close;
+	}
+	elf_end(elf);
+	if (add_alias(fs, f, KEY_DEVINO | m->dev, m->inode)) {
+		free_file(fs, f);
+		close(fd);
+		return NULL;
+	}
+	submit(fs, f, fd); /* on failure the file is marked failed and fd closed */
+	return f;
+out_alias:
+	if (add_alias(fs, f, KEY_DEVINO | m->dev, m->inode))
+		f = NULL;
+out_close:
+	elf_end(elf);
+	close(fd);
+	return f;
+}
+
+static struct file *vdso_file(struct unwind_files *fs)
+{
+	const char *image = (const char *)getauxval(AT_SYSINFO_EHDR);
+	struct lru_node *n = lru_find(&fs->files, KEY_VDSO, 0);
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)image;
+	struct file *f;
+	Elf *elf;
+
+	if (n)
+		return lru_entry(n, struct file, node);
+	if (!image)
+		return NULL;
+	f = new_file(fs, KEY_VDSO, 0, VDSO_PATH);
+	elf = f ? elf_memory((char *)image, eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize) :
+		  NULL;
+	if (!elf || read_segs(elf, f)) {
+		elf_end(elf);
+		if (f)
+			free_file(fs, f);
+		return NULL;
+	}
+	elf_end(elf);
+	submit(fs, f, UNWIND_JOB_VDSO);
+	return f;
+}
+
+static int bias_of(const struct file *f, const struct proc_map *m, uint64_t *bias)
+{
+	unsigned int i;
+
+	for (i = 0; i < f->nsegs; i++) {
+		const struct seg *s = &f->segs[i];
+
+		if (m->offset >= (s->offset & ~0xfffull) && m->offset < s->offset + s->filesz) {
+			*bias = m->start - m->offset - (s->vaddr - s->offset);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int unwind_files_resolve(struct unwind_files *fs, pid_t pid, const struct proc_map *m,
+			 struct unwind_file_ref *out)
+{
+	struct lru_node *n;
+	struct file *f;
+
+	if (!strcmp(m->path, VDSO_PATH)) {
+		f = vdso_file(fs);
+	} else if (!m->inode) {
+		return -ENOENT; /* another pseudo file ([vsyscall], ...) */
+	} else {
+		n = lru_find(&fs->aliases, KEY_DEVINO | m->dev, m->inode);
+		f = n ? lru_entry(n, struct alias, node)->file : NULL;
+		if (f && f->state == UNWIND_FILE_EVICTED &&
+		    now_ns() - f->evicted_ns > UNWIND_EVICTED_RETRY_S * 1000000000ull) {
+			free_file(fs, f); /* time to try again */
+			f = NULL;
+		}
+		if (!f)
+			f = open_file(fs, pid, m);
+	}
+	if (!f)
+		return -ENOENT;
+	lru_touch(&fs->files, &f->node);
+	out->state = f->state;
+	out->table = f->table;
+	out->gen = f->gen;
+	return bias_of(f, m, &out->bias);
+}
+
+/* Puts a built table into the maps, evicting least recently used tables for room. */
+static void store(struct unwind_files *fs, struct file *f, struct unwind_job *j)
+{
+	int err;
+
+	fs->stats.built++;
+	fs->stats.build_us += j->table.stats.build_us;
+	fs->stats.text_bytes += j->table.stats.text_bytes;
+	fs->stats.rows += j->table.nrows;
+	while ((err = unwind_store_put(fs->opts.store, &j->table, &f->table, &f->gen)) == -ENOSPC)
+		if (evict_table(fs))
+			break;
+	if (err) {
+		log_debug("unwind table of %s (%zu rows) not stored: %s", f->path ?: "?",
+			  j->table.nrows, strerror(-err));
+		set_state(fs, f, UNWIND_FILE_FAILED);
+		return;
+	}
+	set_state(fs, f, UNWIND_FILE_READY);
+}
+
+size_t unwind_files_poll(struct unwind_files *fs)
+{
+	struct unwind_job *j = unwind_worker_take_done(fs->opts.worker), *next;
+	size_t n = 0;
+
+	for (; j; j = next, n++) {
+		struct file *f = j->owner;
+
+		next = j->next;
+		if (j->err == -ENOENT) {
+			log_debug("unwind: %s has no CFI: frame pointers there", f->path ?: "?");
+			set_state(fs, f, UNWIND_FILE_NOCFI);
+		} else if (j->err) {
+			log_debug("unwind table of %s: %s", f->path ?: "?", strerror(-j->err));
+			set_state(fs, f, UNWIND_FILE_FAILED);
+		} else {
+			store(fs, f, j);
+		}
+		cfi_table_release(&j->table);
+		free(j);
+	}
+	return n;
+}
+
+void unwind_files_get_stats(const struct unwind_files *fs, struct unwind_files_stats *out)
+{
+	*out = fs->stats;
+}

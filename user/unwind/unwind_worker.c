@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* One table-building thread with an in-queue and a done-queue under one mutex. */
+#include <errno.h>
+#include <gelf.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/auxv.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "unwind/unwind_worker.h"
+#include "util/log.h"
+
+#define WORKER_NICE 10
+
+struct job_list {
+	struct unwind_job *head, *tail;
+};
+
+/* How long stopping waits for a build in progress (a crafted file can keep libdw busy). */
+#define STOP_WAIT_MS 300
+
+struct unwind_worker {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake, exited;
+	struct job_list todo, done;
+	int stop, running; /* running: the thread has not returned yet */
+};
+
+static void list_push(struct job_list *l, struct unwind_job *j)
+{
+	j->next = NULL;
+	if (l->tail)
+		l->tail->next = j;
+	else
+		l->head = j;
+	l->tail = j;
+}
+
+static struct unwind_job *list_pop(struct job_list *l)
+{
+	struct unwind_job *j = l->head;
+
+	if (j) {
+		l->head = j->next;
+		if (!l->head)
+			l->tail = NULL;
+	}
+	return j;
+}
+
+/* The vDSO image of this process: its size is where its section headers end. */
+static int build_vdso(struct cfi_table *t)
+{
+	const char *image = (const char *)getauxval(AT_SYSINFO_EHDR);
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)image;
+	size_t size;
+	Elf *elf;
+	int err;
+
+	if (!image)
+		return -ENOENT;
+	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	elf = elf_memory((char *)image, size);
+	if (!elf)
+		return -EINVAL;
+	err = cfi_table_build(elf, t);
+	elf_end(elf);
+	return err;
+}
+
+static void run_job(struct unwind_job *j)
+{
+	if (j->fd == UNWIND_JOB_VDSO) {
+		j->err = build_vdso(&j->table);
+		return;
+	}
+	j->err = cfi_table_build_fd(j->fd, &j->table);
+	close(j->fd);
+	j->fd = -1;
+}
+
+static void *worker_main(void *arg)
+{
+	struct unwind_worker *w = arg;
+	struct unwind_job *j;
+
+	/* Building is background work: on a busy node it yields to the profiled applications
+	 * (a start-up on a node with 100 MB of text means seconds of CPU). */
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), WORKER_NICE);
+
+	pthread_mutex_lock(&w->lock);
+	while (!w->stop) {
+		j = list_pop(&w->todo);
+		if (!j) {
+			pthread_cond_wait(&w->wake, &w->lock);
+			continue;
+		}
+		pthread_mutex_unlock(&w->lock);
+		run_job(j);
+		pthread_mutex_lock(&w->lock);
+		list_push(&w->done, j);
+	}
+	w->running = 0;
+	pthread_cond_signal(&w->exited);
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+struct unwind_worker *unwind_worker_new(void)
+{
+	struct unwind_worker *w = calloc(1, sizeof(*w));
+	int err;
+
+	if (!w)
+		return NULL;
+	elf_version(EV_CURRENT);
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->wake, NULL);
+	pthread_cond_init(&w->exited, NULL);
+	w->running = 1;
+	err = pthread_create(&w->thread, NULL, worker_main, w);
+	if (err) {
+		pthread_cond_destroy(&w->exited);
+		pthread_cond_destroy(&w->wake);
+		pthread_mutex_destroy(&w->lock);
+		free(w);
+		errno = err;
+		return NULL;
+	}
+	return w;
+}
+
+static void free_list(struct job_list *l)
+{
+	struct unwind_job *j;
+
+	while ((j = list_pop(l))) {
+		if (j->fd >= 0)
+			close(j->fd);
+		cfi_table_release(&j->table);
+		free(j);
+	}
+}
+
+/* Waits up to STOP_WAIT_MS for the thread to return; returns 0 when it did. */
+static int wait_exit(struct unwind_worker *w)
+{
+	struct timespec deadline;
+	int err = 0;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_nsec += STOP_WAIT_MS * 1000000L;
+	deadline.tv_sec += deadline.tv_nsec / 1000000000L;
+	deadline.tv_nsec %= 1000000000L;
+	while (w->running && !err)
+		err = pthread_cond_timedwait(&w->exited, &w->lock, &deadline);
+	return w->running ? -ETIMEDOUT : 0;
+}
+
+void unwind_worker_free(struct unwind_worker *w)
+{
+	int err;
+
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->stop = 1;
+	pthread_cond_signal(&w->wake);
+	err = wait_exit(w);
+	pthread_mutex_unlock(&w->lock);
+	if (err) {
+		/* Still inside one build: let it finish on its own and keep w alive for it (the
+		 * agent is exiting; the job and w are reclaimed with the process). */
+		log_warn(err, "unwind table build still running at exit: not waited for");
+		pthread_detach(w->thread);
+		return;
+	}
+	pthread_join(w->thread, NULL);
+	free_list(&w->todo);
+	free_list(&w->done);
+	pthread_cond_destroy(&w->exited);
+	pthread_cond_destroy(&w->wake);
+	pthread_mutex_destroy(&w->lock);
+	free(w);
+}
+
+void unwind_worker_submit(struct unwind_worker *w, struct unwind_job *job)
+{
+	pthread_mutex_lock(&w->lock);
+	list_push(&w->todo, job);
+	pthread_cond_signal(&w->wake);
+	pthread_mutex_unlock(&w->lock);
+}
+
+struct unwind_job *unwind_worker_take_done(struct unwind_worker *w)
+{
+	struct unwind_job *head;
+
+	pthread_mutex_lock(&w->lock);
+	head = w->done.head;
+	w->done.head = w->done.tail = NULL;
+	pthread_mutex_unlock(&w->lock);
+	return head;
+}
