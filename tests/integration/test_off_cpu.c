@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "agent_proc.h"
+#include "profiled_run.h"
 #include "pprof_file.h"
 #include "push_receiver.h"
 #include "tmpdir.h"
@@ -105,32 +106,28 @@ static long long read_measured(const char *path)
 	return ns;
 }
 
-/* Starts the workload, then an agent for its pid with the extra flags; stops the agent once the
- * workload is done (its last window is written on the way out). Returns the measured ns. */
+/* Runs the workload under its own agent (--pid, held before exec until this agent attached its
+ * hook), with the extra flags; the agent is stopped once the workload is done (its last window
+ * is written on the way out) and before any assertion. Returns the measured ns. */
 static long long run(const char *dir, const char *service, const char *const *extra)
 {
-	char env_service[128], out_path[1024], pidtext[16];
+	char env_service[128], out_path[1024];
 	const char *env[] = { env_service, NULL };
 	const char *wargv[] = { build_path("tests/workloads/off_cpu_workload"), "60", NULL };
-	const char *argv[16] = { "--pid", pidtext, "--output", dir, "--interval", "1" };
-	struct agent_proc agent;
-	size_t n = 6;
-	int status;
-	pid_t pid;
+	const char *argv[16] = { "--output", dir, "--interval", "1" };
+	struct profiled_run r = { .dir = dir,
+				  .agent_args = argv,
+				  .workload_argv = wargv,
+				  .workload_env = env,
+				  .hook_file = build_path("libspanprof.so") };
+	size_t n = 4;
 
 	while (*extra)
 		argv[n++] = *extra++;
 	argv[n] = NULL;
 	snprintf(env_service, sizeof(env_service), "OTEL_SERVICE_NAME=%s", service);
-	snprintf(out_path, sizeof(out_path), "%s/%s.out", dir, service);
-	pid = workload_start(wargv, env, out_path);
-	assert_true(pid > 0);
-	snprintf(pidtext, sizeof(pidtext), "%d", pid);
-	assert_int_equal(agent_proc_start(&agent, dir, argv), 0);
-	/* The agent is stopped before any assertion, so a failure leaves no agent running. */
-	status = workload_wait(pid, 120);
-	assert_int_equal(agent_proc_stop(&agent), 0);
-	assert_int_equal(status, 0);
+	assert_int_equal(profiled_run(&r), 0);
+	snprintf(out_path, sizeof(out_path), "%s/workload-%d.out", dir, r.pid);
 	return read_measured(out_path);
 }
 

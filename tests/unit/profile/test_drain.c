@@ -205,15 +205,15 @@ static void test_drain_shared_stacks_keeps_the_stack_map(void **state)
 
 	put_stack(s, 1, 0x401000);
 	put(s, 100, -EFAULT, 1, 20000000);
-	assert_int_equal(drain_window_shared_stacks(s->d, s->counts_fd, s->stacks_fd, on_sample, s),
-			 0);
+	assert_int_equal(
+		drain_window_shared_stacks(s->d, s->counts_fd, s->stacks_fd, -1, on_sample, s), 0);
 	assert_int_equal(seen_for(s, 100)->count, 20000000);
 	assert_true(is_empty(s->counts_fd));
 	assert_false(is_empty(s->stacks_fd));
 	/* a later window still finds the stack */
 	put(s, 101, -EFAULT, 1, 3000000);
-	assert_int_equal(drain_window_shared_stacks(s->d, s->counts_fd, s->stacks_fd, on_sample, s),
-			 0);
+	assert_int_equal(
+		drain_window_shared_stacks(s->d, s->counts_fd, s->stacks_fd, -1, on_sample, s), 0);
 	assert_int_equal(seen_for(s, 101)->user_leaf, 0x401000);
 }
 
