@@ -41,6 +41,10 @@ teardown() {
 trap teardown EXIT
 trap 'exit 130' INT TERM
 
+# ROOT becomes a mount point, as / is on a real machine (a test makes / private with
+# mount(MS_PRIVATE), which refuses a directory that is no mount point).
+mount --bind "$root" "$root"
+mounted+=("$root")
 bind /proc /proc
 bind /sys /sys
 bind_or_mount /sys/fs/bpf bpf

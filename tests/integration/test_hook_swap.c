@@ -156,6 +156,14 @@ static int private_tmpfs(const char *dir)
 	return 0;
 }
 
+/* Prints what failed (errno still tells why) and returns -1; 0 when ok. */
+static int step(int failed, const char *what)
+{
+	if (failed)
+		printf("  set-up failed: %s: %s\n", what, strerror(errno));
+	return failed ? -1 : 0;
+}
+
 static int prepare_files(struct swap_fx *fx)
 {
 	char victim_dir[128], src[512], swapper[512];
@@ -167,12 +175,17 @@ static int prepare_files(struct swap_fx *fx)
 	snprintf(src, sizeof(src), "%s/src.so", fx->user_dir);
 	snprintf(swapper, sizeof(swapper), "%s/hook_swapper", fx->user_dir);
 	snprintf(fx->out, sizeof(fx->out), "%s/out", fx->base);
-	if (chmod(fx->base, 0711) || mkdir(victim_dir, 0755) || private_tmpfs(victim_dir) ||
-	    mkdir(fx->user_dir, 0700) || mkdir(fx->out, 0700) ||
-	    chown(fx->user_dir, fx->uid, fx->gid))
+	if (step(chmod(fx->base, 0711) || mkdir(victim_dir, 0755), "make the test directories") ||
+	    step(private_tmpfs(victim_dir), "mount a private tmpfs for the victim's library") ||
+	    step(mkdir(fx->user_dir, 0700) || mkdir(fx->out, 0700) ||
+			 chown(fx->user_dir, fx->uid, fx->gid),
+		 "make the user's directory"))
 		return -1;
-	if (make_victim_lib(lib, fx->victim_lib) || copy_file(lib, src, 0644, fx->uid, fx->gid) ||
-	    copy_file(build_path("tests/workloads/hook_swapper"), swapper, 0755, fx->uid, fx->gid))
+	if (step(make_victim_lib(lib, fx->victim_lib), "write the victim's library") ||
+	    step(copy_file(lib, src, 0644, fx->uid, fx->gid) ||
+			 copy_file(build_path("tests/workloads/hook_swapper"), swapper, 0755,
+				   fx->uid, fx->gid),
+		 "copy the hook and the swapper for the user"))
 		return -1;
 	return 0;
 }
@@ -194,7 +207,9 @@ static int start_processes(struct swap_fx *fx)
 	snprintf(swapper_out, sizeof(swapper_out), "%s/swapper.out", fx->base);
 	snprintf(n_arg, sizeof(n_arg), "%d", ITERATIONS);
 	fx->victim = start_as(victim_argv, 0, 0, victim_out, &victim_go);
-	if (fx->victim < 0 || !wait_for_text(victim_out, "ready active=0", 20))
+	if (step(fx->victim < 0, "start the victim") ||
+	    step(!wait_for_text(victim_out, "ready active=0", 20),
+		 "wait for the victim's ready line"))
 		return -1;
 	close(victim_go);
 	fx->swapper = start_as(swap_argv, fx->uid, fx->gid, swapper_out, &fx->go_fd);
@@ -219,7 +234,9 @@ static int group_setup(void **state)
 		return 0;
 	}
 	fx.base = tmpdir_new("hookswap");
-	if (!fx.base || make_user(&fx) || prepare_files(&fx) || start_processes(&fx))
+	if (step(!fx.base, "make a temporary directory") ||
+	    step(make_user(&fx), "add a system user (useradd)") || prepare_files(&fx) ||
+	    start_processes(&fx))
 		return -1;
 	return 0;
 }
