@@ -67,15 +67,12 @@ def main():
     attached, why = None, agent_run.cannot_run()
     if not why:
         with tempfile.TemporaryDirectory(prefix="spanprof-bench-py-") as tmp:
-            agent = agent_run.Agent(tmp)
+            agent = agent_run.Agent(tmp, os.getpid())  # profiles this process only
             try:
-                end = time.monotonic() + 3
-                while not spanprof.active() and time.monotonic() < end:
-                    time.sleep(0.01)
-                if spanprof.active():
+                if agent.wait_hook_attached(5):
                     attached = measure()
                 else:
-                    why = "the agent did not attach within 3 s"
+                    why = "the agent did not attach within 5 s"
             finally:
                 agent.stop()
     base_idle = idle[0][1]

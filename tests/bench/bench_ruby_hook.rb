@@ -83,14 +83,12 @@ attached = nil
 why = AgentRun.cannot_run
 unless why
   Dir.mktmpdir("spanprof-bench-rb-") do |tmp|
-    agent = AgentRun::Agent.new(tmp)
+    agent = AgentRun::Agent.new(tmp, Process.pid) # profiles this process only
     begin
-      deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 3
-      sleep 0.01 until SpanProf.active? || Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
-      if SpanProf.active?
+      if agent.wait_hook_attached(5)
         attached = measure
       else
-        why = "the agent did not attach within 3 s"
+        why = "the agent did not attach within 5 s"
       end
     ensure
       agent.stop

@@ -30,14 +30,24 @@ def cannot_run():
     return None
 
 
-class Agent:
-    """build/spanprof --output DIR --interval 1, logging to DIR/agent.log."""
+# Samples per CPU second at the agent's default 100 Hz lie in this band: with every CPU of the
+# 2-CPU test VM busy, cpu-clock sampling gave one task 0.45 to 1.3 times the nominal rate (see
+# tests/helpers/profiled_run.h); an idle machine gives about 1.0.
+HZ = 100
+RATE_MIN, RATE_MAX = 0.4, 1.6
 
-    def __init__(self, workdir):
+
+class Agent:
+    """build/spanprof --pid PID --output DIR --interval 1, logging to DIR/agent.log: one agent for
+    the test's own workload, so other agents on the machine cannot disturb it."""
+
+    def __init__(self, workdir, pid):
+        self.pid = pid
         self.out = os.path.join(workdir, "profiles")
         self.log_path = os.path.join(workdir, "agent.log")
         self._log = open(self.log_path, "w")
-        self.proc = subprocess.Popen([AGENT, "--output", self.out, "--interval", "1"],
+        self.proc = subprocess.Popen([AGENT, "--pid", str(pid), "--output", self.out,
+                                      "--interval", "1"],
                                      stdout=self._log, stderr=subprocess.STDOUT)
         if not self.wait_log("profiling ", 10):
             self.stop()
@@ -56,6 +66,12 @@ class Agent:
                 return False
             time.sleep(0.02)
         return False
+
+    def wait_hook_attached(self, timeout):
+        """Waits for THIS agent's attach of LIBRARY in the workload (spanprof_active() cannot
+        tell: any agent on the machine raises it)."""
+        text = "span hook attached: %s (pid %d," % (os.path.realpath(LIBRARY), self.pid)
+        return self.wait_log(text, timeout)
 
     def stop(self):
         """SIGINT (the agent writes its last, partial window), then waits; returns its status."""

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""Test workload, run by test_agent_profile.py under the agent: imports spanprof (which loads
-libspanprof.so), reports how long the agent took to attach, waits for "go" on stdin, then runs
-span A for ~1 s of CPU, span B for ~1 s, no span for ~0.5 s, and prints each phase's CPU time."""
+"""Test workload, run by test_agent_profile.py under its own agent (--pid): says "ready", waits
+for "load" on stdin, imports spanprof (which loads libspanprof.so with dlopen) and says
+"loaded", waits for "go" (the test saw its agent attach), then runs span A for ~1 s of CPU,
+span B for ~1 s, no span for ~0.5 s, and prints each phase's CPU time."""
 
 import os
 import sys
@@ -24,12 +25,12 @@ def busy(cpu_seconds):
 
 
 def main():
-    loaded = time.monotonic()
+    print("ready", flush=True)
+    if sys.stdin.readline().strip() != "load":
+        return 1
     import spanprof  # noqa: E402  (dlopen happens here)
 
-    while not spanprof.active() and time.monotonic() - loaded < 5:
-        time.sleep(0.005)
-    print("attached=%d after_s=%.3f" % (spanprof.active(), time.monotonic() - loaded), flush=True)
+    print("loaded", flush=True)
     if sys.stdin.readline().strip() != "go":
         return 1
     ok = spanprof.set_span(TRACE_ID, SPAN_A, 0, "phase-a")

@@ -22,14 +22,24 @@ module AgentRun
     nil
   end
 
-  # build/spanprof --output DIR --interval 1, logging to DIR/agent.log.
+  # Samples per CPU second at the agent's default 100 Hz lie in this band: with every CPU of the
+  # 2-CPU test VM busy, cpu-clock sampling gave one task 0.45 to 1.3 times the nominal rate (see
+  # tests/helpers/profiled_run.h); an idle machine gives about 1.0.
+  HZ = 100
+  RATE_MIN = 0.4
+  RATE_MAX = 1.6
+
+  # build/spanprof --pid PID --output DIR --interval 1, logging to DIR/agent.log: one agent for
+  # the test's own workload, so other agents on the machine cannot disturb it.
   class Agent
     attr_reader :out, :log_path
 
-    def initialize(workdir)
+    def initialize(workdir, target)
+      @target = target
       @out = File.join(workdir, "profiles")
       @log_path = File.join(workdir, "agent.log")
-      @pid = Process.spawn(AGENT, "--output", @out, "--interval", "1", %i[out err] => [@log_path, "w"])
+      @pid = Process.spawn(AGENT, "--pid", target.to_s, "--output", @out, "--interval", "1",
+                           %i[out err] => [@log_path, "w"])
       return if wait_log("profiling ", 10)
 
       stop
@@ -51,6 +61,12 @@ module AgentRun
       false
     rescue Errno::ECHILD
       false
+    end
+
+    # Waits for THIS agent's attach of LIBRARY in the workload (SpanProf.active? cannot tell:
+    # any agent on the machine raises it).
+    def wait_hook_attached(timeout)
+      wait_log("span hook attached: #{File.realpath(LIBRARY)} (pid #{@target},", timeout)
     end
 
     # SIGINT (the agent writes its last, partial window), then waits; returns its exit status.

@@ -14,7 +14,6 @@ class AgentProfileTest < Minitest::Test
   SPAN_A = "5a5a000000000001"
   SPAN_B = "5a5a000000000002"
   TRACE = "5a5a00000000000000000000000000aa"
-  HZ = 100 # the agent's default sampling frequency
 
   def setup
     why = AgentRun.cannot_run
@@ -27,38 +26,47 @@ class AgentProfileTest < Minitest::Test
     FileUtils.rm_rf(@tmp) if @tmp
   end
 
-  def run_workload(agent)
+  def now
+    Process.clock_gettime(Process::CLOCK_MONOTONIC)
+  end
+
+  # Runs the workload under its own agent; returns the agent and the phases' CPU seconds.
+  def run_workload
     env = { "OTEL_SERVICE_NAME" => @service, "SPANPROF_LIBRARY" => AgentRun::LIBRARY }
     script = File.join(__dir__, "workload_phases.rb")
+    agent = nil
+    status = nil
+    out = nil
     Open3.popen2(env, RbConfig.ruby, script) do |stdin, stdout, wait|
-      attach = stdout.gets.to_s
-      m = attach.match(/attached=(\d) after_s=([\d.]+)/)
-      assert m, "workload said #{attach.inspect}"
-      assert_equal "1", m[1], "the agent never attached to the library"
-      # The agent finds a library mapped by dlopen at run time within 1 s.
-      assert_operator m[2].to_f, :<, 1.0, attach
-      warn format("\n  ruby: agent attached %.3f s after require", m[2].to_f)
-      # spanprof_active() is shared by every agent on the machine; make sure it is ours.
-      assert agent.wait_log("span hook attached", 3), agent.log
-      stdin.puts "go"
-      stdin.close
-      out = Timeout.timeout(30) { stdout.read }
-      assert wait.value.success?, "workload failed: #{out}"
-      m = out.match(/ok=1 cpu_a=([\d.]+) cpu_b=([\d.]+) cpu_none=([\d.]+)/)
-      assert m, "workload said #{out.inspect}"
-      m.captures.map(&:to_f)
+      begin
+        assert_equal "ready\n", stdout.gets
+        agent = AgentRun::Agent.new(@tmp, wait.pid)
+        stdin.puts "load"
+        stdin.flush
+        assert_equal "loaded\n", stdout.gets
+        start = now
+        # The agent finds a library mapped by dlopen at run time within 1 s.
+        assert agent.wait_hook_attached(5), agent.log
+        after = now - start
+        warn format("\n  ruby: agent attached %.3f s after require", after)
+        assert_operator after, :<, 1.0, agent.log
+        stdin.puts "go"
+        stdin.close
+        out = Timeout.timeout(60) { stdout.read }
+        assert wait.value.success?, "workload failed: #{out}"
+      ensure
+        Process.kill("KILL", wait.pid) if wait.alive?
+        status = agent&.stop
+      end
     end
+    assert_equal 0, status, agent.log
+    m = out.match(/ok=1 cpu_a=([\d.]+) cpu_b=([\d.]+) cpu_none=([\d.]+)/)
+    assert m, "workload said #{out.inspect}"
+    [agent, m.captures.map(&:to_f)]
   end
 
   def test_ruby_spans_label_their_samples_and_clearing_stops_it
-    agent = AgentRun::Agent.new(@tmp)
-    begin
-      cpu_a, cpu_b, cpu_none = run_workload(agent)
-    ensure
-      status = agent.stop
-    end
-    assert_equal 0, status, agent.log
-
+    agent, (cpu_a, cpu_b, cpu_none) = run_workload
     counts, triples, files = AgentRun.span_census(agent.out, @service)
     refute_empty files, "no profile of service #{@service} in #{agent.out}"
     msg = format("samples per span_id %s; CPU a=%.2f b=%.2f none=%.2f s", counts, cpu_a, cpu_b, cpu_none)
@@ -66,16 +74,18 @@ class AgentProfileTest < Minitest::Test
     assert_equal [[SPAN_A, TRACE, "phase-a"], [SPAN_B, TRACE, "phase-b"]], triples.sort
     a = counts[SPAN_A]
     b = counts[SPAN_B]
+    none = counts[nil]
     warn format("\n  ruby under the agent: samples A=%d B=%d none=%d (CPU s: %.2f %.2f %.2f)",
-                a, b, counts[nil], cpu_a, cpu_b, cpu_none)
-    # About 100 samples per CPU second, and A and B in about equal shares.
-    assert_operator a, :>, 0.7 * HZ * cpu_a, msg
-    assert_operator a, :<, 1.3 * HZ * cpu_a + 5, msg
-    assert_operator b, :>, 0.7 * HZ * cpu_b, msg
-    # Had clear_span not worked, B would also hold the cleared phase: ~1.5x A.
-    assert_operator b, :<, 1.3 * HZ * cpu_b + 5, msg
-    assert_operator (a - b).abs.to_f / [a, b].max, :<, 0.25, msg
-    # The cleared phase's samples exist and carry no span.
-    assert_operator counts[nil], :>, 0.6 * HZ * cpu_none, msg
+                a, b, none, cpu_a, cpu_b, cpu_none)
+    # Samples per CPU second within the band, for each phase.
+    [[a, cpu_a], [b, cpu_b], [none, cpu_none]].each do |n, cpu|
+      assert_operator n, :>=, AgentRun::RATE_MIN * AgentRun::HZ * cpu, msg
+      assert_operator n, :<=, AgentRun::RATE_MAX * AgentRun::HZ * cpu + 5, msg
+    end
+    # A and B at the same rate per CPU second: had clear_span not worked, B would also hold the
+    # cleared phase (1.5x A's rate).
+    rate_a = a / cpu_a
+    rate_b = b / cpu_b
+    assert_operator (rate_a - rate_b).abs / [rate_a, rate_b].max, :<, 0.25, msg
   end
 end

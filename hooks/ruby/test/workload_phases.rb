@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# Test workload, run by test_agent_profile.rb under the agent: requires spanprof (which loads
-# libspanprof.so), reports how long the agent took to attach, waits for "go" on stdin, then runs
-# span A for ~1 s of CPU, span B for ~1 s, no span for ~0.5 s, and prints each phase's CPU time.
+# Test workload, run by test_agent_profile.rb under its own agent (--pid): says "ready", waits
+# for "load" on stdin, requires spanprof (which loads libspanprof.so with dlopen) and says
+# "loaded", waits for "go" (the test saw its agent attach), then runs span A for ~1 s of CPU,
+# span B for ~1 s, no span for ~0.5 s, and prints each phase's CPU time.
 $LOAD_PATH.unshift(File.expand_path("../lib", __dir__))
 
 TRACE_ID = "5a5a00000000000000000000000000aa"
@@ -22,15 +23,11 @@ def busy(cpu_seconds)
   thread_cpu - start
 end
 
-def now
-  Process.clock_gettime(Process::CLOCK_MONOTONIC)
-end
-
-loaded = now
+$stdout.sync = true
+$stdout.puts "ready"
+exit 1 unless $stdin.gets&.strip == "load"
 require "spanprof" # dlopen happens here
-sleep 0.005 while !SpanProf.active? && now - loaded < 5
-$stdout.puts format("attached=%d after_s=%.3f", SpanProf.active? ? 1 : 0, now - loaded)
-$stdout.flush
+$stdout.puts "loaded"
 exit 1 unless $stdin.gets&.strip == "go"
 
 ok = SpanProf.set_span(trace_id: TRACE_ID, span_id: SPAN_A, name: "phase-a")
