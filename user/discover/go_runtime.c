@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "discover/go_runtime.h"
+#include "util/elf_layout.h"
 
 /* "\xff Go buildinf:" then pointer size and flags; flag 2: version and module info follow the
  * 32-byte header as varint-length strings (Go 1.18+, debug/buildinfo). */
@@ -17,21 +18,10 @@
 
 static Elf_Data *buildinfo_data(Elf *elf)
 {
-	Elf_Scn *scn = NULL;
 	GElf_Shdr shdr;
-	size_t shstrndx;
-	const char *name;
+	Elf_Scn *scn = elf_section_named(elf, ".go.buildinfo", ELF_SCN_PROGBITS, &shdr);
 
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_PROGBITS)
-			continue;
-		name = elf_strptr(elf, shstrndx, shdr.sh_name);
-		if (name && !strcmp(name, ".go.buildinfo"))
-			return elf_getdata(scn, NULL);
-	}
-	return NULL;
+	return scn ? elf_getdata(scn, NULL) : NULL;
 }
 
 int go_runtime_version(Elf *elf, char *buf, size_t len)

@@ -14,6 +14,7 @@
 #include "discover/hook_elf.h"
 #include "symbolize/gopclntab.h"
 #include "util/elf_guard.h"
+#include "util/elf_layout.h"
 #include "util/proc_file.h"
 
 #define STAPSDT_NOTE_TYPE 3
@@ -21,29 +22,6 @@
 #define HOOK_PROBE "span_set"
 
 static const unsigned char nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
-
-/* Virtual address -> file offset through the PT_LOAD segment holding it, which must have the
- * permission bits `need` (PF_X for the site, PF_W for the semaphore). Every sum is checked:
- * the note's addresses and the headers are written by whoever made the file. */
-static int vaddr_to_offset(Elf *elf, uint64_t vaddr, uint32_t need, uint64_t *offset)
-{
-	size_t n, i;
-	GElf_Phdr ph;
-
-	if (elf_getphdrnum(elf, &n))
-		return -ENOEXEC;
-	for (i = 0; i < n; i++) {
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (vaddr < ph.p_vaddr || vaddr - ph.p_vaddr >= ph.p_filesz)
-			continue;
-		if ((ph.p_flags & need) != need || ph.p_offset > UINT64_MAX - (vaddr - ph.p_vaddr))
-			return -ENOEXEC;
-		*offset = ph.p_offset + (vaddr - ph.p_vaddr);
-		return 0;
-	}
-	return -ENOEXEC;
-}
 
 /* The file being read: libelf's handle (ELF_C_READ: section data is read, never mapped), the
  * descriptor and its size when opened. */
@@ -57,24 +35,6 @@ struct hook_file_ref {
 static int in_file(uint64_t off, uint64_t len, uint64_t size)
 {
 	return off <= size && len <= size - off;
-}
-
-static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *shdr)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-	const char *sname;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, shdr))
-			continue;
-		sname = elf_strptr(elf, shstrndx, shdr->sh_name);
-		if (sname && !strcmp(sname, name))
-			return scn;
-	}
-	return NULL;
 }
 
 /* Reads pc and semaphore from one stapsdt descriptor if it is ours. Returns 1 if it is. */
@@ -113,7 +73,7 @@ static int find_note(Elf *elf, uint64_t *pc, uint64_t *base, uint64_t *sem)
 	size_t off = 0, name_off, desc_off;
 	const char *buf;
 
-	scn = find_section(elf, ".note.stapsdt", &shdr);
+	scn = elf_section_named(elf, ".note.stapsdt", ELF_SCN_ANY, &shdr);
 	if (!scn || shdr.sh_type != SHT_NOTE)
 		return -ENODATA;
 	data = elf_getdata(scn, NULL);
@@ -167,14 +127,14 @@ static int resolve_site(const struct hook_file_ref *f, struct hook_site *site)
 		return err;
 	/* If the file was prelinked, .stapsdt.base moved; the note still holds the old address.
 	 * Unsigned wrap-around is intended here (a move down); the result is checked below. */
-	if (find_section(elf, ".stapsdt.base", &shdr) && base) {
+	if (elf_section_named(elf, ".stapsdt.base", ELF_SCN_ANY, &shdr) && base) {
 		pc += shdr.sh_addr - base;
 		if (sem)
 			sem += shdr.sh_addr - base;
 	}
-	if (vaddr_to_offset(elf, pc, PF_X, &pc_off))
+	if (elf_vaddr_to_offset(elf, pc, 1, PF_X, &pc_off))
 		return -ENOEXEC;
-	if (sem && vaddr_to_offset(elf, sem, PF_W, &sem_off))
+	if (sem && elf_vaddr_to_offset(elf, sem, 1, PF_W, &sem_off))
 		return -ENOEXEC;
 	err = check_offsets(f, pc_off, sem_off);
 	if (err)
@@ -244,10 +204,10 @@ static int resolve_go_site(const struct hook_file_ref *f, struct hook_site *site
 			/* Go's linker marks assembly (ABI0) functions with an ".abi0" suffix. */
 			if ((has_suffix(name, HOOK_GO_FUNC_SUFFIX) ||
 			     has_suffix(name, HOOK_GO_FUNC_SUFFIX ".abi0")) &&
-			    !vaddr_to_offset(elf, sym.st_value, PF_X, &func_off))
+			    !elf_vaddr_to_offset(elf, sym.st_value, 1, PF_X, &func_off))
 				func_size = sym.st_size ? sym.st_size : 64;
 			else if (has_suffix(name, HOOK_GO_SEMAPHORE_SUFFIX))
-				vaddr_to_offset(elf, sym.st_value, PF_W, &sem_off);
+				elf_vaddr_to_offset(elf, sym.st_value, 1, PF_W, &sem_off);
 		}
 	}
 	if (!func_size)
@@ -280,7 +240,7 @@ static int go_semaphore_from_code(const struct hook_file_ref *f, uint64_t entry,
 		return -ENOEXEC;
 	memcpy(&disp, insn + 3, sizeof(disp));
 	sem = entry + 7 + (int64_t)disp; /* wraps only for a crafted file; checked just below */
-	if (vaddr_to_offset(f->elf, sem, PF_W, sem_off) ||
+	if (elf_vaddr_to_offset(f->elf, sem, 1, PF_W, sem_off) ||
 	    !in_file(*sem_off, sizeof(tag), f->size) || *sem_off > INT64_MAX || (*sem_off & 1) ||
 	    pread(f->fd, tag, sizeof(tag), (off_t)*sem_off) != (ssize_t)sizeof(tag) ||
 	    tag[2] != (HOOK_GO_SEMAPHORE_TAG & 0xff) || tag[3] != (HOOK_GO_SEMAPHORE_TAG >> 8))
@@ -308,7 +268,7 @@ static int resolve_go_pclntab(const struct hook_file_ref *f, struct hook_site *s
 	}
 	if (i == t.nfunc)
 		return -ENODATA;
-	if (vaddr_to_offset(f->elf, fn.entry, PF_X, &func_off) ||
+	if (elf_vaddr_to_offset(f->elf, fn.entry, 1, PF_X, &func_off) ||
 	    go_semaphore_from_code(f, fn.entry, func_off, &sem_off))
 		return -ENOEXEC;
 	/* fn.end < fn.entry only in a crafted table: the wrapped size is capped by find_nop_pair */

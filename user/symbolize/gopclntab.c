@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "symbolize/gopclntab.h"
+#include "util/elf_layout.h"
 
 #define MAGIC_116 0xfffffffau
 #define MAGIC_118 0xfffffff0u
@@ -238,36 +239,17 @@ int gopclntab_source(const struct gopclntab *t, const struct gopclntab_func *f, 
 	return *file ? 0 : -ENOEXEC;
 }
 
-static Elf_Scn *section_named(Elf *elf, const char *name)
-{
-	Elf_Scn *scn = NULL;
-	GElf_Shdr shdr;
-	size_t shstrndx;
-	const char *sname;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &shdr))
-			continue;
-		sname = elf_strptr(elf, shstrndx, shdr.sh_name);
-		if (sname && !strcmp(sname, name))
-			return scn;
-	}
-	return NULL;
-}
-
 int gopclntab_from_elf(struct gopclntab *t, Elf *elf)
 {
-	Elf_Scn *scn = section_named(elf, ".gopclntab");
-	Elf_Scn *text = section_named(elf, ".text");
 	GElf_Shdr shdr;
+	Elf_Scn *scn = elf_section_named(elf, ".gopclntab", ELF_SCN_ANY, &shdr);
+	Elf_Scn *text = elf_section_named(elf, ".text", ELF_SCN_ANY, &shdr);
 	Elf_Data *data;
 	uint64_t text_vaddr = 0;
 	int err;
 
 	if (!scn) /* internally linked PIE keeps it in RELRO data */
-		scn = section_named(elf, ".data.rel.ro.gopclntab");
+		scn = elf_section_named(elf, ".data.rel.ro.gopclntab", ELF_SCN_ANY, &shdr);
 	if (!scn)
 		return -ENODATA;
 	if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_PROGBITS)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "symbolize/gopclntab_inline.h"
+#include "util/elf_layout.h"
 
 #define PCDATA_INLTREE 2
 #define FUNCDATA_INLTREE 3
@@ -39,27 +40,6 @@ static int32_t rd32(const uint8_t *p)
 	return v;
 }
 
-/* The section named name (if name) or holding vaddr with file bytes (if not). */
-static Elf_Scn *find_scn(Elf *elf, const char *name, uint64_t vaddr, GElf_Shdr *shdr)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-	const char *sname;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, shdr) || shdr->sh_type != SHT_PROGBITS)
-			continue;
-		sname = elf_strptr(elf, shstrndx, shdr->sh_name);
-		if (name ? sname && !strcmp(sname, name) :
-			   (shdr->sh_flags & SHF_ALLOC) && vaddr >= shdr->sh_addr &&
-				    vaddr - shdr->sh_addr < shdr->sh_size)
-			return scn;
-	}
-	return NULL;
-}
-
 /* gofunc from the moduledata that points at t's table and text; 0 when none. */
 static uint64_t find_gofunc(const struct gopclntab *t, Elf *elf)
 {
@@ -69,7 +49,7 @@ static uint64_t find_gofunc(const struct gopclntab *t, Elf *elf)
 	Elf_Scn *scn;
 	const uint8_t *p;
 
-	scn = find_scn(elf, ".noptrdata", 0, &shdr);
+	scn = elf_section_named(elf, ".noptrdata", ELF_SCN_PROGBITS, &shdr);
 	d = scn ? elf_getdata(scn, NULL) : NULL;
 	if (!d || !d->d_buf || d->d_size < md + 8)
 		return 0;
@@ -93,7 +73,7 @@ int gopclntab_inline_from_elf(struct gopclntab_inl *inl, const struct gopclntab 
 	gofunc = find_gofunc(t, elf);
 	if (!gofunc)
 		return -ENODATA;
-	scn = find_scn(elf, NULL, gofunc, &shdr);
+	scn = elf_section_at(elf, gofunc, &shdr);
 	d = scn ? elf_getdata(scn, NULL) : NULL;
 	if (!d || !d->d_buf || gofunc - shdr.sh_addr >= d->d_size)
 		return -ENOEXEC;

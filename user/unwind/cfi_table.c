@@ -14,6 +14,7 @@
 #include "unwind/cfi_fde.h"
 #include "unwind/cfi_rule.h"
 #include "unwind/cfi_table.h"
+#include "util/elf_layout.h"
 
 /* Rows as read, with the end of each (FDEs may come in any order). */
 struct raw_row {
@@ -137,24 +138,6 @@ static int compact(struct builder *b, struct cfi_table *t)
 	return 0;
 }
 
-static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *shdr)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-	const char *n;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, shdr) || shdr->sh_type == SHT_NOBITS)
-			continue;
-		n = elf_strptr(elf, shstrndx, shdr->sh_name);
-		if (n && !strcmp(n, name))
-			return scn;
-	}
-	return NULL;
-}
-
 static uint64_t text_bytes(Elf *elf)
 {
 	uint64_t sum = 0;
@@ -176,7 +159,7 @@ static int read_eh_frame(Elf *elf, struct builder *b)
 	Elf_Scn *scn;
 	int err;
 
-	scn = find_section(elf, ".eh_frame", &shdr);
+	scn = elf_section_named(elf, ".eh_frame", ELF_SCN_FILE_BYTES, &shdr);
 	if (!scn)
 		return -ENOENT;
 	b->cfi = dwarf_getcfi_elf(elf);
@@ -195,7 +178,7 @@ static int read_debug_frame(Elf *elf, struct builder *b)
 	Dwarf *dw;
 	int err;
 
-	scn = find_section(elf, ".debug_frame", &shdr);
+	scn = elf_section_named(elf, ".debug_frame", ELF_SCN_FILE_BYTES, &shdr);
 	if (!scn)
 		return -ENOENT;
 	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);

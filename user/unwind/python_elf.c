@@ -9,6 +9,7 @@
 
 #include "unwind/python_elf.h"
 #include "util/elf_guard.h"
+#include "util/elf_layout.h"
 
 #define DEBUG_COOKIE "xdebugpy"
 
@@ -59,27 +60,6 @@ static void find_syms(Elf *elf, struct wanted_syms *w)
 	}
 }
 
-/* Reads len bytes at a file vaddr through the PT_LOAD holding all of them. */
-static int read_vaddr(Elf *elf, int fd, uint64_t vaddr, void *buf, size_t len)
-{
-	size_t n, i;
-	GElf_Phdr ph;
-
-	if (elf_getphdrnum(elf, &n))
-		return -ENOEXEC;
-	for (i = 0; i < n; i++) {
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (vaddr < ph.p_vaddr || vaddr - ph.p_vaddr > ph.p_filesz ||
-		    len > ph.p_filesz - (vaddr - ph.p_vaddr))
-			continue;
-		if (pread(fd, buf, len, ph.p_offset + (vaddr - ph.p_vaddr)) != (ssize_t)len)
-			return -EIO;
-		return 0;
-	}
-	return -ENOEXEC;
-}
-
 static void set_version_hex(struct python_elf *out, uint64_t hex)
 {
 	out->major = (hex >> 24) & 0xff;
@@ -117,7 +97,7 @@ static void read_debug_offsets(Elf *elf, int fd, struct python_elf *out)
 		uint64_t version;
 	} head;
 
-	if (read_vaddr(elf, fd, out->runtime_vaddr, &head, sizeof(head)) ||
+	if (elf_read_vaddr(elf, fd, out->runtime_vaddr, &head, sizeof(head)) ||
 	    memcmp(head.cookie, DEBUG_COOKIE, 8))
 		return;
 	out->has_debug_offsets = 1;
@@ -181,7 +161,7 @@ int python_elf_read(int fd, const char *name, struct python_elf *out)
 		out->eval_hi = w.eval.st_value + w.eval.st_size;
 	}
 	if (w.have_version && w.version.st_size >= 4 &&
-	    !read_vaddr(elf, fd, w.version.st_value, &hex, 4))
+	    !elf_read_vaddr(elf, fd, w.version.st_value, &hex, 4))
 		set_version_hex(out, hex);
 	read_debug_offsets(elf, fd, out);
 	if (!out->major && python_elf_name_version(name, &out->major, &out->minor))

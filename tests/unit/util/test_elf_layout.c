@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Unit tests for elf_layout: sections by name, kind and address, and vaddr -> file offset with
+ * permissions, on this test binary itself (compared with what its own headers say). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "util/elf_guard.h"
+#include "util/elf_layout.h"
+
+/* A string the test reads back from its own file through its vaddr. */
+static const char marker[] = "elf_layout test marker";
+
+struct self {
+	int fd;
+	Elf *elf;
+};
+
+static int open_self(void **state)
+{
+	static struct self s;
+
+	elf_version(EV_CURRENT);
+	s.fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	s.elf = s.fd >= 0 ? elf_guard_begin(s.fd) : NULL;
+	*state = &s;
+	return s.elf ? 0 : -1;
+}
+
+static int close_self(void **state)
+{
+	struct self *s = *state;
+
+	elf_end(s->elf);
+	close(s->fd);
+	return 0;
+}
+
+static void test_section_by_name_and_kind(void **state)
+{
+	struct self *s = *state;
+	GElf_Shdr shdr;
+
+	assert_non_null(elf_section_named(s->elf, ".text", ELF_SCN_ANY, &shdr));
+	assert_int_equal(shdr.sh_type, SHT_PROGBITS);
+	assert_true(shdr.sh_flags & SHF_EXECINSTR);
+	/* .bss has no file bytes: found as any, not as a section with bytes or as PROGBITS. */
+	assert_non_null(elf_section_named(s->elf, ".bss", ELF_SCN_ANY, &shdr));
+	assert_int_equal(shdr.sh_type, SHT_NOBITS);
+	assert_null(elf_section_named(s->elf, ".bss", ELF_SCN_FILE_BYTES, &shdr));
+	assert_null(elf_section_named(s->elf, ".bss", ELF_SCN_PROGBITS, &shdr));
+	assert_null(elf_section_named(s->elf, ".no.such.section", ELF_SCN_ANY, &shdr));
+}
+
+static void test_section_at_address(void **state)
+{
+	struct self *s = *state;
+	GElf_Shdr text, at;
+
+	assert_non_null(elf_section_named(s->elf, ".text", ELF_SCN_ANY, &text));
+	assert_non_null(elf_section_at(s->elf, text.sh_addr + text.sh_size / 2, &at));
+	assert_int_equal(at.sh_addr, text.sh_addr);
+	assert_null(elf_section_at(s->elf, UINT64_MAX - 16, &at));
+}
+
+static void test_vaddr_to_offset_and_read(void **state)
+{
+	struct self *s = *state;
+	char buf[sizeof(marker)];
+	uint64_t off, bias;
+	GElf_Ehdr ehdr;
+	GElf_Shdr text;
+
+	assert_non_null(elf_section_named(s->elf, ".text", ELF_SCN_ANY, &text));
+	/* .text is executable, not writable. */
+	assert_int_equal(elf_vaddr_to_offset(s->elf, text.sh_addr, 1, PF_X, &off), 0);
+	assert_int_equal(off, text.sh_offset);
+	assert_int_equal(elf_vaddr_to_offset(s->elf, text.sh_addr, 1, PF_W, &off), -ENOEXEC);
+	/* Past every segment, and a length past the segment's end. */
+	assert_int_equal(elf_vaddr_to_offset(s->elf, UINT64_MAX - 1, 1, 0, &off), -ENOEXEC);
+	assert_int_equal(elf_vaddr_to_offset(s->elf, text.sh_addr, UINT64_MAX, 0, &off), -ENOEXEC);
+	/* The marker read from the file at its vaddr (running address minus this PIE's load bias,
+	 * from the entry point) holds what the running copy holds. */
+	assert_non_null(gelf_getehdr(s->elf, &ehdr));
+	bias = getauxval(AT_ENTRY) - ehdr.e_entry;
+	assert_int_equal(elf_read_vaddr(s->elf, s->fd, (uintptr_t)marker - bias, buf, sizeof(buf)),
+			 0);
+	assert_memory_equal(buf, marker, sizeof(marker));
+	assert_int_equal(elf_read_vaddr(s->elf, s->fd, UINT64_MAX - 2, buf, 4), -ENOEXEC);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_section_by_name_and_kind),
+		cmocka_unit_test(test_section_at_address),
+		cmocka_unit_test(test_vaddr_to_offset_and_read),
+	};
+
+	return cmocka_run_group_tests(tests, open_self, close_self);
+}

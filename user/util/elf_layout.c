@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Sections by name or address and vaddr -> file offset, for every reader of untrusted ELF
+ * files (hook notes, CFI, Go tables, interpreter symbols). */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/elf_layout.h"
+
+static int kind_ok(const GElf_Shdr *shdr, enum elf_scn_kind kind)
+{
+	switch (kind) {
+	case ELF_SCN_FILE_BYTES:
+		return shdr->sh_type != SHT_NOBITS;
+	case ELF_SCN_PROGBITS:
+		return shdr->sh_type == SHT_PROGBITS;
+	default:
+		return 1;
+	}
+}
+
+Elf_Scn *elf_section_named(Elf *elf, const char *name, enum elf_scn_kind kind, GElf_Shdr *shdr)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	const char *sname;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, shdr) || !kind_ok(shdr, kind))
+			continue;
+		sname = elf_strptr(elf, shstrndx, shdr->sh_name);
+		if (sname && !strcmp(sname, name))
+			return scn;
+	}
+	return NULL;
+}
+
+Elf_Scn *elf_section_at(Elf *elf, uint64_t vaddr, GElf_Shdr *shdr)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, shdr) || shdr->sh_type != SHT_PROGBITS ||
+		    !(shdr->sh_flags & SHF_ALLOC))
+			continue;
+		if (vaddr >= shdr->sh_addr && vaddr - shdr->sh_addr < shdr->sh_size)
+			return scn;
+	}
+	return NULL;
+}
+
+int elf_vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t len, uint32_t need, uint64_t *offset)
+{
+	uint64_t in;
+	size_t n, i;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &n))
+		return -ENOEXEC;
+	for (i = 0; i < n; i++) {
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (vaddr < ph.p_vaddr || vaddr - ph.p_vaddr >= ph.p_filesz)
+			continue;
+		in = vaddr - ph.p_vaddr;
+		if (len > ph.p_filesz - in)
+			continue;
+		if ((ph.p_flags & need) != need || ph.p_offset > UINT64_MAX - in)
+			return -ENOEXEC;
+		*offset = ph.p_offset + in;
+		return 0;
+	}
+	return -ENOEXEC;
+}
+
+int elf_read_vaddr(Elf *elf, int fd, uint64_t vaddr, void *buf, size_t len)
+{
+	uint64_t off;
+	int err = elf_vaddr_to_offset(elf, vaddr, len, 0, &off);
+
+	if (err)
+		return err;
+	if (off > INT64_MAX || pread(fd, buf, len, (off_t)off) != (ssize_t)len)
+		return -EIO;
+	return 0;
+}

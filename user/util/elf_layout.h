@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Where things are in an ELF file opened with libelf: sections by name or by address, and
+ * the file offset of a virtual address. Headers are written by whoever made the file, so every
+ * sum is checked and a lookup that does not fit fails instead of wrapping. */
+#ifndef SPANPROF_ELF_LAYOUT_H
+#define SPANPROF_ELF_LAYOUT_H
+
+#include <stdint.h>
+#include <gelf.h>
+
+/* Which sections a lookup accepts. */
+enum elf_scn_kind {
+	ELF_SCN_ANY, /* any type */
+	ELF_SCN_FILE_BYTES, /* any type with bytes in the file (not SHT_NOBITS) */
+	ELF_SCN_PROGBITS, /* SHT_PROGBITS only */
+};
+
+/* The first section named name of that kind; its header in *shdr. NULL when none. */
+Elf_Scn *elf_section_named(Elf *elf, const char *name, enum elf_scn_kind kind, GElf_Shdr *shdr);
+
+/* The allocated SHT_PROGBITS section whose addresses hold vaddr; NULL when none. */
+Elf_Scn *elf_section_at(Elf *elf, uint64_t vaddr, GElf_Shdr *shdr);
+
+/* File offset of [vaddr, vaddr + len) through the PT_LOAD segment whose file bytes hold all of
+ * it; the segment must have every permission bit in need (PF_X, PF_W; 0: none asked).
+ * Returns 0, or -ENOEXEC when no segment holds it or the one that does lacks a permission. */
+int elf_vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t len, uint32_t need, uint64_t *offset);
+
+/* Reads len bytes at file vaddr (elf_vaddr_to_offset(), then pread on fd). Returns 0, -ENOEXEC
+ * (not in the file) or -EIO (short read). */
+int elf_read_vaddr(Elf *elf, int fd, uint64_t vaddr, void *buf, size_t len);
+
+#endif /* SPANPROF_ELF_LAYOUT_H */
