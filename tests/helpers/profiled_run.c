@@ -107,15 +107,16 @@ static int wait_attach(struct profiled_run *r, int gate_fd)
 	return 0;
 }
 
-/* Reads "cpu_s=..." from the workload's stdout. */
+/* Reads "cpu_s=..." (and "sys_s=..." if given) from the workload's stdout. */
 static int read_cpu(struct profiled_run *r, const char *out_path)
 {
 	char line[256];
 	FILE *f = fopen(out_path, "r");
 
-	r->cpu_s = -1;
+	r->cpu_s = r->sys_s = -1;
 	while (f && fgets(line, sizeof(line), f))
-		sscanf(line, "cpu_s=%lf", &r->cpu_s);
+		if (sscanf(line, "cpu_s=%lf", &r->cpu_s) != 1)
+			sscanf(line, "sys_s=%lf", &r->sys_s);
 	if (f)
 		fclose(f);
 	if (r->cpu_s < 0)

@@ -39,6 +39,7 @@ struct profiled_run {
 	pid_t pid; /* the workload */
 	double attach_s; /* from the workload's exec to this agent's attach of hook_file */
 	double cpu_s; /* user + system CPU seconds the workload reported */
+	double sys_s; /* of which in the kernel ("sys_s="); -1 when the workload does not say */
 	int agent_ended_first; /* the agent had exited (--duration) before the workload did */
 	struct agent_proc agent;
 };

@@ -195,16 +195,22 @@ static void test_pid_filter_and_kernel_frames(void **state)
 	if (!dir)
 		skip();
 	assert_int_equal(profiled_run(&r), 0);
-	/* libc's syscall wrappers keep no frame pointer, so the frame walk skips their caller
-	 * (work_in_syscalls) and shows its caller, run_syscalls: a limit of frame-pointer unwinding. */
+	/* run_syscalls is in every sample's stack: its callee work_in_syscalls too with CFI
+	 * unwinding, but not while the file's tables are built (frame pointers skip the caller of
+	 * libc's syscall wrappers), so the census counts the caller. */
 	census_watch(&c, "run_syscalls", SPAN_1);
 	assert_int_equal(census_read(&c, dir, "it-syscalls"), 1);
-	printf("  run_syscalls: %llu samples, %llu with kernel frames (workload: %.2f CPU s)\n",
+	printf("  run_syscalls: %llu samples, %llu with kernel frames (workload: %.2f CPU s, %.2f of "
+	       "them in the kernel)\n",
 	       (unsigned long long)c.funcs[0].samples, (unsigned long long)c.kernel_samples,
-	       r.cpu_s);
-	assert_true(c.funcs[0].samples >= 0.5 * 100 * r.cpu_s);
+	       r.cpu_s, r.sys_s);
+	assert_true(PROFILED_RATE_OK(c.funcs[0].samples, r.cpu_s));
 	assert_true(c.funcs[0].right_span >= 0.99 * c.funcs[0].samples);
-	assert_true(c.kernel_samples >= 0.5 * c.funcs[0].samples);
+	/* Samples with kernel frames in the share of the workload's CPU time the kernel accounted
+	 * as system time (that share swings with the machine's syscall cost). */
+	assert_true(r.sys_s > 0);
+	assert_true(c.kernel_samples >= 0.6 * (r.sys_s / r.cpu_s) * c.funcs[0].samples);
+	assert_true(c.kernel_samples <= c.funcs[0].samples);
 	/* Nothing but the selected process was written. */
 	d = opendir(dir);
 	assert_non_null(d);
