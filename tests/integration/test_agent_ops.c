@@ -131,6 +131,55 @@ static void test_agent_says_the_config_file_is_a_directory(void **state)
 	assert_log_has(*state, want);
 }
 
+/* A --pid target the agent cannot read (another user's process, the agent without
+ * CAP_SYS_PTRACE and the DAC overrides) is reported at warn level, with its pid and why, and
+ * the agent goes on. */
+static void test_agent_warns_about_an_unreadable_pid_target(void **state)
+{
+	const char *capsh = "/usr/sbin/capsh", *setpriv = "/usr/bin/setpriv";
+	const char *target[] = {
+		setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "/bin/sleep", "30",
+		NULL
+	};
+	const char *prefix[] = { capsh,
+				 "--drop=cap_sys_ptrace,cap_dac_read_search,cap_dac_override",
+				 "--",
+				 "-c",
+				 "exec \"$0\" \"$@\"",
+				 NULL };
+	const char *argv[] = { "--pid", NULL, "--duration", "2", "--output", *state, NULL };
+	char pid_arg[16], want[64], *log, *line, *end;
+	pid_t pid;
+
+	if (!*state)
+		skip();
+	if (access(capsh, X_OK) || access(setpriv, X_OK)) {
+		printf("SKIP: needs capsh (libcap2-bin) and setpriv (util-linux)\n");
+		skip();
+	}
+	pid = workload_start(target, NULL, "/dev/null");
+	assert_true(pid > 0);
+	assert_int_equal(workload_wait_exec(pid, "/usr/bin/sleep", WAIT_S), 0);
+	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)pid);
+	argv[1] = pid_arg;
+	assert_int_equal(run_agent(*state, prefix, argv), 0);
+	kill(pid, SIGKILL);
+	workload_wait(pid, WAIT_S);
+	log = read_log(*state);
+	snprintf(want, sizeof(want), "(pid %d) not opened: cannot open", (int)pid);
+	line = strstr(log, want);
+	if (!line)
+		fail_msg("the agent did not report pid %d:\n%s", (int)pid, log);
+	while (line > log && line[-1] != '\n')
+		line--;
+	end = strchr(line, '\n');
+	if (end)
+		*end = '\0';
+	if (!strstr(line, "level=warn") || !strstr(line, "Permission denied"))
+		fail_msg("not a warning with its reason: %s", line);
+	free(log);
+}
+
 static int64_t now_ms(void)
 {
 	struct timespec ts;
@@ -315,6 +364,8 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(test_agent_pushes_through_a_redirect, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_agent_warns_about_an_unreadable_pid_target,
+						setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("agent_ops", tests, NULL, NULL);
