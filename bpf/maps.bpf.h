@@ -65,4 +65,14 @@
 		__type(value, __u64);                       \
 	} event_counts SEC(".maps")
 
+/* The processes named with --pid (filled by the agent before attaching; empty without --pid). */
+#define SPANPROF_MAX_TARGET_PIDS 1024
+#define TARGET_PIDS_MAP                                        \
+	struct {                                               \
+		__uint(type, BPF_MAP_TYPE_HASH);               \
+		__uint(max_entries, SPANPROF_MAX_TARGET_PIDS); \
+		__type(key, __u32);                            \
+		__type(value, __u8);                           \
+	} target_pids SEC(".maps")
+
 #endif /* SPANPROF_MAPS_BPF_H */

@@ -23,12 +23,7 @@ extern THREAD_SPANS_MAP;
 extern DROP_COUNTS_MAP;
 extern EVENT_COUNTS_MAP;
 
-extern struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, __u8);
-} target_pids SEC(".maps");
+extern TARGET_PIDS_MAP;
 
 /* One stack map for both windows, never emptied: a thread may stay blocked across any number
  * of windows, so the id it took when it left the CPU must stay valid until it runs again.

@@ -13,10 +13,33 @@
 
 extern DROP_COUNTS_MAP;
 
+/* With --pid, only the processes named (target_pids) raise events: the agent has nothing to do
+ * for the others, and a node's exec and exit storm would cost it a map update or delete each. */
+const volatile bool cfg_events_filter_pids = false;
+
+TARGET_PIDS_MAP;
+
+static __always_inline bool wanted(__u32 pid)
+{
+	return !cfg_events_filter_pids || bpf_map_lookup_elem(&target_pids, &pid);
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1024 * 1024); /* ~1500 exec events (680 bytes each) between polls */
 } proc_events SEC(".maps");
+
+/* Events do not wake the agent one by one (a node that runs builds execs hundreds of processes
+ * a second, and each wake-up costs the agent a loop): it reads the ring at least every 100 ms
+ * anyway, and is woken early only once a quarter of the ring is used. */
+#define PROC_EVENTS_WAKE_BYTES (256 * 1024)
+
+static __always_inline __u64 wakeup_flag(void)
+{
+	return bpf_ringbuf_query(&proc_events, BPF_RB_AVAIL_DATA) >= PROC_EVENTS_WAKE_BYTES ?
+		       BPF_RB_FORCE_WAKEUP :
+		       BPF_RB_NO_WAKEUP;
+}
 
 /* The environment is read in chunks this large into per-CPU scratch (too big for the 512-byte
  * stack); ENV_CHUNKS bounds the loop for the verifier and the cost of one exec (~24 KiB). */
@@ -50,7 +73,7 @@ static __always_inline void emit(__u32 type, __u32 pid)
 	}
 	ev->type = type;
 	ev->pid = pid;
-	bpf_ringbuf_submit(ev, 0);
+	bpf_ringbuf_submit(ev, wakeup_flag());
 }
 
 static __always_inline void request_scan(void)
@@ -58,6 +81,8 @@ static __always_inline void request_scan(void)
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	__u8 one = 1;
 
+	if (!wanted(pid))
+		return;
 	if (bpf_map_update_elem(&pending_scans, &pid, &one, BPF_NOEXIST))
 		return; /* already pending */
 	emit(SPANPROF_PROC_SCAN, pid);
@@ -122,6 +147,8 @@ int BPF_PROG(on_exec, struct task_struct *p)
 	struct spanprof_exec_event *ev;
 	__u8 one = 1;
 
+	if (!wanted(pid))
+		return 0;
 	bpf_map_update_elem(&pending_scans, &pid, &one, BPF_ANY);
 	ev = bpf_ringbuf_reserve(&proc_events, sizeof(*ev), 0);
 	if (!ev) {
@@ -137,7 +164,7 @@ int BPF_PROG(on_exec, struct task_struct *p)
 	ev->env_complete = 0;
 	ev->_pad = 0;
 	read_env(ev, BPF_CORE_READ(p, mm, env_start), BPF_CORE_READ(p, mm, env_end));
-	bpf_ringbuf_submit(ev, 0);
+	bpf_ringbuf_submit(ev, wakeup_flag());
 	return 0;
 }
 
@@ -164,6 +191,8 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 
 	if (BPF_CORE_READ(child, pid) != pid)
 		return 0; /* a new thread of an existing process */
+	if (!wanted(pid))
+		return 0;
 	ev = bpf_ringbuf_reserve(&proc_events, sizeof(*ev), 0);
 	if (!ev) {
 		counter_inc(&drop_counts, SPANPROF_DROP_PROC_EVENT);
@@ -173,7 +202,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	ev->hdr.pid = pid;
 	ev->parent = BPF_CORE_READ(parent, tgid);
 	ev->_pad = 0;
-	bpf_ringbuf_submit(ev, 0);
+	bpf_ringbuf_submit(ev, wakeup_flag());
 	return 0;
 }
 
@@ -183,7 +212,7 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	__u32 pid = BPF_CORE_READ(task, tgid);
 
 	/* signal->live drops to zero when the last thread of the group exits. */
-	if (BPF_CORE_READ(task, signal, live.counter) != 0)
+	if (BPF_CORE_READ(task, signal, live.counter) != 0 || !wanted(pid))
 		return 0;
 	bpf_map_delete_elem(&pending_scans, &pid);
 	emit(SPANPROF_PROC_EXIT, pid);

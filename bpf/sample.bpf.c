@@ -29,12 +29,7 @@ extern SPAN_NAMES_MAP;
 /* python_frames.bpf.c: the thread's CPython frames into window slot's py_stacks. */
 extern __u64 py_capture(__u32 pid, __u32 slot);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, __u8);
-} target_pids SEC(".maps");
+extern TARGET_PIDS_MAP;
 
 /* Sizes are set by the agent before load (bpf_map__set_max_entries). */
 #define STACK_MAP(name)                                                       \

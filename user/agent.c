@@ -432,6 +432,9 @@ static void run_loop(struct agent *a, volatile sig_atomic_t *stop)
 		next_due = earliest(earliest(next_drain, next_flush),
 				    earliest(end, scan_queue_next_due(&a->scans)));
 		ring_buffer__poll(a->events, next_due > now ? poll_ms(next_due - now) : 0);
+		/* Process events come without a wake-up unless the ring fills (proc_events.bpf.c):
+		 * the timeout above bounds their delay to POLL_MAX_MS. */
+		ring_buffer__consume(a->events);
 		now = agent_now_ns(CLOCK_MONOTONIC);
 		while (scan_queue_pop_due(&a->scans, now, &pid))
 			scan_pid(a, pid, 1);

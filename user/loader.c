@@ -125,6 +125,7 @@ static int configure(struct loader *l, const struct loader_options *opts)
 	int err = 0;
 
 	skel->rodata->cfg_filter_pids = opts->npids > 0;
+	skel->rodata->cfg_events_filter_pids = opts->npids > 0;
 	skel->rodata->cfg_off_cpu_filter_pids = opts->npids > 0;
 	skel->rodata->cfg_off_cpu_min_ns = opts->off_cpu_min_ns;
 	/* Off: the program is neither loaded nor attached, and its maps take no memory. */

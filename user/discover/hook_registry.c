@@ -47,6 +47,10 @@ struct hook_registry {
 	struct hook_registry_limits limits;
 	struct hook_file *files;
 	struct hook_pid *pids;
+	/* Slots at and past pids_end are free: lookups scan only the slots in use so far, which a
+	 * node's exit and exec events (thousands a second on a build machine) must not pay for
+	 * all limits.max_pids of them. */
+	size_t pids_end;
 	struct file_id *negative; /* open addressing, negative_cap slots (a power of two) */
 	size_t negative_cap, negative_count;
 	struct hook_registry_stats stats;
@@ -130,13 +134,17 @@ static struct hook_pid *find_pid(struct hook_registry *r, pid_t pid, int create)
 	struct hook_pid *free_slot = NULL;
 	size_t i;
 
-	for (i = 0; i < r->limits.max_pids; i++) {
+	for (i = 0; i < r->pids_end; i++) {
 		if (r->pids[i].pid == pid)
 			return &r->pids[i];
 		if (!r->pids[i].pid && !free_slot)
 			free_slot = &r->pids[i];
 	}
-	if (!create || !free_slot)
+	if (!create)
+		return NULL;
+	if (!free_slot && r->pids_end < r->limits.max_pids)
+		free_slot = &r->pids[r->pids_end++];
+	if (!free_slot)
 		return NULL;
 	free_slot->pid = pid;
 	free_slot->nfiles = 0;
@@ -144,6 +152,16 @@ static struct hook_pid *find_pid(struct hook_registry *r, pid_t pid, int create)
 	free_slot->go = (struct go_proc){ 0 };
 	r->stats.pids_tracked++;
 	return free_slot;
+}
+
+/* Frees p's slot, and the free slots at the end of the used range with it. */
+static void free_pid(struct hook_registry *r, struct hook_pid *p)
+{
+	p->pid = 0;
+	p->nfiles = 0;
+	r->stats.pids_tracked--;
+	while (r->pids_end && !r->pids[r->pids_end - 1].pid)
+		r->pids_end--;
 }
 
 static struct go_proc go_proc_of(const struct hook_site *site)
@@ -342,10 +360,8 @@ int hook_registry_update_pid(struct hook_registry *r, pid_t pid, const struct pr
 	memcpy(p->files, now, n * sizeof(now[0]));
 	p->nfiles = n;
 	mark_go_pid(r, p, now, n);
-	if (n == 0) {
-		p->pid = 0;
-		r->stats.pids_tracked--;
-	}
+	if (n == 0)
+		free_pid(r, p);
 	return n;
 }
 
@@ -359,16 +375,14 @@ void hook_registry_forget_pid(struct hook_registry *r, pid_t pid)
 	mark_go_pid(r, p, NULL, 0);
 	for (i = 0; i < p->nfiles; i++)
 		release_file(r, p->files[i]);
-	p->pid = 0;
-	p->nfiles = 0;
-	r->stats.pids_tracked--;
+	free_pid(r, p);
 }
 
 size_t hook_registry_reap(struct hook_registry *r, int (*alive)(void *ctx, pid_t pid), void *ctx)
 {
 	size_t i, reaped = 0;
 
-	for (i = 0; i < r->limits.max_pids; i++)
+	for (i = 0; i < r->pids_end; i++)
 		if (r->pids[i].pid && !alive(ctx, r->pids[i].pid)) {
 			hook_registry_forget_pid(r, r->pids[i].pid);
 			reaped++;
