@@ -4,10 +4,12 @@
  * project's Python binding; the profiles must show each span's Python function, with its file,
  * read by BPF from the interpreter's frames. One agent per run, watching only that process. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 #include <cmocka.h>
 
 #include "agent_proc.h"
+#include "pprof_file.h"
 #include "profile_census.h"
 #include "tmpdir.h"
 
@@ -26,6 +29,65 @@
 /* Census entries counting a thread's function under the other thread's span. */
 #define CROSS_ONE 4
 #define CROSS_TWO 5
+
+/* The hashing thread's samples in "gil" mode: SPAN_1 samples, those showing hash_blob, and
+ * those whose leaf is native code (no .py file) with hash_blob above it. */
+struct gil_tally {
+	uint64_t span, with_caller, native_under;
+};
+
+static void tally_file(const char *path, struct gil_tally *g)
+{
+	Perftools__Profiles__Profile *p = pprof_file_read(path);
+	const Perftools__Profiles__Sample *s;
+	const char *span, *file;
+	size_t i;
+	long depth;
+
+	assert_non_null(p);
+	for (i = 0; i < p->n_sample; i++) {
+		s = p->sample[i];
+		span = pprof_sample_label(p, s, "span_id");
+		if (!span || strcmp(span, SPAN_1))
+			continue;
+		g->span++;
+		depth = pprof_sample_function_depth(p, s, "hash_blob", 0);
+		if (depth < 0) {
+			if (g->span - g->with_caller <= 3)
+				printf("    without hash_blob: leaf %s, %zu frames\n",
+				       pprof_leaf_function(p, s) ?: "?", s->n_location_id);
+			continue;
+		}
+		g->with_caller++;
+		file = pprof_sample_function_file(p, s, pprof_leaf_function(p, s) ?: "");
+		if (depth > 0 && (!file || !strstr(file, ".py")))
+			g->native_under++;
+	}
+	pprof_file_free(p);
+}
+
+static void tally_gil(const char *dir, const char *service, struct gil_tally *g)
+{
+	char suffix[128], path[1024];
+	struct dirent *de;
+	size_t len, slen;
+	DIR *d = opendir(dir);
+
+	assert_non_null(d);
+	snprintf(suffix, sizeof(suffix), "-%s.pb.gz", service);
+	slen = strlen(suffix);
+	memset(g, 0, sizeof(*g));
+	while ((de = readdir(d))) {
+		len = strlen(de->d_name);
+		if (len <= slen || strcmp(de->d_name + len - slen, suffix))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		tally_file(path, g);
+	}
+	closedir(d);
+}
+
+static struct gil_tally last_gil;
 
 static const char *const pyenv_versions[] = { "3.8.18", "3.9.18", "3.10.13",
 					      "3.11.7", "3.12.1", "3.13.0" };
@@ -54,8 +116,8 @@ static void run_python(const char *python, const char *mode, struct census *c)
 {
 	char env_service[96], env_path[4400], env_lib[4400], gate[512], out_dir[512], wout[512];
 	const char *env[] = { env_service, env_path, env_lib, NULL };
-	const char *argv[] = { python, build_path("../tests/workloads/" SCRIPT), mode, gate, "2",
-			       NULL };
+	const char *argv[] = { python, build_path("../tests/workloads/" SCRIPT), mode,
+			       gate,   strcmp(mode, "gil") ? "2" : "4",		 NULL };
 	const char *agent_argv[] = { "--pid", NULL, "--output", out_dir, "--interval", "1", NULL };
 	struct agent_proc agent;
 	char *dir = tmpdir_new("it-py");
@@ -89,9 +151,12 @@ static void run_python(const char *python, const char *mode, struct census *c)
 	census_watch(c, "thread_two", SPAN_2);
 	census_watch(c, "thread_one", SPAN_2); /* funcs[CROSS_ONE]: must stay 0 */
 	census_watch(c, "thread_two", SPAN_1); /* funcs[CROSS_TWO]: must stay 0 */
+	census_watch(c, "hash_blob", SPAN_1);
 	assert_true(census_read(c, out_dir, env_service + strlen("OTEL_SERVICE_NAME=")) > 0);
 	printf("  %s %s: %.2f CPU s, %llu samples\n", python, mode, cpu_s,
 	       (unsigned long long)c->total_samples);
+	if (!strcmp(mode, "gil"))
+		tally_gil(out_dir, env_service + strlen("OTEL_SERVICE_NAME="), &last_gil);
 	tmpdir_remove(dir);
 }
 
@@ -149,6 +214,19 @@ static void check_interpreter(const char *python)
 	assert_int_equal(c.funcs[CROSS_TWO].right_span, 0);
 	assert_span_shows(&c, "parse_order");
 	assert_span_shows(&c, "price_cart");
+	/* A thread hashing in C with the GIL released still shows its Python caller, and the C
+	 * extension's native frames sit under it. */
+	run_python_spans_seen(python, "gil", &c, "hash_blob", "thread_two");
+	printf("    hash_blob span samples %4llu, with hash_blob %4llu, native code under it %4llu\n",
+	       (unsigned long long)last_gil.span, (unsigned long long)last_gil.with_caller,
+	       (unsigned long long)last_gil.native_under);
+	/* The hashing thread gets a fraction of a loaded CPU (20-40 samples): two samples of slack
+	 * over MIN_SHOWN (a sample taken while the frame chain is being switched shows no Python
+	 * frame; about 3% of them). */
+	assert_true(last_gil.span >= 10);
+	assert_true(last_gil.with_caller + 2 >= MIN_SHOWN * last_gil.span);
+	assert_true(last_gil.native_under >= 0.5 * last_gil.span);
+	assert_span_shows(&c, "thread_two");
 }
 
 /* Under `make sanitize` the interpreter would load the ASan-built libspanprof.so, which ASan

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Python workload for the interpreter-frames test: `spans GATE SECONDS` alternates two busy
 functions in two spans on one thread; `threads GATE SECONDS` runs one function per thread, each
-in its own span. It starts once the file GATE exists and the agent's hook is attached and prints the
+in its own span; `gil GATE SECONDS` runs hash_blob() (hashlib on 4 MiB blocks: C code that
+releases the GIL) in one thread's span beside price_cart() in another's. It starts once the file GATE exists and the agent's hook is attached and prints the
 CPU seconds it used."""
+import hashlib
 import os
 import sys
 import threading
@@ -26,6 +28,14 @@ def price_cart(until):
     n = 0
     while time.perf_counter() < until:
         n += sum(i + 1 for i in range(50))
+    return n
+
+
+def hash_blob(until):
+    blob = b"\x5a" * (4 << 20)
+    n = 0
+    while time.perf_counter() < until:
+        n += hashlib.sha256(blob).digest()[0]  # > 2 KiB: hashed with the GIL released
     return n
 
 
@@ -60,7 +70,11 @@ def main():
     if mode == "spans":
         alternate(seconds)
     else:
-        threads = [threading.Thread(target=thread_one, args=(seconds,), name="one"),
+        first = thread_one
+        if mode == "gil":
+            def first(sec):
+                in_span(SPAN_1, "GET /hash", hash_blob, sec)
+        threads = [threading.Thread(target=first, args=(seconds,), name="one"),
                    threading.Thread(target=thread_two, args=(seconds,), name="two")]
         for t in threads:
             t.start()
