@@ -6,7 +6,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -46,15 +48,29 @@ static int go_ahead(const char *path)
 	return 0;
 }
 
-/* Starts the agent on pid only, writing profiles into dir. */
-static void start_agent(struct agent_proc *agent, const char *dir, pid_t pid)
+/* Starts the agent on pid only, writing profiles into dir, and waits until it logged that it
+ * found exe in pid: its hook attached (hook 1) or its pprof labels located (hook 0). The
+ * workload starts its spans only after that, so none is set before the agent can see it. */
+static void start_agent(struct agent_proc *agent, const char *dir, pid_t pid, const char *exe,
+			int hook)
 {
-	char pid_arg[16];
+	char pid_arg[16], want[PATH_MAX + 96], real[PATH_MAX];
 	const char *argv[] = { "--output", dir,		 "--pid", pid_arg, "--interval",
 			       "60",	   "--duration", "14",	  NULL };
 
 	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)pid);
 	assert_int_equal(agent_proc_start(agent, dir, argv), 0);
+	if (!realpath(exe, real))
+		snprintf(real, sizeof(real), "%s", exe);
+	if (hook)
+		snprintf(want, sizeof(want), "span hook attached: %s (pid %d,", real, (int)pid);
+	else
+		snprintf(want, sizeof(want), "Go executable %s (pid %d): span labels read", real,
+			 (int)pid);
+	if (!agent_proc_wait_log(agent, want, 30)) {
+		agent_proc_print_log(agent);
+		fail_msg("no \"%s\" within 30 s", want);
+	}
 }
 
 static void print_func(const struct census_func *f)
@@ -83,7 +99,7 @@ static void test_pprof_labels_alone_label_the_samples(void **state)
 	pid = workload_start(work, env, "/dev/null");
 	assert_true(pid > 0);
 	assert_int_equal(workload_wait_exec(pid, work[0], 10), 0);
-	start_agent(&agent, dir, pid);
+	start_agent(&agent, dir, pid, work[0], 0);
 	assert_int_equal(go_ahead(go_file), 0); /* the workload polls for it */
 	assert_int_equal(workload_wait(pid, 40), 0);
 	assert_int_equal(agent_proc_stop(&agent), 0); /* writes the last window */
@@ -150,7 +166,7 @@ static void test_child_goroutine_inherits_span_and_unsampled_has_name_only(void 
 	pid = workload_start(work, env, out);
 	assert_true(pid > 0);
 	assert_int_equal(workload_wait_exec(pid, work[0], 10), 0);
-	start_agent(&agent, dir, pid);
+	start_agent(&agent, dir, pid, work[0], 1);
 	assert_int_equal(go_ahead(go_file), 0);
 	assert_int_equal(workload_wait(pid, 40), 0);
 	assert_int_equal(agent_proc_stop(&agent), 0); /* writes the last window */
