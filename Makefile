@@ -201,7 +201,8 @@ GO_MOD := $(OUTPUT)/gomod
 GO_MOD_ENV := GO111MODULE=on GOFLAGS=-mod=vendor GOPROXY=off GOWORK=off \
 	      GOCACHE=$(abspath $(OUTPUT)/gocache)
 GO_HOOK_SRCS := $(wildcard hooks/go/go.mod hooks/go/*.go hooks/go/*.s hooks/go/otelspanprof/*.go)
-$(GO_MOD)/vendor/modules.txt: hooks/go/go.mod tests/go_module.sh
+# Re-staged when a hook source comes or goes too: each file is linked by name.
+$(GO_MOD)/vendor/modules.txt: hooks/go/go.mod tests/go_module.sh $(GO_HOOK_SRCS)
 	$(call msg,GOMOD,$(GO_MOD))
 	$(Q)tests/go_module.sh $(GO_MOD)
 

@@ -25,8 +25,10 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 suites=($(ls tests/integration/test_*.c | sed 's|^tests/\(.*\)\.c$|build/tests/\1|'))
-make -s -j"$(nproc)" all "${suites[@]}" build/tests/workloads/{span_workload,span_workload_static} \
-	build/tests/workloads/{span_workload_dl,go_spans}
+# What `make integration-tests` builds (the agent, the suites, every workload), without running.
+make -s -j"$(nproc)" all "${suites[@]}"
+make -s -j"$(nproc)" $(make -s -p -n integration-tests 2>/dev/null |
+	awk -F: '/^integration-tests:/ { print $2; exit }')
 
 # The other agent: system-wide, as a node agent would run beside the tests.
 build/spanprof --duration 3600 --output "$out/other-agent" 2>"$out/other-agent.log" &
