@@ -33,22 +33,28 @@ const char *build_path(const char *rel)
 {
 	/* A few buffers in turn, so several results can be used in one argv array. */
 	static char paths[8][4096 + 256];
+	/* The output dir, found once: a test that later enters a new mount namespace inside a
+	 * chroot (test_hook_swap in CI's clean root) reads /proc/self/exe as a path outside it. */
+	static char dir[4096];
 	static unsigned int next;
 	char *path = paths[next++ % 8];
-	char exe[4096];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ssize_t n;
 	char *p, *q;
 
-	exe[n > 0 ? n : 0] = '\0';
-	/* <output dir>/tests/<kind>[/<stage>]/<binary> -> <output dir>/<rel>, whatever the output
-	 * dir is called (build, or build-san for `make sanitize`): cut at the last "/tests/". */
-	for (p = NULL, q = exe; (q = strstr(q, "/tests/")); q++)
-		p = q;
-	if (p)
-		*p = '\0';
-	if (!p || !strstr(exe, "/build"))
-		snprintf(exe, sizeof(exe), "build");
-	snprintf(path, sizeof(paths[0]), "%s/%s", exe, rel);
+	if (!dir[0]) {
+		n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
+		dir[n > 0 ? n : 0] = '\0';
+		/* <output dir>/tests/<kind>[/<stage>]/<binary> -> <output dir>, whatever the
+		 * output dir is called (build, or build-san for `make sanitize`): cut at the last
+		 * "/tests/". */
+		for (p = NULL, q = dir; (q = strstr(q, "/tests/")); q++)
+			p = q;
+		if (p)
+			*p = '\0';
+		if (!p || !strstr(dir, "/build"))
+			snprintf(dir, sizeof(dir), "build");
+	}
+	snprintf(path, sizeof(paths[0]), "%s/%s", dir, rel);
 	return path;
 }
 

@@ -37,6 +37,9 @@
 struct swap_fx {
 	char *base; /* root-owned temp dir, 0711 */
 	char user[32];
+	/* Build outputs, resolved before private_tmpfs(): after unshare(CLONE_NEWNS), in a chroot
+	 * whose / is a bind mount (CI's clean root), /proc/self/exe reads as a path outside it. */
+	char lib[4096 + 256], swapper_bin[4096 + 256], victim_bin[4096 + 256];
 	uid_t uid;
 	gid_t gid;
 	char user_dir[256], victim_lib[256], out[256];
@@ -167,7 +170,7 @@ static int step(int failed, const char *what)
 static int prepare_files(struct swap_fx *fx)
 {
 	char victim_dir[128], src[512], swapper[512];
-	const char *lib = build_path("libspanprof.so");
+	const char *lib = fx->lib;
 
 	snprintf(victim_dir, sizeof(victim_dir), "%s/victim", fx->base);
 	snprintf(fx->victim_lib, sizeof(fx->victim_lib), "%s/libvictim.so", victim_dir);
@@ -183,8 +186,7 @@ static int prepare_files(struct swap_fx *fx)
 		return -1;
 	if (step(make_victim_lib(lib, fx->victim_lib), "write the victim's library") ||
 	    step(copy_file(lib, src, 0644, fx->uid, fx->gid) ||
-			 copy_file(build_path("tests/workloads/hook_swapper"), swapper, 0755,
-				   fx->uid, fx->gid),
+			 copy_file(fx->swapper_bin, swapper, 0755, fx->uid, fx->gid),
 		 "copy the hook and the swapper for the user"))
 		return -1;
 	return 0;
@@ -193,8 +195,7 @@ static int prepare_files(struct swap_fx *fx)
 static int start_processes(struct swap_fx *fx)
 {
 	char src[512], swapper[512], victim_out[600], swapper_out[600], pid_arg[16], n_arg[16];
-	const char *victim_argv[] = { build_path("tests/workloads/hook_victim"), fx->victim_lib,
-				      NULL };
+	const char *victim_argv[] = { fx->victim_bin, fx->victim_lib, NULL };
 	const char *swap_argv[] = { swapper, fx->user_dir, src, fx->victim_lib, n_arg, NULL };
 	const char *agent_argv[] = {
 		"--pid", pid_arg, "--output", fx->out, "--interval", "1", NULL
@@ -233,6 +234,11 @@ static int group_setup(void **state)
 		fx.skip = 1;
 		return 0;
 	}
+	snprintf(fx.lib, sizeof(fx.lib), "%s", build_path("libspanprof.so"));
+	snprintf(fx.swapper_bin, sizeof(fx.swapper_bin), "%s",
+		 build_path("tests/workloads/hook_swapper"));
+	snprintf(fx.victim_bin, sizeof(fx.victim_bin), "%s",
+		 build_path("tests/workloads/hook_victim"));
 	fx.base = tmpdir_new("hookswap");
 	if (step(!fx.base, "make a temporary directory") ||
 	    step(make_user(&fx), "add a system user (useradd)") || prepare_files(&fx) ||
