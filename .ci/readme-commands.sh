@@ -102,6 +102,11 @@ run_until_ctrl_c() { # command
 	pid=$!
 	group=$pid
 	tail -n +1 -f --pid="$pid" "$out" &
+	# setsid(2) runs in the child a moment after the fork: give it up to 5 s on a loaded machine.
+	for _ in $(seq 50); do
+		[ "$(cut -d' ' -f5 "/proc/$pid/stat" 2>/dev/null)" = "$pid" ] && break
+		sleep 0.1
+	done
 	[ "$(cut -d' ' -f5 "/proc/$pid/stat")" = "$pid" ] || fail "setsid did not start a group"
 	wait_profiling "$pid" "$out" "$1"
 	echo "readme-commands: the agent is profiling; 3 CPU seconds of work, then Ctrl-C"
