@@ -68,7 +68,8 @@ static void print_log(const struct agent_proc *agent)
  * on the agent's start-up line: spans set before the uprobe was on were never seen). */
 static void check_go_spans(const char *dir, const char *binary, double min_right)
 {
-	/* 8 s of work: on 2 shared CPUs each of the 5 functions still gets its 20 samples. */
+	/* 4 CPU seconds of work (the workload counts its CPU, not the clock): each of the 5
+	 * functions gets its 20 samples however loaded the machine is. */
 	char pid_arg[16], go_file[512], attached[PATH_MAX + 64], real[PATH_MAX];
 	const char *argv[] = { "--output", dir,		 "--pid", pid_arg, "--interval",
 			       "60",	   "--duration", "60",	  NULL };

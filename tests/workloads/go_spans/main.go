@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	spanprof "github.com/spanprof/spanprof/hooks/go"
@@ -54,11 +55,22 @@ func span(n int) *spanprof.Span {
 	return s
 }
 
-func worker(n int, seconds float64, wg *sync.WaitGroup) {
+// cpuSeconds is the CPU time the whole process used (user + system).
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// worker runs until the process has used cpuBudget CPU seconds (so a starved run still gives
+// every function its samples) or maxWall passed.
+func worker(n int, cpuBudget float64, maxWall time.Duration, wg *sync.WaitGroup) {
 	defer wg.Done()
 	s := span(n)
-	end := time.Now().Add(time.Duration(seconds * float64(time.Second)))
-	for time.Now().Before(end) {
+	end := time.Now().Add(maxWall)
+	for cpuSeconds() < cpuBudget && time.Now().Before(end) {
 		spanprof.Set(s)
 		works[n-1](3 * time.Millisecond)
 		spanprof.Clear()
@@ -100,10 +112,13 @@ func main() {
 		time.Sleep(time.Millisecond)
 	}
 	fmt.Printf("attached after %.3f s\n", time.Since(start).Seconds())
+	// SECONDS/2 CPU seconds in all (about SECONDS/4 of wall time on an idle 2-CPU machine), at
+	// most 30 s of wall time.
 	var wg sync.WaitGroup
 	for g := 0; g < 8; g++ {
 		wg.Add(1)
-		go worker(g%4+1, seconds, &wg)
+		go worker(g%4+1, cpuSeconds()+seconds/2, 30*time.Second, &wg)
 	}
 	wg.Wait()
+	fmt.Printf("cpu_s=%.3f\n", cpuSeconds())
 }
