@@ -56,7 +56,7 @@ static void start_agent(struct agent_proc *agent, const char *dir, pid_t pid, co
 {
 	char pid_arg[16], want[PATH_MAX + 96], real[PATH_MAX];
 	const char *argv[] = { "--output", dir,		 "--pid", pid_arg, "--interval",
-			       "60",	   "--duration", "14",	  NULL };
+			       "60",	   "--duration", "120",	  NULL };
 
 	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)pid);
 	assert_int_equal(agent_proc_start(agent, dir, argv), 0);

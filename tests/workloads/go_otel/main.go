@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -21,9 +22,22 @@ import (
 
 var sink uint64
 
-func spin(d time.Duration) {
-	end := time.Now().Add(d)
-	for time.Now().Before(end) {
+// cpuEnd: the process CPU time (seconds) at which every spin stops, so a starved run still gives
+// each function its samples; the wall-clock limit only bounds a run that gets no CPU at all.
+var cpuEnd float64
+
+// cpuSeconds is the CPU time the whole process used (user + system).
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+func spin(wallLimit time.Duration) {
+	end := time.Now().Add(wallLimit)
+	for cpuSeconds() < cpuEnd && time.Now().Before(end) {
 		for i := 0; i < 2000; i++ {
 			sink += uint64(i)
 		}
@@ -99,7 +113,9 @@ func main() {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	d := time.Duration(seconds * float64(time.Second))
+	// SECONDS/4 of process CPU in all (about SECONDS/8 of wall time on an idle 2-CPU machine).
+	cpuEnd = cpuSeconds() + seconds/4
+	d := 30 * time.Second
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go sampled(d, &wg)
