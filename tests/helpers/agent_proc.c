@@ -14,6 +14,11 @@
 
 #include "agent_proc.h"
 
+/* Start-up (kernel symbols, BPF verification) and the last window's write at exit take seconds
+ * on a loaded 2-CPU VM: the stress run (tests/stress_integration.sh) saw a start over 20 s. */
+#define AGENT_START_TIMEOUT_S 60
+#define AGENT_STOP_TIMEOUT_S 60
+
 #define READY_TEXT "profiling "
 
 int agent_proc_can_run(void)
@@ -149,12 +154,12 @@ int agent_proc_start(struct agent_proc *a, const char *log_dir, const char *cons
 	close(fd);
 	if (a->pid < 0)
 		return -1;
-	if (agent_proc_wait_log(a, READY_TEXT, 20))
+	if (agent_proc_wait_log(a, READY_TEXT, AGENT_START_TIMEOUT_S))
 		return 0;
 	/* Not left behind: it would hold the test's stdout, and a pipe reading it would hang. */
 	kill(a->pid, SIGKILL);
 	waitpid(a->pid, NULL, 0);
-	printf("agent did not start within 20 s; its log:\n");
+	printf("agent did not start within %d s; its log:\n", AGENT_START_TIMEOUT_S);
 	print_file(a->log_path);
 	return -1;
 }
@@ -188,7 +193,7 @@ int agent_proc_stop(struct agent_proc *a)
 	int rc;
 
 	kill(a->pid, SIGINT);
-	rc = workload_wait(a->pid, 20);
+	rc = workload_wait(a->pid, AGENT_STOP_TIMEOUT_S);
 	if (rc != 0) {
 		printf("agent exited with %d; its log:\n", rc);
 		print_file(a->log_path);

@@ -15,11 +15,11 @@ struct agent_proc {
 int agent_proc_can_run(void);
 
 /* Starts build/spanprof with argv (NULL-terminated, without argv[0]), stderr into
- * <log_dir>/agent.log, and waits up to 20 s for it to log that it is profiling.
+ * <log_dir>/agent.log, and waits up to 60 s for it to log that it is profiling.
  * Returns 0 or -1 (the log is printed). */
 int agent_proc_start(struct agent_proc *a, const char *log_dir, const char *const *argv);
 
-/* SIGINT, then waits up to 20 s. Returns the exit status, or -1 (killed). */
+/* SIGINT, then waits up to 60 s. Returns the exit status, or -1 (killed). */
 int agent_proc_stop(struct agent_proc *a);
 
 /* 1 when the agent has exited (it is not reaped: agent_proc_stop or workload_wait still work). */

@@ -14,7 +14,7 @@
 #include "profiled_run.h"
 
 #define MAX_AGENT_ARGS 60
-#define ATTACH_TIMEOUT_S 20
+#define ATTACH_TIMEOUT_S 60
 #define WORKLOAD_TIMEOUT_S 90
 #define AGENT_END_TIMEOUT_S 60
 

@@ -49,7 +49,7 @@ class Agent:
         self.proc = subprocess.Popen([AGENT, "--pid", str(pid), "--output", self.out,
                                       "--interval", "1"],
                                      stdout=self._log, stderr=subprocess.STDOUT)
-        if not self.wait_log("profiling ", 10):
+        if not self.wait_log("profiling ", 60):
             self.stop()
             raise AssertionError("agent did not start:\n" + self.log())
 

@@ -40,7 +40,7 @@ module AgentRun
       @log_path = File.join(workdir, "agent.log")
       @pid = Process.spawn(AGENT, "--pid", target.to_s, "--output", @out, "--interval", "1",
                            %i[out err] => [@log_path, "w"])
-      return if wait_log("profiling ", 10)
+      return if wait_log("profiling ", 60)
 
       stop
       raise "agent did not start:\n#{log}"
