@@ -185,6 +185,14 @@ static void test_stripped_cgo_go_binary_gets_its_spans(void **state)
 	check_go_spans(*state, "tests/workloads/go_spans_cgo_stripped", 0.99);
 }
 
+/* A cgo PIE: the same rule through runtime.tlsg; Go code is found as Go by its build info. */
+static void test_cgo_pie_go_binary_gets_its_spans(void **state)
+{
+	if (!*state)
+		skip();
+	check_go_spans(*state, "tests/workloads/go_spans_cgo_pie", 0.99);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -196,6 +204,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_cgo_go_binary_gets_its_spans, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stripped_cgo_go_binary_gets_its_spans, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_cgo_pie_go_binary_gets_its_spans, setup,
 						teardown),
 	};
 

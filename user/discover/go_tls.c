@@ -84,10 +84,11 @@ static int tlsg_value(Elf *elf, uint64_t *value)
 }
 
 /* The %fs displacement of `mov %fs:disp32, reg` (64 REX.W 8b ModRM SIB disp32 with mod 00,
- * rm 100 and SIB 0x25: an absolute address) at p, if that is what is there. Returns 1 if so. */
+ * rm 100 and SIB 0x25, no REX.X: an absolute address) at p, if that is what is there.
+ * Returns 1 if so. */
 static int fs_load_at(const unsigned char *p, size_t left, int32_t *disp)
 {
-	if (left < 9 || p[0] != 0x64 || (p[1] & 0xf8) != 0x48 || p[2] != 0x8b ||
+	if (left < 9 || p[0] != 0x64 || (p[1] & 0xfa) != 0x48 || p[2] != 0x8b ||
 	    (p[3] & 0xc7) != 0x04 || p[4] != 0x25)
 		return 0;
 	memcpy(disp, p + 5, sizeof(*disp));
@@ -119,7 +120,8 @@ static long read_morestack(Elf *elf, int fd, unsigned char *buf, size_t len)
 }
 
 /* Stripped and externally linked: the displacement every g load of runtime.morestack uses.
- * A PIE reads it through the GOT instead (no displacement in the code): -ENOTSUP. */
+ * -ENOTSUP for a PIE: externally linked, it has no .gopclntab section to find the function
+ * by, and its g loads read the offset from the GOT or an immediate, not a displacement. */
 static int offset_from_code(Elf *elf, int fd, int32_t *offset)
 {
 	unsigned char code[MORESTACK_MAX_BYTES];

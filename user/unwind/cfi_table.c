@@ -115,14 +115,20 @@ static void push_row(struct cfi_table *t, uint64_t pc, const struct spanprof_unw
 	t->nrows++;
 }
 
-/* A Go executable (Go's function table is there): its Go code has no .eh_frame FDE when it
- * was linked with C, and keeps frame pointers. */
+/* A Go executable (Go's function table, build info or build id is there; an externally linked
+ * PIE has only the latter two): its Go code has no .eh_frame FDE when it was linked with C, and
+ * keeps frame pointers. */
 static int is_go_executable(Elf *elf)
 {
+	static const char *const go_sections[] = { ".gopclntab", ".data.rel.ro.gopclntab",
+						   ".go.buildinfo", ".note.go.buildid" };
 	GElf_Shdr shdr;
+	size_t i;
 
-	return elf_section_named(elf, ".gopclntab", ELF_SCN_ANY, &shdr) ||
-	       elf_section_named(elf, ".data.rel.ro.gopclntab", ELF_SCN_ANY, &shdr);
+	for (i = 0; i < sizeof(go_sections) / sizeof(go_sections[0]); i++)
+		if (elf_section_named(elf, go_sections[i], ELF_SCN_ANY, &shdr))
+			return 1;
+	return 0;
 }
 
 /* Sorted, merged rows with a "no row" entry at every gap and after the last FDE; in a Go

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Unit tests for go_tls: the g pointer's offset from FS base of the built Go workloads, checked
  * against readelf's PT_TLS and runtime.tlsg and against objdump's %fs displacement (internally
- * linked: -8; cgo: inside the TLS block; cgo stripped: the same offset, from the runtime's code),
+ * linked: -8; cgo: inside the TLS block; cgo stripped: the same offset, from the runtime's code;
+ * a stripped cgo PIE refused),
  * and the TLS block size rule on crafted values. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <elf.h>
 
 #include "agent_proc.h"
 #include "discover/go_tls.h"
@@ -30,20 +33,29 @@ static int have(const char *rel)
 	return 0;
 }
 
-/* go_tls_g_offset() on a built file; asserts it succeeds. */
-static int32_t offset_of(const char *rel)
+/* go_tls_g_offset() on a built file: its return value, the offset in *off. */
+static int offset_in(const char *rel, int32_t *off)
 {
 	int fd = open(build_path(rel), O_RDONLY | O_CLOEXEC);
-	int32_t off = 0;
 	Elf *elf;
+	int err;
 
 	assert_true(fd >= 0);
 	elf_version(EV_CURRENT);
 	elf = elf_guard_begin(fd);
 	assert_non_null(elf);
-	assert_int_equal(go_tls_g_offset(elf, fd, &off), 0);
+	err = go_tls_g_offset(elf, fd, off);
 	elf_end(elf);
 	close(fd);
+	return err;
+}
+
+/* The offset of a built file; asserts it is found. */
+static int32_t offset_of(const char *rel)
+{
+	int32_t off = 0;
+
+	assert_int_equal(offset_in(rel, &off), 0);
 	return off;
 }
 
@@ -143,6 +155,17 @@ static void test_stripped_cgo_offset_comes_from_the_runtime_code(void **state)
 	assert_int_equal(offset_by_objdump(path), offset_of("tests/workloads/go_spans_cgo"));
 }
 
+/* The cgo PIE reads g's offset from the GOT: the agent takes it from runtime.tlsg. */
+static void test_cgo_pie_offset_is_runtime_tlsg_in_the_tls_block(void **state)
+{
+	(void)state;
+	if (!have("tests/workloads/go_spans_cgo_pie"))
+		skip();
+	assert_int_equal(offset_of("tests/workloads/go_spans_cgo_pie"),
+			 offset_by_readelf(build_path("tests/workloads/go_spans_cgo_pie")));
+	assert_true(offset_of("tests/workloads/go_spans_cgo_pie") < -8);
+}
+
 static void test_hook_site_carries_the_offset(void **state)
 {
 	struct hook_site site;
@@ -158,18 +181,75 @@ static void test_hook_site_carries_the_offset(void **state)
 	assert_int_equal(site.go_g_offset, -8);
 }
 
-/* A stripped cgo PIE reads g's offset from the GOT (filled by the loader): refused, not
- * guessed. */
+/* A stripped cgo PIE keeps neither symbols nor a .gopclntab section: refused, not guessed. */
 static void test_stripped_cgo_pie_is_refused(void **state)
 {
 	struct hook_site site;
+	int32_t off;
 
 	(void)state;
 	if (!have("tests/workloads/go_spans_cgo_pie_stripped"))
 		skip();
+	assert_int_equal(offset_in("tests/workloads/go_spans_cgo_pie_stripped", &off), -ENOTSUP);
 	assert_int_equal(
 		hook_elf_find(build_path("tests/workloads/go_spans_cgo_pie_stripped"), &site),
 		-ENOTSUP);
+}
+
+/* A copy of go_spans_cgo in a temporary file with its PT_TLS p_memsz or p_align replaced;
+ * returns go_tls_g_offset()'s result on it. */
+static int offset_with_tls(uint64_t memsz, uint64_t align)
+{
+	char tmp[] = "/tmp/go_tls_crafted.XXXXXX", cmd[PATH_MAX + 64];
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	int32_t off;
+	Elf *elf;
+	int fd, err;
+	size_t i;
+
+	fd = mkstemp(tmp);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", build_path("tests/workloads/go_spans_cgo"), tmp);
+	assert_int_equal(system(cmd), 0);
+	fd = open(tmp, O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &eh, sizeof(eh), 0), (ssize_t)sizeof(eh));
+	for (i = 0; i < eh.e_phnum; i++) {
+		off_t at = (off_t)(eh.e_phoff + i * eh.e_phentsize);
+
+		assert_int_equal(pread(fd, &ph, sizeof(ph), at), (ssize_t)sizeof(ph));
+		if (ph.p_type != PT_TLS)
+			continue;
+		ph.p_memsz = memsz;
+		ph.p_align = align;
+		assert_int_equal(pwrite(fd, &ph, sizeof(ph), at), (ssize_t)sizeof(ph));
+	}
+	close(fd);
+	fd = open(tmp, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	elf = elf_guard_begin(fd);
+	assert_non_null(elf);
+	err = go_tls_g_offset(elf, fd, &off);
+	elf_end(elf);
+	close(fd);
+	unlink(tmp);
+	return err;
+}
+
+/* PT_TLS values that cannot hold runtime.tlsg where .symtab puts it are refused. */
+static void test_crafted_tls_segment_is_refused(void **state)
+{
+	(void)state;
+	if (!have("tests/workloads/go_spans_cgo"))
+		skip();
+	assert_int_equal(offset_with_tls(0x148, 0x40), 0); /* the real values: the copy works */
+	assert_int_equal(offset_with_tls(0x40, 0x40), -ENOEXEC); /* tlsg at 0x40 past the end */
+	assert_int_equal(offset_with_tls(4, 8), -ENOEXEC); /* no room for a pointer */
+	assert_int_equal(offset_with_tls(0x148, 24), -ENOEXEC); /* align not a power of 2 */
+	assert_int_equal(offset_with_tls(UINT64_MAX, 0x40), -ENOEXEC);
+	assert_int_equal(offset_with_tls(0x148, 1ull << 63), -ENOEXEC);
 }
 
 static void test_block_size_rule_and_caps(void **state)
@@ -199,8 +279,10 @@ int main(void)
 		cmocka_unit_test(test_internally_linked_go_keeps_g_at_minus_8),
 		cmocka_unit_test(test_cgo_offset_is_runtime_tlsg_in_the_tls_block),
 		cmocka_unit_test(test_stripped_cgo_offset_comes_from_the_runtime_code),
+		cmocka_unit_test(test_cgo_pie_offset_is_runtime_tlsg_in_the_tls_block),
 		cmocka_unit_test(test_hook_site_carries_the_offset),
 		cmocka_unit_test(test_stripped_cgo_pie_is_refused),
+		cmocka_unit_test(test_crafted_tls_segment_is_refused),
 		cmocka_unit_test(test_block_size_rule_and_caps),
 	};
 

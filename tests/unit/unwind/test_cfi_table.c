@@ -250,6 +250,14 @@ static void test_go_code_without_fde_is_walked_by_frame_pointers(void **state)
 	assert_true(cfi >= 1); /* the C code's own rows are kept */
 	assert_int_equal(t.rows[t.nrows - 1].rule.cfa_kind, SPANPROF_CFA_FP);
 	cfi_table_release(&t);
+	/* A cgo PIE has no .gopclntab section: it is known as Go by its build info. */
+	path = build_path("tests/workloads/go_spans_cgo_pie");
+	if (access(path, R_OK))
+		return;
+	build(path, &t);
+	assert_int_equal(t.rows[0].pc, 0);
+	assert_int_equal(t.rows[0].rule.cfa_kind, SPANPROF_CFA_FP);
+	cfi_table_release(&t);
 }
 
 static void test_file_without_cfi_is_enoent(void **state)
