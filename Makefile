@@ -230,8 +230,44 @@ $(OUTPUT)/tests/workloads/go_spans_pie: $(GO_HOOK_SRCS) $(wildcard tests/workloa
 	$(Q)cd $(GO_MOD) && $(GO_MOD_ENV) $(GO) build -buildmode=pie -ldflags="-s -w" \
 		-o $(abspath $@) ./internal/testworkloads/go_spans
 
+# With cgo (tests/workloads/go_spans/cgo.go: a C call and C thread-locals), so the external
+# linker places the executable's TLS block and runtime.tlsg moves away from FS base - 8; and
+# the same stripped, where the agent finds g's slot from runtime.morestack's code.
+$(OUTPUT)/tests/workloads/go_spans_cgo: $(GO_HOOK_SRCS) $(wildcard tests/workloads/go_*/*.go) \
+				       $(GO_MOD)/vendor/modules.txt
+	$(call msg,GO,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)cd $(GO_MOD) && $(GO_MOD_ENV) CGO_ENABLED=1 $(GO) build -tags spanprof_cgo \
+		-o $(abspath $@) ./internal/testworkloads/go_spans
+
+$(OUTPUT)/tests/workloads/go_spans_cgo_stripped: $(GO_HOOK_SRCS) \
+						$(wildcard tests/workloads/go_*/*.go) \
+						$(GO_MOD)/vendor/modules.txt
+	$(call msg,GO,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)cd $(GO_MOD) && $(GO_MOD_ENV) CGO_ENABLED=1 $(GO) build -tags spanprof_cgo \
+		-ldflags="-s -w" -o $(abspath $@) ./internal/testworkloads/go_spans
+
+# As a PIE (.gopclntab is inside .data.rel.ro there, with no section of its own: the agent
+# goes by the symbols); stripped too, which the agent must refuse.
+$(OUTPUT)/tests/workloads/go_spans_cgo_pie: $(GO_HOOK_SRCS) $(wildcard tests/workloads/go_*/*.go) \
+					   $(GO_MOD)/vendor/modules.txt
+	$(call msg,GO,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)cd $(GO_MOD) && $(GO_MOD_ENV) CGO_ENABLED=1 $(GO) build -tags spanprof_cgo \
+		-buildmode=pie -o $(abspath $@) ./internal/testworkloads/go_spans
+
+$(OUTPUT)/tests/workloads/go_spans_cgo_pie_stripped: $(GO_HOOK_SRCS) \
+						    $(wildcard tests/workloads/go_*/*.go) \
+						    $(GO_MOD)/vendor/modules.txt
+	$(call msg,GO,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)cd $(GO_MOD) && $(GO_MOD_ENV) CGO_ENABLED=1 $(GO) build -tags spanprof_cgo \
+		-buildmode=pie -ldflags="-s -w" -o $(abspath $@) ./internal/testworkloads/go_spans
+
 WORKLOADS += $(patsubst %,$(OUTPUT)/tests/workloads/%,$(GO_WORKLOADS) go_spans_stripped \
-	     go_spans_pie)
+	     go_spans_pie go_spans_cgo go_spans_cgo_stripped go_spans_cgo_pie \
+	     go_spans_cgo_pie_stripped)
 
 $(OUTPUT)/tests/bench/go_hook: $(GO_HOOK_SRCS) $(wildcard tests/bench/go_hook/*.go) \
 			       $(GO_MOD)/vendor/modules.txt

@@ -27,16 +27,19 @@ static __always_inline void counter_inc(void *map, __u32 index)
 		*value += 1;
 }
 
-/* The running goroutine of a pure-Go amd64 program: the runtime keeps its g pointer at -8 from
- * the thread's FS base. Returns 0 or a negative error. */
-static __always_inline long current_goroutine(struct task_struct *task, __u64 *g)
+/* The running goroutine of a Go amd64 program: the runtime keeps its g pointer at g_tls_offset
+ * from the thread's FS base (-8 when Go's own linker linked it; an offset into the executable's
+ * TLS block when an external linker did, as with cgo: struct go_proc). Returns 0 or a
+ * negative error. */
+static __always_inline long current_goroutine(struct task_struct *task, __s32 g_tls_offset,
+					      __u64 *g)
 {
 #if defined(__TARGET_ARCH_x86)
 	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
 
-	if (!fsbase)
+	if (!fsbase || g_tls_offset >= 0)
 		return -EFAULT;
-	return bpf_probe_read_user(g, sizeof(*g), (void *)(fsbase - 8));
+	return bpf_probe_read_user(g, sizeof(*g), (void *)(fsbase + (__s64)g_tls_offset));
 #else
 	return -EFAULT; /* goroutine tracking is x86-64 only for now */
 #endif

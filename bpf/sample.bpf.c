@@ -153,7 +153,7 @@ static __always_inline void copy_go_span(struct sample_key *key, struct task_str
 	struct goroutine_key gkey = { .pid = key->pid };
 	struct thread_span *ts;
 
-	if (current_goroutine(task, &gkey.g)) {
+	if (current_goroutine(task, gp->g_tls_offset, &gkey.g)) {
 		counter_inc(&drop_counts, SPANPROF_DROP_GOROUTINE_READ);
 		return;
 	}

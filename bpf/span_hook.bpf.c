@@ -101,16 +101,18 @@ int BPF_KPROBE(on_span_set, const void *user_span)
 }
 
 /* The Go hook (hooks/go) puts the span pointer in the first argument register too, but the span
- * belongs to the running goroutine, not to the thread. */
+ * belongs to the running goroutine, not to the thread. The attach cookie is the executable's
+ * g offset from FS base (struct go_proc's g_tls_offset, set per file by the agent). */
 SEC("uprobe")
 int BPF_KPROBE(on_go_span_set, const void *user_span)
 {
 	static const struct thread_span empty;
 	struct goroutine_key key = { .pid = bpf_get_current_pid_tgid() >> 32 };
+	__s32 g_tls_offset = (__s32)bpf_get_attach_cookie(ctx);
 	struct thread_span *ts;
 	int err;
 
-	if (current_goroutine(bpf_get_current_task_btf(), &key.g)) {
+	if (current_goroutine(bpf_get_current_task_btf(), g_tls_offset, &key.g)) {
 		counter_inc(&drop_counts, SPANPROF_DROP_GOROUTINE_READ);
 		return 0;
 	}

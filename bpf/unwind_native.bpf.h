@@ -229,6 +229,8 @@ static __always_inline long apply_rule(struct native_unwind *st,
 		return signal_step(st);
 	case SPANPROF_CFA_STOP:
 		return 1; /* the outermost frame: a whole stack */
+	case SPANPROF_CFA_FP:
+		return fp_step(st);
 	default:
 		counter_inc(&drop_counts, SPANPROF_DROP_UNWIND_NO_ROW);
 		return 1;

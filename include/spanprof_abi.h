@@ -73,6 +73,11 @@ struct go_proc {
 	 * belongs to the user goroutine m.curg. 0: unknown, the g from TLS is used as it is. */
 	__u32 m_offset;
 	__u32 curg_offset;
+	/* Offset of the running goroutine's g pointer from the thread's FS base (amd64): -8 when
+	 * the Go linker linked the program itself, inside the executable's TLS block (runtime.tlsg)
+	 * when an external linker did (cgo). Always set by the agent. */
+	__s32 g_tls_offset;
+	__u32 _pad;
 };
 
 struct goroutine_key {
@@ -146,6 +151,9 @@ enum spanprof_cfa_kind {
 	SPANPROF_CFA_SIGNAL, /* signal trampoline: registers come from the ucontext at rsp */
 	SPANPROF_CFA_STOP, /* return address undefined: the outermost frame (_start, clone) */
 	SPANPROF_CFA_INVALID, /* a rule the unwinder does not handle: cannot unwind here */
+	/* No CFI covers this PC in a Go executable linked with C (cgo): .eh_frame holds the C
+	 * code's FDEs only, and Go code keeps frame pointers: a frame-pointer step. */
+	SPANPROF_CFA_FP,
 };
 
 /* Where the caller's rbp is. */

@@ -291,9 +291,10 @@ struct loader_window loader_off_cpu_window(struct loader *l)
 }
 
 struct bpf_link *loader_attach_hook(struct loader *l, const char *path, uint64_t offset,
-				    uint64_t ref_ctr_offset, enum loader_hook_kind kind)
+				    uint64_t ref_ctr_offset, enum loader_hook_kind kind,
+				    uint64_t cookie)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .ref_ctr_offset = ref_ctr_offset);
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .ref_ctr_offset = ref_ctr_offset, .bpf_cookie = cookie);
 	struct bpf_program *prog =
 		kind == LOADER_HOOK_GO ? l->skel->progs.on_go_span_set : l->skel->progs.on_span_set;
 

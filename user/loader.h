@@ -60,9 +60,12 @@ enum loader_hook_kind {
 struct loader_window loader_off_cpu_window(struct loader *l);
 
 /* Attaches the span-set uprobe to file `path` at file offset `offset`, with the kernel-raised
- * semaphore at `ref_ctr_offset` (0: none). Returns the link or NULL with errno set. */
+ * semaphore at `ref_ctr_offset` (0: none). `cookie` is what the program reads with
+ * bpf_get_attach_cookie(): for LOADER_HOOK_GO the g pointer's offset from FS base (a signed
+ * value, go_tls.h), ignored for LOADER_HOOK_C. Returns the link or NULL with errno set. */
 struct bpf_link *loader_attach_hook(struct loader *l, const char *path, uint64_t offset,
-				    uint64_t ref_ctr_offset, enum loader_hook_kind kind);
+				    uint64_t ref_ctr_offset, enum loader_hook_kind kind,
+				    uint64_t cookie);
 
 /* Marks pid as a Go process (its samples look spans up by goroutine, then in the goroutine's
  * pprof labels as go says) or, with go NULL, unmarks it.

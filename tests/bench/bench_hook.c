@@ -86,7 +86,7 @@ static void prog_stats(struct loader *l, uint64_t *ns, uint64_t *cnt)
 static double time_with_link(struct loader *l, const char *exe, uint64_t offset, uint64_t semaphore,
 			     const struct spanprof_span *span, const char *what)
 {
-	struct bpf_link *link = loader_attach_hook(l, exe, offset, semaphore, LOADER_HOOK_C);
+	struct bpf_link *link = loader_attach_hook(l, exe, offset, semaphore, LOADER_HOOK_C, 0);
 	uint64_t ns0, cnt0, ns1, cnt1;
 	double ns;
 

@@ -168,6 +168,31 @@ static void test_stripped_pie_go_binary_gets_its_spans(void **state)
 	check_go_spans(*state, "tests/workloads/go_spans_pie", 0.99);
 }
 
+/* With cgo (externally linked, C thread-locals in the executable's TLS block): g is read at
+ * runtime.tlsg's offset from FS base, not at -8. */
+static void test_cgo_go_binary_gets_its_spans(void **state)
+{
+	if (!*state)
+		skip();
+	check_go_spans(*state, "tests/workloads/go_spans_cgo", 0.99);
+}
+
+/* The same stripped: g's slot comes from the runtime's own g loads (runtime.morestack). */
+static void test_stripped_cgo_go_binary_gets_its_spans(void **state)
+{
+	if (!*state)
+		skip();
+	check_go_spans(*state, "tests/workloads/go_spans_cgo_stripped", 0.99);
+}
+
+/* A cgo PIE: the same rule through runtime.tlsg; Go code is found as Go by its build info. */
+static void test_cgo_pie_go_binary_gets_its_spans(void **state)
+{
+	if (!*state)
+		skip();
+	check_go_spans(*state, "tests/workloads/go_spans_cgo_pie", 0.99);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -176,6 +201,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_stripped_go_binary_gets_the_same_spans_and_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stripped_pie_go_binary_gets_its_spans, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_cgo_go_binary_gets_its_spans, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stripped_cgo_go_binary_gets_its_spans, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_cgo_pie_go_binary_gets_its_spans, setup,
 						teardown),
 	};
 

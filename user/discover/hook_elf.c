@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "discover/go_runtime.h"
+#include "discover/go_tls.h"
 #include "discover/hook_elf.h"
 #include "symbolize/gopclntab.h"
 #include "util/elf_guard.h"
@@ -327,6 +328,8 @@ int hook_elf_find_fd(int fd, struct hook_site *site)
 		site->is_go = 1;
 		err = 0;
 	}
+	if (!err && site->is_go)
+		err = go_tls_g_offset(f.elf, fd, &site->go_g_offset);
 	elf_end(f.elf);
 	return err;
 }

@@ -14,6 +14,7 @@ struct hook_site {
 	/* Go only: runtime.g's pprof labels (go_runtime.h GO_LABELS_*; kind 0: not readable). */
 	uint32_t go_labels_offset, go_labels_kind;
 	uint32_t go_m_offset, go_curg_offset; /* g.m, m.curg; 0: unknown */
+	int32_t go_g_offset; /* Go only: of the g pointer from FS base (go_tls.h) */
 };
 
 /* The Go hook has no ELF note (Go's linker cannot emit one): it is found by these symbol name
@@ -27,8 +28,11 @@ struct hook_site {
 /* Looks for the hook in the ELF file at path: the C hook's stapsdt note, else the Go hook's
  * symbols, else (stripped Go) the Go hook in .gopclntab. A Go executable of a version whose pprof
  * labels the sampler can read counts even without the hook: 0 with site_offset 0 and is_go set
- * (nothing to probe, but its goroutines' span labels are read). Returns 0 and fills *site, -ENODATA when the file is an ELF without the hook, -ENOEXEC when it is not an ELF (or is malformed), or -errno when it
- * cannot be opened or read. Never crashes on malformed input. */
+ * (nothing to probe, but its goroutines' span labels are read). Returns 0 and fills *site,
+ * -ENODATA when the file is an ELF without the hook, -ENOTSUP for a Go executable whose g
+ * pointer cannot be located in TLS (stripped PIE with external linking, Go shared library:
+ * refused, as its goroutines could not be told apart), -ENOEXEC when it is not an ELF (or is malformed), or
+ * -errno when it cannot be opened or read. Never crashes on malformed input. */
 int hook_elf_find(const char *path, struct hook_site *site);
 
 /* Same, on an already open file descriptor (not closed). */

@@ -169,7 +169,8 @@ static struct go_proc go_proc_of(const struct hook_site *site)
 	return (struct go_proc){ .labels_offset = site->go_labels_offset,
 				 .labels_kind = site->go_labels_kind,
 				 .m_offset = site->go_m_offset,
-				 .curg_offset = site->go_curg_offset };
+				 .curg_offset = site->go_curg_offset,
+				 .g_tls_offset = site->go_g_offset };
 }
 
 /* Attaches the uprobe for a new hook file, open as fd: the kernel resolves /proc/self/fd/N to
@@ -203,7 +204,8 @@ static long attach_file(struct hook_registry *r, pid_t pid, const struct proc_ma
 	}
 	link = loader_attach_hook(r->loader, hook_open_fd_path(fd, path, sizeof(path)), offset,
 				  site->semaphore_offset,
-				  site->is_go ? LOADER_HOOK_GO : LOADER_HOOK_C);
+				  site->is_go ? LOADER_HOOK_GO : LOADER_HOOK_C,
+				  site->is_go ? (uint64_t)(int64_t)site->go_g_offset : 0);
 	if (!link) {
 		int err = -errno;
 
@@ -258,9 +260,16 @@ static long hook_file_for(struct hook_registry *r, pid_t pid, const struct proc_
 	if (fd < 0)
 		return open_failed(r, pid, m, fd, why);
 	err = hook_elf_find_fd(fd, &site);
-	if (err == -ENODATA || err == -ENOEXEC) {
+	if (err == -ENODATA || err == -ENOEXEC || err == -ENOTSUP) {
 		if (err == -ENOEXEC)
 			r->stats.elf_errors++;
+		if (err == -ENOTSUP)
+			log_warn(
+				err,
+				"Go file %s (pid %d): its goroutine pointer's TLS slot is not known "
+				"(a stripped PIE linked externally, or a Go shared library): no "
+				"spans for it",
+				m->path, pid);
 		add_negative(r, m->dev, m->inode);
 		idx = -ENOENT;
 	} else if (err) {

@@ -115,26 +115,47 @@ static void push_row(struct cfi_table *t, uint64_t pc, const struct spanprof_unw
 	t->nrows++;
 }
 
-/* Sorted, merged rows with a "no row" entry at every gap and after the last FDE. */
-static int compact(struct builder *b, struct cfi_table *t)
+/* A Go executable (Go's function table, build info or build id is there; an externally linked
+ * PIE has only the latter two): its Go code has no .eh_frame FDE when it was linked with C, and
+ * keeps frame pointers. */
+static int is_go_executable(Elf *elf)
+{
+	static const char *const go_sections[] = { ".gopclntab", ".data.rel.ro.gopclntab",
+						   ".go.buildinfo", ".note.go.buildid" };
+	GElf_Shdr shdr;
+	size_t i;
+
+	for (i = 0; i < sizeof(go_sections) / sizeof(go_sections[0]); i++)
+		if (elf_section_named(elf, go_sections[i], ELF_SCN_ANY, &shdr))
+			return 1;
+	return 0;
+}
+
+/* Sorted, merged rows with a "no row" entry at every gap and after the last FDE; in a Go
+ * executable, a frame-pointer entry instead, also before the first FDE. */
+static int compact(struct builder *b, struct cfi_table *t, int go)
 {
 	static const struct spanprof_unwind_rule none = { .cfa_kind = SPANPROF_CFA_NONE };
+	static const struct spanprof_unwind_rule fp = { .cfa_kind = SPANPROF_CFA_FP };
+	const struct spanprof_unwind_rule *gap = go ? &fp : &none;
 	uint64_t covered = 0;
 	size_t i;
 
 	qsort(b->raw, b->nraw, sizeof(*b->raw), cmp_raw);
-	t->rows = malloc((2 * b->nraw + 1) * sizeof(*t->rows));
+	t->rows = malloc((2 * b->nraw + 2) * sizeof(*t->rows));
 	if (!t->rows)
 		return -ENOMEM;
+	if (go && b->nraw && b->raw[0].pc)
+		push_row(t, 0, gap);
 	for (i = 0; i < b->nraw; i++) {
 		if (i && covered < b->raw[i].pc)
-			push_row(t, covered, &none);
+			push_row(t, covered, gap);
 		push_row(t, b->raw[i].pc, &b->raw[i].rule);
 		if (b->raw[i].end > covered)
 			covered = b->raw[i].end;
 	}
 	if (b->nraw)
-		push_row(t, covered, &none);
+		push_row(t, covered, gap);
 	return 0;
 }
 
@@ -223,7 +244,7 @@ int cfi_table_build(Elf *elf, struct cfi_table *out)
 	err = read_rows(elf, &b);
 	if (!err && !b.nraw)
 		err = -ENOENT;
-	err = err ?: compact(&b, out);
+	err = err ?: compact(&b, out, is_go_executable(elf));
 	free(b.raw);
 	out->stats.build_us = now_us() - t0;
 	if (err)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "agent_proc.h"
 #include "unwind/cfi_table.h"
 #include "unwind_fixture.h"
 
@@ -224,6 +225,41 @@ static void test_gaps_are_marked(void **state)
 	cfi_table_release(&t);
 }
 
+/* A Go executable linked with C (cgo): .eh_frame covers the C code only, so the Go code before
+ * it and the gaps are frame-pointer rows, not "no row". */
+static void test_go_code_without_fde_is_walked_by_frame_pointers(void **state)
+{
+	const char *path = build_path("tests/workloads/go_spans_cgo_stripped");
+	const struct cfi_row *row;
+	struct cfi_table t;
+	size_t i, cfi = 0;
+
+	(void)state;
+	if (access(path, R_OK)) {
+		printf("SKIP: %s missing (is golang-go installed?)\n", path);
+		skip();
+	}
+	build(path, &t);
+	row = cfi_table_find(&t, 0x401000); /* Go's .text starts there (non-PIE) */
+	assert_non_null(row);
+	assert_int_equal(row->rule.cfa_kind, SPANPROF_CFA_FP);
+	for (i = 0; i < t.nrows; i++) {
+		assert_true(t.rows[i].rule.cfa_kind != SPANPROF_CFA_NONE);
+		cfi += t.rows[i].rule.cfa_kind == SPANPROF_CFA_RSP;
+	}
+	assert_true(cfi >= 1); /* the C code's own rows are kept */
+	assert_int_equal(t.rows[t.nrows - 1].rule.cfa_kind, SPANPROF_CFA_FP);
+	cfi_table_release(&t);
+	/* A cgo PIE has no .gopclntab section: it is known as Go by its build info. */
+	path = build_path("tests/workloads/go_spans_cgo_pie");
+	if (access(path, R_OK))
+		return;
+	build(path, &t);
+	assert_int_equal(t.rows[0].pc, 0);
+	assert_int_equal(t.rows[0].rule.cfa_kind, SPANPROF_CFA_FP);
+	cfi_table_release(&t);
+}
+
 static void test_file_without_cfi_is_enoent(void **state)
 {
 	const struct unwind_fixture *f = *state;
@@ -263,6 +299,7 @@ int main(void)
 		cmocka_unit_test(test_libc_rows_match_readelf),
 		cmocka_unit_test(test_gaps_are_marked),
 		cmocka_unit_test(test_file_without_cfi_is_enoent),
+		cmocka_unit_test(test_go_code_without_fde_is_walked_by_frame_pointers),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
