@@ -12,6 +12,8 @@ int agent_open_metrics(struct agent *a)
 	a->metrics = metrics_new();
 	if (!a->metrics)
 		return log_err(-ENOMEM, "create the metrics registry");
+	if (agent_span_cpu_open_stats(a))
+		return -ENOMEM; /* logged */
 	if (a->cfg->metrics_addr) {
 		a->http = metrics_http_start(a->metrics, a->cfg->metrics_addr);
 		if (!a->http)
@@ -25,8 +27,10 @@ void agent_close_metrics(struct agent *a)
 	metrics_set_ready(a->metrics, 0);
 	metrics_http_stop(a->http);
 	metrics_free(a->metrics);
+	span_stats_free(a->span_stats);
 	a->http = NULL;
 	a->metrics = NULL;
+	a->span_stats = NULL;
 }
 
 static void publish_kernel(struct agent *a)
