@@ -180,15 +180,15 @@ SEC("uprobe")
 int BPF_KPROBE(on_span_set, const void *user_span)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 now = cfg_span_times ? bpf_ktime_get_ns() : 0;
 	struct thread_span *ts;
+	__u64 now;
 	__u32 was_active;
 
 	if (!user_span) {
 		/* Clearing needs no storage: a thread that never set a span has none. */
 		ts = bpf_task_storage_get(&thread_spans, task, NULL, 0);
 		if (ts && cfg_span_times)
-			span_cleared(task, ts, now);
+			span_cleared(task, ts, bpf_ktime_get_ns());
 		if (ts)
 			ts->active = 0;
 		counter_inc(&event_counts, SPANPROF_EVENT_SPAN_CLEAR);
@@ -202,6 +202,9 @@ int BPF_KPROBE(on_span_set, const void *user_span)
 	was_active = ts->active;
 	if (write_span(ts, user_span) || !cfg_span_times)
 		return 0;
+	/* Read after the copy and the name's interning: a uprobe can be preempted, and the later
+	 * the clock is read, the less of a preemption can fall between it and the stores. */
+	now = bpf_ktime_get_ns();
 	if (was_active)
 		span_changed(task, ts, now);
 	else
