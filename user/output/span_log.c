@@ -183,7 +183,7 @@ int span_log_add(struct span_log *sl, const struct span_record *r)
 	size_t need = span_log_format(r, NULL, 0) + 1, cap;
 	char *p;
 
-	if (!sb || sl->buffered + need > sl->limits.max_buffered)
+	if (!sb || sl->buffered + need - 1 > sl->limits.max_buffered)
 		goto out_drop;
 	if (sb->len + need > sb->cap) {
 		cap = sb->cap ? sb->cap : 4096;
