@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* uprobe on spanprof_span_set(): copies the hook's span context into the calling thread's
  * task storage, double-buffered so a sample interrupting the copy still sees a whole span; with
- * span times on, ends the thread's span segment (one record to span_ends) and starts the next. */
+ * off-CPU on, ends the thread's span segment in span_tasks (and with span times, sends its
+ * record to span_ends) and starts the next. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -20,8 +21,10 @@ TARGET_PIDS_MAP;
 SPAN_TASKS_MAP;
 SPAN_ENDS_MAP;
 
-/* Exact CPU time per span (the agent sets it with the sched_switch program: --off-cpu). */
-const volatile bool cfg_span_times = false;
+/* Keep each thread's span segment in span_tasks for the sched_switch program (--off-cpu). */
+const volatile bool cfg_span_tasks = false;
+/* ... and emit a record when one ends: exact CPU time per span (--span-stats-max above 0). */
+const volatile bool cfg_span_records = false;
 /* Only processes listed in target_pids (--pid) get span times. */
 const volatile bool cfg_span_filter_pids = false;
 
@@ -99,6 +102,8 @@ static __always_inline void end_span(struct span_task *st, const struct span_ctx
 	if (st->on_cpu_ns && now > st->on_cpu_ns)
 		st->cpu_ns += now - st->on_cpu_ns;
 	st->active = 0;
+	if (!cfg_span_records)
+		return;
 	rec = bpf_ringbuf_reserve(&span_ends, sizeof(*rec), 0);
 	if (!rec) {
 		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_END_FULL);
@@ -187,7 +192,7 @@ int BPF_KPROBE(on_span_set, const void *user_span)
 	if (!user_span) {
 		/* Clearing needs no storage: a thread that never set a span has none. */
 		ts = bpf_task_storage_get(&thread_spans, task, NULL, 0);
-		if (ts && cfg_span_times)
+		if (ts && cfg_span_tasks)
 			span_cleared(task, ts, bpf_ktime_get_ns());
 		if (ts)
 			ts->active = 0;
@@ -200,7 +205,7 @@ int BPF_KPROBE(on_span_set, const void *user_span)
 		return 0;
 	}
 	was_active = ts->active;
-	if (write_span(ts, user_span) || !cfg_span_times)
+	if (write_span(ts, user_span) || !cfg_span_tasks)
 		return 0;
 	/* Read after the copy and the name's interning: a uprobe can be preempted, and the later
 	 * the clock is read, the less of a preemption can fall between it and the stores. */

@@ -128,9 +128,10 @@ static int configure(struct loader *l, const struct loader_options *opts)
 	skel->rodata->cfg_events_filter_pids = opts->npids > 0;
 	skel->rodata->cfg_span_filter_pids = opts->npids > 0;
 	skel->rodata->cfg_off_cpu_min_ns = opts->off_cpu_min_ns;
-	skel->rodata->cfg_span_times = opts->off_cpu && opts->span_times;
+	skel->rodata->cfg_span_tasks = opts->off_cpu;
+	skel->rodata->cfg_span_records = opts->off_cpu && opts->span_times;
 	/* The ring buffer's smallest size (one page) when nothing writes it. */
-	if (!skel->rodata->cfg_span_times)
+	if (!skel->rodata->cfg_span_records)
 		err = err ?: bpf_map__set_max_entries(skel->maps.span_ends, getpagesize());
 	/* Off: the program is neither loaded nor attached, and its maps take no memory. */
 	if (!opts->off_cpu) {

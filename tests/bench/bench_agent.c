@@ -61,7 +61,8 @@ int main(void)
 				    secs_arg, NULL };
 	const char *env[] = { "OTEL_SERVICE_NAME=bench-agent", NULL };
 	struct agent_proc agent;
-	double agent_cpu, work_cpu;
+	double agent_cpu, work_cpu, agent_warm, work_warm;
+	int warmup = secs / 3 < 10 ? secs / 3 : 10;
 	long rss_kb, hwm_kb;
 	pid_t work;
 
@@ -71,6 +72,11 @@ int main(void)
 	if (agent_proc_start(&agent, dir, agent_argv))
 		return 1;
 	work = workload_start(work_argv, env, "/dev/null");
+	/* Steady state: from the end of the warm-up (first scans, kallsyms, the workload's
+	 * symbols) to the end. */
+	sleep(warmup);
+	agent_warm = proc_cpu_s(agent.pid);
+	work_warm = proc_cpu_s(work);
 	if (workload_wait_cpu(work, secs + 30, &work_cpu) != 0) {
 		agent_proc_stop(&agent);
 		return 1;
@@ -86,6 +92,8 @@ int main(void)
 	printf("  profiled workload CPU time   %8.2f s\n", work_cpu);
 	printf("  agent CPU time               %8.2f s\n", agent_cpu);
 	printf("  agent / profiled CPU         %8.3f %%\n", 100.0 * agent_cpu / work_cpu);
+	printf("  ... in steady state (%d s on) %8.3f %%\n", warmup,
+	       100.0 * (agent_cpu - agent_warm) / (work_cpu - work_warm));
 	printf("  agent RSS now / peak         %8.1f MB / %.1f MB\n", rss_kb / 1024.0,
 	       hwm_kb / 1024.0);
 	return 0;
