@@ -39,10 +39,15 @@ static void publish_kernel(struct agent *a)
 	struct drain_stats ds;
 	unsigned int i;
 
+	struct span_names_stats ns = { 0 };
+
 	drain_get_stats(a->drain, &ds);
+	if (a->span_cpu_names)
+		span_names_get_stats(a->span_cpu_names, &ns);
 	if (!loader_read_drops(a->loader, drops, SPANPROF_DROP__COUNT)) {
-		/* Names lost in the kernel or evicted before the drain: one metric for both. */
-		drops[SPANPROF_DROP_SPAN_NAME] += ds.span_names_lost;
+		/* Names lost in the kernel or evicted before the drain (of a sample or of an ended
+		 * span's record): one metric for all. */
+		drops[SPANPROF_DROP_SPAN_NAME] += ds.span_names_lost + ns.lost;
 		for (i = 0; i < SPANPROF_DROP__COUNT; i++)
 			metrics_set_at(a->metrics, METRIC_SAMPLES_DROPPED, i, drops[i]);
 	}

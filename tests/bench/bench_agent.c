@@ -72,12 +72,13 @@ int main(void)
 	if (agent_proc_start(&agent, dir, agent_argv))
 		return 1;
 	work = workload_start(work_argv, env, "/dev/null");
-	/* Steady state: from the end of the warm-up (first scans, kallsyms, the workload's
-	 * symbols) to the end. */
+	/* The workload runs until its threads used secs of CPU each: on a loaded machine that
+	 * takes longer, hence the generous wait. Steady state: from the end of the warm-up (first
+	 * scans, kallsyms, the workload's symbols) to the end. */
 	sleep(warmup);
 	agent_warm = proc_cpu_s(agent.pid);
 	work_warm = proc_cpu_s(work);
-	if (workload_wait_cpu(work, secs + 30, &work_cpu) != 0) {
+	if (workload_wait_cpu(work, 10 * secs + 30, &work_cpu) != 0) {
 		agent_proc_stop(&agent);
 		return 1;
 	}
