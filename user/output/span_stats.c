@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "output/span_stats.h"
+#include "util/utf8.h"
 
 struct row {
 	char *service, *name;
@@ -180,16 +181,26 @@ uint64_t span_stats_overflow(struct span_stats *st)
 	return n;
 }
 
-/* A label value in the text format: backslash, double quote and line feed escaped. */
+/* A label value in the text format: backslash, double quote and line feed escaped; bytes that
+ * are not UTF-8 (the format requires it) become U+FFFD. */
 static void put_label(FILE *out, const char *v)
 {
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			fputc('\\', out), fputc(*v, out);
-		else if (*v == '\n')
+	const unsigned char *p = (const unsigned char *)v;
+	size_t n;
+
+	while (*p) {
+		n = utf8_seq_len(p);
+		if (*p == '\\' || *p == '"') {
+			fputc('\\', out);
+			fputc(*p, out);
+		} else if (*p == '\n') {
 			fputs("\\n", out);
-		else
-			fputc(*v, out);
+		} else if (!n) {
+			fputs("\xef\xbf\xbd", out);
+		} else {
+			fwrite(p, 1, n, out);
+		}
+		p += n ? n : 1;
 	}
 }
 

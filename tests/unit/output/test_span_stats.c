@@ -112,7 +112,9 @@ static void test_span_stats_render_escapes_labels(void **state)
 	assert_non_null(st);
 	span_stats_add(st, "svc", "GET /a\"b\\c\nd", 1500000000, 250000000);
 	span_stats_add(st, "svc", "GET /a\"b\\c\nd", 500000000, 0);
+	span_stats_add(st, "svc", "bad \xff \xc3\xa9", 1, 0);
 	text = render(st);
+	assert_non_null(strstr(text, "span_name=\"bad \xef\xbf\xbd \xc3\xa9\"} 0.000000001\n"));
 	assert_non_null(strstr(text, "# TYPE spanprof_span_cpu_seconds_total counter\n"));
 	assert_non_null(strstr(text, "spanprof_span_cpu_seconds_total{service_name=\"svc\","
 				     "span_name=\"GET /a\\\"b\\\\c\\nd\"} 2.000000000\n"));
