@@ -75,4 +75,34 @@
 		__type(value, __u8);                           \
 	} target_pids SEC(".maps")
 
+/* What the kernel keeps per thread in a span for exact CPU time per span and for off-CPU
+ * profiles: the span hook starts and ends a span's segment, the sched_switch program adds the
+ * thread's time on and off the CPU. BPF-only: user space never reads it. */
+struct span_task {
+	__u64 on_cpu_ns; /* when the thread last came on the CPU (0: off it, or unknown) */
+	__u64 off_since_ns; /* when it blocked (0: not blocked) */
+	__u64 start_ns; /* when the current span began on this thread */
+	__u64 cpu_ns; /* of the current span so far */
+	__u64 off_cpu_ns;
+	__u32 active; /* 1: in a span whose times are kept (the process is profiled) */
+	__u32 _pad;
+	struct sample_key key; /* off-CPU profile: where the current wait goes */
+};
+
+/* Freed by the kernel with the task: a thread that exits inside a span leaves no record. */
+#define SPAN_TASKS_MAP                                   \
+	struct {                                         \
+		__uint(type, BPF_MAP_TYPE_TASK_STORAGE); \
+		__uint(map_flags, BPF_F_NO_PREALLOC);    \
+		__type(key, int);                        \
+		__type(value, struct span_task);         \
+	} span_tasks SEC(".maps")
+
+/* Records of ended spans (struct spanprof_span_end) for the agent. */
+#define SPAN_ENDS_MAP                                          \
+	struct {                                               \
+		__uint(type, BPF_MAP_TYPE_RINGBUF);            \
+		__uint(max_entries, SPANPROF_SPAN_ENDS_BYTES); \
+	} span_ends SEC(".maps")
+
 #endif /* SPANPROF_MAPS_BPF_H */

@@ -17,7 +17,8 @@ extern DROP_COUNTS_MAP;
  * for the others, and a node's exec and exit storm would cost it a map update or delete each. */
 const volatile bool cfg_events_filter_pids = false;
 
-TARGET_PIDS_MAP;
+/* Defined by span_hook.bpf.c, the first in link order. */
+extern TARGET_PIDS_MAP;
 
 static __always_inline bool wanted(__u32 pid)
 {

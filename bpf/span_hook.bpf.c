@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* uprobe on spanprof_span_set(): copies the hook's span context into the calling thread's
- * task storage, double-buffered so a sample interrupting the copy still sees a whole span. */
+ * task storage, double-buffered so a sample interrupting the copy still sees a whole span; with
+ * off-CPU on, ends the thread's span segment in span_tasks (and with span times, sends its
+ * record to span_ends) and starts the next. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -15,6 +17,16 @@ SPAN_NAMES_MAP;
 GO_PIDS_MAP;
 DROP_COUNTS_MAP;
 EVENT_COUNTS_MAP;
+TARGET_PIDS_MAP;
+SPAN_TASKS_MAP;
+SPAN_ENDS_MAP;
+
+/* Keep each thread's span segment in span_tasks for the sched_switch program (--off-cpu). */
+const volatile bool cfg_span_tasks = false;
+/* ... and emit a record when one ends: exact CPU time per span (--span-stats-max above 0). */
+const volatile bool cfg_span_records = false;
+/* Only processes listed in target_pids (--pid) get span times. */
+const volatile bool cfg_span_filter_pids = false;
 
 _Static_assert(sizeof(struct span_ctx) == 48, "span_ctx ABI");
 _Static_assert(sizeof(struct thread_span) == 104, "thread_span ABI");
@@ -50,8 +62,9 @@ static __always_inline __u64 intern_name(const void *user_span, __u32 version, _
 	return id;
 }
 
-/* Copies the hook's ids into the slot that is not current, interns the name, then publishes. */
-static __always_inline void write_span(struct thread_span *ts, const void *user_span)
+/* Copies the hook's ids into the slot that is not current, interns the name, then publishes.
+ * Returns 0 when the thread's span is now the hook's. */
+static __always_inline int write_span(struct thread_span *ts, const void *user_span)
 {
 	/* `& 1` keeps the index provably inside slot[] for the verifier. */
 	__u32 next = (ts->current ^ 1) & 1;
@@ -60,12 +73,12 @@ static __always_inline void write_span(struct thread_span *ts, const void *user_
 
 	if (bpf_probe_read_user(slot, SPANPROF_ABI_SPAN_NAME_OFFSET, user_span)) {
 		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_READ);
-		return;
+		return -1;
 	}
 	version = slot->abi_version;
 	if (version != SPANPROF_ABI_VERSION && version != SPANPROF_ABI_VERSION_V1) {
 		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_VERSION);
-		return;
+		return -1;
 	}
 	slot->name_id = intern_name(user_span, version, ts->slot[ts->current & 1].name_id);
 	/* Publish: the sampler runs on this CPU only between instructions, so two plain stores in
@@ -74,6 +87,97 @@ static __always_inline void write_span(struct thread_span *ts, const void *user_
 	__asm__ __volatile__("" ::: "memory");
 	ts->active = 1;
 	counter_inc(&event_counts, SPANPROF_EVENT_SPAN_SET);
+	return 0;
+}
+
+/* The span segment that ends now: span's ids and name, st's times. One record to span_ends; the
+ * agent is woken only when the buffer is half full (it reads it at every drain anyway), so a
+ * span costs no wake-up. */
+static __always_inline void end_span(struct span_task *st, const struct span_ctx *span, __u64 now)
+{
+	struct spanprof_span_end *rec;
+	__u64 id = bpf_get_current_pid_tgid();
+	__u64 flags;
+
+	if (st->on_cpu_ns && now > st->on_cpu_ns)
+		st->cpu_ns += now - st->on_cpu_ns;
+	st->active = 0;
+	if (!cfg_span_records)
+		return;
+	rec = bpf_ringbuf_reserve(&span_ends, sizeof(*rec), 0);
+	if (!rec) {
+		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_END_FULL);
+		return;
+	}
+	__builtin_memcpy(rec->trace_id, span->trace_id, sizeof(rec->trace_id));
+	__builtin_memcpy(rec->span_id, span->span_id, sizeof(rec->span_id));
+	rec->name_id = span->name_id;
+	rec->cpu_ns = st->cpu_ns;
+	rec->off_cpu_ns = st->off_cpu_ns;
+	rec->wall_ns = now - st->start_ns;
+	rec->pid = id >> 32;
+	rec->tid = (__u32)id;
+	flags = bpf_ringbuf_query(&span_ends, BPF_RB_AVAIL_DATA) >= SPANPROF_SPAN_ENDS_BYTES / 2 ?
+			BPF_RB_FORCE_WAKEUP :
+			BPF_RB_NO_WAKEUP;
+	bpf_ringbuf_submit(rec, flags);
+}
+
+/* A new span segment starts on the running thread. */
+static __always_inline void start_span(struct task_struct *task, __u64 now)
+{
+	__u32 pid = task->tgid;
+	struct span_task *st;
+
+	if (cfg_span_filter_pids && !bpf_map_lookup_elem(&target_pids, &pid))
+		return;
+	st = bpf_task_storage_get(&span_tasks, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		counter_inc(&drop_counts, SPANPROF_DROP_OFF_CPU_STORAGE);
+		return;
+	}
+	st->start_ns = now;
+	st->on_cpu_ns = now;
+	st->off_since_ns = 0;
+	st->cpu_ns = 0;
+	st->off_cpu_ns = 0;
+	st->active = 1;
+}
+
+static __always_inline int same_span(const struct span_ctx *a, const struct span_ctx *b)
+{
+	const __u64 *x = (const __u64 *)a->trace_id, *y = (const __u64 *)b->trace_id;
+
+	/* trace_id and span_id: 24 bytes, 8-aligned after abi_version and _pad. */
+	return x[0] == y[0] && x[1] == y[1] && x[2] == y[2];
+}
+
+/* After the thread's span became ts's current slot: a span segment ends when the id changed
+ * (the slot before holds the old span); the same id set again (a rename, an integration
+ * re-setting its root) goes on. */
+static __always_inline void span_changed(struct task_struct *task, struct thread_span *ts,
+					 __u64 now)
+{
+	const struct span_ctx *now_span = &ts->slot[ts->current & 1];
+	const struct span_ctx *old = &ts->slot[(ts->current ^ 1) & 1];
+	struct span_task *st = bpf_task_storage_get(&span_tasks, task, NULL, 0);
+
+	if (st && st->active) {
+		if (same_span(old, now_span))
+			return;
+		end_span(st, old, now);
+	}
+	start_span(task, now);
+}
+
+/* The thread left its span (the hook was called with NULL). */
+static __always_inline void span_cleared(struct task_struct *task, struct thread_span *ts,
+					 __u64 now)
+{
+	struct span_task *st = bpf_task_storage_get(&span_tasks, task, NULL, 0);
+
+	if (st && st->active)
+		end_span(st, &ts->slot[ts->current & 1], now);
 }
 
 /* BPF_KPROBE reads the argument registers; libbpf 1.1 has no BPF_UPROBE spelling yet. */
@@ -82,10 +186,14 @@ int BPF_KPROBE(on_span_set, const void *user_span)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct thread_span *ts;
+	__u64 now;
+	__u32 was_active;
 
 	if (!user_span) {
 		/* Clearing needs no storage: a thread that never set a span has none. */
 		ts = bpf_task_storage_get(&thread_spans, task, NULL, 0);
+		if (ts && cfg_span_tasks)
+			span_cleared(task, ts, bpf_ktime_get_ns());
 		if (ts)
 			ts->active = 0;
 		counter_inc(&event_counts, SPANPROF_EVENT_SPAN_CLEAR);
@@ -96,7 +204,16 @@ int BPF_KPROBE(on_span_set, const void *user_span)
 		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_STORAGE);
 		return 0;
 	}
-	write_span(ts, user_span);
+	was_active = ts->active;
+	if (write_span(ts, user_span) || !cfg_span_tasks)
+		return 0;
+	/* Read after the copy and the name's interning: a uprobe can be preempted, and the later
+	 * the clock is read, the less of a preemption can fall between it and the stores. */
+	now = bpf_ktime_get_ns();
+	if (was_active)
+		span_changed(task, ts, now);
+	else
+		start_span(task, now);
 	return 0;
 }
 
@@ -129,6 +246,8 @@ int BPF_KPROBE(on_go_span_set, const void *user_span)
 		counter_inc(&drop_counts, SPANPROF_DROP_GOROUTINE_FULL);
 		return 0;
 	}
+	/* Goroutines move between threads: they get no span times (the switch program follows
+	 * threads). */
 	write_span(ts, user_span);
 	return 0;
 }

@@ -24,6 +24,10 @@
 /* Off-CPU profiles: one stack map for both windows, one count map per window. */
 #define SPANPROF_OFF_CPU_STACKS 8192
 #define SPANPROF_OFF_CPU_COUNTS 8192
+/* Ring buffer of ended spans (struct spanprof_span_end, 64 bytes + an 8-byte header each):
+ * about 14,500 records; BPF wakes the agent when it is half full, the agent reads it at every
+ * drain too. */
+#define SPANPROF_SPAN_ENDS_BYTES (1 << 20)
 
 /* A thread's span as the BPF programs keep it: the first 40 bytes of the hook's struct
  * spanprof_span (ids), then the name's id instead of the name. Names are interned in the
@@ -137,6 +141,21 @@ struct sample_key {
 	__u64 user_stack_hash; /* != 0: key in user_stacks (CFI unwinding); user_stack_id unused */
 	struct span_ctx span;
 	__u64 py_stack_hash; /* key in py_stacks; 0: no interpreter frames */
+};
+
+/* One record per ended span segment (exact CPU time per span, issue 13): a thread's span id
+ * changed or was cleared. Times are the thread's within that segment: cpu_ns on the CPU,
+ * off_cpu_ns blocked (every voluntary switch-out until it ran again, whatever its length),
+ * wall_ns from the hook call that set the span to the one that ended it. */
+struct spanprof_span_end {
+	__u8 trace_id[16];
+	__u8 span_id[8];
+	__u64 name_id; /* key in span_names; 0: no name */
+	__u64 cpu_ns;
+	__u64 off_cpu_ns;
+	__u64 wall_ns;
+	__u32 pid; /* tgid */
+	__u32 tid;
 };
 
 /* ---- Native unwinding from the binaries' CFI (bpf/unwind_native.bpf.c, user/unwind/) ---- */
@@ -259,8 +278,9 @@ enum spanprof_drop {
 	SPANPROF_DROP_UNWIND_DEPTH, /* more than SPANPROF_MAX_STACK_DEPTH frames */
 	SPANPROF_DROP_UNWIND_STALE, /* a table was evicted: fell back to frame pointers */
 	SPANPROF_DROP_PY_STACK, /* py_stacks map full: a sample's Python frames were lost */
-	SPANPROF_DROP_OFF_CPU_STORAGE, /* task storage unavailable: a switch-out not recorded */
+	SPANPROF_DROP_OFF_CPU_STORAGE, /* task storage unavailable: a span's times not kept */
 	SPANPROF_DROP_OFF_CPU_FULL, /* off-CPU count map full: blocked time lost */
+	SPANPROF_DROP_SPAN_END_FULL, /* span_ends ring buffer full: an ended span's record lost */
 	SPANPROF_DROP__COUNT,
 };
 

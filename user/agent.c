@@ -235,6 +235,7 @@ static void drain(struct agent *a)
 	drain_window(a->drain, w.counts_fd, w.stacks_fd, w.user_stacks_fd, w.names_fd, on_sample,
 		     a);
 	agent_off_cpu_drain(a);
+	agent_span_cpu_drain(a);
 	/* Exited processes' last samples were in that window: their caches can go now. */
 	proc_table_sweep_exited(a->procs, forget_exited, a);
 	/* Hot frames are answered from the address cache; DWARF nobody needed lately goes. */
@@ -299,6 +300,7 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 		.unwind_pids = cfg->max_procs,
 		.off_cpu = cfg->off_cpu,
 		.off_cpu_min_ns = (uint64_t)cfg->off_cpu_min_us * 1000,
+		.span_times = cfg->span_stats_max > 0,
 	};
 	struct symcache_limits sl = {
 		.max_modules = cfg->max_modules,
@@ -352,7 +354,8 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 	if (!a->symcache || !a->procs || !a->hooks || !a->drain || !a->resolve || !a->agg ||
 	    !a->events || !a->pyprocs || !a->pysyms || agent_off_cpu_open(a))
 		return log_err(-ENOMEM, "set up the agent's caches");
-	return start_k8s(a);
+	err = agent_span_cpu_open(a);
+	return err ?: start_k8s(a);
 }
 
 static void teardown(struct agent *a)
@@ -362,6 +365,7 @@ static void teardown(struct agent *a)
 	ring_buffer__free(a->events);
 	aggregate_free(a->agg);
 	agent_off_cpu_close(a);
+	agent_span_cpu_close(a);
 	free(a->resolve);
 	drain_free(a->drain);
 	python_symbols_free(a->pysyms);

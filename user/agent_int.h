@@ -15,8 +15,11 @@
 #include "output/local_out.h"
 #include "output/metrics.h"
 #include "output/metrics_http.h"
+#include "output/span_log.h"
+#include "output/span_stats.h"
 #include "profile/aggregate.h"
 #include "profile/drain.h"
+#include "profile/span_names.h"
 #include "symbolize/stack_resolve.h"
 #include "symbolize/symcache.h"
 #include "util/spanprof_types.h"
@@ -43,7 +46,10 @@ struct agent {
 	struct aggregate *agg;
 	struct aggregate *off_cpu; /* off-CPU time per span; NULL with --off-cpu=false */
 	struct drain *off_cpu_drain; /* its window's count map, sized SPANPROF_OFF_CPU_COUNTS */
-	struct ring_buffer *events;
+	struct ring_buffer *events; /* process events, and span_ends with span times on */
+	struct span_stats *span_stats; /* span times by (service, name); NULL when off */
+	struct span_log *span_log; /* ended spans as JSON lines; NULL when off or no --output */
+	struct span_names *span_cpu_names; /* names of ended spans */
 	struct metrics *metrics;
 	struct metrics_http *http; /* NULL without --metrics-addr */
 	struct uploader *uploader; /* NULL without --server */
@@ -83,6 +89,15 @@ void agent_flush(struct agent *a);
 int agent_off_cpu_open(struct agent *a);
 void agent_off_cpu_drain(struct agent *a);
 void agent_off_cpu_close(struct agent *a);
+
+/* Exact CPU time per span (agent_span_cpu.c), all no-ops when off (--off-cpu=false or
+ * --span-stats-max 0). open_stats makes the table /metrics shows (before the metrics server
+ * starts); open adds the span_ends ring buffer to a->events and opens the span log; drain writes
+ * the records read since the last drain. The opens return 0 or -errno (logged). */
+int agent_span_cpu_open_stats(struct agent *a);
+int agent_span_cpu_open(struct agent *a);
+void agent_span_cpu_drain(struct agent *a);
+void agent_span_cpu_close(struct agent *a);
 
 /* Copies the counters of every part of the agent into its metrics registry. */
 void agent_publish_metrics(struct agent *a);

@@ -12,6 +12,8 @@ int agent_open_metrics(struct agent *a)
 	a->metrics = metrics_new();
 	if (!a->metrics)
 		return log_err(-ENOMEM, "create the metrics registry");
+	if (agent_span_cpu_open_stats(a))
+		return -ENOMEM; /* logged */
 	if (a->cfg->metrics_addr) {
 		a->http = metrics_http_start(a->metrics, a->cfg->metrics_addr);
 		if (!a->http)
@@ -25,8 +27,10 @@ void agent_close_metrics(struct agent *a)
 	metrics_set_ready(a->metrics, 0);
 	metrics_http_stop(a->http);
 	metrics_free(a->metrics);
+	span_stats_free(a->span_stats);
 	a->http = NULL;
 	a->metrics = NULL;
+	a->span_stats = NULL;
 }
 
 static void publish_kernel(struct agent *a)
@@ -35,10 +39,15 @@ static void publish_kernel(struct agent *a)
 	struct drain_stats ds;
 	unsigned int i;
 
+	struct span_names_stats ns = { 0 };
+
 	drain_get_stats(a->drain, &ds);
+	if (a->span_cpu_names)
+		span_names_get_stats(a->span_cpu_names, &ns);
 	if (!loader_read_drops(a->loader, drops, SPANPROF_DROP__COUNT)) {
-		/* Names lost in the kernel or evicted before the drain: one metric for both. */
-		drops[SPANPROF_DROP_SPAN_NAME] += ds.span_names_lost;
+		/* Names lost in the kernel or evicted before the drain (of a sample or of an ended
+		 * span's record): one metric for all. */
+		drops[SPANPROF_DROP_SPAN_NAME] += ds.span_names_lost + ns.lost;
 		for (i = 0; i < SPANPROF_DROP__COUNT; i++)
 			metrics_set_at(a->metrics, METRIC_SAMPLES_DROPPED, i, drops[i]);
 	}

@@ -126,8 +126,13 @@ static int configure(struct loader *l, const struct loader_options *opts)
 
 	skel->rodata->cfg_filter_pids = opts->npids > 0;
 	skel->rodata->cfg_events_filter_pids = opts->npids > 0;
-	skel->rodata->cfg_off_cpu_filter_pids = opts->npids > 0;
+	skel->rodata->cfg_span_filter_pids = opts->npids > 0;
 	skel->rodata->cfg_off_cpu_min_ns = opts->off_cpu_min_ns;
+	skel->rodata->cfg_span_tasks = opts->off_cpu;
+	skel->rodata->cfg_span_records = opts->off_cpu && opts->span_times;
+	/* The ring buffer's smallest size (one page) when nothing writes it. */
+	if (!skel->rodata->cfg_span_records)
+		err = err ?: bpf_map__set_max_entries(skel->maps.span_ends, getpagesize());
 	/* Off: the program is neither loaded nor attached, and its maps take no memory. */
 	if (!opts->off_cpu) {
 		err = err ?: bpf_program__set_autoload(skel->progs.on_sched_switch, false);
@@ -324,6 +329,16 @@ int loader_set_py_proc(struct loader *l, pid_t pid, const struct py_proc_info *i
 struct ring_buffer *loader_proc_events(struct loader *l, loader_event_fn fn, void *ctx)
 {
 	return ring_buffer__new(bpf_map__fd(l->skel->maps.proc_events), fn, ctx, NULL);
+}
+
+int loader_add_span_ends(struct loader *l, struct ring_buffer *rb, loader_event_fn fn, void *ctx)
+{
+	return ring_buffer__add(rb, bpf_map__fd(l->skel->maps.span_ends), fn, ctx);
+}
+
+int loader_span_names_fd(struct loader *l)
+{
+	return bpf_map__fd(l->skel->maps.span_names);
 }
 
 void loader_scan_done(struct loader *l, pid_t pid)

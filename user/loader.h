@@ -22,6 +22,7 @@ struct loader_options {
 	uint32_t unwind_pids; /* processes whose mappings the unwinder knows */
 	int off_cpu; /* attach the sched_switch program (off-CPU profiles) */
 	uint64_t off_cpu_min_ns; /* shortest off-CPU period counted */
+	int span_times; /* with off_cpu: exact CPU and off-CPU time per span (span_ends) */
 };
 
 /* Map fds of one sampling window. */
@@ -81,6 +82,13 @@ int loader_set_py_proc(struct loader *l, pid_t pid, const struct py_proc_info *i
  * (ring_buffer__free). */
 typedef int (*loader_event_fn)(void *ctx, void *data, size_t size);
 struct ring_buffer *loader_proc_events(struct loader *l, loader_event_fn fn, void *ctx);
+
+/* Adds the span_ends ring buffer (struct spanprof_span_end records) to rb, calling fn for each
+ * record. Returns 0 or -errno. */
+int loader_add_span_ends(struct loader *l, struct ring_buffer *rb, loader_event_fn fn, void *ctx);
+
+/* The span_names map (u64 name id -> struct span_name). */
+int loader_span_names_fd(struct loader *l);
 
 /* Forgets a pending rescan request so the next exec/mmap of pid raises a new event. */
 void loader_scan_done(struct loader *l, pid_t pid);

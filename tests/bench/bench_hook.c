@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Benchmark: cost of one spanprof_span_set() call with no agent, with the agent's uprobe on the
  * 5-byte nop (optimized on 6.18+ x86-64), on the 1-byte nop, and on the function entry (a plain
- * uprobe, for reference). Prints ns per call and ratios measured in this one run. */
+ * uprobe, for reference), and on the nop5 site with span times on (a record per ended span, read
+ * by a thread as the agent would). Prints ns per call and ratios measured in this one run. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <libelf.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +23,7 @@
 #include "discover/hook_elf.h"
 #include "loader.h"
 #include "spanprof.h"
+#include "spanprof_abi.h"
 #include "util/log.h"
 
 static double now_ns(void)
@@ -110,6 +114,73 @@ static double time_with_link(struct loader *l, const char *exe, uint64_t offset,
 	return ns;
 }
 
+/* The agent's side of span times, in a thread: the ring buffer read as records come. */
+struct span_reader {
+	struct ring_buffer *rb;
+	atomic_int stop;
+	uint64_t records;
+};
+
+static int ignore_event(void *ctx, void *data, size_t size)
+{
+	(void)ctx, (void)data, (void)size;
+	return 0;
+}
+
+static int count_record(void *ctx, void *data, size_t size)
+{
+	(void)data, (void)size;
+	((struct span_reader *)ctx)->records++;
+	return 0;
+}
+
+static void *read_records(void *arg)
+{
+	struct span_reader *r = arg;
+
+	while (!atomic_load(&r->stop))
+		ring_buffer__poll(r->rb, 50);
+	ring_buffer__consume(r->rb);
+	return NULL;
+}
+
+/* The nop5 site with off-CPU and span times on: every clear ends a span, one record each. */
+static double time_with_span_times(const char *exe, const struct hook_site *site,
+				   const struct spanprof_span *span)
+{
+	struct loader_options lo = {
+		.frequency = 100,
+		.stack_entries = 1024,
+		.count_entries = 1024,
+		.off_cpu = 1,
+		.off_cpu_min_ns = 1000000,
+		.span_times = 1,
+	};
+	struct span_reader r = { 0 };
+	uint64_t drops[SPANPROF_DROP__COUNT] = { 0 };
+	struct loader *l = loader_open(&lo);
+	double ns = -1;
+	pthread_t t;
+
+	if (!l)
+		return -1;
+	r.rb = loader_proc_events(l, ignore_event, NULL);
+	if (r.rb && !loader_add_span_ends(l, r.rb, count_record, &r) &&
+	    !pthread_create(&t, NULL, read_records, &r)) {
+		ns = time_with_link(l, exe, site->nop5_offset, site->semaphore_offset, span,
+				    "with span times:");
+		atomic_store(&r.stop, 1);
+		pthread_join(t, NULL);
+		loader_read_drops(l, drops, SPANPROF_DROP__COUNT);
+		printf("  span records read: %llu, lost (ring buffer full): %llu\n",
+		       (unsigned long long)r.records,
+		       (unsigned long long)drops[SPANPROF_DROP_SPAN_END_FULL]);
+	}
+	ring_buffer__free(r.rb);
+	loader_close(l);
+	return ns;
+}
+
 /* File offset of a symbol's entry, through libelf (the reference plain-uprobe site). */
 static int symbol_offset(const char *path, const char *name, uint64_t *offset)
 {
@@ -149,7 +220,7 @@ int main(void)
 	struct spanprof_span long_span = span;
 	struct spanprof_span_v1 v1 = { .abi_version = 1, .name = "bench" };
 	const struct spanprof_span *v1p = (const struct spanprof_span *)(const void *)&v1;
-	double none, nop5 = -1, nop5_long = -1, nop5_v1 = -1, nop1, entry = -1;
+	double none, nop5 = -1, nop5_long = -1, nop5_v1 = -1, nop1, entry = -1, times = -1;
 	uint64_t entry_off = 0;
 	struct hook_site site;
 	struct loader *l;
@@ -187,6 +258,8 @@ int main(void)
 			      "1-byte nop site:");
 	entry = time_with_link(l, exe, entry_off, site.semaphore_offset, &span, "function entry:");
 	loader_close(l);
+	if (site.nop5_offset)
+		times = time_with_span_times(exe, &site, &span);
 
 	printf("\n== hook cost per spanprof_span_set() call (best of 5 runs) ==\n");
 	printf("  no agent (semaphore down)        %10.2f ns\n", none);
@@ -204,5 +277,8 @@ int main(void)
 	       entry / none);
 	if (nop5 > 0)
 		printf("  nop5 site vs plain entry uprobe: %.1fx faster\n", entry / nop5);
+	if (times > 0)
+		printf("  nop5 site, span times on         %10.2f ns   (%.2fx span times off)\n",
+		       times, times / nop5);
 	return 0;
 }

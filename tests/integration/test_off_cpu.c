@@ -131,12 +131,35 @@ static long long run(const char *dir, const char *service, const char *const *ex
 	return read_measured(out_path);
 }
 
+/* Sums off_cpu_ns over the service's span records (<service>.spans.jsonl); *n gets their count. */
+static long long span_records_off_cpu(const char *dir, const char *service, int *n)
+{
+	char path[1024], line[1024];
+	long long sum = 0;
+	const char *p;
+	FILE *f;
+
+	*n = 0;
+	snprintf(path, sizeof(path), "%s/%s.spans.jsonl", dir, service);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		p = strstr(line, "\"off_cpu_ns\":");
+		assert_non_null(p);
+		sum += atoll(p + strlen("\"off_cpu_ns\":"));
+		(*n)++;
+	}
+	fclose(f);
+	return sum;
+}
+
 static void test_span_sleep_is_off_cpu_under_its_function(void **state)
 {
 	const char *extra[] = { NULL };
 	struct off_cpu_census c = { 0 };
 	char service[64], *dir;
-	long long measured;
+	long long measured, records_ns;
+	int records;
 
 	(void)state;
 	if (!agent_proc_can_run())
@@ -154,6 +177,12 @@ static void test_span_sleep_is_off_cpu_under_its_function(void **state)
 	assert_int_equal(c.outside_ns, 0);
 	assert_true(c.sleep_ns >= 0.9 * c.total_ns);
 	assert_true(c.total_ns >= 0.9 * measured && c.total_ns <= 1.1 * measured);
+	/* The exact per-span figure counts every wait, the profile those of 1 ms or more: the
+	 * span's only waits are its 20 ms sleeps, so both hold the same time. */
+	records_ns = span_records_off_cpu(dir, service, &records);
+	printf("  %d span records: %.1f ms off the CPU\n", records, records_ns / 1e6);
+	assert_int_equal(records, 60);
+	assert_true(records_ns >= c.total_ns && records_ns <= 1.02 * c.total_ns);
 	if (c.go_missing)
 		printf("  note: go not installed, go tool pprof check not run\n");
 	else if (c.go_checked != c.files)
@@ -238,12 +267,40 @@ static void test_off_cpu_false_writes_no_off_cpu_profile(void **state)
 	tmpdir_remove(dir);
 }
 
+/* --span-stats-max 0 turns span times off (no .spans.jsonl) and keeps the off-CPU profiles,
+ * which share the per-thread span state with them. */
+static void test_span_stats_max_0_keeps_off_cpu_profiles(void **state)
+{
+	const char *extra[] = { "--span-stats-max", "0", NULL };
+	struct off_cpu_census c = { 0 };
+	char service[64], path[1024], *dir;
+	long long measured;
+
+	(void)state;
+	if (!agent_proc_can_run())
+		skip();
+	dir = tmpdir_new("it-offcpu-nostats");
+	assert_non_null(dir);
+	snprintf(service, sizeof(service), "it-offcpu-nostats-%d", getpid());
+	measured = run(dir, service, extra);
+	census_off_cpu(&c, dir, service);
+	printf("  workload slept %.1f ms in its span; off-CPU profiles: %.1f ms\n", measured / 1e6,
+	       c.total_ns / 1e6);
+	assert_true(c.files > 0);
+	assert_true(c.sleep_ns >= 0.9 * c.total_ns);
+	assert_true(c.total_ns >= 0.9 * measured && c.total_ns <= 1.1 * measured);
+	snprintf(path, sizeof(path), "%s/%s.spans.jsonl", dir, service);
+	assert_int_not_equal(access(path, F_OK), 0);
+	tmpdir_remove(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_span_sleep_is_off_cpu_under_its_function),
 		cmocka_unit_test(test_off_cpu_is_pushed_as_its_own_series),
 		cmocka_unit_test(test_off_cpu_false_writes_no_off_cpu_profile),
+		cmocka_unit_test(test_span_stats_max_0_keeps_off_cpu_profiles),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

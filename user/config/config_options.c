@@ -291,6 +291,18 @@ const struct config_option config_options[CONFIG_OPT__COUNT] = {
 		.help = "shortest off-CPU period counted, microseconds\n"
 			"(default 1000, 0..10000000)",
 		.want = "microseconds, from 0 to 10000000", UINT(off_cpu_min_us, 0, 10000000) },
+	[CONFIG_OPT_SPAN_STATS_MAX] = { .name = "span-stats-max", .kind = CONFIG_KIND_VALUE,
+		.where = A, .metavar = "N",
+		.help = "(service, span name) pairs of span times in /metrics;\n"
+			"more go to span_name=\"other\"\n"
+			"(default 1000; 0: no span times)",
+		.want = "a count, from 0 to 100000", UINT(span_stats_max, 0, 100000) },
+	[CONFIG_OPT_SPAN_LOG_MAX_BYTES] = { .name = "span-log-max-bytes",
+		.kind = CONFIG_KIND_VALUE, .where = A, .metavar = "SIZE",
+		.help = "size at which a service's .spans.jsonl rotates to .1\n"
+			"(default 64MiB, 1MiB..64GiB)",
+		.want = "a size from 1MiB to 64GiB, like 64MiB",
+		SIZE_FIELD(span_log_max_bytes, MIB, 64 * GIB) },
 	[CONFIG_OPT_SERVER] = { .name = "server", .kind = CONFIG_KIND_VALUE, .where = A,
 		.metavar = "URL", .help = "push profiles to the Pyroscope server at URL",
 		.set = set_server, .offset = UPLOAD(server) },

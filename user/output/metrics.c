@@ -26,10 +26,12 @@ struct metrics {
 	_Atomic uint64_t values[METRIC__COUNT][METRIC_MAX_LABEL_VALUES];
 	atomic_int ready;
 	_Atomic uint64_t last_window_ns, stale_after_ns;
+	metrics_render_fn extra; /* NULL: none */
+	void *extra_ctx;
 };
 
 /* A new enum spanprof_drop value needs its name below (and this count raised). */
-_Static_assert(SPANPROF_DROP__COUNT == 19, "name every drop reason in drop_reasons");
+_Static_assert(SPANPROF_DROP__COUNT == 20, "name every drop reason in drop_reasons");
 
 static const char *const drop_reasons[METRIC_DROP__COUNT] = {
 	[SPANPROF_DROP_COUNTS_FULL] = "counts_map_full",
@@ -51,8 +53,10 @@ static const char *const drop_reasons[METRIC_DROP__COUNT] = {
 	[SPANPROF_DROP_PY_STACK] = "python_stacks_full",
 	[SPANPROF_DROP_OFF_CPU_STORAGE] = "off_cpu_storage_failed",
 	[SPANPROF_DROP_OFF_CPU_FULL] = "off_cpu_map_full",
+	[SPANPROF_DROP_SPAN_END_FULL] = "span_records_lost",
 	[METRIC_DROP_SERVICE_OVERFLOW] = "service_overflow",
 	[METRIC_DROP_ENCODE_ERROR] = "encode_error",
+	[METRIC_DROP_SPAN_LOG] = "span_log_dropped",
 };
 
 static const char
@@ -233,6 +237,14 @@ uint64_t metrics_get(const struct metrics *m, enum metric_id id, unsigned int la
 	return v ? atomic_load_explicit(v, memory_order_relaxed) : 0;
 }
 
+void metrics_set_extra(struct metrics *m, metrics_render_fn fn, void *ctx)
+{
+	if (!m)
+		return;
+	m->extra = fn;
+	m->extra_ctx = ctx;
+}
+
 void metrics_set_ready(struct metrics *m, int ready)
 {
 	if (m)
@@ -290,6 +302,8 @@ int metrics_render(const struct metrics *m, FILE *out)
 			fprintf(out, "%s{%s=\"%s\"} %llu\n", d->name, d->label, d->values[i],
 				(unsigned long long)metrics_get(m, id, i));
 	}
+	if (m && m->extra && m->extra(m->extra_ctx, out))
+		return -EIO;
 	return ferror(out) ? -EIO : 0;
 }
 

@@ -50,6 +50,7 @@ enum metric_id {
 enum metric_drop {
 	METRIC_DROP_SERVICE_OVERFLOW = SPANPROF_DROP__COUNT, /* too many services in a window */
 	METRIC_DROP_ENCODE_ERROR, /* the profile builder failed */
+	METRIC_DROP_SPAN_LOG, /* an ended span's record not written to its .spans.jsonl */
 	METRIC_DROP__COUNT,
 };
 
@@ -112,8 +113,16 @@ void metrics_window_written(struct metrics *m, uint64_t now_ns);
 /* 1 when healthy at now_ns; *age_ns (may be NULL) gets the time since the last window. */
 int metrics_is_healthy(const struct metrics *m, uint64_t now_ns, uint64_t *age_ns);
 
+/* Metrics whose label values are data, not a fixed set (span_stats.h): rendered by their owner
+ * after the registry's. Returns 0 or -EIO. */
+typedef int (*metrics_render_fn)(void *ctx, FILE *out);
+
+/* Adds fn(ctx, out) to every metrics_render(). Call before the metrics server starts (the
+ * server's thread reads it unlocked); fn must be safe to call from that thread. */
+void metrics_set_extra(struct metrics *m, metrics_render_fn fn, void *ctx);
+
 /* Writes every metric in the Prometheus text exposition format 0.0.4: # HELP, # TYPE, then one
- * line per label value. Returns 0, or -EIO if the stream failed. */
+ * line per label value, then the extra renderer's. Returns 0, or -EIO if the stream failed. */
 int metrics_render(const struct metrics *m, FILE *out);
 
 #endif /* SPANPROF_METRICS_H */

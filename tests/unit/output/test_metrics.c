@@ -217,6 +217,28 @@ static void test_metrics_values_are_never_torn_across_threads(void **state)
 	assert_int_equal(metrics_get(m, METRIC_SAMPLES, 0), 2 * TORN_ROUNDS);
 }
 
+static int render_extra(void *ctx, FILE *out)
+{
+	fprintf(out, "extra_metric_total %d\n", *(int *)ctx);
+	return 0;
+}
+
+/* Metrics with data label values (span_stats.h) come after the registry's, from their owner. */
+static void test_metrics_render_the_extra_renderer_last(void **state)
+{
+	struct metrics *m = *state;
+	int value = 7;
+	char *text;
+
+	metrics_set_extra(m, render_extra, &value);
+	text = render(m);
+	assert_non_null(strstr(text, "spanprof_build_info"));
+	assert_non_null(strstr(text, "\nextra_metric_total 7\n"));
+	assert_true(strstr(text, "spanprof_build_info") < strstr(text, "extra_metric_total"));
+	free(text);
+	metrics_set_extra(NULL, render_extra, &value);
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int main(void)
@@ -228,6 +250,7 @@ int main(void)
 		T(test_metrics_ignore_out_of_range_and_null),
 		T(test_metrics_readiness_flips),
 		T(test_metrics_values_are_never_torn_across_threads),
+		T(test_metrics_render_the_extra_renderer_last),
 	};
 
 	return cmocka_run_group_tests_name("metrics", tests, NULL, NULL);

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Test workload for exact CPU time per span: two threads each run N spans of about 0.3 ms of
+ * CPU, named by turns "GET /alpha" and "POST /beta \"q\"" (a name JSON and Prometheus must
+ * escape), while a third thread burns CPU outside any span. Each span's own CPU time, read with
+ * CLOCK_THREAD_CPUTIME_ID right after the span is set and right before it is cleared, is
+ * printed: "span <trace_id hex> <span_id hex> <0|1 name index> <cpu_ns>"; then the totals by
+ * name ("total <index> <cpu_ns>"), the outside thread's id ("outside_tid N") and cpu_s=. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "spanprof.h"
+
+#define SPAN_CPU_NS 300000
+#define SPAN_THREADS 2
+
+static const char *const names[2] = { "GET /alpha", "POST /beta \"q\"" };
+static volatile unsigned long sink;
+static volatile int outside_stop;
+static int nspans = 2000;
+
+struct span_log {
+	int thread;
+	long long *cpu_ns; /* per span */
+	long long totals[2];
+};
+
+static long long clock_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static __attribute__((noinline)) void burn_cpu(long long ns)
+{
+	long long end = clock_ns(CLOCK_THREAD_CPUTIME_ID) + ns;
+
+	while (clock_ns(CLOCK_THREAD_CPUTIME_ID) < end)
+		for (int i = 0; i < 200; i++)
+			sink += i;
+}
+
+static void fill_span(struct spanprof_span *s, int thread, int i)
+{
+	memset(s, 0, sizeof(*s));
+	s->abi_version = SPANPROF_SPAN_ABI_VERSION;
+	memset(s->trace_id, 0x3c, sizeof(s->trace_id));
+	s->trace_id[15] = thread + 1;
+	s->span_id[0] = 0xc0;
+	s->span_id[1] = thread + 1;
+	s->span_id[6] = i >> 8;
+	s->span_id[7] = i & 0xff;
+	s->span_id[5] = i >> 16;
+	snprintf(s->name, sizeof(s->name), "%s", names[i & 1]);
+}
+
+static void *in_spans(void *arg)
+{
+	struct span_log *log = arg;
+	struct spanprof_span s;
+	long long c0;
+
+	for (int i = 0; i < nspans; i++) {
+		fill_span(&s, log->thread, i);
+		spanprof_span_set(&s);
+		c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		burn_cpu(SPAN_CPU_NS);
+		log->cpu_ns[i] = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+		spanprof_span_set(NULL);
+		log->totals[i & 1] += log->cpu_ns[i];
+	}
+	return NULL;
+}
+
+static void *outside(void *arg)
+{
+	*(pid_t *)arg = syscall(SYS_gettid);
+	while (!outside_stop)
+		burn_cpu(SPAN_CPU_NS);
+	return NULL;
+}
+
+static void hex(const unsigned char *b, int n, char *out)
+{
+	for (int i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", b[i]);
+}
+
+static void print_log(const struct span_log *log)
+{
+	char trace[33], span[17];
+	struct spanprof_span s;
+
+	for (int i = 0; i < nspans; i++) {
+		fill_span(&s, log->thread, i);
+		hex(s.trace_id, 16, trace);
+		hex(s.span_id, 8, span);
+		printf("span %s %s %d %lld\n", trace, span, i & 1, log->cpu_ns[i]);
+	}
+}
+
+/* Under tests/helpers/profiled_run (SPANPROF_WORKLOAD_GATE=1) the test says "go" on stdin once
+ * its own agent attached. */
+static int wait_for_go(void)
+{
+	const char *gate = getenv("SPANPROF_WORKLOAD_GATE");
+	char line[16];
+
+	if (!gate || strcmp(gate, "1"))
+		return 0;
+	if (!fgets(line, sizeof(line), stdin) || strcmp(line, "go\n")) {
+		fprintf(stderr, "no \"go\" on stdin\n");
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct span_log logs[SPAN_THREADS];
+	pthread_t threads[SPAN_THREADS], out;
+	pid_t outside_tid = 0;
+	long long totals[2] = { 0, 0 };
+
+	if (argc > 1)
+		nspans = atoi(argv[1]);
+	if (wait_for_go())
+		return 3;
+	pthread_create(&out, NULL, outside, &outside_tid);
+	for (int t = 0; t < SPAN_THREADS; t++) {
+		logs[t].thread = t;
+		logs[t].totals[0] = logs[t].totals[1] = 0;
+		logs[t].cpu_ns = calloc(nspans, sizeof(long long));
+		if (!logs[t].cpu_ns)
+			return 2;
+		pthread_create(&threads[t], NULL, in_spans, &logs[t]);
+	}
+	for (int t = 0; t < SPAN_THREADS; t++) {
+		pthread_join(threads[t], NULL);
+		totals[0] += logs[t].totals[0];
+		totals[1] += logs[t].totals[1];
+		print_log(&logs[t]);
+	}
+	outside_stop = 1;
+	pthread_join(out, NULL);
+	printf("total 0 %lld\ntotal 1 %lld\noutside_tid %d\n", totals[0], totals[1], outside_tid);
+	printf("cpu_s=%.6f\n", clock_ns(CLOCK_PROCESS_CPUTIME_ID) / 1e9);
+	fflush(stdout);
+	return 0;
+}
