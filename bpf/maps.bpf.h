@@ -75,4 +75,14 @@
 		__type(value, __u8);                           \
 	} target_pids SEC(".maps")
 
+/* Interpreter stacks (struct py_stack: CPython or CRuby frames) of a window slot, by hash;
+ * python_frames.bpf.c defines both slots, ruby_frames.bpf.c declares them. */
+#define PY_STACK_MAP(name)                                       \
+	struct {                                                 \
+		__uint(type, BPF_MAP_TYPE_HASH);                 \
+		__uint(max_entries, SPANPROF_DEFAULT_PY_STACKS); \
+		__type(key, __u64);                              \
+		__type(value, struct py_stack);                  \
+	} name SEC(".maps")
+
 #endif /* SPANPROF_MAPS_BPF_H */
