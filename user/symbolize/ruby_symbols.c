@@ -153,8 +153,7 @@ static int read_lines(int fd, const struct ruby_offsets *off, uint64_t body, str
 	if (err || read_mem(fd, body + off->insns_size, &n, sizeof(n)) ||
 	    read_mem(fd, body + off->body_iseq_size, &iseq_size, sizeof(iseq_size)))
 		return -EFAULT;
-	if (!entries || !n || n > MAX_INSN_ENTRIES || iseq_size > MAX_ISEQ_SIZE ||
-	    (n > 1 && !succ))
+	if (!entries || !n || n > MAX_INSN_ENTRIES || iseq_size > MAX_ISEQ_SIZE || (n > 1 && !succ))
 		return 0;
 	bytes = (size_t)n * off->insn_entry_size;
 	e->entries = malloc(bytes);
@@ -218,8 +217,8 @@ static struct iseq_entry *load_entry(struct ruby_symbols *rs, pid_t pid,
 	return e;
 }
 
-static struct iseq_entry *lookup(struct ruby_symbols *rs, pid_t pid,
-				 const struct ruby_offsets *off, const struct py_frame *f)
+static struct iseq_entry *lookup(struct ruby_symbols *rs, pid_t pid, const struct ruby_offsets *off,
+				 const struct py_frame *f)
 {
 	uint64_t k2 = (uint64_t)(uint32_t)pid << 32 | f->firstlineno;
 	struct lru_node *n = lru_find(&rs->cache, f->code, k2);

@@ -102,7 +102,8 @@ static void find_dtpmod(Elf *elf, struct ruby_elf *out)
 		n = sh.sh_size / sh.sh_entsize;
 		for (i = 0; i < n; i++) {
 			if (!gelf_getrela(data, i, &r) ||
-			    GELF_R_TYPE(r.r_info) != R_X86_64_DTPMOD64 || !names_ec(elf, symscn, &r))
+			    GELF_R_TYPE(r.r_info) != R_X86_64_DTPMOD64 ||
+			    !names_ec(elf, symscn, &r))
 				continue;
 			out->dtpmod_got = r.r_offset;
 			break;

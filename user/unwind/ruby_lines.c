@@ -37,7 +37,8 @@ int ruby_succ_lookup(const uint8_t *table, size_t len, uint32_t pos)
 		return (load_u64(table + at) >> ((pos % 9) * 7)) & 0x7f;
 	}
 	pos -= RUBY_SUCC_IMM_POSITIONS;
-	at = RUBY_SUCC_IMM_BYTES + (size_t)(pos / RUBY_SUCC_BLOCK_POSITIONS) * RUBY_SUCC_BLOCK_BYTES;
+	at = RUBY_SUCC_IMM_BYTES +
+	     (size_t)(pos / RUBY_SUCC_BLOCK_POSITIONS) * RUBY_SUCC_BLOCK_BYTES;
 	if (at + RUBY_SUCC_BLOCK_BYTES > len)
 		return -1;
 	block = table + at;
@@ -52,8 +53,8 @@ int ruby_succ_lookup(const uint8_t *table, size_t len, uint32_t pos)
 	return (int)(rank + small_rank + __builtin_popcountll(bits));
 }
 
-int ruby_line_for(const uint8_t *table, size_t table_len, const uint8_t *entries,
-		  size_t entry_size, uint32_t nentries, uint32_t pos)
+int ruby_line_for(const uint8_t *table, size_t table_len, const uint8_t *entries, size_t entry_size,
+		  uint32_t nentries, uint32_t pos)
 {
 	int32_t line;
 	int idx;

@@ -24,7 +24,7 @@ int ruby_succ_lookup(const uint8_t *table, size_t len, uint32_t pos);
 /* The line of position pos: entries holds nentries iseq_insn_info_entry of entry_size bytes
  * (int line_no first); table may be NULL when nentries <= 1. Returns the line, or 0 when the
  * data does not give one. */
-int ruby_line_for(const uint8_t *table, size_t table_len, const uint8_t *entries,
-		  size_t entry_size, uint32_t nentries, uint32_t pos);
+int ruby_line_for(const uint8_t *table, size_t table_len, const uint8_t *entries, size_t entry_size,
+		  uint32_t nentries, uint32_t pos);
 
 #endif /* SPANPROF_RUBY_LINES_H */

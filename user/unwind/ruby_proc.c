@@ -80,8 +80,8 @@ static int read_modid(const char *proc_root, pid_t pid, uint64_t addr, uint64_t 
 
 /* How BPF reaches the thread's execution context: ruby_current_ec through the dtv (3.0+), or
  * the 2.x global. Returns 0, -ENOTSUP (out->why set) or read_modid()'s error. */
-static int set_ec_access(const char *proc_root, pid_t pid, const struct ruby_elf *re,
-			 uint64_t bias, struct ruby_proc *out)
+static int set_ec_access(const char *proc_root, pid_t pid, const struct ruby_elf *re, uint64_t bias,
+			 struct ruby_proc *out)
 {
 	uint64_t modid = EXEC_TLS_MODID;
 	int err;
