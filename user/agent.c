@@ -176,6 +176,13 @@ static void queue_scan(struct agent *a, pid_t pid)
 		loader_scan_done(a->loader, pid); /* let a later event try again */
 }
 
+/* What the agent knows of an exited process's interpreter; its samples no longer need it. */
+static void forget_interpreters(struct agent *a, pid_t pid)
+{
+	python_procs_forget(a->pyprocs, pid);
+	ruby_procs_forget(a->rbprocs, pid);
+}
+
 static int on_proc_event(void *ctx, void *data, size_t size)
 {
 	const struct spanprof_proc_event *ev = data;
@@ -186,11 +193,12 @@ static int on_proc_event(void *ctx, void *data, size_t size)
 	if (ev->type == SPANPROF_PROC_EXIT) {
 		hook_registry_forget_pid(a->hooks, ev->pid);
 		unwind_forget_pid(a->unwind, ev->pid);
-		python_procs_forget(a->pyprocs, ev->pid);
-		ruby_procs_forget(a->rbprocs, ev->pid);
 		loader_set_rb_proc(a->loader, ev->pid, NULL);
 		loader_set_py_proc(a->loader, ev->pid, NULL);
-		proc_table_mark_exited(a->procs, ev->pid);
+		/* A process with samples keeps its interpreter until they are drained (its frames
+		 * are named then); forget_exited() drops it with the rest. */
+		if (!proc_table_mark_exited(a->procs, ev->pid))
+			forget_interpreters(a, ev->pid);
 	} else if (ev->type == SPANPROF_PROC_EXEC && size >= sizeof(struct spanprof_exec_event)) {
 		on_exec(a, data);
 		queue_scan(a, ev->pid);
@@ -207,6 +215,7 @@ static void forget_exited(void *ctx, pid_t pid)
 	struct agent *a = ctx;
 
 	symcache_forget_pid(a->symcache, pid);
+	forget_interpreters(a, pid);
 }
 
 /* One drained sample through the later stages: symbolized, then aggregated. */
