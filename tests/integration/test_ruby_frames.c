@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* End to end with real BPF and Debian's ruby: a script alternates two spans through the
  * project's Ruby binding, each running a named method that calls a hot one (handle_order ->
- * parse_order, handle_cart -> price_cart). The profiles must show, read by BPF from the
- * interpreter's control frames, each span's Ruby methods in call order with the script's path
- * and a line of the hot method, under the right span. One agent, watching only that process. */
+ * parse_order, handle_cart -> price_cart); then two threads run one span each, one of them in a
+ * C extension (Zlib.crc32). The profiles must show, read by BPF from the interpreter's control
+ * frames, each span's Ruby methods in call order with the script's path and a line of the hot
+ * method, under the right span; each thread its own stack; the extension's native frames (libz)
+ * under the Ruby method that called it. One agent per run, watching only that process. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <setjmp.h>
@@ -24,6 +26,7 @@
 #define SPAN_2 "5a5a000000000002"
 #define SCRIPT "rb_spans.rb"
 #define SECONDS "3"
+#define NATIVE_LIB "/libz.so"
 #define MIN_SHOWN 0.95
 
 /* One span's expectations: its Ruby call chain (innermost first, consecutive frames), the hot
@@ -36,6 +39,9 @@ struct span_check {
 	uint64_t shown; /* ... whose stack has the chain in order, with path and a hot line */
 	uint64_t hot_samples; /* samples whose stack has chain[0], any span */
 	uint64_t hot_right_span; /* ... labelled with this span */
+	uint64_t hot_other_span; /* ... labelled with another span */
+	const char *native_lib; /* the library the hot method's C call runs in, or NULL */
+	uint64_t native_leaf; /* shown samples whose leaf frame is in native_lib */
 };
 
 static int ends_with(const char *s, const char *suffix)
@@ -55,6 +61,17 @@ static const Perftools__Profiles__Line *frame_line(const Perftools__Profiles__Pr
 		return NULL;
 	loc = pprof_location(p, s->location_id[depth]);
 	return loc && loc->n_line ? loc->line[0] : NULL;
+}
+
+/* The file of the mapping of the sample's leaf frame. */
+static const char *leaf_mapping(const Perftools__Profiles__Profile *p,
+				const Perftools__Profiles__Sample *s)
+{
+	const Perftools__Profiles__Location *loc =
+		s->n_location_id ? pprof_location(p, s->location_id[0]) : NULL;
+	const Perftools__Profiles__Mapping *m = loc ? pprof_mapping(p, loc->mapping_id) : NULL;
+
+	return m ? pprof_str(p, m->filename) : NULL;
 }
 
 static int shows_chain(const Perftools__Profiles__Profile *p, const Perftools__Profiles__Sample *s,
@@ -77,6 +94,24 @@ static int shows_chain(const Perftools__Profiles__Profile *p, const Perftools__P
 	return 1;
 }
 
+static void count_sample(const Perftools__Profiles__Profile *p,
+			 const Perftools__Profiles__Sample *s, struct span_check *c,
+			 const char *span, uint64_t w)
+{
+	int mine = span && !strcmp(span, c->span), shown = mine && shows_chain(p, s, c);
+	const char *leaf = leaf_mapping(p, s);
+
+	c->span_samples += mine ? w : 0;
+	c->shown += shown ? w : 0;
+	if (shown && c->native_lib && leaf && strstr(leaf, c->native_lib))
+		c->native_leaf += w;
+	if (!pprof_sample_has_function(p, s, c->chain[0]))
+		return;
+	c->hot_samples += w;
+	c->hot_right_span += mine ? w : 0;
+	c->hot_other_span += span && !mine ? w : 0;
+}
+
 static void count_file(const char *path, struct span_check *checks, size_t n, uint64_t *total)
 {
 	Perftools__Profiles__Profile *p = pprof_file_read(path);
@@ -91,16 +126,8 @@ static void count_file(const char *path, struct span_check *checks, size_t n, ui
 		w = s->n_value && p->period > 0 ? s->value[0] / p->period : 0;
 		span = pprof_sample_label(p, s, "span_id");
 		*total += w;
-		for (k = 0; k < n; k++) {
-			int mine = span && !strcmp(span, checks[k].span);
-
-			checks[k].span_samples += mine ? w : 0;
-			checks[k].shown += mine && shows_chain(p, s, &checks[k]) ? w : 0;
-			if (!pprof_sample_has_function(p, s, checks[k].chain[0]))
-				continue;
-			checks[k].hot_samples += w;
-			checks[k].hot_right_span += mine ? w : 0;
-		}
+		for (k = 0; k < n; k++)
+			count_sample(p, s, &checks[k], span, w);
 	}
 	pprof_file_free(p);
 }
@@ -130,31 +157,44 @@ static int count_profiles(const char *dir, const char *service, struct span_chec
 static void assert_span(const struct span_check *c)
 {
 	printf("    %s: %llu span samples, %llu with %s <- %s <- ... and a hot line; %s in %llu "
-	       "samples, %llu of them in its span\n",
+	       "samples, %llu in its span, %llu in another\n",
 	       c->span, (unsigned long long)c->span_samples, (unsigned long long)c->shown,
 	       c->chain[0], c->chain[1], c->chain[0], (unsigned long long)c->hot_samples,
-	       (unsigned long long)c->hot_right_span);
+	       (unsigned long long)c->hot_right_span, (unsigned long long)c->hot_other_span);
 	assert_true(c->span_samples >= PROFILED_MIN_SAMPLES);
 	assert_true(c->shown >= MIN_SHOWN * c->span_samples);
 	assert_true(c->hot_right_span >= MIN_SHOWN * c->hot_samples);
+	/* A thread's method never shows under another thread's span: each its own stack. */
+	assert_int_equal(c->hot_other_span, 0);
+	if (!c->native_lib)
+		return;
+	printf("    %s: %llu of those samples in %s's native code\n", c->span,
+	       (unsigned long long)c->native_leaf, c->native_lib + 1);
+	assert_true(c->native_leaf >= 0.5 * c->shown);
 }
 
-static void test_debian_ruby_methods_in_spans(void **state)
+static int can_run(void)
 {
-	struct span_check checks[] = {
-		{ .span = SPAN_1,
-		  .chain = { "parse_order", "handle_order", "block in <main>", "in_span" },
-		  .first_line = 17,
-		  .last_line = 25 },
-		{ .span = SPAN_2,
-		  .chain = { "price_cart", "handle_cart", "block in <main>", "in_span" },
-		  .first_line = 29,
-		  .last_line = 37 },
-	};
+	if (!agent_proc_can_run())
+		return 0;
+	if (access("/usr/bin/ruby", X_OK)) {
+		printf("  skip: no /usr/bin/ruby (scripts/setup-debian.sh installs it)\n");
+		return 0;
+	}
+#if defined(__SANITIZE_ADDRESS__)
+	printf("  skip: ruby cannot load the ASan-built hook library (make test runs this)\n");
+	return 0;
+#endif
+	return 1;
+}
+
+/* Runs the workload in mode under its own agent and counts its profiles into checks[0..1]. */
+static void run_ruby(const char *mode, struct span_check *checks)
+{
 	char env_service[96], env_lib[4400], env_rb[4400], service[64], *dir;
 	const char *env[] = { env_service, env_lib, env_rb, NULL };
-	const char *wargv[] = { "/usr/bin/ruby", build_path("../tests/workloads/" SCRIPT), SECONDS,
-				NULL };
+	const char *wargv[] = { "/usr/bin/ruby", build_path("../tests/workloads/" SCRIPT), mode,
+				SECONDS, NULL };
 	const char *args[] = { "--output", NULL, "--interval", "1", NULL };
 	struct profiled_run r = { .agent_args = args,
 				  .workload_argv = wargv,
@@ -163,17 +203,6 @@ static void test_debian_ruby_methods_in_spans(void **state)
 	uint64_t total = 0;
 	int files;
 
-	(void)state;
-	if (!agent_proc_can_run())
-		skip();
-	if (access("/usr/bin/ruby", X_OK)) {
-		printf("  skip: no /usr/bin/ruby (scripts/setup-debian.sh installs it)\n");
-		skip();
-	}
-#if defined(__SANITIZE_ADDRESS__)
-	printf("  skip: ruby cannot load the ASan-built hook library (make test runs this)\n");
-	skip();
-#endif
 	dir = tmpdir_new("it-rb");
 	assert_non_null(dir);
 	r.dir = args[1] = dir;
@@ -184,19 +213,62 @@ static void test_debian_ruby_methods_in_spans(void **state)
 	assert_int_equal(profiled_run(&r), 0);
 	assert_true(agent_proc_log_contains(&r.agent, "reading CRuby"));
 	files = count_profiles(dir, service, checks, 2, &total);
-	printf("  ruby: %.2f CPU s, %llu samples in %d profiles\n", r.cpu_s,
+	printf("  ruby %s: %.2f CPU s, %llu samples in %d profiles\n", mode, r.cpu_s,
 	       (unsigned long long)total, files);
 	assert_true(files > 0);
 	assert_true(total <= PROFILED_RATE_MAX * PROFILED_HZ * r.cpu_s);
+	tmpdir_remove(dir);
+}
+
+static void test_debian_ruby_methods_in_spans(void **state)
+{
+	struct span_check checks[] = {
+		{ .span = SPAN_1,
+		  .chain = { "parse_order", "handle_order", "block in <main>", "in_span" },
+		  .first_line = 21,
+		  .last_line = 29 },
+		{ .span = SPAN_2,
+		  .chain = { "price_cart", "handle_cart", "block in <main>", "in_span" },
+		  .first_line = 33,
+		  .last_line = 41 },
+	};
+
+	(void)state;
+	if (!can_run())
+		skip();
+	run_ruby("spans", checks);
 	assert_span(&checks[0]);
 	assert_span(&checks[1]);
-	tmpdir_remove(dir);
+}
+
+/* Two threads, a span each: each thread's own stack; the C extension's frames under its caller. */
+static void test_debian_ruby_threads_and_c_extension(void **state)
+{
+	struct span_check checks[] = {
+		{ .span = SPAN_1,
+		  .chain = { "parse_order", "block in thread_one", "in_span", "thread_one" },
+		  .first_line = 21,
+		  .last_line = 29 },
+		{ .span = SPAN_2,
+		  .chain = { "checksum_cart", "block in thread_two", "in_span", "thread_two" },
+		  .first_line = 45,
+		  .last_line = 47,
+		  .native_lib = NATIVE_LIB },
+	};
+
+	(void)state;
+	if (!can_run())
+		skip();
+	run_ruby("threads", checks);
+	assert_span(&checks[0]);
+	assert_span(&checks[1]);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_debian_ruby_methods_in_spans),
+		cmocka_unit_test(test_debian_ruby_threads_and_c_extension),
 	};
 
 	return cmocka_run_group_tests_name("ruby_frames", tests, NULL, NULL);
