@@ -42,6 +42,8 @@ struct span_check {
 	uint64_t hot_other_span; /* ... labelled with another span */
 	const char *native_lib; /* the library the hot method's C call runs in, or NULL */
 	uint64_t native_leaf; /* shown samples whose leaf frame is in native_lib */
+	const char *callee; /* the C method chain[0] calls there (named from the ID), or NULL */
+	uint64_t callee_shown; /* native_leaf samples with callee right inside chain[0] */
 };
 
 static int ends_with(const char *s, const char *suffix)
@@ -74,6 +76,15 @@ static const char *leaf_mapping(const Perftools__Profiles__Profile *p,
 	return m ? pprof_str(p, m->filename) : NULL;
 }
 
+static int frame_named(const Perftools__Profiles__Profile *p, const Perftools__Profiles__Sample *s,
+		       long depth, const char *name)
+{
+	const Perftools__Profiles__Line *l = frame_line(p, s, depth);
+	const Perftools__Profiles__Function *f = l ? pprof_function(p, l->function_id) : NULL;
+
+	return f && !strcmp(pprof_str(p, f->name) ?: "", name);
+}
+
 static int shows_chain(const Perftools__Profiles__Profile *p, const Perftools__Profiles__Sample *s,
 		       const struct span_check *c)
 {
@@ -103,8 +114,13 @@ static void count_sample(const Perftools__Profiles__Profile *p,
 
 	c->span_samples += mine ? w : 0;
 	c->shown += shown ? w : 0;
-	if (shown && c->native_lib && leaf && strstr(leaf, c->native_lib))
+	if (shown && c->native_lib && leaf && strstr(leaf, c->native_lib)) {
 		c->native_leaf += w;
+		if (c->callee &&
+		    frame_named(p, s, pprof_sample_function_depth(p, s, c->chain[0], 0) - 1,
+				c->callee))
+			c->callee_shown += w;
+	}
 	if (!pprof_sample_has_function(p, s, c->chain[0]))
 		return;
 	c->hot_samples += w;
@@ -171,6 +187,9 @@ static void assert_span(const struct span_check *c)
 	printf("    %s: %llu of those samples in %s's native code\n", c->span,
 	       (unsigned long long)c->native_leaf, c->native_lib + 1);
 	assert_true(c->native_leaf >= 0.5 * c->shown);
+	printf("    %s: %llu of those with the C method %s named right inside %s\n", c->span,
+	       (unsigned long long)c->callee_shown, c->callee, c->chain[0]);
+	assert_true(c->callee_shown >= MIN_SHOWN * c->native_leaf);
 }
 
 static int can_run(void)
@@ -253,7 +272,8 @@ static void test_debian_ruby_threads_and_c_extension(void **state)
 		  .chain = { "checksum_cart", "block in thread_two", "in_span", "thread_two" },
 		  .first_line = 45,
 		  .last_line = 47,
-		  .native_lib = NATIVE_LIB },
+		  .native_lib = NATIVE_LIB,
+		  .callee = "crc32" },
 	};
 
 	(void)state;

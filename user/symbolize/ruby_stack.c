@@ -49,7 +49,8 @@ void ruby_stack_merge(struct stack_resolve *r, struct ruby_symbols *rs, pid_t pi
 	for (i = 0; i < n; i++) {
 		memset(&f, 0, sizeof(f));
 		f.nlines = 1;
-		ruby_symbols_resolve(rs, pid, proc->off, &rb->frames[i], &f.lines[0]);
+		ruby_symbols_resolve(rs, pid, proc->off, proc->global_symbols, &rb->frames[i],
+				     &f.lines[0]);
 		f.addr = frame_address(&f.lines[0]);
 		at = (run < npos ? pos[run] : end) + inserted;
 		/* Within a run, each frame goes below (outer than) the one before it. */

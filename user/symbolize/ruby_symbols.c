@@ -17,8 +17,12 @@
 #define MAX_INSN_ENTRIES 16384
 #define MAX_ISEQ_SIZE (1u << 20)
 
+/* k2 of a C function's name: IDs are never freed, so (pid, ID) names it for the process's life. */
+#define CFUNC_KEY(pid) ((uint64_t)(uint32_t)(pid) << 32 | 0xffffffffu)
+
 struct iseq_entry {
-	struct lru_node node; /* k1 = iseq address, k2 = pid << 32 | raw first_lineno */
+	struct lru_node node; /* k1 = iseq address, k2 = pid << 32 | raw first_lineno; or k1 = ID,
+			       * k2 = CFUNC_KEY(pid): then label is the method's name */
 	uint32_t check;
 	int first_line;
 	char label[LABEL_MAX_LEN];
@@ -139,6 +143,47 @@ static int read_path(int fd, const struct ruby_offsets *off, uint64_t pathobj, c
 	return err ? err : read_rstring(fd, off, first, out, size);
 }
 
+/* Element i of an Array. Returns 0 or -EINVAL (not an Array, or too short). */
+static int read_ary_elem(int fd, const struct ruby_offsets *off, uint64_t ary, uint64_t i,
+			 uint64_t *out)
+{
+	uint64_t flags, len, ptr;
+	int err = 0;
+
+	flags = read_u64(fd, ary, &err);
+	if (err || (flags & RUBY_T_MASK) != RUBY_T_ARRAY)
+		return -EINVAL;
+	if (flags & RUBY_FL_USER1) { /* RARRAY_EMBED_FLAG */
+		len = (flags >> RUBY_ARY_EMBED_LEN_SHIFT) & off->ary_embed_len_mask;
+		ptr = ary + RUBY_ARY_EMBED;
+	} else {
+		len = read_u64(fd, ary + RUBY_ARY_HEAP_LEN, &err);
+		ptr = read_u64(fd, ary + RUBY_ARY_HEAP_PTR, &err);
+	}
+	if (err || i >= len)
+		return -EINVAL;
+	*out = read_u64(fd, ptr + 8 * i, &err);
+	return err;
+}
+
+/* The name of ID id from the interpreter's symbol table at gs (symbol.c get_id_serial_entry). */
+static int read_id_name(int fd, const struct ruby_offsets *off, uint64_t gs, uint64_t id, char *out,
+			size_t size)
+{
+	uint64_t serial = id > RUBY_LAST_OP_ID ? id >> RUBY_ID_SCOPE_SHIFT : id, ids, chunk, str;
+	uint32_t last_id;
+	int err = 0;
+
+	if (read_mem(fd, gs + RUBY_SYMBOLS_LAST_ID, &last_id, sizeof(last_id)) || !serial ||
+	    serial > last_id)
+		return -ENOENT;
+	ids = read_u64(fd, gs + RUBY_SYMBOLS_IDS, &err);
+	if (err || read_ary_elem(fd, off, ids, serial / RUBY_ID_ENTRY_UNIT, &chunk) ||
+	    read_ary_elem(fd, off, chunk, (serial % RUBY_ID_ENTRY_UNIT) * RUBY_ID_ENTRY_SIZE, &str))
+		return -ENOENT;
+	return read_rstring(fd, off, str, out, size);
+}
+
 /* The line table: insns_info entries and, for more than one entry, the succ index table. Too
  * large or unreadable tables are left out (the first line is shown). */
 static int read_lines(int fd, const struct ruby_offsets *off, uint64_t body, struct iseq_entry *e)
@@ -192,8 +237,10 @@ static int fill_entry(int fd, const struct ruby_offsets *off, const struct py_fr
 	return read_lines(fd, off, body, e);
 }
 
+/* gs: the symbol table, for a C function's frame. */
 static struct iseq_entry *load_entry(struct ruby_symbols *rs, pid_t pid,
-				     const struct ruby_offsets *off, const struct py_frame *f)
+				     const struct ruby_offsets *off, uint64_t gs,
+				     const struct py_frame *f)
 {
 	struct iseq_entry *e = calloc(1, sizeof(*e));
 	char path[64];
@@ -203,7 +250,12 @@ static struct iseq_entry *load_entry(struct ruby_symbols *rs, pid_t pid,
 		return NULL;
 	snprintf(path, sizeof(path), "%s/%d/mem", rs->proc_root, (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	err = fd < 0 ? -errno : fill_entry(fd, off, f, e);
+	if (fd < 0)
+		err = -errno;
+	else if (f->flags & SPANPROF_RB_FRAME_CFUNC)
+		err = read_id_name(fd, off, gs, f->code, e->label, sizeof(e->label));
+	else
+		err = fill_entry(fd, off, f, e);
 	if (fd >= 0)
 		close(fd);
 	if (err) {
@@ -218,9 +270,11 @@ static struct iseq_entry *load_entry(struct ruby_symbols *rs, pid_t pid,
 }
 
 static struct iseq_entry *lookup(struct ruby_symbols *rs, pid_t pid, const struct ruby_offsets *off,
-				 const struct py_frame *f)
+				 uint64_t gs, const struct py_frame *f)
 {
-	uint64_t k2 = (uint64_t)(uint32_t)pid << 32 | f->firstlineno;
+	uint64_t k2 = f->flags & SPANPROF_RB_FRAME_CFUNC ?
+			      CFUNC_KEY(pid) :
+			      (uint64_t)(uint32_t)pid << 32 | f->firstlineno;
 	struct lru_node *n = lru_find(&rs->cache, f->code, k2);
 	struct iseq_entry *e;
 
@@ -232,7 +286,7 @@ static struct iseq_entry *lookup(struct ruby_symbols *rs, pid_t pid, const struc
 	if (n)
 		drop_entry(rs, n);
 	rs->stats.misses++;
-	e = load_entry(rs, pid, off, f);
+	e = load_entry(rs, pid, off, gs, f);
 	if (!e)
 		return NULL;
 	if (rs->cache.count >= rs->max_entries && (n = lru_oldest(&rs->cache))) {
@@ -245,8 +299,17 @@ static struct iseq_entry *lookup(struct ruby_symbols *rs, pid_t pid, const struc
 	return e;
 }
 
+/* A C function: its method's name, or the placeholder. */
+static void resolve_cfunc(struct ruby_symbols *rs, pid_t pid, const struct ruby_offsets *off,
+			  uint64_t gs, const struct py_frame *f, struct sym_line *line)
+{
+	struct iseq_entry *e = gs && f->code ? lookup(rs, pid, off, gs, f) : NULL;
+
+	line->function = e ? e->label : RUBY_CFUNC_PLACEHOLDER;
+}
+
 void ruby_symbols_resolve(struct ruby_symbols *rs, pid_t pid, const struct ruby_offsets *off,
-			  const struct py_frame *f, struct sym_line *line)
+			  uint64_t global_symbols, const struct py_frame *f, struct sym_line *line)
 {
 	uint64_t stale_before = rs->stats.stale;
 	struct iseq_entry *e;
@@ -254,10 +317,10 @@ void ruby_symbols_resolve(struct ruby_symbols *rs, pid_t pid, const struct ruby_
 
 	memset(line, 0, sizeof(*line));
 	if (f->flags & SPANPROF_RB_FRAME_CFUNC) {
-		line->function = RUBY_CFUNC_PLACEHOLDER;
+		resolve_cfunc(rs, pid, off, global_symbols, f, line);
 		return;
 	}
-	e = lookup(rs, pid, off, f);
+	e = lookup(rs, pid, off, global_symbols, f);
 	if (!e) {
 		line->function = rs->stats.stale != stale_before ? "[ruby code gone]" :
 								   "[ruby code unreadable]";

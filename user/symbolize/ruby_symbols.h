@@ -15,8 +15,8 @@
 #include "unwind/ruby_offsets.h"
 #include "util/frame.h"
 
-/* A C function's frame when its name cannot be read (the build does not export
- * ruby_global_symbols, as Debian's does not). */
+/* A C function's frame when its name cannot be read (ruby_global_symbols not found, or the ID
+ * not in it). */
 #define RUBY_CFUNC_PLACEHOLDER "[ruby C function]"
 
 struct ruby_symbols;
@@ -32,10 +32,11 @@ struct ruby_symbols *ruby_symbols_new(const char *proc_root, size_t max_entries)
 void ruby_symbols_free(struct ruby_symbols *rs);
 
 /* Fills *line (label, path, line) for frame f of pid, a CRuby with offsets off. C functions
- * give RUBY_CFUNC_PLACEHOLDER; unreadable or stale iseqs "[ruby code gone]" / "[ruby code
+ * give their method's name, read from the symbol table at global_symbols (0: none), else
+ * RUBY_CFUNC_PLACEHOLDER; unreadable or stale iseqs "[ruby code gone]" / "[ruby code
  * unreadable]", with no file. Strings stay valid until the next call. */
 void ruby_symbols_resolve(struct ruby_symbols *rs, pid_t pid, const struct ruby_offsets *off,
-			  const struct py_frame *f, struct sym_line *line);
+			  uint64_t global_symbols, const struct py_frame *f, struct sym_line *line);
 
 void ruby_symbols_get_stats(const struct ruby_symbols *rs, struct ruby_symbols_stats *out);
 

@@ -16,9 +16,13 @@
 #define EC_SYMBOL "ruby_current_ec"
 #define VERSION_MAX 16
 
+/* Bytes of rb_sym_all_symbols searched for the load of global_symbols.str_sym. */
+#define ALL_SYMBOLS_SCAN 64
+#define STR_SYM_OFFSET 8
+
 struct wanted_syms {
-	GElf_Sym version;
-	int have_version;
+	GElf_Sym version, all_symbols;
+	int have_version, have_all_symbols;
 };
 
 static void note_sym(struct ruby_elf *out, struct wanted_syms *w, const char *name,
@@ -27,6 +31,9 @@ static void note_sym(struct ruby_elf *out, struct wanted_syms *w, const char *na
 	if (!strcmp(name, "ruby_version") && !w->have_version) {
 		w->version = *sym;
 		w->have_version = 1;
+	} else if (!strcmp(name, "rb_sym_all_symbols") && !w->have_all_symbols) {
+		w->all_symbols = *sym;
+		w->have_all_symbols = 1;
 	} else if (!strcmp(name, EC_SYMBOL) && GELF_ST_TYPE(sym->st_info) == STT_TLS) {
 		out->has_tls_ec = 1;
 		out->tls_ec_offset = sym->st_value;
@@ -132,6 +139,27 @@ static int read_vaddr(Elf *elf, int fd, uint64_t vaddr, void *buf, size_t len)
 	return -ENOEXEC;
 }
 
+/* rb_sym_all_symbols starts by reading global_symbols.str_sym (after the VM lock's check of the
+ * main ractor): each `mov disp32(%rip), %r64` (REX.W 8b /r, ModRM mod 00 rm 101) in its first
+ * bytes gives a candidate. */
+static void guess_global_symbols(Elf *elf, int fd, const GElf_Sym *fn, struct ruby_elf *out)
+{
+	uint8_t code[ALL_SYMBOLS_SCAN];
+	size_t len = fn->st_size && fn->st_size < sizeof(code) ? fn->st_size : sizeof(code);
+	int32_t disp;
+	size_t i;
+
+	if (read_vaddr(elf, fd, fn->st_value, code, len))
+		return;
+	for (i = 0; i + 7 <= len && out->nguesses < RUBY_ELF_MAX_GUESSES; i++) {
+		if ((code[i] & 0xfb) != 0x48 || code[i + 1] != 0x8b || (code[i + 2] & 0xc7) != 0x05)
+			continue;
+		memcpy(&disp, code + i + 3, sizeof(disp));
+		out->global_symbols_guess[out->nguesses++] =
+			fn->st_value + i + 7 + (int64_t)disp - STR_SYM_OFFSET;
+	}
+}
+
 /* PT_LOAD segments (for the bias) and whether the file is a program (PT_INTERP or ET_EXEC). */
 static void note_phdrs(Elf *elf, struct ruby_elf *out)
 {
@@ -213,6 +241,8 @@ int ruby_elf_read(int fd, struct ruby_elf *out)
 	note_phdrs(elf, out);
 	if (out->has_tls_ec)
 		find_dtpmod(elf, out);
+	if (!out->global_symbols && w.have_all_symbols)
+		guess_global_symbols(elf, fd, &w.all_symbols, out);
 out:
 	elf_end(elf);
 	return err;

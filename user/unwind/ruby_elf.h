@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #define RUBY_ELF_MAX_LOADS 8
+#define RUBY_ELF_MAX_GUESSES 4
 
 struct ruby_elf {
 	int major, minor, patch; /* from the ruby_version string ("3.1.7") */
@@ -18,6 +19,11 @@ struct ruby_elf {
 	uint64_t dtpmod_got; /* vaddr of the R_X86_64_DTPMOD64 slot for it; 0 when none */
 	uint64_t ec_ptr_vaddr; /* ruby_current_execution_context_ptr (2.x); 0 when absent */
 	uint64_t global_symbols; /* ruby_global_symbols (C function names); 0 when absent */
+	/* Where ruby_global_symbols may be when it is not exported (Debian): the targets of the
+	 * first RIP-relative loads in rb_sym_all_symbols, less 8 (the load of its str_sym). To be
+	 * checked against process memory before use. */
+	uint64_t global_symbols_guess[RUBY_ELF_MAX_GUESSES];
+	int nguesses;
 	uint64_t exec_lo, exec_hi; /* rb_vm_exec [lo, hi) as file vaddrs; 0 when absent */
 	struct {
 		uint64_t vaddr, offset, filesz;

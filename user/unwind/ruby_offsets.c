@@ -5,7 +5,8 @@
 #include "unwind/ruby_offsets.h"
 
 /* Ruby 3.2 moved insns_info 8 bytes down (RVARGC) and made first_lineno an int and strings
- * carry their length at +16 with embedded bytes at +24. cfp_size: 3.1/3.2 have jit_return. */
+ * carry their length at +16 with embedded bytes at +24 and embedded arrays up to 7 bits of
+ * length. cfp_size: 3.1/3.2 have jit_return. */
 #define RB_OFFSETS(maj, min, ok, cfp, old, entry)                                      \
 	{                                                                              \
 		.major = (maj), .minor = (min), .tested = (ok),                        \
@@ -13,7 +14,8 @@
 		.iseq_body = 16, .body_iseq_size = 4, .insns_body = (old) ? 120 : 112, \
 		.insns_size = (old) ? 136 : 128, .insns_succ = (old) ? 144 : 136,      \
 		.insn_entry_size = (entry), .first_lineno_fixnum = (old),              \
-		.str_embed_data = (old) ? 16 : 24, .str_embed_len_in_flags = (old)     \
+		.str_embed_data = (old) ? 16 : 24, .str_embed_len_in_flags = (old),    \
+		.ary_embed_len_mask = (old) ? 0x3 : 0x7f                               \
 	}
 
 static const struct ruby_offsets table[] = {

@@ -23,6 +23,8 @@ struct ruby_offsets {
 	/* RString: bytes of an embedded string; embedded length in flags (<= 3.1) or at +16 */
 	uint16_t str_embed_data;
 	int str_embed_len_in_flags;
+	/* RArray: length of an embedded array, (flags >> 15) & this (2 bits before 3.2's RVARGC) */
+	uint16_t ary_embed_len_mask;
 };
 
 /* The offsets of CRuby major.minor, or NULL when that version is not supported. */
@@ -42,5 +44,16 @@ const struct ruby_offsets *ruby_offsets_for(int major, int minor);
 #define RUBY_STR_HEAP_PTR 24
 #define RUBY_ARY_EMBED 16
 #define RUBY_ARY_HEAP_PTR 32
+#define RUBY_ARY_HEAP_LEN 16
+#define RUBY_ARY_EMBED_LEN_SHIFT 15
+/* rb_symbols_t (ruby_global_symbols): {u32 last_id; st_table *str_sym; VALUE ids; ...}; ids is
+ * an Array of Arrays of ID_ENTRY_UNIT [String, Symbol] pairs, indexed by the ID's serial:
+ * id >> 4 (ID_SCOPE_SHIFT), or the ID itself for operators (id <= tLAST_OP_ID). */
+#define RUBY_SYMBOLS_LAST_ID 0
+#define RUBY_SYMBOLS_IDS 16
+#define RUBY_ID_ENTRY_UNIT 512
+#define RUBY_ID_ENTRY_SIZE 2
+#define RUBY_ID_SCOPE_SHIFT 4
+#define RUBY_LAST_OP_ID 0xa9
 
 #endif /* SPANPROF_RUBY_OFFSETS_H */

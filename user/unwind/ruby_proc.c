@@ -15,6 +15,8 @@
 #define EXEC_TLS_MODID 1
 /* Module ids beyond this are not a loaded library's (glibc's dtv grows in small steps). */
 #define MAX_TLS_MODID 4096
+/* More symbols than a Ruby process interns: the candidate is not rb_symbols_t. */
+#define MAX_SYMBOL_SERIAL (1u << 24)
 
 static const char *base_name(const char *path)
 {
@@ -58,8 +60,7 @@ static int read_interpreter(const char *proc_root, pid_t pid, const struct proc_
 	return err;
 }
 
-/* The TLS module id the dynamic linker wrote into the GOT slot at addr. */
-static int read_modid(const char *proc_root, pid_t pid, uint64_t addr, uint64_t *modid)
+static int read_mem(const char *proc_root, pid_t pid, uint64_t addr, void *buf, size_t len)
 {
 	char path[64];
 	ssize_t got;
@@ -69,10 +70,18 @@ static int read_modid(const char *proc_root, pid_t pid, uint64_t addr, uint64_t 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	got = pread(fd, modid, sizeof(*modid), (off_t)addr);
+	got = pread(fd, buf, len, (off_t)addr);
 	close(fd);
-	if (got != (ssize_t)sizeof(*modid))
-		return -EFAULT;
+	return got == (ssize_t)len ? 0 : -EFAULT;
+}
+
+/* The TLS module id the dynamic linker wrote into the GOT slot at addr. */
+static int read_modid(const char *proc_root, pid_t pid, uint64_t addr, uint64_t *modid)
+{
+	int err = read_mem(proc_root, pid, addr, modid, sizeof(*modid));
+
+	if (err)
+		return err;
 	if (!*modid)
 		return -EAGAIN;
 	return *modid > MAX_TLS_MODID ? -EINVAL : 0;
@@ -107,6 +116,39 @@ static int set_ec_access(const char *proc_root, pid_t pid, const struct ruby_elf
 	return -ENOTSUP;
 }
 
+/* Whether addr holds a live rb_symbols_t {u32 last_id; st_table *str_sym; VALUE ids; ...}: a
+ * sane serial count, a table, and an Array of ID entries. */
+static int is_global_symbols(const char *proc_root, pid_t pid, uint64_t addr)
+{
+	struct {
+		uint32_t last_id, _pad;
+		uint64_t str_sym, ids;
+	} gs;
+	uint64_t flags;
+
+	if (!addr || read_mem(proc_root, pid, addr, &gs, sizeof(gs)) || !gs.last_id ||
+	    gs.last_id > MAX_SYMBOL_SERIAL || !gs.str_sym || !gs.ids ||
+	    read_mem(proc_root, pid, gs.ids, &flags, sizeof(flags)))
+		return 0;
+	return (flags & RUBY_T_MASK) == RUBY_T_ARRAY;
+}
+
+/* ruby_global_symbols (exported, or one of the guesses that checks out), else 0. */
+static uint64_t find_global_symbols(const char *proc_root, pid_t pid, const struct ruby_elf *re,
+				    uint64_t bias)
+{
+	int i;
+
+	if (re->global_symbols)
+		return is_global_symbols(proc_root, pid, re->global_symbols + bias) ?
+			       re->global_symbols + bias :
+			       0;
+	for (i = 0; i < re->nguesses; i++)
+		if (is_global_symbols(proc_root, pid, re->global_symbols_guess[i] + bias))
+			return re->global_symbols_guess[i] + bias;
+	return 0;
+}
+
 int ruby_proc_find(const char *proc_root, pid_t pid, const struct proc_maps *maps,
 		   struct ruby_proc *out)
 {
@@ -133,8 +175,7 @@ int ruby_proc_find(const char *proc_root, pid_t pid, const struct proc_maps *map
 		out->exec_lo = re.exec_lo + bias;
 		out->exec_hi = re.exec_hi + bias;
 	}
-	if (re.global_symbols)
-		out->global_symbols = re.global_symbols + bias;
+	out->global_symbols = find_global_symbols(proc_root, pid, &re, bias);
 	out->off = ruby_offsets_for(re.major, re.minor);
 	if (!out->off) {
 		out->why = "version not in the offsets table (2.7-3.4 are)";

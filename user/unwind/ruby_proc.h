@@ -18,7 +18,7 @@ struct ruby_proc {
 	const char *why; /* with off NULL: what is unsupported */
 	struct rb_proc_info bpf; /* for rb_procs; valid when off is set */
 	uint64_t exec_lo, exec_hi; /* rb_vm_exec in process memory; 0 when unknown */
-	uint64_t global_symbols; /* ruby_global_symbols in process memory; 0 when not exported */
+	uint64_t global_symbols; /* ruby_global_symbols in process memory; 0 when not found */
 	uint64_t dev, inode; /* the interpreter file */
 	char path[256]; /* the interpreter file as maps names it */
 };

@@ -2,8 +2,9 @@
 /* Unit tests for ruby_symbols against a live Debian ruby: a script prints the addresses of its
  * own iseqs (method and block) and the line Ruby's disassembly gives each instruction; the
  * resolver, reading the process through /proc/PID/mem, must give the same label, path and
- * lines. A changed iseq at the same address is never shown under its old name; C functions
- * get the placeholder. Skipped when ruby is not installed. */
+ * lines. A changed iseq at the same address is never shown under its old name. C functions are
+ * named by their method's ID through the symbol table ruby_proc finds in the process (guessed
+ * from rb_sym_all_symbols' code on Debian), else get the placeholder. Skipped without ruby. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <setjmp.h>
@@ -18,7 +19,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "discover/proc_maps.h"
 #include "symbolize/ruby_symbols.h"
+#include "unwind/ruby_proc.h"
 #include "tmpdir.h"
 
 #define MAX_PAIRS 256
@@ -49,6 +52,9 @@ static const char script[] =
 	"m = RubyVM::InstructionSequence.of(method(:cart_total))\n"
 	"show(m)\n"
 	"m.each_child { |c| show(c) }\n"
+	"intern = Fiddle::Function.new(Fiddle.dlopen(nil)['rb_intern'], [Fiddle::TYPE_VOIDP],\n"
+	"                              Fiddle::TYPE_UINTPTR_T)\n"
+	"%w[times cart_total + clock_gettime].each { |n| puts \"id #{intern.call(n)} #{n}\" }\n"
 	"puts 'end'\n"
 	"$stdout.flush\n"
 	"$stdin.read\n";
@@ -64,6 +70,9 @@ struct iseq_expect {
 
 struct live {
 	char *dir;
+	unsigned long long ids[4];
+	char id_names[4][32];
+	int nids;
 	char path[512];
 	pid_t pid;
 	int in_fd;
@@ -87,6 +96,9 @@ static void parse_output(FILE *out, struct live *l)
 			e->first_line = first;
 			snprintf(e->label, sizeof(e->label), "%s",
 				 strchr(strchr(line + 5, ' ') + 1, ' ') + 1);
+		} else if (l->nids < 4 && sscanf(line, "id %llu %31s", &l->ids[l->nids],
+						 l->id_names[l->nids]) == 2) {
+			l->nids++;
 		} else if (e && sscanf(line, "pos %u %d", &pos, &ln) == 2 &&
 			   e->npairs < MAX_PAIRS) {
 			e->pos[e->npairs] = pos;
@@ -222,7 +234,7 @@ static void test_labels_paths_and_lines_match_ruby(void **state)
 		assert_true(e->npairs > 3);
 		for (j = 0; j < e->npairs; j++) {
 			f = capture(l->pid, offsets(), e->addr, e->pos[j]);
-			ruby_symbols_resolve(rs, l->pid, offsets(), &f, &line);
+			ruby_symbols_resolve(rs, l->pid, offsets(), 0, &f, &line);
 			assert_string_equal(line.function, e->label);
 			assert_string_equal(line.file, l->path);
 			if (line.line != e->line[j])
@@ -249,18 +261,18 @@ static void test_changed_iseq_is_never_named(void **state)
 
 	assert_non_null(rs);
 	f = capture(l->pid, offsets(), l->iseqs[0].addr, 0);
-	ruby_symbols_resolve(rs, l->pid, offsets(), &f, &line);
+	ruby_symbols_resolve(rs, l->pid, offsets(), 0, &f, &line);
 	assert_string_equal(line.function, "cart_total");
 	f.check ^= 0x40; /* what BPF would capture from another iseq at this address */
-	ruby_symbols_resolve(rs, l->pid, offsets(), &f, &line);
+	ruby_symbols_resolve(rs, l->pid, offsets(), 0, &f, &line);
 	assert_string_equal(line.function, "[ruby code gone]");
 	assert_null(line.file);
 	f.check ^= 0x40;
 	f.firstlineno += 2; /* another first line: another cache key, read and refused */
-	ruby_symbols_resolve(rs, l->pid, offsets(), &f, &line);
+	ruby_symbols_resolve(rs, l->pid, offsets(), 0, &f, &line);
 	assert_string_equal(line.function, "[ruby code gone]");
 	f.code = 16; /* unmapped */
-	ruby_symbols_resolve(rs, l->pid, offsets(), &f, &line);
+	ruby_symbols_resolve(rs, l->pid, offsets(), 0, &f, &line);
 	assert_string_equal(line.function, "[ruby code unreadable]");
 	ruby_symbols_get_stats(rs, &st);
 	assert_int_equal(st.stale, 2);
@@ -268,7 +280,7 @@ static void test_changed_iseq_is_never_named(void **state)
 	ruby_symbols_free(rs);
 }
 
-/* C functions: the placeholder (Debian's libruby does not export ruby_global_symbols). */
+/* C functions without a symbol table: the placeholder. */
 static void test_c_function_placeholder(void **state)
 {
 	struct ruby_symbols *rs = ruby_symbols_new("/proc", 1);
@@ -277,9 +289,39 @@ static void test_c_function_placeholder(void **state)
 
 	(void)state;
 	assert_non_null(rs);
-	ruby_symbols_resolve(rs, getpid(), offsets(), &f, &line);
+	ruby_symbols_resolve(rs, getpid(), offsets(), 0, &f, &line);
 	assert_string_equal(line.function, RUBY_CFUNC_PLACEHOLDER);
 	assert_null(line.file);
+	ruby_symbols_free(rs);
+}
+
+/* The method IDs Ruby's rb_intern gave are named from the process's own symbol table. */
+static void test_c_functions_named_by_their_id(void **state)
+{
+	struct live *l = live_or_skip(state);
+	struct ruby_symbols *rs = ruby_symbols_new("/proc", 16);
+	struct py_frame f = { .flags = SPANPROF_RB_FRAME_CFUNC };
+	struct ruby_proc proc;
+	struct proc_maps maps;
+	struct sym_line line;
+	int i;
+
+	assert_non_null(rs);
+	assert_int_equal(proc_maps_read(l->pid, &maps), 0);
+	assert_int_equal(ruby_proc_find("/proc", l->pid, &maps, &proc), 0);
+	proc_maps_release(&maps);
+	assert_non_null(proc.off);
+	assert_true(proc.global_symbols != 0);
+	assert_int_equal(l->nids, 4);
+	for (i = 0; i < l->nids; i++) {
+		f.code = l->ids[i];
+		ruby_symbols_resolve(rs, l->pid, proc.off, proc.global_symbols, &f, &line);
+		assert_string_equal(line.function, l->id_names[i]);
+		assert_null(line.file);
+	}
+	f.code = 1ull << 40; /* beyond the table */
+	ruby_symbols_resolve(rs, l->pid, proc.off, proc.global_symbols, &f, &line);
+	assert_string_equal(line.function, RUBY_CFUNC_PLACEHOLDER);
 	ruby_symbols_free(rs);
 }
 
@@ -296,7 +338,7 @@ static void test_cache_is_bounded(void **state)
 	assert_non_null(rs);
 	for (i = 0; i < 4; i++) {
 		f = capture(l->pid, offsets(), l->iseqs[i % 2].addr, 0);
-		ruby_symbols_resolve(rs, l->pid, offsets(), &f, &line);
+		ruby_symbols_resolve(rs, l->pid, offsets(), 0, &f, &line);
 		assert_string_equal(line.function, l->iseqs[i % 2].label);
 	}
 	ruby_symbols_get_stats(rs, &st);
@@ -310,6 +352,7 @@ int main(void)
 		cmocka_unit_test(test_labels_paths_and_lines_match_ruby),
 		cmocka_unit_test(test_changed_iseq_is_never_named),
 		cmocka_unit_test(test_c_function_placeholder),
+		cmocka_unit_test(test_c_functions_named_by_their_id),
 		cmocka_unit_test(test_cache_is_bounded),
 	};
 
