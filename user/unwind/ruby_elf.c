@@ -9,6 +9,7 @@
 
 #include "unwind/ruby_elf.h"
 #include "util/elf_guard.h"
+#include "util/elf_layout.h"
 
 #ifndef R_X86_64_DTPMOD64
 #define R_X86_64_DTPMOD64 16
@@ -118,27 +119,6 @@ static void find_dtpmod(Elf *elf, struct ruby_elf *out)
 	}
 }
 
-/* Reads len bytes at a file vaddr through the PT_LOAD holding all of them. */
-static int read_vaddr(Elf *elf, int fd, uint64_t vaddr, void *buf, size_t len)
-{
-	GElf_Phdr ph;
-	size_t n, i;
-
-	if (elf_getphdrnum(elf, &n))
-		return -ENOEXEC;
-	for (i = 0; i < n; i++) {
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (vaddr < ph.p_vaddr || vaddr - ph.p_vaddr > ph.p_filesz ||
-		    len > ph.p_filesz - (vaddr - ph.p_vaddr))
-			continue;
-		if (pread(fd, buf, len, ph.p_offset + (vaddr - ph.p_vaddr)) != (ssize_t)len)
-			return -EIO;
-		return 0;
-	}
-	return -ENOEXEC;
-}
-
 /* rb_sym_all_symbols starts by reading global_symbols.str_sym (after the VM lock's check of the
  * main ractor): each `mov disp32(%rip), %r64` (REX.W 8b /r, ModRM mod 00 rm 101) in its first
  * bytes gives a candidate. */
@@ -149,7 +129,7 @@ static void guess_global_symbols(Elf *elf, int fd, const GElf_Sym *fn, struct ru
 	int32_t disp;
 	size_t i;
 
-	if (read_vaddr(elf, fd, fn->st_value, code, len))
+	if (elf_read_vaddr(elf, fd, fn->st_value, code, len))
 		return;
 	for (i = 0; i + 7 <= len && out->nguesses < RUBY_ELF_MAX_GUESSES; i++) {
 		if ((code[i] & 0xfb) != 0x48 || code[i + 1] != 0x8b || (code[i + 2] & 0xc7) != 0x05)
@@ -233,7 +213,7 @@ int ruby_elf_read(int fd, struct ruby_elf *out)
 	len = w.version.st_size ? w.version.st_size : VERSION_MAX - 1;
 	if (len >= VERSION_MAX)
 		len = VERSION_MAX - 1;
-	if (read_vaddr(elf, fd, w.version.st_value, version, len) ||
+	if (elf_read_vaddr(elf, fd, w.version.st_value, version, len) ||
 	    ruby_elf_parse_version(version, &out->major, &out->minor, &out->patch)) {
 		err = -ENOEXEC;
 		goto out;
