@@ -311,6 +311,9 @@ static void test_c_functions_named_by_their_id(void **state)
 	assert_int_equal(ruby_proc_find("/proc", l->pid, &maps, &proc), 0);
 	proc_maps_release(&maps);
 	assert_non_null(proc.off);
+	assert_int_equal(proc.bpf.ec_mode, SPANPROF_RB_EC_TLS);
+	assert_true(proc.bpf.tls_modid >= 1);
+	assert_true(proc.exec_lo && proc.exec_hi > proc.exec_lo);
 	assert_true(proc.global_symbols != 0);
 	assert_int_equal(l->nids, 4);
 	for (i = 0; i < l->nids; i++) {
