@@ -75,6 +75,15 @@
 		__type(value, __u8);                           \
 	} target_pids SEC(".maps")
 
+/* Interpreter stacks (struct py_stack: CPython or CRuby frames) of a window slot, by hash;
+ * python_frames.bpf.c defines both slots, ruby_frames.bpf.c declares them. */
+#define PY_STACK_MAP(name)                                       \
+	struct {                                                 \
+		__uint(type, BPF_MAP_TYPE_HASH);                 \
+		__uint(max_entries, SPANPROF_DEFAULT_PY_STACKS); \
+		__type(key, __u64);                              \
+		__type(value, struct py_stack);                  \
+	} name SEC(".maps")
 /* What the kernel keeps per thread in a span for exact CPU time per span and for off-CPU
  * profiles: the span hook starts and ends a span's segment, the sched_switch program adds the
  * thread's time on and off the CPU. BPF-only: user space never reads it. */

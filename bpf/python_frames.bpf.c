@@ -24,14 +24,6 @@ struct {
 	__type(value, struct py_proc_info);
 } py_procs SEC(".maps");
 
-#define PY_STACK_MAP(name)                                       \
-	struct {                                                 \
-		__uint(type, BPF_MAP_TYPE_HASH);                 \
-		__uint(max_entries, SPANPROF_DEFAULT_PY_STACKS); \
-		__type(key, __u64);                              \
-		__type(value, struct py_stack);                  \
-	} name SEC(".maps")
-
 PY_STACK_MAP(py_stacks_0);
 PY_STACK_MAP(py_stacks_1);
 
@@ -111,6 +103,7 @@ static long py_step(__u32 i, void *ctx)
 	out->code = code;
 	out->firstlineno = read_u32(code + w->info.code_firstlineno);
 	out->lasti = frame_lasti(&w->info, f, code);
+	out->flags = 0;
 	out->check = (__u32)(read_u64(code + w->info.code_name) ^
 			     read_u64(code + w->info.code_filename));
 	w->hash = (w->hash ^ code ^ ((__u64)out->lasti << 40)) * 0x100000001b3ull;
@@ -156,6 +149,7 @@ __noinline __u64 py_capture(__u32 pid, __u32 slot)
 	w->info = *info;
 	w->stack.nframes = 0;
 	w->stack.truncated = 0;
+	w->stack.interp = SPANPROF_INTERP_PYTHON;
 	w->hash = 0xcbf29ce484222325ull;
 	w->frame = top_frame(&w->info);
 	if (!w->frame)

@@ -116,19 +116,56 @@ struct py_proc_info {
 };
 
 /* One interpreter frame as captured: the code object, what identifies it, the instruction. */
+/* Ruby frames (bpf/ruby_frames.bpf.c) use the same record: code is the rb_iseq_t (or, for a
+ * C function, the method's ID), firstlineno the iseq's raw first_lineno word, lasti the
+ * instruction position of pc, check the low 32 bits of label ^ pathobj, flags SPANPROF_RB_*. */
 struct py_frame {
 	__u64 code; /* code object address */
 	__u32 firstlineno; /* co_firstlineno read with it: a reused address rarely matches both */
 	__u32 lasti; /* bytes (<= 3.9) or code units (3.10+), as python_line_for() takes it */
 	__u32 check; /* low 32 bits of co_name ^ co_filename (the objects' addresses) */
-	__u32 _pad;
+	__u32 flags; /* 0 for Python; SPANPROF_RB_FRAME_* for Ruby */
 };
 
+/* The interpreter whose frames a struct py_stack holds. */
+enum spanprof_interp {
+	SPANPROF_INTERP_PYTHON = 0,
+	SPANPROF_INTERP_RUBY = 1,
+};
+
+/* An interpreter stack (the map is named py_stacks; Ruby stacks share it and the sample key's
+ * py_stack_hash, told apart by interp). */
 struct py_stack {
 	__u32 nframes;
-	__u32 truncated; /* 1: the chain had more than SPANPROF_PY_MAX_FRAMES frames */
+	__u16 truncated; /* 1: the chain had more than SPANPROF_PY_MAX_FRAMES frames */
+	__u16 interp; /* enum spanprof_interp */
 	struct py_frame frames[SPANPROF_PY_MAX_FRAMES]; /* innermost first */
 };
+
+/* CRuby control frames (issue 9). Per process the agent writes how to reach the thread's
+ * rb_execution_context_t (ruby_current_ec through the dtv, or a global pointer before 3.0) and
+ * the offsets of its Ruby version. */
+#define SPANPROF_MAX_RB_PROCS 4096
+
+enum spanprof_rb_ec_mode {
+	SPANPROF_RB_EC_TLS = 1, /* ec = *(dtv[tls_modid] + tls_offset), dtv = *(fsbase + 8) */
+	SPANPROF_RB_EC_GLOBAL = 2, /* ec = *ec_addr (2.7: ruby_current_execution_context_ptr) */
+};
+
+struct rb_proc_info {
+	__u64 ec_addr; /* SPANPROF_RB_EC_GLOBAL: address of the EC pointer */
+	__u64 tls_modid; /* SPANPROF_RB_EC_TLS: libruby's TLS module id (dtv index) */
+	__u64 tls_offset; /* ... ruby_current_ec's offset in that module's block */
+	__u32 ec_mode; /* enum spanprof_rb_ec_mode */
+	__u16 cfp_size; /* sizeof(rb_control_frame_t) */
+	__u16 body_encoded; /* iseq body: iseq_encoded */
+	__u16 body_location; /* iseq body: location {pathobj, base_label, label, first_lineno} */
+	__u16 _pad[3];
+};
+
+/* py_frame.flags of a Ruby frame. */
+#define SPANPROF_RB_FRAME_CFUNC 1 /* a C function: code is its method's original_id (0: unread) */
+#define SPANPROF_RB_FRAME_FINISH 2 /* the last frame run by its rb_vm_exec activation */
 
 /* Key of the per-window sample counts: process, both stacks, and the span (zero = none).
  * The user stack is either a frame-pointer stack (user_stack_id, from bpf_get_stackid) or, when
@@ -278,6 +315,8 @@ enum spanprof_drop {
 	SPANPROF_DROP_UNWIND_DEPTH, /* more than SPANPROF_MAX_STACK_DEPTH frames */
 	SPANPROF_DROP_UNWIND_STALE, /* a table was evicted: fell back to frame pointers */
 	SPANPROF_DROP_PY_STACK, /* py_stacks map full: a sample's Python frames were lost */
+	SPANPROF_DROP_RB_STACK, /* py_stacks map full: a sample's Ruby frames were lost */
+	SPANPROF_DROP_RB_EC, /* a Ruby thread's execution context could not be read */
 	SPANPROF_DROP_OFF_CPU_STORAGE, /* task storage unavailable: a span's times not kept */
 	SPANPROF_DROP_OFF_CPU_FULL, /* off-CPU count map full: blocked time lost */
 	SPANPROF_DROP_SPAN_END_FULL, /* span_ends ring buffer full: an ended span's record lost */

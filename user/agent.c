@@ -20,6 +20,7 @@
 #include "output/upload.h"
 #include "preflight.h"
 #include "symbolize/python_stack.h"
+#include "symbolize/ruby_stack.h"
 #include "util/log.h"
 
 /* A process that just exec'd or mapped code is scanned this much later, once per burst. */
@@ -32,6 +33,8 @@
 #define DWARF_IDLE_NS (30 * NS_PER_S)
 /* CPython code objects whose names are kept (about 400 bytes each plus the line table). */
 #define PY_CODE_CACHE_ENTRIES 16384
+/* CRuby iseqs whose names and line tables are kept (about 500 bytes each plus the tables). */
+#define RB_ISEQ_CACHE_ENTRIES 16384
 
 static int is_target(const struct agent *a, pid_t pid)
 {
@@ -58,6 +61,22 @@ static void scan_python(struct agent *a, pid_t pid, const struct proc_maps *maps
 	if (err) {
 		log_warn(err, "pid %d: cannot tell the sampler about its CPython frames", (int)pid);
 		python_procs_forget(a->pyprocs, pid);
+	}
+}
+
+/* Tells the sampler whether and how to read pid's CRuby frames. */
+static void scan_ruby(struct agent *a, pid_t pid, const struct proc_maps *maps)
+{
+	const struct ruby_proc *rb = NULL;
+	int err;
+
+	if (ruby_procs_update(a->rbprocs, pid, maps, &rb))
+		err = loader_set_rb_proc(a->loader, pid, &rb->bpf);
+	else
+		err = loader_set_rb_proc(a->loader, pid, NULL);
+	if (err) {
+		log_warn(err, "pid %d: cannot tell the sampler about its CRuby frames", (int)pid);
+		ruby_procs_forget(a->rbprocs, pid);
 	}
 }
 
@@ -90,6 +109,7 @@ static void scan_pid(struct agent *a, pid_t pid, int fresh)
 	hook_registry_update_pid(a->hooks, pid, &maps);
 	unwind_scan_pid(a->unwind, pid, &maps);
 	scan_python(a, pid, &maps);
+	scan_ruby(a, pid, &maps);
 	proc_maps_release(&maps);
 	if (fresh)
 		symcache_snapshot_pid(a->symcache, pid);
@@ -156,6 +176,13 @@ static void queue_scan(struct agent *a, pid_t pid)
 		loader_scan_done(a->loader, pid); /* let a later event try again */
 }
 
+/* What the agent knows of an exited process's interpreter; its samples no longer need it. */
+static void forget_interpreters(struct agent *a, pid_t pid)
+{
+	python_procs_forget(a->pyprocs, pid);
+	ruby_procs_forget(a->rbprocs, pid);
+}
+
 static int on_proc_event(void *ctx, void *data, size_t size)
 {
 	const struct spanprof_proc_event *ev = data;
@@ -166,9 +193,12 @@ static int on_proc_event(void *ctx, void *data, size_t size)
 	if (ev->type == SPANPROF_PROC_EXIT) {
 		hook_registry_forget_pid(a->hooks, ev->pid);
 		unwind_forget_pid(a->unwind, ev->pid);
-		python_procs_forget(a->pyprocs, ev->pid);
+		loader_set_rb_proc(a->loader, ev->pid, NULL);
 		loader_set_py_proc(a->loader, ev->pid, NULL);
-		proc_table_mark_exited(a->procs, ev->pid);
+		/* A process with samples keeps its interpreter until they are drained (its frames
+		 * are named then); forget_exited() drops it with the rest. */
+		if (!proc_table_mark_exited(a->procs, ev->pid))
+			forget_interpreters(a, ev->pid);
 	} else if (ev->type == SPANPROF_PROC_EXEC && size >= sizeof(struct spanprof_exec_event)) {
 		on_exec(a, data);
 		queue_scan(a, ev->pid);
@@ -185,20 +215,26 @@ static void forget_exited(void *ctx, pid_t pid)
 	struct agent *a = ctx;
 
 	symcache_forget_pid(a->symcache, pid);
+	forget_interpreters(a, pid);
 }
 
 /* One drained sample through the later stages: symbolized, then aggregated. */
 static void on_sample(void *ctx, const struct sample *s)
 {
 	struct agent *a = ctx;
-
-	const struct python_proc *py = s->py ? python_procs_get(a->pyprocs, s->key->pid) : NULL;
+	int ruby = s->py && s->py->interp == SPANPROF_INTERP_RUBY;
+	const struct python_proc *py =
+		s->py && !ruby ? python_procs_get(a->pyprocs, s->key->pid) : NULL;
+	const struct ruby_proc *rb = ruby ? ruby_procs_get(a->rbprocs, s->key->pid) : NULL;
 
 	stack_resolve(a->resolve, a->symcache, s->key->pid, s->kern_ips, s->lost_kern, s->user_ips,
 		      s->lost_user);
 	if (py)
 		python_stack_merge(a->resolve, a->pysyms, s->key->pid, py, s->py,
 				   &a->py_frames_dropped);
+	if (rb)
+		ruby_stack_merge(a->resolve, a->rbsyms, s->key->pid, rb, s->py,
+				 &a->rb_frames_dropped);
 	aggregate_add(a->agg, s, a->resolve->frames, a->resolve->nframes);
 }
 
@@ -348,11 +384,14 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 	a->drain = drain_new(cfg->count_entries);
 	a->pyprocs = python_procs_new(cfg->proc_root, cfg->max_procs);
 	a->pysyms = python_symbols_new(cfg->proc_root, PY_CODE_CACHE_ENTRIES);
+	a->rbprocs = ruby_procs_new(cfg->proc_root, cfg->max_procs);
+	a->rbsyms = ruby_symbols_new(cfg->proc_root, RB_ISEQ_CACHE_ENTRIES);
 	a->resolve = malloc(sizeof(*a->resolve));
 	a->agg = a->procs ? aggregate_new(&ao, a->procs) : NULL;
 	a->events = loader_proc_events(a->loader, on_proc_event, a);
 	if (!a->symcache || !a->procs || !a->hooks || !a->drain || !a->resolve || !a->agg ||
-	    !a->events || !a->pyprocs || !a->pysyms || agent_off_cpu_open(a))
+	    !a->events || !a->pyprocs || !a->pysyms || !a->rbprocs || !a->rbsyms ||
+	    agent_off_cpu_open(a))
 		return log_err(-ENOMEM, "set up the agent's caches");
 	err = agent_span_cpu_open(a);
 	return err ?: start_k8s(a);
@@ -370,6 +409,8 @@ static void teardown(struct agent *a)
 	drain_free(a->drain);
 	python_symbols_free(a->pysyms);
 	python_procs_free(a->pyprocs);
+	ruby_symbols_free(a->rbsyms);
+	ruby_procs_free(a->rbprocs);
 	k8s_meta_free(a->k8s);
 	hook_registry_free(a->hooks);
 	unwind_free(a->unwind);

@@ -25,6 +25,8 @@
 #include "util/spanprof_types.h"
 #include "symbolize/python_symbols.h"
 #include "unwind/python_procs.h"
+#include "symbolize/ruby_symbols.h"
+#include "unwind/ruby_procs.h"
 #include "unwind/unwind.h"
 
 #define NS_PER_MS 1000000ull
@@ -42,6 +44,9 @@ struct agent {
 	struct python_procs *pyprocs; /* processes running CPython */
 	struct python_symbols *pysyms; /* their code objects' names */
 	uint64_t py_frames_dropped; /* Python frames that did not fit a sample's frame array */
+	struct ruby_procs *rbprocs; /* processes running CRuby */
+	struct ruby_symbols *rbsyms; /* their iseqs' names */
+	uint64_t rb_frames_dropped; /* Ruby frames that did not fit a sample's frame array */
 	struct stack_resolve *resolve; /* one sample's frames at a time */
 	struct aggregate *agg;
 	struct aggregate *off_cpu; /* off-CPU time per span; NULL with --off-cpu=false */

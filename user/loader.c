@@ -326,6 +326,16 @@ int loader_set_py_proc(struct loader *l, pid_t pid, const struct py_proc_info *i
 	return bpf_map_update_elem(fd, &key, info, BPF_ANY) ? -errno : 0;
 }
 
+int loader_set_rb_proc(struct loader *l, pid_t pid, const struct rb_proc_info *info)
+{
+	int fd = bpf_map__fd(l->skel->maps.rb_procs);
+	__u32 key = pid;
+
+	if (!info)
+		return bpf_map_delete_elem(fd, &key) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, &key, info, BPF_ANY) ? -errno : 0;
+}
+
 struct ring_buffer *loader_proc_events(struct loader *l, loader_event_fn fn, void *ctx)
 {
 	return ring_buffer__new(bpf_map__fd(l->skel->maps.proc_events), fn, ctx, NULL);

@@ -78,6 +78,10 @@ struct py_proc_info;
  * or -errno (-E2BIG: py_procs is full; deleting an absent pid is no error). */
 int loader_set_py_proc(struct loader *l, pid_t pid, const struct py_proc_info *info);
 
+struct rb_proc_info;
+/* The same for pid's CRuby frames. Returns 0 or -errno (-E2BIG: rb_procs is full). */
+int loader_set_rb_proc(struct loader *l, pid_t pid, const struct rb_proc_info *info);
+
 /* Ring buffer of struct spanprof_proc_event; `fn` is called for each. Owned by the caller
  * (ring_buffer__free). */
 typedef int (*loader_event_fn)(void *ctx, void *data, size_t size);

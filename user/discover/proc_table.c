@@ -378,12 +378,13 @@ void proc_table_fork(struct proc_table *t, pid_t parent, pid_t child)
 	n->info.service = service;
 }
 
-void proc_table_mark_exited(struct proc_table *t, pid_t pid)
+int proc_table_mark_exited(struct proc_table *t, pid_t pid)
 {
 	struct proc_node *n = *slot_of(t, pid);
 
 	if (n)
 		mark_exited(t, n);
+	return n != NULL;
 }
 
 void proc_table_sweep_exited(struct proc_table *t, void (*fn)(void *ctx, pid_t pid), void *ctx)

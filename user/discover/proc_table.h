@@ -63,8 +63,8 @@ void proc_table_exec(struct proc_table *t, pid_t pid, const char *service);
  * parent's entry is made if needed). A child already known (a reused pid) is overwritten. */
 void proc_table_fork(struct proc_table *t, pid_t parent, pid_t child);
 
-/* Marks pid exited. */
-void proc_table_mark_exited(struct proc_table *t, pid_t pid);
+/* Marks pid exited. Returns 1 when pid was in the table (its entry goes at a later sweep), else 0. */
+int proc_table_mark_exited(struct proc_table *t, pid_t pid);
 
 /* Removes the entries marked exited before the previous sweep, calling fn(ctx, pid) for each
  * (e.g. to release caches). An exited entry thus survives one sweep: samples of a process that

@@ -31,7 +31,7 @@ struct metrics {
 };
 
 /* A new enum spanprof_drop value needs its name below (and this count raised). */
-_Static_assert(SPANPROF_DROP__COUNT == 20, "name every drop reason in drop_reasons");
+_Static_assert(SPANPROF_DROP__COUNT == 22, "name every drop reason in drop_reasons");
 
 static const char *const drop_reasons[METRIC_DROP__COUNT] = {
 	[SPANPROF_DROP_COUNTS_FULL] = "counts_map_full",
@@ -51,6 +51,8 @@ static const char *const drop_reasons[METRIC_DROP__COUNT] = {
 	[SPANPROF_DROP_UNWIND_DEPTH] = "unwind_depth",
 	[SPANPROF_DROP_UNWIND_STALE] = "unwind_table_evicted",
 	[SPANPROF_DROP_PY_STACK] = "python_stacks_full",
+	[SPANPROF_DROP_RB_STACK] = "ruby_stacks_full",
+	[SPANPROF_DROP_RB_EC] = "ruby_ec_unreadable",
 	[SPANPROF_DROP_OFF_CPU_STORAGE] = "off_cpu_storage_failed",
 	[SPANPROF_DROP_OFF_CPU_FULL] = "off_cpu_map_full",
 	[SPANPROF_DROP_SPAN_END_FULL] = "span_records_lost",

@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* End to end with real BPF and Debian's ruby: a script alternates two spans through the
+ * project's Ruby binding, each running a named method that calls a hot one (handle_order ->
+ * parse_order, handle_cart -> price_cart); then two threads run one span each, one of them in a
+ * C extension (Zlib.crc32). The profiles must show, read by BPF from the interpreter's control
+ * frames, each span's Ruby methods in call order with the script's path and a line of the hot
+ * method, under the right span; each thread its own stack; the extension's native frames (libz)
+ * under the Ruby method that called it. One agent per run, watching only that process. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "pprof_file.h"
+#include "profiled_run.h"
+#include "tmpdir.h"
+
+#define SPAN_1 "5a5a000000000001"
+#define SPAN_2 "5a5a000000000002"
+#define SCRIPT "rb_spans.rb"
+#define SECONDS "3"
+#define NATIVE_LIB "/libz.so"
+#define MIN_SHOWN 0.95
+
+/* One span's expectations: its Ruby call chain (innermost first, consecutive frames), the hot
+ * method's lines in the script, and what the profiles showed. */
+struct span_check {
+	const char *span;
+	const char *chain[4];
+	int first_line, last_line;
+	uint64_t span_samples; /* samples labelled with this span */
+	uint64_t shown; /* ... whose stack has the chain in order, with path and a hot line */
+	uint64_t hot_samples; /* samples whose stack has chain[0], any span */
+	uint64_t hot_right_span; /* ... labelled with this span */
+	uint64_t hot_other_span; /* ... labelled with another span */
+	const char *native_lib; /* the library the hot method's C call runs in, or NULL */
+	uint64_t native_leaf; /* shown samples whose leaf frame is in native_lib */
+	const char *callee; /* the C method chain[0] calls there (named from the ID), or NULL */
+	uint64_t callee_shown; /* native_leaf samples with callee right inside chain[0] */
+};
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = s ? strlen(s) : 0, m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* The function, file and line of the sample's frame at depth (its innermost line). */
+static const Perftools__Profiles__Line *frame_line(const Perftools__Profiles__Profile *p,
+						   const Perftools__Profiles__Sample *s, long depth)
+{
+	const Perftools__Profiles__Location *loc;
+
+	if (depth < 0 || (size_t)depth >= s->n_location_id)
+		return NULL;
+	loc = pprof_location(p, s->location_id[depth]);
+	return loc && loc->n_line ? loc->line[0] : NULL;
+}
+
+/* The file of the mapping of the sample's leaf frame. */
+static const char *leaf_mapping(const Perftools__Profiles__Profile *p,
+				const Perftools__Profiles__Sample *s)
+{
+	const Perftools__Profiles__Location *loc =
+		s->n_location_id ? pprof_location(p, s->location_id[0]) : NULL;
+	const Perftools__Profiles__Mapping *m = loc ? pprof_mapping(p, loc->mapping_id) : NULL;
+
+	return m ? pprof_str(p, m->filename) : NULL;
+}
+
+static int frame_named(const Perftools__Profiles__Profile *p, const Perftools__Profiles__Sample *s,
+		       long depth, const char *name)
+{
+	const Perftools__Profiles__Line *l = frame_line(p, s, depth);
+	const Perftools__Profiles__Function *f = l ? pprof_function(p, l->function_id) : NULL;
+
+	return f && !strcmp(pprof_str(p, f->name) ?: "", name);
+}
+
+static int shows_chain(const Perftools__Profiles__Profile *p, const Perftools__Profiles__Sample *s,
+		       const struct span_check *c)
+{
+	long d = pprof_sample_function_depth(p, s, c->chain[0], 0);
+	const Perftools__Profiles__Line *l = frame_line(p, s, d);
+	const Perftools__Profiles__Function *f;
+	int i;
+
+	if (!l || l->line < c->first_line || l->line > c->last_line)
+		return 0;
+	for (i = 0; i < 4; i++) {
+		l = frame_line(p, s, d + i);
+		f = l ? pprof_function(p, l->function_id) : NULL;
+		if (!f || strcmp(pprof_str(p, f->name) ?: "", c->chain[i]) ||
+		    !ends_with(pprof_str(p, f->filename), "/" SCRIPT))
+			return 0;
+	}
+	return 1;
+}
+
+static void count_sample(const Perftools__Profiles__Profile *p,
+			 const Perftools__Profiles__Sample *s, struct span_check *c,
+			 const char *span, uint64_t w)
+{
+	int mine = span && !strcmp(span, c->span), shown = mine && shows_chain(p, s, c);
+	const char *leaf = leaf_mapping(p, s);
+
+	c->span_samples += mine ? w : 0;
+	c->shown += shown ? w : 0;
+	if (shown && c->native_lib && leaf && strstr(leaf, c->native_lib)) {
+		c->native_leaf += w;
+		if (c->callee &&
+		    frame_named(p, s, pprof_sample_function_depth(p, s, c->chain[0], 0) - 1,
+				c->callee))
+			c->callee_shown += w;
+	}
+	if (!pprof_sample_has_function(p, s, c->chain[0]))
+		return;
+	c->hot_samples += w;
+	c->hot_right_span += mine ? w : 0;
+	c->hot_other_span += span && !mine ? w : 0;
+}
+
+static void count_file(const char *path, struct span_check *checks, size_t n, uint64_t *total)
+{
+	Perftools__Profiles__Profile *p = pprof_file_read(path);
+	const Perftools__Profiles__Sample *s;
+	const char *span;
+	uint64_t w;
+	size_t i, k;
+
+	assert_non_null(p);
+	for (i = 0; i < p->n_sample; i++) {
+		s = p->sample[i];
+		w = s->n_value && p->period > 0 ? s->value[0] / p->period : 0;
+		span = pprof_sample_label(p, s, "span_id");
+		*total += w;
+		for (k = 0; k < n; k++)
+			count_sample(p, s, &checks[k], span, w);
+	}
+	pprof_file_free(p);
+}
+
+/* Reads every profile of service in dir; returns the number of files. */
+static int count_profiles(const char *dir, const char *service, struct span_check *checks, size_t n,
+			  uint64_t *total)
+{
+	char suffix[256], path[4096];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int files = 0;
+
+	assert_non_null(d);
+	snprintf(suffix, sizeof(suffix), "-%s.pb.gz", service);
+	while ((de = readdir(d))) {
+		if (!ends_with(de->d_name, suffix))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		count_file(path, checks, n, total);
+		files++;
+	}
+	closedir(d);
+	return files;
+}
+
+static void assert_span(const struct span_check *c)
+{
+	printf("    %s: %llu span samples, %llu with %s <- %s <- ... and a hot line; %s in %llu "
+	       "samples, %llu in its span, %llu in another\n",
+	       c->span, (unsigned long long)c->span_samples, (unsigned long long)c->shown,
+	       c->chain[0], c->chain[1], c->chain[0], (unsigned long long)c->hot_samples,
+	       (unsigned long long)c->hot_right_span, (unsigned long long)c->hot_other_span);
+	assert_true(c->span_samples >= PROFILED_MIN_SAMPLES);
+	assert_true(c->shown >= MIN_SHOWN * c->span_samples);
+	assert_true(c->hot_right_span >= MIN_SHOWN * c->hot_samples);
+	/* A thread's method never shows under another thread's span: each its own stack. */
+	assert_int_equal(c->hot_other_span, 0);
+	if (!c->native_lib)
+		return;
+	printf("    %s: %llu of those samples in %s's native code\n", c->span,
+	       (unsigned long long)c->native_leaf, c->native_lib + 1);
+	assert_true(c->native_leaf >= 0.5 * c->shown);
+	printf("    %s: %llu of those with the C method %s named right inside %s\n", c->span,
+	       (unsigned long long)c->callee_shown, c->callee, c->chain[0]);
+	assert_true(c->callee_shown >= MIN_SHOWN * c->native_leaf);
+}
+
+static int can_run(void)
+{
+	if (!agent_proc_can_run())
+		return 0;
+	if (access("/usr/bin/ruby", X_OK)) {
+		printf("  skip: no /usr/bin/ruby (scripts/setup-debian.sh installs it)\n");
+		return 0;
+	}
+#if defined(__SANITIZE_ADDRESS__)
+	printf("  skip: ruby cannot load the ASan-built hook library (make test runs this)\n");
+	return 0;
+#endif
+	return 1;
+}
+
+/* Runs the workload in mode under its own agent and counts its profiles into checks[0..1]. */
+static void run_ruby(const char *mode, struct span_check *checks)
+{
+	char env_service[96], env_lib[4400], env_rb[4400], service[64], *dir;
+	const char *env[] = { env_service, env_lib, env_rb, NULL };
+	const char *wargv[] = { "/usr/bin/ruby", build_path("../tests/workloads/" SCRIPT), mode,
+				SECONDS, NULL };
+	const char *args[] = { "--output", NULL, "--interval", "1", NULL };
+	struct profiled_run r = { .agent_args = args,
+				  .workload_argv = wargv,
+				  .workload_env = env,
+				  .hook_file = build_path("libspanprof.so") };
+	uint64_t total = 0;
+	int files;
+
+	dir = tmpdir_new("it-rb");
+	assert_non_null(dir);
+	r.dir = args[1] = dir;
+	snprintf(service, sizeof(service), "it-rb-%d", getpid());
+	snprintf(env_service, sizeof(env_service), "OTEL_SERVICE_NAME=%s", service);
+	snprintf(env_lib, sizeof(env_lib), "SPANPROF_LIBRARY=%s", build_path("libspanprof.so"));
+	snprintf(env_rb, sizeof(env_rb), "SPANPROF_RUBY_LIB=%s", build_path("../hooks/ruby/lib"));
+	assert_int_equal(profiled_run(&r), 0);
+	assert_true(agent_proc_log_contains(&r.agent, "reading CRuby"));
+	files = count_profiles(dir, service, checks, 2, &total);
+	printf("  ruby %s: %.2f CPU s, %llu samples in %d profiles\n", mode, r.cpu_s,
+	       (unsigned long long)total, files);
+	assert_true(files > 0);
+	assert_true(total <= PROFILED_RATE_MAX * PROFILED_HZ * r.cpu_s);
+	tmpdir_remove(dir);
+}
+
+static void test_debian_ruby_methods_in_spans(void **state)
+{
+	struct span_check checks[] = {
+		{ .span = SPAN_1,
+		  .chain = { "parse_order", "handle_order", "block in <main>", "in_span" },
+		  .first_line = 21,
+		  .last_line = 29 },
+		{ .span = SPAN_2,
+		  .chain = { "price_cart", "handle_cart", "block in <main>", "in_span" },
+		  .first_line = 33,
+		  .last_line = 41 },
+	};
+
+	(void)state;
+	if (!can_run())
+		skip();
+	run_ruby("spans", checks);
+	assert_span(&checks[0]);
+	assert_span(&checks[1]);
+}
+
+/* Two threads, a span each: each thread's own stack; the C extension's frames under its caller. */
+static void test_debian_ruby_threads_and_c_extension(void **state)
+{
+	struct span_check checks[] = {
+		{ .span = SPAN_1,
+		  .chain = { "parse_order", "block in thread_one", "in_span", "thread_one" },
+		  .first_line = 21,
+		  .last_line = 29 },
+		{ .span = SPAN_2,
+		  .chain = { "checksum_cart", "block in thread_two", "in_span", "thread_two" },
+		  .first_line = 45,
+		  .last_line = 47,
+		  .native_lib = NATIVE_LIB,
+		  .callee = "crc32" },
+	};
+
+	(void)state;
+	if (!can_run())
+		skip();
+	run_ruby("threads", checks);
+	assert_span(&checks[0]);
+	assert_span(&checks[1]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_debian_ruby_methods_in_spans),
+		cmocka_unit_test(test_debian_ruby_threads_and_c_extension),
+	};
+
+	return cmocka_run_group_tests_name("ruby_frames", tests, NULL, NULL);
+}
