@@ -41,12 +41,28 @@ static size_t user_functions(const Perftools__Profiles__Profile *p,
 	return n;
 }
 
+/* 1 when fn is one of the '|'-separated names in want. */
+static int name_matches(const char *fn, const char *want)
+{
+	size_t len = strlen(fn);
+	const char *bar;
+
+	for (;;) {
+		bar = strchr(want, '|');
+		if ((bar ? (size_t)(bar - want) : strlen(want)) == len && !strncmp(fn, want, len))
+			return 1;
+		if (!bar)
+			return 0;
+		want = bar + 1;
+	}
+}
+
 static int has_chain(const char **fns, size_t nfns, const char *const *chain, size_t n)
 {
 	size_t i = 1, j;
 
 	for (j = 1; j < nfns && i < n; j++)
-		if (fns[j] && !strcmp(fns[j], chain[i]))
+		if (fns[j] && name_matches(fns[j], chain[i]))
 			i++;
 	return i == n;
 }

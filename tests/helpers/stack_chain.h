@@ -16,6 +16,7 @@ struct chain_count {
 };
 
 /* Counts over dir/<*>-<service>.pb.gz. chain[0] may be NULL: every sample is a leaf sample.
+ * chain[1..] may name alternatives separated by '|' ("start_thread|[unknown] (libc.so.6)").
  * Prints up to three stacks that missed the chain. Returns files read, or -1 on a decode error. */
 int chain_count(const char *dir, const char *service, const char *const *chain, size_t n,
 		struct chain_count *out);
