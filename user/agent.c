@@ -84,6 +84,7 @@ static void scan_ruby(struct agent *a, pid_t pid, const struct proc_maps *maps)
  * are snapshotted now, while it most likely lives. */
 static void scan_pid(struct agent *a, pid_t pid, int fresh)
 {
+	struct proc_info scratch;
 	struct proc_maps maps;
 	int err;
 
@@ -106,7 +107,10 @@ static void scan_pid(struct agent *a, pid_t pid, int fresh)
 			log_debug("read maps of pid %d: %s", pid, strerror(-err));
 		return;
 	}
-	hook_registry_update_pid(a->hooks, pid, &maps);
+	/* A process named with --pid, or one with a span hook, gets its service name now, while
+	 * it lives: one that ends before the next drain would otherwise be "unknown_service". */
+	if (hook_registry_update_pid(a->hooks, pid, &maps) > 0 || a->cfg->npids)
+		proc_table_get(a->procs, pid, &scratch);
 	unwind_scan_pid(a->unwind, pid, &maps);
 	scan_python(a, pid, &maps);
 	scan_ruby(a, pid, &maps);
