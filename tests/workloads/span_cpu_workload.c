@@ -147,6 +147,7 @@ int main(int argc, char **argv)
 		totals[0] += logs[t].totals[0];
 		totals[1] += logs[t].totals[1];
 		print_log(&logs[t]);
+		free(logs[t].cpu_ns);
 	}
 	outside_stop = 1;
 	pthread_join(out, NULL);
