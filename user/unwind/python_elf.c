@@ -32,32 +32,9 @@ static void note_sym(struct wanted_syms *w, const char *name, const GElf_Sym *sy
 	}
 }
 
-/* Scans .dynsym and .symtab (libelf bounds every entry by the section's size). */
-static void find_syms(Elf *elf, struct wanted_syms *w)
+static void on_symbol(void *ctx, const char *name, const GElf_Sym *sym)
 {
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	Elf_Data *data;
-	const char *name;
-	GElf_Sym sym;
-	size_t i, n;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB))
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data || !sh.sh_entsize)
-			continue;
-		n = sh.sh_size / sh.sh_entsize;
-		for (i = 0; i < n; i++) {
-			if (!gelf_getsym(data, i, &sym) || sym.st_shndx == SHN_UNDEF)
-				continue;
-			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (name)
-				note_sym(w, name, &sym);
-		}
-	}
+	note_sym(ctx, name, sym);
 }
 
 static void set_version_hex(struct python_elf *out, uint64_t hex)
@@ -149,7 +126,7 @@ int python_elf_read(int fd, const char *name, struct python_elf *out)
 	elf = elf_guard_begin(fd);
 	if (!elf)
 		return -errno;
-	find_syms(elf, &w);
+	elf_each_defined_symbol(elf, on_symbol, &w);
 	if (!w.have_runtime) {
 		err = -ENOENT;
 		goto out;

@@ -48,32 +48,16 @@ static void note_sym(struct ruby_elf *out, struct wanted_syms *w, const char *na
 	}
 }
 
-/* Scans .dynsym and .symtab (libelf bounds every entry by the section's size). */
-static void find_syms(Elf *elf, struct ruby_elf *out, struct wanted_syms *w)
-{
-	Elf_Scn *scn = NULL;
-	Elf_Data *data;
-	const char *name;
-	GElf_Shdr sh;
-	GElf_Sym sym;
-	size_t i, n;
+struct sym_scan {
+	struct ruby_elf *out;
+	struct wanted_syms *w;
+};
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB))
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data || !sh.sh_entsize)
-			continue;
-		n = sh.sh_size / sh.sh_entsize;
-		for (i = 0; i < n; i++) {
-			if (!gelf_getsym(data, i, &sym) || sym.st_shndx == SHN_UNDEF)
-				continue;
-			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (name)
-				note_sym(out, w, name, &sym);
-		}
-	}
+static void on_symbol(void *ctx, const char *name, const GElf_Sym *sym)
+{
+	struct sym_scan *scan = ctx;
+
+	note_sym(scan->out, scan->w, name, sym);
 }
 
 /* Whether relocation r of a table whose symbols are in symscn names ruby_current_ec. */
@@ -205,7 +189,7 @@ int ruby_elf_read(int fd, struct ruby_elf *out)
 	elf = elf_guard_begin(fd);
 	if (!elf)
 		return -errno;
-	find_syms(elf, out, &w);
+	elf_each_defined_symbol(elf, on_symbol, &(struct sym_scan){ out, &w });
 	if (!w.have_version) {
 		err = -ENOENT;
 		goto out;

@@ -86,3 +86,30 @@ int elf_read_vaddr(Elf *elf, int fd, uint64_t vaddr, void *buf, size_t len)
 		return -EIO;
 	return 0;
 }
+
+void elf_each_defined_symbol(Elf *elf, elf_symbol_fn fn, void *ctx)
+{
+	Elf_Scn *scn = NULL;
+	Elf_Data *data;
+	const char *name;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+	size_t i, n;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB))
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || !sh.sh_entsize)
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			if (!gelf_getsym(data, i, &sym) || sym.st_shndx == SHN_UNDEF)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (name)
+				fn(ctx, name, &sym);
+		}
+	}
+}

@@ -98,12 +98,47 @@ static void test_vaddr_to_offset_and_read(void **state)
 	assert_int_equal(elf_read_vaddr(s->elf, s->fd, UINT64_MAX - 2, buf, 4), -ENOEXEC);
 }
 
+struct sym_find {
+	const char *want;
+	uint64_t value;
+	int found, undefined_seen;
+};
+
+static void on_symbol(void *ctx, const char *name, const GElf_Sym *sym)
+{
+	struct sym_find *f = ctx;
+
+	if (sym->st_shndx == SHN_UNDEF)
+		f->undefined_seen = 1;
+	if (!strcmp(name, f->want)) {
+		f->value = sym->st_value;
+		f->found++;
+	}
+}
+
+static void test_each_defined_symbol(void **state)
+{
+	struct self *s = *state;
+	struct sym_find f = { .want = "marker" };
+	struct sym_find und = { .want = "getauxval" }; /* imported from libc: undefined here */
+	GElf_Ehdr ehdr;
+
+	elf_each_defined_symbol(s->elf, on_symbol, &f);
+	assert_int_equal(f.found, 1); /* in .symtab (a static object), not in .dynsym */
+	assert_non_null(gelf_getehdr(s->elf, &ehdr));
+	assert_int_equal(f.value, (uintptr_t)marker - (getauxval(AT_ENTRY) - ehdr.e_entry));
+	assert_false(f.undefined_seen);
+	elf_each_defined_symbol(s->elf, on_symbol, &und);
+	assert_int_equal(und.found, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_section_by_name_and_kind),
 		cmocka_unit_test(test_section_at_address),
 		cmocka_unit_test(test_vaddr_to_offset_and_read),
+		cmocka_unit_test(test_each_defined_symbol),
 	};
 
 	return cmocka_run_group_tests(tests, open_self, close_self);
