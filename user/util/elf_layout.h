@@ -31,7 +31,7 @@ int elf_vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t len, uint32_t need, u
 int elf_read_vaddr(Elf *elf, int fd, uint64_t vaddr, void *buf, size_t len);
 
 /* Calls fn for every defined symbol of .dynsym and .symtab (libelf bounds every entry by its
- * section's size; nameless symbols are skipped). */
+ * section's size; a symbol whose name cannot be read is skipped). */
 typedef void (*elf_symbol_fn)(void *ctx, const char *name, const GElf_Sym *sym);
 void elf_each_defined_symbol(Elf *elf, elf_symbol_fn fn, void *ctx);
 
