@@ -7,6 +7,7 @@ CPU seconds it used. Durations are the thread's own CPU time (time.thread_time),
 run still gives each function its share of samples."""
 import hashlib
 import os
+import random
 import sys
 import threading
 import time
@@ -47,10 +48,12 @@ def in_span(span, name, func, seconds):
 
 
 def alternate(seconds):
+    # Spans of 3-8 ms, drawn at random: spans of a fixed length that divides the 10 ms between
+    # samples lock onto the sampling phase, and one span may then get nearly every sample.
     end = time.thread_time() + seconds
     while time.thread_time() < end:
-        in_span(SPAN_1, "GET /one", parse_order, 0.005)
-        in_span(SPAN_2, "GET /two", price_cart, 0.005)
+        in_span(SPAN_1, "GET /one", parse_order, random.uniform(0.003, 0.008))
+        in_span(SPAN_2, "GET /two", price_cart, random.uniform(0.003, 0.008))
 
 
 def thread_one(seconds):
