@@ -200,10 +200,15 @@ static void *after_reuse(void *arg)
 	return NULL;
 }
 
-/* Makes the kernel hand out `tid` next (ns_last_pid) and runs a thread with it that sets no span. */
+/* Makes the kernel hand out `tid` next (ns_last_pid) and runs a thread with it that sets no span.
+ * Other processes forking meanwhile take the tid first on a busy machine (50 attempts were not
+ * enough beside parallel builds), so it tries for up to 10 s of wall time. */
 static int reuse_tid(pid_t tid)
 {
-	for (int attempt = 0; attempt < 50; attempt++) {
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (t = t0; t.tv_sec - t0.tv_sec < 10; clock_gettime(CLOCK_MONOTONIC, &t)) {
 		char buf[32];
 		pthread_t th;
 		void *ret;
