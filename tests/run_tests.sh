@@ -8,8 +8,10 @@ passed=0 failed=0 skipped=0
 for bin in "$@"; do
 	echo "=== $bin"
 	out=$(mktemp)
+	t0=$SECONDS
 	bash -c "$bin" 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
+	echo "=== $bin took $((SECONDS - t0)) s"
 	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -n 1)
 	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -n 1)
 	s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$out" | tail -n 1)
