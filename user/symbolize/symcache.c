@@ -23,7 +23,7 @@
 /* A snapshot older than this is re-read when an address falls outside every mapping (dlopen). */
 #define SNAPSHOT_REFRESH_NS 1000000000ull
 
-uint64_t symcache_now_ns(void)
+static uint64_t now_ns(void)
 {
 	struct timespec ts;
 
@@ -31,7 +31,8 @@ uint64_t symcache_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-void symcache_module_free(struct symcache *sc, struct sc_module *m)
+/* Unlinks and frees a module, with its share of the byte and DWARF accounting. */
+static void module_free(struct symcache *sc, struct sc_module *m)
 {
 	lru_del(&sc->modules, &m->node);
 	sc->module_bytes -= m->bytes;
@@ -50,11 +51,53 @@ static void modules_trim(struct symcache *sc, struct sc_module *keep)
 		struct lru_node *newer = lru_newer(&sc->modules, n);
 
 		if (n != &keep->node) {
-			symcache_module_free(sc, lru_entry(n, struct sc_module, node));
+			module_free(sc, lru_entry(n, struct sc_module, node));
 			sc->st.evictions++;
 		}
 		n = newer;
 	}
+}
+
+/* Closes least recently used modules holding DWARF (never keep) until `need` more bytes fit
+ * the DWARF budget. */
+static void dwarf_make_room(struct symcache *sc, struct sc_module *keep, size_t need)
+{
+	struct lru_node *n = lru_oldest(&sc->modules), *newer;
+	struct sc_module *m;
+	int freed = 0;
+
+	for (; n && sc->st.dwarf_bytes + need > sc->lim.max_dwarf_bytes; n = newer) {
+		newer = lru_newer(&sc->modules, n);
+		m = lru_entry(n, struct sc_module, node);
+		if (m == keep || !m->dwarf_bytes)
+			continue;
+		module_free(sc, m);
+		sc->st.dwarf_evictions++;
+		freed = 1;
+	}
+	if (freed)
+		malloc_trim(0); /* libdw's buffers are large; give them back to the system */
+}
+
+/* Decides once whether m's DWARF is loaded, within the DWARF and load budgets. Returns 0, or
+ * -EAGAIN when the round's load budget is spent (decided in a later round). */
+static int ensure_dwarf(struct symcache *sc, struct sc_module *m)
+{
+	size_t need;
+
+	if (elf_syms_dwarf_decided(m->es))
+		return 0;
+	if (!load_budget_begin(&sc->budget))
+		return -EAGAIN;
+	need = elf_syms_dwarf_bytes(m->es);
+	if (need <= sc->lim.max_dwarf_bytes)
+		dwarf_make_room(sc, m, need);
+	if (symcache_load_dwarf(sc, m))
+		dwarf_make_room(sc, m, 0);
+	if (load_budget_end(&sc->budget))
+		log_info("loading the DWARF of %s took longer than a round's load budget",
+			 elf_syms_debug_file(m->es) ?: "a module");
+	return 0;
 }
 
 static struct sc_module *module_insert(struct symcache *sc, const struct proc_map *map,
@@ -70,7 +113,7 @@ static struct sc_module *module_insert(struct symcache *sc, const struct proc_ma
 	m->node.k2 = map->inode;
 	m->es = es;
 	m->bytes = es ? elf_syms_size(es) : 0;
-	m->last_used_ns = symcache_now_ns();
+	m->last_used_ns = now_ns();
 	sc->module_bytes += m->bytes;
 	lru_add(&sc->modules, &m->node);
 	modules_trim(sc, m);
@@ -96,7 +139,7 @@ static struct sc_module *module_get(struct symcache *sc, struct sc_pid *p, size_
 	struct elf_syms *es;
 
 	if (n) {
-		lru_entry(n, struct sc_module, node)->last_used_ns = symcache_now_ns();
+		lru_entry(n, struct sc_module, node)->last_used_ns = now_ns();
 		lru_touch(&sc->modules, n);
 		sc->st.hits += count;
 		record_build_id(info, lru_entry(n, struct sc_module, node)->es);
@@ -200,7 +243,7 @@ int symcache_snapshot_pid(struct symcache *sc, pid_t pid)
 	proc_maps_release(&p->maps);
 	p->maps = maps;
 	p->info = info;
-	p->taken_ns = symcache_now_ns();
+	p->taken_ns = now_ns();
 	p->jit_loaded_ns = 0;
 	/* open every module now: after the process exits its files may be unreachable */
 	for (i = 0; i < p->maps.count; i++)
@@ -224,9 +267,8 @@ static void resolve_jit(struct symcache *sc, struct sc_pid *p, pid_t pid, uint64
 {
 	const char *name = p->jit ? perf_map_find(p->jit, addr, NULL, NULL) : NULL;
 
-	if (!name &&
-	    (!p->jit_loaded_ns || symcache_now_ns() - p->jit_loaded_ns > SNAPSHOT_REFRESH_NS)) {
-		symcache_load_jit(sc, p, pid);
+	if (!name && (!p->jit_loaded_ns || now_ns() - p->jit_loaded_ns > SNAPSHOT_REFRESH_NS)) {
+		symcache_load_jit(sc, p, pid, now_ns());
 		name = p->jit ? perf_map_find(p->jit, addr, NULL, NULL) : NULL;
 	}
 	if (!name)
@@ -246,7 +288,7 @@ static int fill_lines(struct symcache *sc, struct sc_module *m, const struct pro
 	out->mapping.build_id = elf_syms_build_id(m->es);
 	if (elf_syms_file_to_vaddr(m->es, out->addr - map->start + map->offset, &vaddr))
 		return 1;
-	if (symcache_ensure_dwarf(sc, m))
+	if (ensure_dwarf(sc, m))
 		return 0; /* deferred: a later round symbolizes it */
 	n = elf_syms_lookup(m->es, vaddr, lines, SYM_MAX_INLINE);
 	if (n < 0) {
@@ -275,11 +317,11 @@ static const struct proc_map *find_map(struct symcache *sc, pid_t pid, uint64_t 
 	if (!p)
 		return NULL;
 	map = proc_maps_find(&p->maps, addr);
-	if (map || symcache_now_ns() - p->taken_ns <= SNAPSHOT_REFRESH_NS)
+	if (map || now_ns() - p->taken_ns <= SNAPSHOT_REFRESH_NS)
 		return map;
 	if (symcache_snapshot_pid(sc, pid) == 0)
 		return proc_maps_find(&p->maps, addr);
-	p->taken_ns = symcache_now_ns(); /* gone: don't re-read maps for every unknown frame */
+	p->taken_ns = now_ns(); /* gone: don't re-read maps for every unknown frame */
 	return NULL;
 }
 
@@ -318,7 +360,7 @@ void symcache_resolve_user(struct symcache *sc, pid_t pid, uint64_t addr, struct
 void symcache_release_idle(struct symcache *sc, uint64_t idle_ns)
 {
 	struct lru_node *n = lru_oldest(&sc->modules), *newer;
-	uint64_t now = symcache_now_ns();
+	uint64_t now = now_ns();
 	struct sc_module *m;
 
 	int freed = 0;
@@ -327,7 +369,7 @@ void symcache_release_idle(struct symcache *sc, uint64_t idle_ns)
 		newer = lru_newer(&sc->modules, n);
 		m = lru_entry(n, struct sc_module, node);
 		if (m->es && elf_syms_dwarf_decided(m->es) && now - m->last_used_ns > idle_ns) {
-			symcache_module_free(sc, m);
+			module_free(sc, m);
 			freed = 1;
 		}
 	}
@@ -413,7 +455,7 @@ void symcache_free(struct symcache *sc)
 	while (sc->pids.buckets && (n = lru_oldest(&sc->pids)))
 		pid_free(sc, lru_entry(n, struct sc_pid, node));
 	while (sc->modules.buckets && (n = lru_oldest(&sc->modules)))
-		symcache_module_free(sc, lru_entry(n, struct sc_module, node));
+		module_free(sc, lru_entry(n, struct sc_module, node));
 	lru_release(&sc->pids);
 	lru_release(&sc->modules);
 	symcache_kernel_release(&sc->kernel);

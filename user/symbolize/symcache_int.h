@@ -50,18 +50,14 @@ struct symcache {
 	struct symcache_stats st;
 };
 
-uint64_t symcache_now_ns(void);
+/* (Re-)reads pid's perf map into p->jit (now_ns: when, for the refresh interval): only a regular
+ * file of the process's owner, no symlinks, within the byte and line caps and the round's load
+ * budget (refusals and caps are counted and logged). */
+void symcache_load_jit(struct symcache *sc, struct sc_pid *p, pid_t pid, uint64_t now_ns);
 
-/* Unlinks and frees a module, with its share of the byte and DWARF accounting. */
-void symcache_module_free(struct symcache *sc, struct sc_module *m);
-
-/* (Re-)reads pid's perf map into p->jit: only a regular file of the process's owner, no
- * symlinks, within the byte and line caps and the round's load budget (refusals and caps are
- * counted and logged). */
-void symcache_load_jit(struct symcache *sc, struct sc_pid *p, pid_t pid);
-
-/* Decides once whether m's DWARF is loaded, within the DWARF and load budgets. Returns 0, or
- * -EAGAIN when the round's load budget is spent (decided in a later round). */
-int symcache_ensure_dwarf(struct symcache *sc, struct sc_module *m);
+/* Loads m's DWARF when it fits the DWARF budget, and accounts for it. Returns 1 when loaded, 0
+ * when not (a refusal for size is counted and logged). The caller holds the round's load budget
+ * and makes room first. */
+int symcache_load_dwarf(struct symcache *sc, struct sc_module *m);
 
 #endif /* SPANPROF_SYMCACHE_INT_H */
