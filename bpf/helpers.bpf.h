@@ -27,6 +27,21 @@ static __always_inline void counter_inc(void *map, __u32 index)
 		*value += 1;
 }
 
+/* Stores an interpreter stack (struct py_stack, CPython or CRuby frames) in a window slot's
+ * py_stacks map under its hash, made non-zero (0 means "no interpreter frames" in a sample).
+ * Returns the hash, or 0 when the map is full, counted in drops at drop_reason. */
+static __always_inline __u64 interp_stack_store(void *stacks, void *drops, __u64 hash,
+						const void *stack, __u32 drop_reason)
+{
+	if (!hash)
+		hash = 1;
+	if (bpf_map_update_elem(stacks, &hash, stack, BPF_ANY)) {
+		counter_inc(drops, drop_reason);
+		return 0;
+	}
+	return hash;
+}
+
 /* The running goroutine of a Go amd64 program: the runtime keeps its g pointer at g_tls_offset
  * from the thread's FS base (-8 when Go's own linker linked it; an offset into the executable's
  * TLS block when an external linker did, as with cgo: struct go_proc). Returns 0 or a

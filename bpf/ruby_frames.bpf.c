@@ -193,7 +193,6 @@ __noinline __u64 rb_capture(__u32 pid, __u32 slot)
 	__u32 zero = 0;
 	struct rb_walk *w;
 	__u64 ec;
-	long err;
 
 	if (!info)
 		return 0;
@@ -215,13 +214,6 @@ __noinline __u64 rb_capture(__u32 pid, __u32 slot)
 	bpf_loop(SPANPROF_PY_MAX_FRAMES + 16, rb_step, NULL, 0);
 	if (!w->stack.nframes)
 		return 0;
-	if (!w->hash)
-		w->hash = 1;
-	err = bpf_map_update_elem(slot ? (void *)&py_stacks_1 : (void *)&py_stacks_0, &w->hash,
-				  &w->stack, BPF_ANY);
-	if (err) {
-		counter_inc(&drop_counts, SPANPROF_DROP_RB_STACK);
-		return 0;
-	}
-	return w->hash;
+	return interp_stack_store(slot ? (void *)&py_stacks_1 : (void *)&py_stacks_0, &drop_counts,
+				  w->hash, &w->stack, SPANPROF_DROP_RB_STACK);
 }

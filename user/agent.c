@@ -51,32 +51,24 @@ static int is_target(const struct agent *a, pid_t pid)
 /* Tells the sampler whether and how to read pid's CPython frames. */
 static void scan_python(struct agent *a, pid_t pid, const struct proc_maps *maps)
 {
-	const struct python_proc *py = NULL;
-	int err;
+	const struct python_proc *py = interp_procs_update(a->pyprocs, pid, maps);
+	int err = loader_set_py_proc(a->loader, pid, py ? &py->bpf : NULL);
 
-	if (python_procs_update(a->pyprocs, pid, maps, &py))
-		err = loader_set_py_proc(a->loader, pid, &py->bpf);
-	else
-		err = loader_set_py_proc(a->loader, pid, NULL);
 	if (err) {
 		log_warn(err, "pid %d: cannot tell the sampler about its CPython frames", (int)pid);
-		python_procs_forget(a->pyprocs, pid);
+		interp_procs_forget(a->pyprocs, pid);
 	}
 }
 
 /* Tells the sampler whether and how to read pid's CRuby frames. */
 static void scan_ruby(struct agent *a, pid_t pid, const struct proc_maps *maps)
 {
-	const struct ruby_proc *rb = NULL;
-	int err;
+	const struct ruby_proc *rb = interp_procs_update(a->rbprocs, pid, maps);
+	int err = loader_set_rb_proc(a->loader, pid, rb ? &rb->bpf : NULL);
 
-	if (ruby_procs_update(a->rbprocs, pid, maps, &rb))
-		err = loader_set_rb_proc(a->loader, pid, &rb->bpf);
-	else
-		err = loader_set_rb_proc(a->loader, pid, NULL);
 	if (err) {
 		log_warn(err, "pid %d: cannot tell the sampler about its CRuby frames", (int)pid);
-		ruby_procs_forget(a->rbprocs, pid);
+		interp_procs_forget(a->rbprocs, pid);
 	}
 }
 
@@ -183,8 +175,8 @@ static void queue_scan(struct agent *a, pid_t pid)
 /* What the agent knows of an exited process's interpreter; its samples no longer need it. */
 static void forget_interpreters(struct agent *a, pid_t pid)
 {
-	python_procs_forget(a->pyprocs, pid);
-	ruby_procs_forget(a->rbprocs, pid);
+	interp_procs_forget(a->pyprocs, pid);
+	interp_procs_forget(a->rbprocs, pid);
 }
 
 static int on_proc_event(void *ctx, void *data, size_t size)
@@ -228,8 +220,8 @@ static void on_sample(void *ctx, const struct sample *s)
 	struct agent *a = ctx;
 	int ruby = s->py && s->py->interp == SPANPROF_INTERP_RUBY;
 	const struct python_proc *py =
-		s->py && !ruby ? python_procs_get(a->pyprocs, s->key->pid) : NULL;
-	const struct ruby_proc *rb = ruby ? ruby_procs_get(a->rbprocs, s->key->pid) : NULL;
+		s->py && !ruby ? interp_procs_get(a->pyprocs, s->key->pid) : NULL;
+	const struct ruby_proc *rb = ruby ? interp_procs_get(a->rbprocs, s->key->pid) : NULL;
 
 	stack_resolve(a->resolve, a->symcache, s->key->pid, s->kern_ips, s->lost_kern, s->user_ips,
 		      s->lost_user);
@@ -386,9 +378,9 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 	if (err)
 		return err; /* logged */
 	a->drain = drain_new(cfg->count_entries);
-	a->pyprocs = python_procs_new(cfg->proc_root, cfg->max_procs);
+	a->pyprocs = interp_procs_new(&python_interp, cfg->proc_root, cfg->max_procs);
 	a->pysyms = python_symbols_new(cfg->proc_root, PY_CODE_CACHE_ENTRIES);
-	a->rbprocs = ruby_procs_new(cfg->proc_root, cfg->max_procs);
+	a->rbprocs = interp_procs_new(&ruby_interp, cfg->proc_root, cfg->max_procs);
 	a->rbsyms = ruby_symbols_new(cfg->proc_root, RB_ISEQ_CACHE_ENTRIES);
 	a->resolve = malloc(sizeof(*a->resolve));
 	a->agg = a->procs ? aggregate_new(&ao, a->procs) : NULL;
@@ -412,9 +404,9 @@ static void teardown(struct agent *a)
 	free(a->resolve);
 	drain_free(a->drain);
 	python_symbols_free(a->pysyms);
-	python_procs_free(a->pyprocs);
+	interp_procs_free(a->pyprocs);
 	ruby_symbols_free(a->rbsyms);
-	ruby_procs_free(a->rbprocs);
+	interp_procs_free(a->rbprocs);
 	k8s_meta_free(a->k8s);
 	hook_registry_free(a->hooks);
 	unwind_free(a->unwind);

@@ -24,9 +24,10 @@
 #include "symbolize/symcache.h"
 #include "util/spanprof_types.h"
 #include "symbolize/python_symbols.h"
-#include "unwind/python_procs.h"
+#include "unwind/interp_procs.h"
+#include "unwind/python_proc.h"
 #include "symbolize/ruby_symbols.h"
-#include "unwind/ruby_procs.h"
+#include "unwind/ruby_proc.h"
 #include "unwind/unwind.h"
 
 #define NS_PER_MS 1000000ull
@@ -41,10 +42,10 @@ struct agent {
 	struct proc_table *procs;
 	struct hook_registry *hooks;
 	struct drain *drain;
-	struct python_procs *pyprocs; /* processes running CPython */
+	struct interp_procs *pyprocs; /* processes running CPython */
 	struct python_symbols *pysyms; /* their code objects' names */
 	uint64_t py_frames_dropped; /* Python frames that did not fit a sample's frame array */
-	struct ruby_procs *rbprocs; /* processes running CRuby */
+	struct interp_procs *rbprocs; /* processes running CRuby */
 	struct ruby_symbols *rbsyms; /* their iseqs' names */
 	uint64_t rb_frames_dropped; /* Ruby frames that did not fit a sample's frame array */
 	struct stack_resolve *resolve; /* one sample's frames at a time */

@@ -102,6 +102,22 @@ static void publish_unwind(struct agent *a)
 	metrics_set(a->metrics, METRIC_UNWIND_TEXT_BYTES, st.files.text_bytes);
 }
 
+static void publish_interpreters(struct agent *a)
+{
+	struct interp_procs_stats py, rb;
+
+	interp_procs_get_stats(a->pyprocs, &py);
+	interp_procs_get_stats(a->rbprocs, &rb);
+	metrics_set_at(a->metrics, METRIC_INTERP_PROCESSES, METRIC_INTERP_PYTHON, py.supported);
+	metrics_set_at(a->metrics, METRIC_INTERP_PROCESSES, METRIC_INTERP_RUBY, rb.supported);
+	metrics_set_at(a->metrics, METRIC_INTERP_UNREAD, METRIC_UNREAD_PYTHON_UNSUPPORTED,
+		       py.unsupported);
+	metrics_set_at(a->metrics, METRIC_INTERP_UNREAD, METRIC_UNREAD_PYTHON_FULL, py.full);
+	metrics_set_at(a->metrics, METRIC_INTERP_UNREAD, METRIC_UNREAD_RUBY_UNSUPPORTED,
+		       rb.unsupported);
+	metrics_set_at(a->metrics, METRIC_INTERP_UNREAD, METRIC_UNREAD_RUBY_FULL, rb.full);
+}
+
 static void publish_user(struct agent *a)
 {
 	struct hook_registry_stats hs;
@@ -155,5 +171,6 @@ void agent_publish_metrics(struct agent *a)
 	publish_kernel(a);
 	publish_user(a);
 	publish_unwind(a);
+	publish_interpreters(a);
 	publish_upload(a);
 }

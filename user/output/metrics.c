@@ -89,6 +89,14 @@ static const char *const table_bytes
 	[] = { [METRIC_TABLE_BYTES_USED] = "used", [METRIC_TABLE_BYTES_BUDGET] = "budget" };
 static const char *const off_cpu_results
 	[] = { [METRIC_OFF_CPU_COUNTED] = "counted", [METRIC_OFF_CPU_SHORT] = "short" };
+static const char *const
+	interpreters[] = { [METRIC_INTERP_PYTHON] = "python", [METRIC_INTERP_RUBY] = "ruby" };
+static const char *const interp_unread[] = {
+	[METRIC_UNREAD_PYTHON_UNSUPPORTED] = "python_unsupported",
+	[METRIC_UNREAD_PYTHON_FULL] = "python_table_full",
+	[METRIC_UNREAD_RUBY_UNSUPPORTED] = "ruby_unsupported",
+	[METRIC_UNREAD_RUBY_FULL] = "ruby_table_full",
+};
 static const char *const versions[] = { SPANPROF_VERSION };
 
 #define LABELLED(label, values) label, values, sizeof(values) / sizeof(values[0])
@@ -174,6 +182,13 @@ static const struct metric_def defs[METRIC__COUNT] = {
 				     "Waits of threads in spans: counted in the off-CPU profile, or "
 				     "short (below --off-cpu-min).",
 				     LABELLED("result", off_cpu_results) },
+	[METRIC_INTERP_PROCESSES] = { "spanprof_interpreter_processes", METRIC_GAUGE,
+				      "Processes whose Python or Ruby frames the sampler reads.",
+				      LABELLED("interpreter", interpreters) },
+	[METRIC_INTERP_UNREAD] = { "spanprof_interpreter_unread_total", METRIC_COUNTER,
+				   "Scans that found a Python or Ruby interpreter whose frames are "
+				   "not read: unsupported, or the process table was full.",
+				   LABELLED("reason", interp_unread) },
 };
 
 struct metrics *metrics_new(void)

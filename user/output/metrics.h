@@ -42,6 +42,8 @@ enum metric_id {
 	METRIC_UNWIND_BUILD_MS, /* counter: worker milliseconds spent building tables */
 	METRIC_UNWIND_TEXT_BYTES, /* counter: executable bytes of the files whose table was built */
 	METRIC_OFF_CPU_PERIODS, /* counter, label result: enum metric_off_cpu */
+	METRIC_INTERP_PROCESSES, /* gauge, label interpreter: enum metric_interp */
+	METRIC_INTERP_UNREAD, /* counter, label reason: enum metric_interp_unread */
 	METRIC__COUNT,
 };
 
@@ -60,6 +62,15 @@ enum metric_symcache { METRIC_SYMCACHE_MODULES = 0, METRIC_SYMCACHE_PIDS };
 enum metric_lookup { METRIC_LOOKUP_HIT = 0, METRIC_LOOKUP_MISS };
 enum metric_unwinder { METRIC_UNWINDER_CFI = 0, METRIC_UNWINDER_FP };
 enum metric_table_bytes { METRIC_TABLE_BYTES_USED = 0, METRIC_TABLE_BYTES_BUDGET };
+enum metric_interp { METRIC_INTERP_PYTHON = 0, METRIC_INTERP_RUBY };
+/* Scans that found an interpreter whose frames are not read: per interpreter, unsupported (its
+ * version or build) or not tracked (--max-procs processes were). */
+enum metric_interp_unread {
+	METRIC_UNREAD_PYTHON_UNSUPPORTED = 0,
+	METRIC_UNREAD_PYTHON_FULL,
+	METRIC_UNREAD_RUBY_UNSUPPORTED,
+	METRIC_UNREAD_RUBY_FULL,
+};
 
 /* Caps and budgets on process-controlled input that were hit (symcache_stats). */
 enum metric_guard {

@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Per-process CPython discovery: interpreter mapping, version, offsets, runtime addresses. */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "unwind/python_elf.h"
 #include "unwind/python_proc.h"
-#include "util/proc_file.h"
 
 /* The Py_tss_t is {int _is_initialized; pthread_key_t _key;}: the key is the second int. */
 #define TSS_KEY_IN_STRUCT 4
@@ -37,57 +35,54 @@ static const struct proc_map *interpreter_map(const struct proc_maps *maps)
 	return exe;
 }
 
-static int read_interpreter(const char *proc_root, pid_t pid, const struct proc_map *m,
-			    struct python_elf *pe)
-{
-	char path[96];
-	const char *base = strrchr(m->path, '/');
-	int fd, err;
-
-	snprintf(path, sizeof(path), "%s/%d/map_files/%" PRIx64 "-%" PRIx64, proc_root, (int)pid,
-		 m->start, m->end);
-	fd = proc_file_open(NULL, path, PROC_FILE_MAGIC_LINK, NULL);
-	if (fd < 0)
-		return fd;
-	err = python_elf_read(fd, base ? base + 1 : m->path, pe);
-	close(fd);
-	return err;
-}
-
-int python_proc_find(const char *proc_root, pid_t pid, const struct proc_maps *maps,
-		     struct python_proc *out)
+static int python_proc_find(const char *proc_root, pid_t pid, const struct proc_maps *maps,
+			    void *value)
 {
 	const struct proc_map *m = interpreter_map(maps);
+	struct python_proc *out = value;
 	struct python_elf pe;
+	const char *base;
 	uint64_t bias;
-	int err;
+	int fd, err;
 
 	memset(out, 0, sizeof(*out));
 	if (!m)
 		return -ENOENT;
-	snprintf(out->path, sizeof(out->path), "%s", m->path);
-	out->dev = m->dev;
-	out->inode = m->inode;
-	err = read_interpreter(proc_root, pid, m, &pe);
+	fd = interp_file_open(proc_root, pid, m, &out->file);
+	if (fd < 0)
+		return fd;
+	base = strrchr(m->path, '/');
+	err = python_elf_read(fd, base ? base + 1 : m->path, &pe);
+	close(fd);
 	if (err)
 		return err;
 	if (python_elf_bias(&pe, m->start, m->offset, &bias))
 		return -ENOEXEC;
-	out->major = pe.major;
-	out->minor = pe.minor;
-	out->patch = pe.patch;
-	out->off = python_offsets_for(pe.major, pe.minor);
+	out->file.major = pe.major;
+	out->file.minor = pe.minor;
+	out->file.patch = pe.patch;
 	if (pe.eval_hi) {
 		out->eval_lo = pe.eval_lo + bias;
 		out->eval_hi = pe.eval_hi + bias;
 	}
+	out->off = python_offsets_for(pe.major, pe.minor);
+	out->file.remark = out->off ? NULL : "3.8-3.13 are";
 	/* 3.13+ must carry the _Py_DebugOffsets our table was checked against. */
-	if (out->off && pe.minor >= 13 && !pe.has_debug_offsets)
+	if (out->off && pe.minor >= 13 && !pe.has_debug_offsets) {
 		out->off = NULL;
+		out->file.remark = "no _Py_DebugOffsets to check the offsets against";
+	}
 	if (!out->off)
 		return 0;
+	out->file.supported = 1;
 	out->bpf = out->off->bpf;
 	out->bpf.tss_key_addr =
 		pe.runtime_vaddr + bias + out->off->runtime_tss_key + TSS_KEY_IN_STRUCT;
 	return 0;
 }
+
+const struct interp_kind python_interp = {
+	.name = "CPython",
+	.value_size = sizeof(struct python_proc),
+	.find = python_proc_find,
+};

@@ -10,21 +10,20 @@
 
 #include "discover/proc_maps.h"
 #include "spanprof_abi.h"
+#include "unwind/interp_procs.h"
 #include "unwind/python_offsets.h"
 
 struct python_proc {
-	int major, minor, patch;
+	struct interp_file file; /* first: interp_procs reads it */
 	const struct python_offsets *off; /* NULL when the version is unsupported */
 	struct py_proc_info bpf; /* for py_procs; valid when off is set */
 	uint64_t eval_lo, eval_hi; /* _PyEval_EvalFrameDefault in process memory; 0 when unknown */
-	uint64_t dev, inode; /* the interpreter file */
-	char path[256]; /* the interpreter file as maps names it */
 };
 
-/* Looks for the interpreter among maps (pid's executable mappings) and reads it through
- * <proc_root>/PID/map_files. Returns 0 with *out filled (out->off NULL: a CPython this agent does
- * not support), -ENOENT when no mapping is a CPython interpreter, or another -errno. */
-int python_proc_find(const char *proc_root, pid_t pid, const struct proc_maps *maps,
-		     struct python_proc *out);
+/* CPython for interp_procs: its find looks for the interpreter among pid's executable mappings
+ * and reads it. It returns 0 with a struct python_proc filled (file.supported 0: a CPython this
+ * agent does not read, file.remark says why), -ENOENT when no mapping is a CPython interpreter,
+ * or another -errno. */
+extern const struct interp_kind python_interp;
 
 #endif /* SPANPROF_PYTHON_PROC_H */

@@ -2,14 +2,12 @@
 /* Per-process CRuby discovery: interpreter mapping, version, offsets, execution-context access. */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "unwind/ruby_elf.h"
 #include "unwind/ruby_proc.h"
-#include "util/proc_file.h"
 
 /* The main program's TLS block is module 1 of every thread's dtv (glibc, x86-64). */
 #define EXEC_TLS_MODID 1
@@ -44,22 +42,6 @@ static const struct proc_map *interpreter_map(const struct proc_maps *maps)
 	return exe;
 }
 
-static int read_interpreter(const char *proc_root, pid_t pid, const struct proc_map *m,
-			    struct ruby_elf *re)
-{
-	char path[96];
-	int fd, err;
-
-	snprintf(path, sizeof(path), "%s/%d/map_files/%" PRIx64 "-%" PRIx64, proc_root, (int)pid,
-		 m->start, m->end);
-	fd = proc_file_open(NULL, path, PROC_FILE_MAGIC_LINK, NULL);
-	if (fd < 0)
-		return fd;
-	err = ruby_elf_read(fd, re);
-	close(fd);
-	return err;
-}
-
 static int read_mem(const char *proc_root, pid_t pid, uint64_t addr, void *buf, size_t len)
 {
 	char path[64];
@@ -88,7 +70,7 @@ static int read_modid(const char *proc_root, pid_t pid, uint64_t addr, uint64_t 
 }
 
 /* How BPF reaches the thread's execution context: ruby_current_ec through the dtv (3.0+), or
- * the 2.x global. Returns 0, -ENOTSUP (out->why set) or read_modid()'s error. */
+ * the 2.x global. Returns 0, -ENOTSUP (out->file.remark set) or read_modid()'s error. */
 static int set_ec_access(const char *proc_root, pid_t pid, const struct ruby_elf *re, uint64_t bias,
 			 struct ruby_proc *out)
 {
@@ -111,8 +93,8 @@ static int set_ec_access(const char *proc_root, pid_t pid, const struct ruby_elf
 		out->bpf.ec_addr = re->ec_ptr_vaddr + bias;
 		return 0;
 	}
-	out->why = re->has_tls_ec ? "ruby_current_ec is reached through TLS descriptors" :
-				    "no exported execution-context variable";
+	out->file.remark = re->has_tls_ec ? "ruby_current_ec is reached through TLS descriptors" :
+					    "no exported execution-context variable";
 	return -ENOTSUP;
 }
 
@@ -149,28 +131,30 @@ static uint64_t find_global_symbols(const char *proc_root, pid_t pid, const stru
 	return 0;
 }
 
-int ruby_proc_find(const char *proc_root, pid_t pid, const struct proc_maps *maps,
-		   struct ruby_proc *out)
+static int ruby_proc_find(const char *proc_root, pid_t pid, const struct proc_maps *maps,
+			  void *value)
 {
 	const struct proc_map *m = interpreter_map(maps);
+	struct ruby_proc *out = value;
 	struct ruby_elf re;
 	uint64_t bias;
-	int err;
+	int fd, err;
 
 	memset(out, 0, sizeof(*out));
 	if (!m)
 		return -ENOENT;
-	snprintf(out->path, sizeof(out->path), "%s", m->path);
-	out->dev = m->dev;
-	out->inode = m->inode;
-	err = read_interpreter(proc_root, pid, m, &re);
+	fd = interp_file_open(proc_root, pid, m, &out->file);
+	if (fd < 0)
+		return fd;
+	err = ruby_elf_read(fd, &re);
+	close(fd);
 	if (err)
 		return err;
 	if (ruby_elf_bias(&re, m->start, m->offset, &bias))
 		return -ENOEXEC;
-	out->major = re.major;
-	out->minor = re.minor;
-	out->patch = re.patch;
+	out->file.major = re.major;
+	out->file.minor = re.minor;
+	out->file.patch = re.patch;
 	if (re.exec_hi) {
 		out->exec_lo = re.exec_lo + bias;
 		out->exec_hi = re.exec_hi + bias;
@@ -178,12 +162,22 @@ int ruby_proc_find(const char *proc_root, pid_t pid, const struct proc_maps *map
 	out->global_symbols = find_global_symbols(proc_root, pid, &re, bias);
 	out->off = ruby_offsets_for(re.major, re.minor);
 	if (!out->off) {
-		out->why = "version not in the offsets table (2.7-3.4 are)";
+		out->file.remark = "version not in the offsets table (2.7-3.4 are)";
 		return 0;
 	}
 	out->bpf = out->off->bpf;
 	err = set_ec_access(proc_root, pid, &re, bias, out);
 	if (err == -ENOTSUP)
 		out->off = NULL;
-	return err == -ENOTSUP ? 0 : err;
+	if (err)
+		return err == -ENOTSUP ? 0 : err;
+	out->file.supported = 1;
+	out->file.remark = out->off->tested ? NULL : "this version's offsets are untested";
+	return 0;
 }
+
+const struct interp_kind ruby_interp = {
+	.name = "CRuby",
+	.value_size = sizeof(struct ruby_proc),
+	.find = ruby_proc_find,
+};

@@ -308,7 +308,7 @@ static void test_c_functions_named_by_their_id(void **state)
 
 	assert_non_null(rs);
 	assert_int_equal(proc_maps_read(l->pid, &maps), 0);
-	assert_int_equal(ruby_proc_find("/proc", l->pid, &maps, &proc), 0);
+	assert_int_equal(ruby_interp.find("/proc", l->pid, &maps, &proc), 0);
 	proc_maps_release(&maps);
 	assert_non_null(proc.off);
 	assert_int_equal(proc.bpf.ec_mode, SPANPROF_RB_EC_TLS);
