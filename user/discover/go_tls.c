@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "discover/go_tls.h"
-#include "symbolize/gopclntab.h"
+#include "util/gopclntab.h"
 #include "util/elf_layout.h"
 
 #define TLSG_NAME "runtime.tlsg"

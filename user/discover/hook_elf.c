@@ -13,7 +13,7 @@
 #include "discover/go_runtime.h"
 #include "discover/go_tls.h"
 #include "discover/hook_elf.h"
-#include "symbolize/gopclntab.h"
+#include "util/gopclntab.h"
 #include "util/elf_guard.h"
 #include "util/elf_layout.h"
 #include "util/proc_file.h"

@@ -15,8 +15,8 @@
 
 #include "symbolize/elf_debug.h"
 #include "symbolize/elf_syms.h"
-#include "symbolize/gopclntab.h"
-#include "symbolize/gopclntab_inline.h"
+#include "util/gopclntab.h"
+#include "util/gopclntab_inline.h"
 #include "util/elf_guard.h"
 #include "util/log.h"
 

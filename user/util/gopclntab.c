@@ -5,7 +5,7 @@
 #include <gelf.h>
 #include <string.h>
 
-#include "symbolize/gopclntab.h"
+#include "util/gopclntab.h"
 #include "util/elf_layout.h"
 
 #define MAGIC_116 0xfffffffau

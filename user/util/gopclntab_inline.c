@@ -6,7 +6,7 @@
 #include <gelf.h>
 #include <string.h>
 
-#include "symbolize/gopclntab_inline.h"
+#include "util/gopclntab_inline.h"
 #include "util/elf_layout.h"
 
 #define PCDATA_INLTREE 2

@@ -18,8 +18,8 @@
 
 #include "agent_proc.h"
 #include "symbolize/elf_syms.h"
-#include "symbolize/gopclntab.h"
-#include "symbolize/gopclntab_inline.h"
+#include "util/gopclntab.h"
+#include "util/gopclntab_inline.h"
 
 /* An open Go executable and its table. */
 struct go_file {

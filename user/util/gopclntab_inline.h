@@ -9,7 +9,7 @@
 
 #include <libelf.h>
 
-#include "symbolize/gopclntab.h"
+#include "util/gopclntab.h"
 
 /* The go:func.* data the inline trees live in: a view over libelf's bytes, owns nothing. */
 struct gopclntab_inl {
