@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -147,6 +148,9 @@ int agent_proc_start(struct agent_proc *a, const char *log_dir, const char *cons
 		return -1;
 	a->pid = fork();
 	if (a->pid == 0) {
+		/* A test that fails an assertion never stops its agent: the agent goes with the
+		 * test process, not later. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		dup2(fd, 2);
 		execv(args[0], (char *const *)args);
 		_exit(127);
