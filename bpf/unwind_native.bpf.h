@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Native user-stack unwinder for the perf_event sampler: walks the interrupted thread's stack
  * with the CFI tables the agent builds from each file's .eh_frame (user/unwind/), frame by frame
- * in a bpf_loop callback, falling back to frame pointers in files without CFI.
+ * in a bpf_loop callback, falling back to frame pointers in files without CFI and in anonymous
+ * executable memory (JIT code).
  *
  * Verifier-driven choices:
  * - bpf_loop rather than an unrolled loop or tail calls: the callback is verified once, whatever
@@ -175,8 +176,12 @@ static __always_inline long stop_bad_read(void)
 	return 1;
 }
 
-/* Frame-pointer step, for files without CFI: [rbp] is the caller's rbp, [rbp+8] the RA. */
-static __always_inline long fp_step(struct native_unwind *st)
+/* Frame-pointer step, for files without CFI and anonymous (JIT) code: [rbp] is the caller's
+ * rbp, [rbp+8] the RA. Code that does not keep frame pointers leaves anything in rbp, so the
+ * step is checked: rbp aligned, above sp and readable, and the RA inside a published mapping;
+ * else the walk stops there, counted, without a made-up frame. */
+static __always_inline long fp_step(struct native_unwind *st,
+				    const struct spanprof_unwind_proc *proc)
 {
 	__u64 frame[2];
 
@@ -186,6 +191,10 @@ static __always_inline long fp_step(struct native_unwind *st)
 	if (st->bp & 7 || st->bp < st->sp ||
 	    bpf_probe_read_user(frame, sizeof(frame), (void *)st->bp))
 		return stop_bad_read();
+	if (frame[1] && !find_mapping(proc, frame[1] - 1)) {
+		counter_inc(&drop_counts, SPANPROF_DROP_UNWIND_NO_MAPPING);
+		return 1;
+	}
 	st->sp = st->bp + 16;
 	st->bp = frame[0];
 	st->pc_is_ra = 1;
@@ -208,6 +217,7 @@ static __always_inline long signal_step(struct native_unwind *st)
 }
 
 static __always_inline long apply_rule(struct native_unwind *st,
+				       const struct spanprof_unwind_proc *proc,
 				       const struct spanprof_unwind_rule *r)
 {
 	__u64 cfa, ra, bp = st->bp;
@@ -230,7 +240,7 @@ static __always_inline long apply_rule(struct native_unwind *st,
 	case SPANPROF_CFA_STOP:
 		return 1; /* the outermost frame: a whole stack */
 	case SPANPROF_CFA_FP:
-		return fp_step(st);
+		return fp_step(st, proc);
 	default:
 		counter_inc(&drop_counts, SPANPROF_DROP_UNWIND_NO_ROW);
 		return 1;
@@ -275,7 +285,7 @@ static __always_inline long unwind_frame(struct native_unwind *st)
 		return 1;
 	}
 	if (table == SPANPROF_UNWIND_TABLE_FP)
-		return fp_step(st);
+		return fp_step(st, proc); /* no CFI: JIT code, Go, a stripped file */
 	t = bpf_map_lookup_elem(&unwind_tables, &table);
 	if (!t || t->gen != m->gen) {
 		counter_inc(&drop_counts, SPANPROF_DROP_UNWIND_STALE);
@@ -287,7 +297,7 @@ static __always_inline long unwind_frame(struct native_unwind *st)
 		counter_inc(&drop_counts, SPANPROF_DROP_UNWIND_NO_ROW);
 		return 1;
 	}
-	return apply_rule(st, r);
+	return apply_rule(st, proc, r);
 }
 
 static long unwind_step(__u32 index, void *ctx)
