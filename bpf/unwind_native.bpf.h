@@ -201,6 +201,61 @@ static __always_inline long fp_step(struct native_unwind *st,
 	return push_frame(st, frame[1]);
 }
 
+/* Code without CFI that is about to return: when the instructions at pc are one of these plain
+ * epilogues, they say exactly where the return address is, whatever rbp holds (CPython's perf
+ * trampolines, `sub $8,%rsp; call *%rcx; add $8,%rsp; ret`, keep no frame pointer):
+ *   c3                   ret
+ *   5d c3                pop %rbp; ret
+ *   48 83 c4 NN c3       add $NN,%rsp; ret
+ *   48 83 c4 NN 5d c3    add $NN,%rsp; pop %rbp; ret
+ * Returns 0 or 1 as the other steps when it stepped, -1 when pc holds no such epilogue. */
+static __always_inline long epilogue_step(struct native_unwind *st,
+					  const struct spanprof_unwind_proc *proc)
+{
+	__u64 sp = st->sp, bp = st->bp, ra;
+	__u8 code[6] = {}, op, next;
+
+	if (bpf_probe_read_user(code, 2, (void *)st->pc))
+		return -1;
+	op = code[0];
+	next = code[1];
+	if (op == 0x48 && next == 0x83) {
+		if (bpf_probe_read_user(code, sizeof(code), (void *)st->pc) || code[2] != 0xc4 ||
+		    code[3] >= 0x80 || code[3] & 7)
+			return -1;
+		sp += code[3];
+		op = code[4];
+		next = code[5];
+	}
+	if (op == 0x5d && next == 0xc3) {
+		if (bpf_probe_read_user(&bp, sizeof(bp), (void *)sp))
+			return stop_bad_read();
+		sp += 8;
+	} else if (op != 0xc3) {
+		return -1;
+	}
+	counter_inc(&event_counts, SPANPROF_EVENT_UNWIND_FP_FRAMES);
+	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)sp))
+		return stop_bad_read();
+	if (ra && !find_mapping(proc, ra - 1)) {
+		counter_inc(&drop_counts, SPANPROF_DROP_UNWIND_NO_MAPPING);
+		return 1;
+	}
+	st->sp = sp + 8;
+	st->bp = bp;
+	st->pc_is_ra = 1;
+	return push_frame(st, ra);
+}
+
+/* A mapping without CFI: a plain epilogue at pc, else frame pointers. */
+static __always_inline long nocfi_step(struct native_unwind *st,
+				       const struct spanprof_unwind_proc *proc)
+{
+	long ret = epilogue_step(st, proc);
+
+	return ret >= 0 ? ret : fp_step(st, proc);
+}
+
 /* Signal trampoline: the interrupted registers are in the ucontext the kernel pushed. */
 static __always_inline long signal_step(struct native_unwind *st)
 {
@@ -285,7 +340,7 @@ static __always_inline long unwind_frame(struct native_unwind *st)
 		return 1;
 	}
 	if (table == SPANPROF_UNWIND_TABLE_FP)
-		return fp_step(st, proc); /* no CFI: JIT code, Go, a stripped file */
+		return nocfi_step(st, proc); /* JIT code, Go, a stripped file */
 	t = bpf_map_lookup_elem(&unwind_tables, &table);
 	if (!t || t->gen != m->gen) {
 		counter_inc(&drop_counts, SPANPROF_DROP_UNWIND_STALE);

@@ -284,15 +284,29 @@ static void test_jit_code_without_frame_pointers_stops_cleanly(void **state)
 	assert_true(res.no_mapping > 0);
 }
 
-/* Runs an interpreter (argv[go_arg] becomes the go file) and checks >= 95% of its samples reach
- * root. */
-static void run_interpreter(void **state, const char **argv, int go_arg, const char *tag,
-			    const char *root)
+/* JIT code without frame pointer (rbp points at words that hold no code address) that returns
+ * through a plain epilogue (add $16,%rsp; pop %rbp; ret), as CPython's perf trampolines do: the
+ * epilogue says where the return address is, and the walk reaches main. */
+static void test_jit_code_with_a_plain_epilogue_reaches_main(void **state)
 {
-	const char *const chain[] = { NULL, root };
+	static const char *const chain[] = { "jit_leaf", "jit_epi_tramp", "jit_nofp_caller",
+					     "jit_early_driver", "main" };
+	struct fixture_result res;
+
+	run_mode(state, "jitepi", chain, 5, &res);
+	assert_true(res.fp_frames > 0);
+	assert_true(res.no_mapping == 0);
+}
+
+/* Runs an interpreter (argv[go_arg] becomes the go file) and checks >= 95% of its samples reach
+ * root (through via first, unless via is NULL). */
+static void run_interpreter(void **state, const char **argv, int go_arg, const char *tag,
+			    const char *via, const char *root)
+{
+	const char *const chain[] = { NULL, via ? via : root, root };
 	struct fixture *fx = *state;
 	double fp_frames, no_mapping;
-	char service[64];
+	char service[64], perf_map[64];
 	struct run r;
 
 	if (fx->skip)
@@ -301,7 +315,9 @@ static void run_interpreter(void **state, const char **argv, int go_arg, const c
 		skip();
 	snprintf(service, sizeof(service), "%s-%d", tag, (int)getpid());
 	run_profiled(&r, argv, go_arg, service, &fp_frames, &no_mapping);
-	assert_chain(&r, chain, 2, 95.0, NULL);
+	snprintf(perf_map, sizeof(perf_map), "/tmp/perf-%d.map", (int)r.pid); /* -X perf's */
+	unlink(perf_map);
+	assert_chain(&r, chain, via ? 3 : 2, 95.0, NULL);
 	assert_true(no_mapping == 0);
 	tmpdir_remove(r.dir);
 }
@@ -318,7 +334,27 @@ static void test_python311_samples_reach_main(void **state)
 				     "while time.process_time() < end: work(10000)\n";
 	const char *argv[] = { PYTHON, "-c", script, NULL, NULL };
 
-	run_interpreter(state, argv, 3, "py311", "Py_BytesMain");
+	run_interpreter(state, argv, 3, "py311", NULL, "Py_BytesMain");
+}
+
+/* pyenv's CPython 3.12 with -X perf: every Python call goes through a trampoline the
+ * interpreter writes into anonymous memory (and mprotect()s executable), which keeps no frame
+ * pointer but returns through add $8,%rsp; ret. The walk goes through them to main. */
+static void test_python312_perf_trampolines_reach_main(void **state)
+{
+	static const char script[] = "import os, sys, time\n"
+				     "while not os.path.exists(sys.argv[1]): time.sleep(0.01)\n"
+				     "end = time.process_time() + " RUN_SECONDS "\n"
+				     "def work(n):\n"
+				     "    return sum(i * i for i in range(n))\n"
+				     "while time.process_time() < end: work(10000)\n";
+	const char *root = getenv("PYENV_ROOT") ? getenv("PYENV_ROOT") : "/root/.pyenv";
+	const char *argv[] = { NULL, "-X", "perf", "-c", script, NULL, NULL };
+	char python[512];
+
+	snprintf(python, sizeof(python), "%s/versions/3.12.1/bin/python3.12", root);
+	argv[0] = python;
+	run_interpreter(state, argv, 5, "py312perf", "py_trampoline_evaluator", "Py_BytesMain");
 }
 
 /* Debian's ruby 3.1 (libruby without frame pointers, TLS through ld.so's __tls_get_addr). */
@@ -332,7 +368,7 @@ static void test_ruby_samples_reach_main(void **state)
 	/* Without rubygems the interpreter is ready (and waiting) within milliseconds. */
 	const char *argv[] = { RUBY, "--disable-gems", "-e", script, NULL, NULL };
 
-	run_interpreter(state, argv, 4, "ruby", "ruby_run_node");
+	run_interpreter(state, argv, 4, "ruby", NULL, "ruby_run_node");
 }
 
 int main(void)
@@ -346,7 +382,9 @@ int main(void)
 		cmocka_unit_test(test_exec_then_thread_reaches_start_thread),
 		cmocka_unit_test(test_jit_code_with_frame_pointers_reaches_main),
 		cmocka_unit_test(test_jit_code_without_frame_pointers_stops_cleanly),
+		cmocka_unit_test(test_jit_code_with_a_plain_epilogue_reaches_main),
 		cmocka_unit_test(test_python311_samples_reach_main),
+		cmocka_unit_test(test_python312_perf_trampolines_reach_main),
 		cmocka_unit_test(test_ruby_samples_reach_main),
 	};
 
