@@ -168,7 +168,8 @@ static const struct metric_def defs[METRIC__COUNT] = {
 				 LABELLED("unwinder", unwinders) },
 	[METRIC_UNWIND_FP_FRAMES] = { "spanprof_unwind_fp_frames_total", METRIC_COUNTER,
 				      "Frames in files without CFI and in anonymous executable "
-				      "memory (JIT code), walked by frame pointer." },
+				      "memory (JIT code), walked by frame pointer or through a "
+				      "plain epilogue." },
 	[METRIC_UNWIND_FILES] = { "spanprof_unwind_files", METRIC_GAUGE,
 				  "ELF files known to the unwinder, by table state.",
 				  LABELLED("state", file_states) },
