@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Tells the agent when to rescan a process (exec, an executable file mapped) and when one exits,
- * so hooks in new binaries and dlopen'ed libraries are attached without polling all of /proc. */
+/* Tells the agent when to rescan a process (exec, code mapped or made executable) and when one
+ * exits, so hooks in new binaries and dlopen'ed libraries are attached, and JIT code is unwound,
+ * without polling all of /proc. */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -169,17 +170,31 @@ int BPF_PROG(on_exec, struct task_struct *p)
 	return 0;
 }
 
-/* dlopen() and the dynamic loader map code with PROT_EXEC from a file descriptor; the file is not
- * mapped yet here, which is fine: the agent scans a little later. A syscall tracepoint rather
- * than fentry/kprobe on the mm code: those need ftrace or kprobes, which some kernels (this
- * project's VMs among them) do not offer. The agent treats this program as optional. */
+/* dlopen() and the dynamic loader map code with PROT_EXEC from a file descriptor, a JIT maps
+ * anonymous memory with it; the memory is not mapped yet here, which is fine: the agent scans a
+ * little later. A syscall tracepoint rather than fentry/kprobe on the mm code: those need ftrace
+ * or kprobes, which some kernels (this project's VMs among them) do not offer. The agent treats
+ * this program as optional. */
 SEC("tracepoint/syscalls/sys_enter_mmap")
 int on_mmap_enter(struct trace_event_raw_sys_enter *ctx)
 {
 	unsigned long prot = ctx->args[2];
-	int fd = ctx->args[4];
 
-	if (fd >= 0 && (prot & PROT_EXEC))
+	if (prot & PROT_EXEC)
+		request_scan();
+	return 0;
+}
+
+/* A JIT writes code into memory mapped read-write, then makes it executable (CPython's perf
+ * trampolines, V8, LuaJIT): the unwinder must learn the new code range. At most one rescan is
+ * pending per process (pending_scans), so a JIT flipping pages costs a map lookup per call.
+ * Optional too. */
+SEC("tracepoint/syscalls/sys_enter_mprotect")
+int on_mprotect_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	unsigned long prot = ctx->args[2];
+
+	if (prot & PROT_EXEC)
 		request_scan();
 	return 0;
 }

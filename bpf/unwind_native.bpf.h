@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Native user-stack unwinder for the perf_event sampler: walks the interrupted thread's stack
  * with the CFI tables the agent builds from each file's .eh_frame (user/unwind/), frame by frame
- * in a bpf_loop callback, falling back to frame pointers in files without CFI.
+ * in a bpf_loop callback, falling back to frame pointers in files without CFI and in anonymous
+ * executable memory (JIT code).
  *
  * Verifier-driven choices:
  * - bpf_loop rather than an unrolled loop or tail calls: the callback is verified once, whatever
@@ -175,8 +176,12 @@ static __always_inline long stop_bad_read(void)
 	return 1;
 }
 
-/* Frame-pointer step, for files without CFI: [rbp] is the caller's rbp, [rbp+8] the RA. */
-static __always_inline long fp_step(struct native_unwind *st)
+/* Frame-pointer step, for files without CFI and anonymous (JIT) code: [rbp] is the caller's
+ * rbp, [rbp+8] the RA. Code that does not keep frame pointers leaves anything in rbp, so the
+ * step is checked: rbp aligned, above sp and readable, and the RA inside a published mapping;
+ * else the walk stops there, counted, without a made-up frame. */
+static __always_inline long fp_step(struct native_unwind *st,
+				    const struct spanprof_unwind_proc *proc)
 {
 	__u64 frame[2];
 
@@ -186,10 +191,69 @@ static __always_inline long fp_step(struct native_unwind *st)
 	if (st->bp & 7 || st->bp < st->sp ||
 	    bpf_probe_read_user(frame, sizeof(frame), (void *)st->bp))
 		return stop_bad_read();
+	if (frame[1] && !find_mapping(proc, frame[1] - 1)) {
+		counter_inc(&drop_counts, SPANPROF_DROP_UNWIND_NO_MAPPING);
+		return 1;
+	}
 	st->sp = st->bp + 16;
 	st->bp = frame[0];
 	st->pc_is_ra = 1;
 	return push_frame(st, frame[1]);
+}
+
+/* Code without CFI that is about to return: when the instructions at pc are one of these plain
+ * epilogues, they say exactly where the return address is, whatever rbp holds (CPython's perf
+ * trampolines, `sub $8,%rsp; call *%rcx; add $8,%rsp; ret`, keep no frame pointer):
+ *   c3                   ret
+ *   5d c3                pop %rbp; ret
+ *   48 83 c4 NN c3       add $NN,%rsp; ret
+ *   48 83 c4 NN 5d c3    add $NN,%rsp; pop %rbp; ret
+ * Returns 0 or 1 as the other steps when it stepped, -1 when pc holds no such epilogue. */
+static __always_inline long epilogue_step(struct native_unwind *st,
+					  const struct spanprof_unwind_proc *proc)
+{
+	__u64 sp = st->sp, bp = st->bp, ra;
+	__u8 code[6] = {}, op, next;
+
+	if (bpf_probe_read_user(code, 2, (void *)st->pc))
+		return -1;
+	op = code[0];
+	next = code[1];
+	if (op == 0x48 && next == 0x83) {
+		if (bpf_probe_read_user(code, sizeof(code), (void *)st->pc) || code[2] != 0xc4 ||
+		    code[3] >= 0x80 || code[3] & 7)
+			return -1;
+		sp += code[3];
+		op = code[4];
+		next = code[5];
+	}
+	if (op == 0x5d && next == 0xc3) {
+		if (bpf_probe_read_user(&bp, sizeof(bp), (void *)sp))
+			return stop_bad_read();
+		sp += 8;
+	} else if (op != 0xc3) {
+		return -1;
+	}
+	counter_inc(&event_counts, SPANPROF_EVENT_UNWIND_FP_FRAMES);
+	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)sp))
+		return stop_bad_read();
+	if (ra && !find_mapping(proc, ra - 1)) {
+		counter_inc(&drop_counts, SPANPROF_DROP_UNWIND_NO_MAPPING);
+		return 1;
+	}
+	st->sp = sp + 8;
+	st->bp = bp;
+	st->pc_is_ra = 1;
+	return push_frame(st, ra);
+}
+
+/* A mapping without CFI: a plain epilogue at pc, else frame pointers. */
+static __always_inline long nocfi_step(struct native_unwind *st,
+				       const struct spanprof_unwind_proc *proc)
+{
+	long ret = epilogue_step(st, proc);
+
+	return ret >= 0 ? ret : fp_step(st, proc);
 }
 
 /* Signal trampoline: the interrupted registers are in the ucontext the kernel pushed. */
@@ -208,6 +272,7 @@ static __always_inline long signal_step(struct native_unwind *st)
 }
 
 static __always_inline long apply_rule(struct native_unwind *st,
+				       const struct spanprof_unwind_proc *proc,
 				       const struct spanprof_unwind_rule *r)
 {
 	__u64 cfa, ra, bp = st->bp;
@@ -230,7 +295,7 @@ static __always_inline long apply_rule(struct native_unwind *st,
 	case SPANPROF_CFA_STOP:
 		return 1; /* the outermost frame: a whole stack */
 	case SPANPROF_CFA_FP:
-		return fp_step(st);
+		return fp_step(st, proc);
 	default:
 		counter_inc(&drop_counts, SPANPROF_DROP_UNWIND_NO_ROW);
 		return 1;
@@ -275,7 +340,7 @@ static __always_inline long unwind_frame(struct native_unwind *st)
 		return 1;
 	}
 	if (table == SPANPROF_UNWIND_TABLE_FP)
-		return fp_step(st);
+		return nocfi_step(st, proc); /* JIT code, Go, a stripped file */
 	t = bpf_map_lookup_elem(&unwind_tables, &table);
 	if (!t || t->gen != m->gen) {
 		counter_inc(&drop_counts, SPANPROF_DROP_UNWIND_STALE);
@@ -287,7 +352,7 @@ static __always_inline long unwind_frame(struct native_unwind *st)
 		counter_inc(&drop_counts, SPANPROF_DROP_UNWIND_NO_ROW);
 		return 1;
 	}
-	return apply_rule(st, r);
+	return apply_rule(st, proc, r);
 }
 
 static long unwind_step(__u32 index, void *ctx)

@@ -100,6 +100,10 @@ static void publish_unwind(struct agent *a)
 	metrics_set(a->metrics, METRIC_UNWIND_EVICTIONS, st.files.evicted);
 	metrics_set(a->metrics, METRIC_UNWIND_BUILD_MS, st.files.build_us / 1000);
 	metrics_set(a->metrics, METRIC_UNWIND_TEXT_BYTES, st.files.text_bytes);
+	metrics_set_at(a->metrics, METRIC_UNWIND_MAPPINGS_DROPPED, METRIC_MAPPING_FILE,
+		       st.mappings_dropped);
+	metrics_set_at(a->metrics, METRIC_UNWIND_MAPPINGS_DROPPED, METRIC_MAPPING_ANONYMOUS,
+		       st.anon_dropped);
 }
 
 static void publish_interpreters(struct agent *a)

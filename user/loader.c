@@ -49,6 +49,7 @@ struct loader {
 	int *cpu_fds;
 	int ncpus;
 	struct bpf_link *mmap_link; /* NULL when the optional mmap tracepoint is unavailable */
+	struct bpf_link *mprotect_link; /* likewise */
 	int off_cpu; /* the sched_switch program is attached */
 };
 
@@ -176,6 +177,11 @@ static void attach_mmap_events(struct loader *l)
 			 "attach tracepoint syscalls/sys_enter_mmap (is tracefs mounted at "
 			 "/sys/kernel/tracing?): libraries loaded with dlopen() are found by the "
 			 "periodic rescan only");
+	l->mprotect_link = bpf_program__attach(l->skel->progs.on_mprotect_enter);
+	if (!l->mprotect_link)
+		log_warn(-errno,
+			 "attach tracepoint syscalls/sys_enter_mprotect: JIT code made executable "
+			 "with mprotect() is unwound after the periodic rescan only");
 }
 
 struct loader *loader_open(const struct loader_options *opts)
@@ -200,6 +206,7 @@ struct loader *loader_open(const struct loader_options *opts)
 	}
 	/* Optional: without it, dlopen'ed hooks are found by the periodic rescan only. */
 	bpf_program__set_autoattach(l->skel->progs.on_mmap_enter, false);
+	bpf_program__set_autoattach(l->skel->progs.on_mprotect_enter, false);
 	err = spanprof_bpf__load(l->skel);
 	if (err) {
 		err = log_err(-errno, "load BPF programs (run with -v for the verifier log)");
@@ -242,6 +249,7 @@ void loader_close(struct loader *l)
 	free(l->cpu_links);
 	free(l->cpu_fds);
 	bpf_link__destroy(l->mmap_link);
+	bpf_link__destroy(l->mprotect_link);
 	spanprof_bpf__destroy(l->skel);
 	free(l);
 }

@@ -87,6 +87,8 @@ static void count_profile(const Perftools__Profiles__Profile *p, const char *con
 		out->leaf += count;
 		if (has_chain(fns, nfns, chain, n)) {
 			out->whole += count;
+			if (fns[nfns - 1] && name_matches(fns[nfns - 1], chain[n - 1]))
+				out->ends += count;
 		} else if (*printed < 3) {
 			(*printed)++;
 			printf("# stack without the whole chain (%lu samples):",

@@ -12,6 +12,7 @@ struct chain_count {
 	uint64_t samples; /* all samples of the service */
 	uint64_t leaf; /* samples whose first user-space function is chain[0] (any, if NULL) */
 	uint64_t whole; /* ... whose stack holds chain[1..n-1] in order */
+	uint64_t ends; /* ... and whose outermost user-space function is chain[n-1] */
 	int files; /* profiles read */
 };
 

@@ -59,9 +59,10 @@ static int compile(const struct unwind_fixture *f, const char *s)
 			  "-fno-asynchronous-unwind-tables -fno-unwind-tables -fPIC -shared "
 			  "%s/unwfix_nocfi.c -o libunwfix_nocfi.so",
 			  d, s) ||
-	       fixture_sh("cd %s && cc " UNWFIX_CFLAGS " -fPIE -pie %s/unwfix_main.c -o unwfix "
-			  "-L. -lunwfix -lunwfix_nocfi -ldl -pthread -Wl,-rpath,'$ORIGIN'",
-			  d, s);
+	       fixture_sh(
+		       "cd %s && cc " UNWFIX_CFLAGS " -fPIE -pie %s/unwfix_main.c %s/unwfix_jit.c "
+		       "-o unwfix -L. -lunwfix -lunwfix_nocfi -ldl -pthread -Wl,-rpath,'$ORIGIN'",
+		       d, s, s);
 }
 
 int unwind_fixture_build(struct unwind_fixture *f)

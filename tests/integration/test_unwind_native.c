@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Native stacks without frame pointers, end to end with real BPF: fixtures built at
  * -O2 -fomit-frame-pointer (a library chain entered through the PLT, a qsort callback, a signal
- * handler, a dlopen'ed library, a library without CFI, an exec and a thread) and Debian's
+ * handler, a dlopen'ed library, a library without CFI, an exec and a thread, JIT code in
+ * anonymous memory) and Debian's
  * python3.11 and ruby are profiled by one agent each (--pid); the leaf's samples must carry the
  * whole chain up to main (or start_thread). */
 #define _GNU_SOURCE
@@ -136,12 +137,16 @@ static void run_profiled(struct run *r, const char **argv, int go_arg, const cha
 	assert_int_equal(agent_proc_stop(&r->agent), 0);
 }
 
-/* Checks that >= min_pct of chain[0]'s samples carry the whole chain. */
-static void assert_chain(struct run *r, const char *const *chain, size_t n, double min_pct)
+/* Checks that >= min_pct of chain[0]'s samples carry the whole chain; the census goes to *out
+ * when out is not NULL. */
+static void assert_chain(struct run *r, const char *const *chain, size_t n, double min_pct,
+			 struct chain_count *out)
 {
 	struct chain_count c;
 
 	assert_true(chain_count(r->dir, r->service, chain, n, &c) > 0);
+	if (out)
+		*out = c;
 	printf("# %s: %lu of %lu %s samples carry the whole chain (%lu samples in all)\n",
 	       r->service, (unsigned long)c.whole, (unsigned long)c.leaf,
 	       chain[0] ? chain[0] : "(any leaf)", (unsigned long)c.samples);
@@ -149,27 +154,45 @@ static void assert_chain(struct run *r, const char *const *chain, size_t n, doub
 	assert_true(c.whole * 100.0 >= min_pct * c.leaf);
 }
 
-/* Runs the fixture executable in mode; returns the frames walked by frame pointer. */
-static double run_fixture(void **state, const char *mode, const char *const *chain, size_t n)
+/* What a run of the fixture showed. */
+struct fixture_result {
+	struct chain_count chain;
+	double fp_frames, no_mapping; /* the unwinder's counters */
+};
+
+/* Runs the fixture executable in mode and checks that >= 99% of the leaf's samples carry the
+ * chain. */
+static void run_mode(void **state, const char *mode, const char *const *chain, size_t n,
+		     struct fixture_result *res)
 {
 	struct fixture *fx = *state;
 	const char *argv[] = { fx->uf.exe, mode, RUN_SECONDS, NULL, fx->uf.dl, NULL };
-	double fp_frames, no_mapping;
-	char service[64];
+	char service[64], perf_map[64];
 	struct run r;
 
 	if (fx->skip)
 		skip();
 	snprintf(service, sizeof(service), "unwfix-%s-%d", mode, (int)getpid());
-	run_profiled(&r, argv, 3, service, &fp_frames, &no_mapping);
-	assert_chain(&r, chain, n, 99.0);
-	/* Every PC was in a published mapping ([vdso], ld.so and the top of the address space
-	 * included), except in the warm-up after an exec or a dlopen, before the new mappings
-	 * are published. */
-	if (strcmp(mode, "exec") && strcmp(mode, "dlopen"))
-		assert_true(no_mapping == 0);
+	run_profiled(&r, argv, 3, service, &res->fp_frames, &res->no_mapping);
+	/* The JIT modes name their code in the perf map, the usual place, which outlives them
+	 * so that the agent's last drain can still read it. */
+	snprintf(perf_map, sizeof(perf_map), "/tmp/perf-%d.map", (int)r.pid);
+	unlink(perf_map);
+	assert_chain(&r, chain, n, 99.0, &res->chain);
 	tmpdir_remove(r.dir);
-	return fp_frames;
+}
+
+/* run_mode(), and every PC was in a published mapping ([vdso], ld.so and the top of the address
+ * space included), except in the warm-up after an exec or a dlopen, before the new mappings are
+ * published. Returns the frames walked by frame pointer. */
+static double run_fixture(void **state, const char *mode, const char *const *chain, size_t n)
+{
+	struct fixture_result res;
+
+	run_mode(state, mode, chain, n, &res);
+	if (strcmp(mode, "exec") && strcmp(mode, "dlopen"))
+		assert_true(res.no_mapping == 0);
+	return res.fp_frames;
 }
 
 /* An executable calls through the PLT into a shared library's three-deep chain. */
@@ -231,15 +254,59 @@ static void test_exec_then_thread_reaches_start_thread(void **state)
 	run_fixture(state, "exec", chain, 6);
 }
 
-/* Runs an interpreter (argv[go_arg] becomes the go file) and checks >= 95% of its samples reach
- * root. */
-static void run_interpreter(void **state, const char **argv, int go_arg, const char *tag,
-			    const char *root)
+/* JIT code that keeps frame pointers, in anonymous memory made executable with mprotect() after
+ * the agent attached (the one-second warm-up is not checked): the walk steps through it by
+ * frame pointer and goes on with CFI in its callers; the JIT frame is named from the perf map. */
+static void test_jit_code_with_frame_pointers_reaches_main(void **state)
 {
-	const char *const chain[] = { NULL, root };
+	static const char *const chain[] = { "jit_leaf", "jit_fp_tramp", "jit_caller", "jit_driver",
+					     "main" };
+	struct fixture_result res;
+
+	run_mode(state, "jit", chain, 5, &res);
+	assert_true(res.fp_frames > 0);
+}
+
+/* JIT code whose rbp is no frame pointer (it points at words in its caller's frame that hold no
+ * code address): the walk stops at the JIT frame, counted as unwind_no_mapping, and no made-up
+ * frame follows it. The code exists before the agent's first scan, so nothing else in this run
+ * is outside a published mapping. */
+static void test_jit_code_without_frame_pointers_stops_cleanly(void **state)
+{
+	static const char *const chain[] = { "jit_leaf", "jit_nofp_tramp" };
+	struct fixture_result res;
+
+	run_mode(state, "jitnofp", chain, 2, &res);
+	printf("# %lu of %lu leaf samples end at the JIT frame; unwind_no_mapping %.0f\n",
+	       (unsigned long)res.chain.ends, (unsigned long)res.chain.leaf, res.no_mapping);
+	assert_true(res.chain.ends * 100.0 >= 99.0 * res.chain.leaf);
+	assert_true(res.fp_frames > 0);
+	assert_true(res.no_mapping > 0);
+}
+
+/* JIT code without frame pointer (rbp points at words that hold no code address) that returns
+ * through a plain epilogue (add $16,%rsp; pop %rbp; ret), as CPython's perf trampolines do: the
+ * epilogue says where the return address is, and the walk reaches main. */
+static void test_jit_code_with_a_plain_epilogue_reaches_main(void **state)
+{
+	static const char *const chain[] = { "jit_leaf", "jit_epi_tramp", "jit_nofp_caller",
+					     "jit_early_driver", "main" };
+	struct fixture_result res;
+
+	run_mode(state, "jitepi", chain, 5, &res);
+	assert_true(res.fp_frames > 0);
+	assert_true(res.no_mapping == 0);
+}
+
+/* Runs an interpreter (argv[go_arg] becomes the go file) and checks >= 95% of its samples reach
+ * root (through via first, unless via is NULL). */
+static void run_interpreter(void **state, const char **argv, int go_arg, const char *tag,
+			    const char *via, const char *root)
+{
+	const char *const chain[] = { NULL, via ? via : root, root };
 	struct fixture *fx = *state;
 	double fp_frames, no_mapping;
-	char service[64];
+	char service[64], perf_map[64];
 	struct run r;
 
 	if (fx->skip)
@@ -248,7 +315,9 @@ static void run_interpreter(void **state, const char **argv, int go_arg, const c
 		skip();
 	snprintf(service, sizeof(service), "%s-%d", tag, (int)getpid());
 	run_profiled(&r, argv, go_arg, service, &fp_frames, &no_mapping);
-	assert_chain(&r, chain, 2, 95.0);
+	snprintf(perf_map, sizeof(perf_map), "/tmp/perf-%d.map", (int)r.pid); /* -X perf's */
+	unlink(perf_map);
+	assert_chain(&r, chain, via ? 3 : 2, 95.0, NULL);
 	assert_true(no_mapping == 0);
 	tmpdir_remove(r.dir);
 }
@@ -265,7 +334,27 @@ static void test_python311_samples_reach_main(void **state)
 				     "while time.process_time() < end: work(10000)\n";
 	const char *argv[] = { PYTHON, "-c", script, NULL, NULL };
 
-	run_interpreter(state, argv, 3, "py311", "Py_BytesMain");
+	run_interpreter(state, argv, 3, "py311", NULL, "Py_BytesMain");
+}
+
+/* pyenv's CPython 3.12 with -X perf: every Python call goes through a trampoline the
+ * interpreter writes into anonymous memory (and mprotect()s executable), which keeps no frame
+ * pointer but returns through add $8,%rsp; ret. The walk goes through them to main. */
+static void test_python312_perf_trampolines_reach_main(void **state)
+{
+	static const char script[] = "import os, sys, time\n"
+				     "while not os.path.exists(sys.argv[1]): time.sleep(0.01)\n"
+				     "end = time.process_time() + " RUN_SECONDS "\n"
+				     "def work(n):\n"
+				     "    return sum(i * i for i in range(n))\n"
+				     "while time.process_time() < end: work(10000)\n";
+	const char *root = getenv("PYENV_ROOT") ? getenv("PYENV_ROOT") : "/root/.pyenv";
+	const char *argv[] = { NULL, "-X", "perf", "-c", script, NULL, NULL };
+	char python[512];
+
+	snprintf(python, sizeof(python), "%s/versions/3.12.1/bin/python3.12", root);
+	argv[0] = python;
+	run_interpreter(state, argv, 5, "py312perf", "py_trampoline_evaluator", "Py_BytesMain");
 }
 
 /* Debian's ruby 3.1 (libruby without frame pointers, TLS through ld.so's __tls_get_addr). */
@@ -279,7 +368,7 @@ static void test_ruby_samples_reach_main(void **state)
 	/* Without rubygems the interpreter is ready (and waiting) within milliseconds. */
 	const char *argv[] = { RUBY, "--disable-gems", "-e", script, NULL, NULL };
 
-	run_interpreter(state, argv, 4, "ruby", "ruby_run_node");
+	run_interpreter(state, argv, 4, "ruby", NULL, "ruby_run_node");
 }
 
 int main(void)
@@ -291,9 +380,15 @@ int main(void)
 		cmocka_unit_test(test_dlopened_library_reaches_main),
 		cmocka_unit_test(test_file_without_cfi_falls_back_to_frame_pointers),
 		cmocka_unit_test(test_exec_then_thread_reaches_start_thread),
+		cmocka_unit_test(test_jit_code_with_frame_pointers_reaches_main),
+		cmocka_unit_test(test_jit_code_without_frame_pointers_stops_cleanly),
+		cmocka_unit_test(test_jit_code_with_a_plain_epilogue_reaches_main),
 		cmocka_unit_test(test_python311_samples_reach_main),
+		cmocka_unit_test(test_python312_perf_trampolines_reach_main),
 		cmocka_unit_test(test_ruby_samples_reach_main),
 	};
 
+	if (getenv("UNWIND_TEST")) /* e.g. UNWIND_TEST='test_jit*' while iterating */
+		cmocka_set_test_filter(getenv("UNWIND_TEST"));
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -38,8 +38,11 @@ static char *decode_path(const char *text)
 	return out;
 }
 
-/* Parses one line "start-end perms offset major:minor inode [path]". Returns 1 when the line is
- * an executable mapping (stored in *m, path allocated), 0 when skipped, or -errno. */
+enum line_kind { LINE_SKIPPED = 0, LINE_FILE, LINE_ANON };
+
+/* Parses one line "start-end perms offset major:minor inode [path]". Returns LINE_FILE for an
+ * executable mapping with a path (stored in *m, path allocated), LINE_ANON for anonymous
+ * executable memory (m->start and m->end set), LINE_SKIPPED, or -errno. */
 static int parse_line(const char *line, size_t len, struct proc_map *m)
 {
 	unsigned int major, minor;
@@ -57,15 +60,39 @@ static int parse_line(const char *line, size_t len, struct proc_map *m)
 		free(buf);
 		return -EINVAL;
 	}
-	if (perms[2] != 'x' || path_at < 0 || buf[path_at] == '\0') {
-		/* not executable, or anonymous memory (JIT code is found through perf maps) */
+	if (perms[2] != 'x') {
 		free(buf);
-		return 0;
+		return LINE_SKIPPED;
+	}
+	if (path_at < 0 || buf[path_at] == '\0') {
+		free(buf);
+		return LINE_ANON; /* JIT code: named by perf maps, unwound by frame pointer */
 	}
 	m->dev = makedev(major, minor);
 	m->path = decode_path(buf + path_at);
 	free(buf);
-	return m->path ? 1 : -ENOMEM;
+	return m->path ? LINE_FILE : -ENOMEM;
+}
+
+/* Adds [start, end) to anon, merged with the previous range when they touch (a JIT's code space
+ * mprotect()ed piece by piece shows as many adjacent lines). Lines come in address order. */
+static int append_anon(struct proc_maps *out, size_t *cap, uint64_t start, uint64_t end)
+{
+	struct proc_range *grown, *last = out->anon_count ? &out->anon[out->anon_count - 1] : NULL;
+
+	if (last && last->end == start) {
+		last->end = end;
+		return 0;
+	}
+	if (out->anon_count == *cap) {
+		*cap = *cap ? *cap * 2 : 4;
+		grown = realloc(out->anon, *cap * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		out->anon = grown;
+	}
+	out->anon[out->anon_count++] = (struct proc_range){ start, end };
+	return 0;
 }
 
 static int cmp_start(const void *a, const void *b)
@@ -93,12 +120,11 @@ static int append(struct proc_maps *out, size_t *cap, const struct proc_map *m)
 int proc_maps_parse(const char *text, struct proc_maps *out)
 {
 	const char *line = text, *eol;
+	size_t cap = 0, anon_cap = 0;
 	struct proc_map m;
-	size_t cap = 0;
 	int err = 0;
 
-	out->maps = NULL;
-	out->count = 0;
+	memset(out, 0, sizeof(*out));
 	for (; *line; line = *eol ? eol + 1 : eol) {
 		eol = strchrnul(line, '\n');
 		if (eol == line)
@@ -107,8 +133,14 @@ int proc_maps_parse(const char *text, struct proc_maps *out)
 		err = parse_line(line, eol - line, &m);
 		if (err < 0)
 			goto out_release;
-		if (err == 0)
+		if (err == LINE_SKIPPED)
 			continue;
+		if (err == LINE_ANON) {
+			err = append_anon(out, &anon_cap, m.start, m.end);
+			if (err)
+				goto out_release;
+			continue;
+		}
 		err = append(out, &cap, &m);
 		if (err) {
 			free(m.path);
@@ -172,8 +204,7 @@ int proc_maps_read_at(const char *proc_root, pid_t pid, struct proc_maps *out)
 	char *text = NULL;
 	int fd, err;
 
-	out->maps = NULL;
-	out->count = 0;
+	memset(out, 0, sizeof(*out));
 	snprintf(path, sizeof(path), "%s/%d/maps", proc_root ? proc_root : "/proc", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -219,6 +250,6 @@ void proc_maps_release(struct proc_maps *maps)
 	for (i = 0; i < maps->count; i++)
 		free(maps->maps[i].path);
 	free(maps->maps);
-	maps->maps = NULL;
-	maps->count = 0;
+	free(maps->anon);
+	memset(maps, 0, sizeof(*maps));
 }

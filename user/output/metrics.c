@@ -87,6 +87,8 @@ static const char *const
 static const char *const file_states[] = { "building", "ready", "no_cfi", "failed", "evicted" };
 static const char *const table_bytes
 	[] = { [METRIC_TABLE_BYTES_USED] = "used", [METRIC_TABLE_BYTES_BUDGET] = "budget" };
+static const char *const mapping_kinds
+	[] = { [METRIC_MAPPING_FILE] = "file", [METRIC_MAPPING_ANONYMOUS] = "anonymous" };
 static const char *const off_cpu_results
 	[] = { [METRIC_OFF_CPU_COUNTED] = "counted", [METRIC_OFF_CPU_SHORT] = "short" };
 static const char *const
@@ -165,7 +167,9 @@ static const struct metric_def defs[METRIC__COUNT] = {
 				 "frame_pointer (a process with no tables yet).",
 				 LABELLED("unwinder", unwinders) },
 	[METRIC_UNWIND_FP_FRAMES] = { "spanprof_unwind_fp_frames_total", METRIC_COUNTER,
-				      "Frames in files without CFI, walked by frame pointer." },
+				      "Frames in files without CFI and in anonymous executable "
+				      "memory (JIT code), walked by frame pointer or through a "
+				      "plain epilogue." },
 	[METRIC_UNWIND_FILES] = { "spanprof_unwind_files", METRIC_GAUGE,
 				  "ELF files known to the unwinder, by table state.",
 				  LABELLED("state", file_states) },
@@ -178,6 +182,11 @@ static const struct metric_def defs[METRIC__COUNT] = {
 				     "Time the worker thread spent building unwind tables." },
 	[METRIC_UNWIND_TEXT_BYTES] = { "spanprof_unwind_text_bytes_total", METRIC_COUNTER,
 				       "Executable bytes of the files whose unwind table was built." },
+	[METRIC_UNWIND_MAPPINGS_DROPPED] = { "spanprof_unwind_mappings_dropped_total",
+					     METRIC_COUNTER,
+					     "Executable mappings left out of a process's published "
+					     "set (256 at most; files first), per publish.",
+					     LABELLED("kind", mapping_kinds) },
 	[METRIC_OFF_CPU_PERIODS] = { "spanprof_off_cpu_periods_total", METRIC_COUNTER,
 				     "Waits of threads in spans: counted in the off-CPU profile, or "
 				     "short (below --off-cpu-min).",

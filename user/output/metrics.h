@@ -41,6 +41,7 @@ enum metric_id {
 	METRIC_UNWIND_EVICTIONS, /* counter: tables evicted for the memory budget (LRU) */
 	METRIC_UNWIND_BUILD_MS, /* counter: worker milliseconds spent building tables */
 	METRIC_UNWIND_TEXT_BYTES, /* counter: executable bytes of the files whose table was built */
+	METRIC_UNWIND_MAPPINGS_DROPPED, /* counter, label kind: enum metric_mapping_kind */
 	METRIC_OFF_CPU_PERIODS, /* counter, label result: enum metric_off_cpu */
 	METRIC_INTERP_PROCESSES, /* gauge, label interpreter: enum metric_interp */
 	METRIC_INTERP_UNREAD, /* counter, label reason: enum metric_interp_unread */
@@ -71,6 +72,7 @@ enum metric_interp_unread {
 	METRIC_UNREAD_RUBY_UNSUPPORTED,
 	METRIC_UNREAD_RUBY_FULL,
 };
+enum metric_mapping_kind { METRIC_MAPPING_FILE = 0, METRIC_MAPPING_ANONYMOUS };
 
 /* Caps and budgets on process-controlled input that were hit (symcache_stats). */
 enum metric_guard {

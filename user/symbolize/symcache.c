@@ -345,8 +345,13 @@ void symcache_resolve_user(struct symcache *sc, pid_t pid, uint64_t addr, struct
 	}
 	out->has_mapping = 1;
 	out->mapping = (struct sym_mapping){ map->start, map->end, map->offset, map->path, NULL };
-	if (!map->dev && !map->inode)
-		return; /* [vdso] and friends: no file to read */
+	if (!map->dev && !map->inode) {
+		/* [vdso] and friends: no file to read. Memory a JIT named (prctl
+		 * PR_SET_VMA_ANON_NAME shows it as [anon:NAME]) is in its perf map. */
+		if (!strncmp(map->path, "[anon:", 6))
+			resolve_jit(sc, p, pid, addr, out);
+		return;
+	}
 	key = (struct addr_cache_key){ map->dev, map->inode, addr - map->start + map->offset };
 	if (addr_cache_get(sc->addrs, &key, out, &out->mapping.build_id)) {
 		sc->st.hits++;

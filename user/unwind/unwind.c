@@ -28,7 +28,7 @@ struct unwind {
 	struct unwind_worker *worker;
 	struct unwind_files *files;
 	struct lru pids;
-	uint64_t mappings_dropped, publish_errors;
+	uint64_t mappings_dropped, anon_dropped, publish_errors;
 	int republish; /* tables finished since the last pass over the waiting processes */
 	uint64_t last_republish_ns;
 	struct spanprof_unwind_proc value; /* scratch for one publish */
@@ -93,46 +93,91 @@ static uint64_t hash_bytes(const void *p, size_t n)
 	return h;
 }
 
-/* Fills u->value from maps; returns how many mappings wait for a table. */
+/* Appends file mapping fm; returns 1 when it waits for its table. */
+static int add_file(struct unwind *u, pid_t pid, const struct proc_map *fm)
+{
+	struct spanprof_unwind_mapping *m = &u->value.maps[u->value.nmaps++];
+	struct unwind_file_ref ref;
+
+	m->start = fm->start;
+	m->end = fm->end;
+	m->bias = 0;
+	m->gen = 0;
+	m->table = SPANPROF_UNWIND_TABLE_FP;
+	if (unwind_files_resolve(u->files, pid, fm, &ref))
+		return 0; /* a pseudo file ([anon:name], [heap]) or unreadable: frame pointers */
+	m->bias = ref.bias;
+	if (ref.state == UNWIND_FILE_READY) {
+		m->table = ref.table;
+		m->gen = ref.gen;
+	} else if (ref.state == UNWIND_FILE_PENDING) {
+		m->table = SPANPROF_UNWIND_TABLE_PENDING;
+		return 1;
+	}
+	return 0;
+}
+
+/* Anonymous executable memory (JIT code) is walked by frame pointer. */
+static void add_anon(struct unwind *u, const struct proc_range *r)
+{
+	struct spanprof_unwind_mapping *m = &u->value.maps[u->value.nmaps++];
+
+	m->start = r->start;
+	m->end = r->end;
+	m->bias = 0;
+	m->gen = 0;
+	m->table = SPANPROF_UNWIND_TABLE_FP;
+}
+
+/* How many of maps' file mappings the BPF search can hold ([vsyscall] lies in the kernel's
+ * half: no user PC is there, and the search compares addresses below SPANPROF_UNWIND_ADDR_END
+ * only). */
+static size_t user_files(const struct proc_maps *maps)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < maps->count; i++)
+		n += maps->maps[i].end <= SPANPROF_UNWIND_ADDR_END;
+	return n;
+}
+
+/* Fills u->value from maps, in address order; returns how many mappings wait for a table.
+ * Files come first when there are more than SPANPROF_UNWIND_MAX_MAPPINGS executable mappings
+ * (they have CFI): anonymous ranges get the slots left. */
 static int fill(struct unwind *u, pid_t pid, const struct proc_maps *maps)
 {
 	struct spanprof_unwind_proc *v = &u->value;
-	struct spanprof_unwind_mapping *m;
-	struct unwind_file_ref ref;
+	size_t files = user_files(maps), i = 0, j = 0, anon_room, dropped = 0;
 	int pending = 0;
-	size_t i;
 
+	anon_room = files < SPANPROF_UNWIND_MAX_MAPPINGS ? SPANPROF_UNWIND_MAX_MAPPINGS - files : 0;
 	v->nmaps = 0;
-	for (i = 0; i < maps->count; i++) {
-		/* [vsyscall] lies in the kernel's half: no user PC is there, and the BPF search
-		 * compares addresses below SPANPROF_UNWIND_ADDR_END only. */
-		if (maps->maps[i].end > SPANPROF_UNWIND_ADDR_END)
-			continue;
-		if (v->nmaps == SPANPROF_UNWIND_MAX_MAPPINGS) {
-			u->mappings_dropped += maps->count - i;
-			log_debug(
-				"unwind: pid %d has %zu executable mappings, only the first %d are "
-				"unwound",
-				pid, maps->count, SPANPROF_UNWIND_MAX_MAPPINGS);
-			break;
-		}
-		m = &v->maps[v->nmaps++];
-		m->start = maps->maps[i].start;
-		m->end = maps->maps[i].end;
-		m->bias = 0;
-		m->gen = 0;
-		m->table = SPANPROF_UNWIND_TABLE_FP;
-		if (unwind_files_resolve(u->files, pid, &maps->maps[i], &ref))
-			continue;
-		m->bias = ref.bias;
-		if (ref.state == UNWIND_FILE_READY) {
-			m->table = ref.table;
-			m->gen = ref.gen;
-		} else if (ref.state == UNWIND_FILE_PENDING) {
-			m->table = SPANPROF_UNWIND_TABLE_PENDING;
-			pending++;
+	while (i < maps->count || j < maps->anon_count) {
+		if (j < maps->anon_count &&
+		    (i == maps->count || maps->anon[j].start < maps->maps[i].start)) {
+			if (anon_room) {
+				add_anon(u, &maps->anon[j]);
+				anon_room--;
+			} else {
+				u->anon_dropped++;
+				dropped++;
+			}
+			j++;
+		} else if (maps->maps[i].end > SPANPROF_UNWIND_ADDR_END) {
+			i++;
+		} else if (v->nmaps == SPANPROF_UNWIND_MAX_MAPPINGS) {
+			u->mappings_dropped++;
+			dropped++;
+			i++;
+		} else {
+			pending += add_file(u, pid, &maps->maps[i++]);
 		}
 	}
+	if (dropped)
+		log_debug(
+			"unwind: pid %d has %zu executable mappings and %zu anonymous code ranges, "
+			"%zu are not unwound (at most %d)",
+			pid, files, maps->anon_count, dropped, SPANPROF_UNWIND_MAX_MAPPINGS);
 	for (i = v->nmaps; i < SPANPROF_UNWIND_MAX_MAPPINGS; i++) {
 		memset(&v->maps[i], 0, sizeof(v->maps[i]));
 		v->maps[i].start = SPANPROF_UNWIND_ADDR_END;
@@ -272,5 +317,6 @@ void unwind_get_stats(const struct unwind *u, struct unwind_stats *out)
 	unwind_store_get_stats(u->store, &out->store);
 	out->pids = u->pids.count;
 	out->mappings_dropped = u->mappings_dropped;
+	out->anon_dropped = u->anon_dropped;
 	out->publish_errors = u->publish_errors;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Native unwinding, the agent's side: for each profiled process, publishes its executable
- * mappings and their files' CFI tables to the BPF unwinder (bpf/unwind_native.bpf.h), building
+ * mappings (anonymous JIT code too, walked by frame pointer) and their files' CFI tables to the BPF unwinder (bpf/unwind_native.bpf.h), building
  * tables on a worker thread and keeping their memory within a budget. */
 #ifndef SPANPROF_UNWIND_H
 #define SPANPROF_UNWIND_H
@@ -26,7 +26,9 @@ struct unwind_stats {
 	struct unwind_files_stats files;
 	struct unwind_store_stats store;
 	uint64_t pids; /* processes published */
-	uint64_t mappings_dropped; /* mappings beyond SPANPROF_UNWIND_MAX_MAPPINGS */
+	uint64_t
+		mappings_dropped; /* file mappings beyond SPANPROF_UNWIND_MAX_MAPPINGS (per publish) */
+	uint64_t anon_dropped; /* anonymous code ranges without a slot left (per publish) */
 	uint64_t publish_errors; /* failed writes of a process's mappings */
 };
 

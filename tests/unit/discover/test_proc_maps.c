@@ -48,6 +48,36 @@ static void test_proc_maps_keeps_only_executable_mappings_sorted(void **state)
 	assert_null(maps.maps);
 }
 
+/* Anonymous executable memory (no path) is kept apart, adjacent ranges merged; a named one
+ * ([anon:NAME]) is a pseudo file like [vdso]; non-executable memory is left out. */
+static void test_proc_maps_keeps_anonymous_code_apart_merged(void **state)
+{
+	const char *text = "7f0000000000-7f0000001000 r-xp 00000000 00:00 0 \n"
+			   "7f0000001000-7f0000003000 r-xp 00000000 00:00 0\n"
+			   "7f0000003000-7f0000004000 rw-p 00000000 00:00 0 \n"
+			   "7f0000004000-7f0000005000 rwxp 00000000 00:00 0 \n"
+			   "7f0000006000-7f0000007000 r-xp 00000000 00:00 0 [anon:jit]\n"
+			   "7f0000007000-7f0000008000 r-xp 00000000 fd:01 9 /usr/lib/x.so\n"
+			   "7f0000008000-7f0000009000 --xp 00000000 00:00 0 \n";
+	struct proc_maps maps;
+
+	(void)state;
+	assert_int_equal(proc_maps_parse(text, &maps), 0);
+	assert_int_equal(maps.count, 2);
+	assert_string_equal(maps.maps[0].path, "[anon:jit]");
+	assert_string_equal(maps.maps[1].path, "/usr/lib/x.so");
+	assert_int_equal(maps.anon_count, 3);
+	assert_int_equal(maps.anon[0].start, 0x7f0000000000ull);
+	assert_int_equal(maps.anon[0].end, 0x7f0000003000ull); /* two lines, one range */
+	assert_int_equal(maps.anon[1].start, 0x7f0000004000ull);
+	assert_int_equal(maps.anon[1].end, 0x7f0000005000ull);
+	assert_int_equal(maps.anon[2].start, 0x7f0000008000ull);
+	assert_null(proc_maps_find(&maps, 0x7f0000000800ull)); /* found through perf maps */
+	proc_maps_release(&maps);
+	assert_int_equal(maps.anon_count, 0);
+	assert_null(maps.anon);
+}
+
 /* The kernel escapes a newline in a path as \012 (and nothing else): it is decoded. */
 static void test_proc_maps_decodes_escaped_newline_in_path(void **state)
 {
@@ -132,6 +162,7 @@ int main(void)
 		cmocka_unit_test(test_proc_maps_decodes_escaped_newline_in_path),
 		cmocka_unit_test(test_proc_maps_find_uses_half_open_ranges),
 		cmocka_unit_test(test_proc_maps_rejects_malformed_lines),
+		cmocka_unit_test(test_proc_maps_keeps_anonymous_code_apart_merged),
 		cmocka_unit_test(test_proc_maps_reads_own_process),
 		cmocka_unit_test(test_proc_maps_reports_vanished_pid),
 	};

@@ -142,6 +142,8 @@ static void test_metrics_have_the_documented_names(void **state)
 		"reason=\"span_storage_failed\"",
 		"reason=\"span_bad_version\"",
 		"reason=\"proc_event_lost\"",
+		"spanprof_unwind_mappings_dropped_total{kind=\"file\"}",
+		"spanprof_unwind_mappings_dropped_total{kind=\"anonymous\"}",
 	};
 	char *text = render(*state);
 	size_t i;

@@ -381,6 +381,32 @@ static void test_symcache_resolves_jit_frames_from_container_perf_map(void **sta
 	assert_false(f.has_mapping);
 }
 
+/* Code a JIT named with prctl(PR_SET_VMA_ANON_NAME), shown as [anon:NAME] in maps, is named
+ * from the perf map too. */
+static void test_symcache_names_named_anonymous_jit_code_from_perf_map(void **state)
+{
+	struct test_state *s = *state;
+	char path[PATH_MAX], croot[PATH_MAX / 2];
+	struct sym_frame f;
+
+	snprintf(croot, sizeof(croot), "%s/named-jit", s->root);
+	assert_int_equal(mkdir(croot, 0755), 0);
+	snprintf(path, sizeof(path), "%s/tmp", croot);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/tmp/perf-301.map", croot);
+	write_file(path, "7e0000001000 80 jit_compiled_loop\n");
+	fake_pid(s, 301, "7e0000001000-7e0000002000 r-xp 00000000 00:00 0 [anon:jit code]\n",
+		 croot);
+	snprintf(path, sizeof(path), "%s/301/status", s->root);
+	write_file(path, "Name:\tjit\nUid:\t0\t0\t0\t0\nNSpid:\t301\n");
+	new_cache(s, 8, 8, 0, NULL);
+	symcache_resolve_user(s->sc, 301, 0x7e0000001040, &f);
+	assert_true(f.has_mapping);
+	assert_string_equal(f.mapping.path, "[anon:jit code]");
+	assert_int_equal(f.nlines, 1);
+	assert_string_equal(f.lines[0].function, "jit_compiled_loop");
+}
+
 static size_t dwarf_bytes_of(const char *path)
 {
 	int fd = open(path, O_RDONLY);
@@ -572,6 +598,7 @@ int main(void)
 		T(test_symcache_evicts_oldest_pid_when_full),
 		T(test_symcache_missing_or_malformed_files_stay_unsymbolized),
 		T(test_symcache_resolves_jit_frames_from_container_perf_map),
+		T(test_symcache_names_named_anonymous_jit_code_from_perf_map),
 		T(test_symcache_keeps_dwarf_within_its_budget),
 		T(test_symcache_resolves_kernel_symbols_and_modules),
 		T(test_symcache_reports_hidden_kernel_addresses),

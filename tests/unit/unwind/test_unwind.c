@@ -2,7 +2,8 @@
 /* Unit tests for unwind (the per-process side) with real BPF maps and a fixture library: what a
  * process's published mapping array holds (sorted, padded for the branch-free BPF search,
  * [vsyscall] left out, a file still being built marked pending, then its table and load bias),
- * and the entry leaving the map when the process is forgotten. */
+ * anonymous code ranges published for frame-pointer walking, and the entry leaving the map when
+ * the process is forgotten. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -127,7 +128,7 @@ static void test_published_mappings_are_sorted_padded_and_skip_vsyscall(void **s
 	static struct spanprof_unwind_proc v;
 	struct ctx *c = *state;
 	struct proc_map m[3];
-	struct proc_maps maps = { m, 3 };
+	struct proc_maps maps = { .maps = m, .count = 3 };
 	struct timespec ts = { 0, 10 * 1000 * 1000 };
 	__u32 key;
 	int i;
@@ -173,10 +174,56 @@ static void test_published_mappings_are_sorted_padded_and_skip_vsyscall(void **s
 	close_unwind(c);
 }
 
+/* Anonymous executable memory (JIT code) is published for frame-pointer walking, in address
+ * order among the files; past SPANPROF_UNWIND_MAX_MAPPINGS files keep their slots and the
+ * anonymous ranges left out are counted. */
+static void test_anonymous_code_is_walked_by_frame_pointer_files_first(void **state)
+{
+	enum { NFILES = SPANPROF_UNWIND_MAX_MAPPINGS - 6, NANON = 10 };
+	static struct spanprof_unwind_proc v;
+	static struct proc_map m[NFILES];
+	static struct proc_range anon[NANON];
+	struct proc_maps maps = { .maps = m, .count = NFILES, .anon = anon, .anon_count = NANON };
+	struct ctx *c = *state;
+	struct unwind_stats st;
+	unsigned int i, nanon = 0;
+	__u32 key = getpid();
+
+	open_unwind(c);
+	/* Pseudo files (no inode: no table, nothing opened), 64 KiB apart. */
+	for (i = 0; i < NFILES; i++)
+		m[i] = (struct proc_map){
+			LIB_BASE + i * 0x10000ull, LIB_BASE + i * 0x10000ull + 0x1000, 0, 0, 0,
+			"[anon:fixture]"
+		};
+	anon[0] = (struct proc_range){ 0x1000, 0x3000 }; /* below every file */
+	for (i = 1; i < NANON; i++) /* between files i - 1 and i */
+		anon[i] = (struct proc_range){ LIB_BASE + (i - 1) * 0x10000ull + 0x2000,
+					       LIB_BASE + (i - 1) * 0x10000ull + 0x3000 };
+	scan(c, &maps);
+	assert_int_equal(bpf_map_lookup_elem(c->o.procs_fd, &key, &v), 0);
+	assert_int_equal(v.nmaps, SPANPROF_UNWIND_MAX_MAPPINGS);
+	assert_int_equal(v.maps[0].start, 0x1000);
+	assert_int_equal(v.maps[0].end, 0x3000);
+	for (i = 0; i < SPANPROF_UNWIND_MAX_MAPPINGS; i++) {
+		assert_int_equal(v.maps[i].table, SPANPROF_UNWIND_TABLE_FP);
+		if (i)
+			assert_true(v.maps[i - 1].end <= v.maps[i].start);
+		nanon += v.maps[i].start < LIB_BASE || (v.maps[i].start & 0xffff) == 0x2000;
+	}
+	assert_int_equal(nanon, 6); /* the slots the files left: the lowest six ranges */
+	assert_int_equal(v.maps[2].start, anon[1].start);
+	unwind_get_stats(c->u, &st);
+	assert_int_equal(st.anon_dropped, NANON - 6);
+	assert_int_equal(st.mappings_dropped, 0);
+	close_unwind(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_published_mappings_are_sorted_padded_and_skip_vsyscall),
+		cmocka_unit_test(test_anonymous_code_is_walked_by_frame_pointer_files_first),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
