@@ -104,8 +104,12 @@ static void scan_pid(struct agent *a, pid_t pid, int fresh)
 	if (hook_registry_update_pid(a->hooks, pid, &maps) > 0 || a->cfg->npids)
 		proc_table_get(a->procs, pid, &scratch);
 	unwind_scan_pid(a->unwind, pid, &maps);
-	scan_python(a, pid, &maps);
-	scan_ruby(a, pid, &maps);
+	/* --interpreter-frames=false: the sampler never learns of an interpreter, so it reads
+	 * no Python or Ruby frames and stacks stay native. */
+	if (a->cfg->interpreter_frames) {
+		scan_python(a, pid, &maps);
+		scan_ruby(a, pid, &maps);
+	}
 	proc_maps_release(&maps);
 	if (fresh)
 		symcache_snapshot_pid(a->symcache, pid);

@@ -93,10 +93,11 @@ static const char *const pyenv_versions[] = { "3.8.18", "3.9.18", "3.10.13",
 					      "3.11.7", "3.12.1", "3.13.0" };
 
 /* Waits until the agent logged that it attached the span hook (one uprobe on libspanprof.so
- * serves every process mapping it, logged with the first) and reads the CPython frames of each
- * of the n pids. (The workload's spanprof.active() alone is not enough: another agent on the
- * machine may have attached the hook first.) */
-static int wait_python_seen(const struct agent_proc *agent, const pid_t *pids, size_t n)
+ * serves every process mapping it, logged with the first) and, unless frames is 0
+ * (--interpreter-frames=false), reads the CPython frames of each of the n pids. (The workload's
+ * spanprof.active() alone is not enough: another agent on the machine may have attached the hook
+ * first.) */
+static int wait_python_seen(const struct agent_proc *agent, const pid_t *pids, size_t n, int frames)
 {
 	struct timespec ts = { 0, 20 * 1000 * 1000 };
 	char python[64], hook[4400];
@@ -105,7 +106,7 @@ static int wait_python_seen(const struct agent_proc *agent, const pid_t *pids, s
 
 	snprintf(hook, sizeof(hook), "span hook attached: %s (pid ", build_path("libspanprof.so"));
 	for (tries = 0; tries < SEEN_TIMEOUT_S * 50; tries++) {
-		for (seen = 0, i = 0; i < n; i++) {
+		for (seen = frames ? 0 : n, i = 0; frames && i < n; i++) {
 			snprintf(python, sizeof(python), "pid %d: reading CPython", (int)pids[i]);
 			seen += agent_proc_log_contains(agent, python);
 		}
@@ -165,10 +166,11 @@ static void workload_census(const char *python, const char *out_dir, const struc
 }
 
 /* Runs python SCRIPT in each of the n modes at once, one process each (their own service),
- * under one agent watching only them, and reads each one's census into c[i]. Runs by CPU time,
- * so the processes sharing the CPUs changes the wall time only. */
-static void run_python_modes(const char *python, const char *const *modes, size_t n,
-			     struct census *c)
+ * under one agent watching only them (frames 0: --interpreter-frames=false), and reads each
+ * one's census into c[i]. Runs by CPU time, so the processes sharing the CPUs changes the wall
+ * time only. */
+static void run_python_frames(const char *python, const char *const *modes, size_t n, int frames,
+			      struct census *c)
 {
 	const char *agent_argv[16] = { "--output", NULL, "--interval", "1" };
 	char out_dir[512], pid_args[3][16];
@@ -190,8 +192,10 @@ static void run_python_modes(const char *python, const char *const *modes, size_
 		agent_argv[argc++] = "--pid";
 		agent_argv[argc++] = pid_args[i];
 	}
+	if (!frames)
+		agent_argv[argc++] = "--interpreter-frames=false";
 	assert_int_equal(agent_proc_start(&agent, dir, agent_argv), 0);
-	assert_int_equal(wait_python_seen(&agent, pids, n), 0);
+	assert_int_equal(wait_python_seen(&agent, pids, n, frames), 0);
 	for (i = 0; i < n; i++) {
 		fd = open(w[i].gate, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 		assert_true(fd >= 0);
@@ -199,10 +203,18 @@ static void run_python_modes(const char *python, const char *const *modes, size_
 	}
 	for (i = 0; i < n; i++)
 		assert_int_equal(workload_wait_cpu(w[i].pid, 90, &w[i].cpu_s), 0);
+	if (!frames)
+		assert_false(agent_proc_log_contains(&agent, "reading CPython"));
 	assert_int_equal(agent_proc_stop(&agent), 0); /* writes the last window */
 	for (i = 0; i < n; i++)
 		workload_census(python, out_dir, &w[i], &c[i]);
 	tmpdir_remove(dir);
+}
+
+static void run_python_modes(const char *python, const char *const *modes, size_t n,
+			     struct census *c)
+{
+	run_python_frames(python, modes, n, 1, c);
 }
 
 /* Share of a span's samples that must show its function: the issue's 95%. The samples that do
@@ -313,6 +325,34 @@ static void test_debian_python311(void **state)
 	check_interpreter("/usr/bin/python3.11");
 }
 
+/* --interpreter-frames=false: two threads in their spans show no Python function at all (native
+ * frames only), while their samples still carry their spans. */
+static void test_debian_python311_native_only(void **state)
+{
+	static const char *const modes[1] = { "threads" };
+	static const char *const py_funcs[] = { "thread_one", "thread_two", "parse_order",
+						"price_cart" };
+	struct census c;
+	size_t i;
+
+	(void)state;
+	if (!agent_proc_can_run() || sanitized_build())
+		skip();
+	if (access("/usr/bin/python3.11", X_OK)) {
+		printf("  skip: no /usr/bin/python3.11\n");
+		skip();
+	}
+	run_python_frames("/usr/bin/python3.11", modes, 1, 0, &c);
+	printf("    span samples %llu + %llu of %llu\n",
+	       (unsigned long long)census_get(&c, "thread_one")->span_total,
+	       (unsigned long long)census_get(&c, "thread_two")->span_total,
+	       (unsigned long long)c.total_samples);
+	assert_true(census_get(&c, "thread_one")->span_total >= 10);
+	assert_true(census_get(&c, "thread_two")->span_total >= 10);
+	for (i = 0; i < sizeof(py_funcs) / sizeof(py_funcs[0]); i++)
+		assert_int_equal(census_get(&c, py_funcs[i])->samples, 0);
+}
+
 static void test_pyenv_pythons(void **state)
 {
 	const char *root = getenv("PYENV_ROOT") ? getenv("PYENV_ROOT") : "/root/.pyenv";
@@ -341,6 +381,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_debian_python311),
+		cmocka_unit_test(test_debian_python311_native_only),
 		cmocka_unit_test(test_pyenv_pythons),
 	};
 

@@ -291,6 +291,11 @@ const struct config_option config_options[CONFIG_OPT__COUNT] = {
 		.help = "shortest off-CPU period counted, microseconds\n"
 			"(default 1000, 0..10000000)",
 		.want = "microseconds, from 0 to 10000000", UINT(off_cpu_min_us, 0, 10000000) },
+	[CONFIG_OPT_INTERPRETER_FRAMES] = { .name = "interpreter-frames", .kind = CONFIG_KIND_VALUE,
+		.where = A, .metavar = "BOOL",
+		.help = "Python and Ruby functions in the stacks, read by BPF\n"
+			"(default true; false: native frames only)",
+		.want = "true or false", .set = set_bool, .offset = FIELD(interpreter_frames) },
 	[CONFIG_OPT_SPAN_STATS_MAX] = { .name = "span-stats-max", .kind = CONFIG_KIND_VALUE,
 		.where = A, .metavar = "N",
 		.help = "(service, span name) pairs of span times in /metrics;\n"

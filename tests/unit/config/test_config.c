@@ -292,6 +292,50 @@ static void test_config_flag_beats_env_beats_file_beats_default(void **state)
 	config_release(&p.cfg);
 }
 
+/* --interpreter-frames: on by default; a flag, the environment or the file turns it off, the
+ * flag winning; anything but a boolean is refused with the flag named. */
+static void test_config_interpreter_frames_from_each_source(void **state)
+{
+	const char *file = write_file(*state, "c.yaml", "interpreter-frames: false\n");
+	const char *env_off[] = { "SPANPROF_INTERPRETER_FRAMES=off", NULL };
+	const char *env_on[] = { "SPANPROF_INTERPRETER_FRAMES=true", NULL };
+	const char *none[] = { "spanprof", NULL };
+	const char *flag[] = { "spanprof", "--interpreter-frames=false", NULL };
+	const char *spaced[] = { "spanprof", "--interpreter-frames", "0", NULL };
+	const char *from_file[] = { "spanprof", "--config", file, NULL };
+	const char *flag_wins[] = { "spanprof", "--interpreter-frames", "yes", NULL };
+	struct parsed p;
+
+	parse_env(&p, none, NULL);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.interpreter_frames, 1);
+	config_release(&p.cfg);
+	parse_env(&p, flag, NULL);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.interpreter_frames, 0);
+	config_release(&p.cfg);
+	parse_env(&p, spaced, NULL);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.interpreter_frames, 0);
+	config_release(&p.cfg);
+	parse_env(&p, none, env_off);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.interpreter_frames, 0);
+	config_release(&p.cfg);
+	parse_env(&p, from_file, NULL);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.interpreter_frames, 0);
+	config_release(&p.cfg);
+	parse_env(&p, from_file, env_on); /* the environment beats the file */
+	assert_int_equal(p.cfg.interpreter_frames, 1);
+	config_release(&p.cfg);
+	parse_env(&p, flag_wins, env_off);
+	assert_int_equal(p.cfg.interpreter_frames, 1);
+	config_release(&p.cfg);
+	expect_error("--interpreter-frames", "python", "--interpreter-frames: invalid value");
+	expect_error("--interpreter-frames", "python", "true or false");
+}
+
 static void test_config_file_comes_from_the_environment_too(void **state)
 {
 	const char *file = write_file(*state, "c.yaml", "frequency: 33\n");
@@ -845,6 +889,7 @@ static void test_config_help_lists_every_option_within_80_columns(void **state)
 		"--log-format",
 		"--config FILE",
 		"--unwind-table-bytes SIZE",
+		"--interpreter-frames BOOL",
 		"SPANPROF_BEARER_TOKEN",
 		"SPANPROF_LABELS",
 		"SPANPROF_HEADERS",
@@ -883,6 +928,7 @@ int main(void)
 		T(test_config_verbose_means_debug_and_the_last_flag_wins),
 		TD(test_config_flag_beats_env_beats_file_beats_default),
 		TD(test_config_file_comes_from_the_environment_too),
+		TD(test_config_interpreter_frames_from_each_source),
 		TD(test_config_a_higher_source_replaces_a_whole_list),
 		T(test_config_sizes_take_binary_suffixes),
 		T(test_config_checks_label_names_and_values),
