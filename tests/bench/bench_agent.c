@@ -11,29 +11,8 @@
 #include <unistd.h>
 
 #include "agent_proc.h"
+#include "bench_stats.h"
 #include "tmpdir.h"
-
-/* utime + stime of a live process, in seconds. */
-static double proc_cpu_s(pid_t pid)
-{
-	unsigned long utime = 0, stime = 0;
-	char path[64], buf[4096], *p;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (!f || !fgets(buf, sizeof(buf), f)) {
-		if (f)
-			fclose(f);
-		return -1;
-	}
-	fclose(f);
-	p = strrchr(buf, ')'); /* comm may hold spaces */
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime,
-			 &stime) != 2)
-		return -1;
-	return (double)(utime + stime) / sysconf(_SC_CLK_TCK);
-}
 
 /* A "Vm...:" field of /proc/PID/status in kB. */
 static long proc_status_kb(pid_t pid, const char *field)
@@ -90,13 +69,13 @@ int main(void)
 	 * takes longer, hence the generous wait. Steady state: from the end of the warm-up (first
 	 * scans, kallsyms, the workload's symbols) to the end. */
 	sleep(warmup);
-	agent_warm = proc_cpu_s(agent.pid);
-	work_warm = proc_cpu_s(work);
+	agent_warm = bench_stats_cpu_s(agent.pid);
+	work_warm = bench_stats_cpu_s(work);
 	if (workload_wait_cpu(work, 10 * secs + 30, &work_cpu) != 0) {
 		agent_proc_stop(&agent);
 		return 1;
 	}
-	agent_cpu = proc_cpu_s(agent.pid);
+	agent_cpu = bench_stats_cpu_s(agent.pid);
 	rss_kb = proc_status_kb(agent.pid, "VmRSS:");
 	hwm_kb = proc_status_kb(agent.pid, "VmHWM:");
 	agent_proc_stop(&agent);

@@ -7,7 +7,6 @@
  * python3.11 and libruby. Each workload runs BENCH_SECONDS of CPU time per phase (default 10), so a
  * busy machine changes the wall time, not the number of samples. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,6 +17,7 @@
 #include <unistd.h>
 
 #include "agent_proc.h"
+#include "bench_stats.h"
 #include "stack_chain.h"
 #include "tmpdir.h"
 #include "unwind/cfi_table.h"
@@ -26,7 +26,6 @@
 
 #define PYTHON "/usr/bin/python3.11"
 #define PERF "/usr/bin/perf"
-#define BPF_STATS "/proc/sys/kernel/bpf_stats_enabled"
 /* Seconds of each agent phase left out of its CPU figures (start-up work). */
 #define WARMUP_S 3
 
@@ -52,71 +51,6 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* utime + stime of a live process, in seconds. */
-static double proc_cpu_s(pid_t pid)
-{
-	unsigned long utime = 0, stime = 0;
-	char path[64], buf[4096], *p;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (!f || !fgets(buf, sizeof(buf), f)) {
-		if (f)
-			fclose(f);
-		return -1;
-	}
-	fclose(f);
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime,
-			 &stime) != 2)
-		return -1;
-	return (double)(utime + stime) / sysconf(_SC_CLK_TCK);
-}
-
-/* Sums run_time_ns and run_cnt over the perf_event programs (prog_type 7) the process holds. */
-static void bpf_prog_stats(pid_t pid, unsigned long long *ns, unsigned long long *cnt)
-{
-	char path[300], line[256];
-	struct dirent *de;
-	DIR *d;
-
-	*ns = *cnt = 0;
-	snprintf(path, sizeof(path), "/proc/%d/fdinfo", pid);
-	d = opendir(path);
-	while (d && (de = readdir(d))) {
-		unsigned long long t = 0, c = 0;
-		int type = -1;
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", pid, de->d_name);
-		f = fopen(path, "r");
-		while (f && fgets(line, sizeof(line), f)) {
-			sscanf(line, "prog_type: %d", &type);
-			sscanf(line, "run_time_ns: %llu", &t);
-			sscanf(line, "run_cnt: %llu", &c);
-		}
-		if (f)
-			fclose(f);
-		if (type == 7) {
-			*ns += t;
-			*cnt += c;
-		}
-	}
-	if (d)
-		closedir(d);
-}
-
-static int write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f)
-		return -1;
-	fputs(text, f);
-	return fclose(f);
 }
 
 /* The two workloads, waiting on go. */
@@ -198,20 +132,20 @@ static void run_agent(struct bench *b, struct phase *ph, const char *tag, const 
 		if (wait_log(&a, text, 30))
 			goto out;
 	}
-	write_file(go, "");
+	bench_stats_write_file(go, "");
 	/* Steady state: the first seconds load kernel symbols and the workloads' symbols. */
 	usleep(WARMUP_S * 1000000);
-	cpu0 = proc_cpu_s(a.pid);
-	work0 = proc_cpu_s(c) + proc_cpu_s(py);
-	bpf_prog_stats(a.pid, &ph->bpf_ns, &ph->bpf_cnt);
+	cpu0 = bench_stats_cpu_s(a.pid);
+	work0 = bench_stats_cpu_s(c) + bench_stats_cpu_s(py);
+	bench_stats_bpf_progs(a.pid, &ph->bpf_ns, &ph->bpf_cnt);
 	if (workload_wait_cpu(c, 30 * b->secs + 60, &wc) ||
 	    workload_wait_cpu(py, 30 * b->secs + 60, &wpy))
 		goto out;
-	ph->tool_cpu = proc_cpu_s(a.pid) - cpu0;
+	ph->tool_cpu = bench_stats_cpu_s(a.pid) - cpu0;
 	{
 		unsigned long long ns, cnt;
 
-		bpf_prog_stats(a.pid, &ns, &cnt);
+		bench_stats_bpf_progs(a.pid, &ns, &cnt);
 		ph->bpf_ns = ns - ph->bpf_ns;
 		ph->bpf_cnt = cnt - ph->bpf_cnt;
 	}
@@ -280,7 +214,7 @@ static void run_perf(struct bench *b, struct phase *ph)
 	/* perf writes its file header once it is set up. */
 	for (end = now_s() + 30; access(data, F_OK) && now_s() < end;)
 		usleep(20000);
-	write_file(go, "");
+	bench_stats_write_file(go, "");
 	if (workload_wait_cpu(c, 30 * b->secs + 60, &wc) ||
 	    workload_wait_cpu(py, 30 * b->secs + 60, &wpy) ||
 	    workload_wait_cpu(perf, 120, &ph->tool_cpu))
@@ -339,19 +273,6 @@ static void print_phase(const struct phase *ph)
 	printf("\n");
 }
 
-static int read_stats_enabled(void)
-{
-	char buf[8] = "0";
-	FILE *f = fopen(BPF_STATS, "r");
-
-	if (f) {
-		if (!fgets(buf, sizeof(buf), f))
-			buf[0] = '0';
-		fclose(f);
-	}
-	return atoi(buf);
-}
-
 int main(void)
 {
 	const char *secs_env = getenv("BENCH_SECONDS");
@@ -367,12 +288,11 @@ int main(void)
 	if (!b.dir)
 		return 1;
 	snprintf(b.secs_arg, sizeof(b.secs_arg), "%d", b.secs);
-	stats_was = read_stats_enabled();
-	write_file(BPF_STATS, "1");
+	stats_was = bench_stats_enable();
 	run_agent(&b, &fp, "fp", "0");
 	run_agent(&b, &cfi, "cfi", "64MiB");
 	run_perf(&b, &perf);
-	write_file(BPF_STATS, stats_was ? "1" : "0");
+	bench_stats_restore(stats_was);
 
 	printf("\n== native unwinding: %d CPU-s per workload and phase, qsort fixture (-O2 "
 	       "-fomit-frame-pointer) + python3.11 loop, 100 Hz ==\n",
