@@ -27,7 +27,8 @@
 #define WARMUP_S 3
 #define READY_TIMEOUT_S 60
 /* The sampler also runs for every other process's and idle samples (and returns early): their
- * cost per run is measured this long before "go", while the workload waits, and taken out. */
+ * cost per run is measured this long before "go" (the workload waits) and after the workload's
+ * end, and taken out. */
 #define BASELINE_S 2
 /* The target: agent CPU with two busy Python threads, share of the profiled CPU. */
 #define TARGET_PCT 0.5
@@ -37,7 +38,7 @@ struct phase {
 	int frames; /* --interpreter-frames */
 	double agent_cpu, work_cpu; /* after the warm-up */
 	unsigned long long bpf_ns, bpf_runs; /* from "go" to the workload's end */
-	double other_run_ns; /* a sampler run on another process or idle, before "go" */
+	double other_run_ns; /* a sampler run on another process or idle (baseline) */
 	unsigned long long samples, py_samples, span_samples; /* the workload's, in its profiles */
 	int ok;
 };
@@ -111,21 +112,28 @@ static void count_samples(const char *dir, struct phase *ph)
 	ph->span_samples = c.funcs[0].span_total + c.funcs[1].span_total;
 }
 
-/* Measures from "go" to the workload's end; the agent is stopped by the caller. */
-static int measure(struct bench *b, struct phase *ph, const struct agent_proc *a, pid_t py,
-		   const char *gate)
+/* The sampler's time and runs over BASELINE_S seconds while the workload is not running. */
+static void baseline(const struct agent_proc *a, unsigned long long *ns, unsigned long long *runs)
 {
 	unsigned long long ns0, runs0, ns1, runs1;
-	double agent0, work0, work_total;
 
 	bench_stats_bpf_progs(a->pid, &ns0, &runs0);
 	sleep(BASELINE_S);
 	bench_stats_bpf_progs(a->pid, &ns1, &runs1);
-	if (runs1 == runs0)
-		return -1; /* no statistics: kernel.bpf_stats_enabled could not be set */
-	ph->other_run_ns = (double)(ns1 - ns0) / (runs1 - runs0);
-	ns0 = ns1;
-	runs0 = runs1;
+	*ns += ns1 - ns0;
+	*runs += runs1 - runs0;
+}
+
+/* Measures from "go" to the workload's end, with a baseline of the sampler's other runs before
+ * and after; the agent is stopped by the caller. */
+static int measure(struct bench *b, struct phase *ph, const struct agent_proc *a, pid_t py,
+		   const char *gate)
+{
+	unsigned long long ns0, runs0, ns1, runs1, base_ns = 0, base_runs = 0;
+	double agent0, work0, work_total;
+
+	baseline(a, &base_ns, &base_runs);
+	bench_stats_bpf_progs(a->pid, &ns0, &runs0);
 	if (bench_stats_write_file(gate, ""))
 		return -1;
 	sleep(WARMUP_S);
@@ -135,6 +143,10 @@ static int measure(struct bench *b, struct phase *ph, const struct agent_proc *a
 		return -1;
 	ph->agent_cpu = bench_stats_cpu_s(a->pid) - agent0;
 	bench_stats_bpf_progs(a->pid, &ns1, &runs1);
+	baseline(a, &base_ns, &base_runs);
+	if (!base_runs)
+		return -1; /* no statistics: kernel.bpf_stats_enabled could not be set */
+	ph->other_run_ns = (double)base_ns / base_runs;
 	ph->work_cpu = work_total - work0;
 	ph->bpf_ns = ns1 - ns0;
 	ph->bpf_runs = runs1 - runs0;
@@ -228,7 +240,7 @@ static void print_results(const struct bench *b, const struct phase *before,
 	printf("  (agent CPU: after a %d s warm-up, against the workload's CPU in the same window. "
 	       "BPF/sample: the sampler's\n   time from go to the end per sample of the workload in "
 	       "its profiles, less its other runs (other\n   processes, idle CPUs) at the cost per "
-	       "run measured for %d s before go: \"other run\")\n",
+	       "run measured for %d s before go and after the end: \"other run\")\n",
 	       WARMUP_S, BASELINE_S);
 }
 
