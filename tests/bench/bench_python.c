@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Benchmark: what reading CPython frames in BPF costs. Debian's python3.11 runs two busy threads,
  * each in its own span through the project's Python binding (tests/workloads/py_spans.py
- * threads), profiled at 100 Hz by one agent with --pid, in two phases of one run: native frames
- * only (--interpreter-frames=false, "before") and Python frames (the default, "after"). Per phase:
+ * threads), profiled at 100 Hz with --pid, in two phases of one run, side by side at the same
+ * time (so both see the same load): one python3.11 under an agent with native frames only
+ * (--interpreter-frames=false, "before"), one under an agent reading Python frames (the default,
+ * "after"). Per phase:
  * the sampler's BPF time per sample of the workload (kernel.bpf_stats_enabled), the agent's CPU
  * against the workload's after a warm-up, and the share of samples showing a Python function.
  * Each thread runs BENCH_SECONDS of CPU time (default 10), so load changes wall time only. */
@@ -11,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -41,12 +44,20 @@ struct phase {
 	double other_run_ns; /* a sampler run on another process or idle (baseline) */
 	unsigned long long samples, py_samples, span_samples; /* the workload's, in its profiles */
 	int ok;
+	/* While it runs. */
+	char dir[600];
+	struct agent_proc agent;
+	pid_t py; /* 0 once reaped */
+	double agent0, work0;
+	unsigned long long ns0, runs0, base_ns, base_runs;
 };
 
 struct bench {
 	char *dir;
+	char gate[700]; /* both workloads start when it exists */
 	char secs_arg[16];
 	int secs;
+	struct phase phases[2]; /* before, after */
 };
 
 /* Waits for what the agent logs once pid is fully set up: its span hook attached, its unwind
@@ -75,12 +86,12 @@ static void kill_python(pid_t pid)
 	waitpid(pid, NULL, 0);
 }
 
-static pid_t start_python(struct bench *b, const struct phase *ph, const char *gate)
+static pid_t start_python(struct bench *b, const struct phase *ph)
 {
 	char env_service[64], env_path[4400], env_lib[4400];
 	const char *env[] = { env_service, env_path, env_lib, NULL };
 	const char *argv[] = { PYTHON,	    build_path("../tests/workloads/py_spans.py"),
-			       "threads",   gate,
+			       "threads",   b->gate,
 			       b->secs_arg, NULL };
 	pid_t pid;
 
@@ -96,7 +107,7 @@ static pid_t start_python(struct bench *b, const struct phase *ph, const char *g
 }
 
 /* The workload's samples: all, those showing either thread's Python function, those in spans. */
-static void count_samples(const char *dir, struct phase *ph)
+static void count_samples(struct phase *ph)
 {
 	char service[64];
 	struct census c;
@@ -105,90 +116,138 @@ static void count_samples(const char *dir, struct phase *ph)
 	census_watch(&c, "thread_one", SPAN_1);
 	census_watch(&c, "thread_two", SPAN_2);
 	snprintf(service, sizeof(service), "bench-py-%s", ph->tag);
-	if (census_read(&c, dir, service) <= 0)
+	if (census_read(&c, ph->dir, service) <= 0)
 		return;
 	ph->samples = c.total_samples;
 	ph->py_samples = c.funcs[0].samples + c.funcs[1].samples;
 	ph->span_samples = c.funcs[0].span_total + c.funcs[1].span_total;
 }
 
-/* The sampler's time and runs over BASELINE_S seconds while the workload is not running. */
-static void baseline(const struct agent_proc *a, unsigned long long *ns, unsigned long long *runs)
+/* Starts the phase's workload (waiting on the gate) and its agent, and waits until the agent is
+ * ready for it. */
+static int phase_start(struct bench *b, struct phase *ph)
 {
-	unsigned long long ns0, runs0, ns1, runs1;
-
-	bench_stats_bpf_progs(a->pid, &ns0, &runs0);
-	sleep(BASELINE_S);
-	bench_stats_bpf_progs(a->pid, &ns1, &runs1);
-	*ns += ns1 - ns0;
-	*runs += runs1 - runs0;
-}
-
-/* Measures from "go" to the workload's end, with a baseline of the sampler's other runs before
- * and after; the agent is stopped by the caller. */
-static int measure(struct bench *b, struct phase *ph, const struct agent_proc *a, pid_t py,
-		   const char *gate)
-{
-	unsigned long long ns0, runs0, ns1, runs1, base_ns = 0, base_runs = 0;
-	double agent0, work0, work_total;
-
-	baseline(a, &base_ns, &base_runs);
-	bench_stats_bpf_progs(a->pid, &ns0, &runs0);
-	if (bench_stats_write_file(gate, ""))
-		return -1;
-	sleep(WARMUP_S);
-	agent0 = bench_stats_cpu_s(a->pid);
-	work0 = bench_stats_cpu_s(py);
-	if (workload_wait_cpu(py, 60 * b->secs + 120, &work_total))
-		return -1;
-	ph->agent_cpu = bench_stats_cpu_s(a->pid) - agent0;
-	bench_stats_bpf_progs(a->pid, &ns1, &runs1);
-	baseline(a, &base_ns, &base_runs);
-	if (!base_runs)
-		return -1; /* no statistics: kernel.bpf_stats_enabled could not be set */
-	ph->other_run_ns = (double)base_ns / base_runs;
-	ph->work_cpu = work_total - work0;
-	ph->bpf_ns = ns1 - ns0;
-	ph->bpf_runs = runs1 - runs0;
-	return agent0 < 0 || work0 < 0 ? -1 : 0;
-}
-
-static void run_phase(struct bench *b, struct phase *ph)
-{
-	char dir[600], gate[700], pid_arg[16];
+	char pid_arg[16];
 	const char *argv[] = { "--pid",
 			       pid_arg,
 			       "--output",
-			       dir,
+			       ph->dir,
 			       "--log-level",
 			       "debug",
 			       "--interpreter-frames",
 			       ph->frames ? "true" : "false",
 			       NULL };
-	struct agent_proc a;
-	pid_t py;
 
-	snprintf(dir, sizeof(dir), "%s/%s", b->dir, ph->tag);
-	snprintf(gate, sizeof(gate), "%s/go", dir);
-	if (mkdir(dir, 0755))
-		return;
-	py = start_python(b, ph, gate);
-	if (py < 0)
-		return;
-	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)py);
-	if (agent_proc_start(&a, dir, argv)) {
-		kill_python(py);
-		return;
+	snprintf(ph->dir, sizeof(ph->dir), "%s/%s", b->dir, ph->tag);
+	if (mkdir(ph->dir, 0755))
+		return -1;
+	ph->py = start_python(b, ph);
+	if (ph->py < 0) {
+		ph->py = 0;
+		return -1;
 	}
-	if (wait_ready(&a, py, ph->frames) || measure(b, ph, &a, py, gate)) {
-		kill_python(py);
-		agent_proc_stop(&a);
-		return;
+	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)ph->py);
+	if (agent_proc_start(&ph->agent, ph->dir, argv)) {
+		ph->agent.pid = 0;
+		return -1;
 	}
-	if (agent_proc_stop(&a)) /* writes the last window */
-		return;
-	count_samples(dir, ph);
-	ph->ok = ph->samples > 0;
+	return wait_ready(&ph->agent, ph->py, ph->frames);
+}
+
+/* Adds each sampler's time and runs over BASELINE_S seconds while no workload runs. */
+static void baseline(struct bench *b)
+{
+	unsigned long long ns[2], runs[2], ns1, runs1;
+	int i;
+
+	for (i = 0; i < 2; i++)
+		bench_stats_bpf_progs(b->phases[i].agent.pid, &ns[i], &runs[i]);
+	sleep(BASELINE_S);
+	for (i = 0; i < 2; i++) {
+		bench_stats_bpf_progs(b->phases[i].agent.pid, &ns1, &runs1);
+		b->phases[i].base_ns += ns1 - ns[i];
+		b->phases[i].base_runs += runs1 - runs[i];
+	}
+}
+
+/* Reaps the phase's workload if it ended, closing its measurement. Returns 1 once reaped. */
+static int phase_reap(struct phase *ph)
+{
+	unsigned long long ns, runs;
+	struct rusage ru;
+	int status;
+
+	if (!ph->py)
+		return 1;
+	if (wait4(ph->py, &status, WNOHANG, &ru) != ph->py)
+		return 0;
+	ph->py = 0;
+	ph->agent_cpu = bench_stats_cpu_s(ph->agent.pid) - ph->agent0;
+	bench_stats_bpf_progs(ph->agent.pid, &ns, &runs);
+	ph->bpf_ns = ns - ph->ns0;
+	ph->bpf_runs = runs - ph->runs0;
+	ph->work_cpu = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+		       ru.ru_stime.tv_usec / 1e6 - ph->work0;
+	ph->ok = WIFEXITED(status) && !WEXITSTATUS(status) && ph->agent0 >= 0 && ph->work0 >= 0;
+	return 1;
+}
+
+/* From "go" to both workloads' end, with a baseline of the samplers' other runs before and
+ * after. Returns 0, or -1 when the workloads did not end in time. */
+static int measure(struct bench *b)
+{
+	struct phase *ph = b->phases;
+	int i, waited;
+
+	baseline(b);
+	for (i = 0; i < 2; i++)
+		bench_stats_bpf_progs(ph[i].agent.pid, &ph[i].ns0, &ph[i].runs0);
+	if (bench_stats_write_file(b->gate, ""))
+		return -1;
+	sleep(WARMUP_S);
+	for (i = 0; i < 2; i++) {
+		ph[i].agent0 = bench_stats_cpu_s(ph[i].agent.pid);
+		ph[i].work0 = bench_stats_cpu_s(ph[i].py);
+	}
+	for (waited = 0; !(phase_reap(&ph[0]) & phase_reap(&ph[1])); waited++) {
+		if (waited > (120 * b->secs + 240) * 100)
+			return -1;
+		usleep(10000);
+	}
+	baseline(b);
+	for (i = 0; i < 2; i++)
+		if (ph[i].base_runs) /* else kernel.bpf_stats_enabled could not be set */
+			ph[i].other_run_ns = (double)ph[i].base_ns / ph[i].base_runs;
+	return 0;
+}
+
+/* Ends what a phase left running; on success the agent writes its last window first. */
+static void phase_stop(struct phase *ph)
+{
+	if (ph->py) {
+		kill_python(ph->py);
+		ph->py = 0;
+		ph->ok = 0;
+	}
+	if (ph->agent.pid > 0 && agent_proc_stop(&ph->agent))
+		ph->ok = 0;
+	ph->agent.pid = 0;
+	if (ph->ok)
+		count_samples(ph);
+	ph->ok = ph->ok && ph->samples > 0 && ph->other_run_ns > 0;
+}
+
+static void run(struct bench *b)
+{
+	int i, err = 0;
+
+	snprintf(b->gate, sizeof(b->gate), "%s/go", b->dir);
+	for (i = 0; i < 2 && !err; i++)
+		err = phase_start(b, &b->phases[i]);
+	if (!err)
+		measure(b);
+	for (i = 0; i < 2; i++)
+		phase_stop(&b->phases[i]);
 }
 
 static double pct(double part, double whole)
@@ -222,7 +281,8 @@ static void print_phase(const struct phase *ph)
 static void print_results(const struct bench *b, const struct phase *before,
 			  const struct phase *after, const char *load0, const char *load1)
 {
-	printf("\n== CPython frames in BPF: %s, 2 threads x %d CPU-s in spans, 100 Hz, --pid ==\n",
+	printf("\n== CPython frames in BPF: two %s side by side, each 2 threads x %d CPU-s in spans, "
+	       "100 Hz, --pid ==\n",
 	       PYTHON, b->secs);
 	printf("  load average %s at the start, %s at the end\n", load0, load1);
 	printf("  %-38s %9s %7s %9s %10s %10s %10s %10s %10s\n", "agent", "Python fn", "samples",
@@ -259,9 +319,11 @@ static void load_average(char *buf, size_t size)
 int main(void)
 {
 	const char *secs_env = getenv("BENCH_SECONDS");
-	struct bench b = { .secs = secs_env ? atoi(secs_env) : 10 };
-	struct phase before = { .name = "--interpreter-frames=false (native)", .tag = "native" };
-	struct phase after = { .name = "default (Python frames)", .tag = "frames", .frames = 1 };
+	struct bench b = {
+		.secs = secs_env ? atoi(secs_env) : 10,
+		.phases = { { .name = "--interpreter-frames=false (native)", .tag = "native" },
+			    { .name = "default (Python frames)", .tag = "frames", .frames = 1 } },
+	};
 	char load0[16], load1[16];
 	int stats_was;
 
@@ -277,11 +339,10 @@ int main(void)
 	snprintf(b.secs_arg, sizeof(b.secs_arg), "%d", b.secs);
 	load_average(load0, sizeof(load0));
 	stats_was = bench_stats_enable();
-	run_phase(&b, &before);
-	run_phase(&b, &after);
+	run(&b);
 	bench_stats_restore(stats_was);
 	load_average(load1, sizeof(load1));
-	print_results(&b, &before, &after, load0, load1);
+	print_results(&b, &b.phases[0], &b.phases[1], load0, load1);
 	tmpdir_remove(b.dir);
-	return before.ok && after.ok ? 0 : 1;
+	return b.phases[0].ok && b.phases[1].ok ? 0 : 1;
 }
