@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Benchmark: what reading CPython frames in BPF costs. Debian's python3.11 runs two busy threads,
- * each in its own span through the project's Python binding (tests/workloads/py_spans.py
- * threads), profiled at 100 Hz with --pid, in two phases of one run, side by side at the same
- * time (so both see the same load): one python3.11 under an agent with native frames only
- * (--interpreter-frames=false, "before"), one under an agent reading Python frames (the default,
- * "after"). Per phase:
- * the sampler's BPF time per sample of the workload (kernel.bpf_stats_enabled), the agent's CPU
- * against the workload's after a warm-up, and the share of samples showing a Python function.
- * Each thread runs BENCH_SECONDS of CPU time (default 10), so load changes wall time only. */
+/* Benchmark: what reading CPython frames in BPF costs. Two Debian python3.11 processes run side by
+ * side, each with two busy threads in their own spans through the project's Python binding
+ * (tests/workloads/py_spans.py threads), each under its own agent (--pid, 100 Hz): one with
+ * native frames only (--interpreter-frames=false, "before"), one reading Python frames (the
+ * default, "after"); at the same time, so both see the same load. Per agent: the sampler's BPF
+ * time per sample of its workload (kernel.bpf_stats_enabled), its CPU against its workload's after
+ * a warm-up, and the share of samples showing a Python function. Each thread runs BENCH_SECONDS
+ * of CPU time (default 10), so load changes wall time only. */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>
@@ -29,9 +28,9 @@
 /* Seconds after "go" left out of the agent's CPU figure (kernel and workload symbols). */
 #define WARMUP_S 3
 #define READY_TIMEOUT_S 60
-/* The sampler also runs for every other process's and idle samples (and returns early): their
- * cost per run is measured this long before "go" (the workload waits) and after the workload's
- * end, and taken out. */
+/* A sampler also runs for every other process's samples (the other workload's among them) and
+ * idle CPUs, and returns early: the cost of such a run is measured this long before "go" (the
+ * workloads wait) and after both ended, and taken out. */
 #define BASELINE_S 2
 /* The target: agent CPU with two busy Python threads, share of the profiled CPU. */
 #define TARGET_PCT 0.5
