@@ -82,39 +82,6 @@ static void read_debug_offsets(Elf *elf, int fd, struct python_elf *out)
 		set_version_hex(out, head.version);
 }
 
-static void note_loads(Elf *elf, struct python_elf *out)
-{
-	size_t n, i;
-	GElf_Phdr ph;
-
-	if (elf_getphdrnum(elf, &n))
-		return;
-	for (i = 0; i < n && out->nloads < PYTHON_ELF_MAX_LOADS; i++) {
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		out->loads[out->nloads].vaddr = ph.p_vaddr;
-		out->loads[out->nloads].offset = ph.p_offset;
-		out->loads[out->nloads].filesz = ph.p_filesz;
-		out->nloads++;
-	}
-}
-
-int python_elf_bias(const struct python_elf *pe, uint64_t map_start, uint64_t map_offset,
-		    uint64_t *bias)
-{
-	int i;
-
-	for (i = 0; i < pe->nloads; i++) {
-		if (map_offset < pe->loads[i].offset ||
-		    map_offset - pe->loads[i].offset >= pe->loads[i].filesz)
-			continue;
-		/* Wrapping arithmetic: a bias is an offset modulo 2^64. */
-		*bias = map_start - (pe->loads[i].vaddr + (map_offset - pe->loads[i].offset));
-		return 0;
-	}
-	return -ENOENT;
-}
-
 int python_elf_read(int fd, const char *name, struct python_elf *out)
 {
 	struct wanted_syms w = { 0 };
@@ -132,7 +99,7 @@ int python_elf_read(int fd, const char *name, struct python_elf *out)
 		goto out;
 	}
 	out->runtime_vaddr = w.runtime.st_value;
-	note_loads(elf, out);
+	elf_loads_read(elf, &out->loads);
 	if (w.have_eval) {
 		out->eval_lo = w.eval.st_value;
 		out->eval_hi = w.eval.st_value + w.eval.st_size;

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#define PYTHON_ELF_MAX_LOADS 8
+#include "util/elf_layout.h"
 
 struct python_elf {
 	int major, minor, patch; /* from Py_Version, _Py_DebugOffsets or the file name */
@@ -15,16 +15,8 @@ struct python_elf {
 	uint64_t eval_lo,
 		eval_hi; /* _PyEval_EvalFrameDefault [lo, hi) as file vaddrs; 0 if absent */
 	int has_debug_offsets; /* 3.13+: _PyRuntime starts with "xdebugpy" and a matching version */
-	struct {
-		uint64_t vaddr, offset, filesz;
-	} loads[PYTHON_ELF_MAX_LOADS]; /* the first PT_LOAD segments, to place the file in memory */
-	int nloads;
+	struct elf_loads loads; /* to place the file in memory (elf_loads_bias()) */
 };
-
-/* The load bias of a file whose bytes at file offset map_offset are mapped at map_start:
- * runtime address = file vaddr + bias. Returns 0, or -ENOENT when no PT_LOAD holds map_offset. */
-int python_elf_bias(const struct python_elf *pe, uint64_t map_start, uint64_t map_offset,
-		    uint64_t *bias);
 
 /* Reads fd (a regular file opened by the caller). name is the file's base name, used only
  * when the file has no Py_Version (3.8-3.10): "python3.9", "libpython3.9.so.1.0".

@@ -56,7 +56,7 @@ static int python_proc_find(const char *proc_root, pid_t pid, const struct proc_
 	close(fd);
 	if (err)
 		return err;
-	if (python_elf_bias(&pe, m->start, m->offset, &bias))
+	if (elf_loads_bias(&pe.loads, m->start, m->offset, &bias))
 		return -ENOEXEC;
 	out->file.major = pe.major;
 	out->file.minor = pe.minor;

@@ -131,22 +131,14 @@ static void note_phdrs(Elf *elf, struct ruby_elf *out)
 	GElf_Phdr ph;
 	size_t n, i;
 
+	elf_loads_read(elf, &out->loads);
 	if (gelf_getehdr(elf, &eh) && eh.e_type == ET_EXEC)
 		out->is_exec = 1;
 	if (elf_getphdrnum(elf, &n))
 		return;
-	for (i = 0; i < n; i++) {
-		if (!gelf_getphdr(elf, i, &ph))
-			continue;
-		if (ph.p_type == PT_INTERP)
+	for (i = 0; i < n; i++)
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_INTERP)
 			out->is_exec = 1;
-		if (ph.p_type != PT_LOAD || out->nloads >= RUBY_ELF_MAX_LOADS)
-			continue;
-		out->loads[out->nloads].vaddr = ph.p_vaddr;
-		out->loads[out->nloads].offset = ph.p_offset;
-		out->loads[out->nloads].filesz = ph.p_filesz;
-		out->nloads++;
-	}
 }
 
 int ruby_elf_parse_version(const char *s, int *major, int *minor, int *patch)
@@ -159,22 +151,6 @@ int ruby_elf_parse_version(const char *s, int *major, int *minor, int *patch)
 	*minor = b;
 	*patch = c;
 	return 0;
-}
-
-int ruby_elf_bias(const struct ruby_elf *re, uint64_t map_start, uint64_t map_offset,
-		  uint64_t *bias)
-{
-	int i;
-
-	for (i = 0; i < re->nloads; i++) {
-		if (map_offset < re->loads[i].offset ||
-		    map_offset - re->loads[i].offset >= re->loads[i].filesz)
-			continue;
-		/* Wrapping arithmetic: a bias is an offset modulo 2^64. */
-		*bias = map_start - (re->loads[i].vaddr + (map_offset - re->loads[i].offset));
-		return 0;
-	}
-	return -ENOENT;
 }
 
 int ruby_elf_read(int fd, struct ruby_elf *out)

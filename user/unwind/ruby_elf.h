@@ -8,7 +8,8 @@
 
 #include <stdint.h>
 
-#define RUBY_ELF_MAX_LOADS 8
+#include "util/elf_layout.h"
+
 #define RUBY_ELF_MAX_GUESSES 4
 
 struct ruby_elf {
@@ -25,21 +26,13 @@ struct ruby_elf {
 	uint64_t global_symbols_guess[RUBY_ELF_MAX_GUESSES];
 	int nguesses;
 	uint64_t exec_lo, exec_hi; /* rb_vm_exec [lo, hi) as file vaddrs; 0 when absent */
-	struct {
-		uint64_t vaddr, offset, filesz;
-	} loads[RUBY_ELF_MAX_LOADS]; /* the first PT_LOAD segments, to place the file in memory */
-	int nloads;
+	struct elf_loads loads; /* to place the file in memory (elf_loads_bias()) */
 };
 
 /* Reads fd (a regular file opened by the caller). Returns 0, -ENOENT when the file has no
  * ruby_version (not a CRuby interpreter), -ENOEXEC when the version cannot be parsed, or
  * elf_guard's error. */
 int ruby_elf_read(int fd, struct ruby_elf *out);
-
-/* The load bias of the file when its bytes at map_offset are mapped at map_start (runtime
- * address = file vaddr + bias). Returns 0 or -ENOENT (no PT_LOAD holds map_offset). */
-int ruby_elf_bias(const struct ruby_elf *re, uint64_t map_start, uint64_t map_offset,
-		  uint64_t *bias);
 
 /* Parses "X.Y.Z" (any suffix after Z). Returns 0 or -EINVAL. */
 int ruby_elf_parse_version(const char *s, int *major, int *minor, int *patch);

@@ -150,7 +150,7 @@ static int ruby_proc_find(const char *proc_root, pid_t pid, const struct proc_ma
 	close(fd);
 	if (err)
 		return err;
-	if (ruby_elf_bias(&re, m->start, m->offset, &bias))
+	if (elf_loads_bias(&re.loads, m->start, m->offset, &bias))
 		return -ENOEXEC;
 	out->file.major = re.major;
 	out->file.minor = re.minor;

@@ -75,6 +75,40 @@ int elf_vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t len, uint32_t need, u
 	return -ENOEXEC;
 }
 
+void elf_loads_read(Elf *elf, struct elf_loads *out)
+{
+	GElf_Phdr ph;
+	size_t n, i;
+
+	out->n = 0;
+	if (elf_getphdrnum(elf, &n))
+		return;
+	for (i = 0; i < n && out->n < ELF_LOADS_MAX; i++) {
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		out->seg[out->n].vaddr = ph.p_vaddr;
+		out->seg[out->n].offset = ph.p_offset;
+		out->seg[out->n].filesz = ph.p_filesz;
+		out->n++;
+	}
+}
+
+int elf_loads_bias(const struct elf_loads *l, uint64_t map_start, uint64_t map_offset,
+		   uint64_t *bias)
+{
+	int i;
+
+	for (i = 0; i < l->n; i++) {
+		if (map_offset < l->seg[i].offset ||
+		    map_offset - l->seg[i].offset >= l->seg[i].filesz)
+			continue;
+		/* Wrapping arithmetic: a bias is an offset modulo 2^64. */
+		*bias = map_start - (l->seg[i].vaddr + (map_offset - l->seg[i].offset));
+		return 0;
+	}
+	return -ENOENT;
+}
+
 int elf_read_vaddr(Elf *elf, int fd, uint64_t vaddr, void *buf, size_t len)
 {
 	uint64_t off;

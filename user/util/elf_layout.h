@@ -26,6 +26,24 @@ Elf_Scn *elf_section_at(Elf *elf, uint64_t vaddr, GElf_Shdr *shdr);
  * Returns 0, or -ENOEXEC when no segment holds it or the one that does lacks a permission. */
 int elf_vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t len, uint32_t need, uint64_t *offset);
 
+/* The first PT_LOAD segments of a file: what places it in a process's memory. */
+#define ELF_LOADS_MAX 8
+struct elf_loads {
+	struct {
+		uint64_t vaddr, offset, filesz;
+	} seg[ELF_LOADS_MAX];
+	int n;
+};
+
+/* Notes the first ELF_LOADS_MAX PT_LOAD segments of elf in *out (none when the headers cannot
+ * be read). */
+void elf_loads_read(Elf *elf, struct elf_loads *out);
+
+/* The load bias of the file when its bytes at file offset map_offset are mapped at map_start:
+ * runtime address = file vaddr + bias. Returns 0, or -ENOENT when no PT_LOAD holds map_offset. */
+int elf_loads_bias(const struct elf_loads *l, uint64_t map_start, uint64_t map_offset,
+		   uint64_t *bias);
+
 /* Reads len bytes at file vaddr (elf_vaddr_to_offset(), then pread on fd). Returns 0, -ENOEXEC
  * (not in the file) or -EIO (short read). */
 int elf_read_vaddr(Elf *elf, int fd, uint64_t vaddr, void *buf, size_t len);

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -132,6 +133,36 @@ static void test_each_defined_symbol(void **state)
 	assert_int_equal(und.found, 0);
 }
 
+/* dl_iterate_phdr's first object is the program itself; its dlpi_addr is its load bias. */
+static int main_program_bias(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	*(uint64_t *)data = info->dlpi_addr;
+	return 1;
+}
+
+/* The bias computed from this binary's own PT_LOAD segments and the mapping of its last one
+ * equals the dynamic linker's; an offset past every segment has none. */
+static void test_loads_give_the_load_bias(void **state)
+{
+	struct self *s = *state;
+	struct elf_loads loads;
+	uint64_t want = 0, bias = 0, start;
+	int last;
+
+	elf_loads_read(s->elf, &loads);
+	assert_true(loads.n >= 2);
+	dl_iterate_phdr(main_program_bias, &want);
+	/* The last segment's file offset (not 0, and not equal to its vaddr in a PIE: the data
+	 * segment), mapped where the linker put its vaddr. */
+	last = loads.n - 1;
+	assert_true(loads.seg[last].vaddr != loads.seg[last].offset);
+	start = want + loads.seg[last].vaddr;
+	assert_int_equal(elf_loads_bias(&loads, start, loads.seg[last].offset, &bias), 0);
+	assert_int_equal(bias, want);
+	assert_int_equal(elf_loads_bias(&loads, start, UINT64_MAX - 1, &bias), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -139,6 +170,7 @@ int main(void)
 		cmocka_unit_test(test_section_at_address),
 		cmocka_unit_test(test_vaddr_to_offset_and_read),
 		cmocka_unit_test(test_each_defined_symbol),
+		cmocka_unit_test(test_loads_give_the_load_bias),
 	};
 
 	return cmocka_run_group_tests(tests, open_self, close_self);
