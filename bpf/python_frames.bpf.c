@@ -71,6 +71,21 @@ static __always_inline __u32 frame_lasti(const struct py_proc_info *info, __u64 
 	return (ip - code - info->code_adaptive) / 2;
 }
 
+/* SPANPROF_PY_FRAME_ENTRY when frame f is the first its _PyEval_EvalFrameDefault activation ran:
+ * every frame up to 3.10 (one activation per frame), is_entry on 3.11. On 3.12+ the shim frame
+ * under it tells (py_step), so 0 here. */
+static __always_inline __u32 frame_entry(const struct py_proc_info *info, __u64 f)
+{
+	__u8 entry = 0;
+
+	if (info->minor <= 10)
+		return SPANPROF_PY_FRAME_ENTRY;
+	if (info->frame_entry == SPANPROF_PY_NO_FIELD)
+		return 0;
+	bpf_probe_read_user(&entry, 1, (void *)(f + info->frame_entry));
+	return entry ? SPANPROF_PY_FRAME_ENTRY : 0;
+}
+
 /* One frame per call. bpf_loop's context must live on the stack, so the walk state is looked
  * up again (a per-CPU array lookup is a few instructions). */
 static long py_step(__u32 i, void *ctx)
@@ -86,15 +101,21 @@ static long py_step(__u32 i, void *ctx)
 		return 1;
 	f = w->frame;
 	w->frame = read_u64(f + w->info.frame_back);
+	n = w->stack.nframes;
 	if (w->info.frame_owner != SPANPROF_PY_NO_FIELD) {
 		bpf_probe_read_user(&owner, 1, (void *)(f + w->info.frame_owner));
-		if (owner == PY_OWNER_CSTACK)
+		if (owner == PY_OWNER_CSTACK) {
+			/* The shim under an activation's frames: the frame before it was that
+			 * activation's entry frame. */
+			if (n - 1 < SPANPROF_PY_MAX_FRAMES)
+				w->stack.frames[n - 1].flags = SPANPROF_PY_FRAME_ENTRY;
+			w->hash = (w->hash ^ PY_OWNER_CSTACK) * 0x100000001b3ull;
 			return 0;
+		}
 	}
 	code = read_u64(f + w->info.frame_code);
 	if (!code)
 		return 0;
-	n = w->stack.nframes;
 	if (n >= SPANPROF_PY_MAX_FRAMES) {
 		w->stack.truncated = 1;
 		return 1;
@@ -103,10 +124,11 @@ static long py_step(__u32 i, void *ctx)
 	out->code = code;
 	out->firstlineno = read_u32(code + w->info.code_firstlineno);
 	out->lasti = frame_lasti(&w->info, f, code);
-	out->flags = 0;
+	out->flags = frame_entry(&w->info, f);
 	out->check = (__u32)(read_u64(code + w->info.code_name) ^
 			     read_u64(code + w->info.code_filename));
-	w->hash = (w->hash ^ code ^ ((__u64)out->lasti << 40)) * 0x100000001b3ull;
+	w->hash = (w->hash ^ code ^ ((__u64)out->lasti << 40) ^ ((__u64)out->flags << 62)) *
+		  0x100000001b3ull;
 	w->stack.nframes = n + 1;
 	return 0;
 }

@@ -111,8 +111,9 @@ struct py_proc_info {
 	__u16 code_adaptive; /* co_code_adaptive (3.11+), to turn the instruction pointer into
 			      * an index */
 	__u16 code_name, code_filename; /* co_name, co_filename: pointers checked with the code */
+	__u16 frame_entry; /* is_entry byte (3.11) or SPANPROF_PY_NO_FIELD */
 	__u8 minor; /* CPython 3.<minor> */
-	__u8 _pad[3];
+	__u8 _pad[1];
 };
 
 /* One interpreter frame as captured: the code object, what identifies it, the instruction. */
@@ -124,8 +125,14 @@ struct py_frame {
 	__u32 firstlineno; /* co_firstlineno read with it: a reused address rarely matches both */
 	__u32 lasti; /* bytes (<= 3.9) or code units (3.10+), as python_line_for() takes it */
 	__u32 check; /* low 32 bits of co_name ^ co_filename (the objects' addresses) */
-	__u32 flags; /* 0 for Python; SPANPROF_RB_FRAME_* for Ruby */
+	__u32 flags; /* SPANPROF_PY_FRAME_* for Python, SPANPROF_RB_FRAME_* for Ruby */
 };
+
+/* py_frame.flags of a Python frame. */
+#define SPANPROF_PY_FRAME_ENTRY \
+	1 /* the outermost frame run by its _PyEval_EvalFrameDefault
+				   * activation: every frame up to 3.10; is_entry on 3.11; on
+				   * 3.12+ the frame under which the activation's shim frame sits */
 
 /* The interpreter whose frames a struct py_stack holds. */
 enum spanprof_interp {

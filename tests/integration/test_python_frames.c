@@ -36,15 +36,14 @@ struct gil_tally {
 	uint64_t span, with_caller, native_under;
 };
 
-static void tally_file(const char *path, struct gil_tally *g)
+static void tally_gil_file(const Perftools__Profiles__Profile *p, void *ctx)
 {
-	Perftools__Profiles__Profile *p = pprof_file_read(path);
 	const Perftools__Profiles__Sample *s;
+	struct gil_tally *g = ctx;
 	const char *span, *file;
 	size_t i;
 	long depth;
 
-	assert_non_null(p);
 	for (i = 0; i < p->n_sample; i++) {
 		s = p->sample[i];
 		span = pprof_sample_label(p, s, "span_id");
@@ -63,12 +62,45 @@ static void tally_file(const char *path, struct gil_tally *g)
 		if (depth > 0 && (!file || !strstr(file, ".py")))
 			g->native_under++;
 	}
-	pprof_file_free(p);
 }
 
-static void tally_gil(const char *dir, const char *service, struct gil_tally *g)
+/* "spans" mode: parse_order's samples inside the builtin sum() it calls (which runs a
+ * generator: Python called back from C), and those where builtin_sum sits between the generator
+ * and parse_order, as one interpreter run per eval-loop activation places them. */
+struct nesting_tally {
+	uint64_t with_sum, sum_under_caller, genexpr_over_sum;
+};
+
+static void tally_nesting_file(const Perftools__Profiles__Profile *p, void *ctx)
+{
+	const Perftools__Profiles__Sample *s;
+	struct nesting_tally *t = ctx;
+	long sum, caller, gen;
+	size_t i;
+
+	for (i = 0; i < p->n_sample; i++) {
+		s = p->sample[i];
+		sum = pprof_sample_function_depth(p, s, "builtin_sum", 0);
+		caller = pprof_sample_function_depth(p, s, "parse_order", 0);
+		if (sum < 0 || caller < 0)
+			continue;
+		t->with_sum++;
+		t->sum_under_caller += sum < caller;
+		/* <genexpr> (<= 3.10) or parse_order.<locals>.<genexpr> (3.11+ qualname) */
+		gen = pprof_sample_function_depth(p, s, "<genexpr>", 0);
+		if (gen < 0)
+			gen = pprof_sample_function_depth(p, s, "parse_order.<locals>.<genexpr>",
+							  0);
+		t->genexpr_over_sum += gen >= 0 && gen < sum;
+	}
+}
+
+/* Calls fn on each profile of service in dir. */
+static void each_profile(const char *dir, const char *service,
+			 void (*fn)(const Perftools__Profiles__Profile *p, void *ctx), void *ctx)
 {
 	char suffix[128], path[1024];
+	Perftools__Profiles__Profile *p;
 	struct dirent *de;
 	size_t len, slen;
 	DIR *d = opendir(dir);
@@ -76,18 +108,21 @@ static void tally_gil(const char *dir, const char *service, struct gil_tally *g)
 	assert_non_null(d);
 	snprintf(suffix, sizeof(suffix), "-%.100s.pb.gz", service);
 	slen = strlen(suffix);
-	memset(g, 0, sizeof(*g));
 	while ((de = readdir(d))) {
 		len = strlen(de->d_name);
 		if (len <= slen || strcmp(de->d_name + len - slen, suffix))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		tally_file(path, g);
+		p = pprof_file_read(path);
+		assert_non_null(p);
+		fn(p, ctx);
+		pprof_file_free(p);
 	}
 	closedir(d);
 }
 
 static struct gil_tally last_gil;
+static struct nesting_tally last_nesting;
 
 static const char *const pyenv_versions[] = { "3.8.18", "3.9.18", "3.10.13",
 					      "3.11.7", "3.12.1", "3.13.0" };
@@ -162,8 +197,14 @@ static void workload_census(const char *python, const char *out_dir, const struc
 	assert_true(census_read(c, out_dir, w->service) > 0);
 	printf("  %s %s: %.2f CPU s, %llu samples\n", python, w->mode, w->cpu_s,
 	       (unsigned long long)c->total_samples);
-	if (!strcmp(w->mode, "gil"))
-		tally_gil(out_dir, w->service, &last_gil);
+	if (!strcmp(w->mode, "gil")) {
+		memset(&last_gil, 0, sizeof(last_gil));
+		each_profile(out_dir, w->service, tally_gil_file, &last_gil);
+	}
+	if (!strcmp(w->mode, "spans")) {
+		memset(&last_nesting, 0, sizeof(last_nesting));
+		each_profile(out_dir, w->service, tally_nesting_file, &last_nesting);
+	}
 }
 
 /* Runs python SCRIPT in each of the n modes at once, one process each (their own service),
@@ -258,14 +299,33 @@ static int spans_missing(const char *python, const char *mode, const struct cens
 	return 1;
 }
 
+/* Python called back from C sits above the C code, and that above its Python caller: in
+ * parse_order's samples inside builtin sum(), builtin_sum lies between the generator it runs
+ * and parse_order. Needs a libpython whose .symtab names builtin_sum (pyenv's builds; Debian's
+ * python3.11 is stripped). The old placement (every Python frame above the innermost eval
+ * frame) put builtin_sum under parse_order in all of them. */
+static void check_nesting(const struct nesting_tally *t)
+{
+	printf("    parse_order in sum(): %llu samples, sum under parse_order %llu, the generator "
+	       "over sum %llu\n",
+	       (unsigned long long)t->with_sum, (unsigned long long)t->sum_under_caller,
+	       (unsigned long long)t->genexpr_over_sum);
+	assert_true(t->with_sum >= 10);
+	assert_true(t->sum_under_caller >= 0.95 * t->with_sum); /* measured 100% */
+	/* The generator's own share (measured 53-73%); both placements put it over sum. */
+	assert_true(t->genexpr_over_sum >= 0.25 * t->with_sum);
+}
+
 /* The three modes of SCRIPT, one after the other, each under its own agent (a mode whose spans
- * went missing runs once more): two functions in two spans on one thread; one function per thread; a thread hashing
- * with the GIL released beside a pure-Python one. */
-static void check_interpreter(const char *python)
+ * went missing runs once more): two functions in two spans on one thread; one function per
+ * thread; a thread hashing with the GIL released beside a pure-Python one. named_eval: the
+ * interpreter's native frames have their static functions' names (check_nesting). */
+static void check_interpreter(const char *python, int named_eval)
 {
 	static const char *const modes[3] = { "spans", "threads", "gil" };
 	static const char *const first[3] = { "parse_order", "thread_one", "hash_blob" };
 	static const char *const second[3] = { "price_cart", "thread_two", "thread_two" };
+	struct nesting_tally nesting;
 	struct census c[3];
 	struct gil_tally gil;
 	int i;
@@ -276,9 +336,13 @@ static void check_interpreter(const char *python)
 		run_python_modes(python, &modes[i], 1, &c[i]);
 		if (spans_missing(python, modes[i], &c[i], first[i], second[i]))
 			run_python_modes(python, &modes[i], 1, &c[i]);
+		if (i == 0)
+			nesting = last_nesting;
 		if (i == 2)
 			gil = last_gil;
 	}
+	if (named_eval)
+		check_nesting(&nesting);
 	assert_span_shows(&c[0], "parse_order");
 	assert_span_shows(&c[0], "price_cart");
 	assert_span_shows(&c[1], "thread_one");
@@ -324,7 +388,7 @@ static void test_debian_python311(void **state)
 		printf("  skip: no /usr/bin/python3.11\n");
 		skip();
 	}
-	check_interpreter("/usr/bin/python3.11");
+	check_interpreter("/usr/bin/python3.11", 0);
 }
 
 /* --interpreter-frames=false: two threads in their spans show no Python function at all (native
@@ -373,7 +437,7 @@ static void test_pyenv_pythons(void **state)
 			continue;
 		}
 		found++;
-		check_interpreter(path);
+		check_interpreter(path, 1);
 	}
 	if (!found)
 		skip();

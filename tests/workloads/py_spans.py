@@ -22,14 +22,14 @@ SPAN_2 = "5a5a000000000002"
 def parse_order(until):
     n = 0
     while time.thread_time() < until:
-        n += sum(i * i for i in range(50))
+        n += sum(i * i for i in range(400))
     return n
 
 
 def price_cart(until):
     n = 0
     while time.thread_time() < until:
-        n += sum(i + 1 for i in range(50))
+        n += sum(i + 1 for i in range(400))
     return n
 
 

@@ -1,58 +1,33 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Merges CPython frames into a symbolized native stack. */
-#include <string.h>
-
+/* Merges CPython frames into a symbolized native stack, one run per _PyEval_EvalFrameDefault
+ * activation. */
+#include "symbolize/interp_stack.h"
 #include "symbolize/python_stack.h"
 
-/* Python frames have no mapping: a synthetic address per (function, file, line), with the top bit
- * set so it never equals a user-space address, keeps pprof's locations apart. */
-static uint64_t frame_address(const struct sym_line *l)
+struct python_namer {
+	struct python_symbols *ps;
+	pid_t pid;
+	const struct python_offsets *off;
+};
+
+static void name_python_frame(void *ctx, const struct py_frame *f, struct sym_line *line)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	const char *s;
+	struct python_namer *n = ctx;
 
-	for (s = l->function; s && *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	h = (h ^ 0xff) * 0x100000001b3ull;
-	for (s = l->file; s && *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	h = (h ^ (uint64_t)l->line) * 0x100000001b3ull;
-	return h | (1ull << 63);
-}
-
-/* Index of the innermost user frame running _PyEval_EvalFrameDefault, or r->nframes. */
-static size_t eval_position(const struct stack_resolve *r, const struct python_proc *proc)
-{
-	uint64_t pc;
-	size_t i;
-
-	if (!proc->eval_hi)
-		return r->nframes;
-	for (i = r->user_start; i < r->nframes; i++) {
-		/* Return addresses may sit one past the function's last byte. */
-		pc = i == r->user_start ? r->frames[i].addr : r->frames[i].addr - 1;
-		if (pc >= proc->eval_lo && pc < proc->eval_hi)
-			return i;
-	}
-	return r->nframes;
+	python_symbols_resolve(n->ps, n->pid, n->off, f, line);
 }
 
 void python_stack_merge(struct stack_resolve *r, struct python_symbols *ps, pid_t pid,
 			const struct python_proc *proc, const struct py_stack *py,
 			uint64_t *dropped)
 {
-	size_t at = eval_position(r, proc);
-	struct sym_frame f;
-	uint32_t i;
+	struct python_namer namer = { .ps = ps, .pid = pid, .off = proc->off };
+	struct interp_stack_layout layout = {
+		.runner = { { proc->eval_lo, proc->eval_hi },
+			    { proc->eval_cold_lo, proc->eval_cold_hi } },
+		.run_end_flag = SPANPROF_PY_FRAME_ENTRY,
+		.address_seed = 0xcbf29ce484222325ull,
+	};
 
-	for (i = 0; i < py->nframes && i < SPANPROF_PY_MAX_FRAMES; i++) {
-		memset(&f, 0, sizeof(f));
-		f.nlines = 1;
-		python_symbols_resolve(ps, pid, proc->off, &py->frames[i], &f.lines[0]);
-		f.addr = frame_address(&f.lines[0]);
-		if (stack_resolve_insert(r, at + i, &f)) {
-			*dropped += py->nframes - i;
-			return;
-		}
-	}
+	interp_stack_merge(r, &layout, py, name_python_frame, &namer, dropped);
 }

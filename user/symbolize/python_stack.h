@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Puts a sample's CPython frames into its symbolized stack: above the innermost native
- * _PyEval_EvalFrameDefault frame when the native stack shows one, else as the outermost user
- * frames (native frames found without it then show as called from the innermost Python one). */
+/* Puts a sample's CPython frames into its symbolized stack, in runs: the frames one
+ * _PyEval_EvalFrameDefault activation executes (one frame up to 3.10; on 3.11+ a run of inlined
+ * Python-to-Python calls, ended by the entry frame the sampler flagged SPANPROF_PY_FRAME_ENTRY)
+ * go above that activation's native frame (symbolize/interp_stack.h), so a builtin that calls
+ * back into Python (sum over a generator, sorted with a key) sits between its caller and the
+ * code it runs. */
 #ifndef SPANPROF_PYTHON_STACK_H
 #define SPANPROF_PYTHON_STACK_H
 

@@ -1,65 +1,30 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Merges CRuby frames into a symbolized native stack, one run per rb_vm_exec activation. */
-#include <string.h>
-
+#include "symbolize/interp_stack.h"
 #include "symbolize/ruby_stack.h"
 
-/* Ruby frames have no mapping: a synthetic address per (function, file, line), with the top bit
- * set so it never equals a user-space address, keeps pprof's locations apart. */
-static uint64_t frame_address(const struct sym_line *l)
+struct ruby_namer {
+	struct ruby_symbols *rs;
+	pid_t pid;
+	const struct ruby_proc *proc;
+};
+
+static void name_ruby_frame(void *ctx, const struct py_frame *f, struct sym_line *line)
 {
-	uint64_t h = 0x84222325cbf29ce4ull;
-	const char *s;
+	struct ruby_namer *n = ctx;
 
-	for (s = l->function; s && *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	h = (h ^ 0xfe) * 0x100000001b3ull;
-	for (s = l->file; s && *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	h = (h ^ (uint64_t)l->line) * 0x100000001b3ull;
-	return h | (1ull << 63);
-}
-
-/* Indexes of the user frames running rb_vm_exec, innermost first; returns how many (<= max). */
-static size_t exec_positions(const struct stack_resolve *r, const struct ruby_proc *proc,
-			     size_t *pos, size_t max)
-{
-	size_t i, n = 0;
-	uint64_t pc;
-
-	if (!proc->exec_hi)
-		return 0;
-	for (i = r->user_start; i < r->nframes && n < max; i++) {
-		/* Return addresses may sit one past the function's last byte. */
-		pc = i == r->user_start ? r->frames[i].addr : r->frames[i].addr - 1;
-		if (pc >= proc->exec_lo && pc < proc->exec_hi)
-			pos[n++] = i;
-	}
-	return n;
+	ruby_symbols_resolve(n->rs, n->pid, n->proc->off, n->proc->global_symbols, f, line);
 }
 
 void ruby_stack_merge(struct stack_resolve *r, struct ruby_symbols *rs, pid_t pid,
 		      const struct ruby_proc *proc, const struct py_stack *rb, uint64_t *dropped)
 {
-	size_t pos[SPANPROF_PY_MAX_FRAMES], npos, run = 0, at, inserted = 0, end = r->nframes;
-	uint32_t i, n = rb->nframes < SPANPROF_PY_MAX_FRAMES ? rb->nframes : SPANPROF_PY_MAX_FRAMES;
-	struct sym_frame f;
+	struct ruby_namer namer = { .rs = rs, .pid = pid, .proc = proc };
+	struct interp_stack_layout layout = {
+		.runner = { { proc->exec_lo, proc->exec_hi } },
+		.run_end_flag = SPANPROF_RB_FRAME_FINISH,
+		.address_seed = 0x84222325cbf29ce4ull,
+	};
 
-	npos = exec_positions(r, proc, pos, SPANPROF_PY_MAX_FRAMES);
-	for (i = 0; i < n; i++) {
-		memset(&f, 0, sizeof(f));
-		f.nlines = 1;
-		ruby_symbols_resolve(rs, pid, proc->off, proc->global_symbols, &rb->frames[i],
-				     &f.lines[0]);
-		f.addr = frame_address(&f.lines[0]);
-		at = (run < npos ? pos[run] : end) + inserted;
-		/* Within a run, each frame goes below (outer than) the one before it. */
-		if (stack_resolve_insert(r, at, &f)) {
-			*dropped += n - i;
-			return;
-		}
-		inserted++;
-		if (rb->frames[i].flags & SPANPROF_RB_FRAME_FINISH)
-			run++;
-	}
+	interp_stack_merge(r, &layout, rb, name_ruby_frame, &namer, dropped);
 }

@@ -14,8 +14,8 @@
 #define DEBUG_COOKIE "xdebugpy"
 
 struct wanted_syms {
-	GElf_Sym runtime, version, eval;
-	int have_runtime, have_version, have_eval;
+	GElf_Sym runtime, version, eval, eval_cold;
+	int have_runtime, have_version, have_eval, have_eval_cold;
 };
 
 static void note_sym(struct wanted_syms *w, const char *name, const GElf_Sym *sym)
@@ -29,6 +29,9 @@ static void note_sym(struct wanted_syms *w, const char *name, const GElf_Sym *sy
 	} else if (!strcmp(name, "_PyEval_EvalFrameDefault") && !w->have_eval) {
 		w->eval = *sym;
 		w->have_eval = 1;
+	} else if (!strcmp(name, "_PyEval_EvalFrameDefault.cold") && !w->have_eval_cold) {
+		w->eval_cold = *sym;
+		w->have_eval_cold = 1;
 	}
 }
 
@@ -103,6 +106,10 @@ int python_elf_read(int fd, const char *name, struct python_elf *out)
 	if (w.have_eval) {
 		out->eval_lo = w.eval.st_value;
 		out->eval_hi = w.eval.st_value + w.eval.st_size;
+	}
+	if (w.have_eval && w.have_eval_cold) {
+		out->eval_cold_lo = w.eval_cold.st_value;
+		out->eval_cold_hi = w.eval_cold.st_value + w.eval_cold.st_size;
 	}
 	if (w.have_version && w.version.st_size >= 4 &&
 	    !elf_read_vaddr(elf, fd, w.version.st_value, &hex, 4))

@@ -12,8 +12,9 @@
 struct python_elf {
 	int major, minor, patch; /* from Py_Version, _Py_DebugOffsets or the file name */
 	uint64_t runtime_vaddr; /* st_value of _PyRuntime */
-	uint64_t eval_lo,
-		eval_hi; /* _PyEval_EvalFrameDefault [lo, hi) as file vaddrs; 0 if absent */
+	/* _PyEval_EvalFrameDefault [lo, hi) as file vaddrs, and the part GCC split off into
+	 * _PyEval_EvalFrameDefault.cold (.symtab only); 0 if absent */
+	uint64_t eval_lo, eval_hi, eval_cold_lo, eval_cold_hi;
 	int has_debug_offsets; /* 3.13+: _PyRuntime starts with "xdebugpy" and a matching version */
 	struct elf_loads loads; /* to place the file in memory (elf_loads_bias()) */
 };

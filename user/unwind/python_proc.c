@@ -65,6 +65,10 @@ static int python_proc_find(const char *proc_root, pid_t pid, const struct proc_
 		out->eval_lo = pe.eval_lo + bias;
 		out->eval_hi = pe.eval_hi + bias;
 	}
+	if (pe.eval_cold_hi) {
+		out->eval_cold_lo = pe.eval_cold_lo + bias;
+		out->eval_cold_hi = pe.eval_cold_hi + bias;
+	}
 	out->off = python_offsets_for(pe.major, pe.minor);
 	out->file.remark = out->off ? NULL : "3.8-3.13 are";
 	/* 3.13+ must carry the _Py_DebugOffsets our table was checked against. */

@@ -18,6 +18,7 @@ struct python_proc {
 	const struct python_offsets *off; /* NULL when the version is unsupported */
 	struct py_proc_info bpf; /* for py_procs; valid when off is set */
 	uint64_t eval_lo, eval_hi; /* _PyEval_EvalFrameDefault in process memory; 0 when unknown */
+	uint64_t eval_cold_lo, eval_cold_hi; /* its .cold part, where the file names it */
 };
 
 /* CPython for interp_procs: its find looks for the interpreter among pid's executable mappings
