@@ -10,14 +10,21 @@
 #include "profile/span_names.h"
 #include "util/log.h"
 
+/* The kernel's ENOTSUPP (524), which batch operations return on maps without them; not in
+ * userspace errno.h. */
+#define ENOTSUPP_ERRNO 524
+
 /* Span names cached in user space (each slot ~264 bytes); span_names holds 4096 in the kernel. */
 #define DRAIN_NAME_CACHE 1024
 
 struct drain {
 	uint32_t max_keys;
 	struct sample_key *keys; /* scratch for one drain, max_keys entries */
+	__u64 *counts; /* their counts, read with them */
 	struct span_names *names; /* span name ids -> names */
 	__u64 *hashes; /* scratch: the keys of user_stacks being cleared, max_keys entries */
+	__u64 *py_hashes; /* scratch: the py_stacks keys the window's samples named */
+	uint32_t nhashes, npy_hashes; /* how many of hashes and py_hashes the drain filled */
 	uint64_t kern_ips[SPANPROF_MAX_STACK_DEPTH], user_ips[SPANPROF_MAX_STACK_DEPTH];
 	struct spanprof_user_stack user_stack; /* scratch for one CFI stack */
 	struct drain_stats stats;
@@ -36,8 +43,12 @@ struct drain *drain_new(uint32_t max_keys)
 	d->keys = calloc(max_keys, sizeof(*d->keys));
 	d->names = span_names_new(DRAIN_NAME_CACHE);
 	d->hashes = calloc(max_keys, sizeof(*d->hashes));
-	if (!d->keys || !d->names || !d->hashes) {
+	d->counts = calloc(max_keys, sizeof(*d->counts));
+	d->py_hashes = calloc(max_keys, sizeof(*d->py_hashes));
+	if (!d->keys || !d->names || !d->hashes || !d->counts || !d->py_hashes) {
 		span_names_free(d->names);
+		free(d->py_hashes);
+		free(d->counts);
 		free(d->keys);
 		free(d->hashes);
 		free(d);
@@ -52,6 +63,8 @@ void drain_free(struct drain *d)
 	if (!d)
 		return;
 	free(d->keys);
+	free(d->counts);
+	free(d->py_hashes);
 	span_names_free(d->names);
 	free(d->hashes);
 	free(d);
@@ -83,6 +96,36 @@ static const uint64_t *read_user_stack(struct drain *d, int fd, __u64 hash, uint
 	memcpy(ips, st->ips, n * sizeof(*ips));
 	memset(ips + n, 0, (SPANPROF_MAX_STACK_DEPTH - n) * sizeof(*ips));
 	return ips;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Deletes the n hashes (sorted and made unique here) from a stack hash map, in kernel batches:
+ * one syscall for all of them instead of a get-next-key and a delete each. A batch stops at a key
+ * it cannot delete; that key is skipped. Without batch support (or on any other error) nothing
+ * is lost: the walk in clear_*_stacks that follows deletes whatever is left. */
+static void delete_hashes(int fd, __u64 *hashes, uint32_t n)
+{
+	uint32_t i, u = 0, done, count;
+
+	if (fd < 0 || !n)
+		return;
+	qsort(hashes, n, sizeof(*hashes), cmp_u64);
+	for (i = 0; i < n; i++)
+		if (!u || hashes[u - 1] != hashes[i])
+			hashes[u++] = hashes[i];
+	for (done = 0; done < u; done += count + 1) {
+		count = u - done;
+		if (!bpf_map_delete_batch(fd, hashes + done, &count, NULL))
+			break;
+		if (errno != ENOENT)
+			break;
+	}
 }
 
 /* Empties a hash of CFI stacks: keys first (deleting while walking would restart the walk),
@@ -148,32 +191,80 @@ static void clear_stacks(int fd)
 	}
 }
 
-/* Reads and deletes every count of the window; the stack maps are left to the caller. */
-static int drain_counts(struct drain *d, int counts_fd, int stacks_fd, int user_stacks_fd,
-			int names_fd, drain_sample_fn fn, void *ctx)
+/* Key by key: a kernel without batch operations on hash maps. Returns the number read. */
+static uint32_t take_counts_by_key(struct drain *d, int fd)
 {
 	struct sample_key *prev = NULL;
-	const struct sample_key *key;
-	struct sample s;
-	uint32_t n = 0, i;
-	int err = 0;
+	uint32_t n = 0, i, kept = 0;
 
-	while (n < d->max_keys && !bpf_map_get_next_key(counts_fd, prev, &d->keys[n])) {
+	while (n < d->max_keys && !bpf_map_get_next_key(fd, prev, &d->keys[n])) {
 		prev = &d->keys[n];
 		n++;
 	}
 	for (i = 0; i < n; i++) {
-		key = &d->keys[i];
-		if (bpf_map_lookup_elem(counts_fd, key, &s.count)) {
-			err = log_warn(-errno, "read sample count (pid %u)", key->pid);
+		if (bpf_map_lookup_elem(fd, &d->keys[i], &d->counts[kept])) {
+			log_warn(-errno, "read sample count (pid %u)", d->keys[i].pid);
 			d->stats.map_errors++;
 			continue;
 		}
+		d->keys[kept++] = d->keys[i];
+	}
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &d->keys[i]);
+	return kept;
+}
+
+/* Reads and deletes up to max_keys counts of the window into keys and counts, a batch per
+ * syscall (key by key were three syscalls per sample key: the drain's main cost). A bucket
+ * too big for the room left (-ENOSPC) stays for the next drain. Returns the number read. */
+static uint32_t take_counts(struct drain *d, int fd)
+{
+	struct sample_key token; /* the kernel's position: a bucket index for a hash map */
+	uint32_t n = 0, got;
+	void *in = NULL;
+	int err;
+
+	while (n < d->max_keys) {
+		got = d->max_keys - n;
+		err = bpf_map_lookup_and_delete_batch(fd, in, &token, d->keys + n, d->counts + n,
+						      &got, NULL);
+		n += got;
+		if (!err) {
+			in = &token;
+			continue;
+		}
+		if (errno == ENOENT) /* the whole map was read */
+			break;
+		if (!n && (errno == EINVAL || errno == EOPNOTSUPP || errno == ENOTSUPP_ERRNO))
+			return take_counts_by_key(d, fd);
+		if (errno != ENOSPC) {
+			log_warn(-errno, "read the window's sample counts");
+			d->stats.map_errors++;
+		}
+		break;
+	}
+	return n;
+}
+
+/* Reads and deletes every count of the window; the stack maps are left to the caller. */
+static int drain_counts(struct drain *d, int counts_fd, int stacks_fd, int user_stacks_fd,
+			int names_fd, drain_sample_fn fn, void *ctx)
+{
+	const struct sample_key *key;
+	struct sample s;
+	uint32_t n, i;
+
+	n = take_counts(d, counts_fd);
+	d->nhashes = d->npy_hashes = 0; /* n <= max_keys: room for one hash per key */
+	for (i = 0; i < n; i++) {
+		key = &d->keys[i];
+		s.count = d->counts[i];
 		s.key = key;
 		s.kern_ips = read_stack(d, stacks_fd, key->kern_stack_id, d->kern_ips);
 		/* -EFAULT: there is no such stack (a kernel thread has no user stack), nothing lost. */
 		s.lost_kern = key->kern_stack_id < 0 && key->kern_stack_id != -EFAULT;
 		if (key->user_stack_hash) {
+			d->hashes[d->nhashes++] = key->user_stack_hash;
 			s.user_ips = read_user_stack(d, user_stacks_fd, key->user_stack_hash,
 						     d->user_ips);
 			s.lost_user = !s.user_ips;
@@ -182,16 +273,16 @@ static int drain_counts(struct drain *d, int counts_fd, int stacks_fd, int user_
 			s.lost_user = key->user_stack_id < 0 && key->user_stack_id != -EFAULT;
 		}
 		s.py = read_py(d, key);
+		if (key->py_stack_hash)
+			d->py_hashes[d->npy_hashes++] = key->py_stack_hash;
 		s.span_name =
 			key->has_span ? span_names_get(d->names, names_fd, key->span.name_id) : "";
 		if (!s.span_name)
 			d->stats.span_names_lost += s.count;
 		fn(ctx, &s);
 	}
-	for (i = 0; i < n; i++)
-		bpf_map_delete_elem(counts_fd, &d->keys[i]);
 	d->stats.keys += n;
-	return err;
+	return 0;
 }
 
 int drain_window(struct drain *d, int counts_fd, int stacks_fd, int user_stacks_fd, int names_fd,
@@ -200,9 +291,12 @@ int drain_window(struct drain *d, int counts_fd, int stacks_fd, int user_stacks_
 	int err = drain_counts(d, counts_fd, stacks_fd, user_stacks_fd, names_fd, fn, ctx);
 
 	clear_stacks(stacks_fd);
-	clear_user_stacks(d, user_stacks_fd);
-	if (d->py_fd >= 0)
+	delete_hashes(user_stacks_fd, d->hashes, d->nhashes);
+	clear_user_stacks(d, user_stacks_fd); /* stacks no sample named: usually none */
+	if (d->py_fd >= 0) {
+		delete_hashes(d->py_fd, d->py_hashes, d->npy_hashes);
 		clear_py_stacks(d->py_fd);
+	}
 	return err;
 }
 

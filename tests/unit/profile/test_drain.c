@@ -198,6 +198,33 @@ static void test_drain_empties_both_maps(void **state)
 	assert_int_equal(st.map_errors, 0);
 }
 
+/* A window holding every key the drain can take at once, read in several kernel batches: each
+ * key handed out once with its count, and the map left empty. */
+static void test_drain_reads_a_full_window_in_batches(void **state)
+{
+	struct test_state *s = start(state);
+	uint64_t total = 0;
+	__u32 pid;
+	size_t i;
+
+	put_stack(s, 1, 0x401000);
+	for (pid = 1000; pid < 1000 + MAX_KEYS; pid++)
+		put(s, pid, -EFAULT, 1, pid);
+	s->nseen = 0;
+	assert_int_equal(
+		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, -1, on_sample, s),
+		0);
+	assert_int_equal(s->nseen, MAX_KEYS);
+	for (i = 0; i < s->nseen; i++) {
+		assert_int_equal(s->seen[i].count, s->seen[i].pid);
+		assert_int_equal(s->seen[i].user_leaf, 0x401000);
+		total += s->seen[i].count;
+	}
+	assert_int_equal(total,
+			 (uint64_t)MAX_KEYS * 1000 + (uint64_t)MAX_KEYS * (MAX_KEYS - 1) / 2);
+	assert_true(is_empty(s->counts_fd));
+}
+
 /* Off-CPU windows share one stack map: draining one keeps the stacks for threads still blocked. */
 static void test_drain_shared_stacks_keeps_the_stack_map(void **state)
 {
@@ -264,6 +291,52 @@ static void test_drain_reads_cfi_stacks_by_hash(void **state)
 	assert_true(is_empty(s->user_stacks_fd));
 }
 
+/* Many CFI and Python stacks, each named by two sample keys, plus a few no sample names (their
+ * count did not fit): every sample reads its stacks, and the drain empties both maps (the named
+ * ones in delete batches, the rest by the walk after them). */
+static void test_drain_clears_many_cfi_and_python_stacks(void **state)
+{
+	struct test_state *s = start(state);
+	struct spanprof_user_stack st = { .nframes = 1 };
+	static struct py_stack py = { .nframes = 1 };
+	__u64 hash, count = 1;
+	struct sample_key k;
+	__u32 i;
+	int py_fd;
+
+	py_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "drain_pystacks", sizeof(__u64), sizeof(py), 512,
+			       NULL);
+	assert_true(py_fd >= 0);
+	drain_set_py_stacks(s->d, py_fd);
+	for (i = 0; i < MAX_KEYS / 2 + 3; i++) {
+		hash = 0x5000 + i;
+		st.ips[0] = 0x400000 + i;
+		assert_int_equal(bpf_map_update_elem(s->user_stacks_fd, &hash, &st, BPF_ANY), 0);
+		assert_int_equal(bpf_map_update_elem(py_fd, &hash, &py, BPF_ANY), 0);
+	}
+	memset(&k, 0, sizeof(k));
+	k.kern_stack_id = -EFAULT;
+	k.user_stack_id = -EFAULT;
+	for (i = 0; i < MAX_KEYS; i++) { /* the last 3 stacks: named by no sample */
+		k.pid = 1000 + i;
+		k.user_stack_hash = 0x5000 + i / 2;
+		k.py_stack_hash = 0x5000 + i / 2;
+		assert_int_equal(bpf_map_update_elem(s->counts_fd, &k, &count, BPF_ANY), 0);
+	}
+	assert_int_equal(
+		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, -1, on_sample, s),
+		0);
+	assert_int_equal(s->nseen, MAX_KEYS);
+	for (i = 0; i < MAX_KEYS; i++) {
+		assert_int_equal(seen_for(s, 1000 + i)->user_leaf, 0x400000 + i / 2);
+		assert_int_equal(seen_for(s, 1000 + i)->lost_user, 0);
+	}
+	assert_true(is_empty(s->user_stacks_fd));
+	assert_true(is_empty(py_fd));
+	drain_set_py_stacks(s->d, -1);
+	close(py_fd);
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int main(void)
@@ -272,9 +345,11 @@ int main(void)
 		T(test_drain_reads_counts_with_their_stacks),
 		T(test_drain_marks_stacks_the_kernel_could_not_keep),
 		T(test_drain_empties_both_maps),
+		T(test_drain_reads_a_full_window_in_batches),
 		T(test_drain_shared_stacks_keeps_the_stack_map),
 		T(test_drain_counts_a_missing_stack_as_map_error),
 		T(test_drain_reads_cfi_stacks_by_hash),
+		T(test_drain_clears_many_cfi_and_python_stacks),
 	};
 
 	return cmocka_run_group_tests_name("drain", tests, NULL, NULL);
