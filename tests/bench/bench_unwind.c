@@ -95,23 +95,15 @@ static double share(const char *dir, const char *service, const char *root)
 	return 100.0 * c.whole / c.leaf;
 }
 
-/* The agent on both workloads; cfi_bytes "0" turns CFI unwinding off. */
+/* The agent on both workloads, a profile per service every 15 s (the default); cfi_bytes "0"
+ * turns CFI unwinding off. Debug logging, for the "ready" lines (a few lines a window). */
 static void run_agent(struct bench *b, struct phase *ph, const char *tag, const char *cfi_bytes)
 {
 	char go[700], dir[600], pc[16], ppy[16], text[64], svc[64];
-	const char *argv[] = { "--pid",
-			       pc,
-			       "--pid",
-			       ppy,
-			       "--output",
-			       dir,
-			       "--interval",
-			       "5",
-			       "--log-level",
-			       "debug",
-			       "--unwind-table-bytes",
-			       cfi_bytes,
-			       NULL };
+	const char *argv[] = { "--pid",	      pc,	  "--pid",
+			       ppy,	      "--output", dir,
+			       "--log-level", "debug",	  "--unwind-table-bytes",
+			       cfi_bytes,     NULL };
 	double cpu0, work0, wc = 0, wpy = 0;
 	struct agent_proc a;
 	pid_t c, py;
