@@ -207,14 +207,18 @@ static int can_run(void)
 	return 1;
 }
 
-/* Runs the workload in mode under its own agent and counts its profiles into checks[0..1]. */
-static void run_ruby(const char *mode, struct span_check *checks)
+/* Runs the workload in mode under its own agent (frames 0: --interpreter-frames=false) and counts
+ * its profiles into checks[0..1]. */
+static void run_ruby(const char *mode, int frames, struct span_check *checks)
 {
 	char env_service[96], env_lib[4400], env_rb[4400], service[64], *dir;
 	const char *env[] = { env_service, env_lib, env_rb, NULL };
 	const char *wargv[] = { "/usr/bin/ruby", build_path("../tests/workloads/" SCRIPT), mode,
 				SECONDS, NULL };
-	const char *args[] = { "--output", NULL, "--interval", "1", NULL };
+	const char *args[] = {
+		"--output", NULL, "--interval", "1", frames ? NULL : "--interpreter-frames=false",
+		NULL
+	};
 	struct profiled_run r = { .agent_args = args,
 				  .workload_argv = wargv,
 				  .workload_env = env,
@@ -230,7 +234,7 @@ static void run_ruby(const char *mode, struct span_check *checks)
 	snprintf(env_lib, sizeof(env_lib), "SPANPROF_LIBRARY=%s", build_path("libspanprof.so"));
 	snprintf(env_rb, sizeof(env_rb), "SPANPROF_RUBY_LIB=%s", build_path("../hooks/ruby/lib"));
 	assert_int_equal(profiled_run(&r), 0);
-	assert_true(agent_proc_log_contains(&r.agent, "reading CRuby"));
+	assert_int_equal(agent_proc_log_contains(&r.agent, "reading CRuby"), frames);
 	files = count_profiles(dir, service, checks, 2, &total);
 	printf("  ruby %s: %.2f CPU s, %llu samples in %d profiles\n", mode, r.cpu_s,
 	       (unsigned long long)total, files);
@@ -255,7 +259,7 @@ static void test_debian_ruby_methods_in_spans(void **state)
 	(void)state;
 	if (!can_run())
 		skip();
-	run_ruby("spans", checks);
+	run_ruby("spans", 1, checks);
 	assert_span(&checks[0]);
 	assert_span(&checks[1]);
 }
@@ -279,9 +283,33 @@ static void test_debian_ruby_threads_and_c_extension(void **state)
 	(void)state;
 	if (!can_run())
 		skip();
-	run_ruby("threads", checks);
+	run_ruby("threads", 1, checks);
 	assert_span(&checks[0]);
 	assert_span(&checks[1]);
+}
+
+/* --interpreter-frames=false: the spans' samples keep their span labels, and no sample shows a Ruby
+ * method (native frames only: vm_exec_core and friends). */
+static void test_debian_ruby_native_only(void **state)
+{
+	struct span_check checks[] = {
+		{ .span = SPAN_1, .chain = { "parse_order", "handle_order" } },
+		{ .span = SPAN_2, .chain = { "price_cart", "handle_cart" } },
+	};
+	size_t i;
+
+	(void)state;
+	if (!can_run())
+		skip();
+	run_ruby("spans", 0, checks);
+	for (i = 0; i < 2; i++) {
+		printf("    %s: %llu span samples, %llu showing %s\n", checks[i].span,
+		       (unsigned long long)checks[i].span_samples,
+		       (unsigned long long)checks[i].hot_samples, checks[i].chain[0]);
+		assert_true(checks[i].span_samples >= PROFILED_MIN_SAMPLES);
+		assert_int_equal(checks[i].hot_samples, 0);
+		assert_int_equal(checks[i].shown, 0);
+	}
 }
 
 int main(void)
@@ -289,6 +317,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_debian_ruby_methods_in_spans),
 		cmocka_unit_test(test_debian_ruby_threads_and_c_extension),
+		cmocka_unit_test(test_debian_ruby_native_only),
 	};
 
 	return cmocka_run_group_tests_name("ruby_frames", tests, NULL, NULL);
