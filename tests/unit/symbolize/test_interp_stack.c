@@ -64,6 +64,16 @@ static void shape(const struct stack_resolve *r, char *out, size_t size)
 	}
 }
 
+/* The merged stack has the wanted shape and nothing was dropped. */
+static void expect_shape(const struct stack_resolve *r, uint64_t dropped, const char *want)
+{
+	char got[256];
+
+	shape(r, got, sizeof(got));
+	assert_string_equal(got, want);
+	assert_int_equal(dropped, 0);
+}
+
 static void merge_and_check(const uint64_t *addrs, size_t n, const uint32_t *flags, uint32_t nrb,
 			    const char *want)
 {
@@ -72,16 +82,13 @@ static void merge_and_check(const uint64_t *addrs, size_t n, const uint32_t *fla
 	struct stack_resolve *r = native_stack(addrs, n);
 	uint64_t dropped = 0;
 	struct py_stack rb;
-	char got[256];
 	size_t i;
 
 	assert_non_null(rs);
 	proc.off = ruby_offsets_for(3, 1);
 	ruby_stack(&rb, flags, nrb);
 	ruby_stack_merge(r, rs, getpid(), &proc, &rb, &dropped);
-	shape(r, got, sizeof(got));
-	assert_string_equal(got, want);
-	assert_int_equal(dropped, 0);
+	expect_shape(r, dropped, want);
 	for (i = 0; i < r->nframes; i++)
 		if (r->frames[i].addr & INTERP_ADDR)
 			assert_string_equal(r->frames[i].lines[0].function, RUBY_CFUNC_PLACEHOLDER);
@@ -132,22 +139,16 @@ static void python_merge_and_check(const uint64_t *addrs, size_t n, const uint32
 				    .eval_cold_hi = COLD_HI };
 	struct python_symbols *ps = python_symbols_new("/proc", 4);
 	struct stack_resolve *r = native_stack(addrs, n);
+	struct py_stack py = { .nframes = npy, .truncated = truncated };
 	uint64_t dropped = 0;
-	struct py_stack py;
-	char got[256];
 	uint32_t i;
 
 	assert_non_null(ps);
 	proc.off = python_offsets_for(3, 11);
-	memset(&py, 0, sizeof(py));
 	for (i = 0; i < npy; i++)
 		py.frames[i].flags = flags[i];
-	py.nframes = npy;
-	py.truncated = truncated;
 	python_stack_merge(r, ps, getpid(), &proc, &py, &dropped);
-	shape(r, got, sizeof(got));
-	assert_string_equal(got, want);
-	assert_int_equal(dropped, 0);
+	expect_shape(r, dropped, want);
 	python_symbols_free(ps);
 	free(r);
 }
