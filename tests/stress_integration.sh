@@ -30,8 +30,9 @@ make -s -j"$(nproc)" all "${suites[@]}"
 make -s -j"$(nproc)" $(make -s -p -n integration-tests 2>/dev/null |
 	awk -F: '/^integration-tests:/ { print $2; exit }')
 
-# The other agent: system-wide, as a node agent would run beside the tests.
-build/spanprof --duration 3600 --output "$out/other-agent" 2>"$out/other-agent.log" &
+# The other agent: system-wide, as a node agent would run beside the tests, until the end (10
+# runs take one to two hours on a loaded 2-CPU machine; a --duration once ended it mid-run).
+build/spanprof --output "$out/other-agent" 2>"$out/other-agent.log" &
 pids+=($!)
 for _ in $(seq "$(nproc)"); do
 	sh -c 'while :; do :; done' &
@@ -47,7 +48,11 @@ for i in $(seq "$runs"); do
 		echo "stress: run $i of $runs FAILED after $(($(date +%s) - start)) s"
 		exit 1
 	fi
-	kill -0 "${pids[0]}" 2>/dev/null || { echo "stress: the other agent died"; exit 1; }
+	if ! kill -0 "${pids[0]}" 2>/dev/null; then
+		tail -n 20 "$out/other-agent.log"
+		echo "stress: the other agent died"
+		exit 1
+	fi
 	echo "stress: run $i of $runs passed in $(($(date +%s) - t0)) s: $(tail -n 1 "$out/run.log")"
 done
 echo "stress: $runs of $runs runs passed in $(($(date +%s) - start)) s, with another agent and" \

@@ -15,6 +15,7 @@
 
 #include "symbolize/elf_debug.h"
 #include "symbolize/elf_syms.h"
+#include "symbolize/sym_index.h"
 #include "util/gopclntab.h"
 #include "util/gopclntab_inline.h"
 #include "util/elf_guard.h"
@@ -46,6 +47,8 @@ struct elf_syms {
 	struct gopclntab gopcln; /* Go's own table, for binaries without .symtab and DWARF */
 	struct gopclntab_inl gopcln_inl; /* its inline trees; empty when not found */
 	int gopcln_state; /* 0: not looked for, 1: usable, -1: none */
+	struct sym_index syms; /* the symbol table by address, built at the first lookup */
+	int syms_state; /* 0: not built, 1: built, -1: could not be (libdwfl looks up) */
 };
 
 /* Hands libdwfl the main file we opened without mmap (elf_guard_begin): libdwfl would map it,
@@ -277,6 +280,7 @@ void elf_syms_free(struct elf_syms *es)
 	if (!es)
 		return;
 	clear_demangled(es);
+	sym_index_free(&es->syms);
 	if (es->dwfl)
 		dwfl_end(es->dwfl);
 	if (es->dbg.main_elf) { /* never asked for by libdwfl */
@@ -464,13 +468,25 @@ out_free:
 	return out;
 }
 
-static int lookup_symtab(struct elf_syms *es, uint64_t vaddr, struct elf_sym_line *line)
+/* The symbol holding vaddr: from the sorted index (libdwfl scans the whole table per lookup:
+ * 0.1-0.7 ms for libc or a libpython here, against 0.1-0.3 µs). */
+static const char *symbol_at(struct elf_syms *es, uint64_t vaddr)
 {
 	GElf_Off off;
 	GElf_Sym sym;
-	const char *name;
+	uint64_t idx_off;
 
-	name = dwfl_module_addrinfo(es->mod, vaddr, &off, &sym, NULL, NULL, NULL);
+	if (!es->syms_state)
+		es->syms_state = sym_index_build(&es->syms, es->mod) ? -1 : 1;
+	if (es->syms_state > 0)
+		return sym_index_lookup(&es->syms, vaddr, &idx_off);
+	return dwfl_module_addrinfo(es->mod, vaddr, &off, &sym, NULL, NULL, NULL);
+}
+
+static int lookup_symtab(struct elf_syms *es, uint64_t vaddr, struct elf_sym_line *line)
+{
+	const char *name = symbol_at(es, vaddr);
+
 	if (!name)
 		return 0;
 	line->function = demangle(es, name, 0);

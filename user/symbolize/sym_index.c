@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Sorted symbol table of one module: built once, searched by address. */
+#include <errno.h>
+#include <gelf.h>
+#include <stdlib.h>
+
+#include "symbolize/sym_index.h"
+
+/* How far below the closest symbol the lookup looks for a sized symbol still containing the
+ * address (symbols nested in a larger one): a bound, not a search of the whole table. */
+#define NESTED_LOOKBACK 8
+
+static uint32_t binding_rank(const GElf_Sym *sym)
+{
+	switch (GELF_ST_BIND(sym->st_info)) {
+	case STB_GLOBAL:
+		return 2;
+	case STB_WEAK:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Symbols that name code or data at an address: not undefined, not sections, files or TLS. */
+static int names_an_address(const GElf_Sym *sym, GElf_Word shndx)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+
+	return shndx != SHN_UNDEF && shndx != SHN_ABS && type != STT_SECTION && type != STT_FILE &&
+	       type != STT_TLS;
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct sym_index_entry *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank > y->rank ? -1 : 1; /* the better name first */
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* The address range of a sizeless symbol's section (0/0 when it cannot be read). */
+static void section_range(Elf *elf, GElf_Word shndx, GElf_Addr bias, struct sym_index_entry *e)
+{
+	Elf_Scn *scn = elf ? elf_getscn(elf, shndx) : NULL;
+	GElf_Shdr shdr;
+
+	if (scn && gelf_getshdr(scn, &shdr) && (shdr.sh_flags & SHF_ALLOC)) {
+		e->sec_lo = shdr.sh_addr + bias;
+		e->sec_hi = e->sec_lo + shdr.sh_size;
+	}
+}
+
+int sym_index_build(struct sym_index *idx, Dwfl_Module *mod)
+{
+	int i, n = dwfl_module_getsymtab(mod);
+	struct sym_index_entry *e;
+	GElf_Addr addr, bias;
+	const char *name;
+	GElf_Word shndx;
+	GElf_Sym sym;
+	Elf *elf;
+
+	idx->v = NULL;
+	idx->n = 0;
+	if (n <= 1)
+		return 0;
+	idx->v = calloc((size_t)n, sizeof(*idx->v));
+	if (!idx->v)
+		return -ENOMEM;
+	for (i = 1; i < n; i++) {
+		name = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, &elf, &bias);
+		if (!name || !*name || !names_an_address(&sym, shndx))
+			continue;
+		e = &idx->v[idx->n++];
+		*e = (struct sym_index_entry){ .addr = addr,
+					       .size = sym.st_size,
+					       .name = name,
+					       .rank = binding_rank(&sym),
+					       .order = (uint32_t)i };
+		if (!e->size && shndx < SHN_LORESERVE)
+			section_range(elf, shndx, bias, e);
+	}
+	qsort(idx->v, idx->n, sizeof(*idx->v), by_addr);
+	return 0;
+}
+
+void sym_index_free(struct sym_index *idx)
+{
+	free(idx->v);
+	idx->v = NULL;
+	idx->n = 0;
+}
+
+/* Index of the last entry with addr <= a (the first of its address's run), or -1. */
+static long last_at_or_below(const struct sym_index *idx, uint64_t a)
+{
+	size_t lo = 0, hi = idx->n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (idx->v[mid].addr <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return -1;
+	lo--;
+	while (lo > 0 && idx->v[lo - 1].addr == idx->v[lo].addr)
+		lo--;
+	return (long)lo;
+}
+
+/* The best-ranked sized symbol at index i's address that contains a, or -1. */
+static long sized_at(const struct sym_index *idx, long i, uint64_t a)
+{
+	uint64_t at = idx->v[i].addr;
+
+	for (; (size_t)i < idx->n && idx->v[i].addr == at; i++)
+		if (idx->v[i].size && a - at < idx->v[i].size)
+			return i;
+	return -1;
+}
+
+const char *sym_index_lookup(const struct sym_index *idx, uint64_t addr, uint64_t *off)
+{
+	long top = last_at_or_below(idx, addr), i, hit = -1;
+	int steps = 0;
+
+	if (top < 0)
+		return NULL;
+	for (i = top; i >= 0 && steps < NESTED_LOOKBACK; steps++) {
+		hit = sized_at(idx, i, addr);
+		if (hit >= 0)
+			break;
+		i--; /* the last of the run below, then its first */
+		while (i > 0 && idx->v[i - 1].addr == idx->v[i].addr)
+			i--;
+	}
+	if (hit < 0) {
+		/* No sized symbol holds addr: the closest symbol, when it has no size and addr is
+		 * in its section. */
+		for (i = top; (size_t)i < idx->n && idx->v[i].addr == idx->v[top].addr; i++)
+			if (!idx->v[i].size && addr >= idx->v[i].sec_lo &&
+			    addr < idx->v[i].sec_hi) {
+				hit = i;
+				break;
+			}
+	}
+	if (hit < 0)
+		return NULL;
+	*off = addr - idx->v[hit].addr;
+	return idx->v[hit].name;
+}
+
+size_t sym_index_bytes(const struct sym_index *idx)
+{
+	return idx->n * sizeof(*idx->v);
+}

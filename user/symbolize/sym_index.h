@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* A module's symbol table sorted by address, for address -> name lookups by binary search.
+ * libdwfl's dwfl_module_addrinfo scans every symbol on each call (tens of microseconds for a
+ * libpython's 12,000 symbols), and the agent asks for every new sampled address. */
+#ifndef SPANPROF_SYM_INDEX_H
+#define SPANPROF_SYM_INDEX_H
+
+#include <elfutils/libdwfl.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sym_index_entry {
+	uint64_t addr; /* in the module's reported address space */
+	uint64_t size; /* 0: a symbol without size */
+	const char *name; /* owned by libelf: valid while the module is */
+	uint64_t sec_lo, sec_hi; /* a sizeless symbol's section: it names no address outside it */
+	uint32_t rank; /* binding: global 2, weak 1, local 0 (the better name for an alias) */
+	uint32_t
+		order; /* its index in the table: of equal aliases, the first wins, as in libdwfl */
+};
+
+struct sym_index {
+	struct sym_index_entry *v;
+	size_t n;
+};
+
+/* Fills idx from mod's symbol table (its .symtab, else .dynsym, as libdwfl finds them).
+ * Returns 0 (an empty index when there are no symbols) or -ENOMEM. */
+int sym_index_build(struct sym_index *idx, Dwfl_Module *mod);
+void sym_index_free(struct sym_index *idx);
+
+/* The symbol for addr, as dwfl_module_addrinfo names it: the closest sized symbol containing it
+ * (the better-bound of aliases), else the closest symbol below it when that one has no size and
+ * sits in the same section; NULL when none. *off gets addr's offset into it. */
+const char *sym_index_lookup(const struct sym_index *idx, uint64_t addr, uint64_t *off);
+
+/* Bytes the index holds. */
+size_t sym_index_bytes(const struct sym_index *idx);
+
+#endif /* SPANPROF_SYM_INDEX_H */
