@@ -196,21 +196,22 @@ static uint32_t take_counts_by_key(struct drain *d, int fd)
 {
 	struct sample_key *prev = NULL;
 	uint32_t n = 0, i, kept = 0;
+	int read;
 
 	while (n < d->max_keys && !bpf_map_get_next_key(fd, prev, &d->keys[n])) {
 		prev = &d->keys[n];
 		n++;
 	}
 	for (i = 0; i < n; i++) {
-		if (bpf_map_lookup_elem(fd, &d->keys[i], &d->counts[kept])) {
+		read = !bpf_map_lookup_elem(fd, &d->keys[i], &d->counts[kept]);
+		if (!read) {
 			log_warn(-errno, "read sample count (pid %u)", d->keys[i].pid);
 			d->stats.map_errors++;
-			continue;
 		}
-		d->keys[kept++] = d->keys[i];
+		bpf_map_delete_elem(fd, &d->keys[i]); /* before the key is moved down over */
+		if (read)
+			d->keys[kept++] = d->keys[i];
 	}
-	for (i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, &d->keys[i]);
 	return kept;
 }
 
