@@ -281,7 +281,9 @@ static void test_k8s_meta_down_api_server_misses_without_blocking(void **state)
 		assert_int_equal(k8s_meta_lookup(f->meta, f->proc, 100, &l), -ENOENT);
 		assert_string_equal(l.container_id, ID_A);
 	}
-	assert_true(now_ms() - t0 < 200);
+	/* Answered from memory: microseconds each. 10 ms each still holds under ASan on a loaded
+	 * 2-CPU VM (200 ms for the 100 failed once there, beside a stress run). */
+	assert_true(now_ms() - t0 < 1000);
 	assert_int_equal(k8s_meta_wait_synced(f->meta, 100), -ETIMEDOUT);
 	k8s_meta_stats(f->meta, &st);
 	assert_true(st.pods.errors >= 1);
