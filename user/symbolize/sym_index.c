@@ -2,9 +2,11 @@
 /* Sorted symbol table of one module: built once, searched by address. */
 #include <errno.h>
 #include <gelf.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "symbolize/sym_index.h"
+#include "util/sorted_u64.h"
 
 /* How far below the closest symbol the lookup looks for a sized symbol still containing the
  * address (symbols nested in a larger one): a bound, not a search of the whole table. */
@@ -98,15 +100,9 @@ void sym_index_free(struct sym_index *idx)
 /* Index of the last entry with addr <= a (the first of its address's run), or -1. */
 static long last_at_or_below(const struct sym_index *idx, uint64_t a)
 {
-	size_t lo = 0, hi = idx->n, mid;
+	size_t lo = sorted_u64_upper_bound(idx->v, idx->n, sizeof(*idx->v),
+					   offsetof(struct sym_index_entry, addr), a);
 
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (idx->v[mid].addr <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo)
 		return -1;
 	lo--;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -15,6 +16,7 @@
 #include "unwind/cfi_rule.h"
 #include "unwind/cfi_table.h"
 #include "util/elf_layout.h"
+#include "util/sorted_u64.h"
 
 /* Rows as read, with the end of each (FDEs may come in any order). */
 struct raw_row {
@@ -280,15 +282,9 @@ void cfi_table_release(struct cfi_table *t)
 
 const struct cfi_row *cfi_table_find(const struct cfi_table *t, uint64_t pc)
 {
-	size_t lo = 0, hi = t->nrows, mid;
-
 	/* The last row whose pc <= the wanted pc. */
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (t->rows[mid].pc <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = sorted_u64_upper_bound(t->rows, t->nrows, sizeof(*t->rows),
+					   offsetof(struct cfi_row, pc), pc);
+
 	return lo ? &t->rows[lo - 1] : NULL;
 }
