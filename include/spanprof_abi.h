@@ -128,11 +128,10 @@ struct py_frame {
 	__u32 flags; /* SPANPROF_PY_FRAME_* for Python, SPANPROF_RB_FRAME_* for Ruby */
 };
 
-/* py_frame.flags of a Python frame. */
-#define SPANPROF_PY_FRAME_ENTRY \
-	1 /* the outermost frame run by its _PyEval_EvalFrameDefault
-				   * activation: every frame up to 3.10; is_entry on 3.11; on
-				   * 3.12+ the frame under which the activation's shim frame sits */
+/* py_frame.flags of a Python frame. ENTRY: the outermost frame its _PyEval_EvalFrameDefault
+ * activation runs (every frame up to 3.10; is_entry on 3.11; on 3.12+ the frame right over the
+ * activation's shim frame). */
+#define SPANPROF_PY_FRAME_ENTRY 1
 
 /* The interpreter whose frames a struct py_stack holds. */
 enum spanprof_interp {

@@ -22,7 +22,8 @@ struct drain {
 	struct sample_key *keys; /* scratch for one drain, max_keys entries */
 	__u64 *counts; /* their counts, read with them */
 	struct span_names *names; /* span name ids -> names */
-	__u64 *hashes; /* scratch: the keys of user_stacks being cleared, max_keys entries */
+	__u64 *hashes; /* the user_stacks keys the window's samples named, then scratch for
+			* clearing the rest; max_keys entries */
 	__u64 *py_hashes; /* scratch: the py_stacks keys the window's samples named */
 	uint32_t nhashes, npy_hashes; /* how many of hashes and py_hashes the drain filled */
 	uint64_t kern_ips[SPANPROF_MAX_STACK_DEPTH], user_ips[SPANPROF_MAX_STACK_DEPTH];
@@ -191,12 +192,13 @@ static void clear_stacks(int fd)
 	}
 }
 
-/* Key by key: a kernel without batch operations on hash maps. Returns the number read. */
-static uint32_t take_counts_by_key(struct drain *d, int fd)
+/* Key by key: a kernel without batch operations on hash maps. Sets *n to the number read;
+ * returns 0 or the -errno of a count that could not be read (the other keys are kept). */
+static int take_counts_by_key(struct drain *d, int fd, uint32_t *n_read)
 {
 	struct sample_key *prev = NULL;
 	uint32_t n = 0, i, kept = 0;
-	int read;
+	int read, err = 0;
 
 	while (n < d->max_keys && !bpf_map_get_next_key(fd, prev, &d->keys[n])) {
 		prev = &d->keys[n];
@@ -205,25 +207,27 @@ static uint32_t take_counts_by_key(struct drain *d, int fd)
 	for (i = 0; i < n; i++) {
 		read = !bpf_map_lookup_elem(fd, &d->keys[i], &d->counts[kept]);
 		if (!read) {
-			log_warn(-errno, "read sample count (pid %u)", d->keys[i].pid);
+			err = log_warn(-errno, "read sample count (pid %u)", d->keys[i].pid);
 			d->stats.map_errors++;
 		}
 		bpf_map_delete_elem(fd, &d->keys[i]); /* before the key is moved down over */
 		if (read)
 			d->keys[kept++] = d->keys[i];
 	}
-	return kept;
+	*n_read = kept;
+	return err;
 }
 
 /* Reads and deletes up to max_keys counts of the window into keys and counts, a batch per
  * syscall (key by key were three syscalls per sample key: the drain's main cost). A bucket
- * too big for the room left (-ENOSPC) stays for the next drain. Returns the number read. */
-static uint32_t take_counts(struct drain *d, int fd)
+ * too big for the room left (-ENOSPC) stays for the next drain. Sets *n_read to the number
+ * read; returns 0 or the -errno of a failed read. */
+static int take_counts(struct drain *d, int fd, uint32_t *n_read)
 {
 	struct sample_key token; /* the kernel's position: a bucket index for a hash map */
 	uint32_t n = 0, got;
 	void *in = NULL;
-	int err;
+	int err = 0;
 
 	while (n < d->max_keys) {
 		got = d->max_keys - n;
@@ -234,17 +238,19 @@ static uint32_t take_counts(struct drain *d, int fd)
 			in = &token;
 			continue;
 		}
+		err = 0;
 		if (errno == ENOENT) /* the whole map was read */
 			break;
 		if (!n && (errno == EINVAL || errno == EOPNOTSUPP || errno == ENOTSUPP_ERRNO))
-			return take_counts_by_key(d, fd);
+			return take_counts_by_key(d, fd, n_read);
 		if (errno != ENOSPC) {
-			log_warn(-errno, "read the window's sample counts");
+			err = log_warn(-errno, "read the window's sample counts");
 			d->stats.map_errors++;
 		}
 		break;
 	}
-	return n;
+	*n_read = n;
+	return err;
 }
 
 /* Reads and deletes every count of the window; the stack maps are left to the caller. */
@@ -254,8 +260,8 @@ static int drain_counts(struct drain *d, int counts_fd, int stacks_fd, int user_
 	const struct sample_key *key;
 	struct sample s;
 	uint32_t n, i;
+	int err = take_counts(d, counts_fd, &n);
 
-	n = take_counts(d, counts_fd);
 	d->nhashes = d->npy_hashes = 0; /* n <= max_keys: room for one hash per key */
 	for (i = 0; i < n; i++) {
 		key = &d->keys[i];
@@ -283,7 +289,7 @@ static int drain_counts(struct drain *d, int counts_fd, int stacks_fd, int user_
 		fn(ctx, &s);
 	}
 	d->stats.keys += n;
-	return 0;
+	return err;
 }
 
 int drain_window(struct drain *d, int counts_fd, int stacks_fd, int user_stacks_fd, int names_fd,

@@ -25,8 +25,8 @@ struct interp_stack_layout {
 		uint64_t lo, hi;
 	} runner[2];
 	uint32_t run_end_flag; /* py_frame.flags bit on the last frame of a run */
-	uint64_t
-		address_seed; /* keeps one interpreter's synthetic addresses apart from another's */
+	/* Keeps one interpreter's synthetic frame addresses apart from another's. */
+	uint64_t address_seed;
 };
 
 /* Inserts s's frames into r, named through name(ctx, ...). Frames that do not fit r are dropped

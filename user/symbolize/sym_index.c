@@ -152,8 +152,3 @@ const char *sym_index_lookup(const struct sym_index *idx, uint64_t addr, uint64_
 	*off = addr - idx->v[hit].addr;
 	return idx->v[hit].name;
 }
-
-size_t sym_index_bytes(const struct sym_index *idx)
-{
-	return idx->n * sizeof(*idx->v);
-}

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* A module's symbol table sorted by address, for address -> name lookups by binary search.
- * libdwfl's dwfl_module_addrinfo scans every symbol on each call (tens of microseconds for a
- * libpython's 12,000 symbols), and the agent asks for every new sampled address. */
+ * libdwfl's dwfl_module_addrinfo scans every symbol on each call (0.1-0.7 ms here for libc,
+ * python3.11 or a libpython's 15,000 symbols), and the agent asks for every new sampled
+ * address. */
 #ifndef SPANPROF_SYM_INDEX_H
 #define SPANPROF_SYM_INDEX_H
 
@@ -15,8 +16,8 @@ struct sym_index_entry {
 	const char *name; /* owned by libelf: valid while the module is */
 	uint64_t sec_lo, sec_hi; /* a sizeless symbol's section: it names no address outside it */
 	uint32_t rank; /* binding: global 2, weak 1, local 0 (the better name for an alias) */
-	uint32_t
-		order; /* its index in the table: of equal aliases, the first wins, as in libdwfl */
+	/* Its index in the table: of equal aliases, the first wins, as in libdwfl. */
+	uint32_t order;
 };
 
 struct sym_index {
@@ -33,8 +34,5 @@ void sym_index_free(struct sym_index *idx);
  * (the better-bound of aliases), else the closest symbol below it when that one has no size and
  * sits in the same section; NULL when none. *off gets addr's offset into it. */
 const char *sym_index_lookup(const struct sym_index *idx, uint64_t addr, uint64_t *off);
-
-/* Bytes the index holds. */
-size_t sym_index_bytes(const struct sym_index *idx);
 
 #endif /* SPANPROF_SYM_INDEX_H */
