@@ -77,7 +77,9 @@ static long compare_file(const char *path)
 static void test_glibc(void **state)
 {
 	(void)state;
-	assert_true(compare_file("/lib/x86_64-linux-gnu/libc.so.6") > PROBES / 2);
+	/* With libc6-dbg, libdwfl reads its .symtab and names nearly every address; without it (a
+	 * fresh machine) only .dynsym names some: 705 of the ~2000 probes on Debian 12's glibc. */
+	assert_true(compare_file("/lib/x86_64-linux-gnu/libc.so.6") > PROBES / 4);
 }
 
 static void test_stripped_python(void **state)
