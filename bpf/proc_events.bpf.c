@@ -28,19 +28,34 @@ static __always_inline bool wanted(__u32 pid)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1024 * 1024); /* ~1500 exec events (680 bytes each) between polls */
+	__uint(max_entries, 1024 * 1024); /* ~1500 exec events (680 bytes each) between reads */
 } proc_events SEC(".maps");
 
-/* Events do not wake the agent one by one (a node that runs builds execs hundreds of processes
- * a second, and each wake-up costs the agent a loop): it reads the ring at least every 100 ms
- * anyway, and is woken early only once a quarter of the ring is used. */
+/* Wake-ups. The agent sleeps until its next drain (a second) unless woken: a process event
+ * wakes it at once, so a new program's hooks and unwind tables come without delay, but at most
+ * one event per PROC_EVENTS_WAKE_GAP_NS does (a node that runs builds execs hundreds of
+ * processes a second, and each wake-up costs the agent a loop), and one whenever a quarter of
+ * the ring is used. An event that finds the gap not yet over is read when the agent looks again
+ * after a wake-up by an event: within SPANPROF_EVENTS_FOLLOWUP_MS, longer than the gap. */
 #define PROC_EVENTS_WAKE_BYTES (256 * 1024)
+#define PROC_EVENTS_WAKE_GAP_NS (100ull * 1000 * 1000)
+_Static_assert(PROC_EVENTS_WAKE_GAP_NS < SPANPROF_EVENTS_FOLLOWUP_MS * 1000000ull,
+	       "the agent's follow-up look must come after the wake-up gap is over");
+
+/* When an event last woke the agent (bpf_ktime_get_ns). Updated without atomics: two CPUs
+ * racing both wake it, which costs one loop. */
+__u64 proc_events_woken_ns = 0;
 
 static __always_inline __u64 wakeup_flag(void)
 {
-	return bpf_ringbuf_query(&proc_events, BPF_RB_AVAIL_DATA) >= PROC_EVENTS_WAKE_BYTES ?
-		       BPF_RB_FORCE_WAKEUP :
-		       BPF_RB_NO_WAKEUP;
+	__u64 now = bpf_ktime_get_ns();
+
+	if (now - proc_events_woken_ns >= PROC_EVENTS_WAKE_GAP_NS ||
+	    bpf_ringbuf_query(&proc_events, BPF_RB_AVAIL_DATA) >= PROC_EVENTS_WAKE_BYTES) {
+		proc_events_woken_ns = now;
+		return BPF_RB_FORCE_WAKEUP;
+	}
+	return BPF_RB_NO_WAKEUP;
 }
 
 /* The environment is read in chunks this large into per-CPU scratch (too big for the 512-byte

@@ -24,6 +24,11 @@
 /* Off-CPU profiles: one stack map for both windows, one count map per window. */
 #define SPANPROF_OFF_CPU_STACKS 8192
 #define SPANPROF_OFF_CPU_COUNTS 8192
+/* After a process event woke it, the agent looks at the event ring again within this many ms
+ * even without a new wake-up: BPF wakes it for at most one event per 100 ms
+ * (proc_events.bpf.c), and events in between are read then. */
+#define SPANPROF_EVENTS_FOLLOWUP_MS 200
+
 /* Ring buffer of ended spans (struct spanprof_span_end, 64 bytes + an 8-byte header each):
  * about 14,500 records; BPF wakes the agent when it is half full, the agent reads it at every
  * drain too. */

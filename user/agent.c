@@ -25,7 +25,6 @@
 
 /* A process that just exec'd or mapped code is scanned this much later, once per burst. */
 #define SCAN_DELAY_NS (50 * NS_PER_MS)
-#define POLL_MAX_MS 100
 /* Time for programs that read the old window slot to finish before the window is drained. */
 #define FLIP_SETTLE_US 2000
 /* ELF modules whose DWARF no lookup needed for this long are closed (memory back to the system);
@@ -190,6 +189,7 @@ static int on_proc_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*ev))
 		return 0;
+	a->proc_events_seen = 1;
 	if (ev->type == SPANPROF_PROC_EXIT) {
 		hook_registry_forget_pid(a->hooks, ev->pid);
 		unwind_forget_pid(a->unwind, ev->pid);
@@ -394,6 +394,7 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 	    agent_off_cpu_open(a))
 		return log_err(-ENOMEM, "set up the agent's caches");
 	err = agent_span_cpu_open(a);
+	err = err ?: agent_wait_open(a);
 	return err ?: start_k8s(a);
 }
 
@@ -401,6 +402,7 @@ static void teardown(struct agent *a)
 {
 	agent_close_metrics(a);
 	agent_close_outputs(a);
+	agent_wait_close(a);
 	ring_buffer__free(a->events);
 	aggregate_free(a->agg);
 	agent_off_cpu_close(a);
@@ -457,12 +459,6 @@ static uint64_t earliest(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
-/* Milliseconds to wait for events, rounded up, at most POLL_MAX_MS. */
-static int poll_ms(uint64_t wait_ns)
-{
-	return earliest(wait_ns / NS_PER_MS + 1, POLL_MAX_MS);
-}
-
 static void run_loop(struct agent *a, volatile sig_atomic_t *stop)
 {
 	const struct spanprof_config *cfg = a->cfg;
@@ -471,19 +467,27 @@ static void run_loop(struct agent *a, volatile sig_atomic_t *stop)
 	uint64_t next_flush = now + cfg->interval_s * NS_PER_S;
 	uint64_t next_rescan = now + cfg->rescan_s * NS_PER_S;
 	uint64_t end = cfg->duration_s ? now + cfg->duration_s * NS_PER_S : UINT64_MAX;
+	uint64_t unwind_due = UINT64_MAX, events_due = UINT64_MAX;
 	pid_t pid;
 
 	while (!*stop && now < end) {
-		next_due = earliest(earliest(next_drain, next_flush),
-				    earliest(end, scan_queue_next_due(&a->scans)));
-		ring_buffer__poll(a->events, next_due > now ? poll_ms(next_due - now) : 0);
-		/* Process events come without a wake-up unless the ring fills (proc_events.bpf.c):
-		 * the timeout above bounds their delay to POLL_MAX_MS. */
-		ring_buffer__consume(a->events);
+		/* BPF wakes the loop for one process event per 100 ms at most: after reading one
+		 * (here or in a drain), look again soon for those it let through without a wake-up
+		 * (proc_events.bpf.c). */
+		now = agent_now_ns(CLOCK_MONOTONIC);
+		if (a->proc_events_seen)
+			events_due = now + SPANPROF_EVENTS_FOLLOWUP_MS * NS_PER_MS;
+		else if (now >= events_due)
+			events_due = UINT64_MAX;
+		a->proc_events_seen = 0;
+		next_due = earliest(earliest(next_drain, next_flush), end);
+		next_due = earliest(next_due, scan_queue_next_due(&a->scans));
+		next_due = earliest(next_due, earliest(unwind_due, events_due));
+		agent_wait(a, next_due > now ? next_due - now : 0);
 		now = agent_now_ns(CLOCK_MONOTONIC);
 		while (scan_queue_pop_due(&a->scans, now, &pid))
 			scan_pid(a, pid, 1);
-		unwind_poll(a->unwind);
+		unwind_due = unwind_poll(a->unwind);
 		/* A flush always drains first so it covers every sample up to now. */
 		if (now >= next_drain || now >= next_flush) {
 			drain(a);
@@ -501,9 +505,10 @@ static void run_loop(struct agent *a, volatile sig_atomic_t *stop)
 	}
 }
 
-int agent_run(const struct spanprof_config *cfg, volatile sig_atomic_t *stop)
+int agent_run(const struct spanprof_config *cfg, volatile sig_atomic_t *stop,
+	      const sigset_t *wait_sigmask)
 {
-	struct agent a = { 0 };
+	struct agent a = { .wait_fd = -1, .wait_sigmask = wait_sigmask };
 	int err;
 
 	err = check_pids_exist(cfg);

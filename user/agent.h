@@ -8,7 +8,10 @@
 #include "config/config.h"
 
 /* Runs until *stop is set or cfg->duration_s passes, then flushes the last (partial) window.
- * Returns 0 or -errno when start-up failed (already logged). */
-int agent_run(const struct spanprof_config *cfg, volatile sig_atomic_t *stop);
+ * The run loop sleeps with wait_sigmask as its signal mask (NULL: the thread's own), so the
+ * caller can keep its stop signals blocked everywhere else, in every thread. Returns 0 or
+ * -errno when start-up failed (already logged). */
+int agent_run(const struct spanprof_config *cfg, volatile sig_atomic_t *stop,
+	      const sigset_t *wait_sigmask);
 
 #endif /* SPANPROF_AGENT_H */

@@ -53,6 +53,9 @@ struct agent {
 	struct aggregate *off_cpu; /* off-CPU time per span; NULL with --off-cpu=false */
 	struct drain *off_cpu_drain; /* its window's count map, sized SPANPROF_OFF_CPU_COUNTS */
 	struct ring_buffer *events; /* process events, and span_ends with span times on */
+	int proc_events_seen; /* process events read since the loop last looked */
+	int wait_fd; /* the run loop's epoll set (agent_wait.c); -1 before it exists */
+	const sigset_t *wait_sigmask; /* signal mask while the loop sleeps (agent_run) */
 	struct span_stats *span_stats; /* span times by (service, name); NULL when off */
 	struct span_log *span_log; /* ended spans as JSON lines; NULL when off or no --output */
 	struct span_names *span_cpu_names; /* names of ended spans */
@@ -104,6 +107,13 @@ int agent_span_cpu_open_stats(struct agent *a);
 int agent_span_cpu_open(struct agent *a);
 void agent_span_cpu_drain(struct agent *a);
 void agent_span_cpu_close(struct agent *a);
+
+/* The run loop's sleep (agent_wait.c). open returns 0 or -errno (logged); wait sleeps up to
+ * wait_ns (0: not at all), until a ring buffer or the unwind worker signals or a signal comes,
+ * then reads the ring buffers. */
+int agent_wait_open(struct agent *a);
+void agent_wait(struct agent *a, uint64_t wait_ns);
+void agent_wait_close(struct agent *a);
 
 /* Copies the counters of every part of the agent into its metrics registry. */
 void agent_publish_metrics(struct agent *a);

@@ -27,6 +27,7 @@ int main(int argc, char **argv)
 {
 	struct spanprof_config cfg;
 	struct sigaction sa;
+	sigset_t stop_signals, wait_mask;
 	enum config_result parsed;
 	int status;
 
@@ -42,13 +43,22 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* Blocked here, before any thread starts, and so in every thread: they arrive only while
+	 * the run loop sleeps (wait_mask), which they wake at once. Delivered to some other thread,
+	 * they would wait for the loop's next wake-up, up to a second. */
+	sigemptyset(&stop_signals);
+	sigaddset(&stop_signals, SIGINT);
+	sigaddset(&stop_signals, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stop_signals, &wait_mask);
+	sigdelset(&wait_mask, SIGINT);
+	sigdelset(&wait_mask, SIGTERM);
 	/* Before any thread exists: the uploader and the Kubernetes watcher both use libcurl. */
 	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
 		log_err(-ENOMEM, "initialise libcurl");
 		config_release(&cfg);
 		return EXIT_FAILURE;
 	}
-	status = agent_run(&cfg, &stop_requested) ? EXIT_FAILURE : EXIT_SUCCESS;
+	status = agent_run(&cfg, &stop_requested, &wait_mask) ? EXIT_FAILURE : EXIT_SUCCESS;
 	curl_global_cleanup();
 	log_flush_suppressed();
 	config_release(&cfg);

@@ -278,7 +278,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-void unwind_poll(struct unwind *u)
+uint64_t unwind_poll(struct unwind *u)
 {
 	struct proc_maps maps;
 	pid_t *pids = NULL;
@@ -286,14 +286,16 @@ void unwind_poll(struct unwind *u)
 	size_t n, i;
 
 	if (!u)
-		return;
+		return UINT64_MAX;
 	if (unwind_files_poll(u->files))
 		u->republish = 1;
 	/* At start a node has hundreds of tables to build and processes waiting for them: one
 	 * pass over the waiting processes per REPUBLISH_NS, not one per finished table. */
 	now = now_ns();
-	if (!u->republish || now - u->last_republish_ns < REPUBLISH_NS)
-		return;
+	if (!u->republish)
+		return UINT64_MAX;
+	if (now - u->last_republish_ns < REPUBLISH_NS)
+		return u->last_republish_ns + REPUBLISH_NS;
 	u->republish = 0;
 	u->last_republish_ns = now;
 	n = waiting_pids(u, &pids);
@@ -306,6 +308,12 @@ void unwind_poll(struct unwind *u)
 		proc_maps_release(&maps);
 	}
 	free(pids);
+	return UINT64_MAX;
+}
+
+int unwind_wake_fd(const struct unwind *u)
+{
+	return u ? unwind_worker_done_fd(u->worker) : -1;
 }
 
 void unwind_get_stats(const struct unwind *u, struct unwind_stats *out)

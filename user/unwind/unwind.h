@@ -52,8 +52,12 @@ void unwind_scan_pid(struct unwind *u, pid_t pid, const struct proc_maps *maps);
 void unwind_forget_pid(struct unwind *u, pid_t pid);
 
 /* Stores finished tables and republishes the processes that waited for them. Cheap when
- * nothing finished; call it every loop iteration. */
-void unwind_poll(struct unwind *u);
+ * nothing finished. Call it when unwind_wake_fd() polls readable and by the time it returns
+ * (CLOCK_MONOTONIC ns; UINT64_MAX: nothing left to do until a table finishes). */
+uint64_t unwind_poll(struct unwind *u);
+
+/* Polls readable (POLLIN) when tables have finished building; -1 when u is NULL. */
+int unwind_wake_fd(const struct unwind *u);
 
 void unwind_get_stats(const struct unwind *u, struct unwind_stats *out);
 

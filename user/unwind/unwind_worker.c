@@ -4,7 +4,9 @@
 #include <gelf.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/auxv.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -28,6 +30,7 @@ struct unwind_worker {
 	pthread_cond_t wake, exited;
 	struct job_list todo, done;
 	int stop, running; /* running: the thread has not returned yet */
+	int done_fd; /* eventfd, readable while done holds jobs the taker has not seen */
 };
 
 static void list_push(struct job_list *l, struct unwind_job *j)
@@ -83,6 +86,16 @@ static void run_job(struct unwind_job *j)
 	j->fd = -1;
 }
 
+/* Makes done_fd readable. The counter cannot overflow (one per job, reset by every take), so a
+ * failed write can only mean a broken fd: the taker still finds the job on its next look. */
+static void signal_done(struct unwind_worker *w)
+{
+	uint64_t one = 1;
+
+	if (write(w->done_fd, &one, sizeof(one)) != sizeof(one))
+		log_debug("unwind worker: cannot signal a finished job: %s", strerror(errno));
+}
+
 static void *worker_main(void *arg)
 {
 	struct unwind_worker *w = arg;
@@ -103,6 +116,7 @@ static void *worker_main(void *arg)
 		run_job(j);
 		pthread_mutex_lock(&w->lock);
 		list_push(&w->done, j);
+		signal_done(w);
 	}
 	w->running = 0;
 	pthread_cond_signal(&w->exited);
@@ -118,6 +132,11 @@ struct unwind_worker *unwind_worker_new(void)
 	if (!w)
 		return NULL;
 	elf_version(EV_CURRENT);
+	w->done_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (w->done_fd < 0) {
+		free(w);
+		return NULL;
+	}
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->wake, NULL);
 	pthread_cond_init(&w->exited, NULL);
@@ -127,6 +146,7 @@ struct unwind_worker *unwind_worker_new(void)
 		pthread_cond_destroy(&w->exited);
 		pthread_cond_destroy(&w->wake);
 		pthread_mutex_destroy(&w->lock);
+		close(w->done_fd);
 		free(w);
 		errno = err;
 		return NULL;
@@ -185,6 +205,7 @@ void unwind_worker_free(struct unwind_worker *w)
 	pthread_cond_destroy(&w->exited);
 	pthread_cond_destroy(&w->wake);
 	pthread_mutex_destroy(&w->lock);
+	close(w->done_fd);
 	free(w);
 }
 
@@ -199,10 +220,20 @@ void unwind_worker_submit(struct unwind_worker *w, struct unwind_job *job)
 struct unwind_job *unwind_worker_take_done(struct unwind_worker *w)
 {
 	struct unwind_job *head;
+	uint64_t count;
 
 	pthread_mutex_lock(&w->lock);
 	head = w->done.head;
 	w->done.head = w->done.tail = NULL;
+	/* Under the lock: a job pushed after this read signals anew. EAGAIN when nothing was. */
+	if (read(w->done_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+		log_debug("unwind worker: cannot reset the finished-job signal: %s",
+			  strerror(errno));
 	pthread_mutex_unlock(&w->lock);
 	return head;
+}
+
+int unwind_worker_done_fd(const struct unwind_worker *w)
+{
+	return w->done_fd;
 }

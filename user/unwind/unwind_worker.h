@@ -30,4 +30,8 @@ void unwind_worker_submit(struct unwind_worker *w, struct unwind_job *job);
 /* Finished jobs, oldest first (a list through ->next), or NULL. Never blocks on a build. */
 struct unwind_job *unwind_worker_take_done(struct unwind_worker *w);
 
+/* A descriptor that polls readable (POLLIN) while finished jobs wait for take_done, so the
+ * taker can sleep instead of looking again and again. Owned by the worker. */
+int unwind_worker_done_fd(const struct unwind_worker *w);
+
 #endif /* SPANPROF_UNWIND_WORKER_H */
