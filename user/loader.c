@@ -20,6 +20,7 @@
 #include "spanprof.skel.h"
 #include "spanprof_abi.h"
 #include "util/cpulist.h"
+#include "util/percpu_sum.h"
 #include "util/log.h"
 
 _Static_assert(SPANPROF_ABI_SPAN_NAME_OFFSET + SPANPROF_ABI_SPAN_NAME_MAX ==
@@ -40,8 +41,6 @@ _Static_assert(sizeof(struct spanprof_user_stack) == 8 + 8 * SPANPROF_MAX_STACK_
 _Static_assert(1 << SPANPROF_UNWIND_CHUNK_SHIFT == SPANPROF_UNWIND_CHUNK_ROWS, "BPF ABI");
 _Static_assert(1 << SPANPROF_UNWIND_TABLE_SHIFT == SPANPROF_UNWIND_TABLE_CHUNKS, "BPF ABI");
 _Static_assert(1 << SPANPROF_UNWIND_MAPS_SHIFT == SPANPROF_UNWIND_MAX_MAPPINGS, "BPF ABI");
-
-#define MAX_CPUS 4096
 
 struct loader {
 	struct spanprof_bpf *skel;
@@ -367,39 +366,16 @@ void loader_scan_done(struct loader *l, pid_t pid)
 	bpf_map_delete_elem(bpf_map__fd(l->skel->maps.pending_scans), &key);
 }
 
-static int sum_percpu(int fd, uint64_t *out, size_t n)
-{
-	int ncpus = libbpf_num_possible_cpus();
-	__u64 *values;
-	__u32 i;
-	int cpu;
-
-	if (ncpus <= 0 || ncpus > MAX_CPUS)
-		return -EINVAL;
-	values = calloc(ncpus, sizeof(*values));
-	if (!values)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		out[i] = 0;
-		if (bpf_map_lookup_elem(fd, &i, values))
-			continue;
-		for (cpu = 0; cpu < ncpus; cpu++)
-			out[i] += values[cpu];
-	}
-	free(values);
-	return 0;
-}
-
 int loader_read_drops(struct loader *l, uint64_t *out, size_t n)
 {
 	if (n > SPANPROF_DROP__COUNT)
 		n = SPANPROF_DROP__COUNT;
-	return sum_percpu(bpf_map__fd(l->skel->maps.drop_counts), out, n);
+	return percpu_sum(bpf_map__fd(l->skel->maps.drop_counts), out, n);
 }
 
 int loader_read_events(struct loader *l, uint64_t *out, size_t n)
 {
 	if (n > SPANPROF_EVENT__COUNT)
 		n = SPANPROF_EVENT__COUNT;
-	return sum_percpu(bpf_map__fd(l->skel->maps.event_counts), out, n);
+	return percpu_sum(bpf_map__fd(l->skel->maps.event_counts), out, n);
 }
