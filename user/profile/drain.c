@@ -7,6 +7,7 @@
 #include <bpf/bpf.h>
 
 #include "profile/drain.h"
+#include "profile/hash_take.h"
 #include "profile/span_names.h"
 #include "util/log.h"
 
@@ -31,6 +32,11 @@ struct drain {
 	struct drain_stats stats;
 	int py_fd; /* -1: no py_stacks map */
 	struct py_stack py;
+	/* The window's CFI and Python stacks, taken whole before the samples are read; *_taken:
+	 * the take read the map to its end (else lookups fall back to one syscall each, and the
+	 * map is cleared key by key after). */
+	struct hash_take user_take, py_take;
+	int user_taken, py_taken;
 };
 
 struct drain *drain_new(uint32_t max_keys)
@@ -41,6 +47,9 @@ struct drain *drain_new(uint32_t max_keys)
 		return NULL;
 	d->max_keys = max_keys;
 	d->py_fd = -1;
+	/* The samples of a window name at most max_keys stacks. */
+	hash_take_init(&d->user_take, sizeof(struct spanprof_user_stack), max_keys);
+	hash_take_init(&d->py_take, sizeof(struct py_stack), max_keys);
 	d->keys = calloc(max_keys, sizeof(*d->keys));
 	d->names = span_names_new(DRAIN_NAME_CACHE);
 	d->hashes = calloc(max_keys, sizeof(*d->hashes));
@@ -68,6 +77,8 @@ void drain_free(struct drain *d)
 	free(d->py_hashes);
 	span_names_free(d->names);
 	free(d->hashes);
+	hash_take_release(&d->user_take);
+	hash_take_release(&d->py_take);
 	free(d);
 }
 
@@ -86,10 +97,12 @@ static const uint64_t *read_stack(struct drain *d, int fd, __s32 id, uint64_t *i
 /* A CFI-unwound user stack by hash, copied into ips (zero after the last frame). */
 static const uint64_t *read_user_stack(struct drain *d, int fd, __u64 hash, uint64_t *ips)
 {
-	struct spanprof_user_stack *st = &d->user_stack;
+	const struct spanprof_user_stack *st = hash_take_find(&d->user_take, hash);
 	__u32 n;
 
-	if (fd < 0 || bpf_map_lookup_elem(fd, &hash, st)) {
+	if (!st && !d->user_taken && fd >= 0 && !bpf_map_lookup_elem(fd, &hash, &d->user_stack))
+		st = &d->user_stack;
+	if (!st) {
 		d->stats.map_errors++;
 		return NULL;
 	}
@@ -158,9 +171,14 @@ void drain_set_py_stacks(struct drain *d, int py_stacks_fd)
 /* The sample's Python frames; NULL when it has none or they cannot be read. */
 static const struct py_stack *read_py(struct drain *d, const struct sample_key *key)
 {
+	const struct py_stack *taken;
+
 	if (!key->py_stack_hash || d->py_fd < 0)
 		return NULL;
-	if (bpf_map_lookup_elem(d->py_fd, &key->py_stack_hash, &d->py)) {
+	taken = hash_take_find(&d->py_take, key->py_stack_hash);
+	if (taken)
+		d->py = *taken;
+	else if (d->py_taken || bpf_map_lookup_elem(d->py_fd, &key->py_stack_hash, &d->py)) {
 		d->stats.map_errors++;
 		return NULL;
 	}
@@ -253,6 +271,21 @@ static int take_counts(struct drain *d, int fd, uint32_t *n_read)
 	return err;
 }
 
+/* Takes a window's whole hash of stacks; returns whether it read the map to its end. */
+static int take_stacks(struct hash_take *t, int fd, const char *what)
+{
+	int err;
+
+	if (fd < 0) {
+		t->n = 0;
+		return 0;
+	}
+	err = hash_take_map(t, fd);
+	if (err && err != -EOPNOTSUPP)
+		log_warn(err, "read the window's %s stacks (%u read before the error)", what, t->n);
+	return !err && t->complete;
+}
+
 /* Reads and deletes every count of the window; the stack maps are left to the caller. */
 static int drain_counts(struct drain *d, int counts_fd, int stacks_fd, int user_stacks_fd,
 			int names_fd, drain_sample_fn fn, void *ctx)
@@ -263,6 +296,8 @@ static int drain_counts(struct drain *d, int counts_fd, int stacks_fd, int user_
 	int err = take_counts(d, counts_fd, &n);
 
 	d->nhashes = d->npy_hashes = 0; /* n <= max_keys: room for one hash per key */
+	d->user_taken = take_stacks(&d->user_take, user_stacks_fd, "CFI");
+	d->py_taken = take_stacks(&d->py_take, d->py_fd, "interpreter");
 	for (i = 0; i < n; i++) {
 		key = &d->keys[i];
 		s.count = d->counts[i];
@@ -298,9 +333,12 @@ int drain_window(struct drain *d, int counts_fd, int stacks_fd, int user_stacks_
 	int err = drain_counts(d, counts_fd, stacks_fd, user_stacks_fd, names_fd, fn, ctx);
 
 	clear_stacks(stacks_fd);
-	delete_hashes(user_stacks_fd, d->hashes, d->nhashes);
-	clear_user_stacks(d, user_stacks_fd); /* stacks no sample named: usually none */
-	if (d->py_fd >= 0) {
+	/* A whole take emptied its map; otherwise clear what is left. */
+	if (!d->user_taken) {
+		delete_hashes(user_stacks_fd, d->hashes, d->nhashes);
+		clear_user_stacks(d, user_stacks_fd); /* stacks no sample named: usually none */
+	}
+	if (d->py_fd >= 0 && !d->py_taken) {
 		delete_hashes(d->py_fd, d->py_hashes, d->npy_hashes);
 		clear_py_stacks(d->py_fd);
 	}
