@@ -234,7 +234,7 @@ static void table_sizes(void)
 		double mb;
 
 		fd = open(files[i], O_RDONLY | O_CLOEXEC);
-		if (fd < 0 || cfi_table_build_fd(fd, &t)) {
+		if (fd < 0 || cfi_table_build_fd(fd, &t, NULL)) {
 			printf("  %-46s (not available)\n", files[i]);
 			if (fd >= 0)
 				close(fd);

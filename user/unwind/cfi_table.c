@@ -29,6 +29,7 @@ struct builder {
 	struct raw_row *raw;
 	size_t nraw, cap;
 	struct cfi_table_stats *stats;
+	const atomic_int *cancel; /* NULL: never */
 };
 
 static int add_raw(struct builder *b, uint64_t pc, uint64_t end,
@@ -77,6 +78,8 @@ static int on_fde(void *ctx, uint64_t lo, uint64_t hi)
 	bool signalp;
 	int ra, err;
 
+	if (b->cancel && atomic_load_explicit(b->cancel, memory_order_relaxed))
+		return -ECANCELED;
 	b->stats->fdes++;
 	while (pc < hi) {
 		if (dwarf_cfi_addrframe(b->cfi, pc, &fr))
@@ -233,9 +236,9 @@ static uint64_t now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-int cfi_table_build(Elf *elf, struct cfi_table *out)
+int cfi_table_build(Elf *elf, struct cfi_table *out, const atomic_int *cancel)
 {
-	struct builder b = { .stats = &out->stats };
+	struct builder b = { .stats = &out->stats, .cancel = cancel };
 	uint64_t t0 = now_us();
 	int err;
 
@@ -254,7 +257,7 @@ int cfi_table_build(Elf *elf, struct cfi_table *out)
 	return err;
 }
 
-int cfi_table_build_fd(int fd, struct cfi_table *out)
+int cfi_table_build_fd(int fd, struct cfi_table *out, const atomic_int *cancel)
 {
 	Elf *elf;
 	int err;
@@ -266,7 +269,7 @@ int cfi_table_build_fd(int fd, struct cfi_table *out)
 		memset(out, 0, sizeof(*out));
 		return -EINVAL;
 	}
-	err = cfi_table_build(elf, out);
+	err = cfi_table_build(elf, out, cancel);
 	elf_end(elf);
 	return err;
 }

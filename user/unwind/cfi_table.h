@@ -4,6 +4,7 @@
 #ifndef SPANPROF_CFI_TABLE_H
 #define SPANPROF_CFI_TABLE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,12 +38,13 @@ struct cfi_table {
 #define CFI_TABLE_MAX_TEXT (40ull << 20)
 
 /* Builds the table of elf (not consumed). Returns 0, -ENOENT when the file has no CFI at all
- * (callers fall back to frame pointers), -E2BIG above CFI_TABLE_MAX_TEXT, -ENOMEM, or -EINVAL
- * for an unreadable CFI section. */
-int cfi_table_build(Elf *elf, struct cfi_table *out);
+ * (callers fall back to frame pointers), -E2BIG above CFI_TABLE_MAX_TEXT, -ENOMEM, -EINVAL
+ * for an unreadable CFI section, or -ECANCELED once *cancel (NULL: never) is set, which is
+ * looked at between FDEs: another thread can stop a long build within microseconds. */
+int cfi_table_build(Elf *elf, struct cfi_table *out, const atomic_int *cancel);
 
 /* Same, from an open file descriptor (not closed). */
-int cfi_table_build_fd(int fd, struct cfi_table *out);
+int cfi_table_build_fd(int fd, struct cfi_table *out, const atomic_int *cancel);
 
 /* Frees the rows and empties t. NULL-safe. */
 void cfi_table_release(struct cfi_table *t);

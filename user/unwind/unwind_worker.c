@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <gelf.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -15,13 +16,18 @@
 #include "unwind/unwind_worker.h"
 #include "util/log.h"
 
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/lsan_interface.h>
+#endif
+
 #define WORKER_NICE 10
 
 struct job_list {
 	struct unwind_job *head, *tail;
 };
 
-/* How long stopping waits for a build in progress (a crafted file can keep libdw busy). */
+/* How long stopping waits for the build in progress to see the cancel flag and return (a
+ * crafted file can keep libdw busy inside one FDE). */
 #define STOP_WAIT_MS 300
 
 struct unwind_worker {
@@ -31,6 +37,7 @@ struct unwind_worker {
 	struct job_list todo, done;
 	int stop, running; /* running: the thread has not returned yet */
 	int done_fd; /* eventfd, readable while done holds jobs the taker has not seen */
+	atomic_int cancel; /* set by free: the build in progress stops at its next FDE */
 };
 
 static void list_push(struct job_list *l, struct unwind_job *j)
@@ -56,7 +63,7 @@ static struct unwind_job *list_pop(struct job_list *l)
 }
 
 /* The vDSO image of this process: its size is where its section headers end. */
-static int build_vdso(struct cfi_table *t)
+static int build_vdso(struct cfi_table *t, const atomic_int *cancel)
 {
 	const char *image = (const char *)getauxval(AT_SYSINFO_EHDR);
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)image;
@@ -70,18 +77,18 @@ static int build_vdso(struct cfi_table *t)
 	elf = elf_memory((char *)image, size);
 	if (!elf)
 		return -EINVAL;
-	err = cfi_table_build(elf, t);
+	err = cfi_table_build(elf, t, cancel);
 	elf_end(elf);
 	return err;
 }
 
-static void run_job(struct unwind_job *j)
+static void run_job(struct unwind_job *j, const atomic_int *cancel)
 {
 	if (j->fd == UNWIND_JOB_VDSO) {
-		j->err = build_vdso(&j->table);
+		j->err = build_vdso(&j->table, cancel);
 		return;
 	}
-	j->err = cfi_table_build_fd(j->fd, &j->table);
+	j->err = cfi_table_build_fd(j->fd, &j->table, cancel);
 	close(j->fd);
 	j->fd = -1;
 }
@@ -113,7 +120,7 @@ static void *worker_main(void *arg)
 			continue;
 		}
 		pthread_mutex_unlock(&w->lock);
-		run_job(j);
+		run_job(j, &w->cancel);
 		pthread_mutex_lock(&w->lock);
 		list_push(&w->done, j);
 		signal_done(w);
@@ -187,6 +194,7 @@ void unwind_worker_free(struct unwind_worker *w)
 
 	if (!w)
 		return;
+	atomic_store(&w->cancel, 1);
 	pthread_mutex_lock(&w->lock);
 	w->stop = 1;
 	pthread_cond_signal(&w->wake);
@@ -197,6 +205,9 @@ void unwind_worker_free(struct unwind_worker *w)
 		 * agent is exiting; the job and w are reclaimed with the process). */
 		log_warn(err, "unwind table build still running at exit: not waited for");
 		pthread_detach(w->thread);
+#ifdef __SANITIZE_ADDRESS__
+		__lsan_ignore_object(w); /* left on purpose, with what it holds */
+#endif
 		return;
 	}
 	pthread_join(w->thread, NULL);

@@ -150,7 +150,7 @@ static void build(const char *path, struct cfi_table *t)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	assert_true(fd >= 0);
-	assert_int_equal(cfi_table_build_fd(fd, t), 0);
+	assert_int_equal(cfi_table_build_fd(fd, t, NULL), 0);
 	close(fd);
 	assert_true(t->nrows > 0);
 }
@@ -267,8 +267,29 @@ static void test_file_without_cfi_is_enoent(void **state)
 	int fd = open(f->nocfi, O_RDONLY | O_CLOEXEC);
 
 	assert_true(fd >= 0);
-	assert_int_equal(cfi_table_build_fd(fd, &t), -ENOENT);
+	assert_int_equal(cfi_table_build_fd(fd, &t, NULL), -ENOENT);
 	assert_int_equal(t.nrows, 0);
+	close(fd);
+}
+
+/* A cancel flag already set stops the build at its first FDE: nothing built, nothing held. */
+static void test_cancelled_build_stops(void **state)
+{
+	const char *libc = "/lib/x86_64-linux-gnu/libc.so.6";
+	atomic_int cancel = 1;
+	struct cfi_table t;
+	int fd = open(libc, O_RDONLY | O_CLOEXEC);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(cfi_table_build_fd(fd, &t, &cancel), -ECANCELED);
+	assert_int_equal(t.nrows, 0);
+	assert_null(t.rows);
+	assert_int_equal(t.stats.fdes, 0);
+	atomic_store(&cancel, 0);
+	assert_int_equal(cfi_table_build_fd(fd, &t, &cancel), 0);
+	assert_true(t.nrows > 1000);
+	cfi_table_release(&t);
 	close(fd);
 }
 
@@ -299,6 +320,7 @@ int main(void)
 		cmocka_unit_test(test_libc_rows_match_readelf),
 		cmocka_unit_test(test_gaps_are_marked),
 		cmocka_unit_test(test_file_without_cfi_is_enoent),
+		cmocka_unit_test(test_cancelled_build_stops),
 		cmocka_unit_test(test_go_code_without_fde_is_walked_by_frame_pointers),
 	};
 
