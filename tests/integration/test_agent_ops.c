@@ -134,6 +134,73 @@ static void test_agent_says_the_config_file_is_a_directory(void **state)
 /* A --pid target the agent cannot read (another user's process, the agent without
  * CAP_SYS_PTRACE and the DAC overrides) is reported at warn level, with its pid and why, and
  * the agent goes on. */
+/* Voluntary context switches of pid's main thread so far, or -1. */
+static long voluntary_switches(pid_t pid)
+{
+	char path[64], line[256];
+	long n = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* An agent whose only process sleeps has nothing to do but its drain, once a second (a wait and
+ * the window flip's settle pause: two voluntary switches): its run loop sleeps until then. It
+ * used to wake ten times a second to look for process events; a loaded machine preempts it more
+ * (involuntary switches, not counted) but does not make it sleep more often. */
+static void test_idle_agent_sleeps_between_drains(void **state)
+{
+	const char *dir = *state;
+	const char *work[] = { "/bin/sleep", "120", NULL };
+	char pid_arg[16], ready[64];
+	const char *argv[] = { "--pid", pid_arg, "-v", "--output", dir, NULL };
+	struct agent_proc agent;
+	long s0, s1;
+	double t0, t1, rate;
+	pid_t pid;
+
+	if (!dir)
+		skip();
+	pid = workload_start(work, NULL, "/dev/null");
+	assert_true(pid > 0);
+	assert_int_equal(workload_wait_exec(pid, "/bin/sleep", WAIT_S), 0);
+	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)pid);
+	assert_int_equal(agent_proc_start(&agent, dir, argv), 0);
+	/* Start-up done: the process's unwind tables are built and published. */
+	snprintf(ready, sizeof(ready), "unwind: pid %d ready", (int)pid);
+	assert_true(agent_proc_wait_log(&agent, ready, WAIT_S));
+	s0 = voluntary_switches(agent.pid);
+	t0 = now_s();
+	while (now_s() - t0 < 5.0)
+		usleep(100 * 1000);
+	s1 = voluntary_switches(agent.pid);
+	t1 = now_s();
+	assert_true(s0 >= 0 && s1 >= s0);
+	rate = (s1 - s0) / (t1 - t0);
+	print_message("  idle agent: %ld voluntary switches in %.1f s (%.1f a second)\n", s1 - s0,
+		      t1 - t0, rate);
+	kill(pid, SIGKILL);
+	workload_wait(pid, WAIT_S);
+	assert_int_equal(agent_proc_stop(&agent), 0);
+	assert_true(rate <= 4.0);
+}
+
 static void test_agent_warns_about_an_unreadable_pid_target(void **state)
 {
 	const char *capsh = "/usr/sbin/capsh", *setpriv = "/usr/bin/setpriv";
@@ -363,6 +430,8 @@ int main(void)
 			test_agent_recreates_its_output_dir_and_removes_stale_temp_files, setup,
 			teardown),
 		cmocka_unit_test_setup_teardown(test_agent_pushes_through_a_redirect, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_idle_agent_sleeps_between_drains, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_agent_warns_about_an_unreadable_pid_target,
 						setup, teardown),
