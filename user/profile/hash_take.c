@@ -104,18 +104,24 @@ int hash_take_map(struct hash_take *t, int fd)
 			t->complete = 1;
 			break;
 		}
-		/* A bucket bigger than the room left: grow, and the same call goes on. */
+		/* A bucket bigger than the room left: grow, and the same call goes on. At max, the
+		 * rest stays in the map, as when max is reached below. */
 		if (err == -ENOSPC && t->cap < t->max && !grow(t, t->cap + 1))
 			continue;
+		if (err == -ENOSPC && t->cap == t->max) {
+			err = 0;
+			t->truncated++;
+			break;
+		}
 		if (!t->n && !in &&
 		    (err == -EINVAL || err == -EOPNOTSUPP || err == -ENOTSUPP_ERRNO))
 			err = -EOPNOTSUPP;
 		break;
 	}
 	/* Full: whatever is left stays in the map for the caller's own clearing. */
-	if (t->n == t->max && !t->complete) {
+	if (t->n == t->max && !t->complete && !err) {
 		if (bpf_map_get_next_key(fd, NULL, &token))
-			t->complete = !err;
+			t->complete = 1;
 		else
 			t->truncated++;
 	}
