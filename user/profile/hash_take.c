@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* BPF_MAP_LOOKUP_AND_DELETE_BATCH into growing arrays, then a sorted index for lookups. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <bpf/bpf.h>
 
 #include "profile/hash_take.h"
+#include "util/sorted_u64.h"
 
 /* The kernel's ENOTSUPP (524), which batch operations return on maps without them. */
 #define ENOTSUPP_ERRNO 524
@@ -136,16 +138,11 @@ int hash_take_map(struct hash_take *t, int fd)
 
 const void *hash_take_find(const struct hash_take *t, uint64_t key)
 {
-	uint32_t lo = 0, hi = t->n, mid;
+	/* Keys are unique: the one entry <= key, if it is key. */
+	size_t at = sorted_u64_upper_bound(t->index, t->n, sizeof(*t->index),
+					   offsetof(struct hash_take_entry, key), key);
 
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (t->index[mid].key < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < t->n && t->index[lo].key == key)
-		return t->values + (size_t)t->index[lo].slot * t->value_size;
+	if (at && t->index[at - 1].key == key)
+		return t->values + (size_t)t->index[at - 1].slot * t->value_size;
 	return NULL;
 }
