@@ -26,7 +26,7 @@ struct job_list {
 	struct unwind_job *head, *tail;
 };
 
-/* How long stopping waits for the build in progress to see the cancel flag and return (a
+/* How long stopping waits for the build in progress to see the stop flag and return (a
  * crafted file can keep libdw busy inside one FDE). */
 #define STOP_WAIT_MS 300
 
@@ -35,9 +35,11 @@ struct unwind_worker {
 	pthread_mutex_t lock;
 	pthread_cond_t wake, exited;
 	struct job_list todo, done;
-	int stop, running; /* running: the thread has not returned yet */
+	int running; /* the thread has not returned yet */
 	int done_fd; /* eventfd, readable while done holds jobs the taker has not seen */
-	atomic_int cancel; /* set by free: the build in progress stops at its next FDE */
+	/* Set by free: the thread ends, and the build in progress stops at its next FDE (read
+	 * there without the lock). */
+	atomic_int stop;
 };
 
 static void list_push(struct job_list *l, struct unwind_job *j)
@@ -113,14 +115,14 @@ static void *worker_main(void *arg)
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), WORKER_NICE);
 
 	pthread_mutex_lock(&w->lock);
-	while (!w->stop) {
+	while (!atomic_load(&w->stop)) {
 		j = list_pop(&w->todo);
 		if (!j) {
 			pthread_cond_wait(&w->wake, &w->lock);
 			continue;
 		}
 		pthread_mutex_unlock(&w->lock);
-		run_job(j, &w->cancel);
+		run_job(j, &w->stop);
 		pthread_mutex_lock(&w->lock);
 		list_push(&w->done, j);
 		signal_done(w);
@@ -194,9 +196,8 @@ void unwind_worker_free(struct unwind_worker *w)
 
 	if (!w)
 		return;
-	atomic_store(&w->cancel, 1);
 	pthread_mutex_lock(&w->lock);
-	w->stop = 1;
+	atomic_store(&w->stop, 1);
 	pthread_cond_signal(&w->wake);
 	err = wait_exit(w);
 	pthread_mutex_unlock(&w->lock);
