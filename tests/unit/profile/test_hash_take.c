@@ -105,6 +105,11 @@ static void test_empty_map(void **state)
 	close(fd);
 }
 
+/* The kernel hands over a hash bucket whole or not at all, and seeds its hash at random: near
+ * max, a bucket of two keys may not fit in the room left, and the take stops one or a few
+ * entries short. Keys spread over 4096 buckets make such buckets small. */
+#define MAX_SHORT 8
+
 /* max reached: what was taken is found, the rest stays in the map for the caller to clear. */
 static void test_stops_at_max(void **state)
 {
@@ -115,18 +120,19 @@ static void test_stops_at_max(void **state)
 	(void)state;
 	hash_take_init(&t, VALUE_SIZE, 300);
 	assert_int_equal(hash_take_map(&t, fd), 0);
-	assert_int_equal(t.n, 300);
+	assert_true(t.n <= 300 && t.n > 300 - MAX_SHORT);
 	assert_false(t.complete);
 	assert_int_equal(t.truncated, 1);
 	for (i = 0; i < 1000; i++)
 		found += hash_take_find(&t, key_of(i)) != NULL;
-	assert_int_equal(found, 300);
-	assert_int_equal(map_count(fd), 700);
+	assert_int_equal(found, t.n);
+	assert_int_equal(map_count(fd), 1000 - t.n);
 	hash_take_release(&t);
 	close(fd);
 }
 
-/* Exactly max entries: complete, nothing left. */
+/* Exactly max entries: complete and nothing left, unless the last bucket did not fit (above):
+ * then what was taken is found and the rest is still in the map. */
 static void test_exactly_max(void **state)
 {
 	struct hash_take t;
@@ -135,10 +141,17 @@ static void test_exactly_max(void **state)
 	(void)state;
 	hash_take_init(&t, VALUE_SIZE, 256);
 	assert_int_equal(hash_take_map(&t, fd), 0);
-	assert_int_equal(t.n, 256);
-	assert_true(t.complete);
-	assert_int_equal(t.truncated, 0);
-	check_all(&t, 256);
+	if (t.complete) {
+		assert_int_equal(t.n, 256);
+		assert_int_equal(t.truncated, 0);
+		assert_int_equal(map_count(fd), 0);
+		check_all(&t, 256);
+	} else {
+		print_message("  the last bucket did not fit: %u of 256 taken\n", t.n);
+		assert_true(t.n < 256 && t.n > 256 - MAX_SHORT);
+		assert_int_equal(t.truncated, 1);
+		assert_int_equal(map_count(fd), 256 - t.n);
+	}
 	hash_take_release(&t);
 	close(fd);
 }
