@@ -115,6 +115,7 @@ static __always_inline void end_span(struct span_task *st, const struct span_ctx
 	rec->cpu_ns = st->cpu_ns;
 	rec->off_cpu_ns = st->off_cpu_ns;
 	rec->wall_ns = now - st->start_ns;
+	rec->end_ns = now;
 	rec->pid = id >> 32;
 	rec->tid = (__u32)id;
 	flags = bpf_ringbuf_query(&span_ends, BPF_RB_AVAIL_DATA) >= SPANPROF_SPAN_ENDS_BYTES / 2 ?

@@ -29,8 +29,8 @@
  * (proc_events.bpf.c), and events in between are read then. */
 #define SPANPROF_EVENTS_FOLLOWUP_MS 200
 
-/* Ring buffer of ended spans (struct spanprof_span_end, 64 bytes + an 8-byte header each):
- * about 14,500 records; BPF wakes the agent when it is half full, the agent reads it at every
+/* Ring buffer of ended spans (struct spanprof_span_end, 72 bytes + an 8-byte header each):
+ * about 13,100 records; BPF wakes the agent when it is half full, the agent reads it at every
  * drain too. */
 #define SPANPROF_SPAN_ENDS_BYTES (1 << 20)
 
@@ -204,6 +204,7 @@ struct spanprof_span_end {
 	__u64 wall_ns;
 	__u32 pid; /* tgid */
 	__u32 tid;
+	__u64 end_ns; /* bpf_ktime_get_ns() when it ended (CLOCK_MONOTONIC) */
 };
 
 /* ---- Native unwinding from the binaries' CFI (bpf/unwind_native.bpf.c, user/unwind/) ---- */

@@ -4,6 +4,7 @@
  * with --output, into the service's .spans.jsonl. */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include "agent_int.h"
 #include "util/log.h"
@@ -29,6 +30,21 @@ int agent_span_cpu_open_stats(struct agent *a)
 	return 0;
 }
 
+/* The Unix time, in ns, of a CLOCK_MONOTONIC time mono_ns (what bpf_ktime_get_ns() gives); 0
+ * when it cannot be told. Both clocks are read now: a record read a second after its span ended
+ * is dated by the span's own end, not by the read. */
+static uint64_t unix_ns_of(uint64_t mono_ns)
+{
+	struct timespec mono, real;
+	int64_t offset;
+
+	if (!mono_ns || clock_gettime(CLOCK_MONOTONIC, &mono) ||
+	    clock_gettime(CLOCK_REALTIME, &real))
+		return 0;
+	offset = (real.tv_sec - mono.tv_sec) * 1000000000LL + (real.tv_nsec - mono.tv_nsec);
+	return offset + (int64_t)mono_ns > 0 ? (uint64_t)(offset + (int64_t)mono_ns) : 0;
+}
+
 static int on_span_end(void *ctx, void *data, size_t size)
 {
 	const struct spanprof_span_end *e = data;
@@ -45,6 +61,7 @@ static int on_span_end(void *ctx, void *data, size_t size)
 	r.cpu_ns = e->cpu_ns;
 	r.off_cpu_ns = e->off_cpu_ns;
 	r.wall_ns = e->wall_ns;
+	r.start_ns = e->end_ns > e->wall_ns ? unix_ns_of(e->end_ns - e->wall_ns) : 0;
 	r.pid = e->pid;
 	r.tid = e->tid;
 	span_stats_add(a->span_stats, r.service, r.name, r.cpu_ns, r.off_cpu_ns);

@@ -104,10 +104,15 @@ size_t span_log_format(const struct span_record *r, char *buf, size_t size)
 	put_hex(&o, r->trace_id, sizeof(r->trace_id));
 	put_str(&o, ",\"span_id\":");
 	put_hex(&o, r->span_id, sizeof(r->span_id));
-	snprintf(num, sizeof(num),
-		 ",\"cpu_ns\":%llu,\"off_cpu_ns\":%llu,\"wall_ns\":%llu,\"pid\":%u,\"tid\":%u}\n",
+	snprintf(num, sizeof(num), ",\"cpu_ns\":%llu,\"off_cpu_ns\":%llu,\"wall_ns\":%llu",
 		 (unsigned long long)r->cpu_ns, (unsigned long long)r->off_cpu_ns,
-		 (unsigned long long)r->wall_ns, r->pid, r->tid);
+		 (unsigned long long)r->wall_ns);
+	put_str(&o, num);
+	if (r->start_ns) {
+		snprintf(num, sizeof(num), ",\"start_ns\":%llu", (unsigned long long)r->start_ns);
+		put_str(&o, num);
+	}
+	snprintf(num, sizeof(num), ",\"pid\":%u,\"tid\":%u}\n", r->pid, r->tid);
 	put_str(&o, num);
 	if (size)
 		buf[o.len < o.size ? o.len : o.size] = '\0';

@@ -13,12 +13,14 @@ struct span_record {
 	const char *name; /* NULL: "" */
 	uint8_t trace_id[16], span_id[8];
 	uint64_t cpu_ns, off_cpu_ns, wall_ns;
+	uint64_t start_ns; /* when it began, ns since the Unix epoch; 0: not known */
 	uint32_t pid, tid;
 };
 
 /* Writes r as one JSON object and a line feed into buf (NUL-terminated when size > 0):
  * {"service":..,"name":..,"trace_id":"<32 hex>","span_id":"<16 hex>","cpu_ns":N,
- * "off_cpu_ns":N,"wall_ns":N,"pid":N,"tid":N}. Strings are escaped (quote, backslash, control
+ * "off_cpu_ns":N,"wall_ns":N,"pid":N,"tid":N}, with "start_ns":N (ns since the Unix epoch)
+ * after "wall_ns" when start_ns is not 0. Strings are escaped (quote, backslash, control
  * characters as \uXXXX) and bytes that are not UTF-8 become U+FFFD. Returns the length the line
  * needs (without the NUL), as snprintf does: larger than size - 1 means it was cut. */
 size_t span_log_format(const struct span_record *r, char *buf, size_t size);

@@ -47,6 +47,11 @@ static void test_span_log_formats_one_json_line(void **state)
 				 "\"span_id\":\"0c0c0c0c0c0c0c0c\",\"cpu_ns\":300123,"
 				 "\"off_cpu_ns\":7,\"wall_ns\":400000,\"pid\":42,\"tid\":43}\n");
 	assert_int_equal(n, strlen(buf));
+	/* A known start follows the wall time. */
+	r.start_ns = 1764000000123456789ull;
+	span_log_format(&r, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "\"wall_ns\":400000,\"start_ns\":1764000000123456789,"
+				    "\"pid\":42,"));
 }
 
 static void test_span_log_escapes_names(void **state)
