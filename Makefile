@@ -107,7 +107,19 @@ $(OUTPUT)/user/%.o: user/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(AGENT_LIB): $(AGENT_OBJS) $(PROTO_OBJS)
+# The viewer's page (user/view/web/) is embedded in the binary: a C file generated from it.
+VIEW_WEB := $(sort $(wildcard user/view/web/*.html user/view/web/*.js user/view/web/*.css))
+VIEW_WEB_OBJ := $(OUTPUT)/view/web_assets.o
+$(OUTPUT)/view/web_assets.c: $(VIEW_WEB) scripts/embed_web.sh
+	$(call msg,EMBED,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)scripts/embed_web.sh $@ $(VIEW_WEB)
+
+$(VIEW_WEB_OBJ): $(OUTPUT)/view/web_assets.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(AGENT_LIB): $(AGENT_OBJS) $(PROTO_OBJS) $(VIEW_WEB_OBJ)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@
 	$(Q)$(AR) rcs $@ $^

@@ -13,6 +13,7 @@
 #include "agent.h"
 #include "config/config.h"
 #include "util/log.h"
+#include "view/view_cmd.h"
 
 /* The stop flag the signal handler sets; the one global besides libbpf's state. */
 static volatile sig_atomic_t stop_requested;
@@ -31,6 +32,14 @@ int main(int argc, char **argv)
 	enum config_result parsed;
 	int status;
 
+	if (argc > 1 && !strcmp(argv[1], "view")) {
+		/* The local span explorer: no BPF, no agent; stopped by SIGINT/SIGTERM. */
+		sigemptyset(&stop_signals);
+		sigaddset(&stop_signals, SIGINT);
+		sigaddset(&stop_signals, SIGTERM);
+		sigprocmask(SIG_BLOCK, &stop_signals, NULL);
+		return view_main(argc - 1, argv + 1, &stop_signals);
+	}
 	config_init(&cfg);
 	parsed = config_parse(&cfg, argc, argv, environ, stdout, stderr);
 	if (parsed != CONFIG_RUN) {

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The viewer's HTTP routes over libmicrohttpd: embedded files and the JSON API. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <microhttpd.h>
+
+#include "util/log.h"
+#include "view/profile_query.h"
+#include "view/span_query.h"
+#include "view/view_http.h"
+#include "view/view_status.h"
+#include "view/web_assets.h"
+
+#define MAX_CONNECTIONS 64
+#define CONNECTION_TIMEOUT_S 30
+#define JSON_TYPE "application/json; charset=utf-8"
+
+struct view_http {
+	struct MHD_Daemon *daemon;
+	struct view_store *vs;
+	unsigned int port;
+};
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, const char *type,
+			     struct MHD_Response *resp)
+{
+	enum MHD_Result ret;
+
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	/* Everything the page needs comes from here: no other origin may be loaded. */
+	MHD_add_response_header(resp, "Content-Security-Policy",
+				"default-src 'self'; img-src 'self' data:");
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	ret = MHD_queue_response(conn, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned int status,
+				  const char *text)
+{
+	return reply(
+		conn, status, "text/plain; charset=utf-8",
+		MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY));
+}
+
+static const char *type_of(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+
+	if (dot && !strcmp(dot, ".js"))
+		return "text/javascript; charset=utf-8";
+	if (dot && !strcmp(dot, ".css"))
+		return "text/css; charset=utf-8";
+	if (dot && !strcmp(dot, ".html"))
+		return "text/html; charset=utf-8";
+	return "application/octet-stream";
+}
+
+static enum MHD_Result reply_asset(struct MHD_Connection *conn, const char *url)
+{
+	size_t i;
+
+	if (!strcmp(url, "/"))
+		url = "/index.html";
+	for (i = 0; i < web_assets_count; i++)
+		if (!strcmp(url, web_assets[i].path))
+			return reply(conn, MHD_HTTP_OK, type_of(url),
+				     MHD_create_response_from_buffer(web_assets[i].len,
+								     (void *)web_assets[i].data,
+								     MHD_RESPMEM_PERSISTENT));
+	return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
+}
+
+/* A JSON answer written by fn into memory. */
+typedef int (*json_fn)(struct view_store *vs, struct MHD_Connection *conn, FILE *f);
+
+static enum MHD_Result reply_json(struct MHD_Connection *conn, struct view_store *vs, json_fn fn)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int err;
+
+	if (!f)
+		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	err = fn(vs, conn, f);
+	if (fclose(f) && !err)
+		err = -ENOMEM;
+	if (err) {
+		free(buf);
+		if (err == -ENOENT)
+			return reply_text(conn, MHD_HTTP_NOT_FOUND, "no such span or span name\n");
+		if (err == -EINVAL)
+			return reply_text(conn, MHD_HTTP_BAD_REQUEST, "bad query\n");
+		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				  err == -ENOMEM ? "out of memory\n" : "failed (see the log)\n");
+	}
+	return reply(conn, MHD_HTTP_OK, JSON_TYPE,
+		     MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE));
+}
+
+static const char *arg(struct MHD_Connection *conn, const char *key)
+{
+	return MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+static size_t arg_size(struct MHD_Connection *conn, const char *key, size_t def, size_t max)
+{
+	const char *s = arg(conn, key);
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s)
+		return def;
+	v = strtoull(s, &end, 10);
+	return *end ? def : v > max ? max : (size_t)v;
+}
+
+static int json_spans(struct view_store *vs, struct MHD_Connection *conn, FILE *f)
+{
+	struct span_query q = { 0 };
+	const char *order = arg(conn, "order"), *sort = arg(conn, "sort");
+
+	q.service = arg(conn, "service");
+	q.name = arg(conn, "name");
+	q.trace = arg(conn, "trace");
+	if (sort && *sort && span_query_parse_sort(sort, &q.sort))
+		return -EINVAL;
+	q.ascending = order && !strcmp(order, "asc");
+	q.offset = arg_size(conn, "offset", 0, SIZE_MAX / 2);
+	q.limit = arg_size(conn, "limit", 200, VIEW_HTTP_MAX_ROWS);
+	return span_query_write(vs, &q, f);
+}
+
+static int json_names(struct view_store *vs, struct MHD_Connection *conn, FILE *f)
+{
+	(void)conn;
+	span_query_write_names(vs, f);
+	return 0;
+}
+
+static int json_profile(struct view_store *vs, struct MHD_Connection *conn, FILE *f)
+{
+	struct profile_query q = { 0 };
+	const char *id = arg(conn, "span_id");
+	char *end;
+
+	if (id && *id) {
+		q.span_id = strtoull(id, &end, 16);
+		if (*end || strlen(id) != 16 || !q.span_id)
+			return -EINVAL;
+	} else {
+		q.service = arg(conn, "service");
+		q.name = arg(conn, "name");
+		if (!q.name)
+			return -EINVAL;
+	}
+	return profile_query_write(vs, &q, f);
+}
+
+static int json_status(struct view_store *vs, struct MHD_Connection *conn, FILE *f)
+{
+	(void)conn;
+	view_status_write(vs, f);
+	return 0;
+}
+
+static int json_reload(struct view_store *vs, struct MHD_Connection *conn, FILE *f)
+{
+	int err = view_store_reload(vs);
+
+	return err ? (err == -ENOMEM ? err : -EIO) : json_status(vs, conn, f);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **req_cls)
+{
+	struct view_http *h = cls;
+
+	(void)version;
+	(void)upload_data;
+	(void)upload_data_size;
+	(void)req_cls;
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
+	if (!strcmp(url, "/api/spans"))
+		return reply_json(conn, h->vs, json_spans);
+	if (!strcmp(url, "/api/names"))
+		return reply_json(conn, h->vs, json_names);
+	if (!strcmp(url, "/api/profile"))
+		return reply_json(conn, h->vs, json_profile);
+	if (!strcmp(url, "/api/status"))
+		return reply_json(conn, h->vs, json_status);
+	if (!strcmp(url, "/api/reload"))
+		return reply_json(conn, h->vs, json_reload);
+	return reply_asset(conn, url);
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char buf[512];
+	size_t len;
+
+	(void)cls;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	len = strlen(buf);
+	if (len && buf[len - 1] == '\n')
+		buf[len - 1] = '\0';
+	log_warn(0, "view server: %s", buf);
+}
+
+/* A listening socket on host (a numeric IPv4 or IPv6 address) and port, or -errno. */
+static int listen_on(const char *host, unsigned int port, unsigned int *bound)
+{
+	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+	socklen_t len;
+	int fd, one = 1, err;
+
+	if (inet_pton(AF_INET, host, &in4->sin_addr) == 1) {
+		in4->sin_family = AF_INET;
+		in4->sin_port = htons((uint16_t)port);
+		len = sizeof(*in4);
+	} else if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)port);
+		len = sizeof(*in6);
+	} else {
+		return -EINVAL;
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 64) ||
+	    getsockname(fd, (struct sockaddr *)&ss, &len)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	*bound = ntohs(ss.ss_family == AF_INET6 ? in6->sin6_port : in4->sin_port);
+	return fd;
+}
+
+struct view_http *view_http_start(struct view_store *vs, const char *host, unsigned int port)
+{
+	struct view_http *h = calloc(1, sizeof(*h));
+	int fd, err;
+
+	if (!h) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	fd = listen_on(host, port, &h->port);
+	if (fd < 0) {
+		err = log_err(fd, "view: listen on %s port %u%s", host, port,
+			      fd == -EINVAL ? " (not a numeric IPv4 or IPv6 address)" : "");
+		goto out_free;
+	}
+	h->vs = vs;
+	h->daemon = MHD_start_daemon(
+		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, h,
+		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET,
+		(MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S, MHD_OPTION_END);
+	if (!h->daemon) {
+		close(fd);
+		err = log_err(errno ? -errno : -EIO, "view: start the HTTP server on %s port %u",
+			      host, h->port);
+		goto out_free;
+	}
+	return h;
+out_free:
+	free(h);
+	errno = -err;
+	return NULL;
+}
+
+unsigned int view_http_port(const struct view_http *h)
+{
+	return h->port;
+}
+
+void view_http_stop(struct view_http *h)
+{
+	if (!h)
+		return;
+	MHD_stop_daemon(h->daemon);
+	free(h);
+}
