@@ -16,6 +16,23 @@ apt-get install -y -qq --no-install-recommends \
 	golang-gopkg-yaml.v2-dev golang-gopkg-yaml.v3-dev golang-opentelemetry-otel-dev yamllint \
 	python3 ruby ruby-minitest \
 	libcap2-bin >/dev/null # the Docker image's setcap: tests/deploy follows its dependencies
+# The span explorer's browser test: Debian's Chromium, driven by playwright-core from the npm
+# registry (a pinned version, outside the repository; it downloads no browser of its own).
+PLAYWRIGHT_CORE_VERSION=1.65.1
+apt-get install -y -qq --no-install-recommends chromium >/dev/null ||
+	echo "note: chromium not installed; the browser test will skip"
+# Debian's node and npm, unless a node (with its npm) is installed already.
+command -v node >/dev/null && command -v npm >/dev/null ||
+	apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null ||
+	echo "note: nodejs/npm not installed; the browser test will skip"
+if command -v npm >/dev/null &&
+	[ "$(cat /opt/spanprof-test/node_modules/playwright-core/package.json 2>/dev/null |
+		sed -n 's/^ *"version": "\(.*\)",$/\1/p')" != "$PLAYWRIGHT_CORE_VERSION" ]; then
+	mkdir -p /opt/spanprof-test
+	npm install --prefix /opt/spanprof-test --save-exact --no-audit --no-fund --silent \
+		"playwright-core@$PLAYWRIGHT_CORE_VERSION" >/dev/null ||
+		echo "note: npm could not install playwright-core; the browser test will skip"
+fi
 if [ ! -e /sys/kernel/tracing/events ]; then
 	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null ||
 		echo "note: could not mount tracefs; dlopen'ed hooks will be found by the periodic rescan"
