@@ -80,11 +80,15 @@ static void fill_stat(struct view_name_stat *st, const struct view_span *spans,
 	}
 }
 
+static int same_name(const struct view_span *a, const struct view_span *b)
+{
+	return a->service == b->service && a->name == b->name;
+}
+
 int span_table_finish(struct span_table *t)
 {
+	size_t i, from, groups = 0;
 	uint32_t *order;
-	size_t i, from;
-	const struct view_span *a, *b;
 
 	free(t->names);
 	t->names = NULL;
@@ -92,18 +96,20 @@ int span_table_finish(struct span_table *t)
 	if (!t->n)
 		return 0;
 	order = malloc(t->n * sizeof(*order));
-	t->names = calloc(t->n, sizeof(*t->names));
-	if (!order || !t->names) {
-		free(order);
+	if (!order)
 		return -ENOMEM;
-	}
 	for (i = 0; i < t->n; i++)
 		order[i] = (uint32_t)i;
 	qsort_r(order, t->n, sizeof(*order), cmp_by_name, t->spans);
+	for (i = 0; i < t->n; i++)
+		groups += !i || !same_name(&t->spans[order[i - 1]], &t->spans[order[i]]);
+	t->names = calloc(groups, sizeof(*t->names));
+	if (!t->names) {
+		free(order);
+		return -ENOMEM;
+	}
 	for (from = 0, i = 1; i <= t->n; i++) {
-		a = &t->spans[order[from]];
-		b = i < t->n ? &t->spans[order[i]] : NULL;
-		if (b && a->service == b->service && a->name == b->name)
+		if (i < t->n && same_name(&t->spans[order[from]], &t->spans[order[i]]))
 			continue;
 		fill_stat(&t->names[t->nnames++], t->spans, order, from, i);
 		from = i;
