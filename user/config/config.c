@@ -23,6 +23,7 @@
 
 static const char usage_head[] =
 	"Usage: spanprof [OPTION]...\n"
+	"   or: spanprof view [DIR]  (a local web page on what it wrote; view --help)\n"
 	"Samples on-CPU stacks of every process (or --pid) and labels each sample with\n"
 	"the OpenTelemetry span its thread had set through spanprof_span_set().\n";
 
