@@ -17,8 +17,9 @@ apt-get install -y -qq --no-install-recommends \
 	python3 ruby ruby-minitest \
 	libcap2-bin >/dev/null # the Docker image's setcap: tests/deploy follows its dependencies
 # The span explorer's browser test: Debian's Chromium, driven by playwright-core from the npm
-# registry (a pinned version, outside the repository; it downloads no browser of its own).
-PLAYWRIGHT_CORE_VERSION=1.65.1
+# registry (a pinned version, outside the repository; it downloads no browser of its own). 1.61
+# is the last release that runs on Debian 12's node 18; it drives Chromium 156 as well.
+PLAYWRIGHT_CORE_VERSION=1.61.1
 apt-get install -y -qq --no-install-recommends chromium >/dev/null ||
 	echo "note: chromium not installed; the browser test will skip"
 # Debian's node and npm, unless a node (with its npm) is installed already.
