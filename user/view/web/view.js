@@ -76,6 +76,13 @@ async function loadSpans() {
     });
     tbody.appendChild(tr);
   }
+  if (!res.total) {
+    const tr = document.createElement('tr');
+    cell(tr, 'No span records here: the agent writes <service>.spans.jsonl beside its profiles ' +
+      'when off-CPU profiling and span times are on (the default).', 'empty');
+    tr.firstChild.colSpan = 8;
+    tbody.appendChild(tr);
+  }
   $('#matched').textContent = `${res.matched} of ${res.total} spans` +
     (res.matched > res.rows.length ? ` (first ${res.rows.length} shown)` : '');
   for (const th of document.querySelectorAll('#spans th[data-sort]')) {
