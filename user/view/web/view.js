@@ -205,6 +205,7 @@ const ROW = 18, MAX_FRAMES = 6000;
 function renderFlame() {
   const box = $('#flame');
   box.textContent = '';
+  $('#tooltip').hidden = true; // its frame is gone; no mouseleave will come
   const root = state.tree, zoom = state.zoom || root;
   const width = box.clientWidth || 1000;
   const total = value(zoom);
