@@ -108,8 +108,21 @@ static void note_unsupported(struct interp_procs *ip, pid_t pid, const struct in
 	lru_add(&ip->noted, &f->node);
 }
 
+/* The interpreter file the last scan of pid found readable: {0, 0} when none. */
+static struct file_id {
+	uint64_t dev, inode;
+} known_file(const struct interp_procs *ip, pid_t pid)
+{
+	const struct interp_file *f = interp_procs_get(ip, pid);
+
+	return f ? (struct file_id){ f->dev, f->inode } : (struct file_id){ 0, 0 };
+}
+
 const void *interp_procs_update(struct interp_procs *ip, pid_t pid, const struct proc_maps *maps)
 {
+	/* Rescans (every mmap, every --rescan-s) find the same interpreter again: it is news
+	 * only when the process did not run it before (first scan, or an exec). */
+	struct file_id before = known_file(ip, pid);
 	const struct interp_file *file;
 	struct proc_entry *e;
 	int err;
@@ -137,6 +150,8 @@ const void *interp_procs_update(struct interp_procs *ip, pid_t pid, const struct
 	e->node.k1 = (uint64_t)pid;
 	lru_add(&ip->pids, &e->node);
 	ip->stats.supported++;
+	if (before.dev == file->dev && before.inode == file->inode)
+		return e->value;
 	log_info("pid %d: reading %s %d.%d.%d frames (%s%s%s)", (int)pid, ip->kind->name,
 		 file->major, file->minor, file->patch, file->path, file->remark ? "; " : "",
 		 file->remark ? file->remark : "");
