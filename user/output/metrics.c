@@ -99,6 +99,17 @@ static const char *const interp_unread[] = {
 	[METRIC_UNREAD_RUBY_UNSUPPORTED] = "ruby_unsupported",
 	[METRIC_UNREAD_RUBY_FULL] = "ruby_table_full",
 };
+static const char *const fair_bounds[] = {
+	[METRIC_FAIR_HOOK_SLOT_RECLAIMED] = "hook_slot_reclaimed",
+	[METRIC_FAIR_HOOK_SLOT_REFUSED] = "hook_slot_refused",
+	[METRIC_FAIR_SPAN_NAMES] = "span_names",
+	[METRIC_FAIR_SPAN_RECORDS] = "span_records",
+	[METRIC_FAIR_SPAN_STATS] = "span_stats",
+	[METRIC_FAIR_SPAN_LOG_BUFFER] = "span_log_buffer",
+	[METRIC_FAIR_SPAN_LOG_REMOVED] = "span_log_removed",
+	[METRIC_FAIR_UNWIND_REFUSED] = "unwind_table_refused",
+};
+_Static_assert(sizeof(fair_bounds) / sizeof(fair_bounds[0]) == METRIC_FAIR__COUNT, "labels");
 static const char *const versions[] = { SPANPROF_VERSION };
 
 #define LABELLED(label, values) label, values, sizeof(values) / sizeof(values[0])
@@ -198,6 +209,13 @@ static const struct metric_def defs[METRIC__COUNT] = {
 				   "Scans that found a Python or Ruby interpreter whose frames are "
 				   "not read: unsupported, or the process table was full.",
 				   LABELLED("reason", interp_unread) },
+	[METRIC_FAIR_SHARE] = { "spanprof_fair_share_limited_total", METRIC_COUNTER,
+				"Times a per-user or per-service share of a table shared by all "
+				"processes was enforced, by bound (see docs/security.md).",
+				LABELLED("bound", fair_bounds) },
+	[METRIC_LOG_SUPPRESSED] = { "spanprof_log_suppressed_total", METRIC_COUNTER,
+				    "Warnings not printed because their source (a pid or file) "
+				    "repeated them past the rate limit." },
 };
 
 struct metrics *metrics_new(void)
