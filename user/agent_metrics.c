@@ -137,6 +137,11 @@ static void publish_user(struct agent *a)
 	hook_registry_get_stats(a->hooks, &hs);
 	metrics_set(a->metrics, METRIC_HOOKS_ATTACHED, hs.files_attached);
 	metrics_set(a->metrics, METRIC_HOOK_FILES_REFUSED, hs.open_refused);
+	metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_HOOK_SLOT_RECLAIMED,
+		       hs.slot_reclaims);
+	metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_HOOK_SLOT_REFUSED,
+		       hs.slot_refusals);
+	metrics_set(a->metrics, METRIC_LOG_SUPPRESSED, log_suppressed_total());
 	metrics_set(a->metrics, METRIC_PROCESSES_TRACKED, proc_table_count(a->procs));
 	metrics_set(a->metrics, METRIC_PROCESSES_REAPED, proc_table_reaped(a->procs));
 	symcache_get_stats(a->symcache, &ss);

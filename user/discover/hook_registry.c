@@ -15,14 +15,22 @@
 #include "discover/hook_elf.h"
 #include "discover/hook_open.h"
 #include "discover/hook_registry.h"
+#include "discover/link_reaper.h"
 #include "spanprof_abi.h"
 #include "loader.h"
 #include "util/log.h"
+#include "util/proc_file.h"
 
 #define FILES_PER_PID 8
+/* Threads that remove uprobes: removals wait on kernel grace periods side by side, so N threads
+ * remove N at a time (and the run loop none). */
+#define DETACH_THREADS 8
+#define PATH_KEPT 128 /* bytes of a hook file's path kept for logs */
 
 struct hook_file {
 	uint64_t dev, inode;
+	uid_t uid; /* real uid of the process it was attached for: whose share it counts in */
+	char path[PATH_KEPT]; /* as that process's maps named it, for logs */
 	struct bpf_link *link; /* NULL: nothing probed (a Go runtime: labels only) */
 	int in_use; /* 0: free slot */
 	size_t users;
@@ -51,6 +59,7 @@ struct hook_registry {
 	 * node's exit and exec events (thousands a second on a build machine) must not pay for
 	 * all limits.max_pids of them. */
 	size_t pids_end;
+	struct link_reaper *reaper; /* destroys detached links off the run loop */
 	struct file_id *negative; /* open addressing, negative_cap slots (a power of two) */
 	size_t negative_cap, negative_count;
 	struct hook_registry_stats stats;
@@ -71,7 +80,8 @@ struct hook_registry *hook_registry_new(struct loader *loader,
 	r->files = calloc(limits->max_files, sizeof(*r->files));
 	r->pids = calloc(limits->max_pids, sizeof(*r->pids));
 	r->negative = calloc(r->negative_cap, sizeof(*r->negative));
-	if (!r->files || !r->pids || !r->negative) {
+	r->reaper = link_reaper_new(DETACH_THREADS, limits->max_files);
+	if (!r->files || !r->pids || !r->negative || !r->reaper) {
 		hook_registry_free(r);
 		errno = ENOMEM;
 		return NULL;
@@ -85,8 +95,13 @@ void hook_registry_free(struct hook_registry *r)
 
 	if (!r)
 		return;
+	/* The reaper's threads remove them side by side (bounded by its queue; the rest here). */
 	for (i = 0; r->files && i < r->limits.max_files; i++)
-		bpf_link__destroy(r->files[i].link);
+		if (r->reaper)
+			link_reaper_push(r->reaper, r->files[i].link);
+		else
+			bpf_link__destroy(r->files[i].link);
+	link_reaper_free(r->reaper);
 	free(r->files);
 	free(r->pids);
 	free(r->negative);
@@ -173,6 +188,116 @@ static struct go_proc go_proc_of(const struct hook_site *site)
 				 .g_tls_offset = site->go_g_offset };
 }
 
+static int contains(const unsigned int *files, unsigned int n, unsigned int idx);
+static void detach_file(struct hook_registry *r, unsigned int idx);
+static void mark_go_pid(struct hook_registry *r, struct hook_pid *p, const unsigned int *files,
+			unsigned int n);
+
+/* Slots held per user, for the fairness check of a full table. */
+struct slot_holder {
+	uid_t uid;
+	size_t slots;
+};
+
+/* Counts the slots each user holds into h (max_files entries); returns how many users. */
+static size_t count_holders(const struct hook_registry *r, struct slot_holder *h)
+{
+	size_t n = 0, i, j;
+
+	for (i = 0; i < r->limits.max_files; i++) {
+		if (!r->files[i].in_use)
+			continue;
+		for (j = 0; j < n && h[j].uid != r->files[i].uid; j++)
+			;
+		if (j == n)
+			h[n++] = (struct slot_holder){ r->files[i].uid, 0 };
+		h[j].slots++;
+	}
+	return n;
+}
+
+/* Takes file idx from the processes that map it (they keep their other hook files). */
+static void reclaim_file(struct hook_registry *r, unsigned int idx)
+{
+	struct hook_pid *p;
+	unsigned int k;
+	size_t i;
+
+	for (i = 0; i < r->pids_end; i++) {
+		p = &r->pids[i];
+		if (!p->pid || !contains(p->files, p->nfiles, idx))
+			continue;
+		for (k = 0; k < p->nfiles; k++)
+			if (p->files[k] == idx)
+				p->files[k--] = p->files[--p->nfiles];
+		mark_go_pid(r, p, p->files, p->nfiles);
+	}
+	r->files[idx].users = 0;
+	detach_file(r, idx);
+}
+
+/* The table is full and a process of uid needs a slot. Fair share: max_files divided among the
+ * users holding slots (uid included). A user below its share takes a slot from the user holding
+ * the most (above its share, as the table is full): that user's file with the fewest processes.
+ * Returns the freed slot, or -ENOSPC when uid holds its share already. */
+static long reclaim_slot(struct hook_registry *r, uid_t uid, pid_t pid, const char *path)
+{
+	struct slot_holder *h = calloc(r->limits.max_files + 1, sizeof(*h));
+	size_t n, i, mine = 0, most = 0, share;
+	long victim = -1;
+	uid_t top = uid;
+
+	if (!h)
+		return -ENOMEM;
+	n = count_holders(r, h);
+	for (i = 0; i < n; i++) {
+		if (h[i].uid == uid)
+			mine = h[i].slots;
+		if (h[i].slots > most) {
+			most = h[i].slots;
+			top = h[i].uid;
+		}
+	}
+	free(h);
+	share = r->limits.max_files / (n + !mine);
+	if (mine >= share || top == uid)
+		return -ENOSPC;
+	for (i = 0; i < r->limits.max_files; i++)
+		if (r->files[i].in_use && r->files[i].uid == top &&
+		    (victim < 0 || r->files[i].users < r->files[victim].users))
+			victim = i;
+	if (victim < 0)
+		return -ENOSPC;
+	r->stats.slot_reclaims++;
+	log_warn(-ENOSPC,
+		 "hook files full: detached %s (uid %u holds %zu+ of %zu slots) for %s (pid %d, "
+		 "uid %u, below its share of %zu)",
+		 r->files[victim].path, (unsigned int)top, share, r->limits.max_files, path, pid,
+		 (unsigned int)uid, share);
+	reclaim_file(r, victim);
+	return victim;
+}
+
+/* A free slot for a new hook file of uid's process pid, fair to other users; -ENOSPC (logged,
+ * counted) when there is none for it. */
+static long take_slot(struct hook_registry *r, uid_t uid, pid_t pid, const char *path)
+{
+	long i;
+
+	for (i = 0; i < (long)r->limits.max_files; i++)
+		if (!r->files[i].in_use)
+			return i;
+	i = reclaim_slot(r, uid, pid, path);
+	if (i >= 0)
+		return i;
+	r->stats.limit_drops++;
+	r->stats.slot_refusals++;
+	return log_warn_from(pid, -ENOSPC,
+			     "hook in %s (pid %d, uid %u) not attached: %zu hook files already, "
+			     "and its user holds its fair share of them",
+			     path, pid, (unsigned int)uid, r->limits.max_files);
+}
+
 /* Attaches the uprobe for a new hook file, open as fd: the kernel resolves /proc/self/fd/N to
  * that open file, so the probe goes into the inode that was parsed. Returns its index or -errno. */
 static long attach_file(struct hook_registry *r, pid_t pid, const struct proc_map *m, int fd,
@@ -180,24 +305,27 @@ static long attach_file(struct hook_registry *r, pid_t pid, const struct proc_ma
 {
 	uint64_t offset =
 		r->limits.use_nop5 && site->nop5_offset ? site->nop5_offset : site->site_offset;
+	uid_t uid = 0, euid;
 	struct bpf_link *link;
 	char path[32];
-	size_t i;
+	long i;
 
-	for (i = 0; i < r->limits.max_files && r->files[i].in_use; i++)
-		;
-	if (i == r->limits.max_files) {
-		r->stats.limit_drops++;
-		return log_warn(-ENOSPC, "hook in %s (pid %d) not attached: %zu hook files already",
-				m->path, pid, r->limits.max_files);
-	}
+	/* The real uid: /proc/PID's owner would say root for a process that made itself
+	 * non-dumpable. Unreadable: the process is going, nothing is attached for it. */
+	if (proc_file_uids(r->limits.proc_root, pid, &uid, &euid))
+		return -ESRCH;
+	i = take_slot(r, uid, pid, m->path);
+	if (i < 0)
+		return i;
 	if (!site->site_offset) {
 		/* A Go runtime without the hook: nothing to probe, its labels are read. */
 		r->files[i] = (struct hook_file){ .dev = m->dev,
 						  .inode = m->inode,
+						  .uid = uid,
 						  .in_use = 1,
 						  .is_go = 1,
 						  .go = go_proc_of(site) };
+		snprintf(r->files[i].path, sizeof(r->files[i].path), "%s", m->path);
 		log_info("Go executable %s (pid %d): span labels read from pprof labels", m->path,
 			 pid);
 		return i;
@@ -218,11 +346,13 @@ static long attach_file(struct hook_registry *r, pid_t pid, const struct proc_ma
 	r->files[i] = (struct hook_file){
 		.dev = m->dev,
 		.inode = m->inode,
+		.uid = uid,
 		.link = link,
 		.in_use = 1,
 		.is_go = site->is_go,
 		.go = go_proc_of(site),
 	};
+	snprintf(r->files[i].path, sizeof(r->files[i].path), "%s", m->path);
 	r->stats.attaches++;
 	r->stats.files_attached++;
 	log_info("span hook attached: %s (pid %d, %s%s site)", m->path, pid,
@@ -281,20 +411,28 @@ static long hook_file_for(struct hook_registry *r, pid_t pid, const struct proc_
 	return idx;
 }
 
+/* Detaches file idx (its link goes to the reaper) and frees its slot. */
+static void detach_file(struct hook_registry *r, unsigned int idx)
+{
+	struct hook_file *f = &r->files[idx];
+
+	f->in_use = 0;
+	if (!f->link)
+		return;
+	link_reaper_push(r->reaper, f->link);
+	f->link = NULL;
+	r->stats.detaches++;
+	r->stats.files_attached--;
+}
+
 static void release_file(struct hook_registry *r, unsigned int idx)
 {
 	struct hook_file *f = &r->files[idx];
 
 	if (!f->in_use || --f->users > 0)
 		return;
-	f->in_use = 0;
-	if (!f->link)
-		return;
-	bpf_link__destroy(f->link);
-	f->link = NULL;
-	r->stats.detaches++;
-	r->stats.files_attached--;
-	log_info("span hook detached: device %llu inode %llu (no process maps it)",
+	detach_file(r, idx);
+	log_info("span hook detached: %s (device %llu inode %llu; no process maps it)", f->path,
 		 (unsigned long long)f->dev, (unsigned long long)f->inode);
 }
 
@@ -335,16 +473,26 @@ static void mark_go_pid(struct hook_registry *r, struct hook_pid *p, const unsig
 
 int hook_registry_update_pid(struct hook_registry *r, pid_t pid, const struct proc_maps *maps)
 {
-	unsigned int now[FILES_PER_PID], n = 0, i;
+	unsigned int now[FILES_PER_PID], n = 0, i, kept;
+	struct file_id ids[FILES_PER_PID];
 	struct hook_pid *p;
 	size_t m;
 	long idx;
 
 	for (m = 0; m < maps->count && n < FILES_PER_PID; m++) {
 		idx = hook_file_for(r, pid, &maps->maps[m]);
-		if (idx >= 0 && !contains(now, n, idx))
+		if (idx >= 0 && !contains(now, n, idx)) {
+			ids[n] = (struct file_id){ r->files[idx].dev, r->files[idx].inode };
 			now[n++] = idx;
+		}
 	}
+	/* A later file of this loop may have reclaimed the slot of an earlier one (held by
+	 * another user): keep only the slots that still hold the file found. */
+	for (i = kept = 0; i < n; i++)
+		if (r->files[now[i]].in_use && r->files[now[i]].dev == ids[i].dev &&
+		    r->files[now[i]].inode == ids[i].inode)
+			now[kept++] = now[i];
+	n = kept;
 	p = find_pid(r, pid, n > 0);
 	if (!p) {
 		if (n == 0)
@@ -399,7 +547,11 @@ size_t hook_registry_reap(struct hook_registry *r, int (*alive)(void *ctx, pid_t
 	return reaped;
 }
 
-void hook_registry_get_stats(const struct hook_registry *r, struct hook_registry_stats *out)
+void hook_registry_get_stats(struct hook_registry *r, struct hook_registry_stats *out)
 {
+	struct link_reaper_stats rs;
+
+	link_reaper_get_stats(r->reaper, &rs);
 	*out = r->stats;
+	out->detach_pending = rs.pending;
 }

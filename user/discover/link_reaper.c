@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* A bounded queue of bpf_links and the threads that destroy them. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include <bpf/libbpf.h>
+
+#include "discover/link_reaper.h"
+#include "util/log.h"
+
+struct link_reaper {
+	pthread_mutex_t lock;
+	pthread_cond_t wake; /* a link was queued, or stop */
+	struct bpf_link **queue; /* ring of capacity */
+	size_t capacity, head, count, busy;
+	int stop;
+	pthread_t *threads;
+	size_t nthreads;
+	struct link_reaper_stats stats;
+};
+
+static void *reaper_main(void *arg)
+{
+	struct link_reaper *r = arg;
+	struct bpf_link *link;
+
+	pthread_mutex_lock(&r->lock);
+	for (;;) {
+		while (!r->count && !r->stop)
+			pthread_cond_wait(&r->wake, &r->lock);
+		if (!r->count)
+			break; /* stop, and nothing left */
+		link = r->queue[r->head];
+		r->head = (r->head + 1) % r->capacity;
+		r->count--;
+		r->busy++;
+		pthread_mutex_unlock(&r->lock);
+		bpf_link__destroy(link);
+		pthread_mutex_lock(&r->lock);
+		r->busy--;
+		r->stats.destroyed++;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
+}
+
+struct link_reaper *link_reaper_new(size_t threads, size_t capacity)
+{
+	struct link_reaper *r = calloc(1, sizeof(*r));
+	int err;
+
+	if (!r)
+		return NULL;
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->wake, NULL);
+	r->capacity = capacity ? capacity : 1;
+	r->queue = calloc(r->capacity, sizeof(*r->queue));
+	r->threads = calloc(threads ? threads : 1, sizeof(*r->threads));
+	if (!r->queue || !r->threads) {
+		link_reaper_free(r);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (; r->nthreads < (threads ? threads : 1); r->nthreads++) {
+		err = pthread_create(&r->threads[r->nthreads], NULL, reaper_main, r);
+		if (err) {
+			log_err(-err, "start the uprobe detach thread");
+			link_reaper_free(r);
+			errno = err;
+			return NULL;
+		}
+	}
+	return r;
+}
+
+void link_reaper_free(struct link_reaper *r)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->lock);
+	r->stop = 1;
+	pthread_cond_broadcast(&r->wake);
+	pthread_mutex_unlock(&r->lock);
+	for (i = 0; i < r->nthreads; i++)
+		pthread_join(r->threads[i], NULL);
+	/* Without threads (start-up failed), what is queued is destroyed here. */
+	for (; r->count; r->count--, r->head = (r->head + 1) % r->capacity)
+		bpf_link__destroy(r->queue[r->head]);
+	pthread_cond_destroy(&r->wake);
+	pthread_mutex_destroy(&r->lock);
+	free(r->threads);
+	free(r->queue);
+	free(r);
+}
+
+void link_reaper_push(struct link_reaper *r, struct bpf_link *link)
+{
+	if (!link)
+		return;
+	pthread_mutex_lock(&r->lock);
+	if (r->count == r->capacity) {
+		r->stats.inline_destroys++;
+		pthread_mutex_unlock(&r->lock);
+		bpf_link__destroy(link);
+		return;
+	}
+	r->queue[(r->head + r->count) % r->capacity] = link;
+	r->count++;
+	r->stats.queued++;
+	pthread_cond_signal(&r->wake);
+	pthread_mutex_unlock(&r->lock);
+}
+
+void link_reaper_get_stats(struct link_reaper *r, struct link_reaper_stats *out)
+{
+	pthread_mutex_lock(&r->lock);
+	*out = r->stats;
+	out->pending = r->count + r->busy;
+	pthread_mutex_unlock(&r->lock);
+}
