@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* One local user against everyone else, with the real agent: an unprivileged user the test
+ * creates holds every hook-file slot and then lets them all go at once; an ordinary root service
+ * must still get its hook, keep its windows coming while the uprobes are removed, and be named
+ * in the log. Also the span-name flood and the span log's size bounds. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "agent_proc.h"
+#include "fixture_build.h"
+#include "profile_census.h"
+#include "tmpdir.h"
+
+#define HOOK_SLOTS 256 /* the agent's hook-file table */
+#define LIBS_PER_HOG 8 /* hook files a process is tracked with at most */
+#define HOGS (HOOK_SLOTS / LIBS_PER_HOG)
+#define SERVICE_SPAN "GET /checkout"
+
+struct fair {
+	char *dir;
+	char user[32];
+	int uid;
+	pid_t kids[HOGS + 8];
+	int nkids;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int setup(void **state)
+{
+	struct fair *f;
+
+	*state = NULL;
+	if (!agent_proc_can_run())
+		return 0;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -1;
+	f->dir = tmpdir_new("it-fair");
+	if (!f->dir)
+		return -1;
+	chmod(f->dir, 0755); /* the user reads its copies and writes its stdout here */
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fair *f = *state;
+	int i;
+
+	if (!f)
+		return 0;
+	for (i = 0; i < f->nkids; i++) {
+		kill(f->kids[i], SIGKILL);
+		waitpid(f->kids[i], NULL, 0);
+	}
+	if (f->user[0])
+		fixture_sh("userdel %s", f->user);
+	if (getenv("FAIR_KEEP")) {
+		printf("  kept %s\n", f->dir);
+		free(f->dir);
+	} else {
+		tmpdir_remove(f->dir);
+	}
+	free(f);
+	return 0;
+}
+
+/* Creates the unprivileged user of this test; skips when useradd is missing. */
+static void create_user(struct fair *f)
+{
+	char cmd[64];
+	FILE *p;
+
+	snprintf(f->user, sizeof(f->user), "spfair%d", (int)getpid() % 100000);
+	if (fixture_sh("useradd -M -N -s /usr/sbin/nologin %s 2>/dev/null", f->user)) {
+		f->user[0] = '\0';
+		printf("  useradd unavailable: skipped\n");
+		skip();
+	}
+	snprintf(cmd, sizeof(cmd), "id -u %s", f->user);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_int_equal(fscanf(p, "%d", &f->uid), 1);
+	pclose(p);
+}
+
+/* Starts argv as uid (-1: root) with OTEL_SERVICE_NAME=service, stdout into out_path. */
+static pid_t start_as(struct fair *f, int uid, const char *service, const char *out_path,
+		      const char *const *argv)
+{
+	char env[128];
+	pid_t pid;
+	int fd;
+
+	close(open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0666));
+	chmod(out_path, 0666);
+	pid = fork();
+	if (pid == 0) {
+		snprintf(env, sizeof(env), "OTEL_SERVICE_NAME=%s", service);
+		putenv(env);
+		fd = open(out_path, O_WRONLY | O_TRUNC);
+		dup2(fd, 1);
+		if (uid >= 0 && (setgroups(0, NULL) || setgid(uid) || setuid(uid)))
+			_exit(126);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	assert_true(pid > 0);
+	f->kids[f->nkids++] = pid;
+	return pid;
+}
+
+static int file_has(const char *path, const char *text)
+{
+	char buf[8192];
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return strstr(buf, text) != NULL;
+}
+
+static void wait_file_has(const char *path, const char *text, double timeout_s)
+{
+	double end = now_s() + timeout_s;
+
+	while (!file_has(path, text)) {
+		if (now_s() > end)
+			fail_msg("%s never said '%s'", path, text);
+		usleep(20000);
+	}
+}
+
+/* Seconds of the day of a profile's window start, from its name ("20261122T121314.567Z-..."). */
+static double window_start_s(const char *name)
+{
+	double sec;
+	int h, m;
+
+	if (sscanf(name, "%*8dT%2d%2d%lf", &h, &m, &sec) != 3)
+		return -1;
+	return h * 3600 + m * 60 + sec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Profiles service wrote into dir whose window started at or after from_s (seconds of the
+ * day); *max_gap_s gets the longest time between the starts of two consecutive ones. */
+static int windows_since(const char *dir, const char *service, double from_s, double *max_gap_s)
+{
+	char suffix[128];
+	double starts[1024], t;
+	struct dirent *de;
+	size_t len, slen;
+	int n = 0, i;
+	DIR *d = opendir(dir);
+
+	snprintf(suffix, sizeof(suffix), "-%s.pb.gz", service);
+	slen = strlen(suffix);
+	while (d && (de = readdir(d)) && n < 1024) {
+		len = strlen(de->d_name);
+		if (len > slen && !strcmp(de->d_name + len - slen, suffix) &&
+		    (t = window_start_s(de->d_name)) >= from_s)
+			starts[n++] = t;
+	}
+	if (d)
+		closedir(d);
+	qsort(starts, n, sizeof(starts[0]), cmp_double);
+	*max_gap_s = 0;
+	for (i = 1; i < n; i++)
+		if (starts[i] - starts[i - 1] > *max_gap_s)
+			*max_gap_s = starts[i] - starts[i - 1];
+	return n;
+}
+
+/* Seconds of the day now, in the agent's file-name clock (UTC). */
+static double day_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (ts.tv_sec % 86400) + ts.tv_nsec / 1e9;
+}
+
+/* Copies the workload and HOOK_SLOTS hook libraries (each its own inode) where the user can
+ * read them; root's service gets a copy of its own. */
+static void stage_files(struct fair *f, char *workload, size_t size)
+{
+	snprintf(workload, size, "%s/fair_workload", f->dir);
+	assert_int_equal(
+		fixture_sh("cp '%s' '%s' && chmod 0755 '%s' && mkdir -m 0755 '%s/libs' "
+			   "&& for i in $(seq 0 %d); do cp '%s' \"%s/libs/hog-$i.so\"; done "
+			   "&& cp '%s' '%s/root-hook.so' && chmod 0755 '%s'/libs/*",
+			   build_path("tests/workloads/fair_workload"), workload, workload, f->dir,
+			   HOOK_SLOTS - 1, build_path("libspanprof.so"), f->dir,
+			   build_path("libspanprof.so"), f->dir, f->dir),
+		0);
+}
+
+/* The user's HOGS processes map LIBS_PER_HOG hook copies each: every slot of the table. */
+static void start_hogs(struct fair *f, const char *workload, char (*pids)[16])
+{
+	char libs[LIBS_PER_HOG][600], out[600];
+	const char *argv[LIBS_PER_HOG + 3];
+	int h, i;
+
+	argv[0] = workload;
+	argv[1] = "hog";
+	argv[LIBS_PER_HOG + 2] = NULL;
+	for (h = 0; h < HOGS; h++) {
+		for (i = 0; i < LIBS_PER_HOG; i++) {
+			snprintf(libs[i], sizeof(libs[i]), "%s/libs/hog-%d.so", f->dir,
+				 h * LIBS_PER_HOG + i);
+			argv[i + 2] = libs[i];
+		}
+		snprintf(out, sizeof(out), "%s/hog%d.out", f->dir, h);
+		snprintf(pids[h], 16, "%d", start_as(f, f->uid, "it-fair-hog", out, argv));
+		wait_file_has(out, "ready", 30);
+	}
+}
+
+/* A user's processes hold all 256 hook-file slots when an ordinary root service maps its own
+ * hook: the service's hook is attached (a slot taken back from the user, logged with both
+ * paths), its spans are in its profiles, and when the user's processes all exit at once the
+ * uprobes' removal (about 0.1 s each) does not stop the windows. */
+static void test_hook_slots_fair_and_detached_off_the_run_loop(void **state)
+{
+	struct fair *f = *state;
+	char workload[600], gate[600], sout[600], out[600], root_lib[600], line[700];
+	char pids[HOGS + 1][16];
+	const char *argv[2 * (HOGS + 1) + 8];
+	const char *service_argv[] = {
+		workload, "service", root_lib, gate, SERVICE_SPAN, "40", NULL
+	};
+	struct agent_proc agent;
+	struct census c;
+	double t0, gap, freed_at;
+	int i, n = 0, windows;
+
+	if (!f)
+		skip();
+	create_user(f);
+	stage_files(f, workload, sizeof(workload));
+	snprintf(root_lib, sizeof(root_lib), "%s/root-hook.so", f->dir);
+	snprintf(gate, sizeof(gate), "%s/gate", f->dir);
+	snprintf(sout, sizeof(sout), "%s/service.out", f->dir);
+	snprintf(out, sizeof(out), "%s/out", f->dir);
+	assert_int_equal(mkdir(out, 0755), 0);
+	start_hogs(f, workload, pids);
+	snprintf(pids[HOGS], 16, "%d", start_as(f, -1, "it-fair-root", sout, service_argv));
+	argv[n++] = "--output";
+	argv[n++] = out;
+	argv[n++] = "--interval";
+	argv[n++] = "1";
+	for (i = 0; i <= HOGS; i++) {
+		argv[n++] = "--pid";
+		argv[n++] = pids[i];
+	}
+	argv[n] = NULL;
+	assert_int_equal(agent_proc_start(&agent, f->dir, argv), 0);
+	/* The start-up scan attached every slot for the user. */
+	for (t0 = now_s(); agent_proc_log_count(&agent, "span hook attached: ") < HOOK_SLOTS;)
+		if (now_s() - t0 > 60) {
+			agent_proc_print_log(&agent);
+			fail_msg("the user's %d hook files were not all attached", HOOK_SLOTS);
+		}
+	close(open(gate, O_WRONLY | O_CREAT, 0644));
+	wait_file_has(sout, "loaded", 20);
+	snprintf(line, sizeof(line), "span hook attached: %s (pid %s", root_lib, pids[HOGS]);
+	if (!agent_proc_wait_log(&agent, line, 20)) {
+		agent_proc_print_log(&agent);
+		fail_msg("the root service's hook was never attached");
+	}
+	assert_true(agent_proc_log_contains(&agent, "for " /* the reclaim names both */));
+	snprintf(line, sizeof(line), "for %s (pid %s, uid 0", root_lib, pids[HOGS]);
+	assert_true(agent_proc_log_contains(&agent, line));
+	/* Windows with spans, then every one of the user's processes exits at once. */
+	usleep(2500 * 1000);
+	freed_at = day_s();
+	for (i = 0; i < HOGS; i++)
+		kill(f->kids[i], SIGKILL);
+	for (t0 = now_s(); agent_proc_log_count(&agent, "span hook detached: ") < HOOK_SLOTS - 2;)
+		if (now_s() - t0 > 60)
+			fail_msg("the user's hook files were not detached");
+	/* The removals are queued at once; the windows go on while they run (a run loop that
+	 * removed them itself would write none for about 0.1 s per file). */
+	for (t0 = now_s(); (windows = windows_since(out, "it-fair-root", freed_at, &gap)) < 6;)
+		if (now_s() - t0 > 60)
+			break;
+	printf("  %d windows of the root service since the user's processes exited, longest gap "
+	       "%.1f s\n",
+	       windows, gap);
+	assert_true(windows >= 6);
+	assert_true(gap < 3.0);
+	assert_int_equal(agent_proc_stop(&agent), 0);
+	memset(&c, 0, sizeof(c));
+	census_watch(&c, "fair_service_work", NULL);
+	assert_true(census_read(&c, out, "it-fair-root") > 0);
+	printf("  root service: %llu samples in its work, span name '%s'\n",
+	       (unsigned long long)census_get(&c, "fair_service_work")->samples,
+	       census_get(&c, "fair_service_work")->seen_span_name);
+	assert_string_equal(census_get(&c, "fair_service_work")->seen_span_name, SERVICE_SPAN);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_hook_slots_fair_and_detached_off_the_run_loop,
+						setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("fair_share", tests, NULL, NULL);
+}

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Workloads for the fair-share tests: hook-slot hogs, span-name floods and an ordinary service.
+ * The hook library is dlopen()ed, so the test decides which copy each process maps. Modes:
+ *   hog LIB...                      maps every LIB, prints "ready", sleeps until killed
+ *   flood LIB SECONDS               sets a span with a new name each time, as fast as it can
+ *   service LIB GATE NAME SECONDS   once the file GATE exists, maps LIB, prints "loaded", then
+ *                                   runs spans named NAME (10 ms of CPU each) for SECONDS
+ * flood and service print what they did at the end ("spans=N"). */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "spanprof.h"
+
+typedef void (*span_set_fn)(const struct spanprof_span *);
+
+static volatile unsigned long sink;
+
+static double clock_s(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static span_set_fn load(const char *lib)
+{
+	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	span_set_fn fn = h ? (span_set_fn)dlsym(h, "spanprof_span_set") : NULL;
+
+	if (!fn)
+		fprintf(stderr, "dlopen %s: %s\n", lib, dlerror());
+	return fn;
+}
+
+static void make_span(struct spanprof_span *s, uint64_t n, const char *name)
+{
+	memset(s, 0, sizeof(*s));
+	s->abi_version = SPANPROF_SPAN_ABI_VERSION;
+	s->trace_id[0] = 0x5f;
+	memcpy(s->trace_id + 8, &n, sizeof(n));
+	memcpy(s->span_id, &n, sizeof(n));
+	s->span_id[7] |= 0x80; /* never all zero */
+	snprintf(s->name, sizeof(s->name), "%s", name);
+}
+
+__attribute__((noinline)) static void fair_service_work(double end)
+{
+	while (clock_s(CLOCK_THREAD_CPUTIME_ID) < end)
+		for (int i = 0; i < 1000; i++)
+			sink += i;
+}
+
+static int hog(int n, char **libs)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!load(libs[i]))
+			return 1;
+	printf("ready\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+static int flood(const char *lib, double seconds)
+{
+	span_set_fn set = load(lib);
+	struct spanprof_span s;
+	char name[64];
+	uint64_t n = 0;
+	double end;
+
+	if (!set)
+		return 1;
+	printf("ready\n");
+	fflush(stdout);
+	for (end = clock_s(CLOCK_MONOTONIC) + seconds; clock_s(CLOCK_MONOTONIC) < end;) {
+		for (int i = 0; i < 1000; i++, n++) {
+			snprintf(name, sizeof(name), "flood-%llu", (unsigned long long)n);
+			make_span(&s, n + 1, name);
+			set(&s);
+		}
+	}
+	set(NULL);
+	printf("spans=%llu\n", (unsigned long long)n);
+	return 0;
+}
+
+static int service(const char *lib, const char *gate, const char *name, double seconds)
+{
+	struct spanprof_span s;
+	span_set_fn set;
+	uint64_t n = 0;
+	double end;
+
+	while (access(gate, F_OK))
+		usleep(20000);
+	set = load(lib);
+	if (!set)
+		return 1;
+	printf("loaded\n");
+	fflush(stdout);
+	for (end = clock_s(CLOCK_MONOTONIC) + seconds; clock_s(CLOCK_MONOTONIC) < end; n++) {
+		make_span(&s, n + 1, name);
+		set(&s);
+		fair_service_work(clock_s(CLOCK_THREAD_CPUTIME_ID) + 0.01);
+		set(NULL);
+		usleep(1000);
+	}
+	printf("spans=%llu\n", (unsigned long long)n);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 3 && !strcmp(argv[1], "hog"))
+		return hog(argc - 2, argv + 2);
+	if (argc == 4 && !strcmp(argv[1], "flood"))
+		return flood(argv[2], atof(argv[3]));
+	if (argc == 6 && !strcmp(argv[1], "service"))
+		return service(argv[2], argv[3], argv[4], atof(argv[5]));
+	fprintf(stderr, "usage: fair_workload hog LIB... | flood LIB SECONDS | "
+			"service LIB GATE NAME SECONDS\n");
+	return 2;
+}
