@@ -24,6 +24,7 @@
 
 #include "agent_proc.h"
 #include "fixture_build.h"
+#include "metrics_scrape.h"
 #include "profile_census.h"
 #include "tmpdir.h"
 
@@ -335,12 +336,125 @@ static void test_hook_slots_fair_and_detached_off_the_run_loop(void **state)
 	assert_string_equal(census_get(&c, "fair_service_work")->seen_span_name, SERVICE_SPAN);
 }
 
+/* A CPython function renamed with an escape sequence and a newline (code.replace), from a file
+ * whose name carries a terminal title sequence. */
+static const char py_script[] =
+	"import os, sys, time, types\n"
+	"def spin(end):\n"
+	"    x = 0\n"
+	"    while time.monotonic() < end:\n"
+	"        x += 1\n"
+	"    return x\n"
+	"name = 'evil\\x1b[31m\\nspin'\n"
+	"c = spin.__code__.replace(co_name=name, co_qualname=name,\n"
+	"                          co_filename='/tmp/evil\\x1b]0;t\\x07\\n.py')\n"
+	"f = types.FunctionType(c, globals())\n"
+	"print('ready', flush=True)\n"
+	"while not os.path.exists(sys.argv[1]):\n"
+	"    time.sleep(0.02)\n"
+	"f(time.monotonic() + float(sys.argv[2]))\n";
+
+#define ESC_SPAN "GET /\x1b[31mred\nx"
+#define ESC_SERVICE "it-fair-esc\x1b[2J\nz"
+#define CLEAN_SPAN "GET /?[31mred?x"
+#define CLEAN_SERVICE "it-fair-esc?[2J?z"
+
+/* Control characters from a process (its OTel process context, its span names, its Python
+ * function and file names) are cleaned where they enter: /metrics, the span log and the
+ * profiles carry '?' in their place. */
+static void test_control_characters_cleaned_at_entry(void **state)
+{
+	struct fair *f = *state;
+	char workload[600], gate[600], sout[600], pout[600], out[600], lib[600], script[600];
+	char pids[2][16], spans[700], metric[300], line[64];
+	const char *service_argv[] = { workload, "service",   lib,	  gate, ESC_SPAN,
+				       "30",	 ESC_SERVICE, "ns\x1b\r", NULL };
+	const char *py_argv[] = { "/usr/bin/python3", script, gate, "8", NULL };
+	const char *argv[] = { "--output",	 out,		"--interval", "1",
+			       "--metrics-addr", "127.0.0.1:0", "--pid",      pids[0],
+			       "--pid",		 pids[1],	NULL };
+	struct agent_proc agent;
+	struct census c;
+	double v = 0, t0;
+	FILE *fp;
+	int port;
+
+	if (!f)
+		skip();
+	if (access("/usr/bin/python3", X_OK)) {
+		printf("  no /usr/bin/python3: skipped\n");
+		skip();
+	}
+	snprintf(workload, sizeof(workload), "%s", build_path("tests/workloads/fair_workload"));
+	snprintf(lib, sizeof(lib), "%s", build_path("libspanprof.so"));
+	snprintf(gate, sizeof(gate), "%s/gate", f->dir);
+	snprintf(sout, sizeof(sout), "%s/service.out", f->dir);
+	snprintf(pout, sizeof(pout), "%s/python.out", f->dir);
+	snprintf(script, sizeof(script), "%s/evil.py", f->dir);
+	snprintf(out, sizeof(out), "%s/out", f->dir);
+	assert_int_equal(mkdir(out, 0755), 0);
+	fp = fopen(script, "w");
+	assert_non_null(fp);
+	fputs(py_script, fp);
+	fclose(fp);
+	snprintf(pids[0], 16, "%d", start_as(f, -1, ESC_SERVICE, sout, service_argv));
+	snprintf(pids[1], 16, "%d", start_as(f, -1, "it-fair-py", pout, py_argv));
+	wait_file_has(pout, "ready", 30);
+	assert_int_equal(agent_proc_start(&agent, f->dir, argv), 0);
+	snprintf(line, sizeof(line), "pid %s: reading CPython", pids[1]);
+	assert_true(agent_proc_wait_log(&agent, line, 30));
+	close(open(gate, O_WRONLY | O_CREAT, 0644));
+	wait_file_has(sout, "loaded", 20);
+	/* The span log gets the service's ended spans: named, cleaned. */
+	snprintf(spans, sizeof(spans), "%s/it-fair-esc__2J_z.spans.jsonl", out);
+	for (t0 = now_s(); !file_has(spans, "\"name\":\"" CLEAN_SPAN "\"");)
+		if (now_s() - t0 > 30) {
+			agent_proc_print_log(&agent);
+			fail_msg("no cleaned span record in %s", spans);
+		}
+	assert_true(file_has(spans, "\"service\":\"" CLEAN_SERVICE "\""));
+	assert_false(file_has(spans, "\\u001b"));
+	assert_false(file_has(spans, "\\n"));
+	port = metrics_scrape_port(agent.log_path);
+	assert_true(port > 0);
+	snprintf(metric, sizeof(metric),
+		 "spanprof_spans_total{service_name=\"" CLEAN_SERVICE "\",span_name=\"" CLEAN_SPAN
+		 "\"}");
+	assert_int_equal(metrics_scrape(port, metric, &v), 0);
+	assert_true(v > 0);
+	assert_int_equal(workload_wait(f->kids[1], 60), 0);
+	usleep(1500 * 1000); /* the python process's last window */
+	assert_int_equal(agent_proc_stop(&agent), 0);
+	/* Profiles: the service's namespace and span names, the Python function and its file. */
+	memset(&c, 0, sizeof(c));
+	census_watch(&c, "fair_service_work", NULL);
+	assert_true(census_read(&c, out, "it-fair-esc__2J_z") > 0);
+	printf("  service: %llu samples, span name '%s', namespace '%s'\n",
+	       (unsigned long long)census_get(&c, "fair_service_work")->samples,
+	       census_get(&c, "fair_service_work")->seen_span_name, c.service_namespace);
+	assert_string_equal(census_get(&c, "fair_service_work")->seen_span_name, CLEAN_SPAN);
+	assert_string_equal(c.service_namespace, "ns??");
+	memset(&c, 0, sizeof(c));
+	census_watch_file(&c, "evil?[31m?spin", NULL, "/tmp/evil?]0;t??.py");
+	census_watch(&c, "evil\x1b[31m\nspin", NULL);
+	assert_true(census_read(&c, out, "it-fair-py") > 0);
+	printf("  python: %llu samples in the renamed function, %llu with its cleaned file\n",
+	       (unsigned long long)c.funcs[0].samples, (unsigned long long)c.funcs[0].right_file);
+	assert_true(c.funcs[0].samples >= 50);
+	assert_true(c.funcs[0].right_file >= 50);
+	assert_int_equal(c.funcs[1].samples, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_hook_slots_fair_and_detached_off_the_run_loop,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_control_characters_cleaned_at_entry, setup,
+						teardown),
 	};
 
+	if (getenv("FAIR_ONLY")) /* one test by name pattern, while working on it */
+		cmocka_set_test_filter(getenv("FAIR_ONLY"));
 	return cmocka_run_group_tests_name("fair_share", tests, NULL, NULL);
 }

@@ -3,8 +3,10 @@
  * The hook library is dlopen()ed, so the test decides which copy each process maps. Modes:
  *   hog LIB...                      maps every LIB, prints "ready", sleeps until killed
  *   flood LIB SECONDS               sets a span with a new name each time, as fast as it can
- *   service LIB GATE NAME SECONDS   once the file GATE exists, maps LIB, prints "loaded", then
- *                                   runs spans named NAME (10 ms of CPU each) for SECONDS
+ *   service LIB GATE NAME SECONDS [SERVICE NAMESPACE]
+ *                                   once the file GATE exists, maps LIB (and publishes SERVICE
+ *                                   and NAMESPACE as its OTel process context), prints "loaded",
+ *                                   then runs spans named NAME (10 ms of CPU each) for SECONDS
  * flood and service print what they did at the end ("spans=N"). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -18,6 +20,7 @@
 #include "spanprof.h"
 
 typedef void (*span_set_fn)(const struct spanprof_span *);
+typedef int (*publish_fn)(const char *const *keys, const char *const *values, size_t n);
 
 static volatile unsigned long sink;
 
@@ -37,6 +40,17 @@ static span_set_fn load(const char *lib)
 	if (!fn)
 		fprintf(stderr, "dlopen %s: %s\n", lib, dlerror());
 	return fn;
+}
+
+/* Publishes service.name and service.namespace through lib's process context. */
+static int publish(const char *lib, const char *service, const char *ns)
+{
+	const char *keys[] = { "service.name", "service.namespace" };
+	const char *values[] = { service, ns };
+	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	publish_fn fn = h ? (publish_fn)dlsym(h, "spanprof_process_context_publish") : NULL;
+
+	return fn ? fn(keys, values, 2) : -1;
 }
 
 static void make_span(struct spanprof_span *s, uint64_t n, const char *name)
@@ -94,7 +108,8 @@ static int flood(const char *lib, double seconds)
 	return 0;
 }
 
-static int service(const char *lib, const char *gate, const char *name, double seconds)
+static int service(const char *lib, const char *gate, const char *name, double seconds,
+		   const char *svc, const char *ns)
 {
 	struct spanprof_span s;
 	span_set_fn set;
@@ -104,7 +119,7 @@ static int service(const char *lib, const char *gate, const char *name, double s
 	while (access(gate, F_OK))
 		usleep(20000);
 	set = load(lib);
-	if (!set)
+	if (!set || (svc && publish(lib, svc, ns)))
 		return 1;
 	printf("loaded\n");
 	fflush(stdout);
@@ -126,9 +141,10 @@ int main(int argc, char **argv)
 		return hog(argc - 2, argv + 2);
 	if (argc == 4 && !strcmp(argv[1], "flood"))
 		return flood(argv[2], atof(argv[3]));
-	if (argc == 6 && !strcmp(argv[1], "service"))
-		return service(argv[2], argv[3], argv[4], atof(argv[5]));
+	if ((argc == 6 || argc == 8) && !strcmp(argv[1], "service"))
+		return service(argv[2], argv[3], argv[4], atof(argv[5]), argc == 8 ? argv[6] : NULL,
+			       argc == 8 ? argv[7] : NULL);
 	fprintf(stderr, "usage: fair_workload hog LIB... | flood LIB SECONDS | "
-			"service LIB GATE NAME SECONDS\n");
+			"service LIB GATE NAME SECONDS [SERVICE NAMESPACE]\n");
 	return 2;
 }
