@@ -84,6 +84,9 @@ void agent_span_cpu_drain(struct agent *a)
 {
 	struct span_log_stats ls;
 
+	if (a->span_stats)
+		metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_SPAN_STATS,
+			       span_stats_fair_share(a->span_stats));
 	if (!a->span_log)
 		return;
 	span_log_flush(a->span_log);
