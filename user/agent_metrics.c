@@ -50,6 +50,10 @@ static void publish_kernel(struct agent *a)
 		drops[SPANPROF_DROP_SPAN_NAME] += ds.span_names_lost + ns.lost;
 		for (i = 0; i < SPANPROF_DROP__COUNT; i++)
 			metrics_set_at(a->metrics, METRIC_SAMPLES_DROPPED, i, drops[i]);
+		metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_SPAN_NAMES,
+			       drops[SPANPROF_DROP_SPAN_NAME_BUDGET]);
+		metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_SPAN_RECORDS,
+			       drops[SPANPROF_DROP_SPAN_END_BUDGET]);
 	}
 	if (!loader_read_events(a->loader, events, SPANPROF_EVENT__COUNT)) {
 		metrics_set_at(a->metrics, METRIC_SPAN_EVENTS, METRIC_SPAN_SET,

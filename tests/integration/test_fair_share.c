@@ -445,6 +445,142 @@ static void test_control_characters_cleaned_at_entry(void **state)
 	assert_int_equal(c.funcs[1].samples, 0);
 }
 
+/* Lines of path containing text, or -1 when it cannot be read. */
+static long lines_with(const char *path, const char *text)
+{
+	char line[4096];
+	long n = 0;
+	FILE *fp = fopen(path, "r");
+
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof(line), fp))
+		n += strstr(line, text) != NULL;
+	fclose(fp);
+	return n;
+}
+
+static long long file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? -1 : (long long)st.st_size;
+}
+
+/* The number the workload printed after "key=" in path, or -1. */
+static long long printed(const char *path, const char *key)
+{
+	char buf[4096], *p;
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	p = strstr(buf, key);
+	return p ? atoll(p + strlen(key)) : -1;
+}
+
+/* An unprivileged user sets a new span name at every span, as fast as it can, beside an
+ * ordinary root service: the service's span records keep their names, its span times keep
+ * their own series, its windows keep coming, and the flood's span log stays under
+ * --span-log-max-bytes (1 MiB) in every file. */
+static void test_span_name_flood_leaves_other_services_intact(void **state)
+{
+	struct fair *f = *state;
+	char workload[600], gate[600], sout[600], fout[600], out[600], root_lib[600];
+	char flood_lib[600], path[700], pids[2][16], metric[300];
+	const char *flood_argv[] = { workload, "flood", flood_lib, "14", NULL };
+	const char *service_argv[] = {
+		workload, "service", root_lib, gate, SERVICE_SPAN, "10", NULL
+	};
+	const char *argv[] = { "--output",
+			       out,
+			       "--interval",
+			       "1",
+			       "--metrics-addr",
+			       "127.0.0.1:0",
+			       "--span-log-max-bytes",
+			       "1MiB",
+			       "--pid",
+			       pids[0],
+			       "--pid",
+			       pids[1],
+			       NULL };
+	struct agent_proc agent;
+	long long spans, named, size;
+	double v, gap, started;
+	int port, windows;
+
+	if (!f)
+		skip();
+	create_user(f);
+	snprintf(workload, sizeof(workload), "%s/fair_workload", f->dir);
+	snprintf(flood_lib, sizeof(flood_lib), "%s/flood.so", f->dir);
+	snprintf(root_lib, sizeof(root_lib), "%s/root-hook.so", f->dir);
+	assert_int_equal(fixture_sh("cp '%s' '%s' && cp '%s' '%s' && cp '%s' '%s' && chmod 0755 "
+				    "'%s' '%s'",
+				    build_path("tests/workloads/fair_workload"), workload,
+				    build_path("libspanprof.so"), flood_lib,
+				    build_path("libspanprof.so"), root_lib, workload, flood_lib),
+			 0);
+	snprintf(gate, sizeof(gate), "%s/gate", f->dir);
+	snprintf(sout, sizeof(sout), "%s/service.out", f->dir);
+	snprintf(fout, sizeof(fout), "%s/flood.out", f->dir);
+	snprintf(out, sizeof(out), "%s/out", f->dir);
+	assert_int_equal(mkdir(out, 0755), 0);
+	snprintf(pids[1], 16, "%d", start_as(f, -1, "it-fair-root", sout, service_argv));
+	snprintf(pids[0], 16, "%d", start_as(f, f->uid, "it-fair-flood", fout, flood_argv));
+	wait_file_has(fout, "ready", 30);
+	assert_int_equal(agent_proc_start(&agent, f->dir, argv), 0);
+	snprintf(path, sizeof(path), "span hook attached: %s", flood_lib);
+	assert_true(agent_proc_wait_log(&agent, path, 30));
+	started = day_s();
+	close(open(gate, O_WRONLY | O_CREAT, 0644));
+	wait_file_has(sout, "loaded", 20);
+	assert_int_equal(workload_wait(f->kids[0], 60), 0); /* the service ran its spans */
+	usleep(1500 * 1000); /* its last window and records */
+	spans = printed(sout, "spans=");
+	windows = windows_since(out, "it-fair-root", started, &gap);
+	port = metrics_scrape_port(agent.log_path);
+	assert_true(port > 0);
+	snprintf(metric, sizeof(metric),
+		 "spanprof_spans_total{service_name=\"it-fair-root\",span_name=\"" SERVICE_SPAN
+		 "\"}");
+	v = 0;
+	assert_int_equal(metrics_scrape(port, metric, &v), 0);
+	printf("  service: %lld spans, %.0f in its own series; %d windows, longest gap %.1f s\n",
+	       spans, v, windows, gap);
+	assert_true(spans > 50);
+	assert_true(v >= 0.95 * spans);
+	snprintf(metric, sizeof(metric),
+		 "spanprof_spans_total{service_name=\"it-fair-root\",span_name=\"other\"}");
+	assert_int_equal(metrics_scrape(port, metric, &v), -1);
+	assert_int_equal(
+		metrics_scrape(port, "spanprof_fair_share_limited_total{bound=\"span_names\"}", &v),
+		0);
+	assert_true(v > 0);
+	assert_true(windows >= 8);
+	assert_true(gap < 3.0);
+	assert_int_equal(workload_wait(f->kids[1], 60), 0); /* the flood is over */
+	assert_int_equal(agent_proc_stop(&agent), 0);
+	/* Every one of the service's records, with its name. */
+	snprintf(path, sizeof(path), "%s/it-fair-root.spans.jsonl", out);
+	named = lines_with(path, "\"name\":\"" SERVICE_SPAN "\"");
+	printf("  service: %lld span records named, of %lld spans; flood: %lld spans\n", named,
+	       spans, printed(fout, "spans="));
+	assert_true(named >= 0.95 * spans);
+	snprintf(path, sizeof(path), "%s/it-fair-flood.spans.jsonl", out);
+	size = file_size(path);
+	assert_true(size > 0 && size <= 1 << 20);
+	snprintf(path, sizeof(path), "%s/it-fair-flood.spans.jsonl.1", out);
+	size = file_size(path);
+	printf("  flood span log: %lld bytes in .1\n", size);
+	assert_true(size <= 1 << 20);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -452,6 +588,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_control_characters_cleaned_at_entry, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_span_name_flood_leaves_other_services_intact,
+						setup, teardown),
 	};
 
 	if (getenv("FAIR_ONLY")) /* one test by name pattern, while working on it */
