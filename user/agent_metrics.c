@@ -102,6 +102,8 @@ static void publish_unwind(struct agent *a)
 	metrics_set_at(a->metrics, METRIC_UNWIND_TABLE_BYTES, METRIC_TABLE_BYTES_BUDGET,
 		       (uint64_t)st.store.chunks_total * sizeof(struct spanprof_unwind_chunk));
 	metrics_set(a->metrics, METRIC_UNWIND_EVICTIONS, st.files.evicted);
+	metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_UNWIND_REFUSED,
+		       st.files.fair_refused);
 	metrics_set(a->metrics, METRIC_UNWIND_BUILD_MS, st.files.build_us / 1000);
 	metrics_set(a->metrics, METRIC_UNWIND_TEXT_BYTES, st.files.text_bytes);
 	metrics_set_at(a->metrics, METRIC_UNWIND_MAPPINGS_DROPPED, METRIC_MAPPING_FILE,

@@ -32,6 +32,11 @@
 #define LIBS_PER_HOG 8 /* hook files a process is tracked with at most */
 #define HOGS (HOOK_SLOTS / LIBS_PER_HOG)
 #define SERVICE_SPAN "GET /checkout"
+#if defined(__x86_64__)
+#define UNWIND_SUPPORTED_HERE 1
+#else
+#define UNWIND_SUPPORTED_HERE 0
+#endif
 
 struct fair {
 	char *dir;
@@ -581,6 +586,113 @@ static void test_span_name_flood_leaves_other_services_intact(void **state)
 	assert_true(size <= 1 << 20);
 }
 
+#define UNWIND_COPIES 40 /* distinct ELF files of the user, many times its share of the budget */
+
+/* Value of metric at /metrics, or -1. */
+static double scrape(int port, const char *metric)
+{
+	double v;
+
+	return metrics_scrape(port, metric, &v) ? -1 : v;
+}
+
+/* An unprivileged user maps 40 distinct copies of a large library (no build id, so each is its
+ * own file) while a root service runs, with a 2 MiB unwind table budget: the user's tables do
+ * not evict the service's, whose samples keep their CFI tables (no sample falls back to frame
+ * pointers for an evicted table). */
+static void test_unwind_budget_shared_fairly(void **state)
+{
+	struct fair *f = *state;
+	char workload[600], gate[600], sout[600], mout[600], out[600], pids[2][16];
+	char files[UNWIND_COPIES][600];
+	const char *spin_argv[] = { build_path("tests/workloads/fair_workload"), "spin", "40",
+				    NULL };
+	const char *maps_argv[UNWIND_COPIES + 4];
+	const char *argv[] = { "--output",
+			       out,
+			       "--interval",
+			       "1",
+			       "--metrics-addr",
+			       "127.0.0.1:0",
+			       "--unwind-table-bytes",
+			       "2MiB",
+			       "--pid",
+			       pids[0],
+			       "--pid",
+			       pids[1],
+			       NULL };
+	struct agent_proc agent;
+	double stale0, stale1, gap, t0, from;
+	int i, port, windows;
+
+	if (!f)
+		skip();
+	if (!UNWIND_SUPPORTED_HERE) {
+		printf("  no BPF unwinder on this architecture: skipped\n");
+		skip();
+	}
+	create_user(f);
+	snprintf(workload, sizeof(workload), "%s/fair_workload", f->dir);
+	assert_int_equal(fixture_sh("cp '%s' '%s' && chmod 0755 '%s' && mkdir -m 0755 '%s/libs' && "
+				    "for i in $(seq 0 %d); do objcopy --remove-section "
+				    ".note.gnu.build-id '%s' \"%s/libs/big-$i.so\"; done && "
+				    "chmod 0644 '%s'/libs/*",
+				    build_path("tests/workloads/fair_workload"), workload, workload,
+				    f->dir, UNWIND_COPIES - 1,
+				    "/usr/lib/x86_64-linux-gnu/libstdc++.so.6", f->dir, f->dir),
+			 0);
+	snprintf(gate, sizeof(gate), "%s/gate", f->dir);
+	snprintf(sout, sizeof(sout), "%s/spin.out", f->dir);
+	snprintf(mout, sizeof(mout), "%s/maps.out", f->dir);
+	snprintf(out, sizeof(out), "%s/out", f->dir);
+	assert_int_equal(mkdir(out, 0755), 0);
+	maps_argv[0] = workload;
+	maps_argv[1] = "maps";
+	maps_argv[2] = gate;
+	for (i = 0; i < UNWIND_COPIES; i++) {
+		snprintf(files[i], sizeof(files[i]), "%s/libs/big-%d.so", f->dir, i);
+		maps_argv[i + 3] = files[i];
+	}
+	maps_argv[UNWIND_COPIES + 3] = NULL;
+	snprintf(pids[0], 16, "%d", start_as(f, -1, "it-fair-victim", sout, spin_argv));
+	wait_file_has(sout, "ready", 30);
+	snprintf(pids[1], 16, "%d", start_as(f, f->uid, "it-fair-maps", mout, maps_argv));
+	assert_int_equal(agent_proc_start(&agent, f->dir, argv), 0);
+	port = metrics_scrape_port(agent.log_path);
+	assert_true(port > 0);
+	/* The service's tables are in (its executable, libc, the loader), then the user maps. */
+	for (t0 = now_s(); scrape(port, "spanprof_unwind_files{state=\"ready\"}") < 3;)
+		if (now_s() - t0 > 60)
+			fail_msg("the service's unwind tables were never built");
+	close(open(gate, O_WRONLY | O_CREAT, 0644));
+	wait_file_has(mout, "mapped", 30);
+	/* Every copy built: stored, refused or evicted, none still building. */
+	for (t0 = now_s(); scrape(port, "spanprof_unwind_table_evictions_total") +
+					   scrape(port, "spanprof_fair_share_limited_total{bound="
+							"\"unwind_table_refused\"}") <
+				   UNWIND_COPIES / 2 ||
+			   scrape(port, "spanprof_unwind_files{state=\"building\"}") > 0;)
+		if (now_s() - t0 > 120) {
+			agent_proc_print_log(&agent);
+			fail_msg("the user's files were not all built");
+		}
+	stale0 = scrape(port, "spanprof_samples_dropped_total{reason=\"unwind_table_evicted\"}");
+	from = day_s();
+	for (t0 = now_s(); (windows = windows_since(out, "it-fair-victim", from, &gap)) < 4;)
+		if (now_s() - t0 > 30)
+			break;
+	stale1 = scrape(port, "spanprof_samples_dropped_total{reason=\"unwind_table_evicted\"}");
+	printf("  %d windows of the service after the user's %d files; samples on an evicted "
+	       "table: %.0f (%.0f before); evictions %.0f, refused %.0f\n",
+	       windows, UNWIND_COPIES, stale1 - stale0, stale0,
+	       scrape(port, "spanprof_unwind_table_evictions_total"),
+	       scrape(port, "spanprof_fair_share_limited_total{bound=\"unwind_table_refused\"}"));
+	assert_true(windows >= 4);
+	assert_true(stale0 >= 0 && stale1 >= 0);
+	assert_true(stale0 + (stale1 - stale0) < 5);
+	assert_int_equal(agent_proc_stop(&agent), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -590,6 +702,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_span_name_flood_leaves_other_services_intact,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unwind_budget_shared_fairly, setup, teardown),
 	};
 
 	if (getenv("FAIR_ONLY")) /* one test by name pattern, while working on it */

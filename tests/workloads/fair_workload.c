@@ -2,6 +2,9 @@
 /* Workloads for the fair-share tests: hook-slot hogs, span-name floods and an ordinary service.
  * The hook library is dlopen()ed, so the test decides which copy each process maps. Modes:
  *   hog LIB...                      maps every LIB, prints "ready", sleeps until killed
+ *   maps GATE FILE...               once GATE exists, maps every FILE executable (no loading),
+ *                                   prints "mapped", sleeps until killed
+ *   spin SECONDS                    runs fair_service_work for SECONDS of CPU
  *   flood LIB SECONDS               sets a span with a new name each time, as fast as it can
  *   service LIB GATE NAME SECONDS [SERVICE NAMESPACE]
  *                                   once the file GATE exists, maps LIB (and publishes SERVICE
@@ -10,10 +13,13 @@
  * flood and service print what they did at the end ("spans=N"). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -84,6 +90,28 @@ static int hog(int n, char **libs)
 		pause();
 }
 
+static int map_files(const char *gate, int n, char **files)
+{
+	struct stat st;
+	int i, fd;
+
+	while (access(gate, F_OK))
+		usleep(20000);
+	for (i = 0; i < n; i++) {
+		fd = open(files[i], O_RDONLY);
+		if (fd < 0 || fstat(fd, &st) ||
+		    mmap(NULL, st.st_size, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0) ==
+			    MAP_FAILED) {
+			perror(files[i]);
+			return 1;
+		}
+		close(fd);
+	}
+	printf("mapped\n");
+	for (;;)
+		pause();
+}
+
 static int flood(const char *lib, double seconds)
 {
 	span_set_fn set = load(lib);
@@ -139,12 +167,20 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc >= 3 && !strcmp(argv[1], "hog"))
 		return hog(argc - 2, argv + 2);
+	if (argc >= 4 && !strcmp(argv[1], "maps"))
+		return map_files(argv[2], argc - 3, argv + 3);
+	if (argc == 3 && !strcmp(argv[1], "spin")) {
+		printf("ready\n");
+		fair_service_work(clock_s(CLOCK_THREAD_CPUTIME_ID) + atof(argv[2]));
+		return 0;
+	}
 	if (argc == 4 && !strcmp(argv[1], "flood"))
 		return flood(argv[2], atof(argv[3]));
 	if ((argc == 6 || argc == 8) && !strcmp(argv[1], "service"))
 		return service(argv[2], argv[3], argv[4], atof(argv[5]), argc == 8 ? argv[6] : NULL,
 			       argc == 8 ? argv[7] : NULL);
-	fprintf(stderr, "usage: fair_workload hog LIB... | flood LIB SECONDS | "
+	fprintf(stderr, "usage: fair_workload hog LIB... | maps GATE FILE... | spin SECONDS | "
+			"flood LIB SECONDS | "
 			"service LIB GATE NAME SECONDS [SERVICE NAMESPACE]\n");
 	return 2;
 }

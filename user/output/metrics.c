@@ -190,7 +190,7 @@ static const struct metric_def defs[METRIC__COUNT] = {
 					"Kernel memory for unwind rows: used, and the budget.",
 					LABELLED("kind", table_bytes) },
 	[METRIC_UNWIND_EVICTIONS] = { "spanprof_unwind_table_evictions_total", METRIC_COUNTER,
-				      "Unwind tables evicted (least recently mapped) for room." },
+				      "Unwind tables evicted (least recently sampled, from the user holding the most) for room." },
 	[METRIC_UNWIND_BUILD_MS] = { "spanprof_unwind_build_milliseconds_total", METRIC_COUNTER,
 				     "Time the worker thread spent building unwind tables." },
 	[METRIC_UNWIND_TEXT_BYTES] = { "spanprof_unwind_text_bytes_total", METRIC_COUNTER,
