@@ -54,7 +54,8 @@ static void scan_python(struct agent *a, pid_t pid, const struct proc_maps *maps
 	int err = loader_set_py_proc(a->loader, pid, py ? &py->bpf : NULL);
 
 	if (err) {
-		log_warn(err, "pid %d: cannot tell the sampler about its CPython frames", (int)pid);
+		log_warn_from(pid, err, "pid %d: cannot tell the sampler about its CPython frames",
+			      (int)pid);
 		interp_procs_forget(a->pyprocs, pid);
 	}
 }
@@ -66,7 +67,8 @@ static void scan_ruby(struct agent *a, pid_t pid, const struct proc_maps *maps)
 	int err = loader_set_rb_proc(a->loader, pid, rb ? &rb->bpf : NULL);
 
 	if (err) {
-		log_warn(err, "pid %d: cannot tell the sampler about its CRuby frames", (int)pid);
+		log_warn_from(pid, err, "pid %d: cannot tell the sampler about its CRuby frames",
+			      (int)pid);
 		interp_procs_forget(a->rbprocs, pid);
 	}
 }

@@ -269,11 +269,12 @@ static long reclaim_slot(struct hook_registry *r, uid_t uid, pid_t pid, const ch
 	if (victim < 0)
 		return -ENOSPC;
 	r->stats.slot_reclaims++;
-	log_warn(-ENOSPC,
-		 "hook files full: detached %s (uid %u holds %zu+ of %zu slots) for %s (pid %d, "
-		 "uid %u, below its share of %zu)",
-		 r->files[victim].path, (unsigned int)top, share, r->limits.max_files, path, pid,
-		 (unsigned int)uid, share);
+	log_warn_from(
+		pid, -ENOSPC,
+		"hook files full: detached %s (uid %u holds %zu+ of %zu slots) for %s (pid %d, "
+		"uid %u, below its share of %zu)",
+		r->files[victim].path, (unsigned int)top, share, r->limits.max_files, path, pid,
+		(unsigned int)uid, share);
 	reclaim_file(r, victim);
 	return victim;
 }
@@ -338,10 +339,10 @@ static long attach_file(struct hook_registry *r, pid_t pid, const struct proc_ma
 		int err = -errno;
 
 		r->stats.attach_errors++;
-		return log_warn(err, "attach span hook to %s (pid %d, offset 0x%llx)%s", m->path,
-				pid, (unsigned long long)offset,
-				err == -EPERM || err == -EACCES ? " (uprobes need CAP_SYS_ADMIN)" :
-								  "");
+		return log_warn_from(
+			pid, err, "attach span hook to %s (pid %d, offset 0x%llx)%s", m->path, pid,
+			(unsigned long long)offset,
+			err == -EPERM || err == -EACCES ? " (uprobes need CAP_SYS_ADMIN)" : "");
 	}
 	r->files[i] = (struct hook_file){
 		.dev = m->dev,
@@ -368,8 +369,8 @@ static int open_failed(struct hook_registry *r, pid_t pid, const struct proc_map
 	if (err == -ENOENT || err == -ESRCH)
 		return err;
 	r->stats.open_refused++;
-	return log_warn(err, "span hook candidate %s (pid %d) not opened: %s", m->path, pid,
-			why ? why : "cannot open");
+	return log_warn_from(pid, err, "span hook candidate %s (pid %d) not opened: %s", m->path,
+			     pid, why ? why : "cannot open");
 }
 
 /* Index of the hook file behind mapping m, attaching it if new; -ENOENT if m has no hook. The
@@ -394,8 +395,8 @@ static long hook_file_for(struct hook_registry *r, pid_t pid, const struct proc_
 		if (err == -ENOEXEC)
 			r->stats.elf_errors++;
 		if (err == -ENOTSUP)
-			log_warn(
-				err,
+			log_warn_from(
+				pid, err,
 				"Go file %s (pid %d): its goroutine pointer's TLS slot is not known "
 				"(a stripped PIE linked externally, or a Go shared library): no "
 				"spans for it",
@@ -464,7 +465,8 @@ static void mark_go_pid(struct hook_registry *r, struct hook_pid *p, const unsig
 	err = loader_set_go_pid(r->loader, p->pid, is_go ? &go : NULL);
 	if (err && is_go) {
 		r->stats.limit_drops++;
-		log_warn(err, "mark pid %d as a Go process: its spans will be missing", p->pid);
+		log_warn_from(p->pid, err, "mark pid %d as a Go process: its spans will be missing",
+			      p->pid);
 		return;
 	}
 	p->is_go = is_go;
@@ -504,9 +506,10 @@ int hook_registry_update_pid(struct hook_registry *r, pid_t pid, const struct pr
 				r->files[now[i]].users = 1;
 				release_file(r, now[i]);
 			}
-		return log_warn(-ENOSPC,
-				"pid %d maps a span hook but %zu processes are tracked already",
-				pid, r->limits.max_pids);
+		return log_warn_from(
+			pid, -ENOSPC,
+			"pid %d maps a span hook but %zu processes are tracked already", pid,
+			r->limits.max_pids);
 	}
 	for (i = 0; i < n; i++)
 		if (!contains(p->files, p->nfiles, now[i]))

@@ -93,9 +93,10 @@ static void note_unsupported(struct interp_procs *ip, pid_t pid, const struct in
 	ip->stats.unsupported++;
 	if (lru_find(&ip->noted, file->dev, file->inode))
 		return;
-	log_warn(-ENOTSUP, "pid %d: %s %d.%d.%d in %s is not supported (%s): native frames only",
-		 (int)pid, ip->kind->name, file->major, file->minor, file->patch, file->path,
-		 file->remark ? file->remark : "?");
+	log_warn_from((long)file->inode, -ENOTSUP,
+		      "pid %d: %s %d.%d.%d in %s is not supported (%s): native frames only",
+		      (int)pid, ip->kind->name, file->major, file->minor, file->patch, file->path,
+		      file->remark ? file->remark : "?");
 	if (ip->noted.count >= MAX_NOTED_FILES && (old = lru_oldest(&ip->noted))) {
 		lru_del(&ip->noted, old);
 		free(lru_entry(old, struct file_entry, node));
