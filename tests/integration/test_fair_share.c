@@ -430,6 +430,8 @@ static void test_control_characters_cleaned_at_entry(void **state)
 	assert_int_equal(workload_wait(f->kids[1], 60), 0);
 	usleep(1500 * 1000); /* the python process's last window */
 	assert_int_equal(agent_proc_stop(&agent), 0);
+	/* Rescanned at every mmap of its imports: said once all the same. */
+	assert_int_equal(agent_proc_log_count(&agent, line), 1);
 	/* Profiles: the service's namespace and span names, the Python function and its file. */
 	memset(&c, 0, sizeof(c));
 	census_watch(&c, "fair_service_work", NULL);
@@ -693,6 +695,109 @@ static void test_unwind_budget_shared_fairly(void **state)
 	assert_int_equal(agent_proc_stop(&agent), 0);
 }
 
+#define CHART_MEMORY_LIMIT (192 << 20) /* helm/spanprof/values.yaml resources.limits.memory */
+
+/* Peak resident set of pid in bytes (VmHWM), or -1. */
+static long long peak_rss(pid_t pid)
+{
+	char path[64], line[256];
+	long long kb = -1;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fp = fopen(path, "r");
+	while (fp && fgets(line, sizeof(line), fp))
+		if (!strncmp(line, "VmHWM:", 6))
+			kb = atoll(line + 6);
+	if (fp)
+		fclose(fp);
+	return kb < 0 ? -1 : kb * 1024;
+}
+
+/* Everything at once: the user's processes hold every hook-file slot and flood span names
+ * while an ordinary root service starts with its own hook. The service's profiles come every
+ * window with its spans and their names, its span records keep their names, the agent stays
+ * under the chart's memory limit, and it stops within 2 s of SIGTERM with all those uprobes
+ * still attached. */
+static void test_combined_attack_leaves_a_root_service_intact(void **state)
+{
+	struct fair *f = *state;
+	char workload[600], gate[600], sout[600], fout[600], out[600], root_lib[600];
+	char flood_lib[600], path[700], pids[HOGS + 2][16];
+	const char *flood_argv[] = { workload, "flood", flood_lib, "20", NULL };
+	const char *service_argv[] = {
+		workload, "service", root_lib, gate, SERVICE_SPAN, "12", NULL
+	};
+	const char *argv[2 * (HOGS + 2) + 8];
+	struct agent_proc agent;
+	double gap, started, t0, stop_s;
+	long long spans, named, rss;
+	struct census c;
+	int i, n = 0, windows, status;
+
+	if (!f)
+		skip();
+	create_user(f);
+	stage_files(f, workload, sizeof(workload));
+	snprintf(root_lib, sizeof(root_lib), "%s/root-hook.so", f->dir);
+	/* The flood's library is one of the hogs' copies: all 256 slots stay the user's. */
+	snprintf(flood_lib, sizeof(flood_lib), "%s/libs/hog-0.so", f->dir);
+	snprintf(gate, sizeof(gate), "%s/gate", f->dir);
+	snprintf(sout, sizeof(sout), "%s/service.out", f->dir);
+	snprintf(fout, sizeof(fout), "%s/flood.out", f->dir);
+	snprintf(out, sizeof(out), "%s/out", f->dir);
+	assert_int_equal(mkdir(out, 0755), 0);
+	start_hogs(f, workload, pids);
+	snprintf(pids[HOGS], 16, "%d", start_as(f, -1, "it-fair-root", sout, service_argv));
+	snprintf(pids[HOGS + 1], 16, "%d", start_as(f, f->uid, "it-fair-flood", fout, flood_argv));
+	wait_file_has(fout, "ready", 30);
+	argv[n++] = "--output";
+	argv[n++] = out;
+	argv[n++] = "--interval";
+	argv[n++] = "1";
+	for (i = 0; i < HOGS + 2; i++) {
+		argv[n++] = "--pid";
+		argv[n++] = pids[i];
+	}
+	argv[n] = NULL;
+	assert_int_equal(agent_proc_start(&agent, f->dir, argv), 0);
+	for (t0 = now_s(); agent_proc_log_count(&agent, "span hook attached: ") < HOOK_SLOTS;)
+		if (now_s() - t0 > 60)
+			fail_msg("the user's %d hook files were not all attached", HOOK_SLOTS);
+	started = day_s();
+	close(open(gate, O_WRONLY | O_CREAT, 0644));
+	wait_file_has(sout, "loaded", 20);
+	snprintf(path, sizeof(path), "span hook attached: %s (pid %s", root_lib, pids[HOGS]);
+	assert_true(agent_proc_wait_log(&agent, path, 20));
+	assert_int_equal(workload_wait(f->kids[HOGS], 60), 0); /* the service ran its spans */
+	usleep(1500 * 1000);
+	spans = printed(sout, "spans=");
+	windows = windows_since(out, "it-fair-root", started, &gap);
+	rss = peak_rss(agent.pid);
+	/* Stopped with every hog's uprobe still attached (the flood may be over by now). */
+	t0 = now_s();
+	kill(agent.pid, SIGTERM);
+	status = workload_wait(agent.pid, 60);
+	stop_s = now_s() - t0;
+	snprintf(path, sizeof(path), "%s/it-fair-root.spans.jsonl", out);
+	named = lines_with(path, "\"name\":\"" SERVICE_SPAN "\"");
+	memset(&c, 0, sizeof(c));
+	census_watch(&c, "fair_service_work", NULL);
+	assert_true(census_read(&c, out, "it-fair-root") > 0);
+	printf("  service: %lld spans, %lld records named, %d windows (longest gap %.1f s), span "
+	       "name '%s'; agent peak RSS %.1f MiB, stopped in %.2f s\n",
+	       spans, named, windows, gap, census_get(&c, "fair_service_work")->seen_span_name,
+	       rss / 1048576.0, stop_s);
+	assert_int_equal(status, 0);
+	assert_true(spans > 50);
+	assert_true(named >= 0.95 * spans);
+	assert_true(windows >= 10);
+	assert_true(gap < 3.0);
+	assert_string_equal(census_get(&c, "fair_service_work")->seen_span_name, SERVICE_SPAN);
+	assert_true(rss > 0 && rss < CHART_MEMORY_LIMIT);
+	assert_true(stop_s < 2.0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -703,6 +808,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_span_name_flood_leaves_other_services_intact,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unwind_budget_shared_fairly, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_combined_attack_leaves_a_root_service_intact,
+						setup, teardown),
 	};
 
 	if (getenv("FAIR_ONLY")) /* one test by name pattern, while working on it */

@@ -26,6 +26,7 @@
  * remove N at a time (and the run loop none). */
 #define DETACH_THREADS 8
 #define PATH_KEPT 128 /* bytes of a hook file's path kept for logs */
+#define HAND_OFF_AT_EXIT 8 /* uprobes the agent removes itself when it stops */
 
 struct hook_file {
 	uint64_t dev, inode;
@@ -89,13 +90,31 @@ struct hook_registry *hook_registry_new(struct loader *loader,
 	return r;
 }
 
+/* See hook_registry_free(): the holder keeps the attached links' descriptors. */
+static void hand_off_links(struct hook_registry *r)
+{
+	int *fds = calloc(r->limits.max_files + 1, sizeof(*fds));
+	size_t i, n = 0;
+
+	for (i = 0; fds && i < r->limits.max_files; i++)
+		if (r->files[i].link && bpf_link__fd(r->files[i].link) >= 0)
+			fds[n++] = bpf_link__fd(r->files[i].link);
+	if (fds && link_reaper_hand_off(r->reaper, fds, n))
+		log_debug("uprobes removed by the agent itself: no holder process");
+	free(fds);
+}
+
 void hook_registry_free(struct hook_registry *r)
 {
 	size_t i;
 
 	if (!r)
 		return;
-	/* The reaper's threads remove them side by side (bounded by its queue; the rest here). */
+	/* Removing a uprobe takes the kernel about 0.1 s, one at a time: with more than a few
+	 * attached, a holder process inherits them and removes them as it exits, so the agent
+	 * stops at once. */
+	if (r->reaper && r->stats.files_attached > HAND_OFF_AT_EXIT)
+		hand_off_links(r);
 	for (i = 0; r->files && i < r->limits.max_files; i++)
 		if (r->reaper)
 			link_reaper_push(r->reaper, r->files[i].link);

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* A bounded queue of bpf_links and the threads that destroy them. */
+#define _GNU_SOURCE /* pipe2 */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <bpf/libbpf.h>
 
@@ -15,6 +18,7 @@ struct link_reaper {
 	struct bpf_link **queue; /* ring of capacity */
 	size_t capacity, head, count, busy;
 	int stop;
+	int holder_pipe; /* write end; the holder process exits once it is closed (-1: none) */
 	pthread_t *threads;
 	size_t nthreads;
 	struct link_reaper_stats stats;
@@ -54,6 +58,7 @@ struct link_reaper *link_reaper_new(size_t threads, size_t capacity)
 		return NULL;
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->wake, NULL);
+	r->holder_pipe = -1;
 	r->capacity = capacity ? capacity : 1;
 	r->queue = calloc(r->capacity, sizeof(*r->queue));
 	r->threads = calloc(threads ? threads : 1, sizeof(*r->threads));
@@ -89,11 +94,67 @@ void link_reaper_free(struct link_reaper *r)
 	/* Without threads (start-up failed), what is queued is destroyed here. */
 	for (; r->count; r->count--, r->head = (r->head + 1) % r->capacity)
 		bpf_link__destroy(r->queue[r->head]);
+	if (r->holder_pipe >= 0)
+		close(r->holder_pipe); /* the holder process lets go of the uprobes now */
 	pthread_cond_destroy(&r->wake);
 	pthread_mutex_destroy(&r->lock);
 	free(r->threads);
 	free(r->queue);
 	free(r);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* In the holder: closes every descriptor but the sorted keep[] (async-signal-safe). */
+static void close_all_but(const int *keep, size_t n)
+{
+	unsigned int from = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if ((unsigned int)keep[i] > from)
+			close_range(from, keep[i] - 1, 0);
+		from = keep[i] + 1;
+	}
+	close_range(from, ~0u, 0);
+}
+
+int link_reaper_hand_off(struct link_reaper *r, int *keep, size_t n)
+{
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	if (r->holder_pipe >= 0 || !n)
+		return 0;
+	if (pipe2(fds, O_CLOEXEC))
+		return -errno;
+	keep[n++] = fds[0];
+	qsort(keep, n, sizeof(*keep), cmp_int);
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return -errno;
+	}
+	if (pid == 0) {
+		/* The holder: keeps a reference to the links' descriptors (only those: no
+		 * listening socket or map outlives the agent) until the agent closes the pipe,
+		 * then exits; the kernel's slow removals happen in its exit. Only
+		 * async-signal-safe calls here (the agent has threads). */
+		close_all_but(keep, n);
+		while (read(fds[0], &c, 1) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	close(fds[0]);
+	r->holder_pipe = fds[1];
+	return 0;
 }
 
 void link_reaper_push(struct link_reaper *r, struct bpf_link *link)

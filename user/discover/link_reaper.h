@@ -20,6 +20,13 @@ struct link_reaper_stats {
 /* A reaper of `threads` threads and a queue of `capacity` links. NULL with errno. */
 struct link_reaper *link_reaper_new(size_t threads, size_t capacity);
 
+/* For a fast exit with many links: forks a holder process that keeps a reference to the n
+ * descriptors keep[] (the links', from bpf_link__fd(); keep has room for n + 1) until
+ * link_reaper_free() is done, so the agent's own destroys are not the last references (cheap)
+ * and the kernel's removals (about 0.1 s each, one at a time) run in the holder's exit instead.
+ * Returns 0 or -errno (then link_reaper_free() removes them itself). */
+int link_reaper_hand_off(struct link_reaper *r, int *keep, size_t n);
+
 /* Destroys every link still queued (the threads share them), joins the threads and frees.
  * NULL-safe. */
 void link_reaper_free(struct link_reaper *r);
