@@ -15,6 +15,7 @@
 #include "discover/hook_elf.h"
 #include "discover/hook_open.h"
 #include "discover/hook_registry.h"
+#include "discover/hook_slots.h"
 #include "discover/link_reaper.h"
 #include "spanprof_abi.h"
 #include "loader.h"
@@ -61,6 +62,7 @@ struct hook_registry {
 	 * all limits.max_pids of them. */
 	size_t pids_end;
 	struct link_reaper *reaper; /* destroys detached links off the run loop */
+	struct hook_slot *view; /* max_files: what the fair-share rule sees of files */
 	struct file_id *negative; /* open addressing, negative_cap slots (a power of two) */
 	size_t negative_cap, negative_count;
 	struct hook_registry_stats stats;
@@ -82,7 +84,8 @@ struct hook_registry *hook_registry_new(struct loader *loader,
 	r->pids = calloc(limits->max_pids, sizeof(*r->pids));
 	r->negative = calloc(r->negative_cap, sizeof(*r->negative));
 	r->reaper = link_reaper_new(DETACH_THREADS, limits->max_files);
-	if (!r->files || !r->pids || !r->negative || !r->reaper) {
+	r->view = calloc(limits->max_files, sizeof(*r->view));
+	if (!r->files || !r->pids || !r->negative || !r->reaper || !r->view) {
 		hook_registry_free(r);
 		errno = ENOMEM;
 		return NULL;
@@ -121,6 +124,7 @@ void hook_registry_free(struct hook_registry *r)
 		else
 			bpf_link__destroy(r->files[i].link);
 	link_reaper_free(r->reaper);
+	free(r->view);
 	free(r->files);
 	free(r->pids);
 	free(r->negative);
@@ -212,29 +216,6 @@ static void detach_file(struct hook_registry *r, unsigned int idx);
 static void mark_go_pid(struct hook_registry *r, struct hook_pid *p, const unsigned int *files,
 			unsigned int n);
 
-/* Slots held per user, for the fairness check of a full table. */
-struct slot_holder {
-	uid_t uid;
-	size_t slots;
-};
-
-/* Counts the slots each user holds into h (max_files entries); returns how many users. */
-static size_t count_holders(const struct hook_registry *r, struct slot_holder *h)
-{
-	size_t n = 0, i, j;
-
-	for (i = 0; i < r->limits.max_files; i++) {
-		if (!r->files[i].in_use)
-			continue;
-		for (j = 0; j < n && h[j].uid != r->files[i].uid; j++)
-			;
-		if (j == n)
-			h[n++] = (struct slot_holder){ r->files[i].uid, 0 };
-		h[j].slots++;
-	}
-	return n;
-}
-
 /* Takes file idx from the processes that map it (they keep their other hook files). */
 static void reclaim_file(struct hook_registry *r, unsigned int idx)
 {
@@ -255,67 +236,37 @@ static void reclaim_file(struct hook_registry *r, unsigned int idx)
 	detach_file(r, idx);
 }
 
-/* The table is full and a process of uid needs a slot. Fair share: max_files divided among the
- * users holding slots (uid included). A user below its share takes a slot from the user holding
- * the most (above its share, as the table is full): that user's file with the fewest processes.
- * Returns the freed slot, or -ENOSPC when uid holds its share already. */
-static long reclaim_slot(struct hook_registry *r, uid_t uid, pid_t pid, const char *path)
-{
-	struct slot_holder *h = calloc(r->limits.max_files + 1, sizeof(*h));
-	size_t n, i, mine = 0, most = 0, share;
-	long victim = -1;
-	uid_t top = uid;
-
-	if (!h)
-		return -ENOMEM;
-	n = count_holders(r, h);
-	for (i = 0; i < n; i++) {
-		if (h[i].uid == uid)
-			mine = h[i].slots;
-		if (h[i].slots > most) {
-			most = h[i].slots;
-			top = h[i].uid;
-		}
-	}
-	free(h);
-	share = r->limits.max_files / (n + !mine);
-	if (mine >= share || top == uid)
-		return -ENOSPC;
-	for (i = 0; i < r->limits.max_files; i++)
-		if (r->files[i].in_use && r->files[i].uid == top &&
-		    (victim < 0 || r->files[i].users < r->files[victim].users))
-			victim = i;
-	if (victim < 0)
-		return -ENOSPC;
-	r->stats.slot_reclaims++;
-	log_warn_from(
-		pid, -ENOSPC,
-		"hook files full: detached %s (uid %u holds %zu+ of %zu slots) for %s (pid %d, "
-		"uid %u, below its share of %zu)",
-		r->files[victim].path, (unsigned int)top, share, r->limits.max_files, path, pid,
-		(unsigned int)uid, share);
-	reclaim_file(r, victim);
-	return victim;
-}
-
-/* A free slot for a new hook file of uid's process pid, fair to other users; -ENOSPC (logged,
- * counted) when there is none for it. */
+/* A slot for a new hook file of uid's process pid, fair to other users (hook_slots.h): a free
+ * one, or one taken back from the user holding the most (logged, counted); -ENOSPC (logged,
+ * counted) when uid holds its share already. */
 static long take_slot(struct hook_registry *r, uid_t uid, pid_t pid, const char *path)
 {
-	long i;
+	struct hook_slot_pick pick;
+	size_t i;
+	int err;
 
-	for (i = 0; i < (long)r->limits.max_files; i++)
-		if (!r->files[i].in_use)
-			return i;
-	i = reclaim_slot(r, uid, pid, path);
-	if (i >= 0)
-		return i;
-	r->stats.limit_drops++;
-	r->stats.slot_refusals++;
-	return log_warn_from(pid, -ENOSPC,
-			     "hook in %s (pid %d, uid %u) not attached: %zu hook files already, "
-			     "and its user holds its fair share of them",
-			     path, pid, (unsigned int)uid, r->limits.max_files);
+	for (i = 0; i < r->limits.max_files; i++)
+		r->view[i] = (struct hook_slot){ r->files[i].in_use, r->files[i].uid,
+						 r->files[i].users };
+	err = hook_slots_pick(r->view, r->limits.max_files, uid, &pick);
+	if (err) {
+		r->stats.limit_drops++;
+		r->stats.slot_refusals++;
+		return log_warn_from(pid, err,
+				     "hook in %s (pid %d, uid %u) not attached: %zu hook files "
+				     "already, and its user holds its share (%zu) of them",
+				     path, pid, (unsigned int)uid, r->limits.max_files, pick.share);
+	}
+	if (pick.reclaim) {
+		r->stats.slot_reclaims++;
+		log_warn_from(pid, -ENOSPC,
+			      "hook files full: detached %s (uid %u holds more than its share of "
+			      "%zu) for %s (pid %d, uid %u, below its share)",
+			      r->files[pick.slot].path, (unsigned int)pick.from, pick.share, path,
+			      pid, (unsigned int)uid);
+		reclaim_file(r, pick.slot);
+	}
+	return pick.slot;
 }
 
 /* Attaches the uprobe for a new hook file, open as fd: the kernel resolves /proc/self/fd/N to
