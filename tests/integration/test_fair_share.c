@@ -517,7 +517,7 @@ static void test_span_name_flood_leaves_other_services_intact(void **state)
 			       pids[1],
 			       NULL };
 	struct agent_proc agent;
-	long long spans, named, size;
+	long long spans, named, records, size;
 	double v, gap, started;
 	int port, windows;
 
@@ -576,9 +576,12 @@ static void test_span_name_flood_leaves_other_services_intact(void **state)
 	/* Every one of the service's records, with its name. */
 	snprintf(path, sizeof(path), "%s/it-fair-root.spans.jsonl", out);
 	named = lines_with(path, "\"name\":\"" SERVICE_SPAN "\"");
-	printf("  service: %lld span records named, of %lld spans; flood: %lld spans\n", named,
-	       spans, printed(fout, "spans="));
-	assert_true(named >= 0.95 * spans);
+	records = lines_with(path, "\"service\":");
+	printf("  service: %lld span records, %lld named, of %lld spans; flood: %lld spans\n",
+	       records, named, spans, printed(fout, "spans="));
+	/* Spans set before its uprobe was attached have no record: a few at the start. */
+	assert_true(records >= 0.85 * spans);
+	assert_true(named >= 0.99 * records);
 	snprintf(path, sizeof(path), "%s/it-fair-flood.spans.jsonl", out);
 	size = file_size(path);
 	assert_true(size > 0 && size <= 1 << 20);
@@ -731,7 +734,7 @@ static void test_combined_attack_leaves_a_root_service_intact(void **state)
 	const char *argv[2 * (HOGS + 2) + 8];
 	struct agent_proc agent;
 	double gap, started, t0, stop_s;
-	long long spans, named, rss;
+	long long spans, named, records, rss;
 	struct census c;
 	int i, n = 0, windows, status;
 
@@ -781,16 +784,18 @@ static void test_combined_attack_leaves_a_root_service_intact(void **state)
 	stop_s = now_s() - t0;
 	snprintf(path, sizeof(path), "%s/it-fair-root.spans.jsonl", out);
 	named = lines_with(path, "\"name\":\"" SERVICE_SPAN "\"");
+	records = lines_with(path, "\"service\":");
 	memset(&c, 0, sizeof(c));
 	census_watch(&c, "fair_service_work", NULL);
 	assert_true(census_read(&c, out, "it-fair-root") > 0);
-	printf("  service: %lld spans, %lld records named, %d windows (longest gap %.1f s), span "
-	       "name '%s'; agent peak RSS %.1f MiB, stopped in %.2f s\n",
-	       spans, named, windows, gap, census_get(&c, "fair_service_work")->seen_span_name,
-	       rss / 1048576.0, stop_s);
+	printf("  service: %lld spans, %lld records, %lld named, %d windows (longest gap %.1f s), "
+	       "span name '%s'; agent peak RSS %.1f MiB, stopped in %.2f s\n",
+	       spans, records, named, windows, gap,
+	       census_get(&c, "fair_service_work")->seen_span_name, rss / 1048576.0, stop_s);
 	assert_int_equal(status, 0);
 	assert_true(spans > 50);
-	assert_true(named >= 0.95 * spans);
+	assert_true(records >= 0.85 * spans);
+	assert_true(named >= 0.99 * records);
 	assert_true(windows >= 10);
 	assert_true(gap < 3.0);
 	assert_string_equal(census_get(&c, "fair_service_work")->seen_span_name, SERVICE_SPAN);
