@@ -23,9 +23,9 @@
 #include "util/proc_file.h"
 
 #define FILES_PER_PID 8
-/* Threads that remove uprobes: removals wait on kernel grace periods side by side, so N threads
- * remove N at a time (and the run loop none). */
-#define DETACH_THREADS 8
+/* Threads that remove uprobes, so that the run loop removes none: the kernel takes about 0.1 s
+ * per removal and does them one at a time, so more threads would only wait on each other. */
+#define DETACH_THREADS 2
 #define PATH_KEPT 128 /* bytes of a hook file's path kept for logs */
 #define HAND_OFF_AT_EXIT 8 /* uprobes the agent removes itself when it stops */
 
@@ -96,7 +96,7 @@ struct hook_registry *hook_registry_new(struct loader *loader,
 /* See hook_registry_free(): the holder keeps the attached links' descriptors. */
 static void hand_off_links(struct hook_registry *r)
 {
-	int *fds = calloc(r->limits.max_files + 1, sizeof(*fds));
+	int *fds = calloc(r->limits.max_files, sizeof(*fds));
 	size_t i, n = 0;
 
 	for (i = 0; fds && i < r->limits.max_files; i++)

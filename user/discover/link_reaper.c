@@ -124,14 +124,14 @@ static void close_all_but(const int *keep, size_t n)
 	close_range(from, ~0u, 0);
 }
 
-int link_reaper_hand_off(struct link_reaper *r, int *keep, size_t n)
+/* Forks the holder of keep[0..n) (sorted here) and the pipe's read end; locked, so that no
+ * queued link is destroyed between the count and the fork. */
+static int fork_holder(struct link_reaper *r, int *keep, size_t n)
 {
 	int fds[2];
 	pid_t pid;
 	char c;
 
-	if (r->holder_pipe >= 0 || !n)
-		return 0;
 	if (pipe2(fds, O_CLOEXEC))
 		return -errno;
 	keep[n++] = fds[0];
@@ -155,6 +155,33 @@ int link_reaper_hand_off(struct link_reaper *r, int *keep, size_t n)
 	close(fds[0]);
 	r->holder_pipe = fds[1];
 	return 0;
+}
+
+int link_reaper_hand_off(struct link_reaper *r, const int *fds, size_t n)
+{
+	int *keep = NULL, err = 0, fd;
+	size_t i, k = 0;
+
+	pthread_mutex_lock(&r->lock);
+	if (r->holder_pipe >= 0)
+		goto out_unlock; /* handed off already */
+	keep = calloc(n + r->count + 1, sizeof(*keep));
+	if (!keep) {
+		err = -ENOMEM;
+		goto out_unlock;
+	}
+	for (i = 0; i < n; i++)
+		keep[k++] = fds[i];
+	/* Links still queued: their removal would be as slow. */
+	for (i = 0; i < r->count; i++)
+		if ((fd = bpf_link__fd(r->queue[(r->head + i) % r->capacity])) >= 0)
+			keep[k++] = fd;
+	if (k)
+		err = fork_holder(r, keep, k);
+out_unlock:
+	pthread_mutex_unlock(&r->lock);
+	free(keep);
+	return err;
 }
 
 void link_reaper_push(struct link_reaper *r, struct bpf_link *link)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Uprobe links destroyed off the run loop: removing a uprobe waits for the kernel's grace period
- * (about 0.1 s each), so links are queued to a few threads that destroy them side by side. */
+/* Uprobe links destroyed off the run loop: the kernel takes about 0.1 s to remove a uprobe, so
+ * links are queued to threads that destroy them while the run loop goes on. */
 #ifndef SPANPROF_LINK_REAPER_H
 #define SPANPROF_LINK_REAPER_H
 
@@ -21,11 +21,11 @@ struct link_reaper_stats {
 struct link_reaper *link_reaper_new(size_t threads, size_t capacity);
 
 /* For a fast exit with many links: forks a holder process that keeps a reference to the n
- * descriptors keep[] (the links', from bpf_link__fd(); keep has room for n + 1) until
+ * descriptors fds[] (the attached links', from bpf_link__fd()) and to the queued links' until
  * link_reaper_free() is done, so the agent's own destroys are not the last references (cheap)
  * and the kernel's removals (about 0.1 s each, one at a time) run in the holder's exit instead.
  * Returns 0 or -errno (then link_reaper_free() removes them itself). */
-int link_reaper_hand_off(struct link_reaper *r, int *keep, size_t n);
+int link_reaper_hand_off(struct link_reaper *r, const int *fds, size_t n);
 
 /* Destroys every link still queued (the threads share them), joins the threads and frees.
  * NULL-safe. */

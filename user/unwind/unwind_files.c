@@ -125,56 +125,47 @@ static void set_state(struct unwind_files *fs, struct file *f, enum unwind_file_
 	fs->stats.files[s]++;
 }
 
-/* Chunks of the tables uid's files hold, and how many users hold tables (uid counted). */
-static uint64_t chunks_of(struct unwind_files *fs, uid_t uid, size_t *users)
+/* Who holds the table memory, in one pass over the files. */
+struct holders {
+	uint64_t mine; /* chunks of uid's tables */
+	size_t users; /* users holding tables, uid counted */
+	uid_t top; /* the user holding the most chunks */
+};
+
+#define MAX_HOLDERS 64 /* users told apart; more share the last entry's count */
+
+static void count_holders(struct unwind_files *fs, uid_t uid, struct holders *out)
 {
-	uid_t seen[64];
-	size_t nseen = 0, i;
-	uint64_t mine = 0;
-	struct lru_node *n;
+	struct {
+		uid_t uid;
+		uint64_t chunks;
+	} h[MAX_HOLDERS];
+	size_t n = 0, i, best = 0;
+	struct lru_node *node;
 	struct file *f;
 
-	for (n = lru_oldest(&fs->files); n; n = lru_newer(&fs->files, n)) {
-		f = lru_entry(n, struct file, node);
+	for (node = lru_oldest(&fs->files); node; node = lru_newer(&fs->files, node)) {
+		f = lru_entry(node, struct file, node);
 		if (f->state != UNWIND_FILE_READY)
 			continue;
-		if (f->uid == uid)
-			mine += f->chunks;
-		for (i = 0; i < nseen && seen[i] != f->uid; i++)
+		for (i = 0; i < n && h[i].uid != f->uid; i++)
 			;
-		if (i == nseen && nseen < 64)
-			seen[nseen++] = f->uid;
-	}
-	for (i = 0; i < nseen && seen[i] != uid; i++)
-		;
-	*users = nseen + (i == nseen);
-	return mine;
-}
-
-/* The user whose tables hold the most chunks. */
-static uid_t largest_holder(struct unwind_files *fs)
-{
-	uint64_t best = 0, sum;
-	struct lru_node *n, *m;
-	struct file *f, *g;
-	uid_t top = 0;
-
-	/* Quadratic in the tables only when an eviction is needed: at most 4,096 of them. */
-	for (n = lru_oldest(&fs->files); n; n = lru_newer(&fs->files, n)) {
-		f = lru_entry(n, struct file, node);
-		if (f->state != UNWIND_FILE_READY || f->uid == top)
-			continue;
-		for (sum = 0, m = n; m; m = lru_newer(&fs->files, m)) {
-			g = lru_entry(m, struct file, node);
-			if (g->state == UNWIND_FILE_READY && g->uid == f->uid)
-				sum += g->chunks;
+		if (i == n && n < MAX_HOLDERS) {
+			h[n].uid = f->uid;
+			h[n++].chunks = 0;
 		}
-		if (sum > best) {
-			best = sum;
-			top = f->uid;
+		h[i < n ? i : n - 1].chunks += f->chunks;
+	}
+	*out = (struct holders){ .users = n, .top = uid };
+	for (i = 0; i < n; i++) {
+		if (h[i].uid == uid)
+			out->mine = h[i].chunks;
+		if (h[i].chunks > best) {
+			best = h[i].chunks;
+			out->top = h[i].uid;
 		}
 	}
-	return top;
+	out->users += !out->mine;
 }
 
 /* Makes room in the BPF maps for a table of `want` (a file of uid): the least recently sampled
@@ -185,16 +176,14 @@ static uid_t largest_holder(struct unwind_files *fs)
 static int evict_table(struct unwind_files *fs, const struct file *want)
 {
 	struct unwind_store_stats ss;
-	uint64_t mine, share;
+	struct holders h;
 	struct lru_node *n;
 	struct file *f;
-	size_t users;
 	uid_t victim;
 
 	unwind_store_get_stats(fs->opts.store, &ss);
-	mine = chunks_of(fs, want->uid, &users);
-	share = ss.chunks_total / users;
-	victim = mine + want->chunks > share ? want->uid : largest_holder(fs);
+	count_holders(fs, want->uid, &h);
+	victim = h.mine + want->chunks > ss.chunks_total / h.users ? want->uid : h.top;
 	for (n = lru_oldest(&fs->files); n; n = lru_newer(&fs->files, n)) {
 		f = lru_entry(n, struct file, node);
 		if (f->state != UNWIND_FILE_READY || f->uid != victim)
@@ -205,7 +194,7 @@ static int evict_table(struct unwind_files *fs, const struct file *want)
 		fs->stats.evicted++;
 		return 0;
 	}
-	return victim == want->uid && users > 1 ? -EDQUOT : -ENOSPC;
+	return victim == want->uid && h.users > 1 ? -EDQUOT : -ENOSPC;
 }
 
 /* Forgets the least recently mapped file not being built; returns 0 or -ENOSPC. */
