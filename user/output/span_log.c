@@ -253,7 +253,8 @@ static int rotate(struct span_log *sl, struct service_buf *sb)
 	err = err ?: stem_path(sl, sb->file, ".1", old, sizeof(old));
 	if (err)
 		return err;
-	if (rename(path, old))
+	/* Gone already (removed by hand): nothing to keep, the next write starts it again. */
+	if (rename(path, old) && errno != ENOENT)
 		return -errno;
 	sl->disk_bytes -= sb->old_bytes;
 	sb->old_bytes = sb->cur_bytes;
@@ -286,7 +287,7 @@ static int remove_largest(struct span_log *sl)
 	sl->disk_bytes -= *bytes;
 	*bytes = 0;
 	sl->stats.total_removals++;
-	log_warn(-ENOSPC,
+	log_warn(0,
 		 "span logs reached their total bound (%llu bytes): removed %s, of the service "
 		 "holding the most",
 		 (unsigned long long)sl->limits.max_total_bytes, path);
