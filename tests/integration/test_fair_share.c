@@ -699,6 +699,13 @@ static void test_unwind_budget_shared_fairly(void **state)
 }
 
 #define CHART_MEMORY_LIMIT (192 << 20) /* helm/spanprof/values.yaml resources.limits.memory */
+/* Under AddressSanitizer (make sanitize) the agent's memory is shadowed and its exit checks for
+ * leaks: its RSS and stop time say nothing about a release build. */
+#if defined(__SANITIZE_ADDRESS__)
+#define RELEASE_BUILD 0
+#else
+#define RELEASE_BUILD 1
+#endif
 
 /* Peak resident set of pid in bytes (VmHWM), or -1. */
 static long long peak_rss(pid_t pid)
@@ -799,6 +806,10 @@ static void test_combined_attack_leaves_a_root_service_intact(void **state)
 	assert_true(windows >= 10);
 	assert_true(gap < 3.0);
 	assert_string_equal(census_get(&c, "fair_service_work")->seen_span_name, SERVICE_SPAN);
+	if (!RELEASE_BUILD) {
+		printf("  sanitizer build: RSS and stop time not checked\n");
+		return;
+	}
 	assert_true(rss > 0 && rss < CHART_MEMORY_LIMIT);
 	assert_true(stop_s < 2.0);
 }
