@@ -9,7 +9,8 @@
  *   service LIB GATE NAME SECONDS [SERVICE NAMESPACE]
  *                                   once the file GATE exists, maps LIB (and publishes SERVICE
  *                                   and NAMESPACE as its OTel process context), prints "loaded",
- *                                   then runs spans named NAME (10 ms of CPU each) for SECONDS
+ *                                   and once GATE.go exists (the test saw the uprobe attached)
+ *                                   runs spans named NAME (10 ms of CPU each) for SECONDS
  * flood and service print what they did at the end ("spans=N"). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -140,10 +141,12 @@ static int service(const char *lib, const char *gate, const char *name, double s
 		   const char *svc, const char *ns)
 {
 	struct spanprof_span s;
+	char go[4200];
 	span_set_fn set;
 	uint64_t n = 0;
 	double end;
 
+	snprintf(go, sizeof(go), "%s.go", gate);
 	while (access(gate, F_OK))
 		usleep(20000);
 	set = load(lib);
@@ -151,6 +154,8 @@ static int service(const char *lib, const char *gate, const char *name, double s
 		return 1;
 	printf("loaded\n");
 	fflush(stdout);
+	while (access(go, F_OK))
+		usleep(20000);
 	for (end = clock_s(CLOCK_MONOTONIC) + seconds; clock_s(CLOCK_MONOTONIC) < end; n++) {
 		make_span(&s, n + 1, name);
 		set(&s);
