@@ -195,8 +195,10 @@ $(OUTPUT)/tests/workloads/exec_storm: tests/workloads/exec_storm.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(WORKLOAD_CFLAGS) -fno-pie -no-pie $< -o $@
 
-# The hook-swap attack and its victim dlopen() their libraries and link no hook themselves.
-$(OUTPUT)/tests/workloads/hook_swapper $(OUTPUT)/tests/workloads/hook_victim: \
+# The hook-swap attack and its victim, and the fair-share workloads, dlopen() their libraries
+# and link no hook themselves.
+$(OUTPUT)/tests/workloads/hook_swapper $(OUTPUT)/tests/workloads/hook_victim \
+		$(OUTPUT)/tests/workloads/fair_workload: \
 		$(OUTPUT)/tests/workloads/%: tests/workloads/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)

@@ -37,6 +37,16 @@
 		__type(value, struct span_name);              \
 	} span_names SEC(".maps")
 
+/* What each user (each process, for root) spent of its span hook budgets this second
+ * (struct user_budget, span_hook.bpf.c): written by the span hook only. */
+#define USER_BUDGETS_MAP                                        \
+	struct {                                                \
+		__uint(type, BPF_MAP_TYPE_LRU_HASH);            \
+		__uint(max_entries, SPANPROF_MAX_BUDGET_USERS); \
+		__type(key, __u64);                             \
+		__type(value, struct user_budget);              \
+	} user_budgets SEC(".maps")
+
 /* Go processes (with the Go hook, or a known runtime whose pprof labels can be read): their
  * samples look spans up by goroutine. Written by the agent. */
 #define GO_PIDS_MAP                                        \

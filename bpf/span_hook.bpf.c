@@ -21,6 +21,16 @@ TARGET_PIDS_MAP;
 SPAN_TASKS_MAP;
 SPAN_ENDS_MAP;
 
+/* One user's spending in the current second (see SPANPROF_NEW_NAMES_PER_USER_S). */
+struct user_budget {
+	__u64 second; /* bpf_ktime_get_ns() / 1e9 of the counts below */
+	__u32 names, ends;
+};
+
+USER_BUDGETS_MAP;
+
+enum budget_kind { BUDGET_NAMES, BUDGET_ENDS };
+
 /* Keep each thread's span segment in span_tasks for the sched_switch program (--off-cpu). */
 const volatile bool cfg_span_tasks = false;
 /* ... and emit a record when one ends: exact CPU time per span (--span-stats-max above 0). */
@@ -32,6 +42,47 @@ _Static_assert(sizeof(struct span_ctx) == 48, "span_ctx ABI");
 _Static_assert(sizeof(struct thread_span) == 104, "thread_span ABI");
 _Static_assert(__builtin_offsetof(struct span_ctx, name_id) == SPANPROF_ABI_SPAN_NAME_OFFSET,
 	       "the ids are the hook struct's first 40 bytes");
+
+/* The budget key of the calling task: its uid, or for root (uid 0) its process. */
+static __always_inline __u64 budget_key(void)
+{
+	__u32 uid = (__u32)bpf_get_current_uid_gid();
+
+	return uid ? uid : (1ULL << 32) | (bpf_get_current_pid_tgid() >> 32);
+}
+
+/* 1 when the caller's user may spend one more of kind this second (and it is spent), 0 when
+ * its share is spent (counted as drop). A full budget table or a race between CPUs can let a
+ * few more through, never fewer: the bound is on a flood, not on exact counts. */
+static __always_inline int budget_take(enum budget_kind kind, __u32 drop)
+{
+	struct user_budget fresh = { 0 }, *b;
+	__u64 key = budget_key(), second = bpf_ktime_get_ns() / 1000000000ULL;
+	__u32 *used, limit;
+
+	b = bpf_map_lookup_elem(&user_budgets, &key);
+	if (!b) {
+		fresh.second = second;
+		bpf_map_update_elem(&user_budgets, &key, &fresh, BPF_NOEXIST);
+		b = bpf_map_lookup_elem(&user_budgets, &key);
+		if (!b)
+			return 1;
+	}
+	if (b->second != second) {
+		b->second = second;
+		b->names = 0;
+		b->ends = 0;
+	}
+	used = kind == BUDGET_NAMES ? &b->names : &b->ends;
+	limit = kind == BUDGET_NAMES ? SPANPROF_NEW_NAMES_PER_USER_S :
+				       SPANPROF_SPAN_ENDS_PER_USER_S;
+	if (*used >= limit) {
+		counter_inc(&drop_counts, drop);
+		return 0;
+	}
+	(*used)++;
+	return 1;
+}
 
 /* Reads the hook's name (63 bytes at most for ABI v1, 255 for v2) and returns its id, adding
  * it to span_names when the map does not hold it yet; 0 when there is none or it failed.
@@ -55,6 +106,9 @@ static __always_inline __u64 intern_name(const void *user_span, __u32 version, _
 	id = name_hash(buf.name);
 	if (!id || id == last_id || bpf_map_lookup_elem(&span_names, &id))
 		return id;
+	/* A new name: one user's flood of names must not evict everyone else's. */
+	if (!budget_take(BUDGET_NAMES, SPANPROF_DROP_SPAN_NAME_BUDGET))
+		return 0;
 	if (bpf_map_update_elem(&span_names, &id, &buf, BPF_ANY)) {
 		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_NAME);
 		return 0;
@@ -103,6 +157,9 @@ static __always_inline void end_span(struct span_task *st, const struct span_ctx
 		st->cpu_ns += now - st->on_cpu_ns;
 	st->active = 0;
 	if (!cfg_span_records)
+		return;
+	/* The ring is every process's: one user's flood of short spans gets its share only. */
+	if (!budget_take(BUDGET_ENDS, SPANPROF_DROP_SPAN_END_BUDGET))
 		return;
 	rec = bpf_ringbuf_reserve(&span_ends, sizeof(*rec), 0);
 	if (!rec) {

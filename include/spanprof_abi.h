@@ -15,6 +15,14 @@
 #define SPANPROF_ABI_SPAN_NAME_OFFSET 40
 /* Distinct span names kept (LRU) in span_names; names are series labels, so they are few. */
 #define SPANPROF_MAX_SPAN_NAMES 4096
+/* Fair shares of what span hooks write into maps every process shares, per user (per process
+ * for root, whose processes are often unrelated services) and per second: new names interned
+ * in span_names, and records sent to span_ends. Names a user keeps setting are interned once
+ * and cost nothing more. */
+#define SPANPROF_NEW_NAMES_PER_USER_S 128
+#define SPANPROF_SPAN_ENDS_PER_USER_S 4096
+/* Users (and root processes) whose budgets are kept; the least recent are forgotten. */
+#define SPANPROF_MAX_BUDGET_USERS 4096
 
 /* Frames kept per stack: the kernel's default perf_event_max_stack. */
 #define SPANPROF_MAX_STACK_DEPTH 127
@@ -332,6 +340,8 @@ enum spanprof_drop {
 	SPANPROF_DROP_OFF_CPU_STORAGE, /* task storage unavailable: a span's times not kept */
 	SPANPROF_DROP_OFF_CPU_FULL, /* off-CPU count map full: blocked time lost */
 	SPANPROF_DROP_SPAN_END_FULL, /* span_ends ring buffer full: an ended span's record lost */
+	SPANPROF_DROP_SPAN_NAME_BUDGET, /* the user's new span names this second were spent */
+	SPANPROF_DROP_SPAN_END_BUDGET, /* the user's span records this second were spent */
 	SPANPROF_DROP__COUNT,
 };
 

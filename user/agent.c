@@ -54,7 +54,8 @@ static void scan_python(struct agent *a, pid_t pid, const struct proc_maps *maps
 	int err = loader_set_py_proc(a->loader, pid, py ? &py->bpf : NULL);
 
 	if (err) {
-		log_warn(err, "pid %d: cannot tell the sampler about its CPython frames", (int)pid);
+		log_warn_from(pid, err, "pid %d: cannot tell the sampler about its CPython frames",
+			      (int)pid);
 		interp_procs_forget(a->pyprocs, pid);
 	}
 }
@@ -66,7 +67,8 @@ static void scan_ruby(struct agent *a, pid_t pid, const struct proc_maps *maps)
 	int err = loader_set_rb_proc(a->loader, pid, rb ? &rb->bpf : NULL);
 
 	if (err) {
-		log_warn(err, "pid %d: cannot tell the sampler about its CRuby frames", (int)pid);
+		log_warn_from(pid, err, "pid %d: cannot tell the sampler about its CRuby frames",
+			      (int)pid);
 		interp_procs_forget(a->rbprocs, pid);
 	}
 }
@@ -227,6 +229,7 @@ static void on_sample(void *ctx, const struct sample *s)
 		s->py && !ruby ? interp_procs_get(a->pyprocs, s->key->pid) : NULL;
 	const struct ruby_proc *rb = ruby ? interp_procs_get(a->rbprocs, s->key->pid) : NULL;
 
+	unwind_note_sampled(a->unwind, s->key->pid);
 	stack_resolve(a->resolve, a->symcache, s->key->pid, s->kern_ips, s->lost_kern, s->user_ips,
 		      s->lost_user);
 	if (py)
@@ -266,6 +269,7 @@ static void drain(struct agent *a)
 	w = loader_flip_window(a->loader);
 
 	symcache_new_round(a->symcache);
+	unwind_new_round(a->unwind);
 	usleep(FLIP_SETTLE_US);
 	drain_set_py_stacks(a->drain, w.py_stacks_fd);
 	drain_window(a->drain, w.counts_fd, w.stacks_fd, w.user_stacks_fd, w.names_fd, on_sample,

@@ -50,6 +50,10 @@ static void publish_kernel(struct agent *a)
 		drops[SPANPROF_DROP_SPAN_NAME] += ds.span_names_lost + ns.lost;
 		for (i = 0; i < SPANPROF_DROP__COUNT; i++)
 			metrics_set_at(a->metrics, METRIC_SAMPLES_DROPPED, i, drops[i]);
+		metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_SPAN_NAMES,
+			       drops[SPANPROF_DROP_SPAN_NAME_BUDGET]);
+		metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_SPAN_RECORDS,
+			       drops[SPANPROF_DROP_SPAN_END_BUDGET]);
 	}
 	if (!loader_read_events(a->loader, events, SPANPROF_EVENT__COUNT)) {
 		metrics_set_at(a->metrics, METRIC_SPAN_EVENTS, METRIC_SPAN_SET,
@@ -98,6 +102,8 @@ static void publish_unwind(struct agent *a)
 	metrics_set_at(a->metrics, METRIC_UNWIND_TABLE_BYTES, METRIC_TABLE_BYTES_BUDGET,
 		       (uint64_t)st.store.chunks_total * sizeof(struct spanprof_unwind_chunk));
 	metrics_set(a->metrics, METRIC_UNWIND_EVICTIONS, st.files.evicted);
+	metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_UNWIND_REFUSED,
+		       st.files.fair_refused);
 	metrics_set(a->metrics, METRIC_UNWIND_BUILD_MS, st.files.build_us / 1000);
 	metrics_set(a->metrics, METRIC_UNWIND_TEXT_BYTES, st.files.text_bytes);
 	metrics_set_at(a->metrics, METRIC_UNWIND_MAPPINGS_DROPPED, METRIC_MAPPING_FILE,
@@ -137,6 +143,11 @@ static void publish_user(struct agent *a)
 	hook_registry_get_stats(a->hooks, &hs);
 	metrics_set(a->metrics, METRIC_HOOKS_ATTACHED, hs.files_attached);
 	metrics_set(a->metrics, METRIC_HOOK_FILES_REFUSED, hs.open_refused);
+	metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_HOOK_SLOT_RECLAIMED,
+		       hs.slot_reclaims);
+	metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_HOOK_SLOT_REFUSED,
+		       hs.slot_refusals);
+	metrics_set(a->metrics, METRIC_LOG_SUPPRESSED, log_suppressed_total());
 	metrics_set(a->metrics, METRIC_PROCESSES_TRACKED, proc_table_count(a->procs));
 	metrics_set(a->metrics, METRIC_PROCESSES_REAPED, proc_table_reaped(a->procs));
 	symcache_get_stats(a->symcache, &ss);

@@ -11,6 +11,9 @@
 
 /* Bytes of span records held between two drains (about 80,000 records). */
 #define SPAN_LOG_BUFFER (16u << 20)
+/* All services' span logs together, in --span-log-max-bytes: eight services' worth of a file
+ * and its .1, whatever the number of services. */
+#define SPAN_LOG_TOTAL_FILES 16
 #define SPAN_NAME_SLOTS 1024
 
 static int span_times_on(const struct spanprof_config *cfg)
@@ -74,6 +77,7 @@ int agent_span_cpu_open(struct agent *a)
 {
 	struct span_log_limits limits = {
 		.max_file_bytes = a->cfg->span_log_max_bytes,
+		.max_total_bytes = SPAN_LOG_TOTAL_FILES * a->cfg->span_log_max_bytes,
 		.max_buffered = SPAN_LOG_BUFFER,
 		.max_services = a->cfg->max_services,
 	};
@@ -97,11 +101,18 @@ void agent_span_cpu_drain(struct agent *a)
 {
 	struct span_log_stats ls;
 
+	if (a->span_stats)
+		metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_SPAN_STATS,
+			       span_stats_fair_share(a->span_stats));
 	if (!a->span_log)
 		return;
 	span_log_flush(a->span_log);
 	span_log_get_stats(a->span_log, &ls);
 	metrics_set_at(a->metrics, METRIC_SAMPLES_DROPPED, METRIC_DROP_SPAN_LOG, ls.dropped);
+	metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_SPAN_LOG_BUFFER,
+		       ls.fair_share_drops);
+	metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_SPAN_LOG_REMOVED,
+		       ls.total_removals);
 }
 
 void agent_span_cpu_close(struct agent *a)

@@ -136,10 +136,11 @@ int agent_proc_wait_log(const struct agent_proc *a, const char *text, int timeou
 
 int agent_proc_start(struct agent_proc *a, const char *log_dir, const char *const *argv)
 {
-	const char *args[64] = { build_path("spanprof") };
+	/* Room for a --pid per process of a test that starts a few dozen. */
+	const char *args[160] = { build_path("spanprof") };
 	int i, fd;
 
-	for (i = 0; argv[i] && i < 62; i++)
+	for (i = 0; argv[i] && i < 158; i++)
 		args[i + 1] = argv[i];
 	snprintf(a->log_path, sizeof(a->log_path), "%s/agent.log", log_dir);
 	/* Emptied before the fork: the wait below must not read an earlier agent's log. */

@@ -8,7 +8,7 @@
 
 #include "metrics_scrape.h"
 
-#define BODY_MAX 65536
+#define BODY_MAX (4 << 20) /* span time series of a thousand pairs and more */
 
 static size_t collect(void *data, size_t size, size_t n, void *userp)
 {

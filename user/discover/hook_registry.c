@@ -15,14 +15,24 @@
 #include "discover/hook_elf.h"
 #include "discover/hook_open.h"
 #include "discover/hook_registry.h"
+#include "discover/hook_slots.h"
+#include "discover/link_reaper.h"
 #include "spanprof_abi.h"
 #include "loader.h"
 #include "util/log.h"
+#include "util/proc_file.h"
 
 #define FILES_PER_PID 8
+/* Threads that remove uprobes, so that the run loop removes none: the kernel takes about 0.1 s
+ * per removal and does them one at a time, so more threads would only wait on each other. */
+#define DETACH_THREADS 2
+#define PATH_KEPT 128 /* bytes of a hook file's path kept for logs */
+#define HAND_OFF_AT_EXIT 8 /* uprobes the agent removes itself when it stops */
 
 struct hook_file {
 	uint64_t dev, inode;
+	uid_t uid; /* real uid of the process it was attached for: whose share it counts in */
+	char path[PATH_KEPT]; /* as that process's maps named it, for logs */
 	struct bpf_link *link; /* NULL: nothing probed (a Go runtime: labels only) */
 	int in_use; /* 0: free slot */
 	size_t users;
@@ -51,6 +61,8 @@ struct hook_registry {
 	 * node's exit and exec events (thousands a second on a build machine) must not pay for
 	 * all limits.max_pids of them. */
 	size_t pids_end;
+	struct link_reaper *reaper; /* destroys detached links off the run loop */
+	struct hook_slot *view; /* max_files: what the fair-share rule sees of files */
 	struct file_id *negative; /* open addressing, negative_cap slots (a power of two) */
 	size_t negative_cap, negative_count;
 	struct hook_registry_stats stats;
@@ -71,12 +83,28 @@ struct hook_registry *hook_registry_new(struct loader *loader,
 	r->files = calloc(limits->max_files, sizeof(*r->files));
 	r->pids = calloc(limits->max_pids, sizeof(*r->pids));
 	r->negative = calloc(r->negative_cap, sizeof(*r->negative));
-	if (!r->files || !r->pids || !r->negative) {
+	r->reaper = link_reaper_new(DETACH_THREADS, limits->max_files);
+	r->view = calloc(limits->max_files, sizeof(*r->view));
+	if (!r->files || !r->pids || !r->negative || !r->reaper || !r->view) {
 		hook_registry_free(r);
 		errno = ENOMEM;
 		return NULL;
 	}
 	return r;
+}
+
+/* See hook_registry_free(): the holder keeps the attached links' descriptors. */
+static void hand_off_links(struct hook_registry *r)
+{
+	int *fds = calloc(r->limits.max_files, sizeof(*fds));
+	size_t i, n = 0;
+
+	for (i = 0; fds && i < r->limits.max_files; i++)
+		if (r->files[i].link && bpf_link__fd(r->files[i].link) >= 0)
+			fds[n++] = bpf_link__fd(r->files[i].link);
+	if (fds && link_reaper_hand_off(r->reaper, fds, n))
+		log_debug("uprobes removed by the agent itself: no holder process");
+	free(fds);
 }
 
 void hook_registry_free(struct hook_registry *r)
@@ -85,8 +113,18 @@ void hook_registry_free(struct hook_registry *r)
 
 	if (!r)
 		return;
+	/* Removing a uprobe takes the kernel about 0.1 s, one at a time: with more than a few
+	 * attached, a holder process inherits them and removes them as it exits, so the agent
+	 * stops at once. */
+	if (r->reaper && r->stats.files_attached > HAND_OFF_AT_EXIT)
+		hand_off_links(r);
 	for (i = 0; r->files && i < r->limits.max_files; i++)
-		bpf_link__destroy(r->files[i].link);
+		if (r->reaper)
+			link_reaper_push(r->reaper, r->files[i].link);
+		else
+			bpf_link__destroy(r->files[i].link);
+	link_reaper_free(r->reaper);
+	free(r->view);
 	free(r->files);
 	free(r->pids);
 	free(r->negative);
@@ -173,6 +211,64 @@ static struct go_proc go_proc_of(const struct hook_site *site)
 				 .g_tls_offset = site->go_g_offset };
 }
 
+static int contains(const unsigned int *files, unsigned int n, unsigned int idx);
+static void detach_file(struct hook_registry *r, unsigned int idx);
+static void mark_go_pid(struct hook_registry *r, struct hook_pid *p, const unsigned int *files,
+			unsigned int n);
+
+/* Takes file idx from the processes that map it (they keep their other hook files). */
+static void reclaim_file(struct hook_registry *r, unsigned int idx)
+{
+	struct hook_pid *p;
+	unsigned int k;
+	size_t i;
+
+	for (i = 0; i < r->pids_end; i++) {
+		p = &r->pids[i];
+		if (!p->pid || !contains(p->files, p->nfiles, idx))
+			continue;
+		for (k = 0; k < p->nfiles; k++)
+			if (p->files[k] == idx)
+				p->files[k--] = p->files[--p->nfiles];
+		mark_go_pid(r, p, p->files, p->nfiles);
+	}
+	r->files[idx].users = 0;
+	detach_file(r, idx);
+}
+
+/* A slot for a new hook file of uid's process pid, fair to other users (hook_slots.h): a free
+ * one, or one taken back from the user holding the most (logged, counted); -ENOSPC (logged,
+ * counted) when uid holds its share already. */
+static long take_slot(struct hook_registry *r, uid_t uid, pid_t pid, const char *path)
+{
+	struct hook_slot_pick pick;
+	size_t i;
+	int err;
+
+	for (i = 0; i < r->limits.max_files; i++)
+		r->view[i] = (struct hook_slot){ r->files[i].in_use, r->files[i].uid,
+						 r->files[i].users };
+	err = hook_slots_pick(r->view, r->limits.max_files, uid, &pick);
+	if (err) {
+		r->stats.limit_drops++;
+		r->stats.slot_refusals++;
+		return log_warn_from(pid, err,
+				     "hook in %s (pid %d, uid %u) not attached: %zu hook files "
+				     "already, and its user holds its share (%zu) of them",
+				     path, pid, (unsigned int)uid, r->limits.max_files, pick.share);
+	}
+	if (pick.reclaim) {
+		r->stats.slot_reclaims++;
+		log_warn_from(pid, -ENOSPC,
+			      "hook files full: detached %s (uid %u holds more than its share of "
+			      "%zu) for %s (pid %d, uid %u, below its share)",
+			      r->files[pick.slot].path, (unsigned int)pick.from, pick.share, path,
+			      pid, (unsigned int)uid);
+		reclaim_file(r, pick.slot);
+	}
+	return pick.slot;
+}
+
 /* Attaches the uprobe for a new hook file, open as fd: the kernel resolves /proc/self/fd/N to
  * that open file, so the probe goes into the inode that was parsed. Returns its index or -errno. */
 static long attach_file(struct hook_registry *r, pid_t pid, const struct proc_map *m, int fd,
@@ -180,24 +276,27 @@ static long attach_file(struct hook_registry *r, pid_t pid, const struct proc_ma
 {
 	uint64_t offset =
 		r->limits.use_nop5 && site->nop5_offset ? site->nop5_offset : site->site_offset;
+	uid_t uid = 0, euid;
 	struct bpf_link *link;
 	char path[32];
-	size_t i;
+	long i;
 
-	for (i = 0; i < r->limits.max_files && r->files[i].in_use; i++)
-		;
-	if (i == r->limits.max_files) {
-		r->stats.limit_drops++;
-		return log_warn(-ENOSPC, "hook in %s (pid %d) not attached: %zu hook files already",
-				m->path, pid, r->limits.max_files);
-	}
+	/* The real uid: /proc/PID's owner would say root for a process that made itself
+	 * non-dumpable. Unreadable: the process is going, nothing is attached for it. */
+	if (proc_file_uids(r->limits.proc_root, pid, &uid, &euid))
+		return -ESRCH;
+	i = take_slot(r, uid, pid, m->path);
+	if (i < 0)
+		return i;
 	if (!site->site_offset) {
 		/* A Go runtime without the hook: nothing to probe, its labels are read. */
 		r->files[i] = (struct hook_file){ .dev = m->dev,
 						  .inode = m->inode,
+						  .uid = uid,
 						  .in_use = 1,
 						  .is_go = 1,
 						  .go = go_proc_of(site) };
+		snprintf(r->files[i].path, sizeof(r->files[i].path), "%s", m->path);
 		log_info("Go executable %s (pid %d): span labels read from pprof labels", m->path,
 			 pid);
 		return i;
@@ -210,19 +309,21 @@ static long attach_file(struct hook_registry *r, pid_t pid, const struct proc_ma
 		int err = -errno;
 
 		r->stats.attach_errors++;
-		return log_warn(err, "attach span hook to %s (pid %d, offset 0x%llx)%s", m->path,
-				pid, (unsigned long long)offset,
-				err == -EPERM || err == -EACCES ? " (uprobes need CAP_SYS_ADMIN)" :
-								  "");
+		return log_warn_from(
+			pid, err, "attach span hook to %s (pid %d, offset 0x%llx)%s", m->path, pid,
+			(unsigned long long)offset,
+			err == -EPERM || err == -EACCES ? " (uprobes need CAP_SYS_ADMIN)" : "");
 	}
 	r->files[i] = (struct hook_file){
 		.dev = m->dev,
 		.inode = m->inode,
+		.uid = uid,
 		.link = link,
 		.in_use = 1,
 		.is_go = site->is_go,
 		.go = go_proc_of(site),
 	};
+	snprintf(r->files[i].path, sizeof(r->files[i].path), "%s", m->path);
 	r->stats.attaches++;
 	r->stats.files_attached++;
 	log_info("span hook attached: %s (pid %d, %s%s site)", m->path, pid,
@@ -238,8 +339,8 @@ static int open_failed(struct hook_registry *r, pid_t pid, const struct proc_map
 	if (err == -ENOENT || err == -ESRCH)
 		return err;
 	r->stats.open_refused++;
-	return log_warn(err, "span hook candidate %s (pid %d) not opened: %s", m->path, pid,
-			why ? why : "cannot open");
+	return log_warn_from(pid, err, "span hook candidate %s (pid %d) not opened: %s", m->path,
+			     pid, why ? why : "cannot open");
 }
 
 /* Index of the hook file behind mapping m, attaching it if new; -ENOENT if m has no hook. The
@@ -264,8 +365,8 @@ static long hook_file_for(struct hook_registry *r, pid_t pid, const struct proc_
 		if (err == -ENOEXEC)
 			r->stats.elf_errors++;
 		if (err == -ENOTSUP)
-			log_warn(
-				err,
+			log_warn_from(
+				pid, err,
 				"Go file %s (pid %d): its goroutine pointer's TLS slot is not known "
 				"(a stripped PIE linked externally, or a Go shared library): no "
 				"spans for it",
@@ -281,20 +382,28 @@ static long hook_file_for(struct hook_registry *r, pid_t pid, const struct proc_
 	return idx;
 }
 
+/* Detaches file idx (its link goes to the reaper) and frees its slot. */
+static void detach_file(struct hook_registry *r, unsigned int idx)
+{
+	struct hook_file *f = &r->files[idx];
+
+	f->in_use = 0;
+	if (!f->link)
+		return;
+	link_reaper_push(r->reaper, f->link);
+	f->link = NULL;
+	r->stats.detaches++;
+	r->stats.files_attached--;
+}
+
 static void release_file(struct hook_registry *r, unsigned int idx)
 {
 	struct hook_file *f = &r->files[idx];
 
 	if (!f->in_use || --f->users > 0)
 		return;
-	f->in_use = 0;
-	if (!f->link)
-		return;
-	bpf_link__destroy(f->link);
-	f->link = NULL;
-	r->stats.detaches++;
-	r->stats.files_attached--;
-	log_info("span hook detached: device %llu inode %llu (no process maps it)",
+	detach_file(r, idx);
+	log_info("span hook detached: %s (device %llu inode %llu; no process maps it)", f->path,
 		 (unsigned long long)f->dev, (unsigned long long)f->inode);
 }
 
@@ -326,7 +435,8 @@ static void mark_go_pid(struct hook_registry *r, struct hook_pid *p, const unsig
 	err = loader_set_go_pid(r->loader, p->pid, is_go ? &go : NULL);
 	if (err && is_go) {
 		r->stats.limit_drops++;
-		log_warn(err, "mark pid %d as a Go process: its spans will be missing", p->pid);
+		log_warn_from(p->pid, err, "mark pid %d as a Go process: its spans will be missing",
+			      p->pid);
 		return;
 	}
 	p->is_go = is_go;
@@ -335,16 +445,26 @@ static void mark_go_pid(struct hook_registry *r, struct hook_pid *p, const unsig
 
 int hook_registry_update_pid(struct hook_registry *r, pid_t pid, const struct proc_maps *maps)
 {
-	unsigned int now[FILES_PER_PID], n = 0, i;
+	unsigned int now[FILES_PER_PID], n = 0, i, kept;
+	struct file_id ids[FILES_PER_PID];
 	struct hook_pid *p;
 	size_t m;
 	long idx;
 
 	for (m = 0; m < maps->count && n < FILES_PER_PID; m++) {
 		idx = hook_file_for(r, pid, &maps->maps[m]);
-		if (idx >= 0 && !contains(now, n, idx))
+		if (idx >= 0 && !contains(now, n, idx)) {
+			ids[n] = (struct file_id){ r->files[idx].dev, r->files[idx].inode };
 			now[n++] = idx;
+		}
 	}
+	/* A later file of this loop may have reclaimed the slot of an earlier one (held by
+	 * another user): keep only the slots that still hold the file found. */
+	for (i = kept = 0; i < n; i++)
+		if (r->files[now[i]].in_use && r->files[now[i]].dev == ids[i].dev &&
+		    r->files[now[i]].inode == ids[i].inode)
+			now[kept++] = now[i];
+	n = kept;
 	p = find_pid(r, pid, n > 0);
 	if (!p) {
 		if (n == 0)
@@ -356,9 +476,10 @@ int hook_registry_update_pid(struct hook_registry *r, pid_t pid, const struct pr
 				r->files[now[i]].users = 1;
 				release_file(r, now[i]);
 			}
-		return log_warn(-ENOSPC,
-				"pid %d maps a span hook but %zu processes are tracked already",
-				pid, r->limits.max_pids);
+		return log_warn_from(
+			pid, -ENOSPC,
+			"pid %d maps a span hook but %zu processes are tracked already", pid,
+			r->limits.max_pids);
 	}
 	for (i = 0; i < n; i++)
 		if (!contains(p->files, p->nfiles, now[i]))
@@ -399,7 +520,11 @@ size_t hook_registry_reap(struct hook_registry *r, int (*alive)(void *ctx, pid_t
 	return reaped;
 }
 
-void hook_registry_get_stats(const struct hook_registry *r, struct hook_registry_stats *out)
+void hook_registry_get_stats(struct hook_registry *r, struct hook_registry_stats *out)
 {
+	struct link_reaper_stats rs;
+
+	link_reaper_get_stats(r->reaper, &rs);
 	*out = r->stats;
+	out->detach_pending = rs.pending;
 }

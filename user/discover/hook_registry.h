@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Which files hold spanprof_span_set(), which processes map them, and the uprobe attached to
- * each: one uprobe per distinct file, detached when no tracked process maps it any more. */
+ * each: one uprobe per distinct file, detached (off the run loop) when no tracked process maps
+ * it any more. Slots are shared fairly between users: when all max_files are taken, a user
+ * holding less than max_files / (users holding slots) takes one from the user holding most. */
 #ifndef SPANPROF_HOOK_REGISTRY_H
 #define SPANPROF_HOOK_REGISTRY_H
 
@@ -25,6 +27,9 @@ struct hook_registry_stats {
 	uint64_t pids_tracked; /* now */
 	uint64_t attaches, detaches, attach_errors, elf_errors, limit_drops;
 	uint64_t open_refused; /* mapped files not opened: replaced, not regular, unreadable */
+	uint64_t slot_reclaims; /* files detached to give their slot to a user below its share */
+	uint64_t slot_refusals; /* files not attached: the table full, their user at its share */
+	uint64_t detach_pending; /* uprobes being removed by the detach threads (now) */
 };
 
 /* Attaching goes through `loader` (not owned). NULL with errno on failure. */
@@ -44,6 +49,6 @@ void hook_registry_forget_pid(struct hook_registry *r, pid_t pid);
  * exit event of those was lost. Returns how many. */
 size_t hook_registry_reap(struct hook_registry *r, int (*alive)(void *ctx, pid_t pid), void *ctx);
 
-void hook_registry_get_stats(const struct hook_registry *r, struct hook_registry_stats *out);
+void hook_registry_get_stats(struct hook_registry *r, struct hook_registry_stats *out);
 
 #endif /* SPANPROF_HOOK_REGISTRY_H */

@@ -11,6 +11,7 @@
 
 #include "discover/labels.h"
 #include "util/log.h"
+#include "util/text_clean.h"
 #include "util/utf8.h"
 
 /* The kernel keeps 15 bytes of a task's name (TASK_COMM_LEN less the NUL). */
@@ -126,24 +127,7 @@ static int resource_service_name(struct span attrs, struct span *val)
 
 void labels_clean(char *s)
 {
-	const unsigned char *in = (const unsigned char *)s;
-	char *out = s;
-	size_t n;
-
-	while (*in) {
-		n = utf8_seq_len(in);
-		/* C1 controls are the two-byte sequences c2 80 .. c2 9f. */
-		if (!n || (n == 1 && (*in < 0x20 || *in == 0x7f)) ||
-		    (n == 2 && in[0] == 0xc2 && in[1] <= 0x9f)) {
-			*out++ = '?';
-			in += n ? n : 1;
-			continue;
-		}
-		memmove(out, in, n);
-		out += n;
-		in += n;
-	}
-	*out = '\0';
+	text_clean(s);
 }
 
 /* service.name from OTEL_RESOURCE_ATTRIBUTES, decoded into out. Returns 1 if found and

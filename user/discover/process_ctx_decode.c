@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "discover/process_ctx.h"
+#include "util/text_clean.h"
 #include "util/utf8.h"
 
 enum { WT_VARINT = 0, WT_FIXED64 = 1, WT_LEN = 2, WT_FIXED32 = 5 };
@@ -67,7 +68,8 @@ static int pb_next(struct pb *b, uint32_t *num, struct pb *val)
 	return 1;
 }
 
-/* AnyValue's string_value into out (cut at a character; invalid UTF-8 bytes become '?').
+/* AnyValue's string_value into out (cut at a character; control characters and invalid UTF-8
+ * bytes become '?').
  * Returns 1 when it was a non-empty string, 0 otherwise, -EBADMSG. */
 static int any_string(struct pb any, char *out, size_t size)
 {
@@ -87,12 +89,7 @@ static int any_string(struct pb any, char *out, size_t size)
 		memcpy(out, val.p, n);
 		out[n] = '\0';
 		out[utf8_boundary(out, n)] = '\0';
-		for (char *s = out; *s;) {
-			size_t k = utf8_seq_len((const unsigned char *)s);
-
-			*s = k ? *s : '?';
-			s += k ? k : 1;
-		}
+		text_clean(out);
 		return out[0] != '\0';
 	}
 	return r;

@@ -31,7 +31,7 @@ struct metrics {
 };
 
 /* A new enum spanprof_drop value needs its name below (and this count raised). */
-_Static_assert(SPANPROF_DROP__COUNT == 22, "name every drop reason in drop_reasons");
+_Static_assert(SPANPROF_DROP__COUNT == 24, "name every drop reason in drop_reasons");
 
 static const char *const drop_reasons[METRIC_DROP__COUNT] = {
 	[SPANPROF_DROP_COUNTS_FULL] = "counts_map_full",
@@ -56,6 +56,8 @@ static const char *const drop_reasons[METRIC_DROP__COUNT] = {
 	[SPANPROF_DROP_OFF_CPU_STORAGE] = "off_cpu_storage_failed",
 	[SPANPROF_DROP_OFF_CPU_FULL] = "off_cpu_map_full",
 	[SPANPROF_DROP_SPAN_END_FULL] = "span_records_lost",
+	[SPANPROF_DROP_SPAN_NAME_BUDGET] = "span_name_over_user_share",
+	[SPANPROF_DROP_SPAN_END_BUDGET] = "span_record_over_user_share",
 	[METRIC_DROP_SERVICE_OVERFLOW] = "service_overflow",
 	[METRIC_DROP_ENCODE_ERROR] = "encode_error",
 	[METRIC_DROP_SPAN_LOG] = "span_log_dropped",
@@ -99,6 +101,17 @@ static const char *const interp_unread[] = {
 	[METRIC_UNREAD_RUBY_UNSUPPORTED] = "ruby_unsupported",
 	[METRIC_UNREAD_RUBY_FULL] = "ruby_table_full",
 };
+static const char *const fair_bounds[] = {
+	[METRIC_FAIR_HOOK_SLOT_RECLAIMED] = "hook_slot_reclaimed",
+	[METRIC_FAIR_HOOK_SLOT_REFUSED] = "hook_slot_refused",
+	[METRIC_FAIR_SPAN_NAMES] = "span_names",
+	[METRIC_FAIR_SPAN_RECORDS] = "span_records",
+	[METRIC_FAIR_SPAN_STATS] = "span_stats",
+	[METRIC_FAIR_SPAN_LOG_BUFFER] = "span_log_buffer",
+	[METRIC_FAIR_SPAN_LOG_REMOVED] = "span_log_removed",
+	[METRIC_FAIR_UNWIND_REFUSED] = "unwind_table_refused",
+};
+_Static_assert(sizeof(fair_bounds) / sizeof(fair_bounds[0]) == METRIC_FAIR__COUNT, "labels");
 static const char *const versions[] = { SPANPROF_VERSION };
 
 #define LABELLED(label, values) label, values, sizeof(values) / sizeof(values[0])
@@ -177,7 +190,7 @@ static const struct metric_def defs[METRIC__COUNT] = {
 					"Kernel memory for unwind rows: used, and the budget.",
 					LABELLED("kind", table_bytes) },
 	[METRIC_UNWIND_EVICTIONS] = { "spanprof_unwind_table_evictions_total", METRIC_COUNTER,
-				      "Unwind tables evicted (least recently mapped) for room." },
+				      "Unwind tables evicted (least recently sampled, from the user holding the most) for room." },
 	[METRIC_UNWIND_BUILD_MS] = { "spanprof_unwind_build_milliseconds_total", METRIC_COUNTER,
 				     "Time the worker thread spent building unwind tables." },
 	[METRIC_UNWIND_TEXT_BYTES] = { "spanprof_unwind_text_bytes_total", METRIC_COUNTER,
@@ -198,6 +211,13 @@ static const struct metric_def defs[METRIC__COUNT] = {
 				   "Scans that found a Python or Ruby interpreter whose frames are "
 				   "not read: unsupported, or the process table was full.",
 				   LABELLED("reason", interp_unread) },
+	[METRIC_FAIR_SHARE] = { "spanprof_fair_share_limited_total", METRIC_COUNTER,
+				"Times a per-user or per-service share of a table shared by all "
+				"processes was enforced, by bound (see docs/security.md).",
+				LABELLED("bound", fair_bounds) },
+	[METRIC_LOG_SUPPRESSED] = { "spanprof_log_suppressed_total", METRIC_COUNTER,
+				    "Warnings not printed because their source (a pid or file) "
+				    "repeated them past the rate limit." },
 };
 
 struct metrics *metrics_new(void)

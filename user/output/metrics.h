@@ -45,6 +45,8 @@ enum metric_id {
 	METRIC_OFF_CPU_PERIODS, /* counter, label result: enum metric_off_cpu */
 	METRIC_INTERP_PROCESSES, /* gauge, label interpreter: enum metric_interp */
 	METRIC_INTERP_UNREAD, /* counter, label reason: enum metric_interp_unread */
+	METRIC_FAIR_SHARE, /* counter, label bound: enum metric_fair_bound */
+	METRIC_LOG_SUPPRESSED, /* counter: warnings not printed by the per-source rate limit */
 	METRIC__COUNT,
 };
 
@@ -71,6 +73,19 @@ enum metric_interp_unread {
 	METRIC_UNREAD_PYTHON_FULL,
 	METRIC_UNREAD_RUBY_UNSUPPORTED,
 	METRIC_UNREAD_RUBY_FULL,
+};
+/* Bounds on tables shared by every process that bit, so that one user's flood does not take
+ * another's share (docs/security.md). */
+enum metric_fair_bound {
+	METRIC_FAIR_HOOK_SLOT_RECLAIMED = 0, /* a hook file detached for another user's */
+	METRIC_FAIR_HOOK_SLOT_REFUSED, /* a hook file not attached: its user holds its share */
+	METRIC_FAIR_SPAN_NAMES, /* span names not interned: the process's rate was spent */
+	METRIC_FAIR_SPAN_RECORDS, /* span records not sent: the process's rate was spent */
+	METRIC_FAIR_SPAN_STATS, /* span times put under the service's own "other" */
+	METRIC_FAIR_SPAN_LOG_BUFFER, /* span records dropped: the service held its buffer share */
+	METRIC_FAIR_SPAN_LOG_REMOVED, /* span log files removed to keep the total bound */
+	METRIC_FAIR_UNWIND_REFUSED, /* unwind tables not built: the user holds its budget share */
+	METRIC_FAIR__COUNT,
 };
 enum metric_mapping_kind { METRIC_MAPPING_FILE = 0, METRIC_MAPPING_ANONYMOUS };
 

@@ -21,6 +21,8 @@ struct service_buf {
 	char *buf;
 	size_t len, cap;
 	uint64_t records; /* lines in buf */
+	int sized; /* the sizes below were read from the files (after the first flush) */
+	uint64_t cur_bytes, old_bytes; /* <stem>.spans.jsonl and its .1 on disk */
 };
 
 struct span_log {
@@ -28,6 +30,7 @@ struct span_log {
 	struct span_log_limits limits;
 	struct service_buf *svcs;
 	size_t nsvcs, buffered;
+	uint64_t disk_bytes; /* every service's cur_bytes + old_bytes */
 	struct span_log_stats stats;
 };
 
@@ -190,6 +193,13 @@ int span_log_add(struct span_log *sl, const struct span_record *r)
 
 	if (!sb || sl->buffered + need - 1 > sl->limits.max_buffered)
 		goto out_drop;
+	/* Fairness: once half the buffer is taken, a service holding a quarter of it already
+	 * (a flood) gets no more, so the other half stays for the other services. */
+	if (sb->len + need - 1 > sl->limits.max_buffered / 4 &&
+	    sl->buffered + need - 1 > sl->limits.max_buffered / 2) {
+		sl->stats.fair_share_drops++;
+		goto out_drop;
+	}
 	if (sb->len + need > sb->cap) {
 		cap = sb->cap ? sb->cap : 4096;
 		while (cap < sb->len + need)
@@ -209,29 +219,84 @@ out_drop:
 	return -ENOBUFS;
 }
 
-/* Opens <dir>/<stem>.spans.jsonl to append len bytes, renaming it to .1 first when it would
- * grow past the limit. Returns the fd or -errno. */
-static int open_for(struct span_log *sl, const char *stem, size_t len, char *path, size_t size)
+static int stem_path(const struct span_log *sl, const char *stem, const char *suffix, char *path,
+		     size_t size)
 {
-	char old[PATH_MAX + 4];
-	struct stat st;
-	int fd;
-
-	if (snprintf(path, size, "%s/%s.spans.jsonl", sl->dir, stem) >= (int)size)
+	if (snprintf(path, size, "%s/%s.spans.jsonl%s", sl->dir, stem, suffix) >= (int)size)
 		return -ENAMETOOLONG;
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
+	return 0;
+}
+
+static uint64_t file_size(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) || !S_ISREG(st.st_mode) ? 0 : (uint64_t)st.st_size;
+}
+
+/* Reads once what sb's files hold already (a restarted agent appends to the last run's files). */
+static void size_service(struct span_log *sl, struct service_buf *sb)
+{
+	char path[PATH_MAX];
+
+	if (sb->sized)
+		return;
+	sb->sized = 1;
+	if (!stem_path(sl, sb->file, "", path, sizeof(path)))
+		sb->cur_bytes = file_size(path);
+	if (!stem_path(sl, sb->file, ".1", path, sizeof(path)))
+		sb->old_bytes = file_size(path);
+	sl->disk_bytes += sb->cur_bytes + sb->old_bytes;
+}
+
+/* Renames sb's file to .1, replacing the one before. */
+static int rotate(struct span_log *sl, struct service_buf *sb)
+{
+	char path[PATH_MAX], old[PATH_MAX];
+	int err = stem_path(sl, sb->file, "", path, sizeof(path));
+
+	err = err ?: stem_path(sl, sb->file, ".1", old, sizeof(old));
+	if (err)
+		return err;
+	/* Gone already (removed by hand): nothing to keep, the next write starts it again. */
+	if (rename(path, old) && errno != ENOENT)
 		return -errno;
-	if (fstat(fd, &st) || !st.st_size ||
-	    (uint64_t)st.st_size + len <= sl->limits.max_file_bytes)
-		return fd;
-	close(fd);
-	snprintf(old, sizeof(old), "%s.1", path);
-	if (rename(path, old))
-		return -errno;
+	sl->disk_bytes -= sb->old_bytes;
+	sb->old_bytes = sb->cur_bytes;
+	sb->cur_bytes = 0;
 	sl->stats.rotations++;
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-	return fd < 0 ? -errno : fd;
+	return 0;
+}
+
+/* Removes the oldest file of the service that holds the most bytes on disk (its .1, else its
+ * current file). Returns 0, or -ENOSPC when no service holds anything. */
+static int remove_largest(struct span_log *sl)
+{
+	struct service_buf *big = NULL, *sb;
+	char path[PATH_MAX];
+	uint64_t *bytes;
+	size_t i;
+
+	for (i = 0; i < sl->nsvcs; i++) {
+		sb = &sl->svcs[i];
+		if (!big || sb->cur_bytes + sb->old_bytes > big->cur_bytes + big->old_bytes)
+			big = sb;
+	}
+	if (!big || !(big->cur_bytes + big->old_bytes))
+		return -ENOSPC;
+	bytes = big->old_bytes ? &big->old_bytes : &big->cur_bytes;
+	if (stem_path(sl, big->file, big->old_bytes ? ".1" : "", path, sizeof(path)))
+		return -ENAMETOOLONG;
+	if (unlink(path) && errno != ENOENT)
+		return -errno;
+	sl->disk_bytes -= *bytes;
+	*bytes = 0;
+	sl->stats.total_removals++;
+	log_warn(0,
+		 "span logs reached their total bound (%llu bytes): removed %s, of the service "
+		 "holding the most",
+		 (unsigned long long)sl->limits.max_total_bytes, path);
+	return 0;
 }
 
 static int write_all(int fd, const char *p, size_t len)
@@ -250,27 +315,100 @@ static int write_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
+/* Appends p[0..len) to sb's file, under the total bound. Returns 0 or -errno. */
+static int append(struct span_log *sl, struct service_buf *sb, const char *p, size_t len)
+{
+	char path[PATH_MAX];
+	int fd, err = 0;
+
+	while (!err && sl->limits.max_total_bytes &&
+	       sl->disk_bytes + len > sl->limits.max_total_bytes)
+		err = remove_largest(sl);
+	err = err ?: stem_path(sl, sb->file, "", path, sizeof(path));
+	if (err)
+		return err;
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return -errno;
+	err = write_all(fd, p, len);
+	close(fd);
+	if (err)
+		return err;
+	sb->cur_bytes += len;
+	sl->disk_bytes += len;
+	return 0;
+}
+
+/* Bytes of the whole lines at the start of p[0..len) that fit in room; *lines gets their count. */
+static size_t lines_fitting(const char *p, size_t len, uint64_t room, uint64_t *lines)
+{
+	size_t fit = 0, i;
+
+	*lines = 0;
+	for (i = 0; i < len && i < room; i++)
+		if (p[i] == '\n') {
+			fit = i + 1;
+			(*lines)++;
+		}
+	return fit;
+}
+
+static uint64_t count_lines(const char *p, size_t len)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		n += p[i] == '\n';
+	return n;
+}
+
+/* Writes sb's buffer, rotating its file as often as needed: no file ever holds more than
+ * max_file_bytes. Returns 0 or -errno (what was not written is counted as dropped). */
+static int flush_service(struct span_log *sl, struct service_buf *sb)
+{
+	uint64_t max = sl->limits.max_file_bytes, lines;
+	const char *p = sb->buf;
+	size_t off = 0, n;
+	int err = 0;
+
+	size_service(sl, sb);
+	while (!err && off < sb->len) {
+		n = lines_fitting(p + off, sb->len - off,
+				  max > sb->cur_bytes ? max - sb->cur_bytes : 0, &lines);
+		if (!n && sb->cur_bytes) {
+			err = rotate(sl, sb);
+		} else if (!n) {
+			/* One line longer than a whole file: it cannot be kept. */
+			n = (const char *)memchr(p + off, '\n', sb->len - off) - (p + off) + 1;
+			sl->stats.dropped++;
+			off += n;
+		} else if (!(err = append(sl, sb, p + off, n))) {
+			sl->stats.records += lines;
+			off += n;
+		}
+	}
+	sl->stats.dropped += count_lines(p + off, sb->len - off);
+	return err;
+}
+
 int span_log_flush(struct span_log *sl)
 {
 	char path[PATH_MAX];
 	struct service_buf *sb;
-	int fd, err, first = 0;
+	int err, first = 0;
 	size_t i;
 
 	for (i = 0; i < sl->nsvcs; i++) {
 		sb = &sl->svcs[i];
 		if (!sb->len)
 			continue;
-		fd = open_for(sl, sb->file, sb->len, path, sizeof(path));
-		err = fd < 0 ? fd : write_all(fd, sb->buf, sb->len);
-		if (fd >= 0)
-			close(fd);
-		if (err) {
-			sl->stats.dropped += sb->records;
-			if (!first)
-				first = log_err(err, "append span records to %s", path);
-		} else {
-			sl->stats.records += sb->records;
+		err = flush_service(sl, sb);
+		if (err == -ENOSPC)
+			sl->stats.total_drops++;
+		if (err && !first) {
+			stem_path(sl, sb->file, "", path, sizeof(path));
+			first = log_err(err, "append span records to %s", path);
 		}
 		sb->len = 0;
 		sb->records = 0;

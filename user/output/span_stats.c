@@ -15,13 +15,22 @@ struct row {
 	struct span_stats_row sums;
 };
 
+/* Named pairs per service, for the fair share: open addressing, keyed by the service's hash and
+ * text (a row's copy). */
+struct service_count {
+	const char *service; /* NULL: empty */
+	uint64_t hash;
+	size_t named;
+};
+
 struct span_stats {
 	pthread_mutex_t lock;
 	size_t max_pairs, named, nrows, cap_rows; /* rows: named + "other" ones */
-	size_t mask; /* slots - 1 */
+	size_t mask; /* slots - 1 (also of counts) */
 	uint32_t *slots; /* 0: empty, else index + 1 into rows */
 	struct row *rows;
-	uint64_t overflow;
+	struct service_count *counts;
+	uint64_t overflow, fair_share;
 };
 
 static uint64_t pair_hash(const char *service, const char *name)
@@ -56,7 +65,8 @@ struct span_stats *span_stats_new(size_t max_pairs)
 	st->mask = slots - 1;
 	st->slots = calloc(slots, sizeof(*st->slots));
 	st->rows = calloc(st->cap_rows, sizeof(*st->rows));
-	if (!st->slots || !st->rows) {
+	st->counts = calloc(slots, sizeof(*st->counts));
+	if (!st->slots || !st->rows || !st->counts) {
 		span_stats_free(st);
 		errno = ENOMEM;
 		return NULL;
@@ -79,6 +89,7 @@ void span_stats_free(struct span_stats *st)
 		pthread_mutex_destroy(&st->lock);
 	free(st->slots);
 	free(st->rows);
+	free(st->counts);
 	free(st);
 }
 
@@ -127,9 +138,42 @@ static struct row *get_row(struct span_stats *st, const char *service, const cha
 	return r;
 }
 
+/* The named-pair count of service (created empty; a service has fewer rows than slots). */
+static struct service_count *service_count(struct span_stats *st, const char *service)
+{
+	uint64_t hash = pair_hash(service, "");
+	size_t i = hash & st->mask;
+	struct service_count *c;
+
+	for (;; i = (i + 1) & st->mask) {
+		c = &st->counts[i];
+		if (!c->service || (c->hash == hash && !strcmp(c->service, service)))
+			break;
+	}
+	c->hash = hash;
+	return c;
+}
+
+/* Fairness: once half the table is named, a service holding an eighth of it already (one
+ * service's flood of names) adds no more pairs, so the rest stays for the other services. A
+ * table of fewer than FAIR_MIN_PAIRS pairs has no share worth keeping. */
+#define FAIR_MIN_PAIRS 16
+static int has_room(struct span_stats *st, const struct service_count *c)
+{
+	if (st->named >= st->max_pairs)
+		return 0;
+	if (st->max_pairs >= FAIR_MIN_PAIRS && st->named >= st->max_pairs / 2 &&
+	    c->named >= st->max_pairs / 8) {
+		st->fair_share++;
+		return 0;
+	}
+	return 1;
+}
+
 void span_stats_add(struct span_stats *st, const char *service, const char *name, uint64_t cpu_ns,
 		    uint64_t off_cpu_ns)
 {
+	struct service_count *c;
 	struct row *r;
 	int added;
 
@@ -138,8 +182,12 @@ void span_stats_add(struct span_stats *st, const char *service, const char *name
 	service = service && *service ? service : "unknown_service";
 	name = name ? name : "";
 	pthread_mutex_lock(&st->lock);
-	r = get_row(st, service, name, st->named < st->max_pairs, &added);
+	c = service_count(st, service);
+	r = get_row(st, service, name, c->named < st->max_pairs && has_room(st, c), &added);
 	st->named += added;
+	c->named += added;
+	if (added && !c->service)
+		c->service = r->service;
 	if (!r) {
 		st->overflow++;
 		/* The last row is kept for ("other", "other"). */
@@ -169,6 +217,16 @@ int span_stats_get(struct span_stats *st, const char *service, const char *name,
 	}
 	pthread_mutex_unlock(&st->lock);
 	return err;
+}
+
+uint64_t span_stats_fair_share(struct span_stats *st)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&st->lock);
+	n = st->fair_share;
+	pthread_mutex_unlock(&st->lock);
+	return n;
 }
 
 uint64_t span_stats_overflow(struct span_stats *st)

@@ -22,7 +22,9 @@ void span_stats_free(struct span_stats *st); /* NULL-safe */
 
 /* Adds one ended span of service (NULL or "": "unknown_service") named name (NULL: ""). A pair
  * that does not fit goes to (service, "other"), or ("other", "other"), and is counted in
- * span_stats_overflow(). Safe against a concurrent span_stats_render(). */
+ * span_stats_overflow(). Once half of max_pairs are taken, a service holding max_pairs / 8
+ * names already gets no new one (counted in span_stats_fair_share() too). Safe against a
+ * concurrent span_stats_render(). */
 void span_stats_add(struct span_stats *st, const char *service, const char *name, uint64_t cpu_ns,
 		    uint64_t off_cpu_ns);
 
@@ -33,6 +35,9 @@ struct span_stats_row {
 /* The sums of (service, name). Returns 0, or -ENOENT when the table has no such row. */
 int span_stats_get(struct span_stats *st, const char *service, const char *name,
 		   struct span_stats_row *out);
+
+/* Spans whose new pair was refused by the per-service share. */
+uint64_t span_stats_fair_share(struct span_stats *st);
 
 /* Spans whose pair did not fit and went to an "other" row. */
 uint64_t span_stats_overflow(struct span_stats *st);

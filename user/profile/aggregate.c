@@ -20,6 +20,10 @@ struct aggregate {
 	struct proc_table *procs;
 	struct service_profile *services; /* opts.max_services slots, `nservices` used */
 	size_t nservices;
+	/* Open addressing over the services by name hash (0: empty, else index + 1), so a sample
+	 * costs one hash and usually one strcmp, whatever the number of services. */
+	uint32_t *index;
+	size_t index_mask;
 	int64_t window_start_ns;
 	struct aggregate_stats stats;
 };
@@ -33,7 +37,11 @@ struct aggregate *aggregate_new(const struct aggregate_options *opts, struct pro
 	a->opts = *opts;
 	a->procs = procs;
 	a->services = calloc(opts->max_services, sizeof(*a->services));
-	if (!a->services) {
+	a->index_mask = 15;
+	while (a->index_mask + 1 < 2 * opts->max_services)
+		a->index_mask = 2 * a->index_mask + 1;
+	a->index = calloc(a->index_mask + 1, sizeof(*a->index));
+	if (!a->services || !a->index) {
 		aggregate_free(a);
 		errno = ENOMEM;
 		return NULL;
@@ -48,6 +56,7 @@ static void free_services(struct aggregate *a)
 	for (i = 0; i < a->nservices; i++)
 		pprof_builder_free(a->services[i].builder);
 	a->nservices = 0;
+	memset(a->index, 0, (a->index_mask + 1) * sizeof(*a->index));
 }
 
 void aggregate_free(struct aggregate *a)
@@ -57,6 +66,7 @@ void aggregate_free(struct aggregate *a)
 	if (a->services)
 		free_services(a);
 	free(a->services);
+	free(a->index);
 	free(a);
 }
 
@@ -65,14 +75,27 @@ void aggregate_start(struct aggregate *a, int64_t start_ns)
 	a->window_start_ns = start_ns;
 }
 
+static size_t name_slot(const struct aggregate *a, const char *service)
+{
+	uint64_t h = 1469598103934665603ull;
+	const char *p;
+	size_t i;
+
+	for (p = service; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	for (i = h & a->index_mask; a->index[i]; i = (i + 1) & a->index_mask)
+		if (!strcmp(a->services[a->index[i] - 1].name, service))
+			break;
+	return i;
+}
+
 static struct pprof_builder *builder_for(struct aggregate *a, const char *service)
 {
 	struct service_profile *s;
-	size_t i;
+	size_t slot = name_slot(a, service);
 
-	for (i = 0; i < a->nservices; i++)
-		if (!strcmp(a->services[i].name, service))
-			return a->services[i].builder;
+	if (a->index[slot])
+		return a->services[a->index[slot] - 1].builder;
 	if (a->nservices == a->opts.max_services)
 		return NULL;
 	s = &a->services[a->nservices];
@@ -87,6 +110,7 @@ static struct pprof_builder *builder_for(struct aggregate *a, const char *servic
 		return NULL;
 	snprintf(s->name, sizeof(s->name), "%s", service);
 	a->nservices++;
+	a->index[slot] = a->nservices;
 	return s->builder;
 }
 

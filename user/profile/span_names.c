@@ -9,6 +9,7 @@
 
 #include "profile/span_names.h"
 #include "spanprof_abi.h"
+#include "util/text_clean.h"
 
 struct span_slot {
 	uint64_t id; /* 0: empty */
@@ -65,6 +66,8 @@ const char *span_names_get(struct span_names *sn, int map_fd, uint64_t id)
 	}
 	memcpy(slot->name, value.name, sizeof(value.name));
 	slot->name[sizeof(value.name)] = '\0';
+	/* Where a span name enters the agent: cleaned once for every output. */
+	text_clean(slot->name);
 	slot->id = id;
 	return slot->name;
 }

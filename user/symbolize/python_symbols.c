@@ -10,6 +10,7 @@
 #include "symbolize/python_symbols.h"
 #include "unwind/python_lines.h"
 #include "util/lru.h"
+#include "util/text_clean.h"
 
 #define NAME_MAX_LEN 128
 #define FILE_MAX_LEN 256
@@ -97,6 +98,7 @@ static int read_str(int fd, const struct python_offsets *off, uint64_t obj, char
 	if (read_mem(fd, obj + off->str_ascii_data, out, len))
 		return -EFAULT;
 	out[len] = '\0';
+	text_clean(out); /* the process's bytes: no newline or ESC into any output */
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include "symbolize/ruby_symbols.h"
 #include "unwind/ruby_lines.h"
 #include "util/lru.h"
+#include "util/text_clean.h"
 
 #define LABEL_MAX_LEN 128
 #define PATH_MAX_LEN 256
@@ -121,6 +122,7 @@ static int read_rstring(int fd, const struct ruby_offsets *off, uint64_t str, ch
 	if (read_mem(fd, data, out, len))
 		return -EFAULT;
 	out[len] = '\0';
+	text_clean(out); /* the process's bytes: no newline or ESC into any output */
 	return 0;
 }
 

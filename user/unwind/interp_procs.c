@@ -93,9 +93,10 @@ static void note_unsupported(struct interp_procs *ip, pid_t pid, const struct in
 	ip->stats.unsupported++;
 	if (lru_find(&ip->noted, file->dev, file->inode))
 		return;
-	log_warn(-ENOTSUP, "pid %d: %s %d.%d.%d in %s is not supported (%s): native frames only",
-		 (int)pid, ip->kind->name, file->major, file->minor, file->patch, file->path,
-		 file->remark ? file->remark : "?");
+	log_warn_from((long)file->inode, -ENOTSUP,
+		      "pid %d: %s %d.%d.%d in %s is not supported (%s): native frames only",
+		      (int)pid, ip->kind->name, file->major, file->minor, file->patch, file->path,
+		      file->remark ? file->remark : "?");
 	if (ip->noted.count >= MAX_NOTED_FILES && (old = lru_oldest(&ip->noted))) {
 		lru_del(&ip->noted, old);
 		free(lru_entry(old, struct file_entry, node));
@@ -108,8 +109,21 @@ static void note_unsupported(struct interp_procs *ip, pid_t pid, const struct in
 	lru_add(&ip->noted, &f->node);
 }
 
+/* The interpreter file the last scan of pid found readable: {0, 0} when none. */
+static struct file_id {
+	uint64_t dev, inode;
+} known_file(const struct interp_procs *ip, pid_t pid)
+{
+	const struct interp_file *f = interp_procs_get(ip, pid);
+
+	return f ? (struct file_id){ f->dev, f->inode } : (struct file_id){ 0, 0 };
+}
+
 const void *interp_procs_update(struct interp_procs *ip, pid_t pid, const struct proc_maps *maps)
 {
+	/* Rescans (every mmap, every --rescan-s) find the same interpreter again: it is news
+	 * only when the process did not run it before (first scan, or an exec). */
+	struct file_id before = known_file(ip, pid);
 	const struct interp_file *file;
 	struct proc_entry *e;
 	int err;
@@ -137,6 +151,8 @@ const void *interp_procs_update(struct interp_procs *ip, pid_t pid, const struct
 	e->node.k1 = (uint64_t)pid;
 	lru_add(&ip->pids, &e->node);
 	ip->stats.supported++;
+	if (before.dev == file->dev && before.inode == file->inode)
+		return e->value;
 	log_info("pid %d: reading %s %d.%d.%d frames (%s%s%s)", (int)pid, ip->kind->name,
 		 file->major, file->minor, file->patch, file->path, file->remark ? "; " : "",
 		 file->remark ? file->remark : "");

@@ -17,6 +17,7 @@
 
 struct pid_entry {
 	struct lru_node node; /* k1 = pid */
+	uint64_t sampled_round; /* the last drain round its samples were noted in */
 	uint64_t sig; /* hash of the last value written */
 	int pending; /* mappings whose table was being built at the last publish */
 	int ready_logged;
@@ -32,6 +33,8 @@ struct unwind {
 	int republish; /* tables finished since the last pass over the waiting processes */
 	uint64_t last_republish_ns;
 	struct spanprof_unwind_proc value; /* scratch for one publish */
+	struct spanprof_unwind_proc sampled; /* scratch for unwind_note_sampled */
+	uint64_t round; /* drain rounds (unwind_new_round) */
 };
 
 struct unwind *unwind_new(const struct unwind_options *opts)
@@ -243,6 +246,29 @@ void unwind_scan_pid(struct unwind *u, pid_t pid, const struct proc_maps *maps)
 		log_ready(u, pid);
 		p->ready_logged = 1;
 	}
+}
+
+void unwind_new_round(struct unwind *u)
+{
+	if (u)
+		u->round++;
+}
+
+void unwind_note_sampled(struct unwind *u, pid_t pid)
+{
+	struct lru_node *n = u ? lru_find(&u->pids, pid, 0) : NULL;
+	struct pid_entry *p = n ? lru_entry(n, struct pid_entry, node) : NULL;
+	__u32 key = pid, i;
+
+	if (!p || p->sampled_round == u->round)
+		return;
+	p->sampled_round = u->round;
+	/* What the unwinder used for it: the mappings as last published. */
+	if (bpf_map_lookup_elem(u->opts.procs_fd, &key, &u->sampled))
+		return;
+	for (i = 0; i < u->sampled.nmaps && i < SPANPROF_UNWIND_MAX_MAPPINGS; i++)
+		unwind_files_note_sampled(u->files, u->sampled.maps[i].table,
+					  u->sampled.maps[i].gen);
 }
 
 void unwind_forget_pid(struct unwind *u, pid_t pid)

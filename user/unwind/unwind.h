@@ -48,6 +48,13 @@ void unwind_free(struct unwind *u); /* NULL-safe; stops the worker */
  * files are all resolved logs "unwind: pid N ready" at debug level. */
 void unwind_scan_pid(struct unwind *u, pid_t pid, const struct proc_maps *maps);
 
+/* Starts a drain round: unwind_note_sampled() then reads each process once per round. */
+void unwind_new_round(struct unwind *u);
+
+/* pid had samples in this round: the files whose tables its published mappings name count as
+ * sampled now (evicted last; rebuilt sooner when evicted). One map read per pid and round. */
+void unwind_note_sampled(struct unwind *u, pid_t pid);
+
 /* The process exited: its mappings leave the BPF map. */
 void unwind_forget_pid(struct unwind *u, pid_t pid);
 

@@ -16,6 +16,7 @@
 #include "unwind/unwind_files.h"
 #include "util/log.h"
 #include "util/lru.h"
+#include "util/proc_file.h"
 
 #define MAX_SEGS 16
 /* Key tags (k1's top bits) so build ids, device/inode pairs and the vDSO never collide. */
@@ -30,9 +31,14 @@ struct seg {
 struct alias;
 
 struct file {
-	struct lru_node node; /* by build id, or the alias's key when the file has none */
+	/* By build id, or the alias's key when the file has none. Recency: the last window in which
+	 * a process using its table was sampled (or its table was stored). */
+	struct lru_node node;
 	enum unwind_file_state state;
 	uint64_t evicted_ns; /* EVICTED: when */
+	uint64_t sampled_ns; /* last noted in a sampled process (0: never) */
+	uid_t uid; /* real uid of the process that mapped it first: whose share it counts in */
+	uint32_t chunks; /* READY: chunks its table holds */
 	char *path; /* as first mapped, for logs */
 	uint32_t table, gen;
 	struct seg segs[MAX_SEGS];
@@ -49,8 +55,11 @@ struct alias {
 
 struct unwind_files {
 	struct unwind_files_options opts;
-	struct lru files; /* recency: the last time a scan mapped the file */
+	struct lru files; /* recency: see struct file */
 	struct lru aliases; /* (dev, inode) -> file */
+	/* Table slot -> the file whose table it holds or last held (EVICTED), so that samples
+	 * can be traced to files. */
+	struct file *by_table[SPANPROF_UNWIND_MAX_TABLES];
 	struct unwind_files_stats stats;
 };
 
@@ -80,6 +89,8 @@ static void free_file(struct unwind_files *fs, struct file *f)
 	}
 	if (f->state == UNWIND_FILE_READY)
 		unwind_store_drop(fs->opts.store, f->table);
+	if (f->table < SPANPROF_UNWIND_MAX_TABLES && fs->by_table[f->table] == f)
+		fs->by_table[f->table] = NULL;
 	fs->stats.files[f->state]--;
 	lru_del(&fs->files, &f->node);
 	free(f->path);
@@ -114,16 +125,68 @@ static void set_state(struct unwind_files *fs, struct file *f, enum unwind_file_
 	fs->stats.files[s]++;
 }
 
-/* Makes room in the BPF maps: the least recently mapped table goes, its file is remembered as
- * evicted. Returns 0 or -ENOSPC (no table to evict). */
-static int evict_table(struct unwind_files *fs)
+/* Who holds the table memory, in one pass over the files. */
+struct holders {
+	uint64_t mine; /* chunks of uid's tables */
+	size_t users; /* users holding tables, uid counted */
+	uid_t top; /* the user holding the most chunks */
+};
+
+#define MAX_HOLDERS 64 /* users told apart; more share the last entry's count */
+
+static void count_holders(struct unwind_files *fs, uid_t uid, struct holders *out)
 {
-	struct lru_node *n;
+	struct {
+		uid_t uid;
+		uint64_t chunks;
+	} h[MAX_HOLDERS];
+	size_t n = 0, i, best = 0;
+	struct lru_node *node;
 	struct file *f;
 
+	for (node = lru_oldest(&fs->files); node; node = lru_newer(&fs->files, node)) {
+		f = lru_entry(node, struct file, node);
+		if (f->state != UNWIND_FILE_READY)
+			continue;
+		for (i = 0; i < n && h[i].uid != f->uid; i++)
+			;
+		if (i == n && n < MAX_HOLDERS) {
+			h[n].uid = f->uid;
+			h[n++].chunks = 0;
+		}
+		h[i < n ? i : n - 1].chunks += f->chunks;
+	}
+	*out = (struct holders){ .users = n, .top = uid };
+	for (i = 0; i < n; i++) {
+		if (h[i].uid == uid)
+			out->mine = h[i].chunks;
+		if (h[i].chunks > best) {
+			best = h[i].chunks;
+			out->top = h[i].uid;
+		}
+	}
+	out->users += !out->mine;
+}
+
+/* Makes room in the BPF maps for a table of `want` (a file of uid): the least recently sampled
+ * table of the user holding the most goes, and its file is remembered as evicted; a user
+ * already at its share (the budget divided among the users holding tables) only evicts its own
+ * tables. Returns 0, -ENOSPC (no table to evict) or -EDQUOT (uid at its share, none of its
+ * own to evict). */
+static int evict_table(struct unwind_files *fs, const struct file *want)
+{
+	struct unwind_store_stats ss;
+	struct holders h;
+	struct lru_node *n;
+	struct file *f;
+	uid_t victim;
+
+	unwind_store_get_stats(fs->opts.store, &ss);
+	count_holders(fs, want->uid, &h);
+	victim = h.mine + want->chunks > ss.chunks_total / h.users ? want->uid : h.top;
 	for (n = lru_oldest(&fs->files); n; n = lru_newer(&fs->files, n)) {
 		f = lru_entry(n, struct file, node);
-		if (f->state != UNWIND_FILE_READY)
+		if (f->state != UNWIND_FILE_READY || f->uid != victim)
 			continue;
 		unwind_store_drop(fs->opts.store, f->table);
 		set_state(fs, f, UNWIND_FILE_EVICTED);
@@ -131,7 +194,7 @@ static int evict_table(struct unwind_files *fs)
 		fs->stats.evicted++;
 		return 0;
 	}
-	return -ENOSPC;
+	return victim == want->uid && h.users > 1 ? -EDQUOT : -ENOSPC;
 }
 
 /* Forgets the least recently mapped file not being built; returns 0 or -ENOSPC. */
@@ -192,6 +255,7 @@ static struct file *new_file(struct unwind_files *fs, uint64_t k1, uint64_t k2, 
 	f->path = strdup(path);
 	f->node.k1 = k1;
 	f->node.k2 = k2;
+	f->table = UINT32_MAX;
 	f->state = UNWIND_FILE_PENDING;
 	fs->stats.files[f->state]++;
 	lru_add(&fs->files, &f->node);
@@ -246,6 +310,12 @@ static struct file *open_file(struct unwind_files *fs, pid_t pid, const struct p
 		}
 	}
 	f = new_file(fs, k1, k2, m->path);
+	if (f) {
+		uid_t euid;
+
+		if (proc_file_uids(fs->opts.proc_root, pid, &f->uid, &euid))
+			f->uid = (uid_t)-1; /* gone already: counts as a user of its own */
+	}
 	if (!f || read_segs(elf, f)) {
 		if (f)
 			free_file(fs, f);
@@ -310,6 +380,28 @@ static int bias_of(const struct file *f, const struct proc_map *m, uint64_t *bia
 	return -ENOENT;
 }
 
+/* An evicted file is built again after UNWIND_EVICTED_RETRY_S, or UNWIND_SAMPLED_RETRY_S when
+ * a process using it was sampled since: it is wanted, not just mapped. */
+static int retry_due(const struct file *f)
+{
+	uint64_t age = now_ns() - f->evicted_ns;
+
+	if (f->sampled_ns > f->evicted_ns)
+		return age > UNWIND_SAMPLED_RETRY_S * 1000000000ull;
+	return age > UNWIND_EVICTED_RETRY_S * 1000000000ull;
+}
+
+void unwind_files_note_sampled(struct unwind_files *fs, uint32_t table, uint32_t gen)
+{
+	struct file *f = table < SPANPROF_UNWIND_MAX_TABLES ? fs->by_table[table] : NULL;
+
+	if (!f || f->table != table || f->gen != gen)
+		return;
+	f->sampled_ns = now_ns();
+	if (f->state == UNWIND_FILE_READY)
+		lru_touch(&fs->files, &f->node);
+}
+
 int unwind_files_resolve(struct unwind_files *fs, pid_t pid, const struct proc_map *m,
 			 struct unwind_file_ref *out)
 {
@@ -323,8 +415,7 @@ int unwind_files_resolve(struct unwind_files *fs, pid_t pid, const struct proc_m
 	} else {
 		n = lru_find(&fs->aliases, KEY_DEVINO | m->dev, m->inode);
 		f = n ? lru_entry(n, struct alias, node)->file : NULL;
-		if (f && f->state == UNWIND_FILE_EVICTED &&
-		    now_ns() - f->evicted_ns > UNWIND_EVICTED_RETRY_S * 1000000000ull) {
+		if (f && f->state == UNWIND_FILE_EVICTED && retry_due(f)) {
 			free_file(fs, f); /* time to try again */
 			f = NULL;
 		}
@@ -333,7 +424,6 @@ int unwind_files_resolve(struct unwind_files *fs, pid_t pid, const struct proc_m
 	}
 	if (!f)
 		return -ENOENT;
-	lru_touch(&fs->files, &f->node);
 	out->state = f->state;
 	out->table = f->table;
 	out->gen = f->gen;
@@ -349,9 +439,20 @@ static void store(struct unwind_files *fs, struct file *f, struct unwind_job *j)
 	fs->stats.build_us += j->table.stats.build_us;
 	fs->stats.text_bytes += j->table.stats.text_bytes;
 	fs->stats.rows += j->table.nrows;
+	f->chunks = unwind_store_chunks_needed(&j->table);
 	while ((err = unwind_store_put(fs->opts.store, &j->table, &f->table, &f->gen)) == -ENOSPC)
-		if (evict_table(fs))
+		if ((err = evict_table(fs, f)))
 			break;
+	if (err == -EDQUOT) {
+		fs->stats.fair_refused++;
+		log_warn_from((long)f->uid, err,
+			      "unwind table of %s (uid %u) not stored: its user holds its share of "
+			      "the table budget; frame pointers there",
+			      f->path ?: "?", (unsigned int)f->uid);
+		set_state(fs, f, UNWIND_FILE_EVICTED);
+		f->evicted_ns = now_ns();
+		return;
+	}
 	if (err) {
 		log_debug("unwind table of %s (%zu rows) not stored: %s", f->path ?: "?",
 			  j->table.nrows, strerror(-err));
@@ -359,6 +460,9 @@ static void store(struct unwind_files *fs, struct file *f, struct unwind_job *j)
 		return;
 	}
 	set_state(fs, f, UNWIND_FILE_READY);
+	/* A new table counts as just sampled: it gets a window to be used before it may go. */
+	lru_touch(&fs->files, &f->node);
+	fs->by_table[f->table] = f;
 }
 
 size_t unwind_files_poll(struct unwind_files *fs)

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* The node-wide cache of unwind tables, one per ELF file: keyed by build id (else device and
  * inode), shared by every process that maps the file, in or out of containers. Misses are built
- * by the worker thread; finished tables go into the BPF maps within a memory budget, the least
- * recently mapped ones evicted first. An evicted file is not rebuilt before
- * UNWIND_EVICTED_RETRY_S, so a budget too small for the node cannot turn into a rebuild loop. */
+ * by the worker thread; finished tables go into the BPF maps within a memory budget shared
+ * fairly between users (the uid of the process that mapped a file first): room is made by
+ * evicting the least recently sampled table of the user holding the most, and a user at its
+ * share evicts only its own. An evicted file is not rebuilt before UNWIND_EVICTED_RETRY_S
+ * (UNWIND_SAMPLED_RETRY_S when sampled since), so a budget too small for the node cannot turn
+ * into a rebuild loop. */
 #ifndef SPANPROF_UNWIND_FILES_H
 #define SPANPROF_UNWIND_FILES_H
 
@@ -25,6 +28,7 @@ enum unwind_file_state {
 };
 
 #define UNWIND_EVICTED_RETRY_S 600
+#define UNWIND_SAMPLED_RETRY_S 30
 
 struct unwind_files_options {
 	struct unwind_store *store; /* not owned */
@@ -37,6 +41,7 @@ struct unwind_files_stats {
 	uint64_t files[UNWIND_FILE__COUNT]; /* by enum unwind_file_state */
 	uint64_t built; /* tables built */
 	uint64_t evicted; /* tables evicted for room (LRU) */
+	uint64_t fair_refused; /* tables not stored: their user held its share of the budget */
 	uint64_t build_us; /* time spent building tables (worker thread) */
 	uint64_t text_bytes; /* executable bytes of the files built */
 	uint64_t rows; /* rows of the tables built */
@@ -57,6 +62,10 @@ void unwind_files_free(struct unwind_files *fs); /* NULL-safe */
  * is not an ELF file we can place (the caller walks frame pointers there). */
 int unwind_files_resolve(struct unwind_files *fs, pid_t pid, const struct proc_map *m,
 			 struct unwind_file_ref *out);
+
+/* A sampled process uses table (of generation gen, as its published mappings say): its file
+ * becomes the most recently sampled, or, evicted, due for a rebuild sooner. */
+void unwind_files_note_sampled(struct unwind_files *fs, uint32_t table, uint32_t gen);
 
 /* Stores the tables the worker finished. Returns how many builds ended (ready or not). */
 size_t unwind_files_poll(struct unwind_files *fs);

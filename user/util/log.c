@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* One line per event, logfmt or JSON, escaped so that a line stays one valid record; warnings
- * and errors that repeat are rate-limited per format string and summarised. */
+ * and errors that repeat are rate-limited per (format string, source) and summarised. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -17,15 +17,18 @@
 #define LINE_MAX_BYTES 8192
 /* Room kept at the end of a line for the closing quote, brace and newline. */
 #define LINE_RESERVE 8
-#define LIMIT_SLOTS 64
+/* (format, source) pairs being limited. A pair not in the table starts afresh, so a flood of
+ * many sources costs the others nothing but their summary's count. */
+#define LIMIT_SLOTS 256
 /* An escaped byte takes at most 6 bytes (\u00XX): the longest message, with an error text or a
  * summary's last message, always fits, so lines are never cut in practice. */
 _Static_assert(LINE_MAX_BYTES > 6 * (MSG_MAX + LAST_MAX) + 256, "log line buffer");
 #define NS_PER_S 1000000000ull
 
-/* One format string being rate-limited. */
+/* One format string from one source being rate-limited. */
 struct limit_slot {
 	const char *fmt; /* the key: call sites share the literal */
+	long source; /* and the pid or file it is about (LOG_NO_SOURCE: none) */
 	enum log_level level;
 	uint64_t start_ns; /* start of the current window */
 	unsigned int printed; /* lines printed in this window */
@@ -43,6 +46,7 @@ static unsigned int limit_burst = 10;
 static uint64_t limit_window_ns = 60 * NS_PER_S;
 static struct limit_slot slots[LIMIT_SLOTS];
 static size_t pending; /* slots with suppressed > 0 */
+static atomic_ullong suppressed_total; /* lines not printed, ever */
 
 static const char *const level_names[] = {
 	[LOG_LEVEL_ERROR] = "error",
@@ -274,15 +278,16 @@ static void flush_expired(uint64_t now, int all)
 			flush_slot(&slots[i], now);
 }
 
-/* The slot for fmt: its own, a free one, or the one whose window started first. Called locked. */
-static struct limit_slot *find_slot(const char *fmt, uint64_t now)
+/* The slot for (fmt, source): its own, a free one, or the one whose window started first.
+ * Called locked. */
+static struct limit_slot *find_slot(const char *fmt, long source, uint64_t now)
 {
 	struct limit_slot *s, *oldest = &slots[0];
 	size_t i;
 
 	for (i = 0; i < LIMIT_SLOTS; i++) {
 		s = &slots[i];
-		if (s->fmt == fmt)
+		if (s->fmt == fmt && s->source == source)
 			return s;
 		if (!s->fmt || s->start_ns < oldest->start_ns)
 			oldest = s;
@@ -292,19 +297,21 @@ static struct limit_slot *find_slot(const char *fmt, uint64_t now)
 	flush_slot(oldest, now);
 	memset(oldest, 0, sizeof(*oldest));
 	oldest->fmt = fmt;
+	oldest->source = source;
 	oldest->start_ns = now;
 	return oldest;
 }
 
-/* 1 when a warning or error with this format may print now. Called locked. */
-static int limit_admit(const char *fmt, enum log_level level, const char *msg, uint64_t now)
+/* 1 when a warning or error with this format about source may print now. Called locked. */
+static int limit_admit(const char *fmt, long source, enum log_level level, const char *msg,
+		       uint64_t now)
 {
 	struct limit_slot *s;
 	size_t len;
 
 	if (!limit_burst || level > LOG_LEVEL_WARN)
 		return 1;
-	s = find_slot(fmt, now);
+	s = find_slot(fmt, source, now);
 	s->level = level;
 	if (now < s->start_ns || now - s->start_ns >= limit_window_ns) {
 		flush_slot(s, now);
@@ -317,6 +324,7 @@ static int limit_admit(const char *fmt, enum log_level level, const char *msg, u
 	}
 	if (!s->suppressed++)
 		pending++;
+	atomic_fetch_add(&suppressed_total, 1);
 	len = strlen(msg);
 	if (len >= sizeof(s->last))
 		len = utf8_boundary(msg, sizeof(s->last) - 1);
@@ -325,7 +333,7 @@ static int limit_admit(const char *fmt, enum log_level level, const char *msg, u
 	return 0;
 }
 
-static void log_vprint(enum log_level level, int err, const char *fmt, va_list ap)
+static void log_vprint(enum log_level level, long source, int err, const char *fmt, va_list ap)
 {
 	char msg[MSG_MAX];
 	uint64_t now;
@@ -337,7 +345,7 @@ static void log_vprint(enum log_level level, int err, const char *fmt, va_list a
 	now = now_ns();
 	if (pending)
 		flush_expired(now, 0);
-	if (limit_admit(fmt, level, msg, now))
+	if (limit_admit(fmt, source, level, msg, now))
 		emit_msg(now, level, msg, err < 0 ? strerror(-err) : NULL);
 	pthread_mutex_unlock(&lock);
 }
@@ -354,7 +362,7 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_vprint(level, 0, fmt, ap);
+	log_vprint(level, LOG_NO_SOURCE, 0, fmt, ap);
 	va_end(ap);
 }
 
@@ -363,7 +371,7 @@ int log_err(int err, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_vprint(LOG_LEVEL_ERROR, err, fmt, ap);
+	log_vprint(LOG_LEVEL_ERROR, LOG_NO_SOURCE, err, fmt, ap);
 	va_end(ap);
 	return err;
 }
@@ -373,7 +381,22 @@ int log_warn(int err, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_vprint(LOG_LEVEL_WARN, err, fmt, ap);
+	log_vprint(LOG_LEVEL_WARN, LOG_NO_SOURCE, err, fmt, ap);
 	va_end(ap);
 	return err;
+}
+
+int log_warn_from(long source, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vprint(LOG_LEVEL_WARN, source, err, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+uint64_t log_suppressed_total(void)
+{
+	return atomic_load(&suppressed_total);
 }

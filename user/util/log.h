@@ -43,10 +43,12 @@ void log_set_output(FILE *out);
 typedef uint64_t (*log_clock_fn)(void);
 void log_set_clock(log_clock_fn clock);
 
-/* Warnings and errors with the same format string print at most `burst` times per window of
- * `window_s` seconds; the rest are counted, and once the window is over one line says
- * "suppressed K similar messages". Default 10 per 60 s; burst 0 turns the limit off. Resets
- * what was counted so far (without printing it). */
+/* Warnings and errors with the same format string and source (log_warn_from) print at most
+ * `burst` times per window of `window_s` seconds; the rest are counted, and once the window is
+ * over one line says "suppressed K similar messages". Default 10 per 60 s; burst 0 turns the
+ * limit off. Resets what was counted so far (without printing it). The table of (format,
+ * source) pairs is bounded; a pair pushed out of it starts afresh, so one source's flood never
+ * silences another source's lines. */
 void log_set_rate_limit(unsigned int burst, unsigned int window_s);
 
 /* Prints the summary lines still pending for suppressed messages, even if their windows are not
@@ -60,6 +62,14 @@ void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(p
  * strerror text in the line's err field. */
 int log_err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int log_warn(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* log_warn about a source an application controls (a pid, or a file's inode): rate-limited per
+ * (format, source), so a flood from one pid cannot hide another pid's line of the same kind. */
+#define LOG_NO_SOURCE (-1L)
+int log_warn_from(long source, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Lines the rate limit did not print since the start (for /metrics). */
+uint64_t log_suppressed_total(void);
 
 #define log_info(...) log_msg(LOG_LEVEL_INFO, __VA_ARGS__)
 #define log_debug(...) log_msg(LOG_LEVEL_DEBUG, __VA_ARGS__)

@@ -251,12 +251,30 @@ static void test_process_ctx_repairs_utf8_and_cuts_long_names(void **state)
 	assert_int_equal(strlen(ctx.service_namespace), LABELS_SERVICE_MAX - 1);
 }
 
+/* A process publishing an escape sequence and a newline as its service: none reaches the labels
+ * built from it. */
+static void test_process_ctx_cleans_control_characters(void **state)
+{
+	const char *kv[] = { "service.name", "pay\x1b[2J\nments", "service.namespace",
+			     "team\r\x7f\xc2\x9b", NULL };
+	struct process_ctx ctx;
+	uint8_t buf[512];
+	size_t len;
+
+	(void)state;
+	len = pack(buf, kv);
+	assert_int_equal(process_ctx_decode(buf, len, &ctx), 0);
+	assert_string_equal(ctx.service_name, "pay?[2J?ments");
+	assert_string_equal(ctx.service_namespace, "team???");
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_process_ctx_reads_service_name_and_namespace),
+		T(test_process_ctx_cleans_control_characters),
 		T(test_process_ctx_finds_every_mapping_name),
 		T(test_process_ctx_rejects_hostile_headers),
 		T(test_process_ctx_does_not_follow_a_symlinked_mem),

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -101,6 +102,31 @@ static int count_lines(const char *dir, const char *name)
 	return n;
 }
 
+static uint64_t file_bytes(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? 0 : (uint64_t)st.st_size;
+}
+
+/* Bytes of all regular files in dir. */
+static uint64_t dir_bytes(const char *dir)
+{
+	char path[4200];
+	struct dirent *de;
+	uint64_t total = 0;
+	DIR *d = opendir(dir);
+
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (de->d_name[0] != '.')
+			total += file_bytes(path);
+	}
+	closedir(d);
+	return total;
+}
+
 static void test_span_log_appends_per_service_file(void **state)
 {
 	struct span_log_limits lim = { .max_file_bytes = 1 << 20,
@@ -171,16 +197,18 @@ static void test_span_log_drops_past_its_bounds(void **state)
 	struct span_log_stats st;
 	struct span_record r;
 	struct span_log *sl;
+	int i;
 
 	(void)state;
 	assert_non_null(dir);
 	fill(&r, "svc", "name");
-	lim.max_buffered = 2 * span_log_format(&r, NULL, 0);
+	lim.max_buffered = 8 * span_log_format(&r, NULL, 0);
 	sl = span_log_new(dir, &lim);
 	assert_non_null(sl);
-	assert_int_equal(span_log_add(sl, &r), 0);
-	assert_int_equal(span_log_add(sl, &r), 0);
-	assert_int_equal(span_log_add(sl, &r), -ENOBUFS); /* buffer full until the flush */
+	/* Alone, a service may fill half the buffer. */
+	for (i = 0; i < 4; i++)
+		assert_int_equal(span_log_add(sl, &r), 0);
+	assert_int_equal(span_log_add(sl, &r), -ENOBUFS);
 	fill(&r, "other-service", "name");
 	assert_int_equal(span_log_add(sl, &r), -ENOBUFS); /* one service only */
 	assert_int_equal(span_log_flush(sl), 0);
@@ -188,9 +216,128 @@ static void test_span_log_drops_past_its_bounds(void **state)
 	assert_int_equal(span_log_add(sl, &r), 0);
 	assert_int_equal(span_log_flush(sl), 0);
 	span_log_get_stats(sl, &st);
-	assert_int_equal(st.records, 3);
+	assert_int_equal(st.records, 5);
 	assert_int_equal(st.dropped, 2);
-	assert_int_equal(count_lines(dir, "svc.spans.jsonl"), 3);
+	assert_int_equal(st.fair_share_drops, 1);
+	assert_int_equal(count_lines(dir, "svc.spans.jsonl"), 5);
+	span_log_free(sl);
+	tmpdir_remove(dir);
+}
+
+/* A flooding service fills its share of the buffer between two flushes; a quiet one still gets
+ * every record in. */
+static void test_span_log_flood_leaves_room_for_others(void **state)
+{
+	struct span_log_limits lim = { .max_file_bytes = 1 << 20, .max_services = 4 };
+	char *dir = tmpdir_new("span-log-fair");
+	struct span_log_stats st;
+	struct span_record r;
+	struct span_log *sl;
+	int i, kept = 0;
+
+	(void)state;
+	assert_non_null(dir);
+	fill(&r, "flood", "name");
+	lim.max_buffered = 100 * span_log_format(&r, NULL, 0);
+	sl = span_log_new(dir, &lim);
+	assert_non_null(sl);
+	for (i = 0; i < 1000; i++)
+		kept += span_log_add(sl, &r) == 0;
+	assert_int_equal(kept, 50);
+	fill(&r, "quiet", "name");
+	for (i = 0; i < 20; i++)
+		assert_int_equal(span_log_add(sl, &r), 0);
+	assert_int_equal(span_log_flush(sl), 0);
+	assert_int_equal(count_lines(dir, "quiet.spans.jsonl"), 20);
+	span_log_get_stats(sl, &st);
+	assert_int_equal(st.fair_share_drops, 950);
+	span_log_free(sl);
+	tmpdir_remove(dir);
+}
+
+/* A batch many times the file cap is split across rotations: no file ever holds more than the
+ * cap, and the records that could only be kept by exceeding it are counted. */
+static void test_span_log_cap_is_hard_within_a_batch(void **state)
+{
+	struct span_log_limits lim = { .max_buffered = 1 << 20, .max_services = 4 };
+	char *dir = tmpdir_new("span-log-cap");
+	struct span_log_stats st;
+	struct span_record r;
+	struct span_log *sl;
+	char path[4200];
+	size_t line;
+	int i;
+
+	(void)state;
+	assert_non_null(dir);
+	fill(&r, "svc", "name");
+	line = span_log_format(&r, NULL, 0);
+	lim.max_file_bytes = 3 * line + line / 2; /* three lines and a half */
+	sl = span_log_new(dir, &lim);
+	assert_non_null(sl);
+	for (i = 0; i < 10; i++)
+		assert_int_equal(span_log_add(sl, &r), 0);
+	assert_int_equal(span_log_flush(sl), 0);
+	snprintf(path, sizeof(path), "%s/svc.spans.jsonl", dir);
+	assert_true(file_bytes(path) <= lim.max_file_bytes);
+	assert_int_equal(count_lines(dir, "svc.spans.jsonl"), 1);
+	snprintf(path, sizeof(path), "%s/svc.spans.jsonl.1", dir);
+	assert_true(file_bytes(path) <= lim.max_file_bytes);
+	assert_int_equal(count_lines(dir, "svc.spans.jsonl.1"), 3);
+	span_log_get_stats(sl, &st);
+	assert_int_equal(st.rotations, 3);
+	assert_int_equal(st.records, 10);
+	span_log_free(sl);
+	tmpdir_remove(dir);
+}
+
+/* Many services' files stay under the total bound; the service holding the most loses its
+ * oldest file first, and a small one keeps all of its records. */
+static void test_span_log_total_bound_takes_from_the_largest(void **state)
+{
+	struct span_log_limits lim = { .max_buffered = 1 << 20, .max_services = 8 };
+	char *dir = tmpdir_new("span-log-total");
+	struct span_log_stats st;
+	struct span_record r;
+	struct span_log *sl;
+	char path[4200];
+	size_t line;
+	int i, round;
+
+	(void)state;
+	assert_non_null(dir);
+	fill(&r, "flood", "name");
+	line = span_log_format(&r, NULL, 0);
+	lim.max_file_bytes = 4 * line;
+	lim.max_total_bytes = 12 * line;
+	sl = span_log_new(dir, &lim);
+	assert_non_null(sl);
+	fill(&r, "small", "name");
+	assert_int_equal(span_log_add(sl, &r), 0);
+	assert_int_equal(span_log_flush(sl), 0);
+	for (round = 0; round < 10; round++) {
+		for (i = 0; i < 6; i++) {
+			char svc[16];
+
+			snprintf(svc, sizeof(svc), "flood%d", i % 3);
+			fill(&r, svc, "name");
+			assert_int_equal(span_log_add(sl, &r), 0);
+		}
+		assert_int_equal(span_log_flush(sl), 0);
+	}
+	assert_int_equal(count_lines(dir, "small.spans.jsonl"), 1);
+	for (i = 0; i < 3; i++) {
+		uint64_t total = 0;
+
+		snprintf(path, sizeof(path), "%s/flood%d.spans.jsonl", dir, i);
+		total += file_bytes(path);
+		snprintf(path, sizeof(path), "%s/flood%d.spans.jsonl.1", dir, i);
+		total += file_bytes(path);
+		assert_true(total <= 2 * lim.max_file_bytes);
+	}
+	assert_true(dir_bytes(dir) <= lim.max_total_bytes);
+	span_log_get_stats(sl, &st);
+	assert_true(st.total_removals > 0);
 	span_log_free(sl);
 	tmpdir_remove(dir);
 }
@@ -204,6 +351,9 @@ int main(void)
 		cmocka_unit_test(test_span_log_appends_per_service_file),
 		cmocka_unit_test(test_span_log_rotates_a_full_file),
 		cmocka_unit_test(test_span_log_drops_past_its_bounds),
+		cmocka_unit_test(test_span_log_flood_leaves_room_for_others),
+		cmocka_unit_test(test_span_log_cap_is_hard_within_a_batch),
+		cmocka_unit_test(test_span_log_total_bound_takes_from_the_largest),
 	};
 
 	return cmocka_run_group_tests_name("span_log", tests, NULL, NULL);

@@ -135,9 +135,43 @@ static void test_span_stats_refuses_a_zero_limit(void **state)
 	span_stats_free(NULL);
 }
 
+/* One service sets thousands of distinct names: it takes half the table, and another service
+ * still names an eighth of it (then its own "other"). */
+static void test_span_stats_flood_leaves_room_for_other_services(void **state)
+{
+	struct span_stats *st = span_stats_new(100);
+	struct span_stats_row row;
+	char name[32];
+	int i;
+
+	(void)state;
+	assert_non_null(st);
+	for (i = 0; i < 5000; i++) {
+		snprintf(name, sizeof(name), "flood-%d", i);
+		span_stats_add(st, "flooder", name, 1000, 0);
+	}
+	for (i = 0; i < 13; i++) {
+		snprintf(name, sizeof(name), "GET /%d", i);
+		span_stats_add(st, "checkout", name, 2000, 0);
+	}
+	for (i = 0; i < 12; i++) {
+		snprintf(name, sizeof(name), "GET /%d", i);
+		assert_int_equal(span_stats_get(st, "checkout", name, &row), 0);
+		assert_int_equal(row.spans, 1);
+	}
+	assert_int_equal(span_stats_get(st, "checkout", SPAN_STATS_OTHER, &row), 0);
+	assert_int_equal(row.spans, 1);
+	/* The flooder kept its share, the rest of its spans are in its own "other". */
+	assert_int_equal(span_stats_get(st, "flooder", SPAN_STATS_OTHER, &row), 0);
+	assert_int_equal(row.spans, 5000 - 50);
+	assert_true(span_stats_fair_share(st) > 0);
+	span_stats_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_span_stats_flood_leaves_room_for_other_services),
 		cmocka_unit_test(test_span_stats_sums_by_service_and_name),
 		cmocka_unit_test(test_span_stats_sends_pairs_past_the_limit_to_other),
 		cmocka_unit_test(test_span_stats_bounds_the_other_rows_too),

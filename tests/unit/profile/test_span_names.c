@@ -51,8 +51,11 @@ static void test_span_names_reads_the_map_once_per_name(void **state)
 	assert_string_equal(span_names_get(sn, fd, 0), "");
 	assert_null(span_names_get(sn, fd, 0x99)); /* evicted from the kernel map */
 	assert_null(span_names_get(sn, -1, 0x42));
+	/* The hook's bytes: cleaned where they enter, for span records, metrics and profiles. */
+	put(fd, 0x23, "GET /\x1b[31mred\n\x7f");
+	assert_string_equal(span_names_get(sn, fd, 0x23), "GET /?[31mred??");
 	span_names_get_stats(sn, &st);
-	assert_int_equal(st.map_reads, 5);
+	assert_int_equal(st.map_reads, 6);
 	assert_int_equal(st.lost, 2);
 	span_names_free(sn);
 	close(fd);

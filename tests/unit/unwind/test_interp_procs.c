@@ -168,6 +168,31 @@ static void test_unsupported_logged_once_per_file(void **state)
 	interp_procs_free(ip);
 }
 
+/* Every mmap and every periodic rescan scans a process again: the line that says its frames are
+ * read comes once, and again only when an exec brought another interpreter. */
+static void test_reading_logged_once_per_process(void **state)
+{
+	struct interp_procs *ip = interp_procs_new(&fake_kind, "/proc", 8);
+	struct captured c;
+	int i;
+
+	(void)state;
+	assert_non_null(ip);
+	capture_start(&c);
+	answer = (typeof(answer)){ .supported = 1, .inode = 31 };
+	for (i = 0; i < 5; i++)
+		assert_non_null(interp_procs_update(ip, 40, &no_maps));
+	assert_non_null(interp_procs_update(ip, 41, &no_maps));
+	assert_int_equal(capture_count(&c, "pid 40: reading FakeInterp 3.99.0 frames"), 1);
+	assert_int_equal(capture_count(&c, "pid 41: reading FakeInterp 3.99.0 frames"), 1);
+	answer.inode = 32; /* pid 40 exec'd another interpreter */
+	assert_non_null(interp_procs_update(ip, 40, &no_maps));
+	assert_int_equal(capture_count(&c, "pid 40: reading FakeInterp 3.99.0 frames"), 2);
+	assert_int_equal(capture_count(&c, "/opt/fake32"), 1);
+	capture_end(&c);
+	interp_procs_free(ip);
+}
+
 static void test_unreadable_not_kept(void **state)
 {
 	struct interp_procs *ip = interp_procs_new(&fake_kind, "/proc", 8);
@@ -192,6 +217,7 @@ int main(void)
 		cmocka_unit_test(test_supported_kept_and_forgotten),
 		cmocka_unit_test(test_bound_counted),
 		cmocka_unit_test(test_unsupported_logged_once_per_file),
+		cmocka_unit_test(test_reading_logged_once_per_process),
 		cmocka_unit_test(test_unreadable_not_kept),
 	};
 

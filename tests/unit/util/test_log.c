@@ -205,6 +205,32 @@ static void test_log_rate_limit_counts_each_format_apart(void **state)
 	assert_int_equal(count_of(text(c), "info is never limited"), 5);
 }
 
+/* One pid floods a warning; another pid's line of the same kind still prints, and the flood
+ * is counted for /metrics. */
+static void test_log_rate_limit_per_source_cannot_silence_another(void **state)
+{
+	struct captured *c = *state;
+	uint64_t before = log_suppressed_total();
+	int i;
+
+	log_set_rate_limit(3, 60);
+	for (i = 0; i < 100; i++)
+		log_warn_from(1000, -ENOSPC, "hook in %s (pid %d) not attached", "/tmp/evil.so",
+			      1000);
+	log_warn_from(1, -ENOSPC, "hook in %s (pid %d) not attached", "/opt/victim.so", 1);
+	assert_int_equal(count_of(text(c), "/tmp/evil.so"), 3);
+	assert_int_equal(count_of(text(c), "/opt/victim.so (pid 1)"), 1);
+	assert_int_equal(log_suppressed_total() - before, 97);
+	/* Sources beyond the table's size start afresh: a flood of pids cannot silence one. */
+	for (i = 0; i < 2000; i++)
+		log_warn_from(5000 + i, -ENOSPC, "hook in %s (pid %d) not attached", "/tmp/e2.so",
+			      5000 + i);
+	log_warn_from(1, -ENOSPC, "hook in %s (pid %d) not attached", "/opt/victim2.so", 1);
+	log_warn_from(2, -ENOSPC, "hook in %s (pid %d) not attached", "/opt/victim3.so", 2);
+	assert_int_equal(count_of(text(c), "/opt/victim2.so (pid 1)"), 1);
+	assert_int_equal(count_of(text(c), "/opt/victim3.so (pid 2)"), 1);
+}
+
 static void test_log_summary_prints_when_the_window_ends_or_on_flush(void **state)
 {
 	struct captured *c = *state;
@@ -269,6 +295,7 @@ int main(void)
 		T(test_log_filters_by_level),
 		T(test_log_rate_limits_a_repeating_warning_then_summarises),
 		T(test_log_rate_limit_counts_each_format_apart),
+		T(test_log_rate_limit_per_source_cannot_silence_another),
 		T(test_log_summary_prints_when_the_window_ends_or_on_flush),
 		T(test_log_rate_limit_zero_turns_it_off),
 		T(test_log_parses_level_and_format_names),

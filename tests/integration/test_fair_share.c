@@ -1,0 +1,859 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* One local user against everyone else, with the real agent: an unprivileged user the test
+ * creates holds every hook-file slot and then lets them all go at once; an ordinary root service
+ * must still get its hook, keep its windows coming while the uprobes are removed, and be named
+ * in the log. Also the span-name flood and the span log's size bounds. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "agent_proc.h"
+#include "fixture_build.h"
+#include "metrics_scrape.h"
+#include "profile_census.h"
+#include "tmpdir.h"
+
+#define HOOK_SLOTS 256 /* the agent's hook-file table */
+#define LIBS_PER_HOG 8 /* hook files a process is tracked with at most */
+#define HOGS (HOOK_SLOTS / LIBS_PER_HOG)
+#define SERVICE_SPAN "GET /checkout"
+#if defined(__x86_64__)
+#define UNWIND_SUPPORTED_HERE 1
+#else
+#define UNWIND_SUPPORTED_HERE 0
+#endif
+
+struct fair {
+	char *dir;
+	char user[32];
+	int uid;
+	pid_t kids[HOGS + 8];
+	int nkids;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int setup(void **state)
+{
+	struct fair *f;
+
+	*state = NULL;
+	if (!agent_proc_can_run())
+		return 0;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -1;
+	f->dir = tmpdir_new("it-fair");
+	if (!f->dir)
+		return -1;
+	chmod(f->dir, 0755); /* the user reads its copies and writes its stdout here */
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fair *f = *state;
+	int i;
+
+	if (!f)
+		return 0;
+	for (i = 0; i < f->nkids; i++) {
+		kill(f->kids[i], SIGKILL);
+		waitpid(f->kids[i], NULL, 0);
+	}
+	if (f->user[0])
+		fixture_sh("userdel %s", f->user);
+	if (getenv("FAIR_KEEP")) {
+		printf("  kept %s\n", f->dir);
+		free(f->dir);
+	} else {
+		tmpdir_remove(f->dir);
+	}
+	free(f);
+	return 0;
+}
+
+/* Creates the unprivileged user of this test; skips when useradd is missing. */
+static void create_user(struct fair *f)
+{
+	char cmd[64];
+	FILE *p;
+
+	snprintf(f->user, sizeof(f->user), "spfair%d", (int)getpid() % 100000);
+	if (fixture_sh("useradd -M -N -s /usr/sbin/nologin %s 2>/dev/null", f->user)) {
+		f->user[0] = '\0';
+		printf("  useradd unavailable: skipped\n");
+		skip();
+	}
+	snprintf(cmd, sizeof(cmd), "id -u %s", f->user);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_int_equal(fscanf(p, "%d", &f->uid), 1);
+	pclose(p);
+}
+
+/* Starts argv as uid (-1: root) with OTEL_SERVICE_NAME=service, stdout into out_path. */
+static pid_t start_as(struct fair *f, int uid, const char *service, const char *out_path,
+		      const char *const *argv)
+{
+	char env[128];
+	pid_t pid;
+	int fd;
+
+	close(open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0666));
+	chmod(out_path, 0666);
+	pid = fork();
+	if (pid == 0) {
+		snprintf(env, sizeof(env), "OTEL_SERVICE_NAME=%s", service);
+		putenv(env);
+		fd = open(out_path, O_WRONLY | O_TRUNC);
+		dup2(fd, 1);
+		if (uid >= 0 && (setgroups(0, NULL) || setgid(uid) || setuid(uid)))
+			_exit(126);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	assert_true(pid > 0);
+	f->kids[f->nkids++] = pid;
+	return pid;
+}
+
+/* Lets a service workload waiting at GATE.go start its spans. */
+static void let_go(const char *gate)
+{
+	char go[700];
+
+	snprintf(go, sizeof(go), "%s.go", gate);
+	close(open(go, O_WRONLY | O_CREAT, 0644));
+}
+
+static int file_has(const char *path, const char *text)
+{
+	char buf[8192];
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return strstr(buf, text) != NULL;
+}
+
+static void wait_file_has(const char *path, const char *text, double timeout_s)
+{
+	double end = now_s() + timeout_s;
+
+	while (!file_has(path, text)) {
+		if (now_s() > end)
+			fail_msg("%s never said '%s'", path, text);
+		usleep(20000);
+	}
+}
+
+/* Seconds of the day of a profile's window start, from its name ("20261122T121314.567Z-..."). */
+static double window_start_s(const char *name)
+{
+	double sec;
+	int h, m;
+
+	if (sscanf(name, "%*8dT%2d%2d%lf", &h, &m, &sec) != 3)
+		return -1;
+	return h * 3600 + m * 60 + sec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Profiles service wrote into dir whose window started at or after from_s (seconds of the
+ * day); *max_gap_s gets the longest time between the starts of two consecutive ones. */
+static int windows_since(const char *dir, const char *service, double from_s, double *max_gap_s)
+{
+	char suffix[128];
+	double starts[1024], t;
+	struct dirent *de;
+	size_t len, slen;
+	int n = 0, i;
+	DIR *d = opendir(dir);
+
+	snprintf(suffix, sizeof(suffix), "-%s.pb.gz", service);
+	slen = strlen(suffix);
+	while (d && (de = readdir(d)) && n < 1024) {
+		len = strlen(de->d_name);
+		if (len > slen && !strcmp(de->d_name + len - slen, suffix) &&
+		    (t = window_start_s(de->d_name)) >= from_s)
+			starts[n++] = t;
+	}
+	if (d)
+		closedir(d);
+	qsort(starts, n, sizeof(starts[0]), cmp_double);
+	*max_gap_s = 0;
+	for (i = 1; i < n; i++)
+		if (starts[i] - starts[i - 1] > *max_gap_s)
+			*max_gap_s = starts[i] - starts[i - 1];
+	return n;
+}
+
+/* Seconds of the day now, in the agent's file-name clock (UTC). */
+static double day_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (ts.tv_sec % 86400) + ts.tv_nsec / 1e9;
+}
+
+/* Copies the workload and HOOK_SLOTS hook libraries (each its own inode) where the user can
+ * read them; root's service gets a copy of its own. */
+static void stage_files(struct fair *f, char *workload, size_t size)
+{
+	snprintf(workload, size, "%s/fair_workload", f->dir);
+	assert_int_equal(
+		fixture_sh("cp '%s' '%s' && chmod 0755 '%s' && mkdir -m 0755 '%s/libs' "
+			   "&& for i in $(seq 0 %d); do cp '%s' \"%s/libs/hog-$i.so\"; done "
+			   "&& cp '%s' '%s/root-hook.so' && chmod 0755 '%s'/libs/*",
+			   build_path("tests/workloads/fair_workload"), workload, workload, f->dir,
+			   HOOK_SLOTS - 1, build_path("libspanprof.so"), f->dir,
+			   build_path("libspanprof.so"), f->dir, f->dir),
+		0);
+}
+
+/* The user's HOGS processes map LIBS_PER_HOG hook copies each: every slot of the table. */
+static void start_hogs(struct fair *f, const char *workload, char (*pids)[16])
+{
+	char libs[LIBS_PER_HOG][600], out[600];
+	const char *argv[LIBS_PER_HOG + 3];
+	int h, i;
+
+	argv[0] = workload;
+	argv[1] = "hog";
+	argv[LIBS_PER_HOG + 2] = NULL;
+	for (h = 0; h < HOGS; h++) {
+		for (i = 0; i < LIBS_PER_HOG; i++) {
+			snprintf(libs[i], sizeof(libs[i]), "%s/libs/hog-%d.so", f->dir,
+				 h * LIBS_PER_HOG + i);
+			argv[i + 2] = libs[i];
+		}
+		snprintf(out, sizeof(out), "%s/hog%d.out", f->dir, h);
+		snprintf(pids[h], 16, "%d", start_as(f, f->uid, "it-fair-hog", out, argv));
+		wait_file_has(out, "ready", 30);
+	}
+}
+
+/* A user's processes hold all 256 hook-file slots when an ordinary root service maps its own
+ * hook: the service's hook is attached (a slot taken back from the user, logged with both
+ * paths), its spans are in its profiles, and when the user's processes all exit at once the
+ * uprobes' removal (about 0.1 s each) does not stop the windows. */
+static void test_hook_slots_fair_and_detached_off_the_run_loop(void **state)
+{
+	struct fair *f = *state;
+	char workload[600], gate[600], sout[600], out[600], root_lib[600], line[700];
+	char pids[HOGS + 1][16];
+	const char *argv[2 * (HOGS + 1) + 8];
+	const char *service_argv[] = {
+		workload, "service", root_lib, gate, SERVICE_SPAN, "40", NULL
+	};
+	struct agent_proc agent;
+	struct census c;
+	double t0, gap, freed_at;
+	int i, n = 0, windows;
+
+	if (!f)
+		skip();
+	create_user(f);
+	stage_files(f, workload, sizeof(workload));
+	snprintf(root_lib, sizeof(root_lib), "%s/root-hook.so", f->dir);
+	snprintf(gate, sizeof(gate), "%s/gate", f->dir);
+	snprintf(sout, sizeof(sout), "%s/service.out", f->dir);
+	snprintf(out, sizeof(out), "%s/out", f->dir);
+	assert_int_equal(mkdir(out, 0755), 0);
+	start_hogs(f, workload, pids);
+	snprintf(pids[HOGS], 16, "%d", start_as(f, -1, "it-fair-root", sout, service_argv));
+	argv[n++] = "--output";
+	argv[n++] = out;
+	argv[n++] = "--interval";
+	argv[n++] = "1";
+	for (i = 0; i <= HOGS; i++) {
+		argv[n++] = "--pid";
+		argv[n++] = pids[i];
+	}
+	argv[n] = NULL;
+	assert_int_equal(agent_proc_start(&agent, f->dir, argv), 0);
+	/* The start-up scan attached every slot for the user. */
+	for (t0 = now_s(); agent_proc_log_count(&agent, "span hook attached: ") < HOOK_SLOTS;)
+		if (now_s() - t0 > 60) {
+			agent_proc_print_log(&agent);
+			fail_msg("the user's %d hook files were not all attached", HOOK_SLOTS);
+		}
+	close(open(gate, O_WRONLY | O_CREAT, 0644));
+	wait_file_has(sout, "loaded", 20);
+	snprintf(line, sizeof(line), "span hook attached: %s (pid %s", root_lib, pids[HOGS]);
+	if (!agent_proc_wait_log(&agent, line, 20)) {
+		agent_proc_print_log(&agent);
+		fail_msg("the root service's hook was never attached");
+	}
+	let_go(gate);
+	assert_true(agent_proc_log_contains(&agent, "for " /* the reclaim names both */));
+	snprintf(line, sizeof(line), "for %s (pid %s, uid 0", root_lib, pids[HOGS]);
+	assert_true(agent_proc_log_contains(&agent, line));
+	/* Windows with spans, then every one of the user's processes exits at once. */
+	usleep(2500 * 1000);
+	freed_at = day_s();
+	for (i = 0; i < HOGS; i++)
+		kill(f->kids[i], SIGKILL);
+	for (t0 = now_s(); agent_proc_log_count(&agent, "span hook detached: ") < HOOK_SLOTS - 2;)
+		if (now_s() - t0 > 60)
+			fail_msg("the user's hook files were not detached");
+	/* The removals are queued at once; the windows go on while they run (a run loop that
+	 * removed them itself would write none for about 0.1 s per file). */
+	for (t0 = now_s(); (windows = windows_since(out, "it-fair-root", freed_at, &gap)) < 6;)
+		if (now_s() - t0 > 60)
+			break;
+	printf("  %d windows of the root service since the user's processes exited, longest gap "
+	       "%.1f s\n",
+	       windows, gap);
+	assert_true(windows >= 6);
+	assert_true(gap < 3.0);
+	assert_int_equal(agent_proc_stop(&agent), 0);
+	memset(&c, 0, sizeof(c));
+	census_watch(&c, "fair_service_work", NULL);
+	assert_true(census_read(&c, out, "it-fair-root") > 0);
+	printf("  root service: %llu samples in its work, span name '%s'\n",
+	       (unsigned long long)census_get(&c, "fair_service_work")->samples,
+	       census_get(&c, "fair_service_work")->seen_span_name);
+	assert_string_equal(census_get(&c, "fair_service_work")->seen_span_name, SERVICE_SPAN);
+}
+
+/* A CPython function renamed with an escape sequence and a newline (code.replace), from a file
+ * whose name carries a terminal title sequence. */
+static const char py_script[] =
+	"import os, sys, time, types\n"
+	"def spin(end):\n"
+	"    x = 0\n"
+	"    while time.monotonic() < end:\n"
+	"        x += 1\n"
+	"    return x\n"
+	"name = 'evil\\x1b[31m\\nspin'\n"
+	"c = spin.__code__.replace(co_name=name, co_qualname=name,\n"
+	"                          co_filename='/tmp/evil\\x1b]0;t\\x07\\n.py')\n"
+	"f = types.FunctionType(c, globals())\n"
+	"print('ready', flush=True)\n"
+	"while not os.path.exists(sys.argv[1]):\n"
+	"    time.sleep(0.02)\n"
+	"f(time.monotonic() + float(sys.argv[2]))\n";
+
+#define ESC_SPAN "GET /\x1b[31mred\nx"
+#define ESC_SERVICE "it-fair-esc\x1b[2J\nz"
+#define CLEAN_SPAN "GET /?[31mred?x"
+#define CLEAN_SERVICE "it-fair-esc?[2J?z"
+
+/* Control characters from a process (its OTel process context, its span names, its Python
+ * function and file names) are cleaned where they enter: /metrics, the span log and the
+ * profiles carry '?' in their place. */
+static void test_control_characters_cleaned_at_entry(void **state)
+{
+	struct fair *f = *state;
+	char workload[600], gate[600], sout[600], pout[600], out[600], lib[600], script[600];
+	char pids[2][16], spans[700], metric[300], line[64], real[PATH_MAX],
+		attached[PATH_MAX + 64];
+	const char *service_argv[] = { workload, "service",   lib,	  gate, ESC_SPAN,
+				       "30",	 ESC_SERVICE, "ns\x1b\r", NULL };
+	const char *py_argv[] = { "/usr/bin/python3", script, gate, "8", NULL };
+	const char *argv[] = { "--output",	 out,		"--interval", "1",
+			       "--metrics-addr", "127.0.0.1:0", "--pid",      pids[0],
+			       "--pid",		 pids[1],	NULL };
+	struct agent_proc agent;
+	struct census c;
+	double v = 0, t0;
+	FILE *fp;
+	int port;
+
+	if (!f)
+		skip();
+	if (access("/usr/bin/python3", X_OK)) {
+		printf("  no /usr/bin/python3: skipped\n");
+		skip();
+	}
+	snprintf(workload, sizeof(workload), "%s", build_path("tests/workloads/fair_workload"));
+	snprintf(lib, sizeof(lib), "%s", build_path("libspanprof.so"));
+	snprintf(gate, sizeof(gate), "%s/gate", f->dir);
+	snprintf(sout, sizeof(sout), "%s/service.out", f->dir);
+	snprintf(pout, sizeof(pout), "%s/python.out", f->dir);
+	snprintf(script, sizeof(script), "%s/evil.py", f->dir);
+	snprintf(out, sizeof(out), "%s/out", f->dir);
+	assert_int_equal(mkdir(out, 0755), 0);
+	fp = fopen(script, "w");
+	assert_non_null(fp);
+	fputs(py_script, fp);
+	fclose(fp);
+	snprintf(pids[0], 16, "%d", start_as(f, -1, ESC_SERVICE, sout, service_argv));
+	snprintf(pids[1], 16, "%d", start_as(f, -1, "it-fair-py", pout, py_argv));
+	wait_file_has(pout, "ready", 30);
+	assert_int_equal(agent_proc_start(&agent, f->dir, argv), 0);
+	snprintf(line, sizeof(line), "pid %s: reading CPython", pids[1]);
+	assert_true(agent_proc_wait_log(&agent, line, 30));
+	close(open(gate, O_WRONLY | O_CREAT, 0644));
+	wait_file_has(sout, "loaded", 20);
+	assert_non_null(realpath(lib, real));
+	snprintf(attached, sizeof(attached), "span hook attached: %s (pid %s", real, pids[0]);
+	assert_true(agent_proc_wait_log(&agent, attached, 20));
+	let_go(gate);
+	/* The span log gets the service's ended spans: named, cleaned. */
+	snprintf(spans, sizeof(spans), "%s/it-fair-esc__2J_z.spans.jsonl", out);
+	for (t0 = now_s(); !file_has(spans, "\"name\":\"" CLEAN_SPAN "\"");)
+		if (now_s() - t0 > 30) {
+			agent_proc_print_log(&agent);
+			fail_msg("no cleaned span record in %s", spans);
+		}
+	assert_true(file_has(spans, "\"service\":\"" CLEAN_SERVICE "\""));
+	assert_false(file_has(spans, "\\u001b"));
+	assert_false(file_has(spans, "\\n"));
+	port = metrics_scrape_port(agent.log_path);
+	assert_true(port > 0);
+	snprintf(metric, sizeof(metric),
+		 "spanprof_spans_total{service_name=\"" CLEAN_SERVICE "\",span_name=\"" CLEAN_SPAN
+		 "\"}");
+	assert_int_equal(metrics_scrape(port, metric, &v), 0);
+	assert_true(v > 0);
+	assert_int_equal(workload_wait(f->kids[1], 60), 0);
+	usleep(1500 * 1000); /* the python process's last window */
+	assert_int_equal(agent_proc_stop(&agent), 0);
+	/* Rescanned at every mmap of its imports: said once all the same. */
+	assert_int_equal(agent_proc_log_count(&agent, line), 1);
+	/* Profiles: the service's namespace and span names, the Python function and its file. */
+	memset(&c, 0, sizeof(c));
+	census_watch(&c, "fair_service_work", NULL);
+	assert_true(census_read(&c, out, "it-fair-esc__2J_z") > 0);
+	printf("  service: %llu samples, span name '%s', namespace '%s'\n",
+	       (unsigned long long)census_get(&c, "fair_service_work")->samples,
+	       census_get(&c, "fair_service_work")->seen_span_name, c.service_namespace);
+	assert_string_equal(census_get(&c, "fair_service_work")->seen_span_name, CLEAN_SPAN);
+	assert_string_equal(c.service_namespace, "ns??");
+	memset(&c, 0, sizeof(c));
+	census_watch_file(&c, "evil?[31m?spin", NULL, "/tmp/evil?]0;t??.py");
+	census_watch(&c, "evil\x1b[31m\nspin", NULL);
+	assert_true(census_read(&c, out, "it-fair-py") > 0);
+	printf("  python: %llu samples in the renamed function, %llu with its cleaned file\n",
+	       (unsigned long long)c.funcs[0].samples, (unsigned long long)c.funcs[0].right_file);
+	assert_true(c.funcs[0].samples >= 50);
+	assert_true(c.funcs[0].right_file >= 50);
+	assert_int_equal(c.funcs[1].samples, 0);
+}
+
+/* Lines of path containing text, or -1 when it cannot be read. */
+static long lines_with(const char *path, const char *text)
+{
+	char line[4096];
+	long n = 0;
+	FILE *fp = fopen(path, "r");
+
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof(line), fp))
+		n += strstr(line, text) != NULL;
+	fclose(fp);
+	return n;
+}
+
+static long long file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? -1 : (long long)st.st_size;
+}
+
+/* The number the workload printed after "key=" in path, or -1. */
+static long long printed(const char *path, const char *key)
+{
+	char buf[4096], *p;
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	p = strstr(buf, key);
+	return p ? atoll(p + strlen(key)) : -1;
+}
+
+/* An unprivileged user sets a new span name at every span, as fast as it can, beside an
+ * ordinary root service: the service's span records keep their names, its span times keep
+ * their own series, its windows keep coming, and the flood's span log stays under
+ * --span-log-max-bytes (1 MiB) in every file. */
+static void test_span_name_flood_leaves_other_services_intact(void **state)
+{
+	struct fair *f = *state;
+	char workload[600], gate[600], sout[600], fout[600], out[600], root_lib[600];
+	char flood_lib[600], path[700], pids[2][16], metric[300];
+	const char *flood_argv[] = { workload, "flood", flood_lib, "14", NULL };
+	const char *service_argv[] = {
+		workload, "service", root_lib, gate, SERVICE_SPAN, "10", NULL
+	};
+	const char *argv[] = { "--output",
+			       out,
+			       "--interval",
+			       "1",
+			       "--metrics-addr",
+			       "127.0.0.1:0",
+			       "--span-log-max-bytes",
+			       "1MiB",
+			       "--pid",
+			       pids[0],
+			       "--pid",
+			       pids[1],
+			       NULL };
+	struct agent_proc agent;
+	long long spans, named, records, size;
+	double v, gap, started;
+	int port, windows;
+
+	if (!f)
+		skip();
+	create_user(f);
+	snprintf(workload, sizeof(workload), "%s/fair_workload", f->dir);
+	snprintf(flood_lib, sizeof(flood_lib), "%s/flood.so", f->dir);
+	snprintf(root_lib, sizeof(root_lib), "%s/root-hook.so", f->dir);
+	assert_int_equal(fixture_sh("cp '%s' '%s' && cp '%s' '%s' && cp '%s' '%s' && chmod 0755 "
+				    "'%s' '%s'",
+				    build_path("tests/workloads/fair_workload"), workload,
+				    build_path("libspanprof.so"), flood_lib,
+				    build_path("libspanprof.so"), root_lib, workload, flood_lib),
+			 0);
+	snprintf(gate, sizeof(gate), "%s/gate", f->dir);
+	snprintf(sout, sizeof(sout), "%s/service.out", f->dir);
+	snprintf(fout, sizeof(fout), "%s/flood.out", f->dir);
+	snprintf(out, sizeof(out), "%s/out", f->dir);
+	assert_int_equal(mkdir(out, 0755), 0);
+	snprintf(pids[1], 16, "%d", start_as(f, -1, "it-fair-root", sout, service_argv));
+	snprintf(pids[0], 16, "%d", start_as(f, f->uid, "it-fair-flood", fout, flood_argv));
+	wait_file_has(fout, "ready", 30);
+	assert_int_equal(agent_proc_start(&agent, f->dir, argv), 0);
+	snprintf(path, sizeof(path), "span hook attached: %s", flood_lib);
+	assert_true(agent_proc_wait_log(&agent, path, 30));
+	started = day_s();
+	close(open(gate, O_WRONLY | O_CREAT, 0644));
+	wait_file_has(sout, "loaded", 20);
+	snprintf(path, sizeof(path), "span hook attached: %s (pid %s", root_lib, pids[1]);
+	assert_true(agent_proc_wait_log(&agent, path, 20));
+	let_go(gate);
+	assert_int_equal(workload_wait(f->kids[0], 60), 0); /* the service ran its spans */
+	usleep(1500 * 1000); /* its last window and records */
+	spans = printed(sout, "spans=");
+	windows = windows_since(out, "it-fair-root", started, &gap);
+	port = metrics_scrape_port(agent.log_path);
+	assert_true(port > 0);
+	snprintf(metric, sizeof(metric),
+		 "spanprof_spans_total{service_name=\"it-fair-root\",span_name=\"" SERVICE_SPAN
+		 "\"}");
+	/* The records of its spans (it started them once its uprobe was attached): each counted in
+	 * its own series, none in "other". */
+	snprintf(path, sizeof(path), "%s/it-fair-root.spans.jsonl", out);
+	records = lines_with(path, "\"service\":");
+	v = 0;
+	assert_int_equal(metrics_scrape(port, metric, &v), 0);
+	printf("  service: %lld spans, %lld records, %.0f in its own series; %d windows, longest "
+	       "gap %.1f s\n",
+	       spans, records, v, windows, gap);
+	assert_true(spans > 50);
+	assert_true(records >= 0.98 * spans);
+	assert_true(v >= 0.99 * records);
+	snprintf(metric, sizeof(metric),
+		 "spanprof_spans_total{service_name=\"it-fair-root\",span_name=\"other\"}");
+	assert_int_equal(metrics_scrape(port, metric, &v), -1);
+	assert_int_equal(
+		metrics_scrape(port, "spanprof_fair_share_limited_total{bound=\"span_names\"}", &v),
+		0);
+	assert_true(v > 0);
+	assert_true(windows >= 8);
+	assert_true(gap < 3.0);
+	assert_int_equal(workload_wait(f->kids[1], 60), 0); /* the flood is over */
+	assert_int_equal(agent_proc_stop(&agent), 0);
+	/* Every one of the service's records, with its name. */
+	snprintf(path, sizeof(path), "%s/it-fair-root.spans.jsonl", out);
+	named = lines_with(path, "\"name\":\"" SERVICE_SPAN "\"");
+	records = lines_with(path, "\"service\":");
+	printf("  service: %lld span records, %lld named, of %lld spans; flood: %lld spans\n",
+	       records, named, spans, printed(fout, "spans="));
+	assert_true(records >= 0.98 * spans);
+	assert_true(named >= 0.99 * records);
+	snprintf(path, sizeof(path), "%s/it-fair-flood.spans.jsonl", out);
+	size = file_size(path);
+	assert_true(size > 0 && size <= 1 << 20);
+	snprintf(path, sizeof(path), "%s/it-fair-flood.spans.jsonl.1", out);
+	size = file_size(path);
+	printf("  flood span log: %lld bytes in .1\n", size);
+	assert_true(size <= 1 << 20);
+}
+
+#define UNWIND_COPIES 40 /* distinct ELF files of the user, many times its share of the budget */
+
+/* Value of metric at /metrics, or -1. */
+static double scrape(int port, const char *metric)
+{
+	double v;
+
+	return metrics_scrape(port, metric, &v) ? -1 : v;
+}
+
+/* An unprivileged user maps 40 distinct copies of a large library (no build id, so each is its
+ * own file) while a root service runs, with a 2 MiB unwind table budget: the user's tables do
+ * not evict the service's, whose samples keep their CFI tables (no sample falls back to frame
+ * pointers for an evicted table). */
+static void test_unwind_budget_shared_fairly(void **state)
+{
+	struct fair *f = *state;
+	char workload[600], gate[600], sout[600], mout[600], out[600], pids[2][16];
+	char files[UNWIND_COPIES][600];
+	const char *spin_argv[] = { build_path("tests/workloads/fair_workload"), "spin", "40",
+				    NULL };
+	const char *maps_argv[UNWIND_COPIES + 4];
+	const char *argv[] = { "--output",
+			       out,
+			       "--interval",
+			       "1",
+			       "--metrics-addr",
+			       "127.0.0.1:0",
+			       "--unwind-table-bytes",
+			       "2MiB",
+			       "--pid",
+			       pids[0],
+			       "--pid",
+			       pids[1],
+			       NULL };
+	struct agent_proc agent;
+	double stale0, stale1, gap, t0, from;
+	int i, port, windows;
+
+	if (!f)
+		skip();
+	if (!UNWIND_SUPPORTED_HERE) {
+		printf("  no BPF unwinder on this architecture: skipped\n");
+		skip();
+	}
+	create_user(f);
+	snprintf(workload, sizeof(workload), "%s/fair_workload", f->dir);
+	assert_int_equal(fixture_sh("cp '%s' '%s' && chmod 0755 '%s' && mkdir -m 0755 '%s/libs' && "
+				    "for i in $(seq 0 %d); do objcopy --remove-section "
+				    ".note.gnu.build-id '%s' \"%s/libs/big-$i.so\"; done && "
+				    "chmod 0644 '%s'/libs/*",
+				    build_path("tests/workloads/fair_workload"), workload, workload,
+				    f->dir, UNWIND_COPIES - 1,
+				    "/usr/lib/x86_64-linux-gnu/libstdc++.so.6", f->dir, f->dir),
+			 0);
+	snprintf(gate, sizeof(gate), "%s/gate", f->dir);
+	snprintf(sout, sizeof(sout), "%s/spin.out", f->dir);
+	snprintf(mout, sizeof(mout), "%s/maps.out", f->dir);
+	snprintf(out, sizeof(out), "%s/out", f->dir);
+	assert_int_equal(mkdir(out, 0755), 0);
+	maps_argv[0] = workload;
+	maps_argv[1] = "maps";
+	maps_argv[2] = gate;
+	for (i = 0; i < UNWIND_COPIES; i++) {
+		snprintf(files[i], sizeof(files[i]), "%s/libs/big-%d.so", f->dir, i);
+		maps_argv[i + 3] = files[i];
+	}
+	maps_argv[UNWIND_COPIES + 3] = NULL;
+	snprintf(pids[0], 16, "%d", start_as(f, -1, "it-fair-victim", sout, spin_argv));
+	wait_file_has(sout, "ready", 30);
+	snprintf(pids[1], 16, "%d", start_as(f, f->uid, "it-fair-maps", mout, maps_argv));
+	assert_int_equal(agent_proc_start(&agent, f->dir, argv), 0);
+	port = metrics_scrape_port(agent.log_path);
+	assert_true(port > 0);
+	/* The service's tables are in (its executable, libc, the loader), then the user maps. */
+	for (t0 = now_s(); scrape(port, "spanprof_unwind_files{state=\"ready\"}") < 3;)
+		if (now_s() - t0 > 60)
+			fail_msg("the service's unwind tables were never built");
+	close(open(gate, O_WRONLY | O_CREAT, 0644));
+	wait_file_has(mout, "mapped", 30);
+	/* Every copy built: stored, refused or evicted, none still building. */
+	for (t0 = now_s(); scrape(port, "spanprof_unwind_table_evictions_total") +
+					   scrape(port, "spanprof_fair_share_limited_total{bound="
+							"\"unwind_table_refused\"}") <
+				   UNWIND_COPIES / 2 ||
+			   scrape(port, "spanprof_unwind_files{state=\"building\"}") > 0;)
+		if (now_s() - t0 > 120) {
+			agent_proc_print_log(&agent);
+			fail_msg("the user's files were not all built");
+		}
+	stale0 = scrape(port, "spanprof_samples_dropped_total{reason=\"unwind_table_evicted\"}");
+	from = day_s();
+	for (t0 = now_s(); (windows = windows_since(out, "it-fair-victim", from, &gap)) < 4;)
+		if (now_s() - t0 > 30)
+			break;
+	stale1 = scrape(port, "spanprof_samples_dropped_total{reason=\"unwind_table_evicted\"}");
+	printf("  %d windows of the service after the user's %d files; samples on an evicted "
+	       "table: %.0f (%.0f before); evictions %.0f, refused %.0f\n",
+	       windows, UNWIND_COPIES, stale1 - stale0, stale0,
+	       scrape(port, "spanprof_unwind_table_evictions_total"),
+	       scrape(port, "spanprof_fair_share_limited_total{bound=\"unwind_table_refused\"}"));
+	assert_true(windows >= 4);
+	assert_true(stale0 >= 0 && stale1 >= 0);
+	assert_true(stale0 + (stale1 - stale0) < 5);
+	assert_int_equal(agent_proc_stop(&agent), 0);
+}
+
+#define CHART_MEMORY_LIMIT (192 << 20) /* helm/spanprof/values.yaml resources.limits.memory */
+/* Under AddressSanitizer (make sanitize) the agent's memory is shadowed and its exit checks for
+ * leaks: its RSS and stop time say nothing about a release build. */
+#if defined(__SANITIZE_ADDRESS__)
+#define RELEASE_BUILD 0
+#else
+#define RELEASE_BUILD 1
+#endif
+
+/* Peak resident set of pid in bytes (VmHWM), or -1. */
+static long long peak_rss(pid_t pid)
+{
+	char path[64], line[256];
+	long long kb = -1;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fp = fopen(path, "r");
+	while (fp && fgets(line, sizeof(line), fp))
+		if (!strncmp(line, "VmHWM:", 6))
+			kb = atoll(line + 6);
+	if (fp)
+		fclose(fp);
+	return kb < 0 ? -1 : kb * 1024;
+}
+
+/* Everything at once: the user's processes hold every hook-file slot and flood span names
+ * while an ordinary root service starts with its own hook. The service's profiles come every
+ * window with its spans and their names, its span records keep their names, the agent stays
+ * under the chart's memory limit, and it stops within 2 s of SIGTERM with all those uprobes
+ * still attached. */
+static void test_combined_attack_leaves_a_root_service_intact(void **state)
+{
+	struct fair *f = *state;
+	char workload[600], gate[600], sout[600], fout[600], out[600], root_lib[600];
+	char flood_lib[600], path[700], pids[HOGS + 2][16];
+	const char *flood_argv[] = { workload, "flood", flood_lib, "20", NULL };
+	const char *service_argv[] = {
+		workload, "service", root_lib, gate, SERVICE_SPAN, "12", NULL
+	};
+	const char *argv[2 * (HOGS + 2) + 8];
+	struct agent_proc agent;
+	double gap, started, t0, stop_s;
+	long long spans, named, records, rss;
+	struct census c;
+	int i, n = 0, windows, status;
+
+	if (!f)
+		skip();
+	create_user(f);
+	stage_files(f, workload, sizeof(workload));
+	snprintf(root_lib, sizeof(root_lib), "%s/root-hook.so", f->dir);
+	/* The flood's library is one of the hogs' copies: all 256 slots stay the user's. */
+	snprintf(flood_lib, sizeof(flood_lib), "%s/libs/hog-0.so", f->dir);
+	snprintf(gate, sizeof(gate), "%s/gate", f->dir);
+	snprintf(sout, sizeof(sout), "%s/service.out", f->dir);
+	snprintf(fout, sizeof(fout), "%s/flood.out", f->dir);
+	snprintf(out, sizeof(out), "%s/out", f->dir);
+	assert_int_equal(mkdir(out, 0755), 0);
+	start_hogs(f, workload, pids);
+	snprintf(pids[HOGS], 16, "%d", start_as(f, -1, "it-fair-root", sout, service_argv));
+	snprintf(pids[HOGS + 1], 16, "%d", start_as(f, f->uid, "it-fair-flood", fout, flood_argv));
+	wait_file_has(fout, "ready", 30);
+	argv[n++] = "--output";
+	argv[n++] = out;
+	argv[n++] = "--interval";
+	argv[n++] = "1";
+	for (i = 0; i < HOGS + 2; i++) {
+		argv[n++] = "--pid";
+		argv[n++] = pids[i];
+	}
+	argv[n] = NULL;
+	assert_int_equal(agent_proc_start(&agent, f->dir, argv), 0);
+	for (t0 = now_s(); agent_proc_log_count(&agent, "span hook attached: ") < HOOK_SLOTS;)
+		if (now_s() - t0 > 60)
+			fail_msg("the user's %d hook files were not all attached", HOOK_SLOTS);
+	started = day_s();
+	close(open(gate, O_WRONLY | O_CREAT, 0644));
+	wait_file_has(sout, "loaded", 20);
+	snprintf(path, sizeof(path), "span hook attached: %s (pid %s", root_lib, pids[HOGS]);
+	assert_true(agent_proc_wait_log(&agent, path, 20));
+	let_go(gate);
+	assert_int_equal(workload_wait(f->kids[HOGS], 60), 0); /* the service ran its spans */
+	usleep(1500 * 1000);
+	spans = printed(sout, "spans=");
+	windows = windows_since(out, "it-fair-root", started, &gap);
+	rss = peak_rss(agent.pid);
+	/* Stopped with every hog's uprobe still attached (the flood may be over by now). */
+	t0 = now_s();
+	kill(agent.pid, SIGTERM);
+	status = workload_wait(agent.pid, 60);
+	stop_s = now_s() - t0;
+	snprintf(path, sizeof(path), "%s/it-fair-root.spans.jsonl", out);
+	named = lines_with(path, "\"name\":\"" SERVICE_SPAN "\"");
+	records = lines_with(path, "\"service\":");
+	memset(&c, 0, sizeof(c));
+	census_watch(&c, "fair_service_work", NULL);
+	assert_true(census_read(&c, out, "it-fair-root") > 0);
+	printf("  service: %lld spans, %lld records, %lld named, %d windows (longest gap %.1f s), "
+	       "span name '%s'; agent peak RSS %.1f MiB, stopped in %.2f s\n",
+	       spans, records, named, windows, gap,
+	       census_get(&c, "fair_service_work")->seen_span_name, rss / 1048576.0, stop_s);
+	assert_int_equal(status, 0);
+	assert_true(spans > 50);
+	assert_true(records >= 0.98 * spans);
+	assert_true(named >= 0.99 * records);
+	assert_true(windows >= 10);
+	assert_true(gap < 3.0);
+	assert_string_equal(census_get(&c, "fair_service_work")->seen_span_name, SERVICE_SPAN);
+	if (!RELEASE_BUILD) {
+		printf("  sanitizer build: RSS and stop time not checked\n");
+		return;
+	}
+	assert_true(rss > 0 && rss < CHART_MEMORY_LIMIT);
+	assert_true(stop_s < 2.0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_hook_slots_fair_and_detached_off_the_run_loop,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_control_characters_cleaned_at_entry, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_span_name_flood_leaves_other_services_intact,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unwind_budget_shared_fairly, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_combined_attack_leaves_a_root_service_intact,
+						setup, teardown),
+	};
+
+	if (getenv("FAIR_ONLY")) /* one test by name pattern, while working on it */
+		cmocka_set_test_filter(getenv("FAIR_ONLY"));
+	return cmocka_run_group_tests_name("fair_share", tests, NULL, NULL);
+}
