@@ -170,7 +170,8 @@ static struct go_proc go_proc_of(const struct hook_site *site)
 				 .labels_kind = site->go_labels_kind,
 				 .m_offset = site->go_m_offset,
 				 .curg_offset = site->go_curg_offset,
-				 .g_tls_offset = site->go_g_offset };
+				 .g_tls_offset = site->go_g_offset,
+				 .goid_offset = site->go_goid_offset };
 }
 
 /* Attaches the uprobe for a new hook file, open as fd: the kernel resolves /proc/self/fd/N to
@@ -202,10 +203,10 @@ static long attach_file(struct hook_registry *r, pid_t pid, const struct proc_ma
 			 pid);
 		return i;
 	}
-	link = loader_attach_hook(r->loader, hook_open_fd_path(fd, path, sizeof(path)), offset,
-				  site->semaphore_offset,
-				  site->is_go ? LOADER_HOOK_GO : LOADER_HOOK_C,
-				  site->is_go ? (uint64_t)(int64_t)site->go_g_offset : 0);
+	link = loader_attach_hook(
+		r->loader, hook_open_fd_path(fd, path, sizeof(path)), offset,
+		site->semaphore_offset, site->is_go ? LOADER_HOOK_GO : LOADER_HOOK_C,
+		site->is_go ? SPANPROF_GO_COOKIE(site->go_g_offset, site->go_goid_offset) : 0);
 	if (!link) {
 		int err = -errno;
 
@@ -260,9 +261,17 @@ static long hook_file_for(struct hook_registry *r, pid_t pid, const struct proc_
 	if (fd < 0)
 		return open_failed(r, pid, m, fd, why);
 	err = hook_elf_find_fd(fd, &site);
-	if (err == -ENODATA || err == -ENOEXEC || err == -ENOTSUP) {
+	if (err == -ENODATA || err == -ENOEXEC || err == -ENOTSUP || err == -EPROTONOSUPPORT) {
 		if (err == -ENOEXEC)
 			r->stats.elf_errors++;
+		if (err == -EPROTONOSUPPORT)
+			log_warn(
+				err,
+				"Go executable %s (pid %d, %s): runtime layout unknown to this agent: "
+				"no spans for its goroutines (%s, pprof labels and inheritance "
+				"are off; supported: go1.18-go1.26)",
+				m->path, pid, site.go_version,
+				site.site_offset ? "span hook not attached" : "no span hook");
 		if (err == -ENOTSUP)
 			log_warn(
 				err,

@@ -70,8 +70,18 @@ static void test_labels_layout_by_version(void **state)
 	assert_int_equal(l.kind, GO_LABELS_SLICE);
 	assert_int_equal(l.m_offset, 48);
 	assert_int_equal(l.curg_offset, 192);
-	assert_int_equal(go_runtime_labels_layout("go1.25.0", &l), -ENOTSUP);
+	assert_int_equal(l.goid_offset, 160);
+	/* 1.25 moved m.curg (184) and g.goid back to 152; 1.26 moved labels again. */
+	assert_int_equal(go_runtime_labels_layout("go1.25.0", &l), 0);
+	assert_int_equal(l.offset, 344);
+	assert_int_equal(l.kind, GO_LABELS_SLICE);
+	assert_int_equal(l.curg_offset, 184);
+	assert_int_equal(l.goid_offset, 152);
+	assert_int_equal(go_runtime_labels_layout("go1.26.1", &l), 0);
+	assert_int_equal(l.offset, 352);
+	assert_int_equal(go_runtime_labels_layout("go1.27rc1", &l), -ENOTSUP);
 	assert_int_equal(l.kind, GO_LABELS_NONE);
+	assert_int_equal(l.goid_offset, 0);
 	assert_int_equal(go_runtime_labels_layout("go1.17.13", &l), -ENOTSUP);
 	assert_int_equal(go_runtime_labels_layout("devel go1.25-abc", &l), -ENOTSUP);
 	assert_int_equal(go_runtime_labels_layout("go1.", &l), -ENOTSUP);
