@@ -329,15 +329,73 @@ static void test_no_span_outlives_its_goroutine_under_churn(void **state)
 	assert_string_equal(child->seen_span_name, "labelled-parent");
 }
 
-#define GO_CASES(tc)                                                                               \
-	cmocka_unit_test_prestate_setup_teardown(test_pprof_labels_alone_label_the_samples, setup, \
-						 teardown, (void *)&(tc)),                         \
-		cmocka_unit_test_prestate_setup_teardown(                                          \
-			test_child_goroutine_inherits_span_and_unsampled_has_name_only, setup,     \
-			teardown, (void *)&(tc)),                                                  \
-		cmocka_unit_test_prestate_setup_teardown(                                          \
-			test_no_span_outlives_its_goroutine_under_churn, setup, teardown,          \
-			(void *)&(tc))
+/* The OpenTelemetry integration under churn (go_otel churn): a span ended through its context
+ * (otelgrpc) leaves its goroutine at once; a worker that exits bound, or unbinds, leaves nothing
+ * behind; fresh goroutines after each carry no span; bound workers carry the bound span. */
+static void test_ended_and_unbound_spans_label_nothing_after(void **state)
+{
+	struct go_case *gc = *state;
+	const char *dir = gc ? gc->dir : NULL;
+	char out[512], go_file[512], bound_id[32] = "", exe[PATH_MAX], line[128];
+	const char *work[] = { exe, "16", go_file, "churn", NULL };
+	const char *env[] = { "OTEL_SERVICE_NAME=it-golabels", "GOMAXPROCS=2", NULL };
+	const char *unlabelled[] = { "main.goAfterEnd", "main.goFresh", "main.goAfterUnbind" };
+	const struct census_func *bound, *rpc, *f;
+	unsigned long goroutines = 0;
+	struct census c = { 0 };
+	struct agent_proc agent;
+	FILE *fp;
+	size_t i;
+	pid_t pid;
+
+	if (!dir)
+		skip();
+	workload(gc->tc, "go_otel", exe, sizeof(exe));
+	snprintf(out, sizeof(out), "%s/out.txt", dir);
+	snprintf(go_file, sizeof(go_file), "%s/go", dir);
+	pid = workload_start(work, env, out);
+	assert_true(pid > 0);
+	assert_int_equal(workload_wait_exec(pid, work[0], 10), 0);
+	start_agent(&agent, dir, pid, work[0], 1);
+	assert_int_equal(go_ahead(go_file), 0);
+	assert_int_equal(workload_wait(pid, 90), 0);
+	assert_int_equal(agent_proc_stop(&agent), 0);
+	assert_true(printed_span(out, "goBoundWorker", bound_id, sizeof(bound_id)));
+	fp = fopen(out, "r");
+	while (fp && fgets(line, sizeof(line), fp))
+		sscanf(line, "goroutines %lu", &goroutines);
+	if (fp)
+		fclose(fp);
+	census_watch(&c, "main.goBoundWorker", bound_id);
+	census_watch(&c, "main.goRPC", NULL);
+	for (i = 0; i < sizeof(unlabelled) / sizeof(unlabelled[0]); i++)
+		census_watch(&c, unlabelled[i], NULL);
+	read_census(&c, dir, &agent);
+	printf("  %lu goroutines\n", goroutines);
+	bound = census_get(&c, "main.goBoundWorker");
+	rpc = census_get(&c, "main.goRPC");
+	print_func(bound);
+	print_func(rpc);
+	assert_true(goroutines >= 1000);
+	assert_true(bound->samples >= 20 && bound->right_span >= 0.90 * bound->samples);
+	/* The RPC spans themselves do label (right_span counts samples with no span_id here). */
+	assert_true(rpc->samples >= 20 && rpc->right_span <= 0.10 * rpc->samples);
+	for (i = 0; i < sizeof(unlabelled) / sizeof(unlabelled[0]); i++) {
+		f = census_get(&c, unlabelled[i]);
+		print_func(f);
+		assert_true(f->samples >= 20);
+		assert_int_equal(f->right_span, f->samples); /* not one sample in a span */
+	}
+}
+
+/* The four tests of one toolchain. */
+#define GO_CASE(test, tc) \
+	cmocka_unit_test_prestate_setup_teardown(test, setup, teardown, (void *)&(tc))
+#define GO_CASES(tc)                                                                         \
+	GO_CASE(test_pprof_labels_alone_label_the_samples, tc),                              \
+		GO_CASE(test_child_goroutine_inherits_span_and_unsampled_has_name_only, tc), \
+		GO_CASE(test_no_span_outlives_its_goroutine_under_churn, tc),                \
+		GO_CASE(test_ended_and_unbound_spans_label_nothing_after, tc)
 
 int main(void)
 {

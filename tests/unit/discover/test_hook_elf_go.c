@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Unit tests for hook_elf on Go executables: the Go hook found by its symbols, and without them
  * (stripped, stripped PIE) through .gopclntab and the hook's own semaphore load; a Go program
- * without the hook reported for its pprof labels only. */
+ * without the hook reported for its pprof labels only; one of an unknown Go version refused. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -106,6 +107,64 @@ static void test_go_program_without_hook_is_reported_for_its_labels(void **state
 	assert_int_equal(site.go_labels_kind, GO_LABELS_MAP);
 }
 
+/* A copy of rel whose .go.buildinfo names Go version 1.99 instead (same length), at path. */
+static int copy_as_go_1_99(const char *rel, const char *path)
+{
+	FILE *in = fopen(build_path(rel), "rb"), *out = fopen(path, "wb");
+	static char buf[1 << 16];
+	int ret = -1, patched = 0;
+	size_t n, i;
+
+	while (in && out && (n = fread(buf, 1, sizeof(buf), in)) > 0) {
+		/* The version follows the 32-byte header as "\x08go1.19.8": a varint length, text. */
+		for (i = 0; !patched && i + 6 < n; i++)
+			if (!memcmp(buf + i, "go1.", 4) && i > 0 && buf[i - 1] >= 6 &&
+			    buf[i - 1] < 12 && buf[i + 4] >= '1' && buf[i + 4] <= '9' &&
+			    buf[i + 5] >= '0' && buf[i + 5] <= '9' && i >= 32 &&
+			    !memcmp(buf + i - 33, "\xff Go buildinf:", 14)) {
+				buf[i + 4] = '9';
+				buf[i + 5] = '9';
+				patched = 1;
+			}
+		if (fwrite(buf, 1, n, out) != n)
+			break;
+	}
+	if (in && out && patched && !ferror(in))
+		ret = 0;
+	if (in)
+		fclose(in);
+	if (out && fclose(out))
+		ret = -1;
+	return ret;
+}
+
+/* A Go version the layout table does not hold: refused, with the version for the log, both with
+ * the hook linked and without (its labels would be read at guessed offsets). */
+static void test_go_program_of_unknown_version_is_refused(void **state)
+{
+	const char *rels[] = { "tests/workloads/go_spans", "tests/workloads/go_pprof_labels" };
+	char path[] = "/tmp/spanprof-go199-XXXXXX";
+	struct hook_site site;
+	size_t i;
+	int fd;
+
+	(void)state;
+	if (!have(rels[0]) || !have(rels[1]))
+		skip();
+	for (i = 0; i < 2; i++) {
+		fd = mkstemp(path);
+		assert_true(fd >= 0);
+		close(fd);
+		assert_int_equal(copy_as_go_1_99(rels[i], path), 0);
+		memset(&site, 0, sizeof(site));
+		assert_int_equal(hook_elf_find(path, &site), -EPROTONOSUPPORT);
+		assert_int_equal(strncmp(site.go_version, "go1.99", 6), 0);
+		assert_int_equal(site.site_offset != 0, i == 0); /* the hook was found, not used */
+		unlink(path);
+		memcpy(path + sizeof(path) - 7, "XXXXXX", 6);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -113,6 +172,7 @@ int main(void)
 		cmocka_unit_test(test_go_hook_found_without_symbols_at_the_same_place),
 		cmocka_unit_test(test_go_hook_found_in_stripped_pie),
 		cmocka_unit_test(test_go_program_without_hook_is_reported_for_its_labels),
+		cmocka_unit_test(test_go_program_of_unknown_version_is_refused),
 	};
 
 	return cmocka_run_group_tests_name("hook_elf_go", tests, NULL, NULL);
