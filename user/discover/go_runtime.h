@@ -31,4 +31,12 @@ int go_runtime_version(Elf *elf, char *buf, size_t len);
  * (before 1.18, after 1.26, "devel ..."; all of out is 0 then). */
 int go_runtime_labels_layout(const char *version, struct go_labels_layout *out);
 
+/* The same layout read from the executable's own DWARF (runtime.g, runtime.m, and
+ * runtime/pprof.labelMap for the label form), for versions the table does not hold ("devel",
+ * releases after it); elf was opened with elf_guard_begin() on fd. Labels are only read in the
+ * slice form (kind NONE otherwise: the hook's spans still work). Returns 0 and fills *out,
+ * -ENODATA without DWARF (stripped) or without runtime.g / runtime.m, -E2BIG when the DWARF is
+ * too large to be worth opening, -ENOEXEC when a field is missing or out of bounds. */
+int go_runtime_layout_from_dwarf(Elf *elf, int fd, struct go_labels_layout *out);
+
 #endif /* SPANPROF_GO_RUNTIME_H */

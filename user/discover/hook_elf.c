@@ -283,28 +283,31 @@ static int resolve_go_pclntab(const struct hook_file_ref *f, struct hook_site *s
 	return 0;
 }
 
-/* A Go executable (hook or not): where its runtime keeps pprof labels and goroutine ids.
- * Returns 1 when the sampler can read them, 0 when the file is no Go executable, -EPROTONOSUPPORT
- * for a Go executable of an unknown layout (its version in site->go_version). */
-static int go_labels(Elf *elf, struct hook_site *site)
+/* A Go executable (hook or not): where its runtime keeps pprof labels and goroutine ids, from
+ * the version table, else from its own DWARF. Returns 1 when the sampler can read them, 0 when the
+ * file is no Go executable, -EPROTONOSUPPORT for a Go executable of an unknown layout (its version
+ * in site->go_version). */
+static int go_labels(Elf *elf, int fd, struct hook_site *site)
 {
 	struct go_labels_layout layout;
 	char version[64];
 	int err = go_runtime_version(elf, version, sizeof(version));
+	size_t i;
 
 	if (err == -ENOTSUP)
 		snprintf(version, sizeof(version), "before go1.18");
 	else if (err)
 		return 0;
-	if (err || go_runtime_labels_layout(version, &layout)) {
-		size_t i;
-
-		/* The file's bytes go to the log: printable ASCII only. */
-		for (i = 0; version[i] && i < sizeof(site->go_version) - 1; i++)
-			site->go_version[i] =
-				version[i] >= 0x20 && version[i] < 0x7f ? version[i] : '?';
-		site->go_version[i] = '\0';
+	/* The file's bytes go to the log: printable ASCII only. */
+	for (i = 0; version[i] && i < sizeof(site->go_version) - 1; i++)
+		site->go_version[i] = version[i] >= 0x20 && version[i] < 0x7f ? version[i] : '?';
+	site->go_version[i] = '\0';
+	if (err == -ENOTSUP)
 		return -EPROTONOSUPPORT;
+	if (go_runtime_labels_layout(version, &layout)) {
+		if (go_runtime_layout_from_dwarf(elf, fd, &layout))
+			return -EPROTONOSUPPORT;
+		site->go_layout_from_dwarf = 1;
 	}
 	site->go_labels_offset = layout.offset;
 	site->go_labels_kind = layout.kind;
@@ -337,10 +340,10 @@ int hook_elf_find_fd(int fd, struct hook_site *site)
 	if (err == -ENODATA)
 		err = resolve_go_pclntab(&f, site);
 	if (!err && site->is_go) {
-		if (go_labels(f.elf, site) < 0)
+		if (go_labels(f.elf, fd, site) < 0)
 			err = -EPROTONOSUPPORT;
 	} else if (err == -ENODATA) {
-		int go = go_labels(f.elf, site);
+		int go = go_labels(f.elf, fd, site);
 
 		if (go < 0)
 			err = go;

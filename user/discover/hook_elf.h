@@ -16,8 +16,9 @@ struct hook_site {
 	uint32_t go_m_offset, go_curg_offset; /* g.m, m.curg; 0: unknown */
 	uint32_t go_goid_offset; /* g.goid; 0: unknown */
 	int32_t go_g_offset; /* Go only: of the g pointer from FS base (go_tls.h) */
-	/* A Go file whose runtime layout is not known (-EPROTONOSUPPORT): its version, for the log */
+	/* A Go file whose runtime layout is not in the table: its version, for the log */
 	char go_version[64];
+	int go_layout_from_dwarf; /* the layout was read from the file's DWARF */
 };
 
 /* The Go hook has no ELF note (Go's linker cannot emit one): it is found by these symbol name
@@ -35,8 +36,8 @@ struct hook_site {
  * -ENODATA when the file is an ELF without the hook, -ENOTSUP for a Go executable whose g
  * pointer cannot be located in TLS (stripped PIE with external linking, Go shared library:
  * refused, as its goroutines could not be told apart), -EPROTONOSUPPORT for a Go executable (hook
- * or not) of a runtime layout this agent does not know (site->go_version says which: spans could
- * outlive their goroutine, so none are read), -ENOEXEC when it is not an ELF (or is malformed), or
+ * or not) whose runtime layout is neither in the version table nor readable from its DWARF
+ * (site->go_version says which: spans could outlive their goroutine, so none are read), -ENOEXEC when it is not an ELF (or is malformed), or
  * -errno when it cannot be opened or read. Never crashes on malformed input. */
 int hook_elf_find(const char *path, struct hook_site *site);
 

@@ -284,6 +284,10 @@ static long hook_file_for(struct hook_registry *r, pid_t pid, const struct proc_
 	} else if (err) {
 		idx = open_failed(r, pid, m, err, "cannot read it");
 	} else {
+		if (site.go_layout_from_dwarf)
+			log_info(
+				"Go executable %s (pid %d, %s): runtime layout read from its DWARF",
+				m->path, pid, site.go_version);
 		idx = attach_file(r, pid, m, fd, &site);
 	}
 	close(fd); /* the uprobe holds its own reference to the file */
