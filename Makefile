@@ -298,9 +298,10 @@ $(OUTPUT)/tests/bench/go_hook: $(GO_HOOK_SRCS) $(wildcard tests/bench/go_hook/*.
 
 GO_TEST := cd $(GO_MOD) && env $(GO_MOD_ENV) $(abspath tests/go_test.sh) . ./otelspanprof
 # The same on each newer toolchain, or a line saying it was skipped and why.
-GO_TC_TESTS := $(foreach v,$(GO_VERSIONS),"$(if $(filter $(v),$(GO_TOOLCHAINS)),cd $(GO_MOD) && \
-	env $(GO_TC_ENV) GO=$(call go_bin,$(v)) $(abspath tests/go_test.sh) . ./otelspanprof,\
-	tests/go_test.sh --skip 'Go $(v): not in $(GO_CACHE) (run scripts/fetch-go-toolchains.sh)')")
+go_tc_test = $(strip $(if $(filter $(1),$(GO_TOOLCHAINS)),cd $(GO_MOD) && env $(GO_TC_ENV) \
+	GO=$(call go_bin,$(1)) $(abspath tests/go_test.sh) . ./otelspanprof, \
+	tests/go_test.sh --skip 'Go $(1): not in $(GO_CACHE) (run scripts/fetch-go-toolchains.sh)'))
+GO_TC_TESTS := $(foreach v,$(GO_VERSIONS),"$(call go_tc_test,$(v))")
 
 # --- deployment (helm, docker, systemd) ----------------------------------------------------
 # The Helm chart is rendered and checked without Helm (tests/helm: text/template + sprig, as
