@@ -216,11 +216,12 @@ GO_MOD_ENV := GO111MODULE=on GOFLAGS=-mod=vendor GOPROXY=off GOWORK=off \
 	      GOCACHE=$(abspath $(OUTPUT)/gocache)
 GO_HOOK_SRCS := $(wildcard hooks/go/go.mod hooks/go/*.go hooks/go/*.s hooks/go/otelspanprof/*.go)
 # Re-staged when a hook source comes or goes too: each file is linked by name.
-$(GO_MOD)/vendor/modules.txt: hooks/go/go.mod tests/go_module.sh $(GO_HOOK_SRCS)
+$(GO_MOD)/vendor/modules.txt: hooks/go/go.mod tests/go_module.sh $(GO_HOOK_SRCS) \
+			      $(wildcard tests/workloads/go_*)
 	$(call msg,GOMOD,$(GO_MOD))
 	$(Q)tests/go_module.sh $(GO_MOD)
 
-GO_WORKLOADS := go_spans go_otel go_pprof_labels
+GO_WORKLOADS := go_spans go_otel go_pprof_labels go_reuse
 $(OUTPUT)/tests/workloads/go_%: $(GO_HOOK_SRCS) $(wildcard tests/workloads/go_*/*.go) \
 				$(GO_MOD)/vendor/modules.txt
 	$(call msg,GO,$@)
@@ -283,12 +284,38 @@ WORKLOADS += $(patsubst %,$(OUTPUT)/tests/workloads/%,$(GO_WORKLOADS) go_spans_s
 	     go_spans_pie go_spans_cgo go_spans_cgo_stripped go_spans_cgo_pie \
 	     go_spans_cgo_pie_stripped)
 
+# Newer Go toolchains, unpacked from Debian's golang-1.2X packages by
+# scripts/fetch-go-toolchains.sh (never installed): each one that is present builds the label
+# and reuse workloads once into build/tests/workloads/go<version>/ and runs the hook module's
+# tests; the integration tests say which toolchains they skipped.
+GO_CACHE ?= /var/cache/spanprof-go
+GO_VERSIONS ?= 1.24 1.25 1.26
+go_bin = $(GO_CACHE)/$(1)/usr/lib/go-$(1)/bin/go
+GO_TOOLCHAINS := $(foreach v,$(GO_VERSIONS),$(if $(wildcard $(call go_bin,$(v))),$(v)))
+GO_TC_WORKLOADS := go_otel go_pprof_labels go_reuse
+GO_TC_ENV := $(GO_MOD_ENV) GOTOOLCHAIN=local GOTELEMETRY=off
+define go_toolchain_rules
+$(OUTPUT)/tests/workloads/go$(1)/%: $(GO_HOOK_SRCS) $(wildcard tests/workloads/go_*/*.go) \
+				    $(GO_MOD)/vendor/modules.txt
+	$$(call msg,GO$(1),$$@)
+	$$(Q)mkdir -p $$(@D)
+	$$(Q)cd $(GO_MOD) && $(GO_TC_ENV) $(call go_bin,$(1)) build -o $$(abspath $$@) \
+		./internal/testworkloads/$$*
+WORKLOADS += $(patsubst %,$(OUTPUT)/tests/workloads/go$(1)/%,$(GO_TC_WORKLOADS))
+endef
+$(foreach v,$(GO_TOOLCHAINS),$(eval $(call go_toolchain_rules,$(v))))
+
 $(OUTPUT)/tests/bench/go_hook: $(GO_HOOK_SRCS) $(wildcard tests/bench/go_hook/*.go) \
 			       $(GO_MOD)/vendor/modules.txt
 	$(call msg,GO,$@)
 	$(Q)cd $(GO_MOD) && $(GO_MOD_ENV) $(GO) build -o $(abspath $@) ./internal/testworkloads/go_hook
 
 GO_TEST := cd $(GO_MOD) && env $(GO_MOD_ENV) $(abspath tests/go_test.sh) . ./otelspanprof
+# The same on each newer toolchain, or a line saying it was skipped and why.
+go_tc_test = $(strip $(if $(filter $(1),$(GO_TOOLCHAINS)),cd $(GO_MOD) && env $(GO_TC_ENV) \
+	GO=$(call go_bin,$(1)) $(abspath tests/go_test.sh) . ./otelspanprof, \
+	tests/go_test.sh --skip 'Go $(1): not in $(GO_CACHE) (run scripts/fetch-go-toolchains.sh)'))
+GO_TC_TESTS := $(foreach v,$(GO_VERSIONS),"$(call go_tc_test,$(v))")
 
 # --- deployment (helm, docker, systemd) ----------------------------------------------------
 # The Helm chart is rendered and checked without Helm (tests/helm: text/template + sprig, as
@@ -361,7 +388,8 @@ bench-hooks: all
 # every suite.
 test: all $(UNIT_TESTS) $(INTEG_TESTS) $(WORKLOADS) $(DEPLOY_GO_LINKS) $(HOOK_C_TESTS) \
 	$(GO_MOD)/vendor/modules.txt
-	$(Q)tests/run_tests.sh $(UNIT_TESTS) $(INTEG_TESTS) "$(GO_TEST)" "$(DEPLOY_TEST)" \
+	$(Q)tests/run_tests.sh $(UNIT_TESTS) $(INTEG_TESTS) "$(GO_TEST)" $(GO_TC_TESTS) \
+		"$(DEPLOY_TEST)" \
 		"$(HOOK_ENV) tests/hooks/run_hook_tests.sh $(HOOK_C_TESTS)"
 
 unit-tests: $(UNIT_TESTS)
@@ -379,7 +407,7 @@ SANITIZE_OUTPUT := build-san
 sanitize:
 	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 		$(MAKE) --no-print-directory OUTPUT=$(SANITIZE_OUTPUT) \
-		SAN_CFLAGS="$(SANITIZE_FLAGS)" unit-tests integration-tests
+		SAN_CFLAGS="$(SANITIZE_FLAGS)" GO_VERSIONS= unit-tests integration-tests
 
 bench: all $(BENCHES) $(WORKLOADS) $(OUTPUT)/tests/bench/go_hook bench-hooks
 	$(Q)for b in $(BENCHES); do $$b || exit 1; done

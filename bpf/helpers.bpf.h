@@ -60,6 +60,22 @@ static __always_inline long current_goroutine(struct task_struct *task, __s32 g_
 #endif
 }
 
+/* Who set a goroutine_spans entry: the goroutine's id (g.goid at goid_offset in runtime.g, from
+ * the per-version layout; ids are never reused in a process, g's are) and the address space
+ * (task->mm: an exec gives the same pid a new one while the old still exists, so a new image
+ * whose goroutines sit at the old g addresses with the old ids is still told apart). Returns 0,
+ * or -EFAULT when the layout is unknown (offset 0) or the id unreadable or 0 (no goroutine has
+ * id 0). */
+static __always_inline long goroutine_owner(struct task_struct *task, __u64 g, __u32 goid_offset,
+					    __u64 *goid, __u64 *mm)
+{
+	if (!goid_offset || bpf_probe_read_user(goid, sizeof(*goid), (void *)(g + goid_offset)) ||
+	    !*goid)
+		return -EFAULT;
+	*mm = (__u64)BPF_CORE_READ(task, mm);
+	return 0;
+}
+
 /* The value of key in a hash map, inserting init first when there is none. Another CPU inserting
  * the same key in between is no error: its entry is used. Returns the value, or NULL with *err
  * set: the insert's error (-E2BIG: the map is full), or -ENOENT when the entry vanished at once

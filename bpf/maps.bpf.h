@@ -15,14 +15,15 @@
 		__type(value, struct thread_span);       \
 	} thread_spans SEC(".maps")
 
-/* Span of each goroutine of Go processes (see struct goroutine_key). LRU: a goroutine that exits
- * inside a span is eventually evicted rather than filling the map. */
+/* Span of each goroutine of Go processes (see struct goroutine_key), with the goid of the
+ * goroutine that set it. LRU: the entry of a g the runtime freed is eventually evicted rather than
+ * filling the map (a g it reuses overwrites its entry at the new goroutine's first span). */
 #define GOROUTINE_SPANS_MAP                                   \
 	struct {                                              \
 		__uint(type, BPF_MAP_TYPE_LRU_HASH);          \
 		__uint(max_entries, SPANPROF_MAX_GOROUTINES); \
 		__type(key, struct goroutine_key);            \
-		__type(value, struct thread_span);            \
+		__type(value, struct goroutine_span);         \
 	} goroutine_spans SEC(".maps")
 
 /* Span names by id (struct span_ctx.name_id), written by the span hook when it meets a name

@@ -120,21 +120,6 @@ static __always_inline __u64 label_name_id(const struct go_string *v)
 	return id;
 }
 
-/* A goroutine with no span from the hook: its pprof labels (set by otel-profiling-go, or
- * inherited from the goroutine that started it). Returns 1 when key->span was filled. */
-static __always_inline int go_label_span(struct sample_key *key, __u64 g, const struct go_proc *gp)
-{
-	struct go_string name;
-	int found = go_labels_span(g, gp, &key->span, &name);
-
-	if (found < 0)
-		counter_inc(&drop_counts, SPANPROF_DROP_GO_LABELS_READ);
-	if (found <= 0)
-		return 0;
-	key->span.name_id = label_name_id(&name);
-	return 1;
-}
-
 /* On the system stack (runtime calls on g0, signal handlers on gsignal) TLS holds the M's g0 or
  * gsignal; the goroutine whose work it is, and whose span counts, is g.m.curg. */
 static __always_inline __u64 user_goroutine(__u64 g, const struct go_proc *gp)
@@ -148,25 +133,64 @@ static __always_inline __u64 user_goroutine(__u64 g, const struct go_proc *gp)
 	return curg;
 }
 
-/* The span of a Go process's running goroutine: the hook's, else its pprof labels. */
+/* The hook's span of goroutine g, when the entry under g was set by this very goroutine (a g the
+ * runtime reused still holds a dead goroutine's entry until the new one sets its own span). */
+static __always_inline const struct span_ctx *
+hook_span(struct task_struct *task, const struct goroutine_key *gkey, const struct go_proc *gp)
+{
+	struct goroutine_span *gs = bpf_map_lookup_elem(&goroutine_spans, gkey);
+	__u64 goid, mm;
+
+	if (!gs || !gs->span.active ||
+	    goroutine_owner(task, gkey->g, gp->goid_offset, &goid, &mm) || gs->goid != goid ||
+	    gs->mm != mm)
+		return NULL;
+	return &gs->span.slot[gs->span.current & 1];
+}
+
+/* The local root id a span labels its samples with (the root's, or its own as a root). */
+static __always_inline __u64 root_id(const struct span_ctx *s)
+{
+	__u64 root = *(const __u64 *)s->root_span_id;
+
+	return root ? root : *(const __u64 *)s->span_id;
+}
+
+/* The span of a Go process's running goroutine, from the hook and from its pprof labels. The hook
+ * wins unless the labels name another span_id: the Go integration writes both at once (the
+ * labels with the local root's id), so labels that disagree were set later, by pprof.Do or
+ * pprof.SetGoroutineLabels (otel-profiling-go, a library), and are the current truth. Labels
+ * without a span_id (name only) never override the hook. */
 static __always_inline void copy_go_span(struct sample_key *key, struct task_struct *task,
 					 const struct go_proc *gp)
 {
 	struct goroutine_key gkey = { .pid = key->pid };
-	struct thread_span *ts;
+	const struct span_ctx *hook;
+	struct go_string name;
+	__u64 label_id;
+	int found;
 
 	if (current_goroutine(task, gp->g_tls_offset, &gkey.g)) {
 		counter_inc(&drop_counts, SPANPROF_DROP_GOROUTINE_READ);
 		return;
 	}
 	gkey.g = user_goroutine(gkey.g, gp);
-	ts = bpf_map_lookup_elem(&goroutine_spans, &gkey);
-	if (ts && ts->active) {
-		__builtin_memcpy(&key->span, &ts->slot[ts->current & 1], sizeof(key->span));
+	hook = hook_span(task, &gkey, gp);
+	found = go_labels_span(gkey.g, gp, &key->span, &name);
+	if (found < 0)
+		counter_inc(&drop_counts, SPANPROF_DROP_GO_LABELS_READ);
+	label_id = found > 0 ? *(const __u64 *)key->span.span_id : 0;
+	if (hook && (!label_id || label_id == root_id(hook))) {
+		__builtin_memcpy(&key->span, hook, sizeof(key->span));
 		key->has_span = 1;
 		return;
 	}
-	key->has_span = go_label_span(key, gkey.g, gp);
+	if (found <= 0) {
+		__builtin_memset(&key->span, 0, sizeof(key->span)); /* a fault may leave a part */
+		return;
+	}
+	key->span.name_id = label_name_id(&name);
+	key->has_span = 1;
 }
 
 static __always_inline void copy_span(struct sample_key *key, struct task_struct *task)

@@ -40,6 +40,7 @@ const volatile bool cfg_span_filter_pids = false;
 
 _Static_assert(sizeof(struct span_ctx) == 48, "span_ctx ABI");
 _Static_assert(sizeof(struct thread_span) == 104, "thread_span ABI");
+_Static_assert(sizeof(struct goroutine_span) == 120, "goroutine_span ABI");
 _Static_assert(__builtin_offsetof(struct span_ctx, name_id) == SPANPROF_ABI_SPAN_NAME_OFFSET,
 	       "the ids are the hook struct's first 40 bytes");
 
@@ -276,37 +277,48 @@ int BPF_KPROBE(on_span_set, const void *user_span)
 }
 
 /* The Go hook (hooks/go) puts the span pointer in the first argument register too, but the span
- * belongs to the running goroutine, not to the thread. The attach cookie is the executable's
- * g offset from FS base (struct go_proc's g_tls_offset, set per file by the agent). */
+ * belongs to the running goroutine, not to the thread. The attach cookie holds the executable's
+ * g offset from FS base and goid offset in runtime.g (SPANPROF_GO_COOKIE, set per file by the
+ * agent). An entry left by a dead goroutine on the same g is taken over, never continued. */
 SEC("uprobe")
 int BPF_KPROBE(on_go_span_set, const void *user_span)
 {
-	static const struct thread_span empty;
+	static const struct goroutine_span empty;
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct goroutine_key key = { .pid = bpf_get_current_pid_tgid() >> 32 };
-	__s32 g_tls_offset = (__s32)bpf_get_attach_cookie(ctx);
-	struct thread_span *ts;
+	__u64 cookie = bpf_get_attach_cookie(ctx), goid, mm;
+	struct goroutine_span *gs;
 	int err;
 
-	if (current_goroutine(bpf_get_current_task_btf(), g_tls_offset, &key.g)) {
+	if (current_goroutine(task, (__s32)(__u32)cookie, &key.g) ||
+	    goroutine_owner(task, key.g, (__u32)(cookie >> 32), &goid, &mm)) {
 		counter_inc(&drop_counts, SPANPROF_DROP_GOROUTINE_READ);
 		return 0;
 	}
-	ts = bpf_map_lookup_elem(&goroutine_spans, &key);
+	gs = bpf_map_lookup_elem(&goroutine_spans, &key);
 	if (!user_span) {
-		if (ts)
-			ts->active = 0;
+		if (gs && gs->goid == goid && gs->mm == mm)
+			gs->span.active = 0;
 		counter_inc(&event_counts, SPANPROF_EVENT_SPAN_CLEAR);
 		return 0;
 	}
-	if (!ts)
-		ts = map_lookup_or_init(&goroutine_spans, &key, &empty, &err);
-	if (!ts) {
+	if (!gs)
+		gs = map_lookup_or_init(&goroutine_spans, &key, &empty, &err);
+	if (!gs) {
 		counter_inc(&drop_counts, SPANPROF_DROP_GOROUTINE_FULL);
 		return 0;
 	}
+	if (gs->goid != goid || gs->mm != mm) {
+		/* A dead goroutine's entry (or a new one): this goroutine starts with no span. Only
+		 * this goroutine reads the entry from now on (samples check the owner), so the
+		 * order of these stores does not matter to them. */
+		gs->span.active = 0;
+		gs->goid = goid;
+		gs->mm = mm;
+	}
 	/* Goroutines move between threads: they get no span times (the switch program follows
 	 * threads). */
-	write_span(ts, user_span);
+	write_span(&gs->span, user_span);
 	return 0;
 }
 

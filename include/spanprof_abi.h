@@ -68,8 +68,11 @@ struct thread_span {
 	struct span_ctx slot[2];
 };
 
-/* Go programs: goroutines move between threads, so their spans are keyed by goroutine (the
- * runtime's g pointer, read from the thread's TLS) in the goroutine_spans map. */
+/* Go programs: goroutines move between threads, so their spans are kept per goroutine in the
+ * goroutine_spans map, keyed by the runtime's g pointer (read from the thread's TLS). The runtime
+ * reuses a g for a later goroutine, so each entry also holds the goroutine id (g.goid, never
+ * reused in a process) it was set by: an entry whose goid is not the running goroutine's is a
+ * dead goroutine's, and is ignored. */
 #define SPANPROF_MAX_GOROUTINES 65536
 #define SPANPROF_MAX_GO_PIDS 4096
 
@@ -94,7 +97,7 @@ struct go_proc {
 	 * the Go linker linked the program itself, inside the executable's TLS block (runtime.tlsg)
 	 * when an external linker did (cgo). Always set by the agent. */
 	__s32 g_tls_offset;
-	__u32 _pad;
+	__u32 goid_offset; /* of goid in runtime.g; 0: unknown (the hook is then not attached) */
 };
 
 struct goroutine_key {
@@ -102,6 +105,19 @@ struct goroutine_key {
 	__u32 _pad;
 	__u64 g; /* address of the runtime.g of the goroutine */
 };
+
+/* Value of goroutine_spans: the span the hook set, and who set it (helpers.bpf.h
+ * goroutine_owner): an entry is only read by the goroutine that wrote it. */
+struct goroutine_span {
+	struct thread_span span;
+	__u64 goid; /* runtime.g.goid of the goroutine that set it */
+	__u64 mm; /* its process's address space (kernel mm_struct address, compared only) */
+};
+
+/* The Go hook's attach cookie: g's offset from FS base (struct go_proc g_tls_offset, as a __u32)
+ * in the low half, g.goid's offset in runtime.g in the high half. */
+#define SPANPROF_GO_COOKIE(g_tls_offset, goid_offset) \
+	((__u64)(__u32)(g_tls_offset) | (__u64)(goid_offset) << 32)
 
 /* Python interpreter frames (issue 9). Per process, the agent writes where the thread state's
  * pthread key lives and the frame-chain offsets of its CPython version; the sampler walks up to

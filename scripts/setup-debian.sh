@@ -38,3 +38,7 @@ if [ ! -e /sys/kernel/tracing/events ]; then
 	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null ||
 		echo "note: could not mount tracefs; dlopen'ed hooks will be found by the periodic rescan"
 fi
+# Newer Go toolchains for the Go tests (Debian's golang-1.24/1.25/1.26, unpacked under
+# /var/cache/spanprof-go, never installed); a missing one only makes its tests skip.
+"$(dirname "$0")/fetch-go-toolchains.sh" ||
+	echo "note: fetching the newer Go toolchains failed; the Go tests run on golang-go only"

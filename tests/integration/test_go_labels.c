@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Go spans through pprof labels: an app labelled only with runtime/pprof (no hook linked), a
- * goroutine that inherits its parent's span, and an unsampled span labelled by name only. */
+/* Go spans through pprof labels and across goroutine reuse, on every Go toolchain built: an app
+ * labelled only with runtime/pprof (no hook linked), a goroutine that inherits its parent's span,
+ * an unsampled span labelled by name only, and goroutine churn where the runtime hands a dead
+ * goroutine's g (whose hook span was never cleared) to fresh goroutines. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
@@ -18,23 +20,75 @@
 #include "profile_census.h"
 #include "tmpdir.h"
 
+/* A Go toolchain's workloads: Debian 12's golang-go in tests/workloads, the newer toolchains
+ * (scripts/fetch-go-toolchains.sh, built by the Makefile when present) in a folder each. */
+struct go_toolchain {
+	const char *name;
+	const char *dir; /* under build/ */
+};
+
+static const struct go_toolchain go_system = { "Go of the system (golang-go)", "tests/workloads" };
+static const struct go_toolchain go_1_24 = { "Go 1.24", "tests/workloads/go1.24" };
+static const struct go_toolchain go_1_25 = { "Go 1.25", "tests/workloads/go1.25" };
+static const struct go_toolchain go_1_26 = { "Go 1.26", "tests/workloads/go1.26" };
+
+struct go_case {
+	const struct go_toolchain *tc;
+	char *dir; /* temp dir for the agent's output and the go-ahead file */
+};
+
+/* build/<toolchain dir>/<name>, in buf. */
+static const char *workload(const struct go_toolchain *tc, const char *name, char *buf, size_t len)
+{
+	char rel[256];
+
+	snprintf(rel, sizeof(rel), "%s/%s", tc->dir, name);
+	snprintf(buf, len, "%s", build_path(rel));
+	return buf;
+}
+
 static int setup(void **state)
 {
+	const struct go_toolchain *tc = *state;
+	const char *names[] = { "go_otel", "go_pprof_labels", "go_reuse" };
+	char path[PATH_MAX];
+	struct go_case *gc;
+	size_t i;
+
 	*state = NULL;
 	if (!agent_proc_can_run())
 		return 0;
-	if (access(build_path("tests/workloads/go_otel"), X_OK) ||
-	    access(build_path("tests/workloads/go_pprof_labels"), X_OK)) {
-		printf("SKIP: Go workloads missing (is golang-go installed?)\n");
-		return 0;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (access(workload(tc, names[i], path, sizeof(path)), X_OK)) {
+			printf("SKIP: %s: %s not built (%s)\n", tc->name, path,
+			       tc == &go_system ?
+				       "is golang-go installed?" :
+				       "its toolchain is not in /var/cache/spanprof-go (run "
+				       "scripts/fetch-go-toolchains.sh), or GO_VERSIONS left it out");
+			return 0;
+		}
+	gc = calloc(1, sizeof(*gc));
+	if (!gc)
+		return -1;
+	gc->tc = tc;
+	gc->dir = tmpdir_new("it-golabels");
+	if (!gc->dir) {
+		free(gc);
+		return -1;
 	}
-	*state = tmpdir_new("it-golabels");
-	return *state ? 0 : -1;
+	printf("  %s: %s\n", tc->name, build_path(tc->dir));
+	*state = gc;
+	return 0;
 }
 
 static int teardown(void **state)
 {
-	tmpdir_remove(*state);
+	struct go_case *gc = *state;
+
+	if (gc) {
+		tmpdir_remove(gc->dir);
+		free(gc);
+	}
 	return 0;
 }
 
@@ -103,9 +157,10 @@ static void print_func(const struct census_func *f)
 /* An otel-profiling-go style app: no spanprof hook in the binary, only pprof labels. */
 static void test_pprof_labels_alone_label_the_samples(void **state)
 {
-	const char *dir = *state;
-	char go_file[512];
-	const char *work[] = { build_path("tests/workloads/go_pprof_labels"), "8", go_file, NULL };
+	struct go_case *gc = *state;
+	const char *dir = gc ? gc->dir : NULL;
+	char go_file[512], exe[PATH_MAX];
+	const char *work[] = { exe, "8", go_file, NULL };
 	const char *env[] = { "OTEL_SERVICE_NAME=it-golabels", "GOMAXPROCS=2", NULL };
 	const struct census_func *labelled, *name_only, *plain;
 	char long_name[256];
@@ -115,6 +170,7 @@ static void test_pprof_labels_alone_label_the_samples(void **state)
 
 	if (!dir)
 		skip();
+	workload(gc->tc, "go_pprof_labels", exe, sizeof(exe));
 	snprintf(go_file, sizeof(go_file), "%s/go", dir);
 	pid = workload_start(work, env, "/dev/null");
 	assert_true(pid > 0);
@@ -170,9 +226,10 @@ static int printed_span(const char *path, const char *function, char *id, size_t
  * root span labels its samples with span_name and no span_id. */
 static void test_child_goroutine_inherits_span_and_unsampled_has_name_only(void **state)
 {
-	const char *dir = *state;
-	char out[512], go_file[512], child_id[32] = "", parent_id[32] = "";
-	const char *work[] = { build_path("tests/workloads/go_otel"), "8", go_file, NULL };
+	struct go_case *gc = *state;
+	const char *dir = gc ? gc->dir : NULL;
+	char out[512], go_file[512], child_id[32] = "", parent_id[32] = "", exe[PATH_MAX];
+	const char *work[] = { exe, "8", go_file, NULL };
 	const char *env[] = { "OTEL_SERVICE_NAME=it-golabels", "GOMAXPROCS=2", NULL };
 	const struct census_func *child, *parent, *unsampled;
 	struct census c = { 0 };
@@ -181,6 +238,7 @@ static void test_child_goroutine_inherits_span_and_unsampled_has_name_only(void 
 
 	if (!dir)
 		skip();
+	workload(gc->tc, "go_otel", exe, sizeof(exe));
 	snprintf(out, sizeof(out), "%s/out.txt", dir);
 	snprintf(go_file, sizeof(go_file), "%s/go", dir);
 	pid = workload_start(work, env, out);
@@ -210,14 +268,142 @@ static void test_child_goroutine_inherits_span_and_unsampled_has_name_only(void 
 	assert_string_equal(unsampled->seen_span_name, "unsampled-root");
 }
 
+/* Goroutine churn (go_reuse): fresh goroutines and a labelled parent's children run on g's that
+ * goroutines left with a hook span set. None of them may carry that dead span; the children carry
+ * their labels' span; the span-setting goroutines carry theirs. The workload counts how many of
+ * the checked goroutines really ran on such a g, so the test knows it met the case. */
+static void test_no_span_outlives_its_goroutine_under_churn(void **state)
+{
+	struct go_case *gc = *state;
+	const char *dir = gc ? gc->dir : NULL;
+	char out[512], go_file[512], bound_id[32] = "", child_id[32] = "", exe[PATH_MAX];
+	char line[128];
+	const char *work[] = { exe, "8", go_file, NULL };
+	const char *env[] = { "OTEL_SERVICE_NAME=it-golabels", "GOMAXPROCS=2", NULL };
+	const struct census_func *bound, *fresh, *child;
+	unsigned long reused = 0, checked = 0;
+	struct census c = { 0 };
+	struct agent_proc agent;
+	FILE *f;
+	pid_t pid;
+
+	if (!dir)
+		skip();
+	workload(gc->tc, "go_reuse", exe, sizeof(exe));
+	snprintf(out, sizeof(out), "%s/out.txt", dir);
+	snprintf(go_file, sizeof(go_file), "%s/go", dir);
+	pid = workload_start(work, env, out);
+	assert_true(pid > 0);
+	assert_int_equal(workload_wait_exec(pid, work[0], 10), 0);
+	start_agent(&agent, dir, pid, work[0], 1);
+	assert_int_equal(go_ahead(go_file), 0);
+	assert_int_equal(workload_wait(pid, 90), 0);
+	assert_int_equal(agent_proc_stop(&agent), 0);
+	assert_true(printed_span(out, "goBound", bound_id, sizeof(bound_id)));
+	assert_true(printed_span(out, "goInheritChild", child_id, sizeof(child_id)));
+	f = fopen(out, "r");
+	while (f && fgets(line, sizeof(line), f))
+		sscanf(line, "reuse %lu %lu", &reused, &checked);
+	if (f)
+		fclose(f);
+	census_watch(&c, "main.goBound", bound_id);
+	census_watch(&c, "main.goFresh", NULL);
+	census_watch(&c, "main.goInheritChild", child_id);
+	read_census(&c, dir, &agent);
+	bound = census_get(&c, "main.goBound");
+	fresh = census_get(&c, "main.goFresh");
+	child = census_get(&c, "main.goInheritChild");
+	printf("  %lu of %lu checked goroutines ran on a g a span-setting goroutine died on\n",
+	       reused, checked);
+	print_func(bound);
+	print_func(fresh);
+	print_func(child);
+	/* The churn happened (thousands of goroutines) and the runtime did reuse g's. */
+	assert_true(checked >= 1000);
+	assert_true(reused >= checked / 10);
+	assert_true(bound->samples >= 20 && fresh->samples >= 20 && child->samples >= 20);
+	assert_true(bound->right_span >= 0.90 * bound->samples);
+	/* Not one sample of a fresh goroutine with the dead span (or any span). */
+	assert_int_equal(fresh->right_span, fresh->samples);
+	assert_true(child->right_span >= 0.90 * child->samples);
+	assert_string_equal(child->seen_span_name, "labelled-parent");
+}
+
+/* The OpenTelemetry integration under churn (go_otel churn): a span ended through its context
+ * (otelgrpc) leaves its goroutine at once; a worker that exits bound, or unbinds, leaves nothing
+ * behind; fresh goroutines after each carry no span; bound workers carry the bound span. */
+static void test_ended_and_unbound_spans_label_nothing_after(void **state)
+{
+	struct go_case *gc = *state;
+	const char *dir = gc ? gc->dir : NULL;
+	char out[512], go_file[512], bound_id[32] = "", exe[PATH_MAX], line[128];
+	const char *work[] = { exe, "16", go_file, "churn", NULL };
+	const char *env[] = { "OTEL_SERVICE_NAME=it-golabels", "GOMAXPROCS=2", NULL };
+	const char *unlabelled[] = { "main.goAfterEnd", "main.goFresh", "main.goAfterUnbind" };
+	const struct census_func *bound, *rpc, *f;
+	unsigned long goroutines = 0;
+	struct census c = { 0 };
+	struct agent_proc agent;
+	FILE *fp;
+	size_t i;
+	pid_t pid;
+
+	if (!dir)
+		skip();
+	workload(gc->tc, "go_otel", exe, sizeof(exe));
+	snprintf(out, sizeof(out), "%s/out.txt", dir);
+	snprintf(go_file, sizeof(go_file), "%s/go", dir);
+	pid = workload_start(work, env, out);
+	assert_true(pid > 0);
+	assert_int_equal(workload_wait_exec(pid, work[0], 10), 0);
+	start_agent(&agent, dir, pid, work[0], 1);
+	assert_int_equal(go_ahead(go_file), 0);
+	assert_int_equal(workload_wait(pid, 90), 0);
+	assert_int_equal(agent_proc_stop(&agent), 0);
+	assert_true(printed_span(out, "goBoundWorker", bound_id, sizeof(bound_id)));
+	fp = fopen(out, "r");
+	while (fp && fgets(line, sizeof(line), fp))
+		sscanf(line, "goroutines %lu", &goroutines);
+	if (fp)
+		fclose(fp);
+	census_watch(&c, "main.goBoundWorker", bound_id);
+	census_watch(&c, "main.goRPC", NULL);
+	for (i = 0; i < sizeof(unlabelled) / sizeof(unlabelled[0]); i++)
+		census_watch(&c, unlabelled[i], NULL);
+	read_census(&c, dir, &agent);
+	printf("  %lu goroutines\n", goroutines);
+	bound = census_get(&c, "main.goBoundWorker");
+	rpc = census_get(&c, "main.goRPC");
+	print_func(bound);
+	print_func(rpc);
+	assert_true(goroutines >= 1000);
+	assert_true(bound->samples >= 20 && bound->right_span >= 0.90 * bound->samples);
+	/* The RPC spans themselves do label (right_span counts samples with no span_id here). */
+	assert_true(rpc->samples >= 20 && rpc->right_span <= 0.10 * rpc->samples);
+	for (i = 0; i < sizeof(unlabelled) / sizeof(unlabelled[0]); i++) {
+		f = census_get(&c, unlabelled[i]);
+		print_func(f);
+		assert_true(f->samples >= 20);
+		assert_int_equal(f->right_span, f->samples); /* not one sample in a span */
+	}
+}
+
+/* The four tests of one toolchain. */
+#define GO_CASE(test, tc) \
+	cmocka_unit_test_prestate_setup_teardown(test, setup, teardown, (void *)&(tc))
+#define GO_CASES(tc)                                                                         \
+	GO_CASE(test_pprof_labels_alone_label_the_samples, tc),                              \
+		GO_CASE(test_child_goroutine_inherits_span_and_unsampled_has_name_only, tc), \
+		GO_CASE(test_no_span_outlives_its_goroutine_under_churn, tc),                \
+		GO_CASE(test_ended_and_unbound_spans_label_nothing_after, tc)
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_pprof_labels_alone_label_the_samples, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(
-			test_child_goroutine_inherits_span_and_unsampled_has_name_only, setup,
-			teardown),
+		GO_CASES(go_system),
+		GO_CASES(go_1_24),
+		GO_CASES(go_1_25),
+		GO_CASES(go_1_26),
 	};
 
 	return cmocka_run_group_tests_name("go_labels", tests, NULL, NULL);

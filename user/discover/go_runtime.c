@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Go version from .go.buildinfo and the runtime.g labels layout per version (a table: stripped
+/* Go version from .go.buildinfo and the runtime.g layout per version (a table: stripped
  * binaries have no DWARF to read it from). */
 #include <errno.h>
 #include <gelf.h>
@@ -54,18 +54,21 @@ int go_runtime_version(Elf *elf, char *buf, size_t len)
 	return 0;
 }
 
-/* Offsets of runtime.g.labels, g.m and m.curg on amd64: 1.19 read from the runtime's DWARF on
- * this machine (and checked by the unit test); the others from golang/go
- * src/runtime/runtime2.go of each release as recorded by opentelemetry-ebpf-profiler's
- * DWARF-derived table (g.m 48 and m.curg 192 in all of them). */
+/* Offsets on amd64 of runtime.g.labels, g.m, m.curg and g.goid, as the runtime's DWARF gives
+ * them: 1.19 from Debian 12's golang-go, 1.21-1.26 from Debian's golang-1.2X packages
+ * (scripts/fetch-go-toolchains.sh; the unit test checks every toolchain it finds against this
+ * table); 1.18 and 1.20 share 1.19's runtime.g and runtime.m up to these fields (golang/go
+ * runtime2.go) but were not read here. */
 static const struct {
 	int minor_lo, minor_hi;
 	struct go_labels_layout layout;
 } labels_table[] = {
-	{ 18, 20, { 360, GO_LABELS_MAP, 48, 192 } },
-	{ 21, 22, { 344, GO_LABELS_MAP, 48, 192 } },
-	{ 23, 23, { 352, GO_LABELS_MAP, 48, 192 } },
-	{ 24, 24, { 352, GO_LABELS_SLICE, 48, 192 } },
+	{ 18, 20, { 360, GO_LABELS_MAP, 48, 192, 152 } },
+	{ 21, 22, { 344, GO_LABELS_MAP, 48, 192, 152 } },
+	{ 23, 23, { 352, GO_LABELS_MAP, 48, 192, 160 } },
+	{ 24, 24, { 352, GO_LABELS_SLICE, 48, 192, 160 } },
+	{ 25, 25, { 344, GO_LABELS_SLICE, 48, 184, 152 } },
+	{ 26, 26, { 352, GO_LABELS_SLICE, 48, 184, 152 } },
 };
 
 int go_runtime_labels_layout(const char *version, struct go_labels_layout *out)

@@ -6,6 +6,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -282,20 +283,37 @@ static int resolve_go_pclntab(const struct hook_file_ref *f, struct hook_site *s
 	return 0;
 }
 
-/* A Go executable (hook or not): where its runtime keeps pprof labels. Returns 1 when the
- * sampler can read them. */
-static int go_labels(Elf *elf, struct hook_site *site)
+/* A Go executable (hook or not): where its runtime keeps pprof labels and goroutine ids, from
+ * the version table, else from its own DWARF. Returns 1 when the sampler can read them, 0 when the
+ * file is no Go executable, -EPROTONOSUPPORT for a Go executable of an unknown layout (its version
+ * in site->go_version). */
+static int go_labels(Elf *elf, int fd, struct hook_site *site)
 {
 	struct go_labels_layout layout;
 	char version[64];
+	int err = go_runtime_version(elf, version, sizeof(version));
+	size_t i;
 
-	if (go_runtime_version(elf, version, sizeof(version)) ||
-	    go_runtime_labels_layout(version, &layout))
+	if (err == -ENOTSUP)
+		snprintf(version, sizeof(version), "before go1.18");
+	else if (err)
 		return 0;
+	/* The file's bytes go to the log: printable ASCII only. */
+	for (i = 0; version[i] && i < sizeof(site->go_version) - 1; i++)
+		site->go_version[i] = version[i] >= 0x20 && version[i] < 0x7f ? version[i] : '?';
+	site->go_version[i] = '\0';
+	if (err == -ENOTSUP)
+		return -EPROTONOSUPPORT;
+	if (go_runtime_labels_layout(version, &layout)) {
+		if (go_runtime_layout_from_dwarf(elf, fd, &layout))
+			return -EPROTONOSUPPORT;
+		site->go_layout_from_dwarf = 1;
+	}
 	site->go_labels_offset = layout.offset;
 	site->go_labels_kind = layout.kind;
 	site->go_m_offset = layout.m_offset;
 	site->go_curg_offset = layout.curg_offset;
+	site->go_goid_offset = layout.goid_offset;
 	return 1;
 }
 
@@ -321,12 +339,19 @@ int hook_elf_find_fd(int fd, struct hook_site *site)
 		err = resolve_go_site(&f, site);
 	if (err == -ENODATA)
 		err = resolve_go_pclntab(&f, site);
-	if (!err && site->is_go)
-		go_labels(f.elf, site);
-	else if (err == -ENODATA && go_labels(f.elf, site)) {
-		memset(site, 0, offsetof(struct hook_site, go_labels_offset));
-		site->is_go = 1;
-		err = 0;
+	if (!err && site->is_go) {
+		if (go_labels(f.elf, fd, site) < 0)
+			err = -EPROTONOSUPPORT;
+	} else if (err == -ENODATA) {
+		int go = go_labels(f.elf, fd, site);
+
+		if (go < 0)
+			err = go;
+		if (go > 0) {
+			memset(site, 0, offsetof(struct hook_site, go_labels_offset));
+			site->is_go = 1;
+			err = 0;
+		}
 	}
 	if (!err && site->is_go)
 		err = go_tls_g_offset(f.elf, fd, &site->go_g_offset);

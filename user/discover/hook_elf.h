@@ -14,7 +14,11 @@ struct hook_site {
 	/* Go only: runtime.g's pprof labels (go_runtime.h GO_LABELS_*; kind 0: not readable). */
 	uint32_t go_labels_offset, go_labels_kind;
 	uint32_t go_m_offset, go_curg_offset; /* g.m, m.curg; 0: unknown */
+	uint32_t go_goid_offset; /* g.goid; 0: unknown */
 	int32_t go_g_offset; /* Go only: of the g pointer from FS base (go_tls.h) */
+	/* A Go file whose runtime layout is not in the table: its version, for the log */
+	char go_version[64];
+	int go_layout_from_dwarf; /* the layout was read from the file's DWARF */
 };
 
 /* The Go hook has no ELF note (Go's linker cannot emit one): it is found by these symbol name
@@ -31,7 +35,9 @@ struct hook_site {
  * (nothing to probe, but its goroutines' span labels are read). Returns 0 and fills *site,
  * -ENODATA when the file is an ELF without the hook, -ENOTSUP for a Go executable whose g
  * pointer cannot be located in TLS (stripped PIE with external linking, Go shared library:
- * refused, as its goroutines could not be told apart), -ENOEXEC when it is not an ELF (or is malformed), or
+ * refused, as its goroutines could not be told apart), -EPROTONOSUPPORT for a Go executable (hook
+ * or not) whose runtime layout is neither in the version table nor readable from its DWARF
+ * (site->go_version says which: spans could outlive their goroutine, so none are read), -ENOEXEC when it is not an ELF (or is malformed), or
  * -errno when it cannot be opened or read. Never crashes on malformed input. */
 int hook_elf_find(const char *path, struct hook_site *site);
 

@@ -208,7 +208,8 @@ static struct go_proc go_proc_of(const struct hook_site *site)
 				 .labels_kind = site->go_labels_kind,
 				 .m_offset = site->go_m_offset,
 				 .curg_offset = site->go_curg_offset,
-				 .g_tls_offset = site->go_g_offset };
+				 .g_tls_offset = site->go_g_offset,
+				 .goid_offset = site->go_goid_offset };
 }
 
 static int contains(const unsigned int *files, unsigned int n, unsigned int idx);
@@ -301,10 +302,10 @@ static long attach_file(struct hook_registry *r, pid_t pid, const struct proc_ma
 			 pid);
 		return i;
 	}
-	link = loader_attach_hook(r->loader, hook_open_fd_path(fd, path, sizeof(path)), offset,
-				  site->semaphore_offset,
-				  site->is_go ? LOADER_HOOK_GO : LOADER_HOOK_C,
-				  site->is_go ? (uint64_t)(int64_t)site->go_g_offset : 0);
+	link = loader_attach_hook(
+		r->loader, hook_open_fd_path(fd, path, sizeof(path)), offset,
+		site->semaphore_offset, site->is_go ? LOADER_HOOK_GO : LOADER_HOOK_C,
+		site->is_go ? SPANPROF_GO_COOKIE(site->go_g_offset, site->go_goid_offset) : 0);
 	if (!link) {
 		int err = -errno;
 
@@ -361,9 +362,17 @@ static long hook_file_for(struct hook_registry *r, pid_t pid, const struct proc_
 	if (fd < 0)
 		return open_failed(r, pid, m, fd, why);
 	err = hook_elf_find_fd(fd, &site);
-	if (err == -ENODATA || err == -ENOEXEC || err == -ENOTSUP) {
+	if (err == -ENODATA || err == -ENOEXEC || err == -ENOTSUP || err == -EPROTONOSUPPORT) {
 		if (err == -ENOEXEC)
 			r->stats.elf_errors++;
+		if (err == -EPROTONOSUPPORT)
+			log_warn(
+				err,
+				"Go executable %s (pid %d, %s): runtime layout unknown to this agent: "
+				"no spans for its goroutines (%s, pprof labels and inheritance "
+				"are off; supported: go1.18-go1.26)",
+				m->path, pid, site.go_version,
+				site.site_offset ? "span hook not attached" : "no span hook");
 		if (err == -ENOTSUP)
 			log_warn_from(
 				pid, err,
@@ -376,6 +385,10 @@ static long hook_file_for(struct hook_registry *r, pid_t pid, const struct proc_
 	} else if (err) {
 		idx = open_failed(r, pid, m, err, "cannot read it");
 	} else {
+		if (site.go_layout_from_dwarf)
+			log_info(
+				"Go executable %s (pid %d, %s): runtime layout read from its DWARF",
+				m->path, pid, site.go_version);
 		idx = attach_file(r, pid, m, fd, &site);
 	}
 	close(fd); /* the uprobe holds its own reference to the file */

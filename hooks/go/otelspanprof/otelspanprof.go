@@ -5,17 +5,21 @@
 // goroutine's CPU samples (taken by the spanprof node agent) with its local root span's id, and
 // the local root span gets the attribute pyroscope.profile.id so Grafana can open its profile.
 // Goroutines started inside a span carry it (through pprof labels); unsampled spans label their
-// samples with span_name only.
+// samples with span_name only. A span stops labelling its goroutine when it ends, however it is
+// ended: through the span this package returns, or through trace.SpanFromContext(ctx).End() as
+// instrumentation libraries such as otelgrpc do.
 package otelspanprof
 
 import (
 	"context"
 	"encoding/hex"
 	"runtime/pprof"
+	"sync"
 	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	spanprof "github.com/spanprof/spanprof/hooks/go"
@@ -56,10 +60,19 @@ func WithAllSpans() Option {
 // The SDK's resource is published as OpenTelemetry process context (OTEP 4719) from the first
 // recording span, so the agent names the profiles after the resource's service.name, as the
 // traces are. Call PublishResource to do it before any span starts.
+//
+// When tp is the OpenTelemetry SDK's provider (anything with RegisterSpanProcessor), a span
+// processor is registered on it that sees every recording span end, however End is reached
+// (the SDK calls it on the goroutine that ends the span); other spans carry this package's span
+// in their context, so that trace.SpanFromContext(ctx).End() reaches it.
 func NewTracerProvider(tp trace.TracerProvider, opts ...Option) trace.TracerProvider {
 	p := &tracerProvider{TracerProvider: tp, published: new(atomic.Bool)}
 	for _, o := range opts {
 		o(&p.cfg)
+	}
+	if r, ok := tp.(interface{ RegisterSpanProcessor(sdktrace.SpanProcessor) }); ok {
+		p.ends = &endWatcher{}
+		r.RegisterSpanProcessor(p.ends)
 	}
 	return p
 }
@@ -80,17 +93,43 @@ type tracerProvider struct {
 	trace.TracerProvider
 	cfg       config
 	published *atomic.Bool // the resource went out as process context
+	ends      *endWatcher  // nil: tp has no span processors
 }
 
 func (p *tracerProvider) Tracer(name string, opts ...trace.TracerOption) trace.Tracer {
 	return &tracer{Tracer: p.TracerProvider.Tracer(name, opts...), cfg: p.cfg,
-		published: p.published}
+		published: p.published, ends: p.ends}
 }
 
 type tracer struct {
 	trace.Tracer
 	cfg       config
 	published *atomic.Bool
+	ends      *endWatcher
+}
+
+// spanKey names a recording span for the end watcher.
+type spanKey struct {
+	trace trace.TraceID
+	span  trace.SpanID
+}
+
+// endWatcher is a span processor: at the end of a recording span this package labelled, it
+// restores the goroutine's labels, whichever way End was called. Spans never ended stay in the
+// map, as they would stay unexported.
+type endWatcher struct {
+	live sync.Map // spanKey -> *span
+}
+
+func (w *endWatcher) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+func (w *endWatcher) Shutdown(context.Context) error                   { return nil }
+func (w *endWatcher) ForceFlush(context.Context) error                 { return nil }
+
+func (w *endWatcher) OnEnd(s sdktrace.ReadOnlySpan) {
+	sc := s.SpanContext()
+	if v, ok := w.live.LoadAndDelete(spanKey{sc.TraceID(), sc.SpanID()}); ok {
+		v.(*span).restore()
+	}
 }
 
 // publishFrom publishes the resource of the SDK's span once (one atomic load after that).
@@ -165,9 +204,18 @@ func (t *tracer) Start(ctx context.Context, name string,
 		st.span.Name = st.root.span.Name
 	}
 	setSpan(&st.span)
+	sp := &span{Span: s, prev: prev, st: st, outer: outer}
+	if t.ends != nil && s.IsRecording() {
+		t.ends.live.Store(spanKey{sc.TraceID(), sc.SpanID()}, sp)
+		sp.ends = t.ends
+	} else {
+		// No processor will see this span end (unsampled, or not the SDK's provider): the
+		// context carries this span, so ending the context's span ends it here too.
+		ctx = trace.ContextWithSpan(ctx, sp)
+	}
 	ctx = context.WithValue(ctx, stateKey{}, st)
 	ctx = withSpanLabels(ctx, &st.span)
-	return ctx, &span{Span: s, prev: prev, st: st, outer: outer}
+	return ctx, sp
 }
 
 // rootOf is the state of prev's local root (prev itself when it is one).
@@ -207,6 +255,8 @@ type span struct {
 	prev  *state
 	st    *state
 	outer context.Context
+	ends  *endWatcher // the watcher that holds it while it is live; nil: none does
+	done  atomic.Bool // restored once, by End or by the end watcher, whichever comes first
 }
 
 // SetName renames the span. A local root's new name reaches spanprof at the next hook call
@@ -221,7 +271,19 @@ func (s *span) SetName(name string) {
 }
 
 func (s *span) End(opts ...trace.SpanEndOption) {
-	s.Span.End(opts...)
+	s.Span.End(opts...) // a recording span's end reaches the watcher, which restores
+	s.restore()
+}
+
+// restore puts the goroutine that ends the span back in the parent's span (or in none), once.
+func (s *span) restore() {
+	if !s.done.CompareAndSwap(false, true) {
+		return
+	}
+	if s.ends != nil {
+		sc := s.Span.SpanContext()
+		s.ends.live.Delete(spanKey{sc.TraceID(), sc.SpanID()})
+	}
 	if s.prev != nil {
 		if s.prev.root != nil { // the root may have been renamed since the parent started
 			s.prev.span.Name = s.prev.root.span.Name
@@ -233,14 +295,35 @@ func (s *span) End(opts ...trace.SpanEndOption) {
 	setLabels(s.outer)
 }
 
-// Bind sets, on the calling goroutine, the span ctx carries. Call it first thing in a goroutine
-// that continues a span started elsewhere: spans follow goroutines, and Go does not tell anyone
-// when a goroutine starts.
-func Bind(ctx context.Context) {
+// Bind sets, on the calling goroutine, the span ctx carries, and returns the function that
+// takes it off again (the goroutine is then in no span, with ctx's other pprof labels):
+//
+//	defer otelspanprof.Bind(ctx)()
+//
+// Call it first thing in a goroutine that continues a span started elsewhere (a worker pool,
+// say): spans follow goroutines, and Go does not tell anyone when a goroutine starts. A goroutine
+// that exits while bound takes its span with it: the agent never gives it to a later goroutine.
+func Bind(ctx context.Context) (unbind func()) {
 	if st := stateFrom(ctx); st != nil {
 		setSpan(&st.span)
 	} else {
 		clearSpan()
 	}
 	setLabels(ctx)
+	return func() {
+		clearSpan()
+		setLabels(withoutSpanLabels(ctx))
+	}
+}
+
+// withoutSpanLabels is a context with ctx's pprof labels but span_id and span_name.
+func withoutSpanLabels(ctx context.Context) context.Context {
+	var rest []string
+	pprof.ForLabels(ctx, func(k, v string) bool {
+		if k != SpanIDLabel && k != SpanNameLabel {
+			rest = append(rest, k, v)
+		}
+		return true
+	})
+	return pprof.WithLabels(context.Background(), pprof.Labels(rest...))
 }

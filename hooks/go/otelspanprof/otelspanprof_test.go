@@ -286,3 +286,63 @@ func TestTheSDKResourceIsPublishedOnceFromTheFirstSpan(t *testing.T) {
 		t.Fatalf("published %v", got)
 	}
 }
+
+// The otelgrpc way: the span is ended through the context (trace.SpanFromContext(ctx).End()),
+// never through the span Start returned. The goroutine must leave the span all the same, once.
+func TestSpanEndedThroughItsContextRestoresTheGoroutine(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		sampler sdktrace.Sampler
+		hide    bool // the provider is not the SDK's: no span processor can be registered
+	}{
+		{"sampled", sdktrace.AlwaysSample(), false},
+		{"unsampled", sdktrace.NeverSample(), false},
+		{"sampled, provider without processors", sdktrace.AlwaysSample(), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var r recorder
+			r.install(t)
+			var tp trace.TracerProvider = sdktrace.NewTracerProvider(sdktrace.WithSampler(tc.sampler))
+			if tc.hide {
+				tp = struct{ trace.TracerProvider }{tp}
+			}
+			tr := NewTracerProvider(tp).Tracer("test")
+			base := pprof.WithLabels(context.Background(), pprof.Labels("tenant", "t1"))
+			ctx, root := tr.Start(base, "rpc")
+			cctx, _ := tr.Start(ctx, "db")
+			trace.SpanFromContext(cctx).End()
+			trace.SpanFromContext(ctx).End()
+			root.End() // a second End changes nothing
+			if len(r.calls) != 4 || r.calls[2] == nil || r.calls[3] != nil {
+				t.Fatalf("want set, set, restore, clear; got %d calls", len(r.calls))
+			}
+			last := r.labels[len(r.labels)-1]
+			if _, has := last[SpanNameLabel]; has || last["tenant"] != "t1" {
+				t.Errorf("labels after the end: %v, want the caller's", last)
+			}
+		})
+	}
+}
+
+func TestBindReturnsItsUnbind(t *testing.T) {
+	var r recorder
+	r.install(t)
+	tp, _ := newProvider(sdktrace.AlwaysSample())
+	ctx, root := tp.Tracer("test").Start(
+		pprof.WithLabels(context.Background(), pprof.Labels("tenant", "t1")), "job")
+	defer root.End()
+	n := len(r.calls)
+	unbind := Bind(ctx)
+	if len(r.calls) != n+1 || r.calls[n] == nil ||
+		r.calls[n].SpanID != root.SpanContext().SpanID() {
+		t.Fatalf("Bind did not set the span")
+	}
+	unbind()
+	if len(r.calls) != n+2 || r.calls[n+1] != nil {
+		t.Fatalf("unbind did not clear the span")
+	}
+	last := r.labels[len(r.labels)-1]
+	if _, has := last[SpanIDLabel]; has || last["tenant"] != "t1" {
+		t.Errorf("labels after unbind: %v, want the context's without the span", last)
+	}
+}

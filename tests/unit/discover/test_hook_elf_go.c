@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Unit tests for hook_elf on Go executables: the Go hook found by its symbols, and without them
  * (stripped, stripped PIE) through .gopclntab and the hook's own semaphore load; a Go program
- * without the hook reported for its pprof labels only. */
+ * without the hook reported for its pprof labels only; one of an unknown Go version ("devel") read
+ * from its DWARF, or refused when stripped. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -106,6 +108,88 @@ static void test_go_program_without_hook_is_reported_for_its_labels(void **state
 	assert_int_equal(site.go_labels_kind, GO_LABELS_MAP);
 }
 
+/* A copy of rel at path whose .go.buildinfo names Go version "devel" (shorter than any release
+ * string, so it fits in place: the length byte before the version is rewritten). */
+static int copy_as_devel(const char *rel, const char *path)
+{
+	FILE *in = fopen(build_path(rel), "rb"), *out = fopen(path, "wb");
+	static char buf[1 << 16];
+	int ret = -1, patched = 0;
+	size_t n, i;
+
+	while (in && out && (n = fread(buf, 1, sizeof(buf), in)) > 0) {
+		/* The header is 32 bytes ("\xff Go buildinf:", sizes, flags); then "\x08go1.19.8". */
+		for (i = 33; !patched && i + 5 < n; i++)
+			if (!memcmp(buf + i, "go1.", 4) && buf[i - 1] >= 6 && buf[i - 1] < 16 &&
+			    !memcmp(buf + i - 33, "\xff Go buildinf:", 14)) {
+				buf[i - 1] = 5;
+				memcpy(buf + i, "devel", 5);
+				patched = 1;
+			}
+		if (fwrite(buf, 1, n, out) != n)
+			break;
+	}
+	if (in && out && patched && !ferror(in))
+		ret = 0;
+	if (in)
+		fclose(in);
+	if (out && fclose(out))
+		ret = -1;
+	return ret;
+}
+
+/* hook_elf_find() on a "devel" copy of rel. */
+static int find_as_devel(const char *rel, struct hook_site *site)
+{
+	char path[] = "/tmp/spanprof-godevel-XXXXXX";
+	int fd = mkstemp(path), err;
+
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(copy_as_devel(rel, path), 0);
+	memset(site, 0, sizeof(*site));
+	err = hook_elf_find(path, site);
+	unlink(path);
+	return err;
+}
+
+/* A Go version the table does not hold: the layout is read from the executable's DWARF when it
+ * has some (and must then be the one the table gives that toolchain), and without DWARF
+ * (stripped) the file is refused, with its version for the log. */
+static void test_go_program_of_unknown_version_uses_its_dwarf_or_is_refused(void **state)
+{
+	const char *newer = "tests/workloads/go1.26/go_reuse";
+	struct hook_site site;
+
+	(void)state;
+	if (!have("tests/workloads/go_spans") || !have("tests/workloads/go_spans_stripped"))
+		skip();
+	/* Go 1.19: its labels are a map, not read from DWARF-only layouts; the rest is. */
+	assert_int_equal(find_as_devel("tests/workloads/go_spans", &site), 0);
+	assert_true(site.go_layout_from_dwarf);
+	assert_string_equal(site.go_version, "devel");
+	assert_true(site.site_offset != 0);
+	assert_int_equal(site.go_labels_kind, GO_LABELS_NONE);
+	assert_int_equal(site.go_m_offset, 48);
+	assert_int_equal(site.go_curg_offset, 192);
+	assert_int_equal(site.go_goid_offset, 152);
+	/* Stripped: no DWARF, nothing to go by. */
+	assert_int_equal(find_as_devel("tests/workloads/go_spans_stripped", &site),
+			 -EPROTONOSUPPORT);
+	assert_string_equal(site.go_version, "devel");
+	assert_true(site.site_offset != 0); /* the hook was found, and is not used */
+	if (access(build_path(newer), R_OK)) {
+		printf("  skipped %s: not built (no Go 1.26 toolchain fetched)\n", newer);
+		return;
+	}
+	assert_int_equal(find_as_devel(newer, &site), 0);
+	assert_true(site.go_layout_from_dwarf);
+	assert_int_equal(site.go_labels_kind, GO_LABELS_SLICE);
+	assert_int_equal(site.go_labels_offset, 352);
+	assert_int_equal(site.go_curg_offset, 184);
+	assert_int_equal(site.go_goid_offset, 152);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -113,6 +197,7 @@ int main(void)
 		cmocka_unit_test(test_go_hook_found_without_symbols_at_the_same_place),
 		cmocka_unit_test(test_go_hook_found_in_stripped_pie),
 		cmocka_unit_test(test_go_program_without_hook_is_reported_for_its_labels),
+		cmocka_unit_test(test_go_program_of_unknown_version_uses_its_dwarf_or_is_refused),
 	};
 
 	return cmocka_run_group_tests_name("hook_elf_go", tests, NULL, NULL);

@@ -2,7 +2,10 @@
 
 // go_otel: the OpenTelemetry integration. A sampled root span starts a worker goroutine that
 // never calls Bind (it must inherit the span), and an unsampled root span runs alongside.
-// Prints "<function> <span id>" for the functions whose span the test checks.
+// With a third argument "churn" instead: spans ended the way otelgrpc ends them
+// (trace.SpanFromContext(ctx).End()), workers that Bind a span and exit in it, or unbind, and
+// fresh goroutines after each (see churn.go). Prints "<function> <span id>" for the functions
+// whose span the test checks.
 package main
 
 import (
@@ -115,6 +118,10 @@ func main() {
 	}
 	// SECONDS/4 of process CPU in all (about SECONDS/8 of wall time on an idle 2-CPU machine).
 	cpuEnd = cpuSeconds() + seconds/4
+	if len(os.Args) > 3 && os.Args[3] == "churn" {
+		churn()
+		return
+	}
 	d := 30 * time.Second
 	var wg sync.WaitGroup
 	wg.Add(2)
