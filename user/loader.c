@@ -144,12 +144,19 @@ static int configure(struct loader *l, const struct loader_options *opts)
 	err = err ?: bpf_map__set_max_entries(skel->maps.stack_traces_1, opts->stack_entries);
 	err = err ?: bpf_map__set_max_entries(skel->maps.sample_counts_0, opts->count_entries);
 	err = err ?: bpf_map__set_max_entries(skel->maps.sample_counts_1, opts->count_entries);
-	err = err ?: bpf_map__set_max_entries(skel->maps.user_stacks_0, opts->stack_entries);
-	err = err ?: bpf_map__set_max_entries(skel->maps.user_stacks_1, opts->stack_entries);
+	/* A sample adds at most one key to each of these; they are not preallocated. */
+	err = err ?: bpf_map__set_max_entries(skel->maps.user_stacks_0, opts->count_entries);
+	err = err ?: bpf_map__set_max_entries(skel->maps.user_stacks_1, opts->count_entries);
+	err = err ?: bpf_map__set_max_entries(skel->maps.py_stacks_0, opts->count_entries);
+	err = err ?: bpf_map__set_max_entries(skel->maps.py_stacks_1, opts->count_entries);
+	if (opts->goroutine_entries)
+		err = err   ?:
+			      bpf_map__set_max_entries(skel->maps.goroutine_spans,
+						       opts->goroutine_entries);
 	err = err ?: bpf_map__set_max_entries(skel->maps.unwind_chunks, opts->unwind_chunks ?: 1);
 	err = err ?: bpf_map__set_max_entries(skel->maps.unwind_procs, opts->unwind_pids ?: 1);
-	if (opts->npids > 0)
-		err = err ?: bpf_map__set_max_entries(skel->maps.target_pids, opts->npids);
+	/* Without --pid the programs never look at target_pids: one entry. */
+	err = err ?: bpf_map__set_max_entries(skel->maps.target_pids, opts->npids ?: 1);
 	return err;
 }
 

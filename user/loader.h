@@ -17,7 +17,8 @@ struct loader_options {
 	const pid_t *pids; /* only these processes (empty: all) */
 	size_t npids;
 	uint32_t stack_entries; /* per window stack map size */
-	uint32_t count_entries; /* per window count map size */
+	uint32_t count_entries; /* per window count, CFI and interpreter stack map size */
+	uint32_t goroutine_entries; /* goroutine_spans (0: the compiled-in default) */
 	uint32_t unwind_chunks; /* row chunks for CFI tables (the table memory budget) */
 	uint32_t unwind_pids; /* processes whose mappings the unwinder knows */
 	int off_cpu; /* attach the sched_switch program (off-CPU profiles) */

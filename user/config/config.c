@@ -105,8 +105,7 @@ void config_init(struct spanprof_config *cfg)
 	cfg->upload.queue_bytes = CONFIG_DEFAULT_QUEUE_BYTES;
 	cfg->upload.spool_bytes = CONFIG_DEFAULT_SPOOL_BYTES;
 	cfg->unwind_table_bytes = 64ull << 20;
-	cfg->stack_entries = SPANPROF_DEFAULT_STACKS;
-	cfg->count_entries = SPANPROF_DEFAULT_COUNTS;
+	cfg->goroutine_entries = CONFIG_DEFAULT_GOROUTINE_ENTRIES;
 	cfg->max_services = 512;
 	cfg->max_procs = 32768;
 	cfg->max_hook_files = 256;

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Sizes of the BPF maps whose demand follows the sample rate: what one sampling window can hold,
+ * computed at start from the CPU count, the frequency and the drain period, unless an option
+ * gives the size. */
+#ifndef SPANPROF_MAP_SIZES_H
+#define SPANPROF_MAP_SIZES_H
+
+#include <stdint.h>
+
+/* Bounds of the computed sizes (an option may go beyond them, up to MAP_SIZES_MAX). */
+#define MAP_SIZES_MIN_COUNTS 1024u
+#define MAP_SIZES_MIN_STACKS 2048u
+#define MAP_SIZES_AUTO_MAX_STACKS 16384u
+#define MAP_SIZES_MAX (1u << 20)
+
+struct map_demand {
+	unsigned int ncpus; /* CPUs sampled */
+	unsigned int frequency; /* samples per second per CPU */
+	unsigned int drain_ms; /* how often a window is closed and read */
+	uint32_t sample_entries; /* --sample-map-entries; 0: from the rate */
+	uint32_t stack_entries; /* --stack-map-entries; 0: from the rate */
+};
+
+struct map_sizes {
+	/* sample_counts, user_stacks and py_stacks of each window: a sample adds at most one key
+	 * to each. */
+	uint32_t counts;
+	/* stack_traces of each window (kernel stacks, frame-pointer user stacks). */
+	uint32_t stacks;
+};
+
+/* Samples one window may hold: a window's drain can run up to one period late (a slow drain
+ * before it), so two periods' worth. */
+uint64_t map_sizes_window_samples(const struct map_demand *d);
+
+/* The sizes for d: counts is the window's samples rounded up to a power of two (at least
+ * MAP_SIZES_MIN_COUNTS); stacks four times that (a window adds up to two stacks per sample, and
+ * bpf_get_stackid() loses a stack whose hash bucket is taken, so half the buckets stay free),
+ * between MAP_SIZES_MIN_STACKS and MAP_SIZES_AUTO_MAX_STACKS. Sizes given in d are kept. */
+struct map_sizes map_sizes_compute(const struct map_demand *d);
+
+#endif /* SPANPROF_MAP_SIZES_H */
