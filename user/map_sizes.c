@@ -23,6 +23,6 @@ struct map_sizes map_sizes_compute(const struct map_demand *d)
 
 	s.counts = d->sample_entries ?: pow2_clamp(w, MAP_SIZES_MIN_COUNTS, MAP_SIZES_MAX);
 	s.stacks = d->stack_entries ?:
-			   pow2_clamp(4 * w, MAP_SIZES_MIN_STACKS, MAP_SIZES_AUTO_MAX_STACKS);
+			   pow2_clamp(8 * w, MAP_SIZES_MIN_STACKS, MAP_SIZES_AUTO_MAX_STACKS);
 	return s;
 }

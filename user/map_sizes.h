@@ -9,7 +9,7 @@
 
 /* Bounds of the computed sizes (an option may go beyond them, up to MAP_SIZES_MAX). */
 #define MAP_SIZES_MIN_COUNTS 1024u
-#define MAP_SIZES_MIN_STACKS 2048u
+#define MAP_SIZES_MIN_STACKS 4096u
 #define MAP_SIZES_AUTO_MAX_STACKS 16384u
 #define MAP_SIZES_MAX (1u << 20)
 
@@ -34,9 +34,10 @@ struct map_sizes {
 uint64_t map_sizes_window_samples(const struct map_demand *d);
 
 /* The sizes for d: counts is the window's samples rounded up to a power of two (at least
- * MAP_SIZES_MIN_COUNTS); stacks four times that (a window adds up to two stacks per sample, and
- * bpf_get_stackid() loses a stack whose hash bucket is taken, so half the buckets stay free),
- * between MAP_SIZES_MIN_STACKS and MAP_SIZES_AUTO_MAX_STACKS. Sizes given in d are kept. */
+ * MAP_SIZES_MIN_COUNTS); stacks eight times that, between MAP_SIZES_MIN_STACKS and
+ * MAP_SIZES_AUTO_MAX_STACKS: a window adds up to two stacks per sample, and bpf_get_stackid()
+ * loses a stack whose hash bucket another stack took, so most buckets must stay free (with a
+ * quarter of them used, one new stack in eight is lost). Sizes given in d are kept. */
 struct map_sizes map_sizes_compute(const struct map_demand *d);
 
 #endif /* SPANPROF_MAP_SIZES_H */

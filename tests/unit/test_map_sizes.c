@@ -26,13 +26,13 @@ static void test_map_sizes_grow_with_cpus_and_frequency(void **state)
 	struct map_sizes s = map_sizes_compute(&d);
 
 	(void)state;
-	/* 3200 samples a window: the next power of two, stacks four times that (capped). */
+	/* 3200 samples a window: the next power of two, stacks eight times that (capped). */
 	assert_int_equal(s.counts, 4096);
 	assert_int_equal(s.stacks, MAP_SIZES_AUTO_MAX_STACKS);
 	d.ncpus = 4;
 	s = map_sizes_compute(&d);
 	assert_int_equal(s.counts, 1024);
-	assert_int_equal(s.stacks, 4096);
+	assert_int_equal(s.stacks, 8192);
 	d.frequency = 1000;
 	s = map_sizes_compute(&d);
 	assert_int_equal(s.counts, 8192);

@@ -400,7 +400,7 @@ const struct config_option config_options[CONFIG_OPT__COUNT] = {
 	[CONFIG_OPT_STACK_MAP_ENTRIES] = { .name = "stack-map-entries", .kind = CONFIG_KIND_VALUE,
 		.where = A, .metavar = "N",
 		.help = "kernel and frame-pointer stacks a window holds\n"
-			"(default 0: 4 x its samples, 2048..16384)",
+			"(default 0: 8 x its samples, 4096..16384)",
 		.want = "an integer from 0 to 1048576", UINT(stack_entries, 0, 1u << 20) },
 	[CONFIG_OPT_GO_SPAN_MAP_ENTRIES] = { .name = "go-span-map-entries",
 		.kind = CONFIG_KIND_VALUE, .where = A, .metavar = "N",

@@ -99,6 +99,20 @@ static const char *const interp_unread[] = {
 	[METRIC_UNREAD_RUBY_UNSUPPORTED] = "ruby_unsupported",
 	[METRIC_UNREAD_RUBY_FULL] = "ruby_table_full",
 };
+static const char *const memory_parts[] = {
+	[METRIC_MEM_TOTAL] = "total",
+	[METRIC_MEM_RSS] = "rss",
+	[METRIC_MEM_HEAP] = "heap",
+	[METRIC_MEM_DWARF] = "dwarf",
+	[METRIC_MEM_BPF_WINDOWS] = "bpf_windows",
+	[METRIC_MEM_BPF_UNWIND] = "bpf_unwind",
+	[METRIC_MEM_BPF_SPANS] = "bpf_spans",
+	[METRIC_MEM_BPF_OFF_CPU] = "bpf_off_cpu",
+	[METRIC_MEM_BPF_PROCESSES] = "bpf_processes",
+	[METRIC_MEM_BPF_OTHER] = "bpf_other",
+};
+_Static_assert(sizeof(memory_parts) / sizeof(memory_parts[0]) == METRIC_MEM__COUNT, "parts");
+_Static_assert((int)METRIC_MEM__COUNT <= (int)METRIC_MAX_LABEL_VALUES, "parts");
 static const char *const versions[] = { SPANPROF_VERSION };
 
 #define LABELLED(label, values) label, values, sizeof(values) / sizeof(values[0])
@@ -198,6 +212,16 @@ static const struct metric_def defs[METRIC__COUNT] = {
 				   "Scans that found a Python or Ruby interpreter whose frames are "
 				   "not read: unsupported, or the process table was full.",
 				   LABELLED("reason", interp_unread) },
+	[METRIC_MEMORY_BYTES] = { "spanprof_memory_bytes", METRIC_GAUGE,
+				  "The agent's memory by part, at the last drain. total: rss plus "
+				  "every bpf_* part, what the agent's cgroup is charged. rss: "
+				  "resident memory (/proc/self/status VmRSS), which holds heap "
+				  "(bytes malloc handed out) and dwarf (debug info kept for "
+				  "symbols). bpf_*: kernel memory of the BPF maps of a group, as "
+				  "memlock in /proc/self/fdinfo: windows (sample counts and "
+				  "stacks), unwind (CFI tables, process mappings), spans, off_cpu, "
+				  "processes (events, per-process settings), other.",
+				  LABELLED("part", memory_parts) },
 };
 
 struct metrics *metrics_new(void)

@@ -45,6 +45,7 @@ enum metric_id {
 	METRIC_OFF_CPU_PERIODS, /* counter, label result: enum metric_off_cpu */
 	METRIC_INTERP_PROCESSES, /* gauge, label interpreter: enum metric_interp */
 	METRIC_INTERP_UNREAD, /* counter, label reason: enum metric_interp_unread */
+	METRIC_MEMORY_BYTES, /* gauge, label part: enum metric_memory_part */
 	METRIC__COUNT,
 };
 
@@ -73,6 +74,22 @@ enum metric_interp_unread {
 	METRIC_UNREAD_RUBY_FULL,
 };
 enum metric_mapping_kind { METRIC_MAPPING_FILE = 0, METRIC_MAPPING_ANONYMOUS };
+/* The agent's memory by part. total = rss + every bpf_* part (what its cgroup is charged);
+ * heap and dwarf are inside rss; bpf_* are kernel memory of BPF map groups (memlock in fdinfo),
+ * in the order of enum loader_map_group (loader.h). */
+enum metric_memory_part {
+	METRIC_MEM_TOTAL = 0,
+	METRIC_MEM_RSS,
+	METRIC_MEM_HEAP,
+	METRIC_MEM_DWARF,
+	METRIC_MEM_BPF_WINDOWS,
+	METRIC_MEM_BPF_UNWIND,
+	METRIC_MEM_BPF_SPANS,
+	METRIC_MEM_BPF_OFF_CPU,
+	METRIC_MEM_BPF_PROCESSES,
+	METRIC_MEM_BPF_OTHER,
+	METRIC_MEM__COUNT,
+};
 
 /* Caps and budgets on process-controlled input that were hit (symcache_stats). */
 enum metric_guard {
