@@ -194,6 +194,8 @@ static void publish_memory(struct agent *a)
 	metrics_set_at(a->metrics, METRIC_MEMORY_BYTES, METRIC_MEM_RSS, rss);
 	metrics_set_at(a->metrics, METRIC_MEMORY_BYTES, METRIC_MEM_HEAP, self_memory_heap());
 	metrics_set_at(a->metrics, METRIC_MEMORY_BYTES, METRIC_MEM_DWARF, ss.dwarf_bytes);
+	metrics_set_at(a->metrics, METRIC_MEMORY_BYTES, METRIC_MEM_KERNEL_SYMBOLS,
+		       ss.kernel_symbol_bytes);
 	metrics_set_at(a->metrics, METRIC_MEMORY_BYTES, METRIC_MEM_TOTAL, total);
 }
 

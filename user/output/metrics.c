@@ -104,6 +104,7 @@ static const char *const memory_parts[] = {
 	[METRIC_MEM_RSS] = "rss",
 	[METRIC_MEM_HEAP] = "heap",
 	[METRIC_MEM_DWARF] = "dwarf",
+	[METRIC_MEM_KERNEL_SYMBOLS] = "kernel_symbols",
 	[METRIC_MEM_BPF_WINDOWS] = "bpf_windows",
 	[METRIC_MEM_BPF_UNWIND] = "bpf_unwind",
 	[METRIC_MEM_BPF_SPANS] = "bpf_spans",
@@ -216,8 +217,9 @@ static const struct metric_def defs[METRIC__COUNT] = {
 				  "The agent's memory by part, at the last drain. total: rss plus "
 				  "every bpf_* part, what the agent's cgroup is charged. rss: "
 				  "resident memory (/proc/self/status VmRSS), which holds heap "
-				  "(bytes malloc handed out) and dwarf (debug info kept for "
-				  "symbols). bpf_*: kernel memory of the BPF maps of a group, as "
+				  "(bytes malloc handed out), itself holding dwarf (debug info "
+				  "kept for symbols) and kernel_symbols (the kallsyms table). "
+				  "bpf_*: kernel memory of the BPF maps of a group, as "
 				  "memlock in /proc/self/fdinfo: windows (sample counts and "
 				  "stacks), unwind (CFI tables, process mappings), spans, off_cpu, "
 				  "processes (events, per-process settings), other.",

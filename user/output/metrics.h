@@ -75,13 +75,14 @@ enum metric_interp_unread {
 };
 enum metric_mapping_kind { METRIC_MAPPING_FILE = 0, METRIC_MAPPING_ANONYMOUS };
 /* The agent's memory by part. total = rss + every bpf_* part (what its cgroup is charged);
- * heap and dwarf are inside rss; bpf_* are kernel memory of BPF map groups (memlock in fdinfo),
+ * heap is inside rss, dwarf and kernel_symbols inside heap; bpf_* are kernel memory of BPF map groups (memlock in fdinfo),
  * in the order of enum loader_map_group (loader.h). */
 enum metric_memory_part {
 	METRIC_MEM_TOTAL = 0,
 	METRIC_MEM_RSS,
 	METRIC_MEM_HEAP,
 	METRIC_MEM_DWARF,
+	METRIC_MEM_KERNEL_SYMBOLS,
 	METRIC_MEM_BPF_WINDOWS,
 	METRIC_MEM_BPF_UNWIND,
 	METRIC_MEM_BPF_SPANS,

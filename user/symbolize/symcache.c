@@ -401,6 +401,7 @@ void symcache_get_stats(const struct symcache *sc, struct symcache_stats *out)
 	out->errors += sc->kernel.errors;
 	out->modules = sc->modules.count;
 	out->pids = sc->pids.count;
+	out->kernel_symbol_bytes = ksyms_bytes(sc->kernel.ks);
 }
 
 static int copy_limits(struct symcache_limits *dst, const struct symcache_limits *src)

@@ -48,6 +48,7 @@ struct symcache_stats {
 	uint64_t dwarf_refused; /* modules symbolized without DWARF: larger than the budget */
 	uint64_t dwarf_evictions; /* modules closed to keep DWARF within the budget */
 	uint64_t dwarf_bytes; /* DWARF bytes held now */
+	uint64_t kernel_symbol_bytes; /* the kernel symbol table's heap bytes */
 };
 
 /* Creates a cache. Returns NULL and sets errno on failure. */
