@@ -368,6 +368,7 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 		.perf_map_dir = "/tmp",
 		.perf_map_max_bytes = cfg->perf_map_max_bytes,
 		.perf_map_max_lines = cfg->perf_map_max_lines,
+		.perf_map_budget = cfg->perf_map_budget,
 		.max_dwarf_bytes = cfg->max_dwarf_bytes,
 		.load_budget_ns = cfg->load_budget_ms * NS_PER_MS,
 	};

@@ -81,6 +81,8 @@ static void publish_guards(struct metrics *m, const struct symcache_stats *ss)
 	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_LOAD_OVERRUN, ss->load_overruns);
 	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_DWARF_REFUSED, ss->dwarf_refused);
 	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_DWARF_EVICTED, ss->dwarf_evictions);
+	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_PERF_MAP_BUDGET,
+		       ss->perf_maps_over_budget);
 	metrics_set(m, METRIC_DWARF_BYTES, ss->dwarf_bytes);
 	metrics_is_healthy(m, now, &age);
 	metrics_set(m, METRIC_LAST_WINDOW_AGE, age / NS_PER_S);
@@ -196,6 +198,7 @@ static void publish_memory(struct agent *a)
 	metrics_set_at(a->metrics, METRIC_MEMORY_BYTES, METRIC_MEM_DWARF, ss.dwarf_bytes);
 	metrics_set_at(a->metrics, METRIC_MEMORY_BYTES, METRIC_MEM_KERNEL_SYMBOLS,
 		       ss.kernel_symbol_bytes);
+	metrics_set_at(a->metrics, METRIC_MEMORY_BYTES, METRIC_MEM_PERF_MAPS, ss.perf_map_bytes);
 	metrics_set_at(a->metrics, METRIC_MEMORY_BYTES, METRIC_MEM_TOTAL, total);
 }
 

@@ -94,6 +94,7 @@ struct spanprof_config {
 	/* Caps and budgets on process-controlled files (README "Security model"). */
 	uint64_t perf_map_max_bytes; /* --perf-map-max-bytes: read of one perf map */
 	unsigned int perf_map_max_lines; /* --perf-map-max-lines */
+	uint64_t perf_map_budget; /* --perf-map-budget: perf maps held, all processes */
 	uint64_t max_dwarf_bytes; /* --dwarf-budget: DWARF held, all modules together */
 	unsigned int load_budget_ms; /* --load-budget: ELF/DWARF/perf-map loading per drain */
 	const char *proc_root;

@@ -392,6 +392,11 @@ const struct config_option config_options[CONFIG_OPT__COUNT] = {
 	[CONFIG_OPT_PERF_MAP_MAX_LINES] = { .name = "perf-map-max-lines", .kind = CONFIG_KIND_VALUE,
 		.where = A, .metavar = "N", .help = "read at most N lines of a perf map (default 262144)",
 		.want = "an integer from 1000 to 16777216", UINT(perf_map_max_lines, 1000, 16777216) },
+	[CONFIG_OPT_PERF_MAP_BUDGET] = { .name = "perf-map-budget", .kind = CONFIG_KIND_VALUE,
+		.where = A, .metavar = "SIZE",
+		.help = "memory for perf maps, all processes (default 16MiB)",
+		.want = "a size from 1MiB to 16GiB, like 16MiB",
+		SIZE_FIELD(perf_map_budget, MIB, 16 * GIB) },
 	[CONFIG_OPT_SAMPLE_MAP_ENTRIES] = { .name = "sample-map-entries",
 		.kind = CONFIG_KIND_VALUE, .where = A, .metavar = "N",
 		.help = "sample keys a BPF window holds (default 0: 2 x\n"

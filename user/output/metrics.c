@@ -80,6 +80,7 @@ static const char *const guards[] = {
 	[METRIC_GUARD_LOAD_OVERRUN] = "load_overrun",
 	[METRIC_GUARD_DWARF_REFUSED] = "dwarf_refused",
 	[METRIC_GUARD_DWARF_EVICTED] = "dwarf_evicted",
+	[METRIC_GUARD_PERF_MAP_BUDGET] = "perf_map_budget",
 };
 static const char *const
 	unwinders[] = { [METRIC_UNWINDER_CFI] = "cfi", [METRIC_UNWINDER_FP] = "frame_pointer" };
@@ -105,6 +106,7 @@ static const char *const memory_parts[] = {
 	[METRIC_MEM_HEAP] = "heap",
 	[METRIC_MEM_DWARF] = "dwarf",
 	[METRIC_MEM_KERNEL_SYMBOLS] = "kernel_symbols",
+	[METRIC_MEM_PERF_MAPS] = "perf_maps",
 	[METRIC_MEM_BPF_WINDOWS] = "bpf_windows",
 	[METRIC_MEM_BPF_UNWIND] = "bpf_unwind",
 	[METRIC_MEM_BPF_SPANS] = "bpf_spans",
@@ -218,7 +220,8 @@ static const struct metric_def defs[METRIC__COUNT] = {
 				  "every bpf_* part, what the agent's cgroup is charged. rss: "
 				  "resident memory (/proc/self/status VmRSS), which holds heap "
 				  "(bytes malloc handed out), itself holding dwarf (debug info "
-				  "kept for symbols) and kernel_symbols (the kallsyms table). "
+				  "kept for symbols), kernel_symbols (the kallsyms table) and "
+				  "perf_maps (JIT symbols). "
 				  "bpf_*: kernel memory of the BPF maps of a group, as "
 				  "memlock in /proc/self/fdinfo: windows (sample counts and "
 				  "stacks), unwind (CFI tables, process mappings), spans, off_cpu, "

@@ -75,7 +75,7 @@ enum metric_interp_unread {
 };
 enum metric_mapping_kind { METRIC_MAPPING_FILE = 0, METRIC_MAPPING_ANONYMOUS };
 /* The agent's memory by part. total = rss + every bpf_* part (what its cgroup is charged);
- * heap is inside rss, dwarf and kernel_symbols inside heap; bpf_* are kernel memory of BPF map groups (memlock in fdinfo),
+ * heap is inside rss; dwarf, kernel_symbols and perf_maps inside heap; bpf_* are kernel memory of BPF map groups (memlock in fdinfo),
  * in the order of enum loader_map_group (loader.h). */
 enum metric_memory_part {
 	METRIC_MEM_TOTAL = 0,
@@ -83,6 +83,7 @@ enum metric_memory_part {
 	METRIC_MEM_HEAP,
 	METRIC_MEM_DWARF,
 	METRIC_MEM_KERNEL_SYMBOLS,
+	METRIC_MEM_PERF_MAPS,
 	METRIC_MEM_BPF_WINDOWS,
 	METRIC_MEM_BPF_UNWIND,
 	METRIC_MEM_BPF_SPANS,
@@ -100,6 +101,7 @@ enum metric_guard {
 	METRIC_GUARD_LOAD_OVERRUN, /* one load longer than a round's budget */
 	METRIC_GUARD_DWARF_REFUSED, /* DWARF larger than the budget */
 	METRIC_GUARD_DWARF_EVICTED, /* module closed to stay within the DWARF budget */
+	METRIC_GUARD_PERF_MAP_BUDGET, /* perf map not kept: the perf map budget was spent */
 	METRIC_GUARD__COUNT,
 };
 

@@ -178,6 +178,7 @@ static void pid_free(struct symcache *sc, struct sc_pid *p)
 		free(p->info[i].build_id);
 	free(p->info);
 	proc_maps_release(&p->maps);
+	sc->st.perf_map_bytes -= perf_map_bytes(p->jit);
 	perf_map_free(p->jit);
 	free(p);
 }
