@@ -11,18 +11,19 @@ static uint32_t pow2_clamp(uint64_t n, uint32_t lo, uint32_t hi)
 	return p < hi ? p : hi;
 }
 
-uint64_t map_sizes_window_samples(const struct map_demand *d)
+uint64_t map_sizes_period_samples(const struct map_demand *d)
 {
-	return (uint64_t)d->ncpus * d->frequency * 2 * d->drain_ms / 1000;
+	return (uint64_t)d->ncpus * d->frequency * d->drain_ms / 1000;
 }
 
 struct map_sizes map_sizes_compute(const struct map_demand *d)
 {
-	uint64_t w = map_sizes_window_samples(d);
+	uint64_t w = map_sizes_period_samples(d) * MAP_SIZES_HEADROOM;
 	struct map_sizes s;
 
-	s.counts = d->sample_entries ?: pow2_clamp(w, MAP_SIZES_MIN_COUNTS, MAP_SIZES_MAX);
-	s.stacks = d->stack_entries ?:
-			   pow2_clamp(8 * w, MAP_SIZES_MIN_STACKS, MAP_SIZES_AUTO_MAX_STACKS);
+	s.counts =
+		d->sample_entries ?: pow2_clamp(w, MAP_SIZES_MIN_COUNTS, MAP_SIZES_AUTO_MAX_COUNTS);
+	s.stacks =
+		d->stack_entries ?: pow2_clamp(w, MAP_SIZES_MIN_STACKS, MAP_SIZES_AUTO_MAX_STACKS);
 	return s;
 }

@@ -9,9 +9,14 @@
 
 /* Bounds of the computed sizes (an option may go beyond them, up to MAP_SIZES_MAX). */
 #define MAP_SIZES_MIN_COUNTS 1024u
+#define MAP_SIZES_AUTO_MAX_COUNTS 32768u
 #define MAP_SIZES_MIN_STACKS 4096u
 #define MAP_SIZES_AUTO_MAX_STACKS 16384u
 #define MAP_SIZES_MAX (1u << 20)
+/* Headroom over one drain period's samples: a drain can run several periods late on a loaded
+ * node (symbol loads, a rescan), and cpu-clock events overshoot their nominal rate under load.
+ * Measured on a 2-CPU VM at load 14: with 4x, 10% of the samples found the count map full. */
+#define MAP_SIZES_HEADROOM 16u
 
 struct map_demand {
 	unsigned int ncpus; /* CPUs sampled */
@@ -29,15 +34,14 @@ struct map_sizes {
 	uint32_t stacks;
 };
 
-/* Samples one window may hold: a window's drain can run up to one period late (a slow drain
- * before it), so two periods' worth. */
-uint64_t map_sizes_window_samples(const struct map_demand *d);
+/* Samples one drain period brings: CPUs x frequency x period. */
+uint64_t map_sizes_period_samples(const struct map_demand *d);
 
-/* The sizes for d: counts is the window's samples rounded up to a power of two (at least
- * MAP_SIZES_MIN_COUNTS); stacks eight times that, between MAP_SIZES_MIN_STACKS and
- * MAP_SIZES_AUTO_MAX_STACKS: a window adds up to two stacks per sample, and bpf_get_stackid()
- * loses a stack whose hash bucket another stack took, so most buckets must stay free (with a
- * quarter of them used, one new stack in eight is lost). Sizes given in d are kept. */
+/* The sizes for d: counts is MAP_SIZES_HEADROOM periods' samples rounded up to a power of two,
+ * between MAP_SIZES_MIN_COUNTS and MAP_SIZES_AUTO_MAX_COUNTS; stacks the same within
+ * MAP_SIZES_MIN_STACKS and MAP_SIZES_AUTO_MAX_STACKS (a window adds up to two stacks per sample,
+ * and bpf_get_stackid() loses a stack whose hash bucket another stack took, so most buckets must
+ * stay free). A full map or a lost stack is counted. Sizes given in d are kept. */
 struct map_sizes map_sizes_compute(const struct map_demand *d);
 
 #endif /* SPANPROF_MAP_SIZES_H */

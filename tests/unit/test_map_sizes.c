@@ -9,36 +9,35 @@
 
 #include "map_sizes.h"
 
-static void test_map_sizes_small_node_gets_the_minimums(void **state)
+static void test_map_sizes_small_node(void **state)
 {
 	struct map_demand d = { .ncpus = 2, .frequency = 100, .drain_ms = 1000 };
 	struct map_sizes s = map_sizes_compute(&d);
 
 	(void)state;
-	assert_int_equal(map_sizes_window_samples(&d), 400);
+	assert_int_equal(map_sizes_period_samples(&d), 200);
+	/* 16 periods of 200 samples: 3200, the next power of two. */
+	assert_int_equal(s.counts, 4096);
+	assert_int_equal(s.stacks, 4096);
+	d.frequency = 19;
+	s = map_sizes_compute(&d);
 	assert_int_equal(s.counts, MAP_SIZES_MIN_COUNTS);
 	assert_int_equal(s.stacks, MAP_SIZES_MIN_STACKS);
 }
 
-static void test_map_sizes_grow_with_cpus_and_frequency(void **state)
+static void test_map_sizes_grow_with_cpus_frequency_and_period(void **state)
 {
-	struct map_demand d = { .ncpus = 16, .frequency = 100, .drain_ms = 1000 };
+	struct map_demand d = { .ncpus = 8, .frequency = 100, .drain_ms = 1000 };
 	struct map_sizes s = map_sizes_compute(&d);
 
 	(void)state;
-	/* 3200 samples a window: the next power of two, stacks eight times that (capped). */
-	assert_int_equal(s.counts, 4096);
+	assert_int_equal(s.counts, 16384);
 	assert_int_equal(s.stacks, MAP_SIZES_AUTO_MAX_STACKS);
 	d.ncpus = 4;
-	s = map_sizes_compute(&d);
-	assert_int_equal(s.counts, 1024);
-	assert_int_equal(s.stacks, 8192);
-	d.frequency = 1000;
-	s = map_sizes_compute(&d);
-	assert_int_equal(s.counts, 8192);
-	d.drain_ms = 250; /* a shorter window holds fewer samples */
+	d.drain_ms = 250; /* a shorter period holds fewer samples */
 	s = map_sizes_compute(&d);
 	assert_int_equal(s.counts, 2048);
+	assert_int_equal(s.stacks, MAP_SIZES_MIN_STACKS);
 }
 
 static void test_map_sizes_are_capped(void **state)
@@ -47,7 +46,7 @@ static void test_map_sizes_are_capped(void **state)
 	struct map_sizes s = map_sizes_compute(&d);
 
 	(void)state;
-	assert_int_equal(s.counts, MAP_SIZES_MAX);
+	assert_int_equal(s.counts, MAP_SIZES_AUTO_MAX_COUNTS);
 	assert_int_equal(s.stacks, MAP_SIZES_AUTO_MAX_STACKS);
 }
 
@@ -70,8 +69,8 @@ static void test_map_sizes_options_win(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_map_sizes_small_node_gets_the_minimums),
-		cmocka_unit_test(test_map_sizes_grow_with_cpus_and_frequency),
+		cmocka_unit_test(test_map_sizes_small_node),
+		cmocka_unit_test(test_map_sizes_grow_with_cpus_frequency_and_period),
 		cmocka_unit_test(test_map_sizes_are_capped),
 		cmocka_unit_test(test_map_sizes_options_win),
 	};

@@ -399,13 +399,13 @@ const struct config_option config_options[CONFIG_OPT__COUNT] = {
 		SIZE_FIELD(perf_map_budget, MIB, 16 * GIB) },
 	[CONFIG_OPT_SAMPLE_MAP_ENTRIES] = { .name = "sample-map-entries",
 		.kind = CONFIG_KIND_VALUE, .where = A, .metavar = "N",
-		.help = "sample keys a BPF window holds (default 0: 2 x\n"
-			"CPUs x frequency x drain period, at least 1024)",
+		.help = "sample keys a BPF window holds (default 0: 16 x\n"
+			"CPUs x frequency x drain period, 1024..32768)",
 		.want = "an integer from 0 to 1048576", UINT(sample_entries, 0, 1u << 20) },
 	[CONFIG_OPT_STACK_MAP_ENTRIES] = { .name = "stack-map-entries", .kind = CONFIG_KIND_VALUE,
 		.where = A, .metavar = "N",
 		.help = "kernel and frame-pointer stacks a window holds\n"
-			"(default 0: 8 x its samples, 4096..16384)",
+			"(default 0: as above, 4096..16384)",
 		.want = "an integer from 0 to 1048576", UINT(stack_entries, 0, 1u << 20) },
 	[CONFIG_OPT_GO_SPAN_MAP_ENTRIES] = { .name = "go-span-map-entries",
 		.kind = CONFIG_KIND_VALUE, .where = A, .metavar = "N",
