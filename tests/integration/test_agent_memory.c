@@ -21,6 +21,7 @@
 
 #include "agent_proc.h"
 #include "metrics_scrape.h"
+#include "proc_memory.h"
 #include "tmpdir.h"
 
 #define WAIT_S 90
@@ -40,51 +41,6 @@ static int teardown(void **state)
 {
 	tmpdir_remove(*state);
 	return 0;
-}
-
-/* What the kernel says about pid: VmRSS, and the memlock of every BPF map fd it holds. */
-static int kernel_view(pid_t pid, uint64_t *rss, uint64_t *maps)
-{
-	char path[PATH_MAX], link[64], line[256];
-	struct dirent *de;
-	uint64_t v;
-	FILE *f;
-	DIR *d;
-
-	*rss = *maps = 0;
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %" SCNu64, &v) == 1)
-			*rss = v * 1024;
-	fclose(f);
-	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
-	d = opendir(path);
-	if (!d)
-		return -1;
-	while ((de = readdir(d))) {
-		ssize_t n;
-
-		snprintf(path, sizeof(path), "/proc/%d/fd/%s", pid, de->d_name);
-		n = readlink(path, link, sizeof(link) - 1);
-		if (n < 0)
-			continue;
-		link[n] = '\0';
-		if (strcmp(link, "anon_inode:bpf-map"))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", pid, de->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f))
-			if (sscanf(line, "memlock: %" SCNu64, &v) == 1)
-				*maps += v;
-		fclose(f);
-	}
-	closedir(d);
-	return *rss && *maps ? 0 : -1;
 }
 
 static double scrape_or_fail(int port, const char *metric)
@@ -158,7 +114,7 @@ static int within(double got, double want, double ratio)
 static void test_memory_metrics_match_proc_status_and_fdinfo(void **state)
 {
 	double rss, maps, total, heap;
-	uint64_t krss, kmaps;
+	struct proc_memory k;
 	struct agent_proc a;
 	pid_t workload;
 	int port, i, ok = 0;
@@ -175,14 +131,15 @@ static void test_memory_metrics_match_proc_status_and_fdinfo(void **state)
 		total = scrape_or_fail(port, "spanprof_memory_bytes{part=\"total\"}");
 		for (maps = 0, p = 0; p < sizeof(bpf_parts) / sizeof(bpf_parts[0]); p++)
 			maps += scrape_or_fail(port, bpf_parts[p]);
-		assert_int_equal(kernel_view(a.pid, &krss, &kmaps), 0);
+		assert_int_equal(proc_memory_read(a.pid, &k), 0);
+		assert_true(k.nmaps > 10);
 		printf("  /metrics: rss %.0f, maps %.0f, heap %.0f; kernel: rss %" PRIu64
-		       ", maps %" PRIu64 "\n",
-		       rss, maps, heap, krss, kmaps);
+		       ", maps %" PRIu64 " (%u map fds)\n",
+		       rss, maps, heap, k.rss, k.bpf_maps, k.nmaps);
 		if (rss + maps != total)
 			continue; /* scraped across a drain: parts of two drains */
 		assert_true(heap > 0 && heap < rss);
-		ok = within(rss, krss, 0.10) && within(maps, kmaps, 0.10);
+		ok = within(rss, k.rss, 0.10) && within(maps, k.bpf_maps, 0.10);
 	}
 	stop_pair(workload, &a);
 	assert_true(ok);
