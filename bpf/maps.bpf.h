@@ -49,10 +49,12 @@
 	} user_budgets SEC(".maps")
 
 /* Go processes (with the Go hook, or a known runtime whose pprof labels can be read): their
- * samples look spans up by goroutine. Written by the agent. */
+ * samples look spans up by goroutine. Written by the agent, so not preallocated (memory for the
+ * Go processes there are). */
 #define GO_PIDS_MAP                                        \
 	struct {                                           \
 		__uint(type, BPF_MAP_TYPE_HASH);           \
+		__uint(map_flags, BPF_F_NO_PREALLOC);      \
 		__uint(max_entries, SPANPROF_MAX_GO_PIDS); \
 		__type(key, __u32);                        \
 		__type(value, struct go_proc);             \
@@ -87,10 +89,12 @@
 	} target_pids SEC(".maps")
 
 /* Interpreter stacks (struct py_stack: CPython or CRuby frames) of a window slot, by hash;
- * python_frames.bpf.c defines both slots, ruby_frames.bpf.c declares them. */
+ * python_frames.bpf.c defines both slots, ruby_frames.bpf.c declares them. Not preallocated:
+ * the kernel holds memory for the stacks a window has, not for max_entries 1.5 KiB values. */
 #define PY_STACK_MAP(name)                                       \
 	struct {                                                 \
 		__uint(type, BPF_MAP_TYPE_HASH);                 \
+		__uint(map_flags, BPF_F_NO_PREALLOC);            \
 		__uint(max_entries, SPANPROF_DEFAULT_PY_STACKS); \
 		__type(key, __u64);                              \
 		__type(value, struct py_stack);                  \

@@ -19,6 +19,7 @@ extern DROP_COUNTS_MAP;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, SPANPROF_MAX_PY_PROCS);
 	__type(key, __u32);
 	__type(value, struct py_proc_info);

@@ -30,6 +30,7 @@ extern DROP_COUNTS_MAP;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, SPANPROF_MAX_RB_PROCS);
 	__type(key, __u32);
 	__type(value, struct rb_proc_info);

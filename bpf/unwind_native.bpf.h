@@ -12,9 +12,11 @@
  *   chunks, 7 steps), the rows of one chunk (4096, 12 steps). A search with branches made the
  *   verifier walk every path separately (over its 1M-instruction limit); indexes are masked with
  *   the array size so each access is provably in bounds.
- * - Rows live in fixed 32 KiB chunks of one ARRAY map (unwind_chunks): a table is a list of chunk
- *   numbers, so tables of any size up to 128 chunks share one map without fragmentation, and a
- *   lookup is one inlined array access.
+ * - Rows live in fixed 32 KiB chunks of one map (unwind_chunks): a table is a list of chunk
+ *   numbers, so tables of any size up to 128 chunks share one map without fragmentation. The map
+ *   is a hash without preallocation, so the kernel holds memory for the chunks in use only: the
+ *   table budget (--unwind-table-bytes) is a bound, not an up-front cost. A chunk or table missing
+ *   from its map (never written, or dropped) is a failed lookup, handled like a stale table.
  * - Unwinder state and the frame array (1 KiB) are per-CPU scratch: the BPF stack is 512 bytes.
  * - Rules are interned in unwind_rules (8-byte rows instead of 16): fewer than 1000 distinct
  *   rules cover libc, python3.11 and libruby together. */
@@ -25,7 +27,8 @@
 
 /* Written by the agent: the rows, rules and tables of each file with CFI. */
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 1); /* set from the table memory budget before load */
 	__type(key, __u32);
 	__type(value, struct spanprof_unwind_chunk);
@@ -39,7 +42,8 @@ struct {
 } unwind_rules SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, SPANPROF_UNWIND_MAX_TABLES);
 	__type(key, __u32);
 	__type(value, struct spanprof_unwind_table);

@@ -26,7 +26,8 @@
 
 /* Frames kept per stack: the kernel's default perf_event_max_stack. */
 #define SPANPROF_MAX_STACK_DEPTH 127
-/* Default sizes; the agent may change them with bpf_map__set_max_entries() before load. */
+/* Sizes compiled into the maps; the agent sets the real ones before load from the sample rate
+ * (user/map_sizes.h) with bpf_map__set_max_entries(). */
 #define SPANPROF_DEFAULT_STACKS 16384
 #define SPANPROF_DEFAULT_COUNTS 16384
 /* Off-CPU profiles: one stack map for both windows, one count map per window. */

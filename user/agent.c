@@ -16,6 +16,7 @@
 #include "agent_int.h"
 #include "discover/labels.h"
 #include "discover/proc_maps.h"
+#include "map_sizes.h"
 #include "output/local_out.h"
 #include "output/upload.h"
 #include "preflight.h"
@@ -328,14 +329,34 @@ static int start_unwind(struct agent *a, const struct spanprof_config *cfg)
 	return a->unwind ? 0 : -errno;
 }
 
+/* Window map sizes from the sample rate on the CPUs there are, or as the options give them. */
+static struct map_sizes window_map_sizes(const struct spanprof_config *cfg)
+{
+	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	struct map_demand d = {
+		.ncpus = ncpus > 0 ? ncpus : 1,
+		.frequency = cfg->frequency,
+		.drain_ms = cfg->drain_ms,
+		.sample_entries = cfg->sample_entries,
+		.stack_entries = cfg->stack_entries,
+	};
+	struct map_sizes s = map_sizes_compute(&d);
+
+	log_debug("window maps: %u sample keys, %u stacks (%u CPUs at %u Hz, drained every %u ms)",
+		  s.counts, s.stacks, d.ncpus, d.frequency, d.drain_ms);
+	return s;
+}
+
 static int setup(struct agent *a, const struct spanprof_config *cfg)
 {
+	struct map_sizes ms = window_map_sizes(cfg);
 	struct loader_options lo = {
 		.frequency = cfg->frequency,
 		.pids = cfg->pids,
 		.npids = cfg->npids,
-		.stack_entries = cfg->stack_entries,
-		.count_entries = cfg->count_entries,
+		.stack_entries = ms.stacks,
+		.count_entries = ms.counts,
+		.goroutine_entries = cfg->goroutine_entries,
 		.unwind_chunks = cfg->unwind_table_bytes / sizeof(struct spanprof_unwind_chunk),
 		.unwind_pids = cfg->max_procs,
 		.off_cpu = cfg->off_cpu,
@@ -351,6 +372,7 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 		.perf_map_dir = "/tmp",
 		.perf_map_max_bytes = cfg->perf_map_max_bytes,
 		.perf_map_max_lines = cfg->perf_map_max_lines,
+		.perf_map_budget = cfg->perf_map_budget,
 		.max_dwarf_bytes = cfg->max_dwarf_bytes,
 		.load_budget_ns = cfg->load_budget_ms * NS_PER_MS,
 	};
@@ -385,7 +407,7 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 	err = start_unwind(a, cfg);
 	if (err)
 		return err; /* logged */
-	a->drain = drain_new(cfg->count_entries);
+	a->drain = drain_new(ms.counts);
 	a->pyprocs = interp_procs_new(&python_interp, cfg->proc_root, cfg->max_procs);
 	a->pysyms = python_symbols_new(cfg->proc_root, PY_CODE_CACHE_ENTRIES);
 	a->rbprocs = interp_procs_new(&ruby_interp, cfg->proc_root, cfg->max_procs);

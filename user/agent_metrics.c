@@ -6,6 +6,7 @@
 #include "agent_int.h"
 #include "output/upload.h"
 #include "util/log.h"
+#include "util/self_memory.h"
 
 int agent_open_metrics(struct agent *a)
 {
@@ -84,6 +85,8 @@ static void publish_guards(struct metrics *m, const struct symcache_stats *ss)
 	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_LOAD_OVERRUN, ss->load_overruns);
 	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_DWARF_REFUSED, ss->dwarf_refused);
 	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_DWARF_EVICTED, ss->dwarf_evictions);
+	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_PERF_MAP_BUDGET,
+		       ss->perf_maps_over_budget);
 	metrics_set(m, METRIC_DWARF_BYTES, ss->dwarf_bytes);
 	metrics_is_healthy(m, now, &age);
 	metrics_set(m, METRIC_LAST_WINDOW_AGE, age / NS_PER_S);
@@ -181,8 +184,38 @@ static void publish_upload(struct agent *a)
 	metrics_set(a->metrics, METRIC_SPOOL_BYTES, us.spool_bytes);
 }
 
+_Static_assert(METRIC_MEM_BPF_OTHER - METRIC_MEM_BPF_WINDOWS + 1 == LOADER_MAPS__COUNT,
+	       "a memory part per map group");
+
+/* What the agent holds: its resident memory and the kernel memory of its maps (read from
+ * /proc/self, a few dozen small reads: only when /metrics is served). */
+static void publish_memory(struct agent *a)
+{
+	uint64_t maps[LOADER_MAPS__COUNT], rss, total;
+	struct symcache_stats ss;
+	unsigned int i;
+
+	if (!a->http || self_memory_rss(&rss) || loader_map_memory(a->loader, maps))
+		return;
+	total = rss;
+	for (i = 0; i < LOADER_MAPS__COUNT; i++) {
+		metrics_set_at(a->metrics, METRIC_MEMORY_BYTES, METRIC_MEM_BPF_WINDOWS + i,
+			       maps[i]);
+		total += maps[i];
+	}
+	symcache_get_stats(a->symcache, &ss);
+	metrics_set_at(a->metrics, METRIC_MEMORY_BYTES, METRIC_MEM_RSS, rss);
+	metrics_set_at(a->metrics, METRIC_MEMORY_BYTES, METRIC_MEM_HEAP, self_memory_heap());
+	metrics_set_at(a->metrics, METRIC_MEMORY_BYTES, METRIC_MEM_DWARF, ss.dwarf_bytes);
+	metrics_set_at(a->metrics, METRIC_MEMORY_BYTES, METRIC_MEM_KERNEL_SYMBOLS,
+		       ss.kernel_symbol_bytes);
+	metrics_set_at(a->metrics, METRIC_MEMORY_BYTES, METRIC_MEM_PERF_MAPS, ss.perf_map_bytes);
+	metrics_set_at(a->metrics, METRIC_MEMORY_BYTES, METRIC_MEM_TOTAL, total);
+}
+
 void agent_publish_metrics(struct agent *a)
 {
+	publish_memory(a);
 	publish_kernel(a);
 	publish_user(a);
 	publish_unwind(a);

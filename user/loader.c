@@ -22,6 +22,7 @@
 #include "util/cpulist.h"
 #include "util/percpu_sum.h"
 #include "util/log.h"
+#include "util/self_memory.h"
 
 _Static_assert(SPANPROF_ABI_SPAN_NAME_OFFSET + SPANPROF_ABI_SPAN_NAME_MAX ==
 		       sizeof(struct spanprof_span),
@@ -144,12 +145,19 @@ static int configure(struct loader *l, const struct loader_options *opts)
 	err = err ?: bpf_map__set_max_entries(skel->maps.stack_traces_1, opts->stack_entries);
 	err = err ?: bpf_map__set_max_entries(skel->maps.sample_counts_0, opts->count_entries);
 	err = err ?: bpf_map__set_max_entries(skel->maps.sample_counts_1, opts->count_entries);
-	err = err ?: bpf_map__set_max_entries(skel->maps.user_stacks_0, opts->stack_entries);
-	err = err ?: bpf_map__set_max_entries(skel->maps.user_stacks_1, opts->stack_entries);
+	/* A sample adds at most one key to each of these; they are not preallocated. */
+	err = err ?: bpf_map__set_max_entries(skel->maps.user_stacks_0, opts->count_entries);
+	err = err ?: bpf_map__set_max_entries(skel->maps.user_stacks_1, opts->count_entries);
+	err = err ?: bpf_map__set_max_entries(skel->maps.py_stacks_0, opts->count_entries);
+	err = err ?: bpf_map__set_max_entries(skel->maps.py_stacks_1, opts->count_entries);
+	if (opts->goroutine_entries)
+		err = err   ?:
+			      bpf_map__set_max_entries(skel->maps.goroutine_spans,
+						       opts->goroutine_entries);
 	err = err ?: bpf_map__set_max_entries(skel->maps.unwind_chunks, opts->unwind_chunks ?: 1);
 	err = err ?: bpf_map__set_max_entries(skel->maps.unwind_procs, opts->unwind_pids ?: 1);
-	if (opts->npids > 0)
-		err = err ?: bpf_map__set_max_entries(skel->maps.target_pids, opts->npids);
+	/* Without --pid the programs never look at target_pids: one entry. */
+	err = err ?: bpf_map__set_max_entries(skel->maps.target_pids, opts->npids ?: 1);
 	return err;
 }
 
@@ -378,4 +386,49 @@ int loader_read_events(struct loader *l, uint64_t *out, size_t n)
 	if (n > SPANPROF_EVENT__COUNT)
 		n = SPANPROF_EVENT__COUNT;
 	return percpu_sum(bpf_map__fd(l->skel->maps.event_counts), out, n);
+}
+
+/* Map name prefixes by group; the first match wins, a name none matches is "other". */
+static const struct {
+	const char *prefix;
+	enum loader_map_group group;
+} map_groups[] = {
+	{ "sample_counts", LOADER_MAPS_WINDOWS },   { "stack_traces", LOADER_MAPS_WINDOWS },
+	{ "user_stacks", LOADER_MAPS_WINDOWS },	    { "py_stacks", LOADER_MAPS_WINDOWS },
+	{ "unwind_", LOADER_MAPS_UNWIND },	    { "thread_spans", LOADER_MAPS_SPANS },
+	{ "goroutine_spans", LOADER_MAPS_SPANS },   { "span_", LOADER_MAPS_SPANS },
+	{ "off_cpu", LOADER_MAPS_OFF_CPU },	    { "proc_events", LOADER_MAPS_PROCESSES },
+	{ "pending_scans", LOADER_MAPS_PROCESSES }, { "go_pids", LOADER_MAPS_PROCESSES },
+	{ "py_procs", LOADER_MAPS_PROCESSES },	    { "rb_procs", LOADER_MAPS_PROCESSES },
+	{ "target_pids", LOADER_MAPS_PROCESSES },
+};
+
+static enum loader_map_group group_of(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(map_groups) / sizeof(map_groups[0]); i++)
+		if (!strncmp(name, map_groups[i].prefix, strlen(map_groups[i].prefix)))
+			return map_groups[i].group;
+	return LOADER_MAPS_OTHER;
+}
+
+int loader_map_memory(struct loader *l, uint64_t *out)
+{
+	struct bpf_map *map;
+	uint64_t bytes;
+	int fd, err;
+
+	memset(out, 0, LOADER_MAPS__COUNT * sizeof(*out));
+	bpf_object__for_each_map(map, l->skel->obj)
+	{
+		fd = bpf_map__fd(map);
+		if (fd < 0)
+			continue; /* not created (autocreate off) */
+		err = self_memory_bpf_map(fd, &bytes);
+		if (err)
+			return err;
+		out[group_of(bpf_map__name(map))] += bytes;
+	}
+	return 0;
 }

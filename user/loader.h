@@ -17,7 +17,8 @@ struct loader_options {
 	const pid_t *pids; /* only these processes (empty: all) */
 	size_t npids;
 	uint32_t stack_entries; /* per window stack map size */
-	uint32_t count_entries; /* per window count map size */
+	uint32_t count_entries; /* per window count, CFI and interpreter stack map size */
+	uint32_t goroutine_entries; /* goroutine_spans (0: the compiled-in default) */
 	uint32_t unwind_chunks; /* row chunks for CFI tables (the table memory budget) */
 	uint32_t unwind_pids; /* processes whose mappings the unwinder knows */
 	int off_cpu; /* attach the sched_switch program (off-CPU profiles) */
@@ -101,6 +102,23 @@ struct loader_unwind_maps loader_unwind_maps(struct loader *l);
 
 /* The fd of the program a hook of this kind runs (for its run-time statistics). */
 int loader_hook_prog_fd(struct loader *l, enum loader_hook_kind kind);
+
+/* BPF maps by what they hold, for the memory they cost. A map no group names (one added later)
+ * is counted in LOADER_MAPS_OTHER, so the sum always covers every map. */
+enum loader_map_group {
+	LOADER_MAPS_WINDOWS = 0, /* sample counts and stacks of the two windows */
+	LOADER_MAPS_UNWIND, /* CFI chunks, tables, rules, process mappings */
+	LOADER_MAPS_SPANS, /* thread and goroutine spans, span names, span times */
+	LOADER_MAPS_OFF_CPU, /* off-CPU stacks and counts */
+	LOADER_MAPS_PROCESSES, /* process events, per-process settings, --pid filter */
+	LOADER_MAPS_OTHER, /* scratch, counters, globals */
+	LOADER_MAPS__COUNT,
+};
+
+/* Kernel memory of every map the programs use (memlock in /proc/self/fdinfo), summed by group
+ * into out[LOADER_MAPS__COUNT]. Returns 0 or -errno (a map's fdinfo unreadable: out holds the
+ * maps read before it). */
+int loader_map_memory(struct loader *l, uint64_t *out);
 
 /* Sums the per-CPU counters: out[i] for enum spanprof_drop / enum spanprof_event. */
 int loader_read_drops(struct loader *l, uint64_t *out, size_t n);

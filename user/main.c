@@ -2,6 +2,7 @@
 /* spanprof: parse flags, install signal handlers, run the agent. No logic of its own. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,11 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &stop_signals, &wait_mask);
 	sigdelset(&wait_mask, SIGINT);
 	sigdelset(&wait_mask, SIGTERM);
+	/* One malloc arena for all threads: the unwind worker's large transient tables would
+	 * otherwise stay resident in an arena of their own, never reused by the drain (measured
+	 * whole-node: 109 MB resident against 71 MB with one arena). The threads rarely allocate
+	 * at the same time, so they do not contend. */
+	mallopt(M_ARENA_MAX, 1);
 	/* Before any thread exists: the uploader and the Kubernetes watcher both use libcurl. */
 	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
 		log_err(-ENOMEM, "initialise libcurl");

@@ -106,8 +106,7 @@ void config_init(struct spanprof_config *cfg)
 	cfg->upload.queue_bytes = CONFIG_DEFAULT_QUEUE_BYTES;
 	cfg->upload.spool_bytes = CONFIG_DEFAULT_SPOOL_BYTES;
 	cfg->unwind_table_bytes = 64ull << 20;
-	cfg->stack_entries = SPANPROF_DEFAULT_STACKS;
-	cfg->count_entries = SPANPROF_DEFAULT_COUNTS;
+	cfg->goroutine_entries = CONFIG_DEFAULT_GOROUTINE_ENTRIES;
 	cfg->max_services = 512;
 	cfg->max_procs = 32768;
 	cfg->max_hook_files = 256;
@@ -117,6 +116,7 @@ void config_init(struct spanprof_config *cfg)
 	cfg->rescan_s = 30;
 	cfg->perf_map_max_bytes = 16u << 20;
 	cfg->perf_map_max_lines = 256u << 10;
+	cfg->perf_map_budget = 16u << 20;
 	cfg->max_dwarf_bytes = 8u << 20;
 	cfg->load_budget_ms = 200;
 	cfg->proc_root = "/proc";

@@ -83,14 +83,18 @@ struct spanprof_config {
 	const char *config_file; /* --config / SPANPROF_CONFIG; NULL = none */
 	uint64_t unwind_table_bytes; /* --unwind-table-bytes: CFI tables, 64 MiB; 0: FP only */
 	struct config_upload upload;
-	/* Limits (not flags yet): map and cache sizes. */
-	uint32_t stack_entries, count_entries;
+	/* BPF map sizes: --sample-map-entries (sample counts and CFI/interpreter stacks of a
+	 * window), --stack-map-entries (bpf_get_stackid stacks of a window); 0: from CPUs x
+	 * frequency x drain period (map_sizes.h). --go-span-map-entries: goroutines in a span at once. */
+	unsigned int sample_entries, stack_entries, goroutine_entries;
+	/* Limits (not flags yet): cache sizes. */
 	size_t max_services, max_procs, max_hook_files, max_modules, max_pid_snapshots;
 	unsigned int drain_ms; /* how often BPF maps are drained */
 	unsigned int rescan_s; /* full /proc rescan, a safety net for missed events */
 	/* Caps and budgets on process-controlled files (README "Security model"). */
 	uint64_t perf_map_max_bytes; /* --perf-map-max-bytes: read of one perf map */
 	unsigned int perf_map_max_lines; /* --perf-map-max-lines */
+	uint64_t perf_map_budget; /* --perf-map-budget: perf maps held, all processes */
 	uint64_t max_dwarf_bytes; /* --dwarf-budget: DWARF held, all modules together */
 	unsigned int load_budget_ms; /* --load-budget: ELF/DWARF/perf-map loading per drain */
 	const char *proc_root;

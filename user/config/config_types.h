@@ -23,4 +23,7 @@ struct pprof_label {
 #define CONFIG_DEFAULT_QUEUE_BYTES (64ull << 20)
 #define CONFIG_DEFAULT_SPOOL_BYTES (512ull << 20)
 
+/* Goroutines in a span at once, node-wide (the goroutine_spans map, 184 bytes each). */
+#define CONFIG_DEFAULT_GOROUTINE_ENTRIES 16384
+
 #endif /* SPANPROF_CONFIG_TYPES_H */

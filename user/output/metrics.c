@@ -82,6 +82,7 @@ static const char *const guards[] = {
 	[METRIC_GUARD_LOAD_OVERRUN] = "load_overrun",
 	[METRIC_GUARD_DWARF_REFUSED] = "dwarf_refused",
 	[METRIC_GUARD_DWARF_EVICTED] = "dwarf_evicted",
+	[METRIC_GUARD_PERF_MAP_BUDGET] = "perf_map_budget",
 };
 static const char *const
 	unwinders[] = { [METRIC_UNWINDER_CFI] = "cfi", [METRIC_UNWINDER_FP] = "frame_pointer" };
@@ -112,6 +113,22 @@ static const char *const fair_bounds[] = {
 	[METRIC_FAIR_UNWIND_REFUSED] = "unwind_table_refused",
 };
 _Static_assert(sizeof(fair_bounds) / sizeof(fair_bounds[0]) == METRIC_FAIR__COUNT, "labels");
+static const char *const memory_parts[] = {
+	[METRIC_MEM_TOTAL] = "total",
+	[METRIC_MEM_RSS] = "rss",
+	[METRIC_MEM_HEAP] = "heap",
+	[METRIC_MEM_DWARF] = "dwarf",
+	[METRIC_MEM_KERNEL_SYMBOLS] = "kernel_symbols",
+	[METRIC_MEM_PERF_MAPS] = "perf_maps",
+	[METRIC_MEM_BPF_WINDOWS] = "bpf_windows",
+	[METRIC_MEM_BPF_UNWIND] = "bpf_unwind",
+	[METRIC_MEM_BPF_SPANS] = "bpf_spans",
+	[METRIC_MEM_BPF_OFF_CPU] = "bpf_off_cpu",
+	[METRIC_MEM_BPF_PROCESSES] = "bpf_processes",
+	[METRIC_MEM_BPF_OTHER] = "bpf_other",
+};
+_Static_assert(sizeof(memory_parts) / sizeof(memory_parts[0]) == METRIC_MEM__COUNT, "parts");
+_Static_assert((int)METRIC_MEM__COUNT <= (int)METRIC_MAX_LABEL_VALUES, "parts");
 static const char *const versions[] = { SPANPROF_VERSION };
 
 #define LABELLED(label, values) label, values, sizeof(values) / sizeof(values[0])
@@ -218,6 +235,18 @@ static const struct metric_def defs[METRIC__COUNT] = {
 	[METRIC_LOG_SUPPRESSED] = { "spanprof_log_suppressed_total", METRIC_COUNTER,
 				    "Warnings not printed because their source (a pid or file) "
 				    "repeated them past the rate limit." },
+	[METRIC_MEMORY_BYTES] = { "spanprof_memory_bytes", METRIC_GAUGE,
+				  "The agent's memory by part, at the last drain. total: rss plus "
+				  "every bpf_* part, what the agent's cgroup is charged. rss: "
+				  "resident memory (/proc/self/status VmRSS), which holds heap "
+				  "(bytes malloc handed out), itself holding dwarf (debug info "
+				  "kept for symbols), kernel_symbols (the kallsyms table) and "
+				  "perf_maps (JIT symbols). "
+				  "bpf_*: kernel memory of the BPF maps of a group, as "
+				  "memlock in /proc/self/fdinfo: windows (sample counts and "
+				  "stacks), unwind (CFI tables, process mappings), spans, off_cpu, "
+				  "processes (events, per-process settings), other.",
+				  LABELLED("part", memory_parts) },
 };
 
 struct metrics *metrics_new(void)

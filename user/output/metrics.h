@@ -47,6 +47,7 @@ enum metric_id {
 	METRIC_INTERP_UNREAD, /* counter, label reason: enum metric_interp_unread */
 	METRIC_FAIR_SHARE, /* counter, label bound: enum metric_fair_bound */
 	METRIC_LOG_SUPPRESSED, /* counter: warnings not printed by the per-source rate limit */
+	METRIC_MEMORY_BYTES, /* gauge, label part: enum metric_memory_part */
 	METRIC__COUNT,
 };
 
@@ -88,6 +89,24 @@ enum metric_fair_bound {
 	METRIC_FAIR__COUNT,
 };
 enum metric_mapping_kind { METRIC_MAPPING_FILE = 0, METRIC_MAPPING_ANONYMOUS };
+/* The agent's memory by part. total = rss + every bpf_* part (what its cgroup is charged);
+ * heap is inside rss; dwarf, kernel_symbols and perf_maps inside heap; bpf_* are kernel memory of BPF map groups (memlock in fdinfo),
+ * in the order of enum loader_map_group (loader.h). */
+enum metric_memory_part {
+	METRIC_MEM_TOTAL = 0,
+	METRIC_MEM_RSS,
+	METRIC_MEM_HEAP,
+	METRIC_MEM_DWARF,
+	METRIC_MEM_KERNEL_SYMBOLS,
+	METRIC_MEM_PERF_MAPS,
+	METRIC_MEM_BPF_WINDOWS,
+	METRIC_MEM_BPF_UNWIND,
+	METRIC_MEM_BPF_SPANS,
+	METRIC_MEM_BPF_OFF_CPU,
+	METRIC_MEM_BPF_PROCESSES,
+	METRIC_MEM_BPF_OTHER,
+	METRIC_MEM__COUNT,
+};
 
 /* Caps and budgets on process-controlled input that were hit (symcache_stats). */
 enum metric_guard {
@@ -97,6 +116,7 @@ enum metric_guard {
 	METRIC_GUARD_LOAD_OVERRUN, /* one load longer than a round's budget */
 	METRIC_GUARD_DWARF_REFUSED, /* DWARF larger than the budget */
 	METRIC_GUARD_DWARF_EVICTED, /* module closed to stay within the DWARF budget */
+	METRIC_GUARD_PERF_MAP_BUDGET, /* perf map not kept: the perf map budget was spent */
 	METRIC_GUARD__COUNT,
 };
 

@@ -24,9 +24,13 @@ struct ksyms *ksyms_new(const char *path);
 /* NULL-safe. */
 void ksyms_free(struct ksyms *ks);
 
-/* The symbol with the greatest address <= addr, or NULL when addr lies below every symbol.
- * Kallsyms has no sizes, so a symbol is taken to extend to the next one. */
-const struct ksym *ksyms_find(const struct ksyms *ks, uint64_t addr);
+/* Fills *out with the symbol with the greatest address <= addr and returns 1, or returns 0 when
+ * addr lies below every symbol. Kallsyms has no sizes, so a symbol is taken to extend to the
+ * next one. The strings stay valid until ksyms_free(). */
+int ksyms_find(const struct ksyms *ks, uint64_t addr, struct ksym *out);
+
+/* Heap bytes the table holds (entries and names). */
+size_t ksyms_bytes(const struct ksyms *ks);
 
 /* Number of symbols loaded. */
 size_t ksyms_count(const struct ksyms *ks);

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@ struct perf_map_entry {
 struct perf_map {
 	struct perf_map_entry *ents;
 	size_t count;
+	size_t bytes; /* heap held: the entry array and the names */
 };
 
 static int parse_line(char *line, size_t seq, struct perf_map_entry *e)
@@ -158,6 +160,20 @@ static int read_entries(struct perf_map *pm, struct reader *r, size_t max_lines)
 	return n < 0 ? n : 0;
 }
 
+static void count_bytes(struct perf_map *pm)
+{
+	size_t i;
+
+	pm->bytes = sizeof(*pm) + malloc_usable_size(pm->ents);
+	for (i = 0; i < pm->count; i++)
+		pm->bytes += malloc_usable_size(pm->ents[i].name);
+}
+
+size_t perf_map_bytes(const struct perf_map *pm)
+{
+	return pm ? pm->bytes : 0;
+}
+
 struct perf_map *perf_map_read_fd(int fd, const struct perf_map_limits *lim, int *capped)
 {
 	struct reader *r;
@@ -178,6 +194,7 @@ struct perf_map *perf_map_read_fd(int fd, const struct perf_map_limits *lim, int
 		goto out_free;
 	free(r);
 	sort_dedup(pm);
+	count_bytes(pm);
 	return pm;
 out_free:
 	free(r);

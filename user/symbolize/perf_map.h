@@ -42,6 +42,9 @@ const char *perf_map_find(const struct perf_map *pm, uint64_t addr, uint64_t *st
 
 size_t perf_map_count(const struct perf_map *pm);
 
+/* Heap bytes pm holds (entries and names); 0 for NULL. */
+size_t perf_map_bytes(const struct perf_map *pm);
+
 /* The pid of the process in its innermost pid namespace (last "NSpid:" field of
  * <proc_root>/PID/status), which is the number a containerized JIT puts in its file name.
  * Returns the pid, or -errno (-ENOENT when the process is gone). Returns pid itself when the

@@ -178,6 +178,7 @@ static void pid_free(struct symcache *sc, struct sc_pid *p)
 		free(p->info[i].build_id);
 	free(p->info);
 	proc_maps_release(&p->maps);
+	sc->st.perf_map_bytes -= perf_map_bytes(p->jit);
 	perf_map_free(p->jit);
 	free(p);
 }
@@ -401,6 +402,7 @@ void symcache_get_stats(const struct symcache *sc, struct symcache_stats *out)
 	out->errors += sc->kernel.errors;
 	out->modules = sc->modules.count;
 	out->pids = sc->pids.count;
+	out->kernel_symbol_bytes = ksyms_bytes(sc->kernel.ks);
 }
 
 static int copy_limits(struct symcache_limits *dst, const struct symcache_limits *src)

@@ -25,6 +25,8 @@ struct symcache_limits {
 	const char *perf_map_dir; /* normally "/tmp" (perf-PID.map) */
 	size_t perf_map_max_bytes; /* read of one perf map at most; 0: PERF_MAP_DEFAULT_MAX_BYTES */
 	size_t perf_map_max_lines; /* ... and lines; 0: PERF_MAP_DEFAULT_MAX_LINES */
+	size_t perf_map_budget; /* heap for perf maps, all processes together; a map that
+				  * would go beyond it is not kept (counted). 0: no budget */
 	size_t max_dwarf_bytes; /* DWARF (decompressed debug sections) held by all modules
 				    * together; least recently used modules are closed beyond it
 				    * and a module with more is symbolized from its symbol table.
@@ -48,6 +50,9 @@ struct symcache_stats {
 	uint64_t dwarf_refused; /* modules symbolized without DWARF: larger than the budget */
 	uint64_t dwarf_evictions; /* modules closed to keep DWARF within the budget */
 	uint64_t dwarf_bytes; /* DWARF bytes held now */
+	uint64_t kernel_symbol_bytes; /* the kernel symbol table's heap bytes */
+	uint64_t perf_map_bytes; /* heap held by perf maps now */
+	uint64_t perf_maps_over_budget; /* perf maps read but not kept: beyond perf_map_budget */
 };
 
 /* Creates a cache. Returns NULL and sets errno on failure. */

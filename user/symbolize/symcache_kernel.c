@@ -98,7 +98,7 @@ static int refresh(struct symcache_kernel *kc)
 
 void symcache_kernel_resolve(struct symcache_kernel *kc, uint64_t addr, struct sym_frame *out)
 {
-	const struct ksym *sym;
+	struct ksym sym;
 
 	memset(out, 0, sizeof(*out));
 	out->addr = addr;
@@ -107,13 +107,12 @@ void symcache_kernel_resolve(struct symcache_kernel *kc, uint64_t addr, struct s
 	out->mapping.limit = UINT64_MAX;
 	if (refresh(kc))
 		return;
-	sym = ksyms_find(kc->ks, addr);
-	if (!sym)
+	if (!ksyms_find(kc->ks, addr, &sym))
 		return;
-	if (sym->module) {
-		snprintf(kc->module, sizeof(kc->module), "[%s]", sym->module);
+	if (sym.module) {
+		snprintf(kc->module, sizeof(kc->module), "[%s]", sym.module);
 		out->mapping.path = kc->module;
 	}
 	out->nlines = 1;
-	out->lines[0].function = sym->name;
+	out->lines[0].function = sym.name;
 }

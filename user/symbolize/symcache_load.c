@@ -34,7 +34,20 @@ void symcache_load_jit(struct symcache *sc, struct sc_pid *p, pid_t pid, uint64_
 		sc->st.perf_maps_capped++;
 		log_warn(0, "perf map of pid %d cut short at the byte or line cap", (int)pid);
 	}
+	if (pm && sc->lim.perf_map_budget &&
+	    sc->st.perf_map_bytes - perf_map_bytes(p->jit) + perf_map_bytes(pm) >
+		    sc->lim.perf_map_budget) {
+		sc->st.perf_maps_over_budget++;
+		log_warn(0,
+			 "perf map of pid %d not kept: %zu KiB would pass the perf map budget "
+			 "(%zu KiB held of %zu KiB)",
+			 (int)pid, perf_map_bytes(pm) >> 10, (size_t)sc->st.perf_map_bytes >> 10,
+			 sc->lim.perf_map_budget >> 10);
+		perf_map_free(pm);
+		return;
+	}
 	if (pm) {
+		sc->st.perf_map_bytes += perf_map_bytes(pm) - perf_map_bytes(p->jit);
 		perf_map_free(p->jit);
 		p->jit = pm;
 	}

@@ -206,8 +206,15 @@ void unwind_store_drop(struct unwind_store *s, uint32_t table)
 	/* Mark the slot empty first, so no sample follows it into reused chunks. */
 	if (bpf_map_update_elem(s->fds.tables, &table, &empty, BPF_ANY))
 		log_warn(-errno, "clear unwind table %u", table);
-	for (i = 0; i < s->table_nchunks[table]; i++)
-		s->free_chunks[s->nfree++] = s->table_chunks[table][i];
+	/* The chunks leave the map so the kernel frees their memory (the map is not
+	 * preallocated); a sample still reading one keeps it until its RCU grace period ends. */
+	for (i = 0; i < s->table_nchunks[table]; i++) {
+		uint32_t id = s->table_chunks[table][i];
+
+		if (bpf_map_delete_elem(s->fds.chunks, &id) && errno != ENOENT)
+			log_warn(-errno, "free unwind chunk %u", id);
+		s->free_chunks[s->nfree++] = id;
+	}
 	free(s->table_chunks[table]);
 	s->table_chunks[table] = NULL;
 	s->table_nchunks[table] = 0;

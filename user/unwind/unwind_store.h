@@ -10,8 +10,8 @@
 
 struct unwind_store_fds {
 	int rules; /* ARRAY u32 -> struct spanprof_unwind_rule */
-	int chunks; /* ARRAY u32 -> struct spanprof_unwind_chunk */
-	int tables; /* ARRAY u32 -> struct spanprof_unwind_table */
+	int chunks; /* HASH u32 -> struct spanprof_unwind_chunk (not preallocated) */
+	int tables; /* HASH u32 -> struct spanprof_unwind_table (not preallocated) */
 };
 
 struct unwind_store_stats {
@@ -36,7 +36,7 @@ int unwind_store_put(struct unwind_store *s, const struct cfi_table *t, uint32_t
 		     uint32_t *gen);
 
 /* Forgets a table: its slot is marked empty (mappings naming it see a generation mismatch) and
- * its chunks return to the pool. */
+ * its chunks leave the chunk map (their kernel memory is freed) and return to the pool. */
 void unwind_store_drop(struct unwind_store *s, uint32_t table);
 
 void unwind_store_get_stats(const struct unwind_store *s, struct unwind_store_stats *out);

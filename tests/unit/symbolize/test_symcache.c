@@ -407,6 +407,67 @@ static void test_symcache_names_named_anonymous_jit_code_from_perf_map(void **st
 	assert_string_equal(f.lines[0].function, "jit_compiled_loop");
 }
 
+/* A container process (root dir croot_name under the test root) whose perf map has n entries. */
+static void jit_pid(struct test_state *s, int pid, const char *croot_name, int n)
+{
+	char path[PATH_MAX], croot[PATH_MAX / 2];
+	FILE *f;
+	int i;
+
+	snprintf(croot, sizeof(croot), "%s/%s", s->root, croot_name);
+	assert_int_equal(mkdir(croot, 0755), 0);
+	snprintf(path, sizeof(path), "%s/tmp", croot);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/tmp/perf-%d.map", croot, pid);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	for (i = 0; i < n; i++)
+		fprintf(f, "%llx 40 jit_function_number_%d\n", 0x7e0000001000ull + 0x40ull * i, i);
+	fclose(f);
+	fake_pid(s, pid, "", croot);
+	snprintf(path, sizeof(path), "%s/%d/status", s->root, pid);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "Name:\tjit\nUid:\t0\t0\t0\t0\nNSpid:\t%d\n", pid);
+	fclose(f);
+}
+
+/* Perf maps of all processes share one byte budget: a map that would pass it is not kept
+ * (counted), the ones within it still name their frames, and the bytes held are reported. */
+static void test_symcache_keeps_perf_maps_within_their_budget(void **state)
+{
+	struct test_state *s = *state;
+	struct symcache_limits lim = {
+		.max_modules = 8,
+		.max_pids = 8,
+		.max_addrs = 1,
+		.proc_root = s->root,
+		.debug_root = s->fs.debug_root,
+		.perf_map_dir = "/tmp",
+		.perf_map_budget = 64 << 10,
+	};
+	struct symcache_stats st;
+	struct sym_frame f;
+
+	jit_pid(s, 302, "small-jit", 10);
+	jit_pid(s, 303, "big-jit", 5000); /* about 200 KiB of entries and names */
+	s->sc = symcache_new(&lim);
+	assert_non_null(s->sc);
+	symcache_resolve_user(s->sc, 302, 0x7e0000001000ull + 0x40 * 3 + 8, &f);
+	assert_int_equal(f.nlines, 1);
+	assert_string_equal(f.lines[0].function, "jit_function_number_3");
+	symcache_resolve_user(s->sc, 303, 0x7e0000001000ull + 0x40 * 7 + 8, &f);
+	assert_int_equal(f.nlines, 0);
+	symcache_get_stats(s->sc, &st);
+	assert_int_equal(st.perf_maps_over_budget, 1);
+	assert_true(st.perf_map_bytes > 10 * 16);
+	assert_true(st.perf_map_bytes <= lim.perf_map_budget);
+	/* The small map's process goes: its bytes are given back. */
+	symcache_forget_pid(s->sc, 302);
+	symcache_get_stats(s->sc, &st);
+	assert_int_equal(st.perf_map_bytes, 0);
+}
+
 static size_t dwarf_bytes_of(const char *path)
 {
 	int fd = open(path, O_RDONLY);
@@ -599,6 +660,7 @@ int main(void)
 		T(test_symcache_missing_or_malformed_files_stay_unsymbolized),
 		T(test_symcache_resolves_jit_frames_from_container_perf_map),
 		T(test_symcache_names_named_anonymous_jit_code_from_perf_map),
+		T(test_symcache_keeps_perf_maps_within_their_budget),
 		T(test_symcache_keeps_dwarf_within_its_budget),
 		T(test_symcache_resolves_kernel_symbols_and_modules),
 		T(test_symcache_reports_hidden_kernel_addresses),

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Unit tests for unwind_store against real BPF maps: rows land in chunks padded for the BPF
  * search, rules are interned, the chunk pool is a hard budget, and a dropped table's slot is
- * seen as empty (and later reused under a new generation). */
+ * seen as empty (and later reused under a new generation), and chunk memory follows use. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,6 +28,7 @@ struct maps {
 
 static int setup(void **state)
 {
+	LIBBPF_OPTS(bpf_map_create_opts, no_prealloc, .map_flags = BPF_F_NO_PREALLOC);
 	struct maps *m = calloc(1, sizeof(*m));
 
 	if (!m)
@@ -37,11 +39,12 @@ static int setup(void **state)
 	m->fds.rules = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_rules", 4,
 				      sizeof(struct spanprof_unwind_rule),
 				      SPANPROF_UNWIND_MAX_RULES, NULL);
-	m->fds.chunks = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_chunks", 4,
-				       sizeof(struct spanprof_unwind_chunk), NCHUNKS, NULL);
-	m->fds.tables = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_tables", 4,
+	/* As bpf/unwind_native.bpf.h defines them: hashes without preallocation. */
+	m->fds.chunks = bpf_map_create(BPF_MAP_TYPE_HASH, "t_chunks", 4,
+				       sizeof(struct spanprof_unwind_chunk), NCHUNKS, &no_prealloc);
+	m->fds.tables = bpf_map_create(BPF_MAP_TYPE_HASH, "t_tables", 4,
 				       sizeof(struct spanprof_unwind_table),
-				       SPANPROF_UNWIND_MAX_TABLES, NULL);
+				       SPANPROF_UNWIND_MAX_TABLES, &no_prealloc);
 	if (m->fds.rules < 0 || m->fds.chunks < 0 || m->fds.tables < 0)
 		return 0;
 	m->store = unwind_store_new(&m->fds, NCHUNKS);
@@ -92,6 +95,62 @@ static void make_table(struct cfi_table *t, size_t n)
 static void read_table(const struct maps *m, uint32_t id, struct spanprof_unwind_table *v)
 {
 	assert_int_equal(bpf_map_lookup_elem(m->fds.tables, &id, v), 0);
+}
+
+static unsigned int count_keys(int fd)
+{
+	uint32_t key, next;
+	unsigned int n = 0;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		n++;
+	}
+	return n;
+}
+
+/* Kernel memory the map holds, as /proc/self/fdinfo reports it (what its cgroup is charged). */
+static uint64_t memlock_of(int fd)
+{
+	char path[64], line[128];
+	uint64_t bytes = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %" SCNu64, &bytes) == 1)
+			break;
+	fclose(f);
+	return bytes;
+}
+
+/* The chunk map costs what the tables in it need, not its max_entries: it grows as tables are
+ * put and shrinks when they are dropped. */
+static void test_chunk_memory_follows_the_tables_stored(void **state)
+{
+	struct maps *m = need_maps(state);
+	uint64_t empty, one, two, dropped;
+	uint32_t t1, g1, t2, g2;
+	struct cfi_table t;
+
+	make_table(&t, 10);
+	empty = memlock_of(m->fds.chunks);
+	assert_int_equal(unwind_store_put(m->store, &t, &t1, &g1), 0);
+	one = memlock_of(m->fds.chunks);
+	assert_int_equal(unwind_store_put(m->store, &t, &t2, &g2), 0);
+	two = memlock_of(m->fds.chunks);
+	assert_true(one - empty >= sizeof(struct spanprof_unwind_chunk));
+	assert_true(two - one >= sizeof(struct spanprof_unwind_chunk));
+	/* A preallocated map would have cost all NCHUNKS chunks from the start. */
+	assert_true(empty < sizeof(struct spanprof_unwind_chunk));
+	unwind_store_drop(m->store, t1);
+	dropped = memlock_of(m->fds.chunks);
+	assert_int_equal(dropped, one);
+	cfi_table_release(&t);
 }
 
 static void test_rows_land_in_padded_chunks_with_interned_rules(void **state)
@@ -155,6 +214,7 @@ static void test_chunk_budget_is_hard_and_drop_frees_and_invalidates(void **stat
 	unwind_store_drop(m->store, t1);
 	read_table(m, t1, &v);
 	assert_int_equal(v.gen, 0); /* mappings naming (t1, g1) now see a mismatch */
+	assert_int_equal(count_keys(m->fds.chunks), 1); /* t1's two chunks left the map */
 	assert_int_equal(unwind_store_put(m->store, &two, &t3, &g3), 0);
 	assert_int_equal(t3, t1); /* the freed slot, under a new generation */
 	assert_true(g3 != g1);
@@ -190,6 +250,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_chunk_budget_is_hard_and_drop_frees_and_invalidates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tables_that_can_never_fit_are_e2big, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_chunk_memory_follows_the_tables_stored, setup,
 						teardown),
 	};
 

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The agent's memory with real BPF: the figures /metrics gives (spanprof_memory_bytes) agree with
+ * what the kernel reports for the agent's process (/proc/PID/status, /proc/PID/fdinfo of its BPF
+ * map fds), and maps or budgets made too small are counted while the agent keeps profiling. Each
+ * test runs its own agent with --pid on its own workload. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agent_proc.h"
+#include "metrics_scrape.h"
+#include "proc_memory.h"
+#include "tmpdir.h"
+
+#define WAIT_S 90
+#define TRIES 20
+
+static int setup(void **state)
+{
+	if (!agent_proc_can_run()) {
+		*state = NULL;
+		return 0;
+	}
+	*state = tmpdir_new("it-memory");
+	return *state ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	tmpdir_remove(*state);
+	return 0;
+}
+
+static double scrape_or_fail(int port, const char *metric)
+{
+	double v;
+
+	if (metrics_scrape(port, metric, &v))
+		fail_msg("no %s at 127.0.0.1:%d/metrics", metric, port);
+	return v;
+}
+
+static const char *const bpf_parts[] = {
+	"spanprof_memory_bytes{part=\"bpf_windows\"}",
+	"spanprof_memory_bytes{part=\"bpf_unwind\"}",
+	"spanprof_memory_bytes{part=\"bpf_spans\"}",
+	"spanprof_memory_bytes{part=\"bpf_off_cpu\"}",
+	"spanprof_memory_bytes{part=\"bpf_processes\"}",
+	"spanprof_memory_bytes{part=\"bpf_other\"}",
+};
+
+/* The span workload (two threads switching spans) for seconds of CPU each, and an agent with
+ * --pid on it, /metrics on a free port and extra (NULL-terminated) options, waited until it
+ * wrote its first window. Returns the metrics port. */
+static int start_pair(const char *dir, const char *const *extra, pid_t *workload,
+		      struct agent_proc *a)
+{
+	const char *wargv[] = { build_path("tests/workloads/span_workload"), "spans", "2", "60",
+				NULL };
+	const char *args[32] = { "--output",	   dir,		  "--interval", "1",
+				 "--metrics-addr", "127.0.0.1:0", "--pid" };
+	char pidbuf[16], out[PATH_MAX];
+	int n = 7, i, port;
+
+	snprintf(out, sizeof(out), "%s/workload.out", dir);
+	*workload = workload_start(wargv, NULL, out);
+	assert_true(*workload > 0);
+	assert_int_equal(workload_wait_exec(*workload, wargv[0], WAIT_S), 0);
+	snprintf(pidbuf, sizeof(pidbuf), "%d", *workload);
+	args[n++] = pidbuf;
+	for (i = 0; extra && extra[i] && n < 31; i++)
+		args[n++] = extra[i];
+	args[n] = NULL;
+	if (agent_proc_start(a, dir, args)) {
+		kill(*workload, SIGKILL);
+		fail_msg("agent did not start");
+	}
+	if (!agent_proc_wait_log(a, "window written", WAIT_S)) {
+		agent_proc_print_log(a);
+		fail_msg("no window written within %d s", WAIT_S);
+	}
+	port = metrics_scrape_port(a->log_path);
+	assert_true(port > 0);
+	return port;
+}
+
+static void stop_pair(pid_t workload, struct agent_proc *a)
+{
+	kill(workload, SIGKILL);
+	workload_wait(workload, WAIT_S);
+	assert_int_equal(agent_proc_stop(a), 0);
+}
+
+static int within(double got, double want, double ratio)
+{
+	return got >= want * (1 - ratio) && got <= want * (1 + ratio);
+}
+
+/* /metrics says what the kernel says, within 10%: figures are published at each drain, so the
+ * test polls (one drain per second) until one scrape and the kernel's view agree, and fails when
+ * none does in TRIES drains. total is rss plus the map parts, exactly. */
+static void test_memory_metrics_match_proc_status_and_fdinfo(void **state)
+{
+	double rss, maps, total, heap;
+	struct proc_memory k;
+	struct agent_proc a;
+	pid_t workload;
+	int port, i, ok = 0;
+	size_t p;
+
+	if (!*state)
+		skip();
+	port = start_pair(*state, NULL, &workload, &a);
+	for (i = 0; i < TRIES && !ok; i++) {
+		if (i)
+			sleep(1);
+		rss = scrape_or_fail(port, "spanprof_memory_bytes{part=\"rss\"}");
+		heap = scrape_or_fail(port, "spanprof_memory_bytes{part=\"heap\"}");
+		total = scrape_or_fail(port, "spanprof_memory_bytes{part=\"total\"}");
+		for (maps = 0, p = 0; p < sizeof(bpf_parts) / sizeof(bpf_parts[0]); p++)
+			maps += scrape_or_fail(port, bpf_parts[p]);
+		assert_int_equal(proc_memory_read(a.pid, &k), 0);
+		assert_true(k.nmaps > 10);
+		printf("  /metrics: rss %.0f, maps %.0f, heap %.0f; kernel: rss %" PRIu64
+		       ", maps %" PRIu64 " (%u map fds)\n",
+		       rss, maps, heap, k.rss, k.bpf_maps, k.nmaps);
+		if (rss + maps != total)
+			continue; /* scraped across a drain: parts of two drains */
+#ifndef __SANITIZE_ADDRESS__
+		/* (Under ASan its allocator holds the heap, which glibc's mallinfo2 does not see.) */
+		assert_true(heap > 0);
+#endif
+		ok = within(rss, k.rss, 0.10) && within(maps, k.bpf_maps, 0.10);
+	}
+	stop_pair(workload, &a);
+	assert_true(ok);
+}
+
+/* Window maps of 8 entries overflow at once (every span switch makes a new sample key): the
+ * lost samples are counted, and windows go on being written with samples. */
+static void test_full_window_maps_are_counted_and_profiling_goes_on(void **state)
+{
+	const char *extra[] = { "--sample-map-entries", "8", "--stack-map-entries", "8", NULL };
+	double full = 0, samples = 0, before;
+	struct agent_proc a;
+	pid_t workload;
+	int port, i;
+
+	if (!*state)
+		skip();
+	port = start_pair(*state, extra, &workload, &a);
+	before = scrape_or_fail(port, "spanprof_samples_total");
+	for (i = 0; i < TRIES && (full == 0 || samples <= before); i++) {
+		sleep(1);
+		full = scrape_or_fail(port,
+				      "spanprof_samples_dropped_total{reason=\"counts_map_full\"}");
+		samples = scrape_or_fail(port, "spanprof_samples_total");
+	}
+	printf("  samples kept %.0f (%.0f at the first window), lost to the full map %.0f\n",
+	       samples, before, full);
+	stop_pair(workload, &a);
+	assert_true(full > 0);
+	assert_true(samples > before);
+}
+
+/* An unwind budget of two 32 KiB chunks cannot hold the workload's libraries: tables are refused
+ * or evicted, both counted; the chunk memory stays within the budget and samples keep coming. */
+static void test_unwind_budget_hit_is_counted_and_profiling_goes_on(void **state)
+{
+	const char *extra[] = { "--unwind-table-bytes", "64KiB", NULL };
+	double refused = 0, evicted = 0, used, samples, before;
+	struct agent_proc a;
+	pid_t workload;
+	int port, i;
+
+	if (!*state)
+		skip();
+	port = start_pair(*state, extra, &workload, &a);
+	before = scrape_or_fail(port, "spanprof_samples_total");
+	for (i = 0; i < TRIES && refused + evicted == 0; i++) {
+		sleep(1);
+		refused = scrape_or_fail(port, "spanprof_unwind_files{state=\"failed\"}");
+		evicted = scrape_or_fail(port, "spanprof_unwind_table_evictions_total");
+	}
+	used = scrape_or_fail(port, "spanprof_unwind_table_bytes{kind=\"used\"}");
+	for (i = 0; i < TRIES; i++) {
+		samples = scrape_or_fail(port, "spanprof_samples_total");
+		if (samples > before)
+			break;
+		sleep(1);
+	}
+	printf("  tables refused %.0f, evicted %.0f; rows held %.0f bytes; samples %.0f\n", refused,
+	       evicted, used, samples);
+	stop_pair(workload, &a);
+	assert_true(refused + evicted > 0);
+	assert_true(used <= 64 * 1024);
+	assert_true(samples > before);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_memory_metrics_match_proc_status_and_fdinfo,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_full_window_maps_are_counted_and_profiling_goes_on, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_unwind_budget_hit_is_counted_and_profiling_goes_on, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("agent_memory", tests, NULL, NULL);
+}
