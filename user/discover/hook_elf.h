@@ -31,7 +31,9 @@ struct hook_site {
  * (nothing to probe, but its goroutines' span labels are read). Returns 0 and fills *site,
  * -ENODATA when the file is an ELF without the hook, -ENOTSUP for a Go executable whose g
  * pointer cannot be located in TLS (stripped PIE with external linking, Go shared library:
- * refused, as its goroutines could not be told apart), -ENOEXEC when it is not an ELF (or is malformed), or
+ * refused, as its goroutines could not be told apart), -ENOEXEC when it is not an ELF (or is malformed),
+ * -EFBIG when a section it needs claims more than its stated maximum (elf_section.h) or its
+ * .gopclntab names more bytes than the search budget (refused: nothing larger was read), or
  * -errno when it cannot be opened or read. Never crashes on malformed input. */
 int hook_elf_find(const char *path, struct hook_site *site);
 

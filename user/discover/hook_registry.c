@@ -260,9 +260,16 @@ static long hook_file_for(struct hook_registry *r, pid_t pid, const struct proc_
 	if (fd < 0)
 		return open_failed(r, pid, m, fd, why);
 	err = hook_elf_find_fd(fd, &site);
-	if (err == -ENODATA || err == -ENOEXEC || err == -ENOTSUP) {
+	if (err == -ENODATA || err == -ENOEXEC || err == -ENOTSUP || err == -EFBIG) {
 		if (err == -ENOEXEC)
 			r->stats.elf_errors++;
+		if (err == -EFBIG) {
+			r->stats.oversized++;
+			log_warn(err,
+				 "span hook candidate %s (pid %d) refused: a section is over "
+				 "its size cap",
+				 m->path, pid);
+		}
 		if (err == -ENOTSUP)
 			log_warn(
 				err,

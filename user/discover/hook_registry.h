@@ -25,6 +25,7 @@ struct hook_registry_stats {
 	uint64_t pids_tracked; /* now */
 	uint64_t attaches, detaches, attach_errors, elf_errors, limit_drops;
 	uint64_t open_refused; /* mapped files not opened: replaced, not regular, unreadable */
+	uint64_t oversized; /* files refused: a section over its stated maximum (elf_section.h) */
 };
 
 /* Attaching goes through `loader` (not owned). NULL with errno on failure. */

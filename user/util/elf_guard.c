@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "util/elf_guard.h"
+#include "util/elf_section.h"
 
 #if __BYTE_ORDER == __LITTLE_ENDIAN
 #define NATIVE_DATA ELFDATA2LSB
@@ -147,7 +148,7 @@ Elf *elf_guard_begin(int fd)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (!symtabs_fit(elf)) {
+	if (!symtabs_fit(elf) || elf_section_notes_fit(elf, ELF_SECTION_MAX_NOTES)) {
 		elf_end(elf);
 		errno = E2BIG;
 		return NULL;
