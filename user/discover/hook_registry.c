@@ -266,8 +266,8 @@ static long hook_file_for(struct hook_registry *r, pid_t pid, const struct proc_
 		if (err == -EFBIG) {
 			r->stats.oversized++;
 			log_warn(err,
-				 "span hook candidate %s (pid %d) refused: a section is over "
-				 "its size cap",
+				 "span hook candidate %s (pid %d) refused: a section over its size "
+				 "cap, or a Go function table over its search budget",
 				 m->path, pid);
 		}
 		if (err == -ENOTSUP)

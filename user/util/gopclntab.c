@@ -161,6 +161,8 @@ int gopclntab_find_name(const struct gopclntab *t, const char *want, int suffix,
 	size_t wlen = strlen(want);
 	int err;
 
+	if (t->nfunc > GOPCLNTAB_MAX_SEARCH_FUNCS)
+		return -E2BIG;
 	for (i = 0; i < t->nfunc; i++) {
 		err = gopclntab_func_at(t, i, f);
 		if (err)

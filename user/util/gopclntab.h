@@ -43,10 +43,15 @@ int gopclntab_init(struct gopclntab *t, const void *data, size_t size, uint64_t 
 /* The i-th function (0 <= i < t->nfunc) in entry order. Returns 0 or -ENOEXEC (malformed). */
 int gopclntab_func_at(const struct gopclntab *t, uint64_t i, struct gopclntab_func *f);
 
+/* Most functions a table searched by name may list: the largest Go programs have a few hundred
+ * thousand. The search is a linear walk; this bounds it to tens of milliseconds. */
+#define GOPCLNTAB_MAX_SEARCH_FUNCS 500000
+
 /* The first function (in entry order) named want, or whose name ends with want when suffix.
  * Linear in the table's size whatever its rows say: the names compared add up to at most twice
- * the table. Returns 0 and fills *f, -ENOENT when no function matches, -E2BIG when the rows name
- * more bytes than that budget (a crafted table), or -ENOEXEC (malformed). */
+ * the table. Returns 0 and fills *f, -ENOENT when no function matches, -E2BIG when the table
+ * lists more than GOPCLNTAB_MAX_SEARCH_FUNCS functions or its rows name more bytes than that
+ * budget (a crafted table), or -ENOEXEC (malformed). */
 int gopclntab_find_name(const struct gopclntab *t, const char *want, int suffix,
 			struct gopclntab_func *f);
 
