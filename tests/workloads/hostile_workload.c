@@ -123,6 +123,17 @@ static int run_map(const char *path, double secs)
 	return 0;
 }
 
+/* Waits for the file gate, then maps path as run_map does (a victim whose library appears
+ * after the agent started). */
+static int run_map_after(const char *path, const char *gate, double secs)
+{
+	printf("ready\n");
+	fflush(stdout);
+	while (access(gate, F_OK))
+		usleep(20000);
+	return run_map(path, secs);
+}
+
 /* End of the library's loaded file contents: what it may keep when truncated. */
 static int loaded_end(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -178,12 +189,15 @@ int main(int argc, char **argv)
 		return run_jit(argv[2], atof(argv[3]));
 	if (argc == 4 && !strcmp(argv[1], "map"))
 		return run_map(argv[2], atof(argv[3]));
+	if (argc == 5 && !strcmp(argv[1], "mapafter"))
+		return run_map_after(argv[2], argv[3], atof(argv[4]));
 	if (argc == 5 && !strcmp(argv[1], "truncate"))
 		return run_truncate(argv[2], argv[3], atof(argv[4]));
 	fprintf(stderr,
 		"usage: %s jit fifo|devzero|link:PATH|own|big:LINES|none SECONDS\n"
 		"       %s map FILE SECONDS\n"
+		"       %s mapafter FILE GATE SECONDS\n"
 		"       %s truncate LIB GO_FILE SECONDS\n",
-		argv[0], argv[0], argv[0]);
+		argv[0], argv[0], argv[0], argv[0]);
 	return 2;
 }
