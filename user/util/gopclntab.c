@@ -217,18 +217,19 @@ static int read_uvarint(const struct gopclntab *t, uint64_t *off, uint32_t *out)
 }
 
 /* Runs the pc-value table at pctab + table_off from entry to pc (runtime.pcvalue). Each step
- * consumes at least two bytes, so the walk ends within the table's size. */
+ * consumes at least two bytes, so the walk ends within the table's size, and it stops after
+ * GOPCLNTAB_MAX_PCVALUE_STEPS: one lookup reads a few megabytes at most. */
 int gopclntab_pcvalue(const struct gopclntab *t, uint32_t table_off, uint64_t entry, uint64_t pc,
 		      int32_t *value)
 {
 	uint64_t off = t->pctab + table_off, cur = entry;
 	int64_t val = -1;
-	uint32_t uv, pcdelta;
+	uint32_t uv, pcdelta, steps;
 	int first = 1;
 
 	if (!table_off || off < t->pctab)
 		return -ENOENT;
-	for (;;) {
+	for (steps = 0; steps < GOPCLNTAB_MAX_PCVALUE_STEPS; steps++) {
 		if (read_uvarint(t, &off, &uv))
 			return -ENOEXEC;
 		if (!uv && !first)
@@ -243,6 +244,7 @@ int gopclntab_pcvalue(const struct gopclntab *t, uint32_t table_off, uint64_t en
 			return 0;
 		}
 	}
+	return -ENOEXEC;
 }
 
 const char *gopclntab_name(const struct gopclntab *t, int64_t nameoff)

@@ -62,8 +62,13 @@ int gopclntab_find(const struct gopclntab *t, uint64_t pc, struct gopclntab_func
 int gopclntab_source(const struct gopclntab *t, const struct gopclntab_func *f, uint64_t pc,
 		     const char **file, int *line);
 
+/* Most steps of one pc-value walk: one per change of the value (line, file) inside a function,
+ * so far above what the largest generated functions have. */
+#define GOPCLNTAB_MAX_PCVALUE_STEPS (1u << 20)
+
 /* Runs the pc-value table at table_off (from a _func) from entry to pc (runtime.pcvalue).
- * Returns 0 and the value, -ENOENT when the table has no entry for pc, or -ENOEXEC. */
+ * Returns 0 and the value, -ENOENT when the table has no entry for pc, or -ENOEXEC (malformed,
+ * or over GOPCLNTAB_MAX_PCVALUE_STEPS). */
 int gopclntab_pcvalue(const struct gopclntab *t, uint32_t table_off, uint64_t entry, uint64_t pc,
 		      int32_t *value);
 
