@@ -8,7 +8,6 @@
 
 #include "discover/go_tls.h"
 #include "util/gopclntab.h"
-#include "util/elf_guard.h"
 #include "util/elf_layout.h"
 #include "util/elf_section.h"
 
@@ -110,12 +109,13 @@ static long read_morestack(Elf *elf, int fd, unsigned char *buf, size_t len)
 	int err;
 
 	err = gopclntab_from_elf(&t, elf);
-	if (!err)
-		err = gopclntab_find_name(&t, MORESTACK_NAME, 0, &fn);
-	if (err == -EFBIG || err == -E2BIG)
+	if (err)
+		return err == -EFBIG ? err : -ENOTSUP;
+	err = gopclntab_find_name(&t, MORESTACK_NAME, 0, &fn);
+	if (err == -E2BIG)
 		return -EFBIG;
-	if (err == -ENOEXEC && t.size)
-		return -ENOEXEC; /* a table that is there but malformed */
+	if (err == -ENOEXEC)
+		return err;
 	if (err || fn.end <= fn.entry)
 		return -ENOTSUP;
 	size = fn.end - fn.entry < len ? fn.end - fn.entry : len;

@@ -215,11 +215,9 @@ static int read_eh_frame(Elf *elf, struct builder *b)
 {
 	uint64_t skipped = 0;
 	GElf_Shdr shdr;
-	Elf_Scn *scn;
-	int err;
-
-	Elf_Scn *hdr;
+	Elf_Scn *scn, *hdr;
 	Elf_Data *data;
+	int err;
 
 	scn = elf_section_named(elf, ".eh_frame", ELF_SCN_FILE_BYTES, &shdr);
 	if (!scn)
@@ -244,10 +242,9 @@ static int read_debug_frame(Elf *elf, struct builder *b)
 	uint64_t skipped = 0;
 	GElf_Shdr shdr;
 	Elf_Scn *scn;
+	Elf_Data *data;
 	Dwarf *dw;
 	int err;
-
-	Elf_Data *data;
 
 	scn = elf_section_named(elf, ".debug_frame", ELF_SCN_FILE_BYTES, &shdr);
 	if (!scn)
