@@ -19,6 +19,8 @@
 /* Symbol, string and relocation tables read entry by entry (elf_guard.h caps the sum of symbol
  * and string tables of a file at the same size). */
 #define ELF_SECTION_MAX_SYMBOLS (64u << 20)
+/* .gnu_debugdata, xz-compressed symbol tables ("MiniDebugInfo"): a few hundred kilobytes. */
+#define ELF_SECTION_MAX_MINIDEBUG (8u << 20)
 /* .eh_frame / .debug_frame: about a tenth of the code, which unwind tables cap at 40 MB. */
 #define ELF_SECTION_MAX_CFI (32u << 20)
 
