@@ -501,6 +501,75 @@ static void test_cfi_bomb_does_not_starve_table_building(void **state)
 	check_windows_and_sigterm(out, &agent, 3);
 }
 
+/* The file attacks together while an ordinary root service with a span hook runs: its profiles
+ * arrive every window with its spans and whole native stacks, the agent stays under the chart's
+ * memory limit and stops within 2 s of SIGTERM. */
+static void test_parser_attacks_together_leave_a_root_service_whole(void **state)
+{
+	static const uint8_t text[16] = { 0xc3 };
+	uint8_t head[72] = { 0xf1, 0xff, 0xff, 0xff, 0, 0, 1, 8 };
+	struct crafted_section sparse[] = {
+		{ ".text", SHT_PROGBITS, 0x1000, text, sizeof(text), 0 },
+		{ ".gopclntab", SHT_PROGBITS, 0x100000, head, sizeof(head), 2ull << 30 },
+		{ ".eh_frame", SHT_PROGBITS, 0x3000, head, sizeof(head), 1ull << 30 },
+	};
+	struct fixture *f = *state;
+	char out[600], names[4][600], pids[5][16];
+	const char *files[] = { names[0], names[1], names[2], names[3] };
+	const char *argv[] = { "--output", out,	    "--interval", "1",	   "--pid",
+			       pids[0],	   "--pid", pids[1],	  "--pid", pids[2],
+			       "--pid",	   pids[3], "--pid",	  pids[4], NULL };
+	struct agent_proc agent;
+	struct census c = { 0 };
+	uint64_t rss;
+	double gap;
+	int i, windows;
+
+	if (!f)
+		skip();
+	snprintf(out, sizeof(out), "%s/out", f->dir);
+	assert_int_equal(mkdir(out, 0755), 0);
+	for (i = 0; i < 4; i++)
+		snprintf(names[i], sizeof(names[i]), "%s/attack%d.so", f->dir, i);
+	write_gopclntab_bomb(names[0], 500000, 4u << 20);
+	write_gopclntab_bomb(names[1], 500000, 60000);
+	assert_int_equal(crafted_elf_write(names[2], sparse, 3), 0);
+	build_cfi_bomb(f->dir, names[3], 200000);
+	start_all(f, files, 4, pids);
+	start_agent(f, &agent, argv);
+	for (double end = now_s() + 8; now_s() < end;)
+		usleep(100000);
+	rss = peak_rss(agent.pid);
+	windows = normal_windows(out, &gap);
+	printf("  agent peak RSS %llu MB; %d windows of the normal service in 8 s, at most %.2f s "
+	       "apart\n",
+	       (unsigned long long)rss >> 20, windows, gap);
+	assert_true(rss > 0 && rss < CHART_MEMORY_LIMIT);
+	assert_true(windows >= 6);
+	assert_true(gap < 1.9);
+	check_windows_and_sigterm(out, &agent, 0);
+	census_watch(&c, "work_in_span_0", "5a5a000000000001");
+	census_watch(&c, "work_in_span_1", "5a5a000000000002");
+	census_watch(&c, "spin_until", NULL);
+	census_watch(&c, "span_thread", NULL);
+	assert_true(census_read(&c, out, "it-parsers-normal") >= 6);
+	printf("  normal service: %llu samples, %llu in work_in_span_0 (%llu with its span), "
+	       "%llu of %llu spin_until samples under span_thread\n",
+	       (unsigned long long)c.total_samples,
+	       (unsigned long long)census_get(&c, "work_in_span_0")->samples,
+	       (unsigned long long)census_get(&c, "work_in_span_0")->right_span,
+	       (unsigned long long)census_get(&c, "span_thread")->samples,
+	       (unsigned long long)census_get(&c, "spin_until")->samples);
+	for (i = 0; i < 2; i++) {
+		const struct census_func *fn = &c.funcs[i];
+
+		assert_true(fn->samples >= 5);
+		assert_true(fn->right_span >= 0.99 * fn->samples);
+	}
+	assert_true(census_get(&c, "span_thread")->samples >=
+		    0.95 * census_get(&c, "spin_until")->samples);
+}
+
 #define JIT_PROCS 6
 #define CPU_WINDOW_S 10.0
 
@@ -688,6 +757,8 @@ int main(void)
 			test_python_code_reused_with_new_qualname_is_renamed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_perf_map_misses_do_not_reread_unchanged_maps,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_parser_attacks_together_leave_a_root_service_whole, setup, teardown),
 	};
 
 	/* HOSTILE_TEST=<name> runs one test; HOSTILE_KEEP=1 keeps the temp dirs (agent logs). */
