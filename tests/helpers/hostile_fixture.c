@@ -39,10 +39,12 @@ int hostile_fixture_new(const char *name, struct hostile_fixture **out)
 		hostile_fixture_free(f);
 		return 0;
 	}
-	/* The checkout may sit in a home no other user may enter: the user runs a copy. */
+	/* The checkout may sit in a home no other user may enter: the user runs a copy, and of the
+	 * hook library it may load (sanitizer builds keep it linked). */
 	snprintf(f->workload, sizeof(f->workload), "%s/hostile_workload", f->dir);
-	if (fixture_sh("cp '%s' '%s' && chmod 0755 '%s'",
-		       build_path("tests/workloads/hostile_workload"), f->workload, f->workload)) {
+	if (fixture_sh("cp '%s' '%s' '%s' && chmod 0755 '%s'",
+		       build_path("tests/workloads/hostile_workload"), build_path("libspanprof.so"),
+		       f->dir, f->workload)) {
 		hostile_fixture_free(f);
 		return -1;
 	}
@@ -82,7 +84,7 @@ pid_t hostile_fixture_spawn(struct hostile_fixture *f, int uid, const char *serv
 	if (f->npids == HOSTILE_MAX_PIDS)
 		return -1;
 	snprintf(out, sizeof(out), "%s/%s", f->dir, out_name);
-	pid = unpriv_user_start(uid, service, out, argv);
+	pid = unpriv_user_start(uid, service, f->dir, out, argv);
 	if (pid < 0)
 		return -1;
 	f->pids[f->npids++] = pid;

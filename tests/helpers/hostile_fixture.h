@@ -31,7 +31,8 @@ int hostile_fixture_new(const char *name, struct hostile_fixture **out);
  * HOSTILE_KEEP is set). NULL-safe. */
 void hostile_fixture_free(struct hostile_fixture *f);
 
-/* Starts argv as uid (-1: root) with OTEL_SERVICE_NAME=service, stdout into dir/<out_name>, and
+/* Starts argv as uid (-1: root) with OTEL_SERVICE_NAME=service (and LD_LIBRARY_PATH the dir,
+ * which holds a copy of the hook library), stdout into dir/<out_name>, and
  * waits until it printed "ready" (timeout_s; 0: no wait). Returns the pid, or -1. */
 pid_t hostile_fixture_spawn(struct hostile_fixture *f, int uid, const char *service,
 			    const char *out_name, const char *const *argv, double timeout_s);

@@ -44,7 +44,8 @@ void unpriv_user_remove(struct unpriv_user *u)
 	u->uid = -1;
 }
 
-pid_t unpriv_user_start(int uid, const char *service, const char *out_path, const char *const *argv)
+pid_t unpriv_user_start(int uid, const char *service, const char *lib_dir, const char *out_path,
+			const char *const *argv)
 {
 	char env[128];
 	pid_t pid;
@@ -61,6 +62,8 @@ pid_t unpriv_user_start(int uid, const char *service, const char *out_path, cons
 	}
 	snprintf(env, sizeof(env), "OTEL_SERVICE_NAME=%s", service);
 	putenv(env);
+	if (lib_dir)
+		setenv("LD_LIBRARY_PATH", lib_dir, 1);
 	dup2(fd, 1);
 	if (uid >= 0 && (setgroups(0, NULL) || setgid(uid) || setuid(uid)))
 		_exit(126);

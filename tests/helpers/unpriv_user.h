@@ -20,9 +20,9 @@ int unpriv_user_create(struct unpriv_user *u);
 void unpriv_user_remove(struct unpriv_user *u);
 
 /* Starts argv[0] (a path the user can execute) as uid (-1: as ourselves) with
- * OTEL_SERVICE_NAME=service, stdout into out_path (created 0666 so the user can write it).
- * Returns the pid, or -1. */
-pid_t unpriv_user_start(int uid, const char *service, const char *out_path,
+ * OTEL_SERVICE_NAME=service and, when lib_dir is not NULL, LD_LIBRARY_PATH=lib_dir; stdout into
+ * out_path (created 0666 so the user can write it). Returns the pid, or -1. */
+pid_t unpriv_user_start(int uid, const char *service, const char *lib_dir, const char *out_path,
 			const char *const *argv);
 
 /* Polls path until it contains text; returns 0, or -1 after timeout_s. */

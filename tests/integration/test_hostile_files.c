@@ -339,7 +339,7 @@ static void test_cfi_bomb_does_not_starve_table_building(void **state)
 	start_all(f, files, 1, pids);
 	/* A root victim that maps its own library once the bomb is queued. */
 	snprintf(log, sizeof(log), "%s/victim.out", f->dir);
-	f->pids[f->npids++] = unpriv_user_start(-1, "it-parsers-victim", log, victim);
+	f->pids[f->npids++] = unpriv_user_start(-1, "it-parsers-victim", f->dir, log, victim);
 	assert_int_equal(unpriv_wait_file_has(log, "ready", 20), 0);
 	snprintf(pids[2], sizeof(pids[2]), "%d", (int)f->pids[2]);
 	start_agent(f, &agent, argv);
