@@ -44,7 +44,7 @@ struct cfi_table {
  * queued behind it) for long. libdw answers each row by replaying its FDE's program from the
  * start, so an FDE of n rows costs about n x its program's length: the build stops once the
  * program bytes so charged exceed CFI_TABLE_MAX_REPLAY_BYTES (under a second; libclang-14, with
- * 37,000 FDEs, uses 14% of it, libc and libpython 1-2%), or once it used
+ * 37,000 FDEs, uses 14% of it, libc and libpython 1% or less), or once it used
  * CFI_TABLE_MAX_BUILD_CPU_MS of the thread's CPU time, whichever comes first. */
 #define CFI_TABLE_MAX_REPLAY_BYTES (512ull << 20)
 #define CFI_TABLE_MAX_BUILD_CPU_MS 2000
