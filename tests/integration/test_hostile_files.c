@@ -55,22 +55,34 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* Starts the agent, then lets the normal workload (held by start_all) begin. */
 static void start_agent(struct hostile_fixture *f, struct agent_proc *agent,
 			const char *const *argv)
 {
+	char gate[700];
+
 	assert_int_equal(hostile_fixture_start_agent(f, agent, argv), 0);
+	snprintf(gate, sizeof(gate), "%s/normal-go", f->dir);
+	close(open(gate, O_WRONLY | O_CREAT, 0644));
 }
 
 /* Starts an ordinary workload as root (service it-parsers-normal) and the attackers as the
- * user, each mapping one crafted file; fills pid_args for --pid. */
+ * user, each mapping one crafted file; fills pid_args for --pid. The workload gives up when no
+ * agent attaches its hook within 10 s, so it is held (a shell that then execs it, keeping the
+ * pid) until start_agent() opens its gate. */
 static void start_all(struct hostile_fixture *f, const char *const *files, int n,
 		      char pid_args[][16])
 {
-	const char *work[] = { build_path("tests/workloads/span_workload"), "spans", "1", "60",
+	char out[64], gate[700];
+	const char *work[] = { "/bin/sh",
+			       "-c",
+			       "while [ ! -e \"$0\" ]; do sleep 0.05; done; exec \"$1\" spans 1 60",
+			       gate,
+			       build_path("tests/workloads/span_workload"),
 			       NULL };
-	char out[64];
 	int i;
 
+	snprintf(gate, sizeof(gate), "%s/normal-go", f->dir);
 	assert_true(n <= MAX_ATTACKERS);
 	assert_true(hostile_fixture_spawn(f, -1, "it-parsers-normal", "normal.out", work, 0) > 0);
 	for (i = 0; i < n; i++) {
@@ -380,7 +392,7 @@ static void test_parser_attacks_together_leave_a_root_service_whole(void **state
 		{ ".eh_frame", SHT_PROGBITS, 0x3000, head, sizeof(head), 1ull << 30 },
 	};
 	struct hostile_fixture *f = *state;
-	char out[600], names[4][600], pids[5][16], want[4200];
+	char out[600], names[4][600], pids[5][16], want[700];
 	const char *files[] = { names[0], names[1], names[2], names[3] };
 	const char *argv[] = { "--output", out,	    "--interval", "1",	   "--pid",
 			       pids[0],	   "--pid", pids[1],	  "--pid", pids[2],
@@ -404,7 +416,7 @@ static void test_parser_attacks_together_leave_a_root_service_whole(void **state
 	start_all(f, files, 4, pids);
 	start_agent(f, &agent, argv);
 	/* Spans set before the hook was attached are not seen: count only the windows after. */
-	snprintf(want, sizeof(want), "span hook attached: %s (pid ", build_path("libspanprof.so"));
+	snprintf(want, sizeof(want), "span hook attached: %s/libspanprof.so (pid ", f->dir);
 	if (!agent_proc_wait_log(&agent, want, 30))
 		fail_msg("the agent never logged \"%s\"", want);
 	usleep(1500000);
