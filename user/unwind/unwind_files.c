@@ -240,7 +240,12 @@ static struct file *open_file(struct unwind_files *fs, pid_t pid, const struct p
 		fs->stats.oversized++;
 		log_warn(-EFBIG, "unwind: %s (pid %d) not read: a note is over its size cap",
 			 m->path, (int)pid);
-		goto out_close;
+		/* Remembered as failed (frame pointers), so it is refused, logged and counted once. */
+		f = new_file(fs, k1, k2, m->path);
+		if (!f)
+			goto out_close;
+		set_state(fs, f, UNWIND_FILE_FAILED);
+		goto out_alias;
 	}
 	idlen = dwelf_elf_gnu_build_id(elf, (const void **)&id);
 	if (idlen >= 16) {
