@@ -24,7 +24,7 @@ RUN apt-get update \
 	&& apt-get install -y --no-install-recommends \
 		make gcc g++ libc6-dev pkg-config ca-certificates \
 		clang llvm libbpf-dev bpftool \
-		libelf-dev libdw-dev zlib1g-dev \
+		libelf-dev libdw-dev zlib1g-dev liblzma-dev \
 		libcurl4-openssl-dev libprotobuf-c-dev protobuf-c-compiler \
 		libyaml-dev libmicrohttpd-dev libjson-c-dev \
 	&& rm -rf /var/lib/apt/lists/*

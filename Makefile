@@ -12,7 +12,7 @@ ARCH ?= $(shell uname -m | sed 's/x86_64/x86/' | sed 's/aarch64/arm64/' \
 			 | sed 's/riscv64/riscv/' | sed 's/loongarch64/loongarch/')
 VERSION := 0.1.0
 
-PKGS := libbpf libelf libdw zlib libcurl libprotobuf-c yaml-0.1 libmicrohttpd json-c
+PKGS := libbpf libelf libdw zlib liblzma libcurl libprotobuf-c yaml-0.1 libmicrohttpd json-c
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS := $(shell pkg-config --libs $(PKGS))
 

@@ -126,8 +126,12 @@ static long py_step(__u32 i, void *ctx)
 	out->firstlineno = read_u32(code + w->info.code_firstlineno);
 	out->lasti = frame_lasti(&w->info, f, code);
 	out->flags = frame_entry(&w->info, f);
-	out->check = (__u32)(read_u64(code + w->info.code_name) ^
-			     read_u64(code + w->info.code_filename));
+	out->check = SPANPROF_PY_CHECK(read_u64(code + w->info.code_name),
+				       read_u64(code + w->info.code_filename),
+				       w->info.code_qualname != SPANPROF_PY_NO_FIELD ?
+					       read_u64(code + w->info.code_qualname) :
+					       0,
+				       read_u64(code + w->info.code_linetable));
 	w->hash = (w->hash ^ code ^ ((__u64)out->lasti << 40) ^ ((__u64)out->flags << 62)) *
 		  0x100000001b3ull;
 	w->stack.nframes = n + 1;

@@ -142,9 +142,18 @@ struct py_proc_info {
 			      * an index */
 	__u16 code_name, code_filename; /* co_name, co_filename: pointers checked with the code */
 	__u16 frame_entry; /* is_entry byte (3.11) or SPANPROF_PY_NO_FIELD */
+	__u16 code_qualname; /* co_qualname (3.11+) or SPANPROF_PY_NO_FIELD */
+	__u16 code_linetable; /* co_linetable (co_lnotab before 3.10) */
 	__u8 minor; /* CPython 3.<minor> */
-	__u8 _pad[1];
+	__u8 _pad[5];
 };
+
+/* py_frame.check of a code object: its name, file name, qualified name and line table pointers
+ * folded to 32 bits. A code object created at a freed one's address with the same interned
+ * name and file but another qualified name or line table gets another check (qual is 0 before
+ * 3.11). */
+#define SPANPROF_PY_CHECK(name, file, qual, table) \
+	((__u32)((name) ^ (file)) ^ (__u32)((qual) >> 4) ^ (__u32)((table) >> 3))
 
 /* One interpreter frame as captured: the code object, what identifies it, the instruction. */
 /* Ruby frames (bpf/ruby_frames.bpf.c) use the same record: code is the rb_iseq_t (or, for a
@@ -154,7 +163,7 @@ struct py_frame {
 	__u64 code; /* code object address */
 	__u32 firstlineno; /* co_firstlineno read with it: a reused address rarely matches both */
 	__u32 lasti; /* bytes (<= 3.9) or code units (3.10+), as python_line_for() takes it */
-	__u32 check; /* low 32 bits of co_name ^ co_filename (the objects' addresses) */
+	__u32 check; /* SPANPROF_PY_CHECK of the code object (Ruby: see above) */
 	__u32 flags; /* SPANPROF_PY_FRAME_* for Python, SPANPROF_RB_FRAME_* for Ruby */
 };
 

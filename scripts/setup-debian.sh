@@ -8,7 +8,7 @@ apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
 	make gcc g++ libc6-dev pkg-config git ca-certificates \
 	clang llvm libbpf-dev bpftool \
-	libelf-dev libdw-dev zlib1g-dev \
+	libelf-dev libdw-dev zlib1g-dev liblzma-dev \
 	libcurl4-openssl-dev libprotobuf-c-dev protobuf-c-compiler \
 	libyaml-dev libmicrohttpd-dev libjson-c-dev \
 	libcmocka-dev golang-go binutils linux-perf \

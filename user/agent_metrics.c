@@ -87,6 +87,8 @@ static void publish_guards(struct metrics *m, const struct symcache_stats *ss)
 	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_DWARF_EVICTED, ss->dwarf_evictions);
 	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_PERF_MAP_BUDGET,
 		       ss->perf_maps_over_budget);
+	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_PERF_MAP_SKIPPED,
+		       ss->perf_map_rereads_skipped);
 	metrics_set(m, METRIC_DWARF_BYTES, ss->dwarf_bytes);
 	metrics_is_healthy(m, now, &age);
 	metrics_set(m, METRIC_LAST_WINDOW_AGE, age / NS_PER_S);
@@ -107,6 +109,8 @@ static void publish_unwind(struct agent *a)
 	metrics_set(a->metrics, METRIC_UNWIND_EVICTIONS, st.files.evicted);
 	metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_UNWIND_REFUSED,
 		       st.files.fair_refused);
+	metrics_set_at(a->metrics, METRIC_INPUT_GUARDS, METRIC_GUARD_CFI_BUDGET,
+		       st.files.budget_spent);
 	metrics_set(a->metrics, METRIC_UNWIND_BUILD_MS, st.files.build_us / 1000);
 	metrics_set(a->metrics, METRIC_UNWIND_TEXT_BYTES, st.files.text_bytes);
 	metrics_set_at(a->metrics, METRIC_UNWIND_MAPPINGS_DROPPED, METRIC_MAPPING_FILE,
@@ -136,6 +140,7 @@ static void publish_user(struct agent *a)
 	struct hook_registry_stats hs;
 	struct symcache_stats ss;
 	struct aggregate_stats as;
+	struct unwind_stats us;
 
 	aggregate_get_stats(a->agg, &as);
 	metrics_set(a->metrics, METRIC_SAMPLES, as.samples);
@@ -159,6 +164,10 @@ static void publish_user(struct agent *a)
 	metrics_set_at(a->metrics, METRIC_SYMCACHE_LOOKUPS, METRIC_LOOKUP_HIT, ss.hits);
 	metrics_set_at(a->metrics, METRIC_SYMCACHE_LOOKUPS, METRIC_LOOKUP_MISS, ss.misses);
 	publish_guards(a->metrics, &ss);
+	/* Refused for size by any reader: hook discovery, symbolization, unwind tables. */
+	unwind_get_stats(a->unwind, &us);
+	metrics_set_at(a->metrics, METRIC_INPUT_GUARDS, METRIC_GUARD_SECTION_REFUSED,
+		       hs.oversized + ss.sections_refused + us.files.oversized);
 	metrics_set(a->metrics, METRIC_PROFILES_WRITTEN, a->profiles_written);
 	metrics_set(a->metrics, METRIC_PROFILE_WRITE_ERRORS, a->write_errors);
 	metrics_set(a->metrics, METRIC_OUTPUT_DIR_RECREATED, a->out.dir_recreated);

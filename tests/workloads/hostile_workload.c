@@ -37,8 +37,21 @@ static __attribute__((noinline)) void hostile_spin(double end)
 			sink += i;
 }
 
+/* A perf map of `lines` 63-byte lines, none of them covering the JIT code: every sample of it
+ * misses. */
+static int write_big_map(FILE *f, long lines)
+{
+	long i;
+
+	for (i = 0; i < lines; i++)
+		fprintf(f, "%llx 40 jit_stub_%010ld_never_sampled_padding_padding\n",
+			0x10000000ull + (unsigned long long)i * 0x40, i);
+	return fclose(f);
+}
+
 /* Writes the perf map the mode asks for: "fifo", "devzero" (a symlink to /dev/zero),
- * "link:TARGET" (a symlink), "own" (a real map naming the JIT code) or "none". */
+ * "link:TARGET" (a symlink), "own" (a real map naming the JIT code), "big:LINES" (a large map
+ * that misses it) or "none". */
 static int make_perf_map(const char *kind)
 {
 	char path[64];
@@ -46,6 +59,10 @@ static int make_perf_map(const char *kind)
 
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
 	unlink(path);
+	if (!strncmp(kind, "big:", 4)) {
+		f = fopen(path, "w");
+		return f ? write_big_map(f, atol(kind + 4)) : -1;
+	}
 	if (!strcmp(kind, "fifo"))
 		return mkfifo(path, 0644);
 	if (!strcmp(kind, "devzero"))
@@ -106,6 +123,17 @@ static int run_map(const char *path, double secs)
 	return 0;
 }
 
+/* Waits for the file gate, then maps path as run_map does (a victim whose library appears
+ * after the agent started). */
+static int run_map_after(const char *path, const char *gate, double secs)
+{
+	printf("ready\n");
+	fflush(stdout);
+	while (access(gate, F_OK))
+		usleep(20000);
+	return run_map(path, secs);
+}
+
 /* End of the library's loaded file contents: what it may keep when truncated. */
 static int loaded_end(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -161,12 +189,15 @@ int main(int argc, char **argv)
 		return run_jit(argv[2], atof(argv[3]));
 	if (argc == 4 && !strcmp(argv[1], "map"))
 		return run_map(argv[2], atof(argv[3]));
+	if (argc == 5 && !strcmp(argv[1], "mapafter"))
+		return run_map_after(argv[2], argv[3], atof(argv[4]));
 	if (argc == 5 && !strcmp(argv[1], "truncate"))
 		return run_truncate(argv[2], argv[3], atof(argv[4]));
 	fprintf(stderr,
-		"usage: %s jit fifo|devzero|link:PATH|own|none SECONDS\n"
+		"usage: %s jit fifo|devzero|link:PATH|own|big:LINES|none SECONDS\n"
 		"       %s map FILE SECONDS\n"
+		"       %s mapafter FILE GATE SECONDS\n"
 		"       %s truncate LIB GO_FILE SECONDS\n",
-		argv[0], argv[0], argv[0]);
+		argv[0], argv[0], argv[0], argv[0]);
 	return 2;
 }

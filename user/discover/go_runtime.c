@@ -8,6 +8,7 @@
 
 #include "discover/go_runtime.h"
 #include "util/elf_layout.h"
+#include "util/elf_section.h"
 
 /* "\xff Go buildinf:" then pointer size and flags; flag 2: version and module info follow the
  * 32-byte header as varint-length strings (Go 1.18+, debug/buildinfo). */
@@ -16,22 +17,22 @@
 #define BUILDINFO_HEADER 32
 #define BUILDINFO_INLINE 0x2
 
-static Elf_Data *buildinfo_data(Elf *elf)
+int go_runtime_version(Elf *elf, char *buf, size_t len)
 {
 	GElf_Shdr shdr;
 	Elf_Scn *scn = elf_section_named(elf, ".go.buildinfo", ELF_SCN_PROGBITS, &shdr);
-
-	return scn ? elf_getdata(scn, NULL) : NULL;
-}
-
-int go_runtime_version(Elf *elf, char *buf, size_t len)
-{
-	Elf_Data *data = buildinfo_data(elf);
+	Elf_Data *data = NULL;
 	const unsigned char *p;
 	uint64_t n = 0, off = BUILDINFO_HEADER;
 	unsigned int shift;
+	int err;
 
-	if (!data || !data->d_buf)
+	if (!scn)
+		return -ENODATA;
+	err = elf_section_data(scn, ELF_SECTION_MAX_GO_BUILDINFO, &data);
+	if (err == -EFBIG)
+		return err;
+	if (err || !data->d_buf)
 		return -ENODATA;
 	p = data->d_buf;
 	if (data->d_size < BUILDINFO_HEADER || memcmp(p, BUILDINFO_MAGIC, BUILDINFO_MAGIC_LEN))

@@ -23,7 +23,8 @@ struct go_labels_layout {
 
 /* Copies the Go version ("go1.19.8") recorded in the ELF's .go.buildinfo (Go 1.18+ format)
  * into buf (NUL-terminated). Returns 0, -ENODATA when there is no build info, -ENOTSUP for
- * the pre-1.18 format, -ENOEXEC when it is malformed, -ENOSPC when buf is too small. */
+ * the pre-1.18 format, -ENOEXEC when it is malformed, -ENOSPC when buf is too small, -EFBIG when
+ * the section claims more than ELF_SECTION_MAX_GO_BUILDINFO (nothing read). */
 int go_runtime_version(Elf *elf, char *buf, size_t len);
 
 /* The runtime layout of a Go version string ("go1.26.1"): Go 1.18-1.23 keep labels in a map,

@@ -9,6 +9,7 @@
 #include "discover/go_tls.h"
 #include "util/gopclntab.h"
 #include "util/elf_layout.h"
+#include "util/elf_section.h"
 
 #define TLSG_NAME "runtime.tlsg"
 #define TLSG_SIZE 8
@@ -63,11 +64,14 @@ static int tlsg_value(Elf *elf, uint64_t *value)
 	Elf_Data *data;
 	const char *name;
 	size_t i, n;
+	int err;
 
 	while ((scn = elf_nextscn(elf, scn))) {
 		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_SYMTAB || !shdr.sh_entsize)
 			continue;
-		data = elf_getdata(scn, NULL);
+		err = elf_section_data(scn, ELF_SECTION_MAX_SYMBOLS, &data);
+		if (err == -EFBIG)
+			return err;
 		n = data ? data->d_size / shdr.sh_entsize : 0; /* what was read, not sh_size */
 		for (i = 0; i < n; i++) {
 			if (!gelf_getsym(data, (int)i, &sym) ||
@@ -95,22 +99,24 @@ static int fs_load_at(const unsigned char *p, size_t left, int32_t *disp)
 	return 1;
 }
 
-/* runtime.morestack's code in the file (found through .gopclntab). Returns its size or -errno. */
+/* runtime.morestack's code in the file (found through .gopclntab, within its size cap and name
+ * budget: linear in the table's size). Returns its size or -errno (-EFBIG: over a cap). */
 static long read_morestack(Elf *elf, int fd, unsigned char *buf, size_t len)
 {
 	struct gopclntab t;
 	struct gopclntab_func fn;
-	uint64_t i, size, off;
+	uint64_t size, off;
+	int err;
 
-	if (gopclntab_from_elf(&t, elf))
-		return -ENOTSUP;
-	for (i = 0; i < t.nfunc; i++) {
-		if (gopclntab_func_at(&t, i, &fn))
-			return -ENOEXEC;
-		if (!strcmp(fn.name, MORESTACK_NAME))
-			break;
-	}
-	if (i == t.nfunc || fn.end <= fn.entry)
+	err = gopclntab_from_elf(&t, elf);
+	if (err)
+		return err == -EFBIG ? err : -ENOTSUP;
+	err = gopclntab_find_name(&t, MORESTACK_NAME, 0, &fn);
+	if (err == -E2BIG)
+		return -EFBIG;
+	if (err == -ENOEXEC)
+		return err;
+	if (err || fn.end <= fn.entry)
 		return -ENOTSUP;
 	size = fn.end - fn.entry < len ? fn.end - fn.entry : len;
 	if (elf_vaddr_to_offset(elf, fn.entry, size, PF_X, &off) || off > INT64_MAX ||
@@ -160,6 +166,8 @@ int go_tls_g_offset(Elf *elf, int fd, int32_t *offset)
 	    go_tls_block_size(tls.p_memsz, tls.p_vaddr, tls.p_align, &block))
 		return -ENOEXEC;
 	err = tlsg_value(elf, &value);
+	if (err == -EFBIG)
+		return err;
 	if (!err) {
 		if (value > tls.p_memsz - TLSG_SIZE)
 			return -ENOEXEC;

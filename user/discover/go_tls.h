@@ -30,8 +30,9 @@ int go_tls_block_size(uint64_t memsz, uint64_t vaddr, uint64_t align, uint64_t *
  * externally linked) the %fs displacement of runtime.morestack's g loads, found through
  * .gopclntab, which must all agree. Every value must lie inside the TLS block.
  * Returns 0 and fills *offset, -ENOTSUP when the slot cannot be located soundly (stripped
- * PIE with external linking; a shared library, -buildmode=c-shared), or -ENOEXEC when the
- * ELF's TLS values are inconsistent. */
+ * PIE with external linking; a shared library, -buildmode=c-shared), -ENOEXEC when the
+ * ELF's TLS values are inconsistent, or -EFBIG when a section it reads is over its stated
+ * maximum (elf_section.h, gopclntab.h). */
 int go_tls_g_offset(Elf *elf, int fd, int32_t *offset);
 
 #endif /* SPANPROF_GO_TLS_H */

@@ -17,6 +17,7 @@
 #include "util/gopclntab.h"
 #include "util/elf_guard.h"
 #include "util/elf_layout.h"
+#include "util/elf_section.h"
 #include "util/proc_file.h"
 
 #define STAPSDT_NOTE_TYPE 3
@@ -74,12 +75,15 @@ static int find_note(Elf *elf, uint64_t *pc, uint64_t *base, uint64_t *sem)
 	Elf_Data *data;
 	size_t off = 0, name_off, desc_off;
 	const char *buf;
+	int err;
 
 	scn = elf_section_named(elf, ".note.stapsdt", ELF_SCN_ANY, &shdr);
 	if (!scn || shdr.sh_type != SHT_NOTE)
 		return -ENODATA;
-	data = elf_getdata(scn, NULL);
-	if (!data || !data->d_buf)
+	err = elf_section_data(scn, ELF_SECTION_MAX_NOTES, &data);
+	if (err)
+		return err;
+	if (!data->d_buf)
 		return -ENOEXEC;
 	buf = data->d_buf;
 	while ((off = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
@@ -189,11 +193,14 @@ static int resolve_go_site(const struct hook_file_ref *f, struct hook_site *site
 	Elf_Data *data;
 	const char *name;
 	size_t i, n;
+	int err;
 
 	while ((scn = elf_nextscn(elf, scn))) {
 		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_SYMTAB || !shdr.sh_entsize)
 			continue;
-		data = elf_getdata(scn, NULL);
+		err = elf_section_data(scn, ELF_SECTION_MAX_SYMBOLS, &data);
+		if (err == -EFBIG)
+			return err;
 		/* From the data libelf read, not sh_size: a crafted sh_size must not set the
 		 * loop's length. */
 		n = data ? data->d_size / shdr.sh_entsize : 0;
@@ -251,25 +258,24 @@ static int go_semaphore_from_code(const struct hook_file_ref *f, uint64_t entry,
 }
 
 /* Stripped Go binaries (-ldflags=-s): the hook function from .gopclntab's function table,
- * the semaphore from the function's first instruction. */
+ * the semaphore from the function's first instruction. The table is read only within its size
+ * cap and searched within its name budget (gopclntab.h): linear in the table's size. */
 static int resolve_go_pclntab(const struct hook_file_ref *f, struct hook_site *site)
 {
 	struct gopclntab t;
 	struct gopclntab_func fn;
-	uint64_t i, func_off, sem_off;
+	uint64_t func_off, sem_off;
 	int err;
 
 	err = gopclntab_from_elf(&t, f->elf);
-	if (err)
-		return err == -ENODATA ? -ENODATA : -ENOEXEC;
-	for (i = 0; i < t.nfunc; i++) {
-		if (gopclntab_func_at(&t, i, &fn))
-			return -ENOEXEC;
-		if (has_suffix(fn.name, HOOK_GO_FUNC_SUFFIX))
-			break;
-	}
-	if (i == t.nfunc)
+	if (!err)
+		err = gopclntab_find_name(&t, HOOK_GO_FUNC_SUFFIX, 1, &fn);
+	if (err == -ENOENT || err == -ENODATA)
 		return -ENODATA;
+	if (err == -E2BIG || err == -EFBIG)
+		return -EFBIG;
+	if (err)
+		return -ENOEXEC;
 	if (elf_vaddr_to_offset(f->elf, fn.entry, 1, PF_X, &func_off) ||
 	    go_semaphore_from_code(f, fn.entry, func_off, &sem_off))
 		return -ENOEXEC;
@@ -286,7 +292,7 @@ static int resolve_go_pclntab(const struct hook_file_ref *f, struct hook_site *s
 /* A Go executable (hook or not): where its runtime keeps pprof labels and goroutine ids, from
  * the version table, else from its own DWARF. Returns 1 when the sampler can read them, 0 when the
  * file is no Go executable, -EPROTONOSUPPORT for a Go executable of an unknown layout (its version
- * in site->go_version). */
+ * in site->go_version), -EFBIG when .go.buildinfo is over its size cap. */
 static int go_labels(Elf *elf, int fd, struct hook_site *site)
 {
 	struct go_labels_layout layout;
@@ -294,6 +300,8 @@ static int go_labels(Elf *elf, int fd, struct hook_site *site)
 	int err = go_runtime_version(elf, version, sizeof(version));
 	size_t i;
 
+	if (err == -EFBIG)
+		return err;
 	if (err == -ENOTSUP)
 		snprintf(version, sizeof(version), "before go1.18");
 	else if (err)
@@ -340,8 +348,10 @@ int hook_elf_find_fd(int fd, struct hook_site *site)
 	if (err == -ENODATA)
 		err = resolve_go_pclntab(&f, site);
 	if (!err && site->is_go) {
-		if (go_labels(f.elf, fd, site) < 0)
-			err = -EPROTONOSUPPORT;
+		int go = go_labels(f.elf, fd, site);
+
+		if (go < 0)
+			err = go == -EFBIG ? -EFBIG : -EPROTONOSUPPORT;
 	} else if (err == -ENODATA) {
 		int go = go_labels(f.elf, fd, site);
 

@@ -37,7 +37,10 @@ struct hook_site {
  * pointer cannot be located in TLS (stripped PIE with external linking, Go shared library:
  * refused, as its goroutines could not be told apart), -EPROTONOSUPPORT for a Go executable (hook
  * or not) whose runtime layout is neither in the version table nor readable from its DWARF
- * (site->go_version says which: spans could outlive their goroutine, so none are read), -ENOEXEC when it is not an ELF (or is malformed), or
+ * (site->go_version says which: spans could outlive their goroutine, so none are read), -ENOEXEC
+ * when it is not an ELF (or is malformed), -EFBIG when a section it needs claims more than its
+ * stated maximum (elf_section.h) or its .gopclntab names more bytes than the search budget
+ * (refused: nothing larger was read), or
  * -errno when it cannot be opened or read. Never crashes on malformed input. */
 int hook_elf_find(const char *path, struct hook_site *site);
 

@@ -362,12 +362,20 @@ static long hook_file_for(struct hook_registry *r, pid_t pid, const struct proc_
 	if (fd < 0)
 		return open_failed(r, pid, m, fd, why);
 	err = hook_elf_find_fd(fd, &site);
-	if (err == -ENODATA || err == -ENOEXEC || err == -ENOTSUP || err == -EPROTONOSUPPORT) {
+	if (err == -ENODATA || err == -ENOEXEC || err == -ENOTSUP || err == -EPROTONOSUPPORT ||
+	    err == -EFBIG) {
 		if (err == -ENOEXEC)
 			r->stats.elf_errors++;
+		if (err == -EFBIG) {
+			r->stats.oversized++;
+			log_warn_from(pid, err,
+				      "span hook candidate %s (pid %d) refused: a section over its "
+				      "size cap, or a Go function table over its search budget",
+				      m->path, pid);
+		}
 		if (err == -EPROTONOSUPPORT)
-			log_warn(
-				err,
+			log_warn_from(
+				pid, err,
 				"Go executable %s (pid %d, %s): runtime layout unknown to this agent: "
 				"no spans for its goroutines (%s, pprof labels and inheritance "
 				"are off; supported: go1.18-go1.26)",

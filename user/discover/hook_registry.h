@@ -30,6 +30,7 @@ struct hook_registry_stats {
 	uint64_t slot_reclaims; /* files detached to give their slot to a user below its share */
 	uint64_t slot_refusals; /* files not attached: the table full, their user at its share */
 	uint64_t detach_pending; /* uprobes being removed by the detach threads (now) */
+	uint64_t oversized; /* files refused: a section over its stated maximum (elf_section.h) */
 };
 
 /* Attaching goes through `loader` (not owned). NULL with errno on failure. */

@@ -83,6 +83,9 @@ static const char *const guards[] = {
 	[METRIC_GUARD_DWARF_REFUSED] = "dwarf_refused",
 	[METRIC_GUARD_DWARF_EVICTED] = "dwarf_evicted",
 	[METRIC_GUARD_PERF_MAP_BUDGET] = "perf_map_budget",
+	[METRIC_GUARD_SECTION_REFUSED] = "elf_section_refused",
+	[METRIC_GUARD_CFI_BUDGET] = "cfi_budget_spent",
+	[METRIC_GUARD_PERF_MAP_SKIPPED] = "perf_map_reread_skipped",
 };
 static const char *const
 	unwinders[] = { [METRIC_UNWINDER_CFI] = "cfi", [METRIC_UNWINDER_FP] = "frame_pointer" };

@@ -117,6 +117,9 @@ enum metric_guard {
 	METRIC_GUARD_DWARF_REFUSED, /* DWARF larger than the budget */
 	METRIC_GUARD_DWARF_EVICTED, /* module closed to stay within the DWARF budget */
 	METRIC_GUARD_PERF_MAP_BUDGET, /* perf map not kept: the perf map budget was spent */
+	METRIC_GUARD_SECTION_REFUSED, /* ELF section over its stated maximum, or parse budget */
+	METRIC_GUARD_CFI_BUDGET, /* unwind table build over its step or time budget */
+	METRIC_GUARD_PERF_MAP_SKIPPED, /* perf map re-read skipped: unchanged, or budget spent */
 	METRIC_GUARD__COUNT,
 };
 

@@ -47,6 +47,7 @@ struct elf_syms {
 	struct gopclntab gopcln; /* Go's own table, for binaries without .symtab and DWARF */
 	struct gopclntab_inl gopcln_inl; /* its inline trees; empty when not found */
 	int gopcln_state; /* 0: not looked for, 1: usable, -1: none */
+	int gopcln_refused; /* 1 when it was over its size cap, until elf_syms_take_refusal() */
 	struct sym_index syms; /* the symbol table by address, built at the first lookup */
 	int syms_state; /* 0: not built, 1: built, -1: could not be (libdwfl looks up) */
 };
@@ -513,9 +514,12 @@ static int lookup_gopclntab(struct elf_syms *es, uint64_t vaddr, struct elf_sym_
 
 	if (!es->gopcln_state) {
 		elf = dwfl_module_getelf(es->mod, &bias);
-		es->gopcln_state = elf && !gopclntab_from_elf(&es->gopcln, elf) ? 1 : -1;
-		if (es->gopcln_state > 0)
-			gopclntab_inline_from_elf(&es->gopcln_inl, &es->gopcln, elf);
+		int err = elf ? gopclntab_from_elf(&es->gopcln, elf) : -ENODATA;
+
+		es->gopcln_state = !err ? 1 : -1;
+		if (!err)
+			err = gopclntab_inline_from_elf(&es->gopcln_inl, &es->gopcln, elf);
+		es->gopcln_refused = err == -EFBIG;
 	}
 	if (es->gopcln_state < 0 || gopclntab_find(&es->gopcln, vaddr, &f))
 		return 0;
@@ -550,4 +554,12 @@ int elf_syms_lookup(struct elf_syms *es, uint64_t vaddr, struct elf_sym_line *li
 	else if (n == 1 && !lines[0].file && (i = lookup_gopclntab(es, vaddr, lines, max, 1)))
 		n = i;
 	return n;
+}
+
+int elf_syms_take_refusal(struct elf_syms *es)
+{
+	int refused = es->gopcln_refused;
+
+	es->gopcln_refused = 0;
+	return refused;
 }

@@ -62,6 +62,10 @@ int elf_syms_load_dwarf(struct elf_syms *es, size_t limit);
 /* 1 once it is decided whether DWARF is used (loaded, absent or refused). */
 int elf_syms_dwarf_decided(const struct elf_syms *es);
 
+/* 1 (once) when a lookup found a Go section over its stated maximum (elf_section.h) and did not
+ * read it; 0 otherwise. For the caller to count and log. */
+int elf_syms_take_refusal(struct elf_syms *es);
+
 /* 1 when elf_syms_load_dwarf() refused the DWARF for its size. */
 int elf_syms_dwarf_refused(const struct elf_syms *es);
 

@@ -19,8 +19,11 @@ struct perf_map_entry {
 };
 
 struct perf_map {
-	struct perf_map_entry *ents;
-	size_t count;
+	struct perf_map_entry *ents; /* sorted by start, one per start */
+	size_t count, cap;
+	size_t lines; /* newline-terminated lines read so far (what the line cap counts) */
+	size_t seq; /* lines parsed so far, an unfinished last one too: the next line's order */
+	uint64_t offset; /* end of the last newline-terminated line read: appends start here */
 	size_t bytes; /* heap held: the entry array and the names */
 };
 
@@ -47,12 +50,11 @@ static int cmp_entry(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Sorts and keeps only the last entry of each start address. */
-static void sort_dedup(struct perf_map *pm)
+/* Keeps only the last entry of each start address of sorted entries. */
+static void sort_dedup_sorted(struct perf_map *pm)
 {
 	size_t i, out = 0;
 
-	qsort(pm->ents, pm->count, sizeof(*pm->ents), cmp_entry);
 	for (i = 0; i < pm->count; i++) {
 		if (i + 1 < pm->count && pm->ents[i + 1].start == pm->ents[i].start) {
 			free(pm->ents[i].name);
@@ -63,18 +65,25 @@ static void sort_dedup(struct perf_map *pm)
 	pm->count = out;
 }
 
-static int add_entry(struct perf_map *pm, struct perf_map_entry *e, size_t *cap)
+static void sort_dedup(struct perf_map *pm)
+{
+	qsort(pm->ents, pm->count, sizeof(*pm->ents), cmp_entry);
+	sort_dedup_sorted(pm);
+}
+
+static int add_entry(struct perf_map *pm, struct perf_map_entry *e)
 {
 	struct perf_map_entry *grown;
+	size_t cap = pm->cap ? pm->cap * 2 : 256;
 
-	if (pm->count == *cap) {
-		*cap = *cap ? *cap * 2 : 256;
-		grown = realloc(pm->ents, *cap * sizeof(*grown));
+	if (pm->count == pm->cap) {
+		grown = realloc(pm->ents, cap * sizeof(*grown));
 		if (!grown) {
 			free(e->name);
 			return -ENOMEM;
 		}
 		pm->ents = grown;
+		pm->cap = cap;
 	}
 	pm->ents[pm->count++] = *e;
 	return 0;
@@ -87,12 +96,22 @@ struct reader {
 	char buf[PERF_MAP_MAX_LINE + 1];
 	size_t len; /* bytes in buf */
 	size_t left; /* bytes still allowed to be read */
+	uint64_t base; /* file offset of buf[0] */
+	uint64_t committed; /* file offset just past the last newline consumed */
 	int skipping; /* inside an over-long line: drop up to its newline */
 	int eof, capped;
 };
 
+/* Drops the first n bytes of the buffer. */
+static void consume(struct reader *r, size_t n)
+{
+	r->base += n;
+	r->len -= n;
+	memmove(r->buf, r->buf + n, r->len);
+}
+
 /* Next complete line (NUL-terminated, newline stripped) into r->buf; its length + 1 is
- * returned as *used. Returns 1, 0 at the end, or -errno. */
+ * returned as *used. Returns 1, 2 for a last line without newline, 0 at the end, or -errno. */
 static int next_line(struct reader *r, size_t *used)
 {
 	char *nl;
@@ -101,19 +120,20 @@ static int next_line(struct reader *r, size_t *used)
 	for (;;) {
 		nl = memchr(r->buf, '\n', r->len);
 		if (nl && r->skipping) {
-			r->len -= nl + 1 - r->buf;
-			memmove(r->buf, nl + 1, r->len);
+			r->committed = r->base + (nl + 1 - r->buf);
+			consume(r, nl + 1 - r->buf);
 			r->skipping = 0;
 			continue;
 		}
 		if (nl) {
 			*nl = '\0';
 			*used = nl + 1 - r->buf;
+			r->committed = r->base + *used;
 			return 1;
 		}
 		if (r->len == PERF_MAP_MAX_LINE) { /* an over-long line: skip it */
 			r->skipping = 1;
-			r->len = 0;
+			consume(r, r->len);
 		}
 		if (r->eof || !r->left) {
 			r->capped |= !r->left && !r->eof;
@@ -121,7 +141,7 @@ static int next_line(struct reader *r, size_t *used)
 				return 0;
 			r->buf[r->len] = '\0'; /* a last line without newline */
 			*used = r->len;
-			return 1;
+			return 2;
 		}
 		n = read(r->fd, r->buf + r->len,
 			 PERF_MAP_MAX_LINE - r->len < r->left ? PERF_MAP_MAX_LINE - r->len :
@@ -136,22 +156,23 @@ static int next_line(struct reader *r, size_t *used)
 	}
 }
 
+/* Appends the entries of the lines r reads (numbered from pm->lines) to pm->ents, unsorted. */
 static int read_entries(struct perf_map *pm, struct reader *r, size_t max_lines)
 {
 	struct perf_map_entry e;
-	size_t cap = 0, seq = 0, used = 0;
+	size_t used = 0;
 	int err = 0, n;
 
 	while ((n = next_line(r, &used)) > 0) {
-		if (seq == max_lines) {
+		if (pm->lines >= max_lines) {
 			r->capped = 1;
 			break;
 		}
-		n = parse_line(r->buf, seq++, &e);
-		r->len -= used;
-		memmove(r->buf, r->buf + used, r->len);
+		pm->lines += n == 1; /* an unfinished line is read again once complete */
+		n = parse_line(r->buf, pm->seq++, &e);
+		consume(r, used);
 		if (n > 0)
-			err = add_entry(pm, &e, &cap);
+			err = add_entry(pm, &e);
 		else
 			err = n;
 		if (err)
@@ -174,33 +195,100 @@ size_t perf_map_bytes(const struct perf_map *pm)
 	return pm ? pm->bytes : 0;
 }
 
-struct perf_map *perf_map_read_fd(int fd, const struct perf_map_limits *lim, int *capped)
+static size_t max_bytes(const struct perf_map_limits *lim)
 {
-	struct reader *r;
-	struct perf_map *pm;
-	int err = -ENOMEM;
+	return lim && lim->max_bytes ? lim->max_bytes : PERF_MAP_DEFAULT_MAX_BYTES;
+}
 
-	pm = calloc(1, sizeof(*pm));
-	r = calloc(1, sizeof(*r));
-	if (!pm || !r)
-		goto out_free;
+static size_t max_lines(const struct perf_map_limits *lim)
+{
+	return lim && lim->max_lines ? lim->max_lines : PERF_MAP_DEFAULT_MAX_LINES;
+}
+
+/* Reads fd from pm->offset into pm's unsorted tail (entries from `from` on). */
+static int read_from(struct perf_map *pm, int fd, const struct perf_map_limits *lim, int *capped)
+{
+	struct reader *r = calloc(1, sizeof(*r));
+	int err;
+
+	if (!r)
+		return -ENOMEM;
 	r->fd = fd;
-	r->left = lim && lim->max_bytes ? lim->max_bytes : PERF_MAP_DEFAULT_MAX_BYTES;
-	err = read_entries(pm, r,
-			   lim && lim->max_lines ? lim->max_lines : PERF_MAP_DEFAULT_MAX_LINES);
+	r->base = r->committed = pm->offset;
+	r->left = pm->offset < max_bytes(lim) ? max_bytes(lim) - pm->offset : 0;
+	if (lseek(fd, (off_t)pm->offset, SEEK_SET) < 0)
+		err = -errno;
+	else
+		err = read_entries(pm, r, max_lines(lim));
 	if (capped)
 		*capped = r->capped;
-	if (err)
-		goto out_free;
+	pm->offset = r->committed;
 	free(r);
+	return err;
+}
+
+struct perf_map *perf_map_read_fd(int fd, const struct perf_map_limits *lim, int *capped)
+{
+	struct perf_map *pm = calloc(1, sizeof(*pm));
+	int err;
+
+	if (!pm) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = read_from(pm, fd, lim, capped);
+	if (err) {
+		perf_map_free(pm);
+		errno = -err;
+		return NULL;
+	}
 	sort_dedup(pm);
 	count_bytes(pm);
 	return pm;
-out_free:
-	free(r);
-	perf_map_free(pm);
-	errno = -err;
-	return NULL;
+}
+
+/* Merges the sorted entries [0, old) with the sorted tail [old, count): by start, then line
+ * order, so sort_dedup's rule (the later line wins) holds for the whole map. */
+static int merge_tail(struct perf_map *pm, size_t old)
+{
+	struct perf_map_entry *out, *a = pm->ents, *b = pm->ents + old;
+	size_t na = old, nb = pm->count - old, i = 0, j = 0, k = 0;
+
+	out = malloc((pm->count ? pm->count : 1) * sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	while (i < na || j < nb)
+		out[k++] = j == nb || (i < na && cmp_entry(&a[i], &b[j]) <= 0) ? a[i++] : b[j++];
+	memcpy(pm->ents, out, pm->count * sizeof(*out));
+	free(out);
+	return 0;
+}
+
+int perf_map_append_fd(struct perf_map *pm, int fd, const struct perf_map_limits *lim, int *capped)
+{
+	size_t old = pm->count;
+	struct perf_map tail;
+	int err;
+
+	if (pm->offset >= max_bytes(lim) || pm->lines >= max_lines(lim))
+		return -ENOSPC; /* full already: what was appended past the cap is not read */
+	err = read_from(pm, fd, lim, capped);
+
+	if (pm->count == old)
+		return err;
+	/* Sort the new lines alone, then merge: linear in the map, not n log n per append. */
+	tail = (struct perf_map){ .ents = pm->ents + old, .count = pm->count - old };
+	qsort(tail.ents, tail.count, sizeof(*tail.ents), cmp_entry);
+	if (merge_tail(pm, old))
+		return -ENOMEM;
+	sort_dedup_sorted(pm);
+	count_bytes(pm);
+	return err;
+}
+
+uint64_t perf_map_offset(const struct perf_map *pm)
+{
+	return pm->offset;
 }
 
 struct perf_map *perf_map_new(const char *path)

@@ -27,6 +27,16 @@ struct perf_map_limits {
  * errno (ENOMEM, or read()'s error). */
 struct perf_map *perf_map_read_fd(int fd, const struct perf_map_limits *lim, int *capped);
 
+/* Reads the lines appended to the file since pm was read (from perf_map_offset(pm): the end of
+ * its last newline-terminated line) into pm, within lim's caps counted over the whole map; the
+ * later of two entries at one address still wins. Costs the new bytes plus one merge, not a
+ * re-read. Returns 0 (*capped as above), -ENOSPC without reading when pm already holds the
+ * caps' worth, or -errno (pm keeps what it had, maybe some new entries). */
+int perf_map_append_fd(struct perf_map *pm, int fd, const struct perf_map_limits *lim, int *capped);
+
+/* File offset where the next perf_map_append_fd() starts. */
+uint64_t perf_map_offset(const struct perf_map *pm);
+
 /* Opens path as a regular file, no symlinks, without blocking (proc_file_open()) and reads it
  * with the default limits. Returns NULL and sets errno (ENOENT when there is no file, ELOOP for
  * a symlink, EINVAL for a FIFO or device, ENOMEM). */

@@ -120,22 +120,26 @@ static int read_table(int fd, const struct python_offsets *off, uint64_t code, s
 	return read_mem(fd, obj + off->bytes_data, e->table, len);
 }
 
-/* Reads the code object and checks it is still the one BPF saw. Returns 0, -ESTALE or -errno. */
+/* Reads the code object and checks it is still the one BPF saw: the same first line and the
+ * same check over its name, file name, qualified name and line table (SPANPROF_PY_CHECK).
+ * Returns 0, -ESTALE or -errno. */
 static int fill_entry(int fd, const struct python_offsets *off, const struct py_frame *f,
 		      struct code_entry *e)
 {
-	uint64_t name_obj, file_obj, qual_obj = 0;
+	uint64_t name_obj, file_obj, qual_obj = 0, table_obj;
 	int32_t first;
 
 	if (read_mem(fd, f->code + off->bpf.code_firstlineno, &first, sizeof(first)) ||
 	    read_mem(fd, f->code + off->co_name, &name_obj, sizeof(name_obj)) ||
-	    read_mem(fd, f->code + off->co_filename, &file_obj, sizeof(file_obj)))
+	    read_mem(fd, f->code + off->co_filename, &file_obj, sizeof(file_obj)) ||
+	    read_mem(fd, f->code + off->co_linetable, &table_obj, sizeof(table_obj)))
 		return -EFAULT;
-	if ((uint32_t)first != f->firstlineno || (uint32_t)(name_obj ^ file_obj) != f->check)
-		return -ESTALE;
 	if (off->co_qualname &&
 	    read_mem(fd, f->code + off->co_qualname, &qual_obj, sizeof(qual_obj)))
 		return -EFAULT;
+	if ((uint32_t)first != f->firstlineno ||
+	    SPANPROF_PY_CHECK(name_obj, file_obj, qual_obj, table_obj) != f->check)
+		return -ESTALE;
 	e->firstlineno = first;
 	e->check = f->check;
 	if (read_str(fd, off, qual_obj ? qual_obj : name_obj, e->name, sizeof(e->name)) ||

@@ -292,6 +292,10 @@ static int fill_lines(struct symcache *sc, struct sc_module *m, const struct pro
 	if (ensure_dwarf(sc, m))
 		return 0; /* deferred: a later round symbolizes it */
 	n = elf_syms_lookup(m->es, vaddr, lines, SYM_MAX_INLINE);
+	if (elf_syms_take_refusal(m->es)) {
+		sc->st.sections_refused++;
+		log_warn(-EFBIG, "Go function table of %s not read: over its size cap", map->path);
+	}
 	if (n < 0) {
 		sc->st.errors++;
 		return 0;

@@ -45,6 +45,8 @@ struct symcache_stats {
 	uint64_t errors; /* malformed ELF, unreadable files, ... (each also logged) */
 	uint64_t perf_maps_refused; /* perf maps not read: symlink, FIFO/device, foreign owner */
 	uint64_t perf_maps_capped; /* perf maps cut short by the byte or line cap */
+	uint64_t perf_map_rereads_skipped; /* misses not re-read: map unchanged, or budget spent */
+	uint64_t sections_refused; /* files or sections over a stated maximum (elf_section.h) */
 	uint64_t loads_deferred; /* loads put off to a later round (load budget spent) */
 	uint64_t load_overruns; /* single loads longer than a round's whole budget */
 	uint64_t dwarf_refused; /* modules symbolized without DWARF: larger than the budget */

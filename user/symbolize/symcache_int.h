@@ -31,6 +31,15 @@ struct sc_mapinfo {
 	int failed; /* opening failed once: don't retry (or log) for every frame */
 };
 
+/* What tells a perf map file changed: another file, a size or a modification time. */
+struct sc_file_id {
+	uint64_t dev, ino, size, mtime_ns;
+};
+
+/* A perf map is read whole at most once per this interval per process (a new file, or one
+ * rewritten rather than appended to); appended lines are read at every refresh. */
+#define SC_PERF_MAP_FULL_READ_NS (10ull * 1000000000ull)
+
 struct sc_pid {
 	struct lru_node node; /* key: (pid, 0) */
 	struct proc_maps maps;
@@ -38,6 +47,8 @@ struct sc_pid {
 	uint64_t taken_ns;
 	struct perf_map *jit;
 	uint64_t jit_loaded_ns; /* 0: never tried */
+	struct sc_file_id jit_file; /* the perf map file jit was read from, as last seen */
+	uint64_t jit_full_ns; /* when it was last read whole (the per-process budget) */
 };
 
 struct symcache {
@@ -52,7 +63,9 @@ struct symcache {
 
 /* (Re-)reads pid's perf map into p->jit (now_ns: when, for the refresh interval): only a regular
  * file of the process's owner, no symlinks, within the byte and line caps and the round's load
- * budget (refusals and caps are counted and logged). */
+ * budget (refusals and caps are counted and logged). An unchanged file (device, inode, size,
+ * modification time) is not read again; one that grew is read from where the last read ended;
+ * any other change is read whole at most once per SC_PERF_MAP_FULL_READ_NS. Skips are counted. */
 void symcache_load_jit(struct symcache *sc, struct sc_pid *p, pid_t pid, uint64_t now_ns);
 
 /* Loads m's DWARF when it fits the DWARF budget, and accounts for it. Returns 1 when loaded, 0

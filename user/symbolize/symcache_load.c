@@ -4,15 +4,82 @@
  * to make room is the cache's own job (symcache.c). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "symbolize/symcache_int.h"
 #include "util/log.h"
 
-void symcache_load_jit(struct symcache *sc, struct sc_pid *p, pid_t pid, uint64_t now_ns)
+static struct sc_file_id file_id(const struct stat *st)
+{
+	return (struct sc_file_id){ st->st_dev, st->st_ino, (uint64_t)st->st_size,
+				    (uint64_t)st->st_mtim.tv_sec * 1000000000ull +
+					    (uint64_t)st->st_mtim.tv_nsec };
+}
+
+/* Reads the perf map open at fd into p->jit: nothing when unchanged, the appended lines when it
+ * only grew, else all of it when the per-process budget allows and the perf map budget has room
+ * for it. Returns 1 when it read. */
+static int read_changed(struct symcache *sc, struct sc_pid *p, pid_t pid, int fd, uint64_t now_ns,
+			int *capped)
 {
 	struct perf_map_limits lim = { sc->lim.perf_map_max_bytes, sc->lim.perf_map_max_lines };
+	struct sc_file_id id, old = p->jit_file;
 	struct perf_map *pm;
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return 0;
+	id = file_id(&st);
+	if (p->jit && !memcmp(&id, &old, sizeof(id))) {
+		sc->st.perf_map_rereads_skipped++; /* nothing new to find there */
+		return 0;
+	}
+	if (p->jit && id.dev == old.dev && id.ino == old.ino && id.size > old.size &&
+	    perf_map_offset(p->jit) <= id.size) {
+		size_t before = perf_map_bytes(p->jit);
+		int err;
+
+		p->jit_file = id;
+		/* A JIT appending: the new lines (none once the map is at its caps). */
+		err = perf_map_append_fd(p->jit, fd, &lim, capped);
+		sc->st.perf_map_bytes += perf_map_bytes(p->jit) - before;
+		if (err == -ENOSPC) {
+			sc->st.perf_map_rereads_skipped++;
+			return 0;
+		}
+		return 1;
+	}
+	if (p->jit_full_ns && now_ns - p->jit_full_ns < SC_PERF_MAP_FULL_READ_NS) {
+		sc->st.perf_map_rereads_skipped++; /* rewritten: read again once the budget allows */
+		return 0;
+	}
+	pm = perf_map_read_fd(fd, &lim, capped);
+	if (!pm)
+		return 0;
+	if (sc->lim.perf_map_budget &&
+	    sc->st.perf_map_bytes - perf_map_bytes(p->jit) + perf_map_bytes(pm) >
+		    sc->lim.perf_map_budget) {
+		sc->st.perf_maps_over_budget++;
+		log_warn(0,
+			 "perf map of pid %d not kept: %zu KiB would pass the perf map budget "
+			 "(%zu KiB held of %zu KiB)",
+			 (int)pid, perf_map_bytes(pm) >> 10, (size_t)sc->st.perf_map_bytes >> 10,
+			 sc->lim.perf_map_budget >> 10);
+		perf_map_free(pm);
+		return 0;
+	}
+	sc->st.perf_map_bytes += perf_map_bytes(pm) - perf_map_bytes(p->jit);
+	perf_map_free(p->jit);
+	p->jit = pm;
+	p->jit_file = id;
+	p->jit_full_ns = now_ns;
+	return 1;
+}
+
+void symcache_load_jit(struct symcache *sc, struct sc_pid *p, pid_t pid, uint64_t now_ns)
+{
 	int fd, capped = 0;
 
 	if (!load_budget_begin(&sc->budget))
@@ -26,30 +93,14 @@ void symcache_load_jit(struct symcache *sc, struct sc_pid *p, pid_t pid, uint64_
 			 fd == -EPERM ? "not owned by the process's user" :
 					"not a regular file");
 	}
-	pm = fd >= 0 ? perf_map_read_fd(fd, &lim, &capped) : NULL;
-	if (fd >= 0)
+	if (fd >= 0) {
+		read_changed(sc, p, pid, fd, now_ns, &capped);
 		close(fd);
+	}
 	load_budget_end(&sc->budget);
 	if (capped) {
 		sc->st.perf_maps_capped++;
 		log_warn(0, "perf map of pid %d cut short at the byte or line cap", (int)pid);
-	}
-	if (pm && sc->lim.perf_map_budget &&
-	    sc->st.perf_map_bytes - perf_map_bytes(p->jit) + perf_map_bytes(pm) >
-		    sc->lim.perf_map_budget) {
-		sc->st.perf_maps_over_budget++;
-		log_warn(0,
-			 "perf map of pid %d not kept: %zu KiB would pass the perf map budget "
-			 "(%zu KiB held of %zu KiB)",
-			 (int)pid, perf_map_bytes(pm) >> 10, (size_t)sc->st.perf_map_bytes >> 10,
-			 sc->lim.perf_map_budget >> 10);
-		perf_map_free(pm);
-		return;
-	}
-	if (pm) {
-		sc->st.perf_map_bytes += perf_map_bytes(pm) - perf_map_bytes(p->jit);
-		perf_map_free(p->jit);
-		p->jit = pm;
 	}
 }
 

@@ -3,20 +3,23 @@
  * initial_location/address_range are decoded here with the CIE's pointer encoding. */
 #include <dwarf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <elfutils/libdw.h>
 
 #include "unwind/cfi_fde.h"
+#include "util/sorted_u64.h"
 
 struct cie_enc {
 	Dwarf_Off offset;
+	uint64_t program_bytes; /* length of its initial instructions */
 	uint8_t enc; /* DW_EH_PE_* of the FDE addresses */
 };
 
 struct walk {
-	struct cie_enc *cies; /* growing; FDEs usually name the latest CIE */
+	struct cie_enc *cies; /* growing, sorted by offset: the walk only moves forward */
 	size_t ncies, cap;
 	int addr_size;
 	bool eh_frame_p;
@@ -104,14 +107,13 @@ static uint8_t cie_fde_encoding(const Dwarf_CIE *cie, int addr_size)
 	return DW_EH_PE_absptr;
 }
 
+/* Binary search: a crafted section may hold as many CIEs as FDEs. */
 static const struct cie_enc *find_cie(const struct walk *w, Dwarf_Off off)
 {
-	size_t i;
+	size_t i = sorted_u64_upper_bound(w->cies, w->ncies, sizeof(*w->cies),
+					  offsetof(struct cie_enc, offset), off);
 
-	for (i = w->ncies; i > 0; i--)
-		if (w->cies[i - 1].offset == off)
-			return &w->cies[i - 1];
-	return NULL;
+	return i && w->cies[i - 1].offset == off ? &w->cies[i - 1] : NULL;
 }
 
 static int add_cie(struct walk *w, Dwarf_Off off, const Dwarf_CIE *cie)
@@ -125,7 +127,10 @@ static int add_cie(struct walk *w, Dwarf_Off off, const Dwarf_CIE *cie)
 		w->cies = n;
 		w->cap = w->cap ? 2 * w->cap : 8;
 	}
-	w->cies[w->ncies++] = (struct cie_enc){ off, cie_fde_encoding(cie, w->addr_size) };
+	w->cies[w->ncies++] = (struct cie_enc){
+		off, (uint64_t)(cie->initial_instructions_end - cie->initial_instructions),
+		cie_fde_encoding(cie, w->addr_size)
+	};
 	return 0;
 }
 
@@ -177,8 +182,12 @@ int cfi_fde_each(Elf *elf, Elf_Data *data, uint64_t sh_addr, bool eh_frame_p, cf
 		} else if (dwarf_cfi_cie_p(&e)) {
 			ret = add_cie(w, off, &e.cie);
 		} else if (!fde_range(w, &e.fde, data, sh_addr, &lo, &hi)) {
+			const struct cie_enc *cie = find_cie(w, e.fde.CIE_pointer);
+			uint64_t program = (uint64_t)(e.fde.end - e.fde.start) +
+					   (cie ? cie->program_bytes : 0);
+
 			if (hi > lo)
-				ret = fn(ctx, lo, hi);
+				ret = fn(ctx, lo, hi, program);
 		} else {
 			(*skipped)++;
 		}

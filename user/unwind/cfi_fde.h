@@ -9,8 +9,10 @@
 
 #include <libelf.h>
 
-/* Called for each FDE covering [lo, hi); a non-zero return stops the walk and is returned. */
-typedef int (*cfi_fde_fn)(void *ctx, uint64_t lo, uint64_t hi);
+/* Called for each FDE covering [lo, hi); program_bytes is the length of the CFA program libdw
+ * runs for one lookup in it at worst (the CIE's initial instructions and the FDE's own). A
+ * non-zero return stops the walk and is returned. */
+typedef int (*cfi_fde_fn)(void *ctx, uint64_t lo, uint64_t hi, uint64_t program_bytes);
 
 /* Walks section data (loaded at sh_addr; .eh_frame when eh_frame_p, else .debug_frame).
  * Returns 0, fn's non-zero return, or -EINVAL when the section cannot be walked at all.

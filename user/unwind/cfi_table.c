@@ -15,7 +15,9 @@
 #include "unwind/cfi_fde.h"
 #include "unwind/cfi_rule.h"
 #include "unwind/cfi_table.h"
+#include "util/elf_guard.h"
 #include "util/elf_layout.h"
+#include "util/elf_section.h"
 #include "util/sorted_u64.h"
 
 /* Rows as read, with the end of each (FDEs may come in any order). */
@@ -30,7 +32,33 @@ struct builder {
 	size_t nraw, cap;
 	struct cfi_table_stats *stats;
 	const atomic_int *cancel; /* NULL: never */
+	int fd; /* the file, for the sizes of compressed sections; -1: unknown */
+	uint64_t cpu_start_ns; /* this thread's CPU time when the build began */
 };
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Before each row: -ECANCELED once asked to stop, -ETIME once the file has spent its budget. */
+static int row_allowed(struct builder *b, uint64_t program_bytes)
+{
+	if (b->cancel && atomic_load_explicit(b->cancel, memory_order_relaxed))
+		return -ECANCELED;
+	/* libdw runs the CIE's and the FDE's program from their start for every row: charge the
+	 * whole program, the most one lookup can cost. */
+	b->stats->replay_bytes += program_bytes + 1;
+	if (b->stats->replay_bytes > CFI_TABLE_MAX_REPLAY_BYTES)
+		return -ETIME;
+	if (!(++b->stats->rows_read & 1023) &&
+	    thread_cpu_ns() - b->cpu_start_ns > CFI_TABLE_MAX_BUILD_CPU_MS * 1000000ull)
+		return -ETIME;
+	return 0;
+}
 
 static int add_raw(struct builder *b, uint64_t pc, uint64_t end,
 		   const struct spanprof_unwind_rule *rule)
@@ -67,8 +95,10 @@ static void count_rule(struct cfi_table_stats *s, const struct spanprof_unwind_r
 	}
 }
 
-/* One FDE: walk its CFI rows with dwarf_cfi_addrframe, each call giving the row's range. */
-static int on_fde(void *ctx, uint64_t lo, uint64_t hi)
+/* One FDE: walk its CFI rows with dwarf_cfi_addrframe, each call giving the row's range. Each
+ * call replays the FDE's program from its start, so a long FDE costs rows x program bytes: the
+ * file's budget (row_allowed) bounds that sum, and the cancel flag is looked at every row. */
+static int on_fde(void *ctx, uint64_t lo, uint64_t hi, uint64_t program_bytes)
 {
 	struct spanprof_unwind_rule rule;
 	struct builder *b = ctx;
@@ -82,6 +112,9 @@ static int on_fde(void *ctx, uint64_t lo, uint64_t hi)
 		return -ECANCELED;
 	b->stats->fdes++;
 	while (pc < hi) {
+		err = row_allowed(b, program_bytes);
+		if (err)
+			return err;
 		if (dwarf_cfi_addrframe(b->cfi, pc, &fr))
 			break; /* no usable state here: the rest of the FDE stays a gap */
 		ra = dwarf_frame_info(fr, &start, &end, &signalp);
@@ -182,16 +215,24 @@ static int read_eh_frame(Elf *elf, struct builder *b)
 {
 	uint64_t skipped = 0;
 	GElf_Shdr shdr;
-	Elf_Scn *scn;
+	Elf_Scn *scn, *hdr;
+	Elf_Data *data;
 	int err;
 
 	scn = elf_section_named(elf, ".eh_frame", ELF_SCN_FILE_BYTES, &shdr);
 	if (!scn)
 		return -ENOENT;
+	/* libdw reads .eh_frame and .eh_frame_hdr whole: both within the stated maximum. */
+	hdr = elf_section_named(elf, ".eh_frame_hdr", ELF_SCN_FILE_BYTES, &(GElf_Shdr){ 0 });
+	err = elf_section_data(scn, ELF_SECTION_MAX_CFI, &data);
+	if (!err && hdr)
+		err = elf_section_data(hdr, ELF_SECTION_MAX_CFI, &(Elf_Data *){ NULL });
+	if (err)
+		return err == -EFBIG ? err : -EINVAL;
 	b->cfi = dwarf_getcfi_elf(elf);
 	if (!b->cfi)
 		return -ENOENT; /* an empty .eh_frame (just its terminator) */
-	err = cfi_fde_each(elf, elf_getdata(scn, NULL), shdr.sh_addr, true, on_fde, b, &skipped);
+	err = cfi_fde_each(elf, data, shdr.sh_addr, true, on_fde, b, &skipped);
 	dwarf_cfi_end(b->cfi);
 	return err;
 }
@@ -201,19 +242,27 @@ static int read_debug_frame(Elf *elf, struct builder *b)
 	uint64_t skipped = 0;
 	GElf_Shdr shdr;
 	Elf_Scn *scn;
+	Elf_Data *data;
 	Dwarf *dw;
 	int err;
 
 	scn = elf_section_named(elf, ".debug_frame", ELF_SCN_FILE_BYTES, &shdr);
 	if (!scn)
 		return -ENOENT;
+	/* dwarf_begin_elf reads (and inflates) every .debug_* section: all of them within the
+	 * stated maximum, .debug_frame within its own. */
+	if (elf_guard_dwarf_bytes(elf, b->fd) > CFI_TABLE_MAX_DWARF_BYTES)
+		return -EFBIG;
+	err = elf_section_data(scn, ELF_SECTION_MAX_CFI, &data);
+	if (err)
+		return err == -EFBIG ? err : -EINVAL;
 	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 	b->cfi = dw ? dwarf_getcfi(dw) : NULL;
 	if (!b->cfi) {
 		dwarf_end(dw);
 		return -ENOENT;
 	}
-	err = cfi_fde_each(elf, elf_getdata(scn, NULL), 0, false, on_fde, b, &skipped);
+	err = cfi_fde_each(elf, data, 0, false, on_fde, b, &skipped);
 	dwarf_end(dw);
 	return err;
 }
@@ -236,13 +285,14 @@ static uint64_t now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-int cfi_table_build(Elf *elf, struct cfi_table *out, const atomic_int *cancel)
+static int build(Elf *elf, int fd, struct cfi_table *out, const atomic_int *cancel)
 {
-	struct builder b = { .stats = &out->stats, .cancel = cancel };
+	struct builder b = { .stats = &out->stats, .cancel = cancel, .fd = fd };
 	uint64_t t0 = now_us();
 	int err;
 
 	memset(out, 0, sizeof(*out));
+	b.cpu_start_ns = thread_cpu_ns();
 	out->stats.text_bytes = text_bytes(elf);
 	if (out->stats.text_bytes > CFI_TABLE_MAX_TEXT)
 		return -E2BIG;
@@ -257,19 +307,27 @@ int cfi_table_build(Elf *elf, struct cfi_table *out, const atomic_int *cancel)
 	return err;
 }
 
+int cfi_table_build(Elf *elf, struct cfi_table *out, const atomic_int *cancel)
+{
+	return build(elf, -1, out, cancel);
+}
+
 int cfi_table_build_fd(int fd, struct cfi_table *out, const atomic_int *cancel)
 {
 	Elf *elf;
 	int err;
 
+	memset(out, 0, sizeof(*out));
+	err = elf_guard_check(fd); /* header tables within their caps before libelf reads them */
+	if (err)
+		return err == -E2BIG ? -EFBIG : -EINVAL;
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		elf_end(elf);
-		memset(out, 0, sizeof(*out));
 		return -EINVAL;
 	}
-	err = cfi_table_build(elf, out, cancel);
+	err = build(elf, fd, out, cancel);
 	elf_end(elf);
 	return err;
 }

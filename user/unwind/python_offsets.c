@@ -21,6 +21,8 @@
 			 .code_adaptive = NONE,                                            \
 			 .code_name = 112,                                                 \
 			 .code_filename = 104,                                             \
+			 .code_qualname = NONE,                                            \
+			 .code_linetable = 120,                                            \
 			 .minor = (m) },                                                   \
 		.co_filename = 104, .co_name = 112, .co_qualname = 0, .co_linetable = 120, \
 		.str_state = 32, .str_length = 16, .str_ascii_data = 48, .bytes_size = 16, \
@@ -44,6 +46,8 @@ static const struct python_offsets table[] = {
 		   .code_adaptive = 184,
 		   .code_name = 120,
 		   .code_filename = 112,
+		   .code_qualname = 128,
+		   .code_linetable = 136,
 		   .minor = 11 },
 	  .co_filename = 112,
 	  .co_name = 120,
@@ -67,6 +71,8 @@ static const struct python_offsets table[] = {
 		   .code_adaptive = 192,
 		   .code_name = 120,
 		   .code_filename = 112,
+		   .code_qualname = 128,
+		   .code_linetable = 136,
 		   .minor = 12 },
 	  .co_filename = 112,
 	  .co_name = 120,
@@ -90,6 +96,8 @@ static const struct python_offsets table[] = {
 		   .code_adaptive = 200,
 		   .code_name = 120,
 		   .code_filename = 112,
+		   .code_qualname = 128,
+		   .code_linetable = 136,
 		   .minor = 13 },
 	  .co_filename = 112,
 	  .co_name = 120,

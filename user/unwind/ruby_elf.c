@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "unwind/ruby_elf.h"
+#include "util/elf_section.h"
 #include "util/elf_guard.h"
 #include "util/elf_layout.h"
 
@@ -63,12 +64,13 @@ static void on_symbol(void *ctx, const char *name, const GElf_Sym *sym)
 /* Whether relocation r of a table whose symbols are in symscn names ruby_current_ec. */
 static int names_ec(Elf *elf, Elf_Scn *symscn, const GElf_Rela *r)
 {
-	Elf_Data *data = elf_getdata(symscn, NULL);
+	Elf_Data *data;
 	const char *name;
 	GElf_Shdr sh;
 	GElf_Sym sym;
 
-	if (!data || !gelf_getshdr(symscn, &sh) || !gelf_getsym(data, GELF_R_SYM(r->r_info), &sym))
+	if (elf_section_data(symscn, ELF_SECTION_MAX_SYMBOLS, &data) ||
+	    !gelf_getshdr(symscn, &sh) || !gelf_getsym(data, GELF_R_SYM(r->r_info), &sym))
 		return 0;
 	name = elf_strptr(elf, sh.sh_link, sym.st_name);
 	return name && !strcmp(name, EC_SYMBOL);
@@ -87,11 +89,10 @@ static void find_dtpmod(Elf *elf, struct ruby_elf *out)
 	while ((scn = elf_nextscn(elf, scn)) && !out->dtpmod_got) {
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
 			continue;
-		data = elf_getdata(scn, NULL);
 		symscn = elf_getscn(elf, sh.sh_link);
-		if (!data || !symscn)
+		if (!symscn || elf_section_data(scn, ELF_SECTION_MAX_SYMBOLS, &data))
 			continue;
-		n = sh.sh_size / sh.sh_entsize;
+		n = data->d_size / sh.sh_entsize;
 		for (i = 0; i < n; i++) {
 			if (!gelf_getrela(data, i, &r) ||
 			    GELF_R_TYPE(r.r_info) != R_X86_64_DTPMOD64 ||

@@ -14,6 +14,8 @@
 
 #include "discover/map_open.h"
 #include "unwind/unwind_files.h"
+#include "util/elf_guard.h"
+#include "util/elf_section.h"
 #include "util/log.h"
 #include "util/lru.h"
 #include "util/proc_file.h"
@@ -293,11 +295,22 @@ static struct file *open_file(struct unwind_files *fs, pid_t pid, const struct p
 	fd = map_open_fd(fs->opts.proc_root, pid, m);
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || elf_guard_check(fd))
 		goto out_close;
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF)
 		goto out_close;
+	if (elf_section_notes_fit(elf, ELF_SECTION_MAX_NOTES)) {
+		fs->stats.oversized++;
+		log_warn(-EFBIG, "unwind: %s (pid %d) not read: a note is over its size cap",
+			 m->path, (int)pid);
+		/* Remembered as failed (frame pointers), so it is refused, logged and counted once. */
+		f = new_file(fs, k1, k2, m->path);
+		if (!f)
+			goto out_close;
+		set_state(fs, f, UNWIND_FILE_FAILED);
+		goto out_alias;
+	}
 	idlen = dwelf_elf_gnu_build_id(elf, (const void **)&id);
 	if (idlen >= 16) {
 		memcpy(&k1, id, 8);
@@ -477,6 +490,16 @@ size_t unwind_files_poll(struct unwind_files *fs)
 		if (j->err == -ENOENT) {
 			log_debug("unwind: %s has no CFI: frame pointers there", f->path ?: "?");
 			set_state(fs, f, UNWIND_FILE_NOCFI);
+		} else if (j->err == -ETIME || j->err == -EFBIG) {
+			if (j->err == -ETIME)
+				fs->stats.budget_spent++;
+			else
+				fs->stats.oversized++;
+			log_warn(j->err, "unwind table of %s not built: %s; frame pointers there",
+				 f->path ?: "?",
+				 j->err == -ETIME ? "its CFI spent the build budget" :
+						    "a section is over its size cap");
+			set_state(fs, f, UNWIND_FILE_FAILED);
 		} else if (j->err) {
 			log_debug("unwind table of %s: %s", f->path ?: "?", strerror(-j->err));
 			set_state(fs, f, UNWIND_FILE_FAILED);

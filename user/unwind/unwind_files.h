@@ -45,6 +45,8 @@ struct unwind_files_stats {
 	uint64_t build_us; /* time spent building tables (worker thread) */
 	uint64_t text_bytes; /* executable bytes of the files built */
 	uint64_t rows; /* rows of the tables built */
+	uint64_t budget_spent; /* builds abandoned over their step or time budget (cfi_table.h) */
+	uint64_t oversized; /* files whose CFI section or headers are over their stated maximum */
 };
 
 /* What a mapping resolves to. */

@@ -12,6 +12,9 @@
 #include <unistd.h>
 
 #include "util/elf_guard.h"
+#include "util/elf_layout.h"
+#include "util/elf_section.h"
+#include "util/xz_size.h"
 
 #if __BYTE_ORDER == __LITTLE_ENDIAN
 #define NATIVE_DATA ELFDATA2LSB
@@ -131,6 +134,23 @@ static int symtabs_fit(Elf *elf)
 	return 1;
 }
 
+/* libdwfl decompresses .gnu_debugdata (xz MiniDebugInfo) whole when a file has no .symtab:
+ * 1 when it is absent, or decompresses to at most what the symbol tables may hold. */
+static int minidebug_fits(Elf *elf)
+{
+	Elf_Data *data;
+	GElf_Shdr sh;
+	uint64_t size;
+	Elf_Scn *scn = elf_section_named(elf, ".gnu_debugdata", ELF_SCN_ANY, &sh);
+
+	if (!scn)
+		return 1;
+	if (elf_section_data(scn, ELF_SECTION_MAX_MINIDEBUG, &data))
+		return 0;
+	return !data->d_buf ||
+	       xz_size(data->d_buf, data->d_size, ELF_GUARD_MAX_SYMTAB_BYTES, &size) != -EFBIG;
+}
+
 Elf *elf_guard_begin(int fd)
 {
 	int err = elf_guard_check(fd);
@@ -147,7 +167,8 @@ Elf *elf_guard_begin(int fd)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (!symtabs_fit(elf)) {
+	if (!symtabs_fit(elf) || elf_section_notes_fit(elf, ELF_SECTION_MAX_NOTES) ||
+	    !minidebug_fits(elf)) {
 		elf_end(elf);
 		errno = E2BIG;
 		return NULL;

@@ -23,7 +23,9 @@ int elf_guard_check(int fd);
 
 /* elf_guard_check(), then elf_begin(fd, ELF_C_READ) (libelf reads with pread on demand and
  * never maps the file), then checks that the symbol and string tables fit
- * ELF_GUARD_MAX_SYMTAB_BYTES. fd is not consumed and must outlive the Elf. Returns the Elf, or
+ * ELF_GUARD_MAX_SYMTAB_BYTES, the notes ELF_SECTION_MAX_NOTES, and that a .gnu_debugdata
+ * section (at most ELF_SECTION_MAX_MINIDEBUG) decompresses to at most
+ * ELF_GUARD_MAX_SYMTAB_BYTES (E2BIG otherwise). fd is not consumed and must outlive the Elf. Returns the Elf, or
  * NULL with errno set as above. */
 Elf *elf_guard_begin(int fd);
 

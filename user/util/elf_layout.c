@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/elf_section.h"
 #include "util/elf_layout.h"
 
 static int kind_ok(const GElf_Shdr *shdr, enum elf_scn_kind kind)
@@ -134,10 +135,9 @@ void elf_each_defined_symbol(Elf *elf, elf_symbol_fn fn, void *ctx)
 		if (!gelf_getshdr(scn, &sh) ||
 		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB))
 			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data || !sh.sh_entsize)
+		if (!sh.sh_entsize || elf_section_data(scn, ELF_SECTION_MAX_SYMBOLS, &data))
 			continue;
-		n = sh.sh_size / sh.sh_entsize;
+		n = data->d_size / sh.sh_entsize; /* what was read, not what sh_size claims */
 		for (i = 0; i < n; i++) {
 			if (!gelf_getsym(data, i, &sym) || sym.st_shndx == SHN_UNDEF)
 				continue;

@@ -7,6 +7,7 @@
 
 #include "util/gopclntab.h"
 #include "util/elf_layout.h"
+#include "util/elf_section.h"
 
 #define MAGIC_116 0xfffffffau
 #define MAGIC_118 0xfffffff0u
@@ -42,11 +43,22 @@ static int fits(const struct gopclntab *t, uint64_t off, uint64_t len)
 	return off <= t->size && len <= t->size - off;
 }
 
-/* The NUL-terminated string at off, or NULL when it runs off the table. */
-static const char *str_at(const struct gopclntab *t, uint64_t off)
+/* The NUL-terminated string at off, or NULL when it runs off the table or is longer than
+ * GOPCLNTAB_NAME_MAX (so one lookup reads at most that many bytes); *len (may be NULL) gets its
+ * length. */
+static const char *str_at(const struct gopclntab *t, uint64_t off, size_t *len)
 {
-	if (off >= t->size || !memchr(t->data + off, '\0', t->size - off))
+	size_t room;
+	const uint8_t *nul;
+
+	if (off >= t->size)
 		return NULL;
+	room = t->size - off < GOPCLNTAB_NAME_MAX + 1 ? t->size - off : GOPCLNTAB_NAME_MAX + 1;
+	nul = memchr(t->data + off, '\0', room);
+	if (!nul)
+		return NULL;
+	if (len)
+		*len = (size_t)(nul - (t->data + off));
 	return (const char *)t->data + off;
 }
 
@@ -132,12 +144,38 @@ int gopclntab_func_at(const struct gopclntab *t, uint64_t i, struct gopclntab_fu
 		return -ENOEXEC;
 	f->func_off = t->functab + off;
 	memcpy(&nameoff, t->data + f->func_off + FUNC_NAMEOFF(t->version), sizeof(nameoff));
-	f->name = nameoff < 0 ? NULL : str_at(t, t->funcname + (uint64_t)nameoff);
+	f->name = nameoff < 0 ? NULL : str_at(t, t->funcname + (uint64_t)nameoff, &f->name_len);
 	f->entry = row_entry(t, i);
 	f->end = row_entry(t, i + 1);
 	if (!f->name || f->end < f->entry)
 		return -ENOEXEC;
 	return 0;
+}
+
+int gopclntab_find_name(const struct gopclntab *t, const char *want, int suffix,
+			struct gopclntab_func *f)
+{
+	/* Real tables name each function once, so their names add up to less than the table;
+	 * rows that keep naming long strings (a crafted table) spend the budget instead. */
+	uint64_t i, budget = 2 * (uint64_t)t->size + GOPCLNTAB_NAME_MAX;
+	size_t wlen = strlen(want);
+	int err;
+
+	if (t->nfunc > GOPCLNTAB_MAX_SEARCH_FUNCS)
+		return -E2BIG;
+	for (i = 0; i < t->nfunc; i++) {
+		err = gopclntab_func_at(t, i, f);
+		if (err)
+			return err;
+		if (f->name_len + 1 > budget)
+			return -E2BIG;
+		budget -= f->name_len + 1;
+		if (suffix ? f->name_len > wlen &&
+				     !memcmp(f->name + f->name_len - wlen, want, wlen) :
+			     f->name_len == wlen && !memcmp(f->name, want, wlen))
+			return 0;
+	}
+	return -ENOENT;
 }
 
 int gopclntab_find(const struct gopclntab *t, uint64_t pc, struct gopclntab_func *f)
@@ -179,18 +217,19 @@ static int read_uvarint(const struct gopclntab *t, uint64_t *off, uint32_t *out)
 }
 
 /* Runs the pc-value table at pctab + table_off from entry to pc (runtime.pcvalue). Each step
- * consumes at least two bytes, so the walk ends within the table's size. */
+ * consumes at least two bytes, so the walk ends within the table's size, and it stops after
+ * GOPCLNTAB_MAX_PCVALUE_STEPS: one lookup reads a few megabytes at most. */
 int gopclntab_pcvalue(const struct gopclntab *t, uint32_t table_off, uint64_t entry, uint64_t pc,
 		      int32_t *value)
 {
 	uint64_t off = t->pctab + table_off, cur = entry;
 	int64_t val = -1;
-	uint32_t uv, pcdelta;
+	uint32_t uv, pcdelta, steps;
 	int first = 1;
 
 	if (!table_off || off < t->pctab)
 		return -ENOENT;
-	for (;;) {
+	for (steps = 0; steps < GOPCLNTAB_MAX_PCVALUE_STEPS; steps++) {
 		if (read_uvarint(t, &off, &uv))
 			return -ENOEXEC;
 		if (!uv && !first)
@@ -205,11 +244,12 @@ int gopclntab_pcvalue(const struct gopclntab *t, uint32_t table_off, uint64_t en
 			return 0;
 		}
 	}
+	return -ENOEXEC;
 }
 
 const char *gopclntab_name(const struct gopclntab *t, int64_t nameoff)
 {
-	return nameoff < 0 ? NULL : str_at(t, t->funcname + (uint64_t)nameoff);
+	return nameoff < 0 ? NULL : str_at(t, t->funcname + (uint64_t)nameoff, NULL);
 }
 
 int gopclntab_source(const struct gopclntab *t, const struct gopclntab_func *f, uint64_t pc,
@@ -234,7 +274,7 @@ int gopclntab_source(const struct gopclntab *t, const struct gopclntab_func *f, 
 	if (!fits(t, slot, 4))
 		return -ENOEXEC;
 	fileoff = rd32(t->data + slot);
-	*file = fileoff == UINT32_MAX ? NULL : str_at(t, t->filetab + fileoff);
+	*file = fileoff == UINT32_MAX ? NULL : str_at(t, t->filetab + fileoff, NULL);
 	*line = ln;
 	return *file ? 0 : -ENOEXEC;
 }
@@ -248,6 +288,7 @@ int gopclntab_from_elf(struct gopclntab *t, Elf *elf)
 	uint64_t text_vaddr = 0;
 	int err;
 
+	memset(t, 0, sizeof(*t));
 	if (!scn) /* internally linked PIE keeps it in RELRO data */
 		scn = elf_section_named(elf, ".data.rel.ro.gopclntab", ELF_SCN_ANY, &shdr);
 	if (!scn)
@@ -256,8 +297,10 @@ int gopclntab_from_elf(struct gopclntab *t, Elf *elf)
 		return -ENOEXEC;
 	if (text && gelf_getshdr(text, &shdr))
 		text_vaddr = shdr.sh_addr;
-	data = elf_getdata(scn, NULL);
-	if (!data || !data->d_buf)
+	err = elf_section_data(scn, ELF_SECTION_MAX_GO_TABLE, &data);
+	if (err)
+		return err;
+	if (!data->d_buf)
 		return -ENOEXEC;
 	if (!gelf_getshdr(scn, &shdr))
 		return -ENOEXEC;

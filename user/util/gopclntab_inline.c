@@ -6,6 +6,7 @@
 #include <gelf.h>
 #include <string.h>
 
+#include "util/elf_section.h"
 #include "util/gopclntab_inline.h"
 #include "util/elf_layout.h"
 
@@ -50,8 +51,9 @@ static uint64_t find_gofunc(const struct gopclntab *t, Elf *elf)
 	const uint8_t *p;
 
 	scn = elf_section_named(elf, ".noptrdata", ELF_SCN_PROGBITS, &shdr);
-	d = scn ? elf_getdata(scn, NULL) : NULL;
-	if (!d || !d->d_buf || d->d_size < md + 8)
+	if (!scn || elf_section_data(scn, ELF_SECTION_MAX_GO_TABLE, &d))
+		return 0;
+	if (!d->d_buf || d->d_size < md + 8)
 		return 0;
 	p = d->d_buf;
 	for (off = 0; off <= d->d_size - md - 8; off += 8)
@@ -66,6 +68,7 @@ int gopclntab_inline_from_elf(struct gopclntab_inl *inl, const struct gopclntab 
 	GElf_Shdr shdr;
 	Elf_Data *d;
 	Elf_Scn *scn;
+	int err;
 
 	memset(inl, 0, sizeof(*inl));
 	if (t->version < 118 || !t->vaddr)
@@ -74,8 +77,12 @@ int gopclntab_inline_from_elf(struct gopclntab_inl *inl, const struct gopclntab 
 	if (!gofunc)
 		return -ENODATA;
 	scn = elf_section_at(elf, gofunc, &shdr);
-	d = scn ? elf_getdata(scn, NULL) : NULL;
-	if (!d || !d->d_buf || gofunc - shdr.sh_addr >= d->d_size)
+	if (!scn)
+		return -ENOEXEC;
+	err = elf_section_data(scn, ELF_SECTION_MAX_GO_TABLE, &d);
+	if (err)
+		return err;
+	if (!d->d_buf || gofunc - shdr.sh_addr >= d->d_size)
 		return -ENOEXEC;
 	inl->data = (const uint8_t *)d->d_buf + (gofunc - shdr.sh_addr);
 	inl->size = d->d_size - (gofunc - shdr.sh_addr);

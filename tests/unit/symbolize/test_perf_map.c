@@ -186,6 +186,52 @@ static void test_perf_map_refuses_fifo_and_device_symlink(void **state)
 	assert_int_equal(errno, ELOOP);
 }
 
+static void append_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "a");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Lines a JIT appends are read from where the last read stopped: an unfinished last line is read
+ * again once complete, a new entry at a known address replaces the old one, and the caps count
+ * the whole file. */
+static void test_perf_map_append_reads_only_new_lines(void **state)
+{
+	struct perf_map_limits lim = { .max_bytes = 4096, .max_lines = 6 };
+	struct perf_map *pm;
+	char path[4096];
+	int fd, capped = 0;
+
+	snprintf(path, sizeof(path), "%s/perf-2.map", (char *)*state);
+	write_file(path, "1000 10 first\n3000 10 third\n50");
+	fd = open(path, O_RDONLY);
+	pm = perf_map_read_fd(fd, &lim, &capped);
+	assert_non_null(pm);
+	assert_int_equal(perf_map_count(pm), 2); /* "50": a line without its size yet */
+	assert_int_equal(perf_map_offset(pm), strlen("1000 10 first\n3000 10 third\n"));
+	append_file(path, "00 10 fifth\n2000 10 second\n1000 8 first_again\n");
+	assert_int_equal(perf_map_append_fd(pm, fd, &lim, &capped), 0);
+	assert_false(capped);
+	assert_int_equal(perf_map_count(pm), 4);
+	assert_string_equal(perf_map_find(pm, 0x5004, NULL, NULL), "fifth");
+	assert_string_equal(perf_map_find(pm, 0x2004, NULL, NULL), "second");
+	assert_string_equal(perf_map_find(pm, 0x1004, NULL, NULL), "first_again");
+	assert_string_equal(perf_map_find(pm, 0x3004, NULL, NULL), "third");
+	/* Nothing new: nothing read. Then the line cap (6 lines in all) stops the next append. */
+	assert_int_equal(perf_map_append_fd(pm, fd, &lim, &capped), 0);
+	assert_int_equal(perf_map_count(pm), 4);
+	append_file(path, "6000 10 sixth\n7000 10 seventh\n");
+	assert_int_equal(perf_map_append_fd(pm, fd, &lim, &capped), 0);
+	assert_true(capped);
+	assert_string_equal(perf_map_find(pm, 0x6004, NULL, NULL), "sixth");
+	assert_null(perf_map_find(pm, 0x7004, NULL, NULL));
+	close(fd);
+	perf_map_free(pm);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -199,6 +245,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_perf_map_refuses_fifo_and_device_symlink,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_perf_map_append_reads_only_new_lines, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_perf_map_reads_through_container_root, setup,
 						teardown),
 	};

@@ -67,13 +67,27 @@ static void make_code(void)
 	set_ptr(136, &table);
 }
 
+static uint64_t ptr_at(size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, code + off, sizeof(v));
+	return v;
+}
+
+/* The check BPF computes from the code object as it is now (3.12 offsets). */
+static uint32_t check_now(void)
+{
+	return SPANPROF_PY_CHECK(ptr_at(120), ptr_at(112), ptr_at(128), ptr_at(136));
+}
+
 static struct py_frame frame_now(uint32_t lasti)
 {
 	struct py_frame f = { .code = (uint64_t)(uintptr_t)code,
 			      .firstlineno = 10,
 			      .lasti = lasti };
 
-	f.check = (uint32_t)((uint64_t)(uintptr_t)&name ^ (uint64_t)(uintptr_t)&file);
+	f.check = check_now();
 	return f;
 }
 
@@ -110,7 +124,6 @@ static void test_reused_code_object_is_not_misnamed(void **state)
 	set_ptr(120, &other_name);
 	set_ptr(128, &other_name);
 	f = frame_now(0);
-	f.check = (uint32_t)((uint64_t)(uintptr_t)&other_name ^ (uint64_t)(uintptr_t)&file);
 	python_symbols_resolve(ps, getpid(), off, &f, &l);
 	assert_string_equal(l.function, "parse_order");
 	/* BPF saw the old object but it changed before the agent read it: not named at all. */
@@ -118,6 +131,33 @@ static void test_reused_code_object_is_not_misnamed(void **state)
 	python_symbols_resolve(ps, getpid(), off, &f, &l);
 	assert_string_equal(l.function, "[python code gone]");
 	assert_null(l.file);
+	python_symbols_free(ps);
+}
+
+/* exec-generated code (dataclass, namedtuple): a new code object at the freed one's address
+ * with the same interned name and file and the same first line, but its own qualified name
+ * and line table. */
+static void test_reused_code_object_with_new_qualname_is_read_anew(void **state)
+{
+	const struct python_offsets *off = python_offsets_for(3, 12);
+	struct python_symbols *ps = python_symbols_new("/proc", 4);
+	struct fake_str qual2;
+	struct fake_bytes table2;
+	struct py_frame f;
+	struct sym_line l;
+
+	(void)state;
+	make_code();
+	f = frame_now(0);
+	python_symbols_resolve(ps, getpid(), off, &f, &l);
+	assert_string_equal(l.function, "Cart.price_cart");
+	make_str(&qual2, "Order.price_cart");
+	table2 = table;
+	set_ptr(128, &qual2);
+	set_ptr(136, &table2);
+	f = frame_now(0);
+	python_symbols_resolve(ps, getpid(), off, &f, &l);
+	assert_string_equal(l.function, "Order.price_cart");
 	python_symbols_free(ps);
 }
 
@@ -146,6 +186,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reads_name_file_line),
 		cmocka_unit_test(test_reused_code_object_is_not_misnamed),
+		cmocka_unit_test(test_reused_code_object_with_new_qualname_is_read_anew),
 		cmocka_unit_test(test_hostile_lengths),
 	};
 
