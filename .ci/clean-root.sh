@@ -55,7 +55,7 @@ main() {
 	mkdir -p "$cache/apt-archives/partial"
 	clone_checkout "$root"
 	unshare --mount --propagation private "$src/.ci/root-binds.sh" "$root" \
-		"$cache/apt-archives" || rc=$?
+		"$cache/apt-archives" "$cache" || rc=$?
 	if grep -qF " $root/" /proc/self/mountinfo; then
 		log "mounts under $root are still present; leaving it in place"
 		trap - EXIT
