@@ -12,7 +12,7 @@ suite=bookworm
 
 log() { printf 'clean-root: %s\n' "$*"; }
 
-# shellcheck source=root-cache.sh
+# shellcheck source-path=SCRIPTDIR source=root-cache.sh
 . "$src/.ci/root-cache.sh"
 
 mirror= # the Debian archive the bare root is made from

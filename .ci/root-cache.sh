@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154 # $src, $cache and log come from the sourcing script
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Sourced by the scripts that make Debian roots with debootstrap (.ci/clean-root.sh, the bare
 # Debian 12 root CI proves the README in; .ci/ruby-root.sh, the Debian 13 root the Ruby 3.3 test

@@ -16,7 +16,7 @@ extra_suite=experimental # ruby3.4 lives only here so far
 
 log() { printf 'ruby-root: %s\n' "$*"; }
 
-# shellcheck source=root-cache.sh
+# shellcheck source-path=SCRIPTDIR source=root-cache.sh
 . "$src/.ci/root-cache.sh"
 
 mirror= # the Debian archive the root is made from
@@ -49,7 +49,7 @@ build_ruby_root() { # dir
 # Unpacks TARBALL into ruby_root unless it holds that tarball already; the old root is swapped
 # out whole, so a reader sees one root or the other.
 unpack() { # tarball
-	local stamp=$ruby_root/.spanprof-root tmp
+	local stamp=$ruby_root/.spanprof-root tmp rubies
 
 	if [ "$(cat "$stamp" 2>/dev/null)" = "$(basename "$1")" ]; then
 		log "$ruby_root holds $(basename "$1") already"
@@ -65,8 +65,8 @@ unpack() { # tarball
 	fi
 	mv "$tmp" "$ruby_root"
 	rm -rf --one-file-system "$tmp.old"
-	log "unpacked $(basename "$1") into $ruby_root:" \
-		"$(ls "$ruby_root"/usr/bin/ruby3.* 2>/dev/null | xargs -rn1 basename | tr '\n' ' ')"
+	rubies=("$ruby_root"/usr/bin/ruby3.*)
+	log "unpacked $(basename "$1") into $ruby_root: ${rubies[*]##*/}"
 }
 
 main() {
