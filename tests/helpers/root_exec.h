@@ -2,7 +2,7 @@
 /* Test-only: puts a forked child under another root file system, as a container runtime does,
  * so a workload whose libraries live only there (a newer Debian's Ruby) can be profiled from
  * this machine. Everything mounted lives in the child's private mount namespace and goes with
- * it; the root itself is only read. */
+ * it; the root itself is only read, beyond making the binds' mount points once. */
 #ifndef SPANPROF_TEST_ROOT_EXEC_H
 #define SPANPROF_TEST_ROOT_EXEC_H
 

@@ -94,7 +94,7 @@ int ruby_elf_ec_from_code(Elf *elf, int fd, const GElf_Sym *errinfo, struct ruby
 	uint8_t code[CODE_SCAN];
 	size_t len = read_code(elf, fd, errinfo, code, sizeof(code)), i;
 	bool has_mod = false, has_off = false;
-	uint64_t slot, offset = 0;
+	uint64_t slot, offset = 0, tls;
 	int32_t disp;
 
 	for (i = 0; i + GD_LEN <= len; i++) {
@@ -107,9 +107,10 @@ int ruby_elf_ec_from_code(Elf *elf, int fd, const GElf_Sym *errinfo, struct ruby
 		/* The slot's second word is the variable's offset in the module's TLS block: from
 		 * its relocation for an exported variable, else written at link time. */
 		slot_relocs(elf, slot, &has_mod, &has_off, &offset);
+		tls = tls_size(elf);
 		if (!has_mod ||
 		    (!has_off && elf_read_vaddr(elf, fd, slot + 8, &offset, sizeof(offset))) ||
-		    offset + sizeof(uint64_t) > tls_size(elf))
+		    tls < sizeof(uint64_t) || offset > tls - sizeof(uint64_t))
 			return -ENOENT;
 		out->has_tls_ec = 1;
 		out->tls_ec_offset = offset;
