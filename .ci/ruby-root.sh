@@ -25,8 +25,8 @@ sources= # the root's apt sources
 # Debian's ruby3.4 from experimental, if it installs; its absence is not a failure.
 add_ruby34() { # dir
 	mount -t proc proc "$1/proc"
-	chroot "$1" apt-get update -qq
-	if chroot "$1" apt-get install -y -qq --no-install-recommends -t "$extra_suite" ruby3.4; then
+	if chroot "$1" apt-get update -qq &&
+		chroot "$1" apt-get install -y -qq --no-install-recommends -t "$extra_suite" ruby3.4; then
 		echo "ruby3.4 from $extra_suite installed"
 	else
 		echo "ruby3.4 from $extra_suite did not install; the root has ruby3.3 only"
