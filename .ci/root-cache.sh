@@ -14,7 +14,8 @@ root_cache_ensure_debootstrap() {
 }
 
 # Prints the path of the cached root tarball NAME for today and SPEC, building it if needed with
-# BUILD_FN DIR (which fills the empty directory DIR; its output goes to a log shown on failure).
+# BUILD_FN DIR (which fills the empty directory DIR; its output goes to CACHE/NAME.log, whose
+# tail is shown on failure).
 # One builder per name at a time: a second caller waits for the first and reuses its tarball.
 root_cache_tarball() { # name spec build_fn
 	local name=$1 key tarball tmp lock rc=0
@@ -36,6 +37,7 @@ root_cache_tarball() { # name spec build_fn
 			tar -C "$tmp" --numeric-owner -cpf "$tarball.part" . &&
 				mv "$tarball.part" "$tarball" || rc=$?
 		fi
+		cp "$tmp.log" "$cache/$name.log" # the last build's log, kept for reading
 		rm -rf --one-file-system "$tmp" "$tmp.log" "$tarball.part"
 		if [ "$rc" -eq 0 ]; then
 			find "$cache" -maxdepth 1 -name "$name-*.tar" ! -path "$tarball" -delete

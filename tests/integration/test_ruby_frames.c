@@ -296,9 +296,10 @@ static int root_ruby(struct ruby_env *env, const char *version)
 		printf("  skip: no %s: the Debian 13 root (.ci/ruby-root.sh, run by "
 		       "scripts/setup-debian.sh) is missing or has no Ruby %s%s\n",
 		       path, version,
-		       strcmp(version, "3.4") ? "" :
-						" (Debian has it only in experimental; see the "
-						"root's build log)");
+		       strcmp(version, "3.4") ?
+			       "" :
+			       " (Debian has it only in experimental; whether it "
+			       "installed: /var/cache/spanprof-ci/trixie-ruby.log)");
 		return 0;
 	}
 	if (!realpath(build_path("."), build)) {
