@@ -12,54 +12,13 @@ suite=bookworm
 
 log() { printf 'clean-root: %s\n' "$*"; }
 
-ensure_debootstrap() {
-	command -v debootstrap >/dev/null && return 0
-	log "installing debootstrap"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 \
-		debootstrap >/dev/null
-}
+# shellcheck source-path=SCRIPTDIR source=root-cache.sh
+. "$src/.ci/root-cache.sh"
 
-# Prints the path of the cached bare root for today and this mirror, building it if needed.
-bare_root_tarball() { # mirror
-	local key tarball tmp
+mirror= # the Debian archive the bare root is made from
 
-	key=$(printf '%s' "$1" | sha256sum | cut -c1-12)
-	tarball=$cache/$suite-minbase-$(date -u +%Y%m%d)-$key.tar
-	mkdir -p "$cache"
-	exec 9>"$cache/lock" # one builder at a time; a second run waits and reuses the result
-	flock 9
-	if [ ! -s "$tarball" ]; then
-		log "building a bare $suite root from $1 (cold cache)" >&2
-		tmp=$(mktemp -d "$cache/build.XXXXXX")
-		if ! debootstrap --variant=minbase "$suite" "$tmp" "$1" >"$tmp.log" 2>&1; then
-			tail -n 30 "$tmp.log" >&2
-			rm -rf --one-file-system "$tmp" "$tmp.log"
-			return 1
-		fi
-		tar -C "$tmp" --numeric-owner -cpf "$tarball.part" .
-		mv "$tarball.part" "$tarball"
-		rm -rf --one-file-system "$tmp" "$tmp.log"
-		find "$cache" -maxdepth 1 -name "$suite-minbase-*.tar" ! -path "$tarball" -delete
-	else
-		log "reusing the bare root $tarball (warm cache)" >&2
-	fi
-	flock -u 9
-	echo "$tarball"
-}
-
-# apt inside the root: this machine's Debian sources for the suite, its Acquire:: settings
-# (proxies, snapshot validity) and its resolver.
-configure_apt() { # root mirror
-	local f
-
-	"$src/.ci/apt-sources.sh" | awk -v s="$suite" '$2 ~ "^" s "(-|$)" { print "deb " $0 }' \
-		>"$1/etc/apt/sources.list"
-	[ -s "$1/etc/apt/sources.list" ] || echo "deb $2 $suite main" >"$1/etc/apt/sources.list"
-	for f in /etc/apt/apt.conf.d/*; do
-		[ -f "$f" ] && grep -q '^[[:space:]]*Acquire::' "$f" && cp "$f" "$1/etc/apt/apt.conf.d/"
-	done
-	cp -L /etc/resolv.conf "$1/etc/resolv.conf"
-	mkdir -p "$cache/apt-archives/partial"
+build_bare_root() { # dir
+	debootstrap --variant=minbase "$suite" "$1" "$mirror"
 }
 
 # The checkout's committed HEAD, cloned as a user would, into root's 0700 home.
@@ -78,12 +37,12 @@ clone_checkout() { # root
 root= # global: the EXIT trap removes it after main has returned
 
 main() {
-	local mirror tarball rc=0
+	local tarball sources rc=0
 
 	[ "$(id -u)" -eq 0 ] || { log "must run as root"; return 1; }
-	ensure_debootstrap
+	root_cache_ensure_debootstrap
 	mirror=$("$src/.ci/apt-sources.sh" --mirror "$suite")
-	tarball=$(bare_root_tarball "$mirror")
+	tarball=$(root_cache_tarball "$suite-minbase" "$mirror" build_bare_root)
 	root=$(mktemp -d /var/tmp/spanprof-ci-root.XXXXXX)
 	# The binds live in a private mount namespace, so they end with it even on SIGKILL;
 	# the root directory itself is removed here, never across a mount (--one-file-system).
@@ -91,10 +50,12 @@ main() {
 	trap 'exit 130' INT TERM
 	tar -C "$root" --numeric-owner -xpf "$tarball"
 	chmod 0755 "$root" # it becomes /; mktemp made it 0700
-	configure_apt "$root" "$mirror"
+	sources=$(root_cache_sources "$suite" "$suite")
+	root_cache_configure_apt "$root" "${sources:-deb $mirror $suite main}"
+	mkdir -p "$cache/apt-archives/partial"
 	clone_checkout "$root"
 	unshare --mount --propagation private "$src/.ci/root-binds.sh" "$root" \
-		"$cache/apt-archives" || rc=$?
+		"$cache/apt-archives" "$cache" || rc=$?
 	if grep -qF " $root/" /proc/self/mountinfo; then
 		log "mounts under $root are still present; leaving it in place"
 		trap - EXIT

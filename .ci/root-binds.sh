@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Run by .ci/clean-root.sh inside a private mount namespace (unshare --mount): binds what the
 # agent and the tests need into ROOT (/proc, /sys, /sys/fs/bpf, tracefs, debugfs when this machine
-# has it, cgroups, /dev, /dev/pts, /dev/shm, the shared .deb cache), runs the README's commands
-# in ROOT as root with a clean environment, and unmounts everything again on any exit.
+# has it, cgroups, /dev, /dev/pts, /dev/shm, the shared .deb cache, and the root cache, so the
+# set-up's Debian 13 root for the Ruby tests is built once a day for both), runs the README's
+# commands in ROOT as root with a clean environment, and unmounts everything again on any exit.
 set -euo pipefail
-root=${1:?usage: root-binds.sh ROOT DEB_CACHE}
-debs=${2:?usage: root-binds.sh ROOT DEB_CACHE}
+root=${1:?usage: root-binds.sh ROOT DEB_CACHE ROOT_CACHE}
+debs=${2:?usage: root-binds.sh ROOT DEB_CACHE ROOT_CACHE}
+roots=${3:?usage: root-binds.sh ROOT DEB_CACHE ROOT_CACHE}
 mounted=() # in mount order; unmounted in reverse
 
 bind() { # source target [--rbind]
@@ -61,6 +63,7 @@ if mountpoint -q /dev/shm; then
 	bind /dev/shm /dev/shm
 fi
 bind "$debs" /var/cache/apt/archives
+bind "$roots" /var/cache/spanprof-ci
 echo "root-binds: mounted ${mounted[*]#"$root"}"
 
 # A root login's environment: nothing of this machine's PATH (pyenv, cargo) leaks in.

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# Installs spanprof's build and test dependencies on Debian (run as root), and mounts tracefs if
-# it is missing (the agent's mmap tracepoint needs it).
+# Installs spanprof's build and test dependencies on Debian (run as root), mounts tracefs if
+# it is missing (the agent's mmap tracepoint needs it), and makes the Debian 13 root the tests run
+# Ruby 3.3/3.4 in (.ci/ruby-root.sh: debootstrap, cached per day; a failure there only means those
+# tests skip).
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
@@ -15,7 +17,7 @@ apt-get install -y -qq --no-install-recommends \
 	golang-github-masterminds-sprig-dev golang-github-xeipuuv-gojsonschema-dev \
 	golang-gopkg-yaml.v2-dev golang-gopkg-yaml.v3-dev golang-opentelemetry-otel-dev yamllint \
 	python3 ruby ruby-minitest \
-	libcap2-bin >/dev/null # the Docker image's setcap: tests/deploy follows its dependencies
+	libcap2-bin debootstrap >/dev/null # setcap: tests/deploy; debootstrap: .ci/ruby-root.sh
 # The span explorer's browser test: Debian's Chromium, driven by playwright-core from the npm
 # registry (a pinned version, outside the repository; it downloads no browser of its own). 1.61
 # is the last release that runs on Debian 12's node 18; it drives Chromium 156 as well.
@@ -42,3 +44,5 @@ fi
 # /var/cache/spanprof-go, never installed); a missing one only makes its tests skip.
 "$(dirname "$0")/fetch-go-toolchains.sh" ||
 	echo "note: fetching the newer Go toolchains failed; the Go tests run on golang-go only"
+"$(dirname "$0")/../.ci/ruby-root.sh" ||
+	echo "note: no Debian 13 root for Ruby 3.3/3.4 (see above); test_ruby_frames skips those Rubies"

@@ -42,6 +42,8 @@ static void child_exec(const struct profiled_run *r, int in_fd, const char *out_
 	for (const char *const *e = r->workload_env; e && *e; e++)
 		putenv((char *)*e);
 	putenv("SPANPROF_WORKLOAD_GATE=1");
+	if (r->root && root_enter(r->root, r->root_binds))
+		_exit(125);
 	if (read(0, &go, 1) != 1)
 		_exit(126);
 	execv(r->workload_argv[0], (char *const *)r->workload_argv);
@@ -94,9 +96,14 @@ static int wait_attach(struct profiled_run *r, int gate_fd)
 	const char *file = r->hook_file ? r->hook_file : r->workload_argv[0];
 	double t0 = now_s();
 
-	/* The mapping's path as /proc/PID/maps shows it: canonical. */
-	snprintf(want, sizeof(want), "span hook attached: %s (pid %d,",
-		 realpath(file, real) ? real : file, r->pid);
+	/* The mapping's path as /proc/PID/maps shows it: canonical. Under a root, the path inside
+	 * it, which an agent that is itself chrooted (CI's clean root) sees with a prefix: the
+	 * line is matched from the path on. */
+	if (r->root)
+		snprintf(want, sizeof(want), "%s (pid %d,", file, r->pid);
+	else
+		snprintf(want, sizeof(want), "span hook attached: %s (pid %d,",
+			 realpath(file, real) ? real : file, r->pid);
 	if (write(gate_fd, "x", 1) != 1)
 		return -1;
 	if (!agent_proc_wait_log(&r->agent, want, ATTACH_TIMEOUT_S)) {

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "agent_proc.h"
+#include "root_exec.h"
 
 /* The samples a task gets per CPU second at the agent's default 100 Hz lie in this band. On this
  * 2-CPU VM with every CPU busy, cpu-clock sampling gave one task 0.45 to 1.3 times the nominal
@@ -33,6 +34,10 @@ struct profiled_run {
 	const char *const *workload_argv; /* argv[0] is a path */
 	const char *const *workload_env; /* "K=V", NULL-terminated, may be NULL */
 	const char *hook_file; /* the file whose attach to wait for (NULL: workload_argv[0]) */
+	/* Non-NULL: the workload runs chrooted there (root_enter() with root_binds), workload_argv[0]
+	 * is a path inside it, and hook_file is the hook's path as the workload sees it. */
+	const char *root;
+	const struct root_bind *root_binds;
 	int agent_stops_itself; /* agent_args has --duration: wait for the agent's exit */
 	int keep_agent; /* leave the agent running; the caller stops it (agent_proc_stop) */
 	/* Out. */

@@ -87,23 +87,76 @@ for py in "${pythons[@]}"; do
 	rm -f "$out"
 done
 
-echo "=== ruby: hooks/ruby (minitest)"
-out=$(mktemp)
-# Test files come first, then "--", then minitest's own options (read from ARGV at exit).
-(cd "$top/hooks/ruby" && "$RUBY" -Ilib -Itest -e '
-	files = ARGV.take_while { |a| a != "--" }
-	ARGV.replace(ARGV.drop(files.size + 1))
-	files.sort.each { |f| require File.expand_path(f) }' test/test_*.rb -- -v) 2>&1 | tee "$out"
-rc=${PIPESTATUS[0]}
-line=$(grep -E '^[0-9]+ runs, [0-9]+ assertions, [0-9]+ failures, [0-9]+ errors, [0-9]+ skips' "$out" | tail -n 1)
-rm -f "$out"
-if [ -n "$line" ]; then
+# Adds one minitest run's counts (its "N runs, ... N skips" line in the output file).
+add_minitest() { # output-file status what
+	local line runs f e s
+
+	line=$(grep -E '^[0-9]+ runs, [0-9]+ assertions, [0-9]+ failures, [0-9]+ errors, [0-9]+ skips' "$1" | tail -n 1)
+	if [ -z "$line" ]; then
+		crashed "$3"
+		return
+	fi
 	read -r runs f e s <<<"$(echo "$line" | sed 's/^\([0-9]*\) runs, [0-9]* assertions, \([0-9]*\) failures, \([0-9]*\) errors, \([0-9]*\) skips.*/\1 \2 \3 \4/')"
 	add $((runs - f - e - s)) $((f + e)) "$s"
-	[ "$rc" -ne 0 ] && status=1
-else
-	crashed "the ruby suite"
+	[ "$2" -ne 0 ] && status=1
+}
+
+# Test files come first, then "--", then minitest's own options (read from ARGV at exit).
+# shellcheck disable=SC2016 # Ruby code, expanded by Ruby
+minitest_main='
+	files = ARGV.take_while { |a| a != "--" }
+	ARGV.replace(ARGV.drop(files.size + 1))
+	files.sort.each { |f| require File.expand_path(f) }'
+
+echo "=== ruby: hooks/ruby (minitest)"
+out=$(mktemp)
+(cd "$top/hooks/ruby" && "$RUBY" -Ilib -Itest -e "$minitest_main" test/test_*.rb -- -v) 2>&1 | tee "$out"
+add_minitest "$out" "${PIPESTATUS[0]}" "the ruby suite"
+rm -f "$out"
+
+# The binding and the processor (no agent needed) under the Rubies of the Debian 13 root that
+# .ci/ruby-root.sh makes: their libruby needs its glibc, so they run there, pivot_root'ed in a
+# private mount namespace with this checkout bound in (read-only) at /spanprof.
+ruby_root=${SPANPROF_RUBY_ROOT:-/var/lib/spanprof-test/trixie-ruby}
+rubies=()
+for rb in "$ruby_root"/usr/bin/ruby3.*; do
+	[ -x "$rb" ] && rubies+=("$(basename "$rb")")
+done
+echo "=== ruby: hooks/ruby's binding and processor under the Debian 13 root's Rubies"
+if [ ${#rubies[@]} -eq 0 ] || [ "$(id -u)" -ne 0 ]; then
+	echo "SKIP: no Debian 13 root with Ruby 3.3+ at $ruby_root (.ci/ruby-root.sh, run by" \
+		"scripts/setup-debian.sh, makes it), or not root; the hooks were tested with $RUBY only"
+	add 0 0 1
+	rubies=()
 fi
+lib=${SPANPROF_LIBRARY:-$top/build/libspanprof.so}
+[[ "$lib" == "$top"/* ]] && lib=/spanprof/${lib#"$top"/}
+for rb in "${rubies[@]}"; do
+	echo "--- $rb"
+	out=$(mktemp)
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	unshare --mount --propagation private bash -ec '
+		root=$1 top=$2 lib=$3 rb=$4 main=$5
+		mount --bind "$root" "$root"
+		mkdir -p "$root/spanprof"
+		mount --bind "$top" "$root/spanprof"
+		mount -o remount,bind,ro "$root/spanprof"
+		mount -t proc proc "$root/proc"
+		mount --rbind /dev "$root/dev"
+		cd "$root"
+		pivot_root . .
+		umount -l .
+		cd /spanprof/hooks/ruby
+		exec env -i PATH=/usr/bin:/bin LANG=C.UTF-8 SPANPROF_LIBRARY="$lib" "$rb" -Ilib -Itest \
+			-e "$main" test/test_binding.rb test/test_span_processor.rb \
+			test/test_sdk_behaviour.rb -- -v' _ "$ruby_root" "$top" "$lib" "$rb" "$minitest_main" \
+		>"$out" 2>&1
+	rc=$?
+	grep -E '^[A-Za-z:]+#test_.* = .* [SEF]$|Failure|Error' "$out" | head -n 20
+	tail -n 3 "$out"
+	add_minitest "$out" "$rc" "the ruby suite under $rb"
+	rm -f "$out"
+done
 
 echo "$passed passed, $failed failed, $skipped skipped"
 exit $status

@@ -5,9 +5,15 @@
  * C extension (Zlib.crc32). The profiles must show, read by BPF from the interpreter's control
  * frames, each span's Ruby methods in call order with the script's path and a line of the hot
  * method, under the right span; each thread its own stack; the extension's native frames (libz)
- * under the Ruby method that called it. One agent per run, watching only that process. */
+ * under the Ruby method that called it. One agent per run, watching only that process.
+ * The same runs on Debian 12's Ruby 3.1 here and on the newer Rubies of a Debian 13 root
+ * (.ci/ruby-root.sh): their libruby needs a newer glibc, so they run chrooted there, in a mount
+ * namespace of their own, with the checkout bound in at another path, as in a container; the
+ * agent on this machine must find their files through /proc/PID/root. */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <libgen.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +26,7 @@
 
 #include "pprof_file.h"
 #include "profiled_run.h"
+#include "root_exec.h"
 #include "tmpdir.h"
 
 #define SPAN_1 "5a5a000000000001"
@@ -28,6 +35,20 @@
 #define SECONDS "3"
 #define NATIVE_LIB "/libz.so"
 #define MIN_SHOWN 0.95
+/* The Debian 13 root (SPANPROF_RUBY_ROOT overrides), and where the checkout shows inside it. */
+#define RUBY_ROOT "/var/lib/spanprof-test/trixie-ruby"
+#define IN_ROOT_TOP "/spanprof"
+
+/* The Ruby a run uses: Debian 12's here, or one of a Debian 13 root's. */
+struct ruby_env {
+	const char *root; /* NULL: this machine */
+	char ruby[32]; /* the interpreter, a path inside root */
+	const char *version; /* "3.1": the agent must say it reads CRuby 3.1.x frames */
+	char top[PATH_MAX]; /* the checkout as the workload sees it */
+	char build[PATH_MAX]; /* the build directory as the workload sees it */
+	struct root_bind binds[2];
+	char host_top[PATH_MAX];
+};
 
 /* One span's expectations: its Ruby call chain (innermost first, consecutive frames), the hot
  * method's lines in the script, and what the profiles showed. */
@@ -35,7 +56,8 @@ struct span_check {
 	const char *span;
 	const char *chain[4];
 	int first_line, last_line;
-	uint64_t span_samples; /* samples labelled with this span */
+	uint64_t span_samples; /* samples labelled with this span, less in_binding */
+	uint64_t in_binding; /* ... taken inside the binding's own set_span/clear_span call */
 	uint64_t shown; /* ... whose stack has the chain in order, with path and a hot line */
 	uint64_t hot_samples; /* samples whose stack has chain[0], any span */
 	uint64_t hot_right_span; /* ... labelled with this span */
@@ -44,7 +66,14 @@ struct span_check {
 	uint64_t native_leaf; /* shown samples whose leaf frame is in native_lib */
 	const char *callee; /* the C method chain[0] calls there (named from the ID), or NULL */
 	uint64_t callee_shown; /* native_leaf samples with callee right inside chain[0] */
+	int misses_printed; /* span samples without the chain printed so far */
 };
+
+#define MAX_MISSES_PRINTED 3
+/* The span is set before the binding's set_span call returns and cleared inside clear_span, so
+ * samples there carry it while running the binding, not the span's methods: they are counted
+ * apart, and must stay a small share (a loaded machine makes the uprobe slower). */
+#define MAX_IN_BINDING 0.2
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -105,6 +134,26 @@ static int shows_chain(const Perftools__Profiles__Profile *p, const Perftools__P
 	return 1;
 }
 
+/* A span sample that does not show the chain, frame by frame, for the log. */
+static void print_miss(const Perftools__Profiles__Profile *p, const Perftools__Profiles__Sample *s,
+		       struct span_check *c)
+{
+	const Perftools__Profiles__Line *l;
+	const Perftools__Profiles__Function *f;
+	size_t d;
+
+	if (c->misses_printed++ >= MAX_MISSES_PRINTED)
+		return;
+	printf("    %s: a sample without %s <- %s:", c->span, c->chain[0], c->chain[1]);
+	for (d = 0; d < s->n_location_id; d++) {
+		l = frame_line(p, s, d);
+		f = l ? pprof_function(p, l->function_id) : NULL;
+		printf(" %s:%lld", f ? pprof_str(p, f->name) ?: "?" : "?",
+		       l ? (long long)l->line : 0);
+	}
+	printf("\n");
+}
+
 static void count_sample(const Perftools__Profiles__Profile *p,
 			 const Perftools__Profiles__Sample *s, struct span_check *c,
 			 const char *span, uint64_t w)
@@ -112,8 +161,16 @@ static void count_sample(const Perftools__Profiles__Profile *p,
 	int mine = span && !strcmp(span, c->span), shown = mine && shows_chain(p, s, c);
 	const char *leaf = leaf_mapping(p, s);
 
+	if (mine && !shown &&
+	    (pprof_sample_has_function(p, s, "set_span") ||
+	     pprof_sample_has_function(p, s, "clear_span"))) {
+		c->in_binding += w;
+		return;
+	}
 	c->span_samples += mine ? w : 0;
 	c->shown += shown ? w : 0;
+	if (mine && !shown)
+		print_miss(p, s, c);
 	if (shown && c->native_lib && leaf && strstr(leaf, c->native_lib)) {
 		c->native_leaf += w;
 		if (c->callee &&
@@ -177,8 +234,11 @@ static void assert_span(const struct span_check *c)
 	       c->span, (unsigned long long)c->span_samples, (unsigned long long)c->shown,
 	       c->chain[0], c->chain[1], c->chain[0], (unsigned long long)c->hot_samples,
 	       (unsigned long long)c->hot_right_span, (unsigned long long)c->hot_other_span);
+	printf("    %s: %llu more span samples inside the binding's set_span/clear_span\n", c->span,
+	       (unsigned long long)c->in_binding);
 	assert_true(c->span_samples >= PROFILED_MIN_SAMPLES);
 	assert_true(c->shown >= MIN_SHOWN * c->span_samples);
+	assert_true(c->in_binding <= MAX_IN_BINDING * (c->span_samples + c->in_binding));
 	assert_true(c->hot_right_span >= MIN_SHOWN * c->hot_samples);
 	/* A thread's method never shows under another thread's span: each its own stack. */
 	assert_int_equal(c->hot_other_span, 0);
@@ -196,10 +256,6 @@ static int can_run(void)
 {
 	if (!agent_proc_can_run())
 		return 0;
-	if (access("/usr/bin/ruby", X_OK)) {
-		printf("  skip: no /usr/bin/ruby (scripts/setup-debian.sh installs it)\n");
-		return 0;
-	}
 #if defined(__SANITIZE_ADDRESS__)
 	printf("  skip: ruby cannot load the ASan-built hook library (make test runs this)\n");
 	return 0;
@@ -207,43 +263,104 @@ static int can_run(void)
 	return 1;
 }
 
-/* Runs the workload in mode under its own agent (frames 0: --interpreter-frames=false) and counts
- * its profiles into checks[0..1]. */
-static void run_ruby(const char *mode, int frames, struct span_check *checks)
+/* Debian 12's ruby on this machine; 0 (after saying why) when it cannot run. */
+static int host_ruby(struct ruby_env *env)
 {
-	char env_service[96], env_lib[4400], env_rb[4400], service[64], *dir;
-	const char *env[] = { env_service, env_lib, env_rb, NULL };
-	const char *wargv[] = { "/usr/bin/ruby", build_path("../tests/workloads/" SCRIPT), mode,
-				SECONDS, NULL };
+	memset(env, 0, sizeof(*env));
+	if (!can_run())
+		return 0;
+	if (access("/usr/bin/ruby", X_OK)) {
+		printf("  skip: no /usr/bin/ruby (scripts/setup-debian.sh installs it)\n");
+		return 0;
+	}
+	snprintf(env->ruby, sizeof(env->ruby), "/usr/bin/ruby");
+	env->version = "3.1";
+	snprintf(env->build, sizeof(env->build), "%s", build_path("."));
+	snprintf(env->top, sizeof(env->top), "%s", build_path(".."));
+	return 1;
+}
+
+/* ruby<version> of the Debian 13 root, with the checkout bound in at IN_ROOT_TOP; 0 (after
+ * saying why) when there is no such root or Ruby. */
+static int root_ruby(struct ruby_env *env, const char *version)
+{
+	const char *root = getenv("SPANPROF_RUBY_ROOT") ?: RUBY_ROOT;
+	char path[PATH_MAX + 64], build[PATH_MAX];
+
+	memset(env, 0, sizeof(*env));
+	if (!can_run())
+		return 0;
+	snprintf(env->ruby, sizeof(env->ruby), "/usr/bin/ruby%s", version);
+	snprintf(path, sizeof(path), "%s%s", root, env->ruby);
+	if (access(path, X_OK)) {
+		printf("  skip: no %s: the Debian 13 root (.ci/ruby-root.sh, run by "
+		       "scripts/setup-debian.sh) is missing or has no Ruby %s%s\n",
+		       path, version,
+		       strcmp(version, "3.4") ?
+			       "" :
+			       " (Debian has it only in experimental; whether it "
+			       "installed: /var/cache/spanprof-ci/trixie-ruby.log)");
+		return 0;
+	}
+	if (!realpath(build_path("."), build)) {
+		printf("  skip: cannot resolve the build directory %s\n", build_path("."));
+		return 0;
+	}
+	env->root = root;
+	env->version = version;
+	snprintf(env->host_top, sizeof(env->host_top), "%s", build);
+	dirname(env->host_top);
+	env->binds[0] = (struct root_bind){ env->host_top, IN_ROOT_TOP };
+	snprintf(env->top, sizeof(env->top), "%s", IN_ROOT_TOP);
+	snprintf(env->build, sizeof(env->build), IN_ROOT_TOP "/%s", basename(build));
+	return 1;
+}
+
+/* Runs the workload in mode with env's Ruby under its own agent (frames 0:
+ * --interpreter-frames=false) and counts its profiles into checks[0..1]. */
+static void run_ruby(const struct ruby_env *env, const char *mode, int frames,
+		     struct span_check *checks)
+{
+	char env_service[96], env_lib[4400], env_rb[4400], service[64], script[PATH_MAX + 64],
+		hook[PATH_MAX + 32], version_log[64], *dir;
+	const char *envp[] = { env_service, env_lib, env_rb, NULL };
+	const char *wargv[] = { env->ruby, script, mode, SECONDS, NULL };
 	const char *args[] = {
 		"--output", NULL, "--interval", "1", frames ? NULL : "--interpreter-frames=false",
 		NULL
 	};
 	struct profiled_run r = { .agent_args = args,
 				  .workload_argv = wargv,
-				  .workload_env = env,
-				  .hook_file = build_path("libspanprof.so") };
+				  .workload_env = envp,
+				  .hook_file = hook,
+				  .root = env->root,
+				  .root_binds = env->binds };
 	uint64_t total = 0;
 	int files;
 
 	dir = tmpdir_new("it-rb");
 	assert_non_null(dir);
 	r.dir = args[1] = dir;
+	snprintf(script, sizeof(script), "%s/tests/workloads/" SCRIPT, env->top);
+	snprintf(hook, sizeof(hook), "%s/libspanprof.so", env->build);
 	snprintf(service, sizeof(service), "it-rb-%d", getpid());
 	snprintf(env_service, sizeof(env_service), "OTEL_SERVICE_NAME=%s", service);
-	snprintf(env_lib, sizeof(env_lib), "SPANPROF_LIBRARY=%s", build_path("libspanprof.so"));
-	snprintf(env_rb, sizeof(env_rb), "SPANPROF_RUBY_LIB=%s", build_path("../hooks/ruby/lib"));
+	snprintf(env_lib, sizeof(env_lib), "SPANPROF_LIBRARY=%s", hook);
+	snprintf(env_rb, sizeof(env_rb), "SPANPROF_RUBY_LIB=%s/hooks/ruby/lib", env->top);
 	assert_int_equal(profiled_run(&r), 0);
-	assert_int_equal(agent_proc_log_contains(&r.agent, "reading CRuby"), frames);
+	snprintf(version_log, sizeof(version_log), "reading CRuby %s.", env->version);
+	assert_int_equal(agent_proc_log_contains(&r.agent, version_log), frames);
 	files = count_profiles(dir, service, checks, 2, &total);
-	printf("  ruby %s: %.2f CPU s, %llu samples in %d profiles\n", mode, r.cpu_s,
-	       (unsigned long long)total, files);
+	printf("  ruby %s %s%s: %.2f CPU s, %llu samples in %d profiles\n", env->version, mode,
+	       env->root ? " (under the Debian 13 root)" : "", r.cpu_s, (unsigned long long)total,
+	       files);
 	assert_true(files > 0);
 	assert_true(total <= PROFILED_RATE_MAX * PROFILED_HZ * r.cpu_s);
 	tmpdir_remove(dir);
 }
 
-static void test_debian_ruby_methods_in_spans(void **state)
+/* One span per method pair on one thread: each span's samples show its methods in order. */
+static void check_methods_in_spans(const struct ruby_env *env)
 {
 	struct span_check checks[] = {
 		{ .span = SPAN_1,
@@ -256,16 +373,13 @@ static void test_debian_ruby_methods_in_spans(void **state)
 		  .last_line = 41 },
 	};
 
-	(void)state;
-	if (!can_run())
-		skip();
-	run_ruby("spans", 1, checks);
+	run_ruby(env, "spans", 1, checks);
 	assert_span(&checks[0]);
 	assert_span(&checks[1]);
 }
 
 /* Two threads, a span each: each thread's own stack; the C extension's frames under its caller. */
-static void test_debian_ruby_threads_and_c_extension(void **state)
+static void check_threads_and_c_extension(const struct ruby_env *env)
 {
 	struct span_check checks[] = {
 		{ .span = SPAN_1,
@@ -280,12 +394,69 @@ static void test_debian_ruby_threads_and_c_extension(void **state)
 		  .callee = "crc32" },
 	};
 
-	(void)state;
-	if (!can_run())
-		skip();
-	run_ruby("threads", 1, checks);
+	run_ruby(env, "threads", 1, checks);
 	assert_span(&checks[0]);
 	assert_span(&checks[1]);
+}
+
+static void test_debian_ruby_methods_in_spans(void **state)
+{
+	struct ruby_env env;
+
+	(void)state;
+	if (!host_ruby(&env))
+		skip();
+	check_methods_in_spans(&env);
+}
+
+static void test_debian_ruby_threads_and_c_extension(void **state)
+{
+	struct ruby_env env;
+
+	(void)state;
+	if (!host_ruby(&env))
+		skip();
+	check_threads_and_c_extension(&env);
+}
+
+static void test_ruby33_root_methods_in_spans(void **state)
+{
+	struct ruby_env env;
+
+	(void)state;
+	if (!root_ruby(&env, "3.3"))
+		skip();
+	check_methods_in_spans(&env);
+}
+
+static void test_ruby33_root_threads_and_c_extension(void **state)
+{
+	struct ruby_env env;
+
+	(void)state;
+	if (!root_ruby(&env, "3.3"))
+		skip();
+	check_threads_and_c_extension(&env);
+}
+
+static void test_ruby34_root_methods_in_spans(void **state)
+{
+	struct ruby_env env;
+
+	(void)state;
+	if (!root_ruby(&env, "3.4"))
+		skip();
+	check_methods_in_spans(&env);
+}
+
+static void test_ruby34_root_threads_and_c_extension(void **state)
+{
+	struct ruby_env env;
+
+	(void)state;
+	if (!root_ruby(&env, "3.4"))
+		skip();
+	check_threads_and_c_extension(&env);
 }
 
 /* --interpreter-frames=false: the spans' samples keep their span labels, and no sample shows a Ruby
@@ -296,12 +467,13 @@ static void test_debian_ruby_native_only(void **state)
 		{ .span = SPAN_1, .chain = { "parse_order", "handle_order" } },
 		{ .span = SPAN_2, .chain = { "price_cart", "handle_cart" } },
 	};
+	struct ruby_env env;
 	size_t i;
 
 	(void)state;
-	if (!can_run())
+	if (!host_ruby(&env))
 		skip();
-	run_ruby("spans", 0, checks);
+	run_ruby(&env, "spans", 0, checks);
 	for (i = 0; i < 2; i++) {
 		printf("    %s: %llu span samples, %llu showing %s\n", checks[i].span,
 		       (unsigned long long)checks[i].span_samples,
@@ -318,6 +490,10 @@ int main(void)
 		cmocka_unit_test(test_debian_ruby_methods_in_spans),
 		cmocka_unit_test(test_debian_ruby_threads_and_c_extension),
 		cmocka_unit_test(test_debian_ruby_native_only),
+		cmocka_unit_test(test_ruby33_root_methods_in_spans),
+		cmocka_unit_test(test_ruby33_root_threads_and_c_extension),
+		cmocka_unit_test(test_ruby34_root_methods_in_spans),
+		cmocka_unit_test(test_ruby34_root_threads_and_c_extension),
 	};
 
 	return cmocka_run_group_tests_name("ruby_frames", tests, NULL, NULL);

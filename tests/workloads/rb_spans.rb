@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# Ruby workload for the interpreter-frames test, after "go" on stdin, for SECONDS of wall time:
+# Ruby workload for the interpreter-frames test, after "go" on stdin, for SECONDS of CPU time:
 # `spans SECONDS` alternates two spans on one thread, each running a named method that calls a
 # hot method burning CPU in plain Ruby (handle_order -> parse_order, handle_cart -> price_cart);
 # `threads SECONDS` runs two threads, each in its own span: thread_one -> parse_order in plain
@@ -14,7 +14,7 @@ SPAN_1 = "5a5a000000000001"
 SPAN_2 = "5a5a000000000002"
 
 def now
-  Process.clock_gettime(Process::CLOCK_MONOTONIC)
+  Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) # per thread: load only slows it
 end
 
 def parse_order(until_t)

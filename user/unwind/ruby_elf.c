@@ -8,9 +8,10 @@
 #include <unistd.h>
 
 #include "unwind/ruby_elf.h"
-#include "util/elf_section.h"
+#include "unwind/ruby_elf_hidden.h"
 #include "util/elf_guard.h"
 #include "util/elf_layout.h"
+#include "util/elf_section.h"
 
 #ifndef R_X86_64_DTPMOD64
 #define R_X86_64_DTPMOD64 16
@@ -23,8 +24,8 @@
 #define STR_SYM_OFFSET 8
 
 struct wanted_syms {
-	GElf_Sym version, all_symbols;
-	int have_version, have_all_symbols;
+	GElf_Sym version, all_symbols, errinfo, eval_main;
+	int have_version, have_all_symbols, have_errinfo, have_eval_main;
 };
 
 static void note_sym(struct ruby_elf *out, struct wanted_syms *w, const char *name,
@@ -36,6 +37,12 @@ static void note_sym(struct ruby_elf *out, struct wanted_syms *w, const char *na
 	} else if (!strcmp(name, "rb_sym_all_symbols") && !w->have_all_symbols) {
 		w->all_symbols = *sym;
 		w->have_all_symbols = 1;
+	} else if (!strcmp(name, "rb_errinfo") && !w->have_errinfo) {
+		w->errinfo = *sym;
+		w->have_errinfo = 1;
+	} else if (!strcmp(name, "rb_iseq_eval_main") && !w->have_eval_main) {
+		w->eval_main = *sym;
+		w->have_eval_main = 1;
 	} else if (!strcmp(name, EC_SYMBOL) && GELF_ST_TYPE(sym->st_info) == STT_TLS) {
 		out->has_tls_ec = 1;
 		out->tls_ec_offset = sym->st_value;
@@ -182,6 +189,11 @@ int ruby_elf_read(int fd, struct ruby_elf *out)
 	note_phdrs(elf, out);
 	if (out->has_tls_ec)
 		find_dtpmod(elf, out);
+	/* 3.3+ keeps ruby_current_ec and rb_vm_exec local; their users still show them. */
+	if (!out->has_tls_ec && out->major >= 3 && w.have_errinfo)
+		ruby_elf_ec_from_code(elf, fd, &w.errinfo, out);
+	if (!out->exec_hi && w.have_eval_main)
+		ruby_elf_exec_from_code(elf, fd, &w.eval_main, out);
 	if (!out->global_symbols && w.have_all_symbols)
 		guess_global_symbols(elf, fd, &w.all_symbols, out);
 out:

@@ -23,8 +23,8 @@ static const struct ruby_offsets table[] = {
 	RB_OFFSETS(3, 0, 0, 56, 1, 8), /* untested */
 	RB_OFFSETS(3, 1, 1, 64, 1, 12), /* Debian 12's 3.1.7, checked live */
 	RB_OFFSETS(3, 2, 0, 64, 0, 12), /* untested */
-	RB_OFFSETS(3, 3, 0, 56, 0, 12), /* untested */
-	RB_OFFSETS(3, 4, 0, 56, 0, 12), /* untested */
+	RB_OFFSETS(3, 3, 1, 56, 0, 12), /* Debian 13's 3.3.8, checked live */
+	RB_OFFSETS(3, 4, 1, 56, 0, 12), /* Debian experimental's 3.4.11, checked live */
 };
 
 const struct ruby_offsets *ruby_offsets_for(int major, int minor)

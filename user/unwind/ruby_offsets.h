@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* CRuby 2.7-3.4 structure offsets (UNWIND.md B3/B4): what BPF needs to walk control frames and
- * what the resolver needs to name an iseq. Only 3.1 (Debian 12) is checked on a live
- * interpreter; the other columns come from the Ruby headers through rbspy's and OpenTelemetry's
- * tables and are marked untested. */
+/* CRuby 2.7-3.4 structure offsets: what BPF needs to walk control frames and what the resolver
+ * needs to name an iseq. 3.1 (Debian 12), 3.3 (Debian 13) and 3.4 (Debian experimental) are
+ * checked on live interpreters; the other columns come from the Ruby headers and are marked
+ * untested. */
 #ifndef SPANPROF_RUBY_OFFSETS_H
 #define SPANPROF_RUBY_OFFSETS_H
 

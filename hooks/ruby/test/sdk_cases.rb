@@ -30,10 +30,16 @@ module SdkCases
     $stdout = old
   end
 
-  def setup_sdk(exporter: "none", limit: "128", &block)
+  # limit: the span attribute count limit. The SDK reads OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT once,
+  # when it is required, so a test sets it on the provider, as an app changing it in code does.
+  def setup_sdk(exporter: "none", limit: nil, &block)
     @hook = FakeHook.new
-    with_env("OTEL_TRACES_EXPORTER" => exporter, "OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT" => limit) do
+    with_env("OTEL_TRACES_EXPORTER" => exporter) do
       OpenTelemetry::SDK.configure(&block)
+    end
+    if limit
+      OpenTelemetry.tracer_provider.span_limits =
+        OpenTelemetry::SDK::Trace::SpanLimits.new(attribute_count_limit: limit)
     end
     @processor = SpanProf::Otel.install(hook: @hook)
     @tracer = OpenTelemetry.tracer_provider.tracer("spanprof-test")
@@ -119,7 +125,7 @@ module SdkCases
   end
 
   def test_at_the_attribute_limit_the_drop_is_logged_once_and_samples_stay_labelled
-    setup_sdk(limit: "2")
+    setup_sdk(limit: 2)
     io = StringIO.new
     SpanProf.logger = Logger.new(io)
     2.times do

@@ -3,8 +3,10 @@
 # behaviours: OpenTelemetry::SDK.configure builds the exporters named by OTEL_TRACES_EXPORTER only
 # when the block added no span processor (ConfiguratorPatches); c.logger= replaces
 # OpenTelemetry.logger; Span#name= tells no processor; a span keeps its first
-# attribute_count_limit attributes (OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT, default 128) and drops newer
-# ones; finish calls on_finishing then on_finish; the console exporter prints each span to $stdout.
+# attribute_count_limit attributes and drops newer ones, the limit read from
+# OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT (default 128) once, when the SDK is required (SpanLimits::DEFAULT),
+# and changed later only through TracerProvider#span_limits=, which spans started afterwards
+# follow; finish calls on_finishing then on_finish; the console exporter prints each span to $stdout.
 require "logger"
 require "securerandom"
 
@@ -89,16 +91,26 @@ module OpenTelemetry
     end
 
     module Trace
-      SpanLimits = Struct.new(:attribute_count_limit)
+      class SpanLimits
+        attr_reader :attribute_count_limit
+
+        def initialize(attribute_count_limit: Integer(ENV.fetch("OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", "128")))
+          @attribute_count_limit = attribute_count_limit
+        end
+
+        DEFAULT = new
+      end
+
       SpanData = Struct.new(:name, :attributes, :span_id)
 
       class TracerProvider
-        attr_reader :span_limits, :resource
+        attr_accessor :span_limits
+        attr_reader :resource
 
         def initialize(resource)
           @resource = resource
           @processors = []
-          @span_limits = SpanLimits.new(Integer(ENV.fetch("OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", "128")))
+          @span_limits = SpanLimits::DEFAULT
         end
 
         def add_span_processor(processor)
@@ -106,13 +118,13 @@ module OpenTelemetry
         end
 
         def tracer(_name = nil, _version = nil)
-          Tracer.new(@processors, @span_limits, @resource)
+          Tracer.new(self, @processors, @resource)
         end
       end
 
       class Tracer
-        def initialize(processors, limits, resource)
-          @processors, @limits, @resource = processors, limits, resource
+        def initialize(provider, processors, resource)
+          @provider, @processors, @resource = provider, processors, resource
         end
 
         def start_span(name, with_parent: nil, attributes: nil, kind: nil) # rubocop:disable Lint/UnusedMethodArgument
@@ -120,7 +132,7 @@ module OpenTelemetry
           trace_id = parent ? parent.context.trace_id : SecureRandom.bytes(16)
           ctx = FakeSpanContext.new(trace_id, SecureRandom.bytes(8))
           Span.new(ctx, with_parent, name, parent ? parent.context.span_id : OpenTelemetry::Trace::INVALID_SPAN_ID,
-                   @limits, @processors, attributes&.dup, @resource)
+                   @provider.span_limits, @processors, attributes&.dup, @resource)
         end
       end
 
