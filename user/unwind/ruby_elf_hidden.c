@@ -7,6 +7,7 @@
 #include "unwind/cfi_fde.h"
 #include "unwind/ruby_elf_hidden.h"
 #include "util/elf_layout.h"
+#include "util/elf_section.h"
 
 #ifndef R_X86_64_DTPMOD64
 #define R_X86_64_DTPMOD64 16
@@ -54,10 +55,13 @@ static void slot_relocs(Elf *elf, uint64_t vaddr, bool *has_mod, bool *has_off, 
 	while ((scn = elf_nextscn(elf, scn))) {
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
 			continue;
-		data = elf_getdata(scn, NULL);
+		/* Sizes the file claims are capped before libelf reads anything (sparse files). */
+		if (elf_section_data(scn, ELF_SECTION_MAX_SYMBOLS, &data))
+			continue;
 		symscn = elf_getscn(elf, sh.sh_link);
-		syms = symscn ? elf_getdata(symscn, NULL) : NULL;
-		n = data ? sh.sh_size / sh.sh_entsize : 0;
+		if (!symscn || elf_section_data(symscn, ELF_SECTION_MAX_SYMBOLS, &syms))
+			syms = NULL;
+		n = data && data->d_buf ? data->d_size / sh.sh_entsize : 0;
 		for (i = 0; i < n; i++) {
 			if (!gelf_getrela(data, i, &r))
 				continue;
@@ -124,10 +128,11 @@ struct fde_find {
 	uint64_t lo, hi;
 };
 
-static int on_fde(void *ctx, uint64_t lo, uint64_t hi)
+static int on_fde(void *ctx, uint64_t lo, uint64_t hi, uint64_t program_bytes)
 {
 	struct fde_find *f = ctx;
 
+	(void)program_bytes;
 	if (lo != f->lo)
 		return 0;
 	f->hi = hi;
@@ -141,9 +146,10 @@ static uint64_t fde_end(Elf *elf, uint64_t lo)
 	uint64_t skipped = 0;
 	GElf_Shdr shdr;
 	Elf_Scn *scn = elf_section_named(elf, ".eh_frame", ELF_SCN_FILE_BYTES, &shdr);
+	Elf_Data *data;
 
-	if (!scn || cfi_fde_each(elf, elf_getdata(scn, NULL), shdr.sh_addr, true, on_fde, &f,
-				 &skipped) != 1)
+	if (!scn || elf_section_data(scn, ELF_SECTION_MAX_CFI, &data) ||
+	    cfi_fde_each(elf, data, shdr.sh_addr, true, on_fde, &f, &skipped) != 1)
 		return 0;
 	return f.hi;
 }
