@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Native user-stack unwinder for the perf_event sampler: walks the interrupted thread's stack
+/* Native user-stack unwinder for the perf_event sampler and the off-CPU capture (off_cpu.bpf.c,
+ * from the registers a waiting thread entered the kernel with): walks a thread's stack
  * with the CFI tables the agent builds from each file's .eh_frame (user/unwind/), frame by frame
  * in a bpf_loop callback, falling back to frame pointers in files without CFI and in anonymous
  * executable memory (JIT code).
