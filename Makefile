@@ -188,6 +188,17 @@ $(OUTPUT)/tests/workloads/span_workload_dl: tests/workloads/span_workload.c
 
 WORKLOADS += $(OUTPUT)/tests/workloads/span_workload_static $(OUTPUT)/tests/workloads/span_workload_dl
 
+# Waits through libc, -O2 with frame pointers (the pattern rule) and without: only a CFI walk
+# finds the function that called libc's wrappers in the second.
+$(OUTPUT)/tests/workloads/off_cpu_waits: WORKLOAD_CFLAGS += -O2
+$(OUTPUT)/tests/workloads/off_cpu_waits_nofp: tests/workloads/off_cpu_waits.c $(HOOK_SO) include/spanprof.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) -O2 -fomit-frame-pointer $< -L$(OUTPUT) -lspanprof \
+		-Wl,-rpath,'$$ORIGIN/../..' -o $@
+
+WORKLOADS += $(OUTPUT)/tests/workloads/off_cpu_waits_nofp
+
 # The exec storm is not PIE: its children's code sits at the addresses nm shows, so the test can
 # recognise their samples even where they could not be symbolized.
 $(OUTPUT)/tests/workloads/exec_storm: tests/workloads/exec_storm.c

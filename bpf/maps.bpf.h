@@ -99,6 +99,16 @@
 		__type(key, __u64);                              \
 		__type(value, struct py_stack);                  \
 	} name SEC(".maps")
+/* The same for off-CPU stacks: allocated as used, as most windows hold few waits. */
+#define OFF_CPU_PY_STACK_MAP(name)                               \
+	struct {                                                 \
+		__uint(type, BPF_MAP_TYPE_HASH);                 \
+		__uint(map_flags, BPF_F_NO_PREALLOC);            \
+		__uint(max_entries, SPANPROF_OFF_CPU_PY_STACKS); \
+		__type(key, __u64);                              \
+		__type(value, struct py_stack);                  \
+	} name SEC(".maps")
+
 /* What the kernel keeps per thread in a span for exact CPU time per span and for off-CPU
  * profiles: the span hook starts and ends a span's segment, the sched_switch program adds the
  * thread's time on and off the CPU. BPF-only: user space never reads it. */
@@ -108,6 +118,9 @@ struct span_task {
 	__u64 start_ns; /* when the current span began on this thread */
 	__u64 cpu_ns; /* of the current span so far */
 	__u64 off_cpu_ns;
+	/* A wait of at least --off-cpu-min that ended: its time, counted under the stacks taken
+	 * once the thread is back in its own context (0: none pending) */
+	__u64 pending_ns;
 	__u32 active; /* 1: in a span whose times are kept (the process is profiled) */
 	__u32 _pad;
 	struct sample_key key; /* off-CPU profile: where the current wait goes */

@@ -1,32 +1,50 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* tp_btf/sched_switch: a thread in a span adds its time on the CPU to the span at every switch
- * out. When it blocks (leaves the CPU to wait: sleep, I/O, lock, futex), its stacks and the time
- * are kept in its task storage; when it runs again, the time off the CPU (the wait and the
- * run-queue delay after the wake-up) goes to the span's off-CPU total and, above --off-cpu-min,
- * to (process, stacks, span) in the window's off-CPU count map. Preemption is not a wait the
- * span chose: a thread preempted while runnable is counted in neither. */
+/* Off-CPU time of threads in spans. tp_btf/sched_switch: a thread in a span adds its time on the
+ * CPU to the span at every switch out; when it blocks (leaves the CPU to wait: sleep, I/O, lock,
+ * futex) the wait starts; when it runs again, the time off the CPU (the wait and the run-queue
+ * delay after the wake-up) goes to the span's off-CPU total and, above --off-cpu-min, to
+ * (process, stacks, span) in the window's off-CPU count map. Preemption is not a wait the span
+ * chose: a thread preempted while runnable is counted in neither.
+ *
+ * Where the stacks are taken (docs/off-cpu.md says why):
+ * - full stacks (the default): when a wait of at least --off-cpu-min ends, sched_switch marks it
+ *   pending; tp_btf/sched_exit_tp, at the end of __schedule() in the thread that just came back,
+ *   takes its stacks: the thread is current again, its user registers (saved when it entered the
+ *   kernel) and its memory are the wait's, so the CFI unwinder and the Python and Ruby walkers
+ *   run as they do for CPU samples. Shorter waits pay the counter only.
+ * - frame pointers (--off-cpu-unwind=fp, or a kernel without sched_exit_tp): the stacks are taken
+ *   with bpf_get_stackid when the thread blocks, as before full stacks existed. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
 #include "helpers.bpf.h"
 #include "maps.bpf.h"
+#define SPANPROF_UNWIND_TABLES_EXTERN
+#include "unwind_native.bpf.h"
 
 /* Blocked times below this are not put in the off-CPU profile (the agent sets it:
  * --off-cpu-min); the exact off-CPU time per span counts them all. */
 const volatile __u64 cfg_off_cpu_min_ns = 1000000;
+/* 1: stacks taken when the thread runs again (on_sched_exit attached); 0: when it blocks. */
+const volatile bool cfg_off_cpu_full_stacks = true;
 
 /* Which window (0 or 1) off-CPU time goes to; user space flips it with window_slot. */
 __u32 off_cpu_slot = 0;
 
 extern THREAD_SPANS_MAP;
 extern SPAN_TASKS_MAP;
-extern DROP_COUNTS_MAP;
-extern EVENT_COUNTS_MAP;
+/* drop_counts and event_counts: declared by unwind_native.bpf.h. */
 
-/* One stack map for both windows, never emptied: a thread may stay blocked across any number
- * of windows, so the id it took when it left the CPU must stay valid until it runs again.
- * BPF_F_REUSE_STACKID lets a new stack take a colliding slot, which bounds the map. */
+/* python_frames.bpf.c, ruby_frames.bpf.c: the current thread's interpreter frames into window
+ * slot's off_cpu_py_stacks, walked with their own scratch. */
+extern __u64 py_capture_off_cpu(__u32 pid, __u32 slot);
+extern __u64 rb_capture_off_cpu(__u32 pid, __u32 slot);
+
+/* Kernel and frame-pointer user stacks, one map for both windows, never emptied: in fp mode a
+ * thread may stay blocked across any number of windows, so the id it took when it left the CPU
+ * must stay valid until it runs again. BPF_F_REUSE_STACKID lets a new stack take a colliding
+ * slot, which bounds the map. */
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
 	__uint(max_entries, SPANPROF_OFF_CPU_STACKS);
@@ -45,25 +63,109 @@ struct {
 OFF_CPU_COUNT_MAP(off_cpu_counts_0);
 OFF_CPU_COUNT_MAP(off_cpu_counts_1);
 
-#define KERN_SKIP_FRAMES 2
+/* CFI-unwound user stacks of each window (the loader sizes them like the count maps), and the
+ * unwinder's state: on_sched_exit runs with interrupts on, so the sampler can interrupt it on
+ * its CPU and must not find its own scratch half written. */
+USER_STACKS_MAP(off_cpu_user_stacks_0);
+USER_STACKS_MAP(off_cpu_user_stacks_1);
+UNWIND_SCRATCH_MAP(off_cpu_unwind_scratch);
 
-/* The span hook (span_hook.bpf.c) makes a thread's span_tasks entry active when the thread
- * enters a span of a profiled process; threads without one leave at the first lookup. */
+/* Where a CFI walk of an off-CPU stack stops is counted apart from the CPU samples' stops. */
+#define OFF_CPU_DROP_SHIFT \
+	(SPANPROF_DROP_OFF_CPU_UNWIND_NO_MAPPING - SPANPROF_DROP_UNWIND_NO_MAPPING)
+_Static_assert(SPANPROF_DROP_OFF_CPU_UNWIND_STALE - SPANPROF_DROP_UNWIND_STALE ==
+		       OFF_CPU_DROP_SHIFT,
+	       "off-CPU unwind stops in the order of the sampler's");
+_Static_assert(SPANPROF_DROP_UNWIND_STALE - SPANPROF_DROP_UNWIND_NO_MAPPING == 4,
+	       "five unwind stop reasons");
 
-/* Keeps the stacks where prev, in a span, blocks: its wait will go to them. */
-static __always_inline void capture_wait(void *ctx, struct task_struct *prev, struct span_task *st)
+/* Kernel frames above the wait's own, so that the stack starts at __schedule: this program and
+ * the tracepoint's BPF trampoline, and at switch-out the tracepoint's iterator too. */
+#define KERN_SKIP_AT_SWITCH 3
+#define KERN_SKIP_AT_RESUME 2
+
+/* -EFAULT means "no such stack" (a user thread blocked in no user context); anything else means
+ * the stack map could not take it. */
+static __always_inline void note_stack_error(__s32 id, __u32 reason)
 {
-	struct thread_span *ts = bpf_task_storage_get(&thread_spans, prev, NULL, 0);
+	if (id < 0 && id != -EFAULT)
+		counter_inc(&drop_counts, reason);
+}
 
-	st->key.pid = prev->tgid;
-	st->key.has_span = ts != NULL;
+#if defined(__TARGET_ARCH_x86)
+static long off_cpu_unwind_step(__u32 index, void *ctx)
+{
+	struct native_unwind *st;
+	__u32 zero = 0;
+
+	st = bpf_map_lookup_elem(&off_cpu_unwind_scratch, &zero);
+	if (!st)
+		return 1;
+	return unwind_frame(st);
+}
+
+/* The CFI walk of task's user stack, from the registers it entered the kernel with, into window
+ * slot's off_cpu_user_stacks. task must be current (its memory is read). Returns 1 with *hash
+ * set, or 0: take a frame-pointer stack (no tables for the process yet, one being built). */
+static __always_inline int unwind_wait(struct task_struct *task, __u32 pid, __u32 slot, __u64 *hash)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct native_unwind *st;
+	__u32 zero = 0;
+
+	if (!bpf_map_lookup_elem(&unwind_procs, &pid))
+		return 0;
+	st = bpf_map_lookup_elem(&off_cpu_unwind_scratch, &zero);
+	if (!st)
+		return 0;
+	unwind_begin(st, pid, BPF_CORE_READ(regs, ip), BPF_CORE_READ(regs, sp),
+		     BPF_CORE_READ(regs, bp), OFF_CPU_DROP_SHIFT);
+	return unwind_walk(st, off_cpu_unwind_step,
+			   slot ? (void *)&off_cpu_user_stacks_1 : (void *)&off_cpu_user_stacks_0,
+			   hash, SPANPROF_DROP_OFF_CPU_USER_STACK);
+}
+#else
+static __always_inline int unwind_wait(struct task_struct *task, __u32 pid, __u32 slot, __u64 *hash)
+{
+	return 0;
+}
+#endif
+
+/* The one place a wait's stacks and span are taken, into st->key, with task current (the thread
+ * that waits, in its own address space). Full stacks: the CFI walk (frame pointers where a
+ * process has no tables yet) and the interpreter frames, into window slot's maps. fp mode: the
+ * frame-pointer stacks only. kern_skip: the kernel frames of the caller's own context. */
+static __always_inline void capture_wait(void *ctx, struct task_struct *task, struct span_task *st,
+					 __u32 slot, __u32 kern_skip)
+{
+	struct thread_span *ts = bpf_task_storage_get(&thread_spans, task, NULL, 0);
+	struct sample_key *key = &st->key;
+	__u32 pid = task->tgid;
+
+	key->pid = pid;
+	key->has_span = ts != NULL;
 	if (ts)
-		__builtin_memcpy(&st->key.span, &ts->slot[ts->current & 1], sizeof(st->key.span));
-	/* The kernel stack starts at __schedule: this program and bpf_trace_run4 are skipped. */
-	st->key.kern_stack_id =
-		bpf_get_stackid(ctx, &off_cpu_stacks, BPF_F_REUSE_STACKID | KERN_SKIP_FRAMES);
-	st->key.user_stack_id =
-		bpf_get_stackid(ctx, &off_cpu_stacks, BPF_F_USER_STACK | BPF_F_REUSE_STACKID);
+		__builtin_memcpy(&key->span, &ts->slot[ts->current & 1], sizeof(key->span));
+	else
+		__builtin_memset(&key->span, 0, sizeof(key->span));
+	key->kern_stack_id = bpf_get_stackid(ctx, &off_cpu_stacks, BPF_F_REUSE_STACKID | kern_skip);
+	note_stack_error(key->kern_stack_id, SPANPROF_DROP_OFF_CPU_KERN_STACK);
+	key->user_stack_hash = 0;
+	key->user_stack_id = -EFAULT;
+	key->py_stack_hash = 0;
+	if (cfg_off_cpu_full_stacks && unwind_wait(task, pid, slot, &key->user_stack_hash)) {
+		counter_inc(&event_counts, SPANPROF_EVENT_OFF_CPU_UNWIND_CFI);
+	} else {
+		key->user_stack_id = bpf_get_stackid(ctx, &off_cpu_stacks,
+						     BPF_F_USER_STACK | BPF_F_REUSE_STACKID);
+		note_stack_error(key->user_stack_id, SPANPROF_DROP_OFF_CPU_USER_STACK);
+		counter_inc(&event_counts, SPANPROF_EVENT_OFF_CPU_UNWIND_FP);
+	}
+	if (!cfg_off_cpu_full_stacks)
+		return;
+	key->py_stack_hash = py_capture_off_cpu(pid, slot);
+	if (!key->py_stack_hash)
+		key->py_stack_hash = rb_capture_off_cpu(pid, slot);
 }
 
 /* prev leaves the CPU: its time on it goes to its span; if it blocks, the wait starts. */
@@ -81,7 +183,10 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u6
 	if (!blocks)
 		return;
 	st->off_since_ns = now;
-	capture_wait(ctx, prev, st);
+	/* prev is still current here: its stacks can be taken, by frame pointer only (an unwind
+	 * here would be paid by every wait, however short). */
+	if (!cfg_off_cpu_full_stacks)
+		capture_wait(ctx, prev, st, 0, KERN_SKIP_AT_SWITCH);
 }
 
 /* Adds ns to key's entry in the window's count map. */
@@ -100,7 +205,8 @@ static __always_inline void add_time(void *counts, struct sample_key *key, __u64
 }
 
 /* next runs again: if it blocked in a span, the wait goes to the span's total and, when long
- * enough, to the off-CPU profile. */
+ * enough, to the off-CPU profile (at once in fp mode, else once on_sched_exit took its
+ * stacks). */
 static __always_inline void switch_in(struct task_struct *next, __u64 now)
 {
 	struct span_task *st = bpf_task_storage_get(&span_tasks, next, NULL, 0);
@@ -118,6 +224,12 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 		counter_inc(&event_counts, SPANPROF_EVENT_OFF_CPU_SHORT);
 		return;
 	}
+	if (cfg_off_cpu_full_stacks) {
+		/* Added, not set: a wait on_sched_exit missed (it never does after a switch in
+		 * __schedule) is then counted with the next one rather than lost. */
+		st->pending_ns += delta;
+		return;
+	}
 	add_time(off_cpu_slot ? (void *)&off_cpu_counts_1 : (void *)&off_cpu_counts_0, &st->key,
 		 delta);
 	counter_inc(&event_counts, SPANPROF_EVENT_OFF_CPU);
@@ -133,6 +245,35 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	 * preempted one is neither on the CPU nor blocked until it runs again. */
 	switch_out(ctx, prev, now, !preempt && prev_state);
 	switch_in(next, now);
+	return 0;
+}
+
+/* The end of __schedule(), in the thread that now runs: if sched_switch left it a pending wait,
+ * its stacks are taken and the wait counted under them. Every other thread leaves at the task
+ * storage lookup. */
+SEC("tp_btf/sched_exit_tp")
+int BPF_PROG(on_sched_exit, bool is_switch)
+{
+	struct task_struct *task;
+	struct span_task *st;
+	__u32 slot;
+	__u64 ns;
+
+	if (!is_switch)
+		return 0;
+	task = bpf_get_current_task_btf();
+	st = bpf_task_storage_get(&span_tasks, task, NULL, 0);
+	if (!st || !st->pending_ns)
+		return 0;
+	ns = st->pending_ns;
+	st->pending_ns = 0;
+	if (!st->active)
+		return 0;
+	/* One slot for the stacks and the count: the drain reads them as one window. */
+	slot = off_cpu_slot;
+	capture_wait(ctx, task, st, slot, KERN_SKIP_AT_RESUME);
+	add_time(slot ? (void *)&off_cpu_counts_1 : (void *)&off_cpu_counts_0, &st->key, ns);
+	counter_inc(&event_counts, SPANPROF_EVENT_OFF_CPU);
 	return 0;
 }
 

@@ -27,6 +27,9 @@ struct {
 
 PY_STACK_MAP(py_stacks_0);
 PY_STACK_MAP(py_stacks_1);
+/* The frames of off-CPU stacks, taken when a thread runs again after a wait (off_cpu.bpf.c). */
+OFF_CPU_PY_STACK_MAP(off_cpu_py_stacks_0);
+OFF_CPU_PY_STACK_MAP(off_cpu_py_stacks_1);
 
 /* The walk's state: a py_stack is too big for the 512-byte stack. */
 struct py_walk {
@@ -36,12 +39,18 @@ struct py_walk {
 	__u64 hash;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct py_walk);
-} py_walk_scratch SEC(".maps");
+/* One per program that walks: the sampler can interrupt the off-CPU program on its CPU, so
+ * they must not share a walk state. */
+#define PY_WALK_SCRATCH(name)                            \
+	struct {                                         \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); \
+		__uint(max_entries, 1);                  \
+		__type(key, __u32);                      \
+		__type(value, struct py_walk);           \
+	} name SEC(".maps")
+
+PY_WALK_SCRATCH(py_walk_scratch);
+PY_WALK_SCRATCH(off_cpu_py_walk_scratch);
 
 static __always_inline __u64 read_u64(__u64 addr)
 {
@@ -87,17 +96,14 @@ static __always_inline __u32 frame_entry(const struct py_proc_info *info, __u64 
 	return entry ? SPANPROF_PY_FRAME_ENTRY : 0;
 }
 
-/* One frame per call. bpf_loop's context must live on the stack, so the walk state is looked
- * up again (a per-CPU array lookup is a few instructions). */
-static long py_step(__u32 i, void *ctx)
+/* One frame per call. */
+static __always_inline long py_step_walk(struct py_walk *w)
 {
 	struct py_frame *out;
-	struct py_walk *w;
-	__u32 n, zero = 0;
 	__u8 owner = 0;
 	__u64 f, code;
+	__u32 n;
 
-	w = bpf_map_lookup_elem(&py_walk_scratch, &zero);
 	if (!w || !w->frame)
 		return 1;
 	f = w->frame;
@@ -138,6 +144,22 @@ static long py_step(__u32 i, void *ctx)
 	return 0;
 }
 
+/* bpf_loop's context must live on the stack, so each walk's callback looks its state up again
+ * (a per-CPU array lookup is a few instructions). */
+static long py_step(__u32 i, void *ctx)
+{
+	__u32 zero = 0;
+
+	return py_step_walk(bpf_map_lookup_elem(&py_walk_scratch, &zero));
+}
+
+static long py_step_off_cpu(__u32 i, void *ctx)
+{
+	__u32 zero = 0;
+
+	return py_step_walk(bpf_map_lookup_elem(&off_cpu_py_walk_scratch, &zero));
+}
+
 /* The first frame: tstate->frame, ->cframe->current_frame or ->current_frame. */
 static __always_inline __u64 top_frame(const struct py_proc_info *info)
 {
@@ -159,18 +181,16 @@ static __always_inline __u64 top_frame(const struct py_proc_info *info)
 	return frame;
 }
 
-/* Records the current thread's Python frames in window slot's py_stacks; returns their hash,
- * or 0 when the process is no known Python, the thread has no frames, or the map is full. */
-__noinline __u64 py_capture(__u32 pid, __u32 slot)
+/* Walks the current thread's frames with w (its program's scratch) and step (the callback that
+ * finds w), and stores them in stacks; returns their hash, or 0 when the process is no known
+ * Python, the thread has no frames, or the map is full (counted at drop_reason). */
+static __always_inline __u64 py_walk_store(__u32 pid, struct py_walk *w,
+					   long (*step)(__u32, void *), void *stacks,
+					   __u32 drop_reason)
 {
 	struct py_proc_info *info = bpf_map_lookup_elem(&py_procs, &pid);
-	__u32 zero = 0;
-	struct py_walk *w;
 
-	if (!info)
-		return 0;
-	w = bpf_map_lookup_elem(&py_walk_scratch, &zero);
-	if (!w)
+	if (!info || !w)
 		return 0;
 	w->info = *info;
 	w->stack.nframes = 0;
@@ -180,9 +200,29 @@ __noinline __u64 py_capture(__u32 pid, __u32 slot)
 	w->frame = top_frame(&w->info);
 	if (!w->frame)
 		return 0;
-	bpf_loop(SPANPROF_PY_MAX_FRAMES + 8, py_step, NULL, 0);
+	bpf_loop(SPANPROF_PY_MAX_FRAMES + 8, step, NULL, 0);
 	if (!w->stack.nframes)
 		return 0;
-	return interp_stack_store(slot ? (void *)&py_stacks_1 : (void *)&py_stacks_0, &drop_counts,
-				  w->hash, &w->stack, SPANPROF_DROP_PY_STACK);
+	return interp_stack_store(stacks, &drop_counts, w->hash, &w->stack, drop_reason);
+}
+
+/* Records the current thread's Python frames in window slot's py_stacks (a CPU sample). */
+__noinline __u64 py_capture(__u32 pid, __u32 slot)
+{
+	__u32 zero = 0;
+
+	return py_walk_store(pid, bpf_map_lookup_elem(&py_walk_scratch, &zero), py_step,
+			     slot ? (void *)&py_stacks_1 : (void *)&py_stacks_0,
+			     SPANPROF_DROP_PY_STACK);
+}
+
+/* The same for an off-CPU stack, into window slot's off_cpu_py_stacks. */
+__noinline __u64 py_capture_off_cpu(__u32 pid, __u32 slot)
+{
+	__u32 zero = 0;
+
+	return py_walk_store(pid, bpf_map_lookup_elem(&off_cpu_py_walk_scratch, &zero),
+			     py_step_off_cpu,
+			     slot ? (void *)&off_cpu_py_stacks_1 : (void *)&off_cpu_py_stacks_0,
+			     SPANPROF_DROP_OFF_CPU_INTERP_STACK);
 }

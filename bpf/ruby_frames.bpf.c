@@ -39,6 +39,8 @@ struct {
 /* python_frames.bpf.c: the window's interpreter stacks. */
 extern PY_STACK_MAP(py_stacks_0);
 extern PY_STACK_MAP(py_stacks_1);
+extern OFF_CPU_PY_STACK_MAP(off_cpu_py_stacks_0);
+extern OFF_CPU_PY_STACK_MAP(off_cpu_py_stacks_1);
 
 /* The walk's state: a py_stack is too big for the 512-byte stack. */
 struct rb_walk {
@@ -49,12 +51,17 @@ struct rb_walk {
 	__u64 hash;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct rb_walk);
-} rb_walk_scratch SEC(".maps");
+/* One per program that walks: the sampler can interrupt the off-CPU program on its CPU. */
+#define RB_WALK_SCRATCH(name)                            \
+	struct {                                         \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); \
+		__uint(max_entries, 1);                  \
+		__type(key, __u32);                      \
+		__type(value, struct rb_walk);           \
+	} name SEC(".maps")
+
+RB_WALK_SCRATCH(rb_walk_scratch);
+RB_WALK_SCRATCH(off_cpu_rb_walk_scratch);
 
 struct rb_cfp {
 	__u64 pc, sp, iseq, self, ep;
@@ -106,17 +113,14 @@ static __always_inline int iseq_frame(const struct rb_walk *w, const struct rb_c
 	return 0;
 }
 
-/* One control frame per call; bpf_loop's context must live on the stack, so the walk state is
- * looked up again (a per-CPU array lookup is a few instructions). */
-static long rb_step(__u32 i, void *ctx)
+/* One control frame per call. */
+static __always_inline long rb_step_walk(struct rb_walk *w)
 {
 	struct py_frame *out;
 	struct rb_cfp cf;
-	struct rb_walk *w;
-	__u32 n, zero = 0;
 	__u64 flags, magic;
+	__u32 n;
 
-	w = bpf_map_lookup_elem(&rb_walk_scratch, &zero);
 	if (!w || !w->cfp || w->cfp >= w->end)
 		return 1;
 	if (bpf_probe_read_user(&cf, sizeof(cf), (void *)w->cfp))
@@ -145,6 +149,22 @@ static long rb_step(__u32 i, void *ctx)
 		  0x100000001b3ull;
 	w->stack.nframes = n + 1;
 	return 0;
+}
+
+/* bpf_loop's context must live on the stack, so each walk's callback looks its state up again
+ * (a per-CPU array lookup is a few instructions). */
+static long rb_step(__u32 i, void *ctx)
+{
+	__u32 zero = 0;
+
+	return rb_step_walk(bpf_map_lookup_elem(&rb_walk_scratch, &zero));
+}
+
+static long rb_step_off_cpu(__u32 i, void *ctx)
+{
+	__u32 zero = 0;
+
+	return rb_step_walk(bpf_map_lookup_elem(&off_cpu_rb_walk_scratch, &zero));
 }
 
 /* The thread's rb_execution_context_t, or 0 (no Ruby thread, or unreadable). */
@@ -186,19 +206,17 @@ static __always_inline int walk_bounds(struct rb_walk *w, __u64 ec)
 	return 0;
 }
 
-/* Records the current thread's Ruby frames in window slot's py_stacks; returns their hash, or 0
- * when the process is no known Ruby, the thread has no frames, or the map is full. */
-__noinline __u64 rb_capture(__u32 pid, __u32 slot)
+/* Walks the current thread's control frames with w (its program's scratch) and step (the
+ * callback that finds w), and stores them in stacks; returns their hash, or 0 when the process
+ * is no known Ruby, the thread has no frames, or the map is full (counted at drop_reason). */
+static __always_inline __u64 rb_walk_store(__u32 pid, struct rb_walk *w,
+					   long (*step)(__u32, void *), void *stacks,
+					   __u32 drop_reason)
 {
 	struct rb_proc_info *info = bpf_map_lookup_elem(&rb_procs, &pid);
-	__u32 zero = 0;
-	struct rb_walk *w;
 	__u64 ec;
 
-	if (!info)
-		return 0;
-	w = bpf_map_lookup_elem(&rb_walk_scratch, &zero);
-	if (!w)
+	if (!info || !w)
 		return 0;
 	w->info = *info;
 	w->stack.nframes = 0;
@@ -212,9 +230,29 @@ __noinline __u64 rb_capture(__u32 pid, __u32 slot)
 		counter_inc(&drop_counts, SPANPROF_DROP_RB_EC);
 		return 0;
 	}
-	bpf_loop(SPANPROF_PY_MAX_FRAMES + 16, rb_step, NULL, 0);
+	bpf_loop(SPANPROF_PY_MAX_FRAMES + 16, step, NULL, 0);
 	if (!w->stack.nframes)
 		return 0;
-	return interp_stack_store(slot ? (void *)&py_stacks_1 : (void *)&py_stacks_0, &drop_counts,
-				  w->hash, &w->stack, SPANPROF_DROP_RB_STACK);
+	return interp_stack_store(stacks, &drop_counts, w->hash, &w->stack, drop_reason);
+}
+
+/* Records the current thread's Ruby frames in window slot's py_stacks (a CPU sample). */
+__noinline __u64 rb_capture(__u32 pid, __u32 slot)
+{
+	__u32 zero = 0;
+
+	return rb_walk_store(pid, bpf_map_lookup_elem(&rb_walk_scratch, &zero), rb_step,
+			     slot ? (void *)&py_stacks_1 : (void *)&py_stacks_0,
+			     SPANPROF_DROP_RB_STACK);
+}
+
+/* The same for an off-CPU stack, into window slot's off_cpu_py_stacks. */
+__noinline __u64 rb_capture_off_cpu(__u32 pid, __u32 slot)
+{
+	__u32 zero = 0;
+
+	return rb_walk_store(pid, bpf_map_lookup_elem(&off_cpu_rb_walk_scratch, &zero),
+			     rb_step_off_cpu,
+			     slot ? (void *)&off_cpu_py_stacks_1 : (void *)&off_cpu_py_stacks_0,
+			     SPANPROF_DROP_OFF_CPU_INTERP_STACK);
 }

@@ -200,6 +200,7 @@ static __always_inline void start_span(struct task_struct *task, __u64 now)
 	st->off_since_ns = 0;
 	st->cpu_ns = 0;
 	st->off_cpu_ns = 0;
+	st->pending_ns = 0;
 	st->active = 1;
 }
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Native user-stack unwinder for the perf_event sampler: walks the interrupted thread's stack
+/* Native user-stack unwinder for the perf_event sampler and the off-CPU capture (off_cpu.bpf.c,
+ * from the registers a waiting thread entered the kernel with): walks a thread's stack
  * with the CFI tables the agent builds from each file's .eh_frame (user/unwind/), frame by frame
  * in a bpf_loop callback, falling back to frame pointers in files without CFI and in anonymous
  * executable memory (JIT code).
@@ -25,8 +26,18 @@
 
 #include "maps.bpf.h"
 
+/* The sampler (sample.bpf.c) defines the table maps; another program that unwinds (off_cpu.bpf.c)
+ * defines SPANPROF_UNWIND_TABLES_EXTERN before including this file, declares them extern and
+ * brings its own scratch and stack maps: a program the sampler can interrupt must not share the
+ * sampler's per-CPU scratch. */
+#ifdef SPANPROF_UNWIND_TABLES_EXTERN
+#define UNWIND_TABLE_MAP extern
+#else
+#define UNWIND_TABLE_MAP
+#endif
+
 /* Written by the agent: the rows, rules and tables of each file with CFI. */
-struct {
+UNWIND_TABLE_MAP struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 1); /* set from the table memory budget before load */
@@ -34,14 +45,14 @@ struct {
 	__type(value, struct spanprof_unwind_chunk);
 } unwind_chunks SEC(".maps");
 
-struct {
+UNWIND_TABLE_MAP struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, SPANPROF_UNWIND_MAX_RULES);
 	__type(key, __u32);
 	__type(value, struct spanprof_unwind_rule);
 } unwind_rules SEC(".maps");
 
-struct {
+UNWIND_TABLE_MAP struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, SPANPROF_UNWIND_MAX_TABLES);
@@ -51,7 +62,7 @@ struct {
 
 /* pid -> executable mappings. Only processes whose mappings the agent has published are unwound
  * with CFI; the others keep the frame-pointer stack of bpf_get_stackid. */
-struct {
+UNWIND_TABLE_MAP struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 4096); /* the agent sets it to its process limit */
@@ -69,25 +80,32 @@ struct {
 		__type(value, struct spanprof_user_stack);    \
 	} name SEC(".maps")
 
-USER_STACKS_MAP(user_stacks_0);
-USER_STACKS_MAP(user_stacks_1);
-
 struct native_unwind {
 	__u64 pc, sp, bp;
 	__u64 hash;
 	__u32 pid;
 	__u32 pc_is_ra; /* pc is a return address: look up pc - 1 (the call) */
 	__u32 fallback; /* give up on CFI for this sample: use bpf_get_stackid */
-	__u32 _pad;
+	/* Added to a SPANPROF_DROP_UNWIND_* reason where a walk stops: 0 for CPU samples, the
+	 * distance to the SPANPROF_DROP_OFF_CPU_UNWIND_* reasons for off-CPU stacks. */
+	__u32 drop_shift;
 	struct spanprof_user_stack stack;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct native_unwind);
-} unwind_scratch SEC(".maps");
+/* The walk state of one program, per CPU: each program that unwinds has its own. */
+#define UNWIND_SCRATCH_MAP(name)                         \
+	struct {                                         \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); \
+		__uint(max_entries, 1);                  \
+		__type(key, __u32);                      \
+		__type(value, struct native_unwind);     \
+	} name SEC(".maps")
+
+#ifndef SPANPROF_UNWIND_TABLES_EXTERN
+USER_STACKS_MAP(user_stacks_0);
+USER_STACKS_MAP(user_stacks_1);
+UNWIND_SCRATCH_MAP(unwind_scratch);
+#endif
 
 extern DROP_COUNTS_MAP;
 extern EVENT_COUNTS_MAP;
@@ -163,7 +181,7 @@ static __always_inline long push_frame(struct native_unwind *st, __u64 pc)
 	if (!pc)
 		return 1; /* a zero return address ends the chain */
 	if (n >= SPANPROF_MAX_STACK_DEPTH) {
-		counter_inc(&drop_counts, SPANPROF_DROP_UNWIND_DEPTH);
+		counter_inc(&drop_counts, SPANPROF_DROP_UNWIND_DEPTH + st->drop_shift);
 		return 1;
 	}
 	st->stack.ips[n] = pc;
@@ -174,9 +192,9 @@ static __always_inline long push_frame(struct native_unwind *st, __u64 pc)
 	return 0;
 }
 
-static __always_inline long stop_bad_read(void)
+static __always_inline long stop_bad_read(const struct native_unwind *st)
 {
-	counter_inc(&drop_counts, SPANPROF_DROP_UNWIND_BAD_READ);
+	counter_inc(&drop_counts, SPANPROF_DROP_UNWIND_BAD_READ + st->drop_shift);
 	return 1;
 }
 
@@ -194,9 +212,9 @@ static __always_inline long fp_step(struct native_unwind *st,
 	counter_inc(&event_counts, SPANPROF_EVENT_UNWIND_FP_FRAMES);
 	if (st->bp & 7 || st->bp < st->sp ||
 	    bpf_probe_read_user(frame, sizeof(frame), (void *)st->bp))
-		return stop_bad_read();
+		return stop_bad_read(st);
 	if (frame[1] && !find_mapping(proc, frame[1] - 1)) {
-		counter_inc(&drop_counts, SPANPROF_DROP_UNWIND_NO_MAPPING);
+		counter_inc(&drop_counts, SPANPROF_DROP_UNWIND_NO_MAPPING + st->drop_shift);
 		return 1;
 	}
 	st->sp = st->bp + 16;
@@ -233,16 +251,16 @@ static __always_inline long epilogue_step(struct native_unwind *st,
 	}
 	if (op == 0x5d && next == 0xc3) {
 		if (bpf_probe_read_user(&bp, sizeof(bp), (void *)sp))
-			return stop_bad_read();
+			return stop_bad_read(st);
 		sp += 8;
 	} else if (op != 0xc3) {
 		return -1;
 	}
 	counter_inc(&event_counts, SPANPROF_EVENT_UNWIND_FP_FRAMES);
 	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)sp))
-		return stop_bad_read();
+		return stop_bad_read(st);
 	if (ra && !find_mapping(proc, ra - 1)) {
-		counter_inc(&drop_counts, SPANPROF_DROP_UNWIND_NO_MAPPING);
+		counter_inc(&drop_counts, SPANPROF_DROP_UNWIND_NO_MAPPING + st->drop_shift);
 		return 1;
 	}
 	st->sp = sp + 8;
@@ -268,7 +286,7 @@ static __always_inline long signal_step(struct native_unwind *st)
 	if (bpf_probe_read_user(&bp, 8, (void *)(mc + MCONTEXT_RBP)) ||
 	    bpf_probe_read_user(&sp, 8, (void *)(mc + MCONTEXT_RSP)) ||
 	    bpf_probe_read_user(&pc, 8, (void *)(mc + MCONTEXT_RIP)))
-		return stop_bad_read();
+		return stop_bad_read(st);
 	st->sp = sp;
 	st->bp = bp;
 	st->pc_is_ra = 0; /* the interrupted PC itself, not a return address */
@@ -301,14 +319,14 @@ static __always_inline long apply_rule(struct native_unwind *st,
 	case SPANPROF_CFA_FP:
 		return fp_step(st, proc);
 	default:
-		counter_inc(&drop_counts, SPANPROF_DROP_UNWIND_NO_ROW);
+		counter_inc(&drop_counts, SPANPROF_DROP_UNWIND_NO_ROW + st->drop_shift);
 		return 1;
 	}
 	if (cfa <= st->sp || bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
-		return stop_bad_read();
+		return stop_bad_read(st);
 	if (r->rbp_kind == SPANPROF_RBP_AT_CFA) {
 		if (bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + r->rbp_off)))
-			return stop_bad_read();
+			return stop_bad_read(st);
 	} else if (r->rbp_kind == SPANPROF_RBP_LOST) {
 		bp = 0;
 	}
@@ -335,7 +353,7 @@ static __always_inline long unwind_frame(struct native_unwind *st)
 	}
 	m = find_mapping(proc, pc);
 	if (!m) {
-		counter_inc(&drop_counts, SPANPROF_DROP_UNWIND_NO_MAPPING);
+		counter_inc(&drop_counts, SPANPROF_DROP_UNWIND_NO_MAPPING + st->drop_shift);
 		return 1;
 	}
 	table = m->table;
@@ -347,17 +365,57 @@ static __always_inline long unwind_frame(struct native_unwind *st)
 		return nocfi_step(st, proc); /* JIT code, Go, a stripped file */
 	t = bpf_map_lookup_elem(&unwind_tables, &table);
 	if (!t || t->gen != m->gen) {
-		counter_inc(&drop_counts, SPANPROF_DROP_UNWIND_STALE);
+		counter_inc(&drop_counts, SPANPROF_DROP_UNWIND_STALE + st->drop_shift);
 		st->fallback = 1;
 		return 1;
 	}
 	r = find_rule(t, (__u32)(pc - m->bias));
 	if (!r) {
-		counter_inc(&drop_counts, SPANPROF_DROP_UNWIND_NO_ROW);
+		counter_inc(&drop_counts, SPANPROF_DROP_UNWIND_NO_ROW + st->drop_shift);
 		return 1;
 	}
 	return apply_rule(st, proc, r);
 }
+
+/* Starts a walk at pc, sp, bp (the thread's user registers) for process pid. */
+static __always_inline void unwind_begin(struct native_unwind *st, __u32 pid, __u64 pc, __u64 sp,
+					 __u64 bp, __u32 drop_shift)
+{
+	st->pid = pid;
+	st->pc = pc;
+	st->sp = sp;
+	st->bp = bp;
+	st->pc_is_ra = 0;
+	st->fallback = 0;
+	st->drop_shift = drop_shift;
+	st->hash = 0xcbf29ce484222325ull;
+	st->stack.nframes = 0;
+}
+
+/* Walks the stack unwind_begin() set up, one frame per call of step (a bpf_loop callback that
+ * finds st in its program's own scratch and calls unwind_frame), and stores it in stacks (a
+ * USER_STACKS_MAP) under *hash. Returns 1 when it did, 0 when the caller should take a
+ * frame-pointer stack instead (a table being built or evicted, no pc). A stack that could not be
+ * stored still returns 1: its loss is counted at drop_reason. */
+static __always_inline int unwind_walk(struct native_unwind *st, long (*step)(__u32, void *),
+				       void *stacks, __u64 *hash, __u32 drop_reason)
+{
+	long err;
+
+	if (!st->pc)
+		return 0;
+	push_frame(st, st->pc);
+	bpf_loop(SPANPROF_MAX_STACK_DEPTH, step, NULL, 0);
+	if (st->fallback)
+		return 0;
+	*hash = st->hash ?: 1;
+	err = bpf_map_update_elem(stacks, hash, &st->stack, BPF_NOEXIST);
+	if (err && err != -EEXIST)
+		counter_inc(&drop_counts, drop_reason);
+	return 1;
+}
+
+#ifndef SPANPROF_UNWIND_TABLES_EXTERN
 
 static long unwind_step(__u32 index, void *ctx)
 {
@@ -370,59 +428,37 @@ static long unwind_step(__u32 index, void *ctx)
 	return unwind_frame(st);
 }
 
-/* The interrupted user registers: the sample's own when it hit user mode, else the ones saved
- * on kernel entry. */
-static __always_inline void user_regs(struct bpf_perf_event_data *ctx, struct native_unwind *st)
-{
-	struct pt_regs *regs;
-	__u64 ip = ctx->regs.ip;
-
-	if (!(ip >> 63)) { /* kernel addresses have the top bit set */
-		st->pc = ip;
-		st->sp = ctx->regs.sp;
-		st->bp = ctx->regs.bp;
-		return;
-	}
-	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	st->pc = BPF_CORE_READ(regs, ip);
-	st->sp = BPF_CORE_READ(regs, sp);
-	st->bp = BPF_CORE_READ(regs, bp);
-}
-
 /* Unwinds the current user stack with CFI into the window's user_stacks map. Returns 1 with
  * *hash set when it did, 0 when the sample should use bpf_get_stackid instead (no tables for
- * this process yet, a table being built or evicted, no user context). */
+ * this process yet, a table being built or evicted, no user context). The registers are the
+ * sample's own when it hit user mode, else the ones saved on kernel entry. */
 static __always_inline int unwind_user_stack(struct bpf_perf_event_data *ctx, __u32 pid,
 					     void *stacks, __u64 *hash)
 {
 	struct native_unwind *st;
+	struct pt_regs *regs;
+	__u64 ip = ctx->regs.ip;
 	__u32 zero = 0;
-	long err;
 
 	if (!bpf_map_lookup_elem(&unwind_procs, &pid))
 		return 0;
 	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
 	if (!st)
 		return 0;
-	st->pid = pid;
-	st->pc_is_ra = 0;
-	st->fallback = 0;
-	st->hash = 0xcbf29ce484222325ull;
-	st->stack.nframes = 0;
-	user_regs(ctx, st);
-	if (!st->pc)
+	if (!(ip >> 63)) { /* kernel addresses have the top bit set */
+		unwind_begin(st, pid, ip, ctx->regs.sp, ctx->regs.bp, 0);
+	} else {
+		regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+		unwind_begin(st, pid, BPF_CORE_READ(regs, ip), BPF_CORE_READ(regs, sp),
+			     BPF_CORE_READ(regs, bp), 0);
+	}
+	if (!unwind_walk(st, unwind_step, stacks, hash, SPANPROF_DROP_USER_STACK))
 		return 0;
-	push_frame(st, st->pc);
-	bpf_loop(SPANPROF_MAX_STACK_DEPTH, unwind_step, NULL, 0);
-	if (st->fallback)
-		return 0;
-	*hash = st->hash ?: 1;
-	err = bpf_map_update_elem(stacks, hash, &st->stack, BPF_NOEXIST);
-	if (err && err != -EEXIST)
-		counter_inc(&drop_counts, SPANPROF_DROP_USER_STACK);
 	counter_inc(&event_counts, SPANPROF_EVENT_UNWIND_CFI);
 	return 1;
 }
+
+#endif /* !SPANPROF_UNWIND_TABLES_EXTERN */
 
 #else /* !__TARGET_ARCH_x86: frame pointers only (bpf_get_stackid) for now */
 

@@ -30,9 +30,11 @@
  * (user/map_sizes.h) with bpf_map__set_max_entries(). */
 #define SPANPROF_DEFAULT_STACKS 16384
 #define SPANPROF_DEFAULT_COUNTS 16384
-/* Off-CPU profiles: one stack map for both windows, one count map per window. */
+/* Off-CPU profiles: one stack map for both windows (kernel and frame-pointer stacks), one count
+ * map, CFI stack map and interpreter stack map per window. */
 #define SPANPROF_OFF_CPU_STACKS 8192
 #define SPANPROF_OFF_CPU_COUNTS 8192
+#define SPANPROF_OFF_CPU_PY_STACKS 2048
 /* After a process event woke it, the agent looks at the event ring again within this many ms
  * even without a new wake-up: BPF wakes it for at most one event per 100 ms
  * (proc_events.bpf.c), and events in between are read then. */
@@ -368,6 +370,16 @@ enum spanprof_drop {
 	SPANPROF_DROP_SPAN_END_FULL, /* span_ends ring buffer full: an ended span's record lost */
 	SPANPROF_DROP_SPAN_NAME_BUDGET, /* the user's new span names this second were spent */
 	SPANPROF_DROP_SPAN_END_BUDGET, /* the user's span records this second were spent */
+	/* Off-CPU stacks (taken when a thread runs again after a wait): */
+	SPANPROF_DROP_OFF_CPU_USER_STACK, /* user stack not recorded (map full/collision) */
+	SPANPROF_DROP_OFF_CPU_KERN_STACK, /* kernel stack not recorded (map full/collision) */
+	SPANPROF_DROP_OFF_CPU_INTERP_STACK, /* off-CPU interpreter stacks full: frames lost */
+	/* ... CFI unwinding stopped early, in the order of the SPANPROF_DROP_UNWIND_* above: */
+	SPANPROF_DROP_OFF_CPU_UNWIND_NO_MAPPING,
+	SPANPROF_DROP_OFF_CPU_UNWIND_NO_ROW,
+	SPANPROF_DROP_OFF_CPU_UNWIND_BAD_READ,
+	SPANPROF_DROP_OFF_CPU_UNWIND_DEPTH,
+	SPANPROF_DROP_OFF_CPU_UNWIND_STALE,
 	SPANPROF_DROP__COUNT,
 };
 
@@ -420,6 +432,8 @@ enum spanprof_event {
 	SPANPROF_EVENT_UNWIND_FP_FRAMES, /* frames in files without CFI, walked by frame pointer */
 	SPANPROF_EVENT_OFF_CPU, /* off-CPU periods of span threads counted */
 	SPANPROF_EVENT_OFF_CPU_SHORT, /* ... not counted: shorter than --off-cpu-min */
+	SPANPROF_EVENT_OFF_CPU_UNWIND_CFI, /* off-CPU user stacks unwound from CFI tables */
+	SPANPROF_EVENT_OFF_CPU_UNWIND_FP, /* ... from frame pointers (no tables, or --off-cpu-unwind) */
 	SPANPROF_EVENT__COUNT,
 };
 

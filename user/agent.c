@@ -221,10 +221,8 @@ static void forget_exited(void *ctx, pid_t pid)
 	forget_interpreters(a, pid);
 }
 
-/* One drained sample through the later stages: symbolized, then aggregated. */
-static void on_sample(void *ctx, const struct sample *s)
+void agent_resolve_sample(struct agent *a, const struct sample *s)
 {
-	struct agent *a = ctx;
 	int ruby = s->py && s->py->interp == SPANPROF_INTERP_RUBY;
 	const struct python_proc *py =
 		s->py && !ruby ? interp_procs_get(a->pyprocs, s->key->pid) : NULL;
@@ -239,6 +237,14 @@ static void on_sample(void *ctx, const struct sample *s)
 	if (rb)
 		ruby_stack_merge(a->resolve, a->rbsyms, s->key->pid, rb, s->py,
 				 &a->rb_frames_dropped);
+}
+
+/* One drained sample through the later stages: symbolized, then aggregated. */
+static void on_sample(void *ctx, const struct sample *s)
+{
+	struct agent *a = ctx;
+
+	agent_resolve_sample(a, s);
 	aggregate_add(a->agg, s, a->resolve->frames, a->resolve->nframes);
 }
 
@@ -361,6 +367,7 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 		.unwind_pids = cfg->max_procs,
 		.off_cpu = cfg->off_cpu,
 		.off_cpu_min_ns = (uint64_t)cfg->off_cpu_min_us * 1000,
+		.off_cpu_fp = cfg->off_cpu_fp,
 		.span_times = cfg->span_stats_max > 0,
 	};
 	struct symcache_limits sl = {

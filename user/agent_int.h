@@ -93,6 +93,10 @@ void agent_close_metrics(struct agent *a);
  * and/or uploader) and logs one line about the window. */
 void agent_flush(struct agent *a);
 
+/* Symbolizes a drained sample's stacks into a->resolve, with its Python or Ruby frames merged in
+ * (agent.c; CPU samples and off-CPU waits alike). */
+void agent_resolve_sample(struct agent *a, const struct sample *s);
+
 /* Off-CPU profiles (agent_off_cpu.c), all no-ops with --off-cpu=false: open returns 0 or
  * -ENOMEM; drain reads the window loader_flip_window() just closed into a->off_cpu. */
 int agent_off_cpu_open(struct agent *a);

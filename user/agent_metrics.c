@@ -71,6 +71,19 @@ static void publish_kernel(struct agent *a)
 			       events[SPANPROF_EVENT_OFF_CPU]);
 		metrics_set_at(a->metrics, METRIC_OFF_CPU_PERIODS, METRIC_OFF_CPU_SHORT,
 			       events[SPANPROF_EVENT_OFF_CPU_SHORT]);
+		metrics_set_at(a->metrics, METRIC_OFF_CPU_STACKS, METRIC_UNWINDER_CFI,
+			       events[SPANPROF_EVENT_OFF_CPU_UNWIND_CFI]);
+		metrics_set_at(a->metrics, METRIC_OFF_CPU_STACKS, METRIC_UNWINDER_FP,
+			       events[SPANPROF_EVENT_OFF_CPU_UNWIND_FP]);
+	}
+	if (a->off_cpu_drain) {
+		drain_get_stats(a->off_cpu_drain, &ds);
+		metrics_set_at(a->metrics, METRIC_OFF_CPU_MAP_ENTRIES, METRIC_OFF_CPU_MAP_COUNTS,
+			       ds.last_keys);
+		metrics_set_at(a->metrics, METRIC_OFF_CPU_MAP_ENTRIES,
+			       METRIC_OFF_CPU_MAP_USER_STACKS, ds.last_user_stacks);
+		metrics_set_at(a->metrics, METRIC_OFF_CPU_MAP_ENTRIES,
+			       METRIC_OFF_CPU_MAP_INTERP_STACKS, ds.last_interp_stacks);
 	}
 }
 

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Off-CPU profiles in the agent: each drain reads the off-CPU count map of the window that just
- * closed (its stacks stay: they are shared by both windows), symbolizes every key and adds its
- * nanoseconds to the service's off_cpu profile, flushed with the CPU ones. */
+ * closed with the window's CFI and interpreter stacks (the kernel and frame-pointer stacks stay:
+ * they are shared by both windows), symbolizes every key with its Python or Ruby frames merged as
+ * CPU samples are, and adds its nanoseconds to the service's off_cpu profile, flushed with the
+ * CPU ones. */
 #include <errno.h>
 
 #include "agent_int.h"
@@ -27,8 +29,7 @@ static void on_off_cpu(void *ctx, const struct sample *s)
 {
 	struct agent *a = ctx;
 
-	stack_resolve(a->resolve, a->symcache, s->key->pid, s->kern_ips, s->lost_kern, s->user_ips,
-		      s->lost_user);
+	agent_resolve_sample(a, s);
 	aggregate_add(a->off_cpu, s, a->resolve->frames, a->resolve->nframes);
 }
 
@@ -39,8 +40,9 @@ void agent_off_cpu_drain(struct agent *a)
 	if (!a->off_cpu)
 		return;
 	w = loader_off_cpu_window(a->loader);
-	drain_window_shared_stacks(a->off_cpu_drain, w.counts_fd, w.stacks_fd, w.names_fd,
-				   on_off_cpu, a);
+	drain_set_py_stacks(a->off_cpu_drain, w.py_stacks_fd);
+	drain_window_shared_stacks(a->off_cpu_drain, w.counts_fd, w.stacks_fd, w.user_stacks_fd,
+				   w.names_fd, on_off_cpu, a);
 }
 
 void agent_off_cpu_close(struct agent *a)

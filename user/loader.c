@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/types.h>
 
@@ -52,6 +53,51 @@ struct loader {
 	struct bpf_link *mprotect_link; /* likewise */
 	int off_cpu; /* the sched_switch program is attached */
 };
+
+/* Whether the kernel has the sched_exit_tp tracepoint (Linux 6.16+), where the full off-CPU
+ * stacks are taken; without it they are taken at switch-out by frame pointer. */
+static int kernel_has_sched_exit_tp(void)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	int found;
+
+	if (!vmlinux)
+		return 0;
+	found = btf__find_by_name_kind(vmlinux, "btf_trace_sched_exit_tp", BTF_KIND_TYPEDEF) > 0;
+	btf__free(vmlinux);
+	return found;
+}
+
+/* Off-CPU stacks: full (CFI and interpreter frames, when a wait ends) unless the options or the
+ * kernel say frame pointers. Maps a mode does not use get one entry. */
+static int configure_off_cpu(struct spanprof_bpf *skel, const struct loader_options *opts)
+{
+	int full = opts->off_cpu && !opts->off_cpu_fp;
+	int err = 0;
+
+	if (full && !kernel_has_sched_exit_tp()) {
+		log_info("the kernel has no sched_exit_tp tracepoint (Linux 6.16+): off-CPU stacks "
+			 "are taken by frame pointer when a thread blocks");
+		full = 0;
+	}
+	skel->rodata->cfg_off_cpu_full_stacks = full;
+	if (!full) {
+		err = err ?: bpf_program__set_autoload(skel->progs.on_sched_exit, false);
+		err = err ?: bpf_map__set_max_entries(skel->maps.off_cpu_user_stacks_0, 1);
+		err = err ?: bpf_map__set_max_entries(skel->maps.off_cpu_user_stacks_1, 1);
+		err = err ?: bpf_map__set_max_entries(skel->maps.off_cpu_py_stacks_0, 1);
+		err = err ?: bpf_map__set_max_entries(skel->maps.off_cpu_py_stacks_1, 1);
+	} else {
+		/* A window names at most as many stacks as it has keys. */
+		err = err   ?:
+			      bpf_map__set_max_entries(skel->maps.off_cpu_user_stacks_0,
+						       SPANPROF_OFF_CPU_COUNTS);
+		err = err   ?:
+			      bpf_map__set_max_entries(skel->maps.off_cpu_user_stacks_1,
+						       SPANPROF_OFF_CPU_COUNTS);
+	}
+	return err;
+}
 
 static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -134,6 +180,7 @@ static int configure(struct loader *l, const struct loader_options *opts)
 	/* The ring buffer's smallest size (one page) when nothing writes it. */
 	if (!skel->rodata->cfg_span_records)
 		err = err ?: bpf_map__set_max_entries(skel->maps.span_ends, getpagesize());
+	err = configure_off_cpu(skel, opts);
 	/* Off: the program is neither loaded nor attached, and its maps take no memory. */
 	if (!opts->off_cpu) {
 		err = err ?: bpf_program__set_autoload(skel->progs.on_sched_switch, false);
@@ -300,13 +347,20 @@ struct loader_window loader_off_cpu_window(struct loader *l)
 	/* loader_flip_window() flipped both slots together: the closed one is the other. */
 	__u32 closed = l->skel->bss->off_cpu_slot ^ 1;
 	struct loader_window w = { -1, -1, -1, -1, -1 };
+	struct spanprof_bpf *skel = l->skel;
 
 	if (!l->off_cpu)
 		return w;
-	w.names_fd = bpf_map__fd(l->skel->maps.span_names);
-	w.counts_fd = bpf_map__fd(closed ? l->skel->maps.off_cpu_counts_1 :
-					   l->skel->maps.off_cpu_counts_0);
-	w.stacks_fd = bpf_map__fd(l->skel->maps.off_cpu_stacks);
+	w.names_fd = bpf_map__fd(skel->maps.span_names);
+	w.counts_fd =
+		bpf_map__fd(closed ? skel->maps.off_cpu_counts_1 : skel->maps.off_cpu_counts_0);
+	w.stacks_fd = bpf_map__fd(skel->maps.off_cpu_stacks);
+	if (!skel->rodata->cfg_off_cpu_full_stacks)
+		return w;
+	w.user_stacks_fd = bpf_map__fd(closed ? skel->maps.off_cpu_user_stacks_1 :
+						skel->maps.off_cpu_user_stacks_0);
+	w.py_stacks_fd = bpf_map__fd(closed ? skel->maps.off_cpu_py_stacks_1 :
+					      skel->maps.off_cpu_py_stacks_0);
 	return w;
 }
 

@@ -23,6 +23,7 @@ struct loader_options {
 	uint32_t unwind_pids; /* processes whose mappings the unwinder knows */
 	int off_cpu; /* attach the sched_switch program (off-CPU profiles) */
 	uint64_t off_cpu_min_ns; /* shortest off-CPU period counted */
+	int off_cpu_fp; /* off-CPU stacks by frame pointer at switch-out, not full ones at resume */
 	int span_times; /* with off_cpu: exact CPU and off-CPU time per span (span_ends) */
 };
 
@@ -57,8 +58,9 @@ enum loader_hook_kind {
 };
 
 /* The off-CPU maps of the window loader_flip_window() just closed: counts_fd maps
- * struct sample_key -> nanoseconds, stacks_fd is shared by both windows and never emptied.
- * Both -1 when off-CPU profiles are off. */
+ * struct sample_key -> nanoseconds, stacks_fd (kernel and frame-pointer stacks) is shared by
+ * both windows and never emptied, user_stacks_fd and py_stacks_fd are the window's own. All -1
+ * when off-CPU profiles are off. */
 struct loader_window loader_off_cpu_window(struct loader *l);
 
 /* Attaches the span-set uprobe to file `path` at file offset `offset`, with the kernel-raised

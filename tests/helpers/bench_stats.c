@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+
 #include "bench_stats.h"
 
 #define BPF_STATS "/proc/sys/kernel/bpf_stats_enabled"
@@ -69,6 +71,62 @@ void bench_stats_bpf_progs(pid_t pid, unsigned long long *ns, unsigned long long
 	while ((de = readdir(d))) {
 		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", pid, de->d_name);
 		add_prog_fd(path, ns, cnt);
+	}
+	closedir(d);
+}
+
+/* Whether the fdinfo at path is a program called name; its statistics into *ns and *cnt. */
+static int prog_fd_named(const char *path, const char *name, unsigned long long *ns,
+			 unsigned long long *cnt)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+	unsigned int id = 0;
+	char line[256];
+	FILE *f = fopen(path, "r");
+	int fd, match;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "prog_id: %u", &id);
+		sscanf(line, "run_time_ns: %llu", ns);
+		sscanf(line, "run_cnt: %llu", cnt);
+	}
+	fclose(f);
+	if (!id)
+		return 0;
+	fd = bpf_prog_get_fd_by_id(id);
+	if (fd < 0)
+		return 0;
+	memset(&info, 0, sizeof(info));
+	match = !bpf_obj_get_info_by_fd(fd, &info, &len) &&
+		!strncmp(info.name, name, sizeof(info.name) - 1);
+	close(fd);
+	return match;
+}
+
+void bench_stats_bpf_prog(pid_t pid, const char *name, unsigned long long *ns,
+			  unsigned long long *cnt)
+{
+	unsigned long long t, c;
+	char path[300];
+	struct dirent *de;
+	DIR *d;
+
+	*ns = *cnt = 0;
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo", pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", pid, de->d_name);
+		t = c = 0;
+		if (prog_fd_named(path, name, &t, &c)) {
+			*ns = t;
+			*cnt = c;
+			break;
+		}
 	}
 	closedir(d);
 }

@@ -13,6 +13,11 @@ double bench_stats_cpu_s(pid_t pid);
  * both stay 0 unless kernel.bpf_stats_enabled is 1. */
 void bench_stats_bpf_progs(pid_t pid, unsigned long long *ns, unsigned long long *cnt);
 
+/* The same for the one program called name (as the BPF object names it, cut at 15 characters)
+ * among those pid holds. */
+void bench_stats_bpf_prog(pid_t pid, const char *name, unsigned long long *ns,
+			  unsigned long long *cnt);
+
 /* Sets kernel.bpf_stats_enabled to 1. Returns its previous value for bench_stats_restore(). */
 int bench_stats_enable(void);
 

@@ -5,6 +5,7 @@
  * workload measured itself, and nothing of the thread outside spans. */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -294,10 +296,265 @@ static void test_span_stats_max_0_keeps_off_cpu_profiles(void **state)
 	tmpdir_remove(dir);
 }
 
+/* ---- Waits through libc, with and without frame pointers (off_cpu_waits.c) ---- */
+
+#define WAIT_KINDS 5
+#define WAIT_ITERATIONS "40"
+#define WAIT_READY_TIMEOUT_S 60
+
+static const char *const wait_kinds[WAIT_KINDS] = { "usleep", "pipe", "recv", "cond", "mutex" };
+
+/* Per kind of wait, over the samples of its span ("wait <kind>"): all their time, the time under
+ * wait_<kind> (the workload's function that called libc), and the time whose stack reaches the
+ * thread's root (start_thread, or main). */
+struct wait_census {
+	int64_t total[WAIT_KINDS], under[WAIT_KINDS], rooted[WAIT_KINDS];
+	int shown[WAIT_KINDS];
+	int files;
+};
+
+static void print_stack(const Perftools__Profiles__Profile *p, const Perftools__Profiles__Sample *s)
+{
+	const Perftools__Profiles__Location *loc;
+	const Perftools__Profiles__Function *fn;
+	size_t i, j;
+
+	printf("     ");
+	for (i = 0; i < s->n_location_id; i++) {
+		loc = pprof_location(p, s->location_id[i]);
+		for (j = 0; loc && j < loc->n_line; j++) {
+			fn = pprof_function(p, loc->line[j]->function_id);
+			printf(" %s", fn ? pprof_str(p, fn->name) : "?");
+		}
+	}
+	printf("\n");
+}
+
+static void count_waits(struct wait_census *c, const Perftools__Profiles__Profile *p)
+{
+	const Perftools__Profiles__Sample *s;
+	char fn_name[32], span_name[32];
+	const char *name;
+	size_t i;
+	int k;
+
+	for (i = 0; i < p->n_sample; i++) {
+		s = p->sample[i];
+		name = pprof_sample_label(p, s, "span_name") ?: "";
+		for (k = 0; k < WAIT_KINDS; k++) {
+			snprintf(span_name, sizeof(span_name), "wait %s", wait_kinds[k]);
+			if (!strcmp(name, span_name))
+				break;
+		}
+		if (k == WAIT_KINDS)
+			continue;
+		snprintf(fn_name, sizeof(fn_name), "wait_%s", wait_kinds[k]);
+		c->total[k] += s->value[0];
+		if (pprof_sample_has_function(p, s, "main") ||
+		    pprof_sample_has_function(p, s, "start_thread"))
+			c->rooted[k] += s->value[0];
+		if (pprof_sample_has_function(p, s, fn_name)) {
+			c->under[k] += s->value[0];
+			continue;
+		}
+		if (c->shown[k]++ < 2) {
+			printf("    %s: %.1f ms without %s:\n", span_name, s->value[0] / 1e6,
+			       fn_name);
+			print_stack(p, s);
+		}
+	}
+}
+
+static void census_waits(struct wait_census *c, const char *dir, const char *service)
+{
+	char suffix[160], path[1024];
+	Perftools__Profiles__Profile *p;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	assert_non_null(d);
+	snprintf(suffix, sizeof(suffix), "-%s%s", service, OFF_CPU_SUFFIX);
+	while ((de = readdir(d))) {
+		if (!ends_with(de->d_name, suffix))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		p = pprof_file_read(path);
+		assert_non_null(p);
+		count_waits(c, p);
+		pprof_file_free(p);
+		c->files++;
+	}
+	closedir(d);
+}
+
+/* The workload's own figures: "off_cpu_ns <kind> N". */
+static void read_measured_waits(const char *path, long long *ns)
+{
+	char line[128], kind[16];
+	long long v;
+	FILE *f = fopen(path, "r");
+	int k;
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "off_cpu_ns %15s %lld", kind, &v) != 2)
+			continue;
+		for (k = 0; k < WAIT_KINDS; k++)
+			if (!strcmp(kind, wait_kinds[k]))
+				ns[k] = v;
+	}
+	fclose(f);
+}
+
+static double seconds_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Starts the workload (held at its gate file), its own agent (--pid), waits until this agent
+ * attached the hook and has the workload's unwind tables (waits before then would be walked
+ * by frame pointer), lets it run to its end and stops the agent (the last window is written). */
+static void run_waits(const char *workload, const char *dir, const char *service,
+		      const char *const *extra, long long *measured)
+{
+	const char *agent_argv[16] = { "--pid",	     NULL, "--output",	  dir,
+				       "--interval", "1",  "--log-level", "debug" };
+	char env_service[128], pid_text[16], out_path[600], gate[600], want[1200], real[1024];
+	const char *env[] = { env_service, NULL };
+	const char *wargv[] = { workload, WAIT_ITERATIONS, gate, NULL };
+	struct agent_proc agent;
+	double end;
+	size_t n = 8;
+	int fd, windows;
+	pid_t pid;
+
+	while (*extra)
+		agent_argv[n++] = *extra++;
+	snprintf(env_service, sizeof(env_service), "OTEL_SERVICE_NAME=%s", service);
+	snprintf(out_path, sizeof(out_path), "%s/workload.out", dir);
+	snprintf(gate, sizeof(gate), "%s/go", dir);
+	pid = workload_start(wargv, env, out_path);
+	assert_true(pid > 0);
+	assert_int_equal(workload_wait_exec(pid, workload, 10), 0);
+	snprintf(pid_text, sizeof(pid_text), "%d", (int)pid);
+	agent_argv[1] = pid_text;
+	assert_int_equal(agent_proc_start(&agent, dir, agent_argv), 0);
+	snprintf(want, sizeof(want), "span hook attached: %s (pid %d,",
+		 realpath(build_path("libspanprof.so"), real) ?: "?", (int)pid);
+	assert_true(agent_proc_wait_log(&agent, want, WAIT_READY_TIMEOUT_S));
+	snprintf(want, sizeof(want), "unwind: pid %d ready", (int)pid);
+	end = seconds_now() + WAIT_READY_TIMEOUT_S;
+	while (!agent_proc_log_contains(&agent, want) && seconds_now() < end)
+		usleep(20000);
+	assert_true(agent_proc_log_contains(&agent, want));
+	fd = open(gate, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	/* Done when it printed its figures; two more windows are then drained while it lives. */
+	end = seconds_now() + 120;
+	while (!measured[WAIT_KINDS - 1] && seconds_now() < end) {
+		usleep(20000);
+		read_measured_waits(out_path, measured);
+	}
+	windows = agent_proc_log_count(&agent, "window written");
+	while (agent_proc_log_count(&agent, "window written") < windows + 2 && seconds_now() < end)
+		usleep(20000);
+	snprintf(gate, sizeof(gate), "%s/go.end", dir);
+	fd = open(gate, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(workload_wait(pid, 60), 0);
+	assert_int_equal(agent_proc_stop(&agent), 0);
+}
+
+/* Each kind of wait: >= 90% of its span's off-CPU time under the function that called libc, on
+ * a stack that reaches start_thread, and the total within 10% of what the workload measured. */
+static void check_waits(const char *binary, const char *label)
+{
+	long long measured[WAIT_KINDS] = { 0 };
+	struct wait_census c = { 0 };
+	const char *extra[] = { NULL };
+	char service[64], *dir;
+	int k;
+
+	dir = tmpdir_new("it-offcpu-waits");
+	assert_non_null(dir);
+	snprintf(service, sizeof(service), "it-offcpu-%s-%d", label, getpid());
+	run_waits(build_path(binary), dir, service, extra, measured);
+	census_waits(&c, dir, service);
+	for (k = 0; k < WAIT_KINDS; k++)
+		printf("  %s %-6s: measured %.1f ms; profile %.1f ms, %.1f%% under wait_%s, "
+		       "%.1f%% reaching start_thread/main\n",
+		       label, wait_kinds[k], measured[k] / 1e6, c.total[k] / 1e6,
+		       c.total[k] ? 100.0 * c.under[k] / c.total[k] : 0, wait_kinds[k],
+		       c.total[k] ? 100.0 * c.rooted[k] / c.total[k] : 0);
+	assert_true(c.files > 0);
+	for (k = 0; k < WAIT_KINDS; k++) {
+		assert_true(measured[k] > 40 * 10000000LL * 0.9);
+		assert_true(c.under[k] >= 0.9 * c.total[k]);
+		assert_true(c.rooted[k] >= 0.9 * c.total[k]);
+		assert_true(c.total[k] >= 0.9 * measured[k] && c.total[k] <= 1.1 * measured[k]);
+	}
+	tmpdir_remove(dir);
+}
+
+static void test_waits_through_libc_without_frame_pointers(void **state)
+{
+	(void)state;
+	if (!agent_proc_can_run())
+		skip();
+	check_waits("tests/workloads/off_cpu_waits_nofp", "nofp");
+}
+
+/* What the full stacks fix: walked by frame pointer when the thread blocks
+ * (--off-cpu-unwind=fp), the waits of the build without frame pointers lose the function that
+ * called libc (libc's wrappers keep none), while the totals stay right. */
+static void test_fp_capture_misses_the_caller_of_libc(void **state)
+{
+	long long measured[WAIT_KINDS] = { 0 };
+	const char *extra[] = { "--off-cpu-unwind", "fp", NULL };
+	struct wait_census c = { 0 };
+	char service[64], *dir;
+	int k;
+
+	(void)state;
+	if (!agent_proc_can_run())
+		skip();
+	dir = tmpdir_new("it-offcpu-fpmode");
+	assert_non_null(dir);
+	snprintf(service, sizeof(service), "it-offcpu-fpmode-%d", getpid());
+	run_waits(build_path("tests/workloads/off_cpu_waits_nofp"), dir, service, extra, measured);
+	census_waits(&c, dir, service);
+	for (k = 0; k < WAIT_KINDS; k++) {
+		printf("  fp mode %-6s: profile %.1f ms, %.1f%% under wait_%s\n", wait_kinds[k],
+		       c.total[k] / 1e6, c.total[k] ? 100.0 * c.under[k] / c.total[k] : 0,
+		       wait_kinds[k]);
+		assert_true(c.total[k] >= 0.9 * measured[k] && c.total[k] <= 1.1 * measured[k]);
+	}
+	/* usleep -> nanosleep -> clock_nanosleep: no frame pointer anywhere on the way. */
+	assert_true(c.under[0] < 0.5 * c.total[0]);
+	tmpdir_remove(dir);
+}
+
+static void test_waits_through_libc_with_frame_pointers(void **state)
+{
+	(void)state;
+	if (!agent_proc_can_run())
+		skip();
+	check_waits("tests/workloads/off_cpu_waits", "fp");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_span_sleep_is_off_cpu_under_its_function),
+		cmocka_unit_test(test_waits_through_libc_without_frame_pointers),
+		cmocka_unit_test(test_waits_through_libc_with_frame_pointers),
+		cmocka_unit_test(test_fp_capture_misses_the_caller_of_libc),
 		cmocka_unit_test(test_off_cpu_is_pushed_as_its_own_series),
 		cmocka_unit_test(test_off_cpu_false_writes_no_off_cpu_profile),
 		cmocka_unit_test(test_span_stats_max_0_keeps_off_cpu_profiles),

@@ -73,6 +73,7 @@ struct spanprof_config {
 	enum span_scope span_scope; /* --span-scope root|all */
 	int off_cpu; /* --off-cpu: off-CPU profiles (default on) */
 	unsigned int off_cpu_min_us; /* --off-cpu-min: shortest off-CPU period counted */
+	int off_cpu_fp; /* --off-cpu-unwind=fp: off-CPU stacks by frame pointer, at switch-out */
 	int interpreter_frames; /* --interpreter-frames: Python/Ruby frames read in BPF (default on) */
 	unsigned int span_stats_max; /* --span-stats-max: pairs in /metrics; 0: no span times */
 	uint64_t span_log_max_bytes; /* --span-log-max-bytes: a .spans.jsonl file's rotation size */

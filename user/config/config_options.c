@@ -106,6 +106,19 @@ static int set_span_scope(struct spanprof_config *cfg, const struct config_optio
 	return 0;
 }
 
+static int set_off_cpu_unwind(struct spanprof_config *cfg, const struct config_option *opt,
+			      const char *v, const char **want)
+{
+	(void)opt;
+	if (!strcmp(v, "full"))
+		cfg->off_cpu_fp = 0;
+	else if (!strcmp(v, "fp"))
+		cfg->off_cpu_fp = 1;
+	else
+		return invalid(want, "'full' or 'fp'");
+	return 0;
+}
+
 static int set_server(struct spanprof_config *cfg, const struct config_option *opt, const char *v,
 		      const char **want)
 {
@@ -291,6 +304,11 @@ const struct config_option config_options[CONFIG_OPT__COUNT] = {
 		.help = "shortest off-CPU period counted, microseconds\n"
 			"(default 1000, 0..10000000)",
 		.want = "microseconds, from 0 to 10000000", UINT(off_cpu_min_us, 0, 10000000) },
+	[CONFIG_OPT_OFF_CPU_UNWIND] = { .name = "off-cpu-unwind", .kind = CONFIG_KIND_VALUE,
+		.where = A, .metavar = "U",
+		.help = "full (default): off-CPU stacks with CFI and\n"
+			"Python/Ruby frames; fp: frame pointers only",
+		.set = set_off_cpu_unwind },
 	[CONFIG_OPT_INTERPRETER_FRAMES] = { .name = "interpreter-frames", .kind = CONFIG_KIND_VALUE,
 		.where = A, .metavar = "BOOL",
 		.help = "Python and Ruby functions in the stacks, read by BPF\n"

@@ -31,7 +31,7 @@ struct metrics {
 };
 
 /* A new enum spanprof_drop value needs its name below (and this count raised). */
-_Static_assert(SPANPROF_DROP__COUNT == 24, "name every drop reason in drop_reasons");
+_Static_assert(SPANPROF_DROP__COUNT == 32, "name every drop reason in drop_reasons");
 
 static const char *const drop_reasons[METRIC_DROP__COUNT] = {
 	[SPANPROF_DROP_COUNTS_FULL] = "counts_map_full",
@@ -58,6 +58,14 @@ static const char *const drop_reasons[METRIC_DROP__COUNT] = {
 	[SPANPROF_DROP_SPAN_END_FULL] = "span_records_lost",
 	[SPANPROF_DROP_SPAN_NAME_BUDGET] = "span_name_over_user_share",
 	[SPANPROF_DROP_SPAN_END_BUDGET] = "span_record_over_user_share",
+	[SPANPROF_DROP_OFF_CPU_USER_STACK] = "off_cpu_user_stack_lost",
+	[SPANPROF_DROP_OFF_CPU_KERN_STACK] = "off_cpu_kernel_stack_lost",
+	[SPANPROF_DROP_OFF_CPU_INTERP_STACK] = "off_cpu_interpreter_stacks_full",
+	[SPANPROF_DROP_OFF_CPU_UNWIND_NO_MAPPING] = "off_cpu_unwind_no_mapping",
+	[SPANPROF_DROP_OFF_CPU_UNWIND_NO_ROW] = "off_cpu_unwind_no_row",
+	[SPANPROF_DROP_OFF_CPU_UNWIND_BAD_READ] = "off_cpu_unwind_bad_read",
+	[SPANPROF_DROP_OFF_CPU_UNWIND_DEPTH] = "off_cpu_unwind_depth",
+	[SPANPROF_DROP_OFF_CPU_UNWIND_STALE] = "off_cpu_unwind_table_evicted",
 	[METRIC_DROP_SERVICE_OVERFLOW] = "service_overflow",
 	[METRIC_DROP_ENCODE_ERROR] = "encode_error",
 	[METRIC_DROP_SPAN_LOG] = "span_log_dropped",
@@ -97,6 +105,11 @@ static const char *const mapping_kinds
 	[] = { [METRIC_MAPPING_FILE] = "file", [METRIC_MAPPING_ANONYMOUS] = "anonymous" };
 static const char *const off_cpu_results
 	[] = { [METRIC_OFF_CPU_COUNTED] = "counted", [METRIC_OFF_CPU_SHORT] = "short" };
+static const char *const off_cpu_maps[] = {
+	[METRIC_OFF_CPU_MAP_COUNTS] = "counts",
+	[METRIC_OFF_CPU_MAP_USER_STACKS] = "user_stacks",
+	[METRIC_OFF_CPU_MAP_INTERP_STACKS] = "interpreter_stacks",
+};
 static const char *const
 	interpreters[] = { [METRIC_INTERP_PYTHON] = "python", [METRIC_INTERP_RUBY] = "ruby" };
 static const char *const interp_unread[] = {
@@ -224,6 +237,13 @@ static const struct metric_def defs[METRIC__COUNT] = {
 				     "Waits of threads in spans: counted in the off-CPU profile, or "
 				     "short (below --off-cpu-min).",
 				     LABELLED("result", off_cpu_results) },
+	[METRIC_OFF_CPU_STACKS] = { "spanprof_off_cpu_stacks_total", METRIC_COUNTER,
+				    "Off-CPU user stacks taken, by unwinder: CFI tables, or frame "
+				    "pointers (no tables yet, or --off-cpu-unwind=fp).",
+				    LABELLED("unwinder", unwinders) },
+	[METRIC_OFF_CPU_MAP_ENTRIES] = { "spanprof_off_cpu_map_entries", METRIC_GAUGE,
+					 "Entries of the last drained off-CPU window's maps.",
+					 LABELLED("map", off_cpu_maps) },
 	[METRIC_INTERP_PROCESSES] = { "spanprof_interpreter_processes", METRIC_GAUGE,
 				      "Processes whose Python or Ruby frames the sampler reads.",
 				      LABELLED("interpreter", interpreters) },

@@ -43,6 +43,8 @@ enum metric_id {
 	METRIC_UNWIND_TEXT_BYTES, /* counter: executable bytes of the files whose table was built */
 	METRIC_UNWIND_MAPPINGS_DROPPED, /* counter, label kind: enum metric_mapping_kind */
 	METRIC_OFF_CPU_PERIODS, /* counter, label result: enum metric_off_cpu */
+	METRIC_OFF_CPU_STACKS, /* counter, label unwinder: enum metric_unwinder */
+	METRIC_OFF_CPU_MAP_ENTRIES, /* gauge, label map: enum metric_off_cpu_map */
 	METRIC_INTERP_PROCESSES, /* gauge, label interpreter: enum metric_interp */
 	METRIC_INTERP_UNREAD, /* counter, label reason: enum metric_interp_unread */
 	METRIC_FAIR_SHARE, /* counter, label bound: enum metric_fair_bound */
@@ -65,6 +67,12 @@ enum metric_off_cpu { METRIC_OFF_CPU_COUNTED = 0, METRIC_OFF_CPU_SHORT };
 enum metric_symcache { METRIC_SYMCACHE_MODULES = 0, METRIC_SYMCACHE_PIDS };
 enum metric_lookup { METRIC_LOOKUP_HIT = 0, METRIC_LOOKUP_MISS };
 enum metric_unwinder { METRIC_UNWINDER_CFI = 0, METRIC_UNWINDER_FP };
+/* The off-CPU maps of the last drained window, by what they hold. */
+enum metric_off_cpu_map {
+	METRIC_OFF_CPU_MAP_COUNTS = 0, /* (stacks, span) keys; SPANPROF_OFF_CPU_COUNTS at most */
+	METRIC_OFF_CPU_MAP_USER_STACKS, /* CFI-unwound user stacks */
+	METRIC_OFF_CPU_MAP_INTERP_STACKS, /* Python and Ruby stacks */
+};
 enum metric_table_bytes { METRIC_TABLE_BYTES_USED = 0, METRIC_TABLE_BYTES_BUDGET };
 enum metric_interp { METRIC_INTERP_PYTHON = 0, METRIC_INTERP_RUBY };
 /* Scans that found an interpreter whose frames are not read: per interpreter, unsupported (its

@@ -298,6 +298,9 @@ static int drain_counts(struct drain *d, int counts_fd, int stacks_fd, int user_
 	d->nhashes = d->npy_hashes = 0; /* n <= max_keys: room for one hash per key */
 	d->user_taken = take_stacks(&d->user_take, user_stacks_fd, "CFI");
 	d->py_taken = take_stacks(&d->py_take, d->py_fd, "interpreter");
+	d->stats.last_keys = n;
+	d->stats.last_user_stacks = d->user_take.n;
+	d->stats.last_interp_stacks = d->py_take.n;
 	for (i = 0; i < n; i++) {
 		key = &d->keys[i];
 		s.count = d->counts[i];
@@ -327,12 +330,9 @@ static int drain_counts(struct drain *d, int counts_fd, int stacks_fd, int user_
 	return err;
 }
 
-int drain_window(struct drain *d, int counts_fd, int stacks_fd, int user_stacks_fd, int names_fd,
-		 drain_sample_fn fn, void *ctx)
+/* Empties what is left of the window's CFI and interpreter stacks after drain_counts(). */
+static void clear_hash_stacks(struct drain *d, int user_stacks_fd)
 {
-	int err = drain_counts(d, counts_fd, stacks_fd, user_stacks_fd, names_fd, fn, ctx);
-
-	clear_stacks(stacks_fd);
 	/* A whole take emptied its map; otherwise clear what is left. */
 	if (!d->user_taken) {
 		delete_hashes(user_stacks_fd, d->hashes, d->nhashes);
@@ -342,13 +342,25 @@ int drain_window(struct drain *d, int counts_fd, int stacks_fd, int user_stacks_
 		delete_hashes(d->py_fd, d->py_hashes, d->npy_hashes);
 		clear_py_stacks(d->py_fd);
 	}
+}
+
+int drain_window(struct drain *d, int counts_fd, int stacks_fd, int user_stacks_fd, int names_fd,
+		 drain_sample_fn fn, void *ctx)
+{
+	int err = drain_counts(d, counts_fd, stacks_fd, user_stacks_fd, names_fd, fn, ctx);
+
+	clear_stacks(stacks_fd);
+	clear_hash_stacks(d, user_stacks_fd);
 	return err;
 }
 
-int drain_window_shared_stacks(struct drain *d, int counts_fd, int stacks_fd, int names_fd,
-			       drain_sample_fn fn, void *ctx)
+int drain_window_shared_stacks(struct drain *d, int counts_fd, int stacks_fd, int user_stacks_fd,
+			       int names_fd, drain_sample_fn fn, void *ctx)
 {
-	return drain_counts(d, counts_fd, stacks_fd, -1, names_fd, fn, ctx);
+	int err = drain_counts(d, counts_fd, stacks_fd, user_stacks_fd, names_fd, fn, ctx);
+
+	clear_hash_stacks(d, user_stacks_fd);
+	return err;
 }
 
 void drain_get_stats(const struct drain *d, struct drain_stats *out)

@@ -26,6 +26,9 @@ struct drain_stats {
 	uint64_t keys; /* distinct keys drained */
 	uint64_t map_errors; /* failed BPF map reads (count reads are also logged) */
 	uint64_t span_names_lost; /* samples whose span name was evicted before the drain */
+	/* The last window: keys of its count map, entries of its CFI and interpreter stack maps
+	 * (as far as the take read them). */
+	uint32_t last_keys, last_user_stacks, last_interp_stacks;
 };
 
 typedef void (*drain_sample_fn)(void *ctx, const struct sample *s);
@@ -47,10 +50,12 @@ int drain_window(struct drain *d, int counts_fd, int stacks_fd, int user_stacks_
  * reads each sample's Python frames from it and empties it; -1 (the default): none. */
 void drain_set_py_stacks(struct drain *d, int py_stacks_fd);
 
-/* drain_window(), but the stack map is left as it is: it is shared by both windows and
- * outlives them (the off-CPU stacks, taken when a thread blocks and counted when it runs). */
-int drain_window_shared_stacks(struct drain *d, int counts_fd, int stacks_fd, int names_fd,
-			       drain_sample_fn fn, void *ctx);
+/* drain_window(), but the stack map (stacks_fd) is left as it is: it is shared by both windows
+ * and outlives them (the off-CPU kernel and frame-pointer stacks, which may be taken when a
+ * thread blocks and counted when it runs). The window's CFI and interpreter stacks are read and
+ * emptied as drain_window() does. */
+int drain_window_shared_stacks(struct drain *d, int counts_fd, int stacks_fd, int user_stacks_fd,
+			       int names_fd, drain_sample_fn fn, void *ctx);
 
 void drain_get_stats(const struct drain *d, struct drain_stats *out);
 

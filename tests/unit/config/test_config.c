@@ -336,6 +336,26 @@ static void test_config_interpreter_frames_from_each_source(void **state)
 	expect_error("--interpreter-frames", "python", "true or false");
 }
 
+/* --off-cpu-unwind: full stacks by default, frame pointers on request, nothing else. */
+static void test_config_off_cpu_unwind(void **state)
+{
+	const char *fp[] = { "spanprof", "--off-cpu-unwind", "fp", NULL };
+	const char *none[] = { "spanprof", NULL };
+	struct parsed p;
+
+	(void)state;
+	parse(&p, 1, none);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.off_cpu_fp, 0);
+	config_release(&p.cfg);
+	parse(&p, 3, fp);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.off_cpu_fp, 1);
+	config_release(&p.cfg);
+	expect_error("--off-cpu-unwind", "cfi", "--off-cpu-unwind: invalid value 'cfi'");
+	expect_error("--off-cpu-unwind", "cfi", "'full' or 'fp'");
+}
+
 static void test_config_file_comes_from_the_environment_too(void **state)
 {
 	const char *file = write_file(*state, "c.yaml", "frequency: 33\n");
@@ -927,6 +947,7 @@ int main(void)
 		TD(test_config_parses_upload_and_agent_flags),
 		T(test_config_verbose_means_debug_and_the_last_flag_wins),
 		TD(test_config_flag_beats_env_beats_file_beats_default),
+		T(test_config_off_cpu_unwind),
 		TD(test_config_file_comes_from_the_environment_too),
 		TD(test_config_interpreter_frames_from_each_source),
 		TD(test_config_a_higher_source_replaces_a_whole_list),

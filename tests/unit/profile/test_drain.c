@@ -233,14 +233,16 @@ static void test_drain_shared_stacks_keeps_the_stack_map(void **state)
 	put_stack(s, 1, 0x401000);
 	put(s, 100, -EFAULT, 1, 20000000);
 	assert_int_equal(
-		drain_window_shared_stacks(s->d, s->counts_fd, s->stacks_fd, -1, on_sample, s), 0);
+		drain_window_shared_stacks(s->d, s->counts_fd, s->stacks_fd, -1, -1, on_sample, s),
+		0);
 	assert_int_equal(seen_for(s, 100)->count, 20000000);
 	assert_true(is_empty(s->counts_fd));
 	assert_false(is_empty(s->stacks_fd));
 	/* a later window still finds the stack */
 	put(s, 101, -EFAULT, 1, 3000000);
 	assert_int_equal(
-		drain_window_shared_stacks(s->d, s->counts_fd, s->stacks_fd, -1, on_sample, s), 0);
+		drain_window_shared_stacks(s->d, s->counts_fd, s->stacks_fd, -1, -1, on_sample, s),
+		0);
 	assert_int_equal(seen_for(s, 101)->user_leaf, 0x401000);
 }
 
@@ -289,6 +291,34 @@ static void test_drain_reads_cfi_stacks_by_hash(void **state)
 	assert_int_equal(seen_for(s, 500)->lost_user, 0);
 	assert_int_equal(seen_for(s, 501)->lost_user, 1);
 	assert_true(is_empty(s->user_stacks_fd));
+}
+
+/* Off-CPU windows: the kernel stack (shared map) stays, the window's CFI stack is read with its
+ * key and its map emptied. */
+static void test_drain_shared_stacks_empties_the_cfi_stacks(void **state)
+{
+	struct test_state *s = start(state);
+	struct spanprof_user_stack st = { .nframes = 1 };
+	__u64 hash = 0xfeedull, ns = 15000000;
+	struct sample_key k;
+
+	put_stack(s, 2, 0xffffffff81000000ull);
+	st.ips[0] = 0x405000;
+	assert_int_equal(bpf_map_update_elem(s->user_stacks_fd, &hash, &st, BPF_ANY), 0);
+	memset(&k, 0, sizeof(k));
+	k.pid = 600;
+	k.kern_stack_id = 2;
+	k.user_stack_id = -EFAULT;
+	k.user_stack_hash = hash;
+	assert_int_equal(bpf_map_update_elem(s->counts_fd, &k, &ns, BPF_ANY), 0);
+	assert_int_equal(drain_window_shared_stacks(s->d, s->counts_fd, s->stacks_fd,
+						    s->user_stacks_fd, -1, on_sample, s),
+			 0);
+	assert_int_equal(seen_for(s, 600)->count, ns);
+	assert_int_equal(seen_for(s, 600)->user_leaf, 0x405000);
+	assert_int_equal(seen_for(s, 600)->kern_leaf, 0xffffffff81000000ull);
+	assert_true(is_empty(s->user_stacks_fd));
+	assert_false(is_empty(s->stacks_fd));
 }
 
 /* Many CFI and Python stacks, each named by two sample keys, plus a few no sample names (their
@@ -347,6 +377,7 @@ int main(void)
 		T(test_drain_empties_both_maps),
 		T(test_drain_reads_a_full_window_in_batches),
 		T(test_drain_shared_stacks_keeps_the_stack_map),
+		T(test_drain_shared_stacks_empties_the_cfi_stacks),
 		T(test_drain_counts_a_missing_stack_as_map_error),
 		T(test_drain_reads_cfi_stacks_by_hash),
 		T(test_drain_clears_many_cfi_and_python_stacks),
