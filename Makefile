@@ -40,7 +40,7 @@ endif
 
 # Link order matters to bpftool 7.1's linker: the file that defines a map must come before the
 # files that declare it extern (otherwise "map relo failed to find map").
-BPF_UNITS := span_hook proc_events python_frames ruby_frames sample off_cpu
+BPF_UNITS := span_hook proc_events python_frames ruby_frames thread_ctx sample off_cpu
 BPF_OBJS := $(patsubst %,$(OUTPUT)/bpf/%.bpf.o,$(BPF_UNITS))
 PROTO_SRCS := $(wildcard proto/*.proto)
 PROTO_C := $(patsubst proto/%.proto,$(OUTPUT)/proto/%.pb-c.c,$(PROTO_SRCS))
@@ -175,6 +175,28 @@ $(OUTPUT)/tests/workloads/span_workload_dl: tests/workloads/span_workload.c
 	$(Q)$(CC) $(WORKLOAD_CFLAGS) -DWORKLOAD_DLOPEN_ONLY $< -ldl -o $@
 
 WORKLOADS += $(OUTPUT)/tests/workloads/span_workload_static $(OUTPUT)/tests/workloads/span_workload_dl
+
+# OpenTelemetry thread context writers (tests/fixtures/tctx_writer.c): a shared library with TLS
+# descriptors that tctx_workload dlopen()s, and tctx_workload_static with the writer linked in
+# (static TLS), its otel_thread_ctx_v1 exported in .dynsym.
+$(OUTPUT)/tests/workloads/libtctx_writer.so: tests/fixtures/tctx_writer.c tests/fixtures/tctx_writer.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) -fPIC -shared -mtls-dialect=gnu2 $< -o $@
+
+$(OUTPUT)/tests/workloads/tctx_workload: tests/workloads/tctx_workload.c tests/fixtures/tctx_writer.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) $< -ldl -o $@
+
+$(OUTPUT)/tests/workloads/tctx_workload_static: tests/workloads/tctx_workload.c \
+		tests/fixtures/tctx_writer.c tests/fixtures/tctx_writer.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) -DTCTX_WRITER_LINKED -rdynamic $< tests/fixtures/tctx_writer.c \
+		-ldl -o $@
+
+WORKLOADS += $(OUTPUT)/tests/workloads/libtctx_writer.so $(OUTPUT)/tests/workloads/tctx_workload_static
 
 # The exec storm is not PIE: its children's code sits at the addresses nm shows, so the test can
 # recognise their samples even where they could not be symbolized.

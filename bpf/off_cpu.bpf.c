@@ -23,6 +23,9 @@ extern THREAD_SPANS_MAP;
 extern SPAN_TASKS_MAP;
 extern DROP_COUNTS_MAP;
 extern EVENT_COUNTS_MAP;
+extern SPAN_NAMES_MAP;
+
+#include "thread_ctx.bpf.h"
 
 /* One stack map for both windows, never emptied: a thread may stay blocked across any number
  * of windows, so the id it took when it left the CPU must stay valid until it runs again.
@@ -59,6 +62,9 @@ static __always_inline void capture_wait(void *ctx, struct task_struct *prev, st
 	st->key.has_span = ts != NULL;
 	if (ts)
 		__builtin_memcpy(&st->key.span, &ts->slot[ts->current & 1], sizeof(st->key.span));
+	else
+		st->key.has_span =
+			thread_ctx_span(&st->key.span, prev, st->key.pid, TCTX_SCRATCH_OFF_CPU);
 	/* The kernel stack starts at __schedule: this program and bpf_trace_run4 are skipped. */
 	st->key.kern_stack_id =
 		bpf_get_stackid(ctx, &off_cpu_stacks, BPF_F_REUSE_STACKID | KERN_SKIP_FRAMES);

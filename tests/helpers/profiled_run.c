@@ -95,8 +95,11 @@ static int wait_attach(struct profiled_run *r, int gate_fd)
 	double t0 = now_s();
 
 	/* The mapping's path as /proc/PID/maps shows it: canonical. */
-	snprintf(want, sizeof(want), "span hook attached: %s (pid %d,",
-		 realpath(file, real) ? real : file, r->pid);
+	if (r->wait_log)
+		snprintf(want, sizeof(want), r->wait_log, r->pid);
+	else
+		snprintf(want, sizeof(want), "span hook attached: %s (pid %d,",
+			 realpath(file, real) ? real : file, r->pid);
 	if (write(gate_fd, "x", 1) != 1)
 		return -1;
 	if (!agent_proc_wait_log(&r->agent, want, ATTACH_TIMEOUT_S)) {

@@ -33,6 +33,9 @@ struct profiled_run {
 	const char *const *workload_argv; /* argv[0] is a path */
 	const char *const *workload_env; /* "K=V", NULL-terminated, may be NULL */
 	const char *hook_file; /* the file whose attach to wait for (NULL: workload_argv[0]) */
+	/* Instead of the hook's attach, wait for this agent log text: a printf format whose one
+	 * %d is the workload's pid (NULL: wait for the attach). */
+	const char *wait_log;
 	int agent_stops_itself; /* agent_args has --duration: wait for the agent's exit */
 	int keep_agent; /* leave the agent running; the caller stops it (agent_proc_stop) */
 	/* Out. */

@@ -31,7 +31,7 @@ struct metrics {
 };
 
 /* A new enum spanprof_drop value needs its name below (and this count raised). */
-_Static_assert(SPANPROF_DROP__COUNT == 22, "name every drop reason in drop_reasons");
+_Static_assert(SPANPROF_DROP__COUNT == 24, "name every drop reason in drop_reasons");
 
 static const char *const drop_reasons[METRIC_DROP__COUNT] = {
 	[SPANPROF_DROP_COUNTS_FULL] = "counts_map_full",
@@ -56,6 +56,8 @@ static const char *const drop_reasons[METRIC_DROP__COUNT] = {
 	[SPANPROF_DROP_OFF_CPU_STORAGE] = "off_cpu_storage_failed",
 	[SPANPROF_DROP_OFF_CPU_FULL] = "off_cpu_map_full",
 	[SPANPROF_DROP_SPAN_END_FULL] = "span_records_lost",
+	[SPANPROF_DROP_TCTX_READ] = "thread_context_unreadable",
+	[SPANPROF_DROP_TCTX_ATTRS] = "thread_context_attrs_cut",
 	[METRIC_DROP_SERVICE_OVERFLOW] = "service_overflow",
 	[METRIC_DROP_ENCODE_ERROR] = "encode_error",
 	[METRIC_DROP_SPAN_LOG] = "span_log_dropped",
