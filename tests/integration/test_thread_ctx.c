@@ -17,6 +17,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
 
 #include "agent_proc.h"
 #include "pprof_file.h"
@@ -31,7 +34,9 @@
 #define CUT_SPAN "4041424344454647"
 #define UNKNOWN_SPAN "5051525354555657"
 #define HUGE_SPAN "6061626364656667"
+#define OBI_SPAN "7071727374757677"
 #define WAIT_TCTX "reading OpenTelemetry thread context of pid %d:"
+#define WAIT_OBI "reading OBI's trace context map"
 
 static int setup(void **state)
 {
@@ -105,7 +110,7 @@ static void count_labels(const char *dir, const char *service, struct label_coun
 }
 
 static void run_env(const char *dir, const char *const *argv, const char *const *extra,
-		    const char *const *env, struct profiled_run *r)
+		    const char *const *env, const char *wait, struct profiled_run *r)
 {
 	const char *args[16] = { "--output", dir, "--interval", "1" };
 	int n = 4;
@@ -117,16 +122,16 @@ static void run_env(const char *dir, const char *const *argv, const char *const 
 				    .agent_args = args,
 				    .workload_argv = argv,
 				    .workload_env = env,
-				    .wait_log = WAIT_TCTX };
+				    .wait_log = wait };
 	assert_int_equal(profiled_run(r), 0);
-	printf("  thread context found %.3f s after exec; the workload used %.2f CPU s\n",
+	printf("  the agent was ready %.3f s after exec; the workload used %.2f CPU s\n",
 	       r->attach_s, r->cpu_s);
 }
 
 static void run(const char *dir, const char *const *argv, const char *const *extra,
 		struct profiled_run *r)
 {
-	run_env(dir, argv, extra, NULL, r);
+	run_env(dir, argv, extra, NULL, WAIT_TCTX, r);
 }
 
 static void assert_mostly(const struct census_func *f, double min_ratio)
@@ -207,7 +212,7 @@ static void test_dynamic_tls_block_is_found_through_the_dtv(void **state)
 
 	if (!dir)
 		skip();
-	run_env(dir, argv, extra, env, &r);
+	run_env(dir, argv, extra, env, WAIT_TCTX, &r);
 	assert_true(agent_proc_log_contains(&r.agent, "dynamic TLS"));
 	check_normal(dir, NULL);
 }
@@ -284,6 +289,48 @@ static void test_hostile_records_mislabel_nothing(void **state)
 	assert_true(lc[3].right > 0);
 }
 
+/* OBI's map, created and pinned as OBI does (an LRU hash of pid_tgid -> {trace_id, span_id},
+ * 16384 entries) but under a test directory: a thread with no record gets its span from it. */
+static void test_obi_map_labels_a_thread_without_record(void **state)
+{
+	const char *dir = *state;
+	char pin_dir[600], pin[700];
+	const char *argv[] = { build_path("tests/workloads/tctx_workload_static"),
+			       "static",
+			       "-",
+			       "obi",
+			       "3",
+			       pin,
+			       NULL };
+	const char *extra[] = { "--obi-map", pin, "--span-scope", "all", NULL };
+	struct census c = { 0 };
+	struct profiled_run r;
+	int fd;
+
+	if (!dir)
+		skip();
+	/* A bpffs of the test's own: no other agent or OBI on the machine sees this map. */
+	snprintf(pin_dir, sizeof(pin_dir), "%s/bpffs", dir);
+	snprintf(pin, sizeof(pin), "%s/traces_ctx_v1", pin_dir);
+	if (mkdir(pin_dir, 0700) || mount("bpf", pin_dir, "bpf", 0, NULL)) {
+		printf("  cannot mount a bpffs at %s (%s): skipped\n", pin_dir, strerror(errno));
+		skip();
+	}
+	fd = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, "traces_ctx_v1", 8, 24, 16384, NULL);
+	assert_true(fd >= 0);
+	assert_int_equal(bpf_obj_pin(fd, pin), 0);
+	close(fd);
+	run_env(dir, argv, extra, NULL, WAIT_OBI, &r);
+	unlink(pin);
+	umount(pin_dir);
+	rmdir(pin_dir);
+	census_watch(&c, "tctx_work_obi", OBI_SPAN);
+	census_watch(&c, "tctx_work_outside", NULL);
+	assert_true(census_read(&c, dir, "tctx-svc") > 0);
+	assert_mostly(census_get(&c, "tctx_work_obi"), 0.99);
+	assert_mostly(census_get(&c, "tctx_work_outside"), 1.0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -294,6 +341,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_static_tls_writer_labels_samples, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_records_mislabel_nothing, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_obi_map_labels_a_thread_without_record, setup,
 						teardown),
 	};
 

@@ -3,11 +3,14 @@
  * writer of tests/fixtures/tctx_writer.c, linked in (static TLS) or dlopen()ed from a shared
  * library built with TLS descriptors. Usage:
  *   tctx_workload static|dl LIB normal|hostile SECONDS
+ *   tctx_workload static|dl LIB obi SECONDS MAP
  * It publishes its process context, then waits for "go" on stdin. "normal": two threads, each
  * alternating one function inside its span's record and one with no record. "hostile": one
  * thread per hostile record (valid 0, cut attributes, an unknown key index later added to the
- * key map, a 64 KiB attrs_data_size, a pointer into unmapped memory). At the end it prints
- * "cpu_s=..." and the ids it used. */
+ * key map, a 64 KiB attrs_data_size, a pointer into unmapped memory). "obi": one thread with no
+ * record puts its ids in OBI's map (pinned at MAP, an LRU hash keyed by pid_tgid, as OBI's eBPF
+ * would) while in tctx_work_obi, and takes them out for tctx_work_outside. At the end it prints
+ * "cpu_s=...". */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
@@ -16,6 +19,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <linux/bpf.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -61,6 +66,10 @@ static __attribute__((noinline)) void tctx_work_beta(double end)
 	spin(end);
 }
 static __attribute__((noinline)) void tctx_work_outside(double end)
+{
+	spin(end);
+}
+static __attribute__((noinline)) void tctx_work_obi(double end)
 {
 	spin(end);
 }
@@ -222,6 +231,54 @@ static int run_hostile(void)
 	return 0;
 }
 
+static long sys_bpf(int cmd, union bpf_attr *attr)
+{
+	return syscall(SYS_bpf, cmd, attr, sizeof(*attr));
+}
+
+static int obi_map_op(int fd, int cmd, uint64_t key, const void *value)
+{
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_fd = (uint32_t)fd;
+	attr.key = (uint64_t)(uintptr_t)&key;
+	attr.value = (uint64_t)(uintptr_t)value;
+	attr.flags = BPF_ANY;
+	return sys_bpf(cmd, &attr) ? -1 : 0;
+}
+
+/* This thread's ids in OBI's map while it runs tctx_work_obi, none while tctx_work_outside. */
+static int run_obi(const char *path)
+{
+	uint64_t key = (uint64_t)getpid() << 32 | (uint32_t)gettid();
+	uint8_t value[24];
+	union bpf_attr attr;
+	double end, now;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.pathname = (uint64_t)(uintptr_t)path;
+	fd = (int)sys_bpf(BPF_OBJ_GET, &attr);
+	if (fd < 0) {
+		perror("BPF_OBJ_GET");
+		return -1;
+	}
+	ids(value, value + 16, 0x70);
+	print_id("obi_span", value + 16);
+	end = cpu_s() + seconds;
+	while ((now = cpu_s()) < end) {
+		if (obi_map_op(fd, BPF_MAP_UPDATE_ELEM, key, value))
+			return -1;
+		tctx_work_obi(now + 0.02);
+		if (obi_map_op(fd, BPF_MAP_DELETE_ELEM, key, NULL))
+			return -1;
+		tctx_work_outside(cpu_s() + 0.02);
+	}
+	close(fd);
+	return 0;
+}
+
 static int bind_writer(const char *mode, const char *lib)
 {
 	void *dl;
@@ -266,7 +323,10 @@ int main(int argc, char **argv)
 	w.set(NULL); /* this thread touches the slot: its TLS is allocated */
 	if (!fgets(line, sizeof(line), stdin) || strcmp(line, "go\n"))
 		return 1;
-	err = hostile ? run_hostile() : run_normal();
+	if (!strcmp(argv[3], "obi"))
+		err = argc > 5 ? run_obi(argv[5]) : -1;
+	else
+		err = hostile ? run_hostile() : run_normal();
 	if (err || getrusage(RUSAGE_SELF, &ru))
 		return 1;
 	printf("cpu_s=%.4f\n", ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
