@@ -4,6 +4,7 @@
  * library built with TLS descriptors. Usage:
  *   tctx_workload static|dl LIB normal|hostile SECONDS
  *   tctx_workload static|dl LIB obi SECONDS MAP
+ *   tctx_workload static|dl LIB plain SECONDS   (the normal run publishing nothing: a baseline)
  * It publishes its process context, then waits for "go" on stdin. "normal": two threads, each
  * alternating one function inside its span's record and one with no record. "hostile": one
  * thread per hostile record (valid 0, cut attributes, an unknown key index later added to the
@@ -116,15 +117,19 @@ struct span_thread {
 };
 
 /* Runs fn inside the record and tctx_work_outside with none, in 20 ms CPU slices. */
+static int plain;
+
 static void *alternate(void *arg)
 {
 	struct span_thread *t = arg;
 	double end = cpu_s() + seconds, now;
 
 	while ((now = cpu_s()) < end) {
-		w.set(t->record);
+		if (!plain)
+			w.set(t->record);
 		t->fn(now + 0.02);
-		w.set(NULL);
+		if (!plain)
+			w.set(NULL);
 		tctx_work_outside(cpu_s() + 0.02);
 	}
 	return NULL;
@@ -317,10 +322,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	seconds = atof(argv[4]);
+	plain = !strcmp(argv[3], "plain");
 	/* The SDK publishes its process context first, then threads publish records. */
-	if (w.publish(hostile ? "tctx-hostile" : "tctx-svc", keys, NKEYS_FIRST))
+	if (!plain && w.publish(hostile ? "tctx-hostile" : "tctx-svc", keys, NKEYS_FIRST))
 		return 1;
-	w.set(NULL); /* this thread touches the slot: its TLS is allocated */
+	if (!plain)
+		w.set(NULL); /* this thread touches the slot: its TLS is allocated */
 	if (!fgets(line, sizeof(line), stdin) || strcmp(line, "go\n"))
 		return 1;
 	if (!strcmp(argv[3], "obi"))
