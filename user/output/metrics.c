@@ -101,6 +101,8 @@ static const char *const interp_unread[] = {
 	[METRIC_UNREAD_RUBY_UNSUPPORTED] = "ruby_unsupported",
 	[METRIC_UNREAD_RUBY_FULL] = "ruby_table_full",
 };
+static const char *const span_sources
+	[] = { [METRIC_SOURCE_THREAD_CTX] = "thread_context", [METRIC_SOURCE_OBI] = "obi" };
 static const char *const versions[] = { SPANPROF_VERSION };
 
 #define LABELLED(label, values) label, values, sizeof(values) / sizeof(values[0])
@@ -200,6 +202,13 @@ static const struct metric_def defs[METRIC__COUNT] = {
 				   "Scans that found a Python or Ruby interpreter whose frames are "
 				   "not read: unsupported, or the process table was full.",
 				   LABELLED("reason", interp_unread) },
+	[METRIC_OTHER_SPAN_SAMPLES] = { "spanprof_other_tracer_span_samples_total", METRIC_COUNTER,
+					"Samples whose span came from another tracer: an "
+					"OpenTelemetry thread context record, or OBI's map.",
+					LABELLED("source", span_sources) },
+	[METRIC_THREAD_CTX_PROCESSES] = { "spanprof_thread_context_processes", METRIC_GAUGE,
+					  "Processes publishing OpenTelemetry thread context "
+					  "that the sampler reads, or whose set-up is awaited." },
 };
 
 struct metrics *metrics_new(void)

@@ -45,6 +45,8 @@ enum metric_id {
 	METRIC_OFF_CPU_PERIODS, /* counter, label result: enum metric_off_cpu */
 	METRIC_INTERP_PROCESSES, /* gauge, label interpreter: enum metric_interp */
 	METRIC_INTERP_UNREAD, /* counter, label reason: enum metric_interp_unread */
+	METRIC_OTHER_SPAN_SAMPLES, /* counter, label source: enum metric_span_source */
+	METRIC_THREAD_CTX_PROCESSES, /* gauge: processes whose thread context is read or awaited */
 	METRIC__COUNT,
 };
 
@@ -64,6 +66,7 @@ enum metric_lookup { METRIC_LOOKUP_HIT = 0, METRIC_LOOKUP_MISS };
 enum metric_unwinder { METRIC_UNWINDER_CFI = 0, METRIC_UNWINDER_FP };
 enum metric_table_bytes { METRIC_TABLE_BYTES_USED = 0, METRIC_TABLE_BYTES_BUDGET };
 enum metric_interp { METRIC_INTERP_PYTHON = 0, METRIC_INTERP_RUBY };
+enum metric_span_source { METRIC_SOURCE_THREAD_CTX = 0, METRIC_SOURCE_OBI };
 /* Scans that found an interpreter whose frames are not read: per interpreter, unsupported (its
  * version or build) or not tracked (--max-procs processes were). */
 enum metric_interp_unread {
