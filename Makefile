@@ -198,6 +198,27 @@ $(OUTPUT)/tests/workloads/tctx_workload_static: tests/workloads/tctx_workload.c 
 
 WORKLOADS += $(OUTPUT)/tests/workloads/libtctx_writer.so $(OUTPUT)/tests/workloads/tctx_workload_static
 
+# The same against musl (its dtv has 8-byte entries), when musl-gcc is installed (musl-tools);
+# test_thread_ctx skips that case without it. musl-gcc sees only musl's headers: the kernel's
+# (linux/bpf.h) come after them. No sanitizers: their runtimes are glibc's.
+MUSL_GCC := $(shell command -v musl-gcc 2>/dev/null)
+MUSL_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -fno-omit-frame-pointer \
+	       -fno-optimize-sibling-calls -pthread -idirafter /usr/include \
+	       -idirafter /usr/include/$(shell $(CC) -dumpmachine)
+ifneq ($(MUSL_GCC),)
+$(OUTPUT)/tests/workloads/musl/libtctx_writer.so: tests/fixtures/tctx_writer.c tests/fixtures/tctx_writer.h
+	$(call msg,MUSLCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(MUSL_GCC) $(MUSL_CFLAGS) -fPIC -shared -mtls-dialect=gnu2 $< -o $@
+
+$(OUTPUT)/tests/workloads/musl/tctx_workload: tests/workloads/tctx_workload.c tests/fixtures/tctx_writer.h
+	$(call msg,MUSLCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(MUSL_GCC) $(MUSL_CFLAGS) $< -ldl -o $@
+
+WORKLOADS += $(OUTPUT)/tests/workloads/musl/libtctx_writer.so $(OUTPUT)/tests/workloads/musl/tctx_workload
+endif
+
 # The exec storm is not PIE: its children's code sits at the addresses nm shows, so the test can
 # recognise their samples even where they could not be symbolized.
 $(OUTPUT)/tests/workloads/exec_storm: tests/workloads/exec_storm.c

@@ -14,7 +14,7 @@ apt-get install -y -qq --no-install-recommends \
 	libcmocka-dev golang-go binutils linux-perf \
 	golang-github-masterminds-sprig-dev golang-github-xeipuuv-gojsonschema-dev \
 	golang-gopkg-yaml.v2-dev golang-gopkg-yaml.v3-dev golang-opentelemetry-otel-dev yamllint \
-	python3 ruby ruby-minitest \
+	python3 ruby ruby-minitest musl-tools \
 	libcap2-bin >/dev/null # the Docker image's setcap: tests/deploy follows its dependencies
 if [ ! -e /sys/kernel/tracing/events ]; then
 	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null ||

@@ -217,6 +217,31 @@ static void test_dynamic_tls_block_is_found_through_the_dtv(void **state)
 	check_normal(dir, NULL);
 }
 
+/* musl: a dlopen()ed block is always dynamic, and its dtv entries are 8 bytes. */
+static void test_musl_dynamic_tls_is_found_through_its_dtv(void **state)
+{
+	const char *dir = *state;
+	const char *argv[] = { build_path("tests/workloads/musl/tctx_workload"),
+			       "dl",
+			       build_path("tests/workloads/musl/libtctx_writer.so"),
+			       "normal",
+			       "3",
+			       NULL };
+	const char *extra[] = { "--thread-ctx-labels", "http.route", NULL };
+	struct profiled_run r;
+
+	if (!dir)
+		skip();
+	if (access(argv[0], X_OK)) {
+		printf("  %s not built (musl-gcc, from musl-tools, is missing): skipped\n",
+		       argv[0]);
+		skip();
+	}
+	run(dir, argv, extra, &r);
+	assert_true(agent_proc_log_contains(&r.agent, "dynamic TLS"));
+	check_normal(dir, NULL);
+}
+
 static void test_static_tls_writer_labels_samples(void **state)
 {
 	const char *dir = *state;
@@ -337,6 +362,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dlopened_tlsdesc_writer_labels_samples, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_dynamic_tls_block_is_found_through_the_dtv,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_musl_dynamic_tls_is_found_through_its_dtv,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_static_tls_writer_labels_samples, setup,
 						teardown),

@@ -93,14 +93,21 @@ static const char *base_name(const char *path)
 	return b ? b + 1 : path;
 }
 
+/* musl's loader and libc are one file: ld-musl-<arch>.so.1, libc.musl-<arch>.so.1 (Alpine), or
+ * a libc.so under a musl directory (Debian's /usr/lib/x86_64-linux-musl/libc.so, which its
+ * ld-musl link names). */
 static int is_musl(const struct proc_maps *maps)
 {
+	const char *path, *base;
 	size_t i;
 
-	for (i = 0; i < maps->count; i++)
-		if (!strncmp(base_name(maps->maps[i].path), "ld-musl", 7) ||
-		    !strncmp(base_name(maps->maps[i].path), "libc.musl", 9))
+	for (i = 0; i < maps->count; i++) {
+		path = maps->maps[i].path;
+		base = base_name(path);
+		if (!strncmp(base, "ld-musl", 7) || !strncmp(base, "libc.musl", 9) ||
+		    (!strncmp(base, "libc.so", 7) && strstr(path, "musl")))
 			return 1;
+	}
 	return 0;
 }
 
