@@ -17,6 +17,8 @@
  * TLS slots were not filled yet, is retried at this many drains, at most (a later mmap or the
  * full rescan starts over). */
 #define PENDING_TRIES 30
+/* Every this many drains, processes whose exit was not seen (ring buffer full) are dropped. */
+#define REAP_DRAINS 30
 /* Files known not to export otel_thread_ctx_v1 (about 64 bytes each). */
 #define NEGATIVE_FILES 16384
 
@@ -31,6 +33,7 @@ struct agent_tctx {
 	struct tctx_pid *pids; /* `n` used of SPANPROF_MAX_TCTX_PROCS */
 	size_t n;
 	uint64_t full; /* processes not tracked: the table was full */
+	unsigned int drains; /* since the last sweep for processes gone */
 	int obi_set; /* OBI's map was handed to the sampler */
 	int obi_warned;
 };
@@ -97,7 +100,11 @@ static int track(struct agent_tctx *t, pid_t pid, int pending)
 
 	if (!p) {
 		if (t->n == SPANPROF_MAX_TCTX_PROCS) {
-			t->full++;
+			if (!t->full++)
+				log_warn(-ENOSPC,
+					 "pid %d: %d processes publishing thread context are "
+					 "tracked already; more are not read (logged once)",
+					 (int)pid, SPANPROF_MAX_TCTX_PROCS);
 			return -ENOSPC;
 		}
 		p = &t->pids[t->n++];
@@ -214,13 +221,19 @@ void agent_thread_ctx_drain(struct agent *a)
 {
 	struct agent_tctx *t = a->tctx;
 	size_t i;
+	int reap;
 
 	if (!t)
 		return;
 	find_obi_map(a);
+	reap = ++t->drains >= REAP_DRAINS;
+	if (reap)
+		t->drains = 0;
 	/* Backwards: a forgotten entry is replaced by the last one, already visited. */
 	for (i = t->n; i-- > 0;) {
-		if (t->pids[i].pending)
+		if (reap && !proc_table_pid_alive(a->cfg->proc_root, t->pids[i].pid))
+			agent_thread_ctx_forget(a, t->pids[i].pid);
+		else if (t->pids[i].pending)
 			retry_pending(a, &t->pids[i]);
 		else
 			refresh_keys(a, &t->pids[i]);
