@@ -63,8 +63,10 @@ static pid_t spawn(struct phase *ph, const char *secs)
 static int start(struct phase *ph, const char *root, const char *secs)
 {
 	char pid_arg[16], want[96];
-	const char *argv[] = { "--pid",	     pid_arg, "--output", ph->dir, "--thread-ctx-labels",
-			       "http.route", NULL };
+	const char *argv[] = {
+		"--pid",      pid_arg,	     "--output", ph->dir, "--thread-ctx-labels",
+		"http.route", "--log-level", "debug",	 NULL
+	};
 
 	snprintf(ph->dir, sizeof(ph->dir), "%s/%s", root, ph->tag);
 	if (mkdir(ph->dir, 0755))
@@ -109,9 +111,11 @@ int main(void)
 		return 1;
 	snprintf(secs, sizeof(secs), "%d", secs_env ? atoi(secs_env) : 10);
 	was = bench_stats_enable();
-	for (i = 0; i < 2; i++)
+	for (i = 0; ok && i < 2; i++)
 		if (start(&ph[i], root, secs)) {
 			fprintf(stderr, "bench_thread_ctx: %s did not get ready\n", ph[i].tag);
+			if (ph[i].agent.pid > 0)
+				agent_proc_print_log(&ph[i].agent);
 			ok = 0;
 		}
 	/* The samplers' runs for other processes and idle CPUs, before the workloads run. */
@@ -154,12 +158,14 @@ int main(void)
 			ph[i].samples = c.total_samples;
 	}
 	bench_stats_restore(was);
+	if (!ok)
+		printf("bench_thread_ctx: failed\n");
 	printf("\n== OpenTelemetry thread context in BPF: two tctx_workload side by side, 2 threads x "
 	       "%s CPU-s each ==\n",
 	       secs);
 	printf("  %-44s %8s %12s %12s %10s\n", "agent", "samples", "BPF/sample", "other run",
 	       "agent CPU");
-	for (i = 0; i < 2; i++)
+	for (i = 0; ok && i < 2; i++)
 		printf("  %-44s %8llu %9.0f ns %9.0f ns %9.3f %%\n",
 		       i ? "after: records with 3 attributes, 1 label" :
 			   "before: no thread context",
