@@ -203,7 +203,7 @@ WORKLOADS += $(OUTPUT)/tests/workloads/libtctx_writer.so $(OUTPUT)/tests/workloa
 # (linux/bpf.h) come after them. No sanitizers: their runtimes are glibc's.
 MUSL_GCC := $(shell command -v musl-gcc 2>/dev/null)
 MUSL_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -fno-omit-frame-pointer \
-	       -fno-optimize-sibling-calls -pthread -idirafter /usr/include \
+	       -fno-optimize-sibling-calls -pthread -Iinclude -idirafter /usr/include \
 	       -idirafter /usr/include/$(shell $(CC) -dumpmachine)
 ifneq ($(MUSL_GCC),)
 $(OUTPUT)/tests/workloads/musl/libtctx_writer.so: tests/fixtures/tctx_writer.c tests/fixtures/tctx_writer.h

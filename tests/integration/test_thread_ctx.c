@@ -35,6 +35,7 @@
 #define UNKNOWN_SPAN "5051525354555657"
 #define HUGE_SPAN "6061626364656667"
 #define OBI_SPAN "7071727374757677"
+#define HOOK_SPAN "5a5a000000000042"
 #define WAIT_TCTX "reading OpenTelemetry thread context of pid %d:"
 #define WAIT_OBI "reading OBI's trace context map"
 
@@ -217,6 +218,38 @@ static void test_dynamic_tls_block_is_found_through_the_dtv(void **state)
 	check_normal(dir, NULL);
 }
 
+/* A thread with a span from spanprof's hook and a record: the hook's span wins; a thread with a
+ * record only keeps the record's. */
+static void test_hook_span_wins_over_the_record(void **state)
+{
+	const char *dir = *state;
+	char hook[4096];
+	const char *argv[] = { build_path("tests/workloads/tctx_workload"),
+			       "dl",
+			       build_path("tests/workloads/libtctx_writer.so"),
+			       "both",
+			       "3",
+			       hook,
+			       NULL };
+	const char *extra[] = { "--span-scope", "all", NULL };
+	struct census c = { 0 };
+	struct profiled_run r;
+
+	if (!dir)
+		skip();
+	snprintf(hook, sizeof(hook), "%s", build_path("libspanprof.so"));
+	run(dir, argv, extra, &r);
+	assert_true(agent_proc_log_contains(&r.agent, "span hook attached"));
+	census_watch(&c, "tctx_work_alpha", HOOK_SPAN);
+	census_watch(&c, "tctx_work_beta", BETA_SPAN);
+	census_watch(&c, "tctx_work_outside", NULL);
+	assert_true(census_read(&c, dir, "tctx-svc") > 0);
+	assert_mostly(census_get(&c, "tctx_work_alpha"), 0.99);
+	assert_mostly(census_get(&c, "tctx_work_beta"), 0.99);
+	assert_mostly(census_get(&c, "tctx_work_outside"), 1.0);
+	assert_string_equal(census_get(&c, "tctx_work_alpha")->seen_span_name, "hook-span");
+}
+
 /* musl: a dlopen()ed block is always dynamic, and its dtv entries are 8 bytes. */
 static void test_musl_dynamic_tls_is_found_through_its_dtv(void **state)
 {
@@ -370,6 +403,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hostile_records_mislabel_nothing, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_obi_map_labels_a_thread_without_record, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_hook_span_wins_over_the_record, setup,
 						teardown),
 	};
 

@@ -5,6 +5,8 @@
  *   tctx_workload static|dl LIB normal|hostile SECONDS
  *   tctx_workload static|dl LIB obi SECONDS MAP
  *   tctx_workload static|dl LIB plain SECONDS   (the normal run publishing nothing: a baseline)
+ *   tctx_workload static|dl LIB both SECONDS HOOK   (the normal run; alpha's thread also sets
+ *                                                   spanprof's hook span, loaded from HOOK)
  * It publishes its process context, then waits for "go" on stdin. "normal": two threads, each
  * alternating one function inside its span's record and one with no record. "hostile": one
  * thread per hostile record (valid 0, cut attributes, an unknown key index later added to the
@@ -25,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "spanprof.h"
 #include "../fixtures/tctx_writer.h"
 
 /* Key map: index = position. "late.key" is appended during the hostile run. */
@@ -38,6 +41,15 @@ static struct {
 			int);
 	void (*set)(void *);
 } w;
+
+/* "both": spanprof's hook, dlopen()ed; alpha's thread sets hook_span around its function. */
+static void (*hook_set)(const struct spanprof_span *);
+static struct spanprof_span hook_span = {
+	.abi_version = SPANPROF_SPAN_ABI_VERSION,
+	.trace_id = { 0x5a, 0x5a },
+	.span_id = { 0x5a, 0x5a, 0, 0, 0, 0, 0, 0x42 },
+	.name = "hook-span",
+};
 
 static volatile unsigned long sink;
 static double seconds;
@@ -127,7 +139,11 @@ static void *alternate(void *arg)
 	while ((now = cpu_s()) < end) {
 		if (!plain)
 			w.set(t->record);
+		if (hook_set && t->fn == tctx_work_alpha)
+			hook_set(&hook_span);
 		t->fn(now + 0.02);
+		if (hook_set && t->fn == tctx_work_alpha)
+			hook_set(NULL); /* NULL: no span */
 		if (!plain)
 			w.set(NULL);
 		tctx_work_outside(cpu_s() + 0.02);
@@ -322,6 +338,17 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	seconds = atof(argv[4]);
+	if (!strcmp(argv[3], "both")) {
+		void *hook = argc > 5 ? dlopen(argv[5], RTLD_NOW) : NULL;
+
+		hook_set = hook ? (void (*)(const struct spanprof_span *))dlsym(
+					  hook, "spanprof_span_set") :
+				  NULL;
+		if (!hook_set) {
+			fprintf(stderr, "no spanprof_span_set in %s\n", argc > 5 ? argv[5] : "-");
+			return 2;
+		}
+	}
 	plain = !strcmp(argv[3], "plain");
 	/* The SDK publishes its process context first, then threads publish records. */
 	if (!plain && w.publish(hostile ? "tctx-hostile" : "tctx-svc", keys, NKEYS_FIRST))
