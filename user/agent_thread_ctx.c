@@ -22,9 +22,16 @@
 /* Files known not to export otel_thread_ctx_v1 (about 64 bytes each). */
 #define NEGATIVE_FILES 16384
 
+enum tctx_state {
+	TCTX_FOUND, /* the sampler reads it */
+	TCTX_PENDING, /* retried at drains while tries last */
+	TCTX_REFUSED, /* a schema or TLS access not read: logged once, not retried */
+};
+
 struct tctx_pid {
 	pid_t pid;
-	int pending; /* tries left while -EAGAIN; 0: found */
+	enum tctx_state state;
+	int tries; /* TCTX_PENDING: drains left */
 };
 
 struct agent_tctx {
@@ -91,12 +98,12 @@ void agent_thread_ctx_forget(struct agent *a, pid_t pid)
 	*p = t->pids[--t->n];
 }
 
-/* Remembers pid (pending: to retry; else found). Returns 1 when pid was not known as found
- * before, 0 when it was, or -ENOSPC (counted). */
-static int track(struct agent_tctx *t, pid_t pid, int pending)
+/* Puts pid in state. Returns its previous state, -1 when it was not tracked, or -ENOSPC when
+ * the table is full (warned once). A found process stays found while a rescan is pending. */
+static int track(struct agent_tctx *t, pid_t pid, enum tctx_state state)
 {
 	struct tctx_pid *p = find_pid(t, pid);
-	int was_found = p && !p->pending;
+	int was;
 
 	if (!p) {
 		if (t->n == SPANPROF_MAX_TCTX_PROCS) {
@@ -109,12 +116,17 @@ static int track(struct agent_tctx *t, pid_t pid, int pending)
 		}
 		p = &t->pids[t->n++];
 		p->pid = pid;
-		p->pending = pending ? PENDING_TRIES : 0;
-		return 1;
+		p->state = state;
+		p->tries = PENDING_TRIES;
+		return -1;
 	}
-	if (!pending)
-		p->pending = 0;
-	return !was_found;
+	was = p->state;
+	if (state == TCTX_PENDING && was == TCTX_FOUND)
+		return was;
+	if (state == TCTX_PENDING && was != TCTX_PENDING)
+		p->tries = PENDING_TRIES;
+	p->state = state;
+	return was;
 }
 
 void agent_thread_ctx_scan(struct agent *a, pid_t pid, const struct proc_maps *maps)
@@ -122,26 +134,30 @@ void agent_thread_ctx_scan(struct agent *a, pid_t pid, const struct proc_maps *m
 	struct agent_tctx *t = a->tctx;
 	const char *why = NULL;
 	struct tctx_proc info;
-	int err, fresh;
+	int err, was;
 
 	if (!t)
 		return;
 	err = thread_ctx_find(t->files, a->cfg->proc_root, pid, maps, &t->labels, &info, &why);
 	if (err == -EAGAIN) {
-		track(t, pid, 1);
+		track(t, pid, TCTX_PENDING);
 		return;
 	}
-	if (err) {
+	if (err == -ENOENT || err == -ESRCH) {
 		log_debug("pid %d: no OpenTelemetry thread context read: %s", (int)pid,
-			  why ? why : strerror(-err));
-		if (err != -ENOENT && err != -ESRCH)
-			log_info("pid %d: its OpenTelemetry thread context is not read: %s",
-				 (int)pid, why ? why : strerror(-err));
+			  strerror(-err));
 		agent_thread_ctx_forget(a, pid);
 		return;
 	}
-	fresh = track(t, pid, 0);
-	if (fresh < 0)
+	if (err) {
+		loader_set_tctx_proc(a->loader, pid, NULL);
+		if (track(t, pid, TCTX_REFUSED) != TCTX_REFUSED)
+			log_info("pid %d: its OpenTelemetry thread context is not read: %s",
+				 (int)pid, why ? why : strerror(-err));
+		return;
+	}
+	was = track(t, pid, TCTX_FOUND);
+	if (was == -ENOSPC)
 		return;
 	err = loader_set_tctx_proc(a->loader, pid, &info);
 	if (err) {
@@ -150,7 +166,7 @@ void agent_thread_ctx_scan(struct agent *a, pid_t pid, const struct proc_maps *m
 		agent_thread_ctx_forget(a, pid);
 		return;
 	}
-	if (fresh)
+	if (was != TCTX_FOUND)
 		log_info(
 			"reading OpenTelemetry thread context of pid %d: %s TLS, %d attribute keys",
 			(int)pid, info.tls == SPANPROF_TCTX_TLS_STATIC ? "static" : "dynamic",
@@ -209,7 +225,7 @@ static void retry_pending(struct agent *a, struct tctx_pid *p)
 	struct proc_maps maps;
 	pid_t pid = p->pid;
 
-	if (--p->pending <= 0 || proc_maps_read_at(a->cfg->proc_root, pid, &maps)) {
+	if (--p->tries <= 0 || proc_maps_read_at(a->cfg->proc_root, pid, &maps)) {
 		agent_thread_ctx_forget(a, pid);
 		return;
 	}
@@ -233,14 +249,19 @@ void agent_thread_ctx_drain(struct agent *a)
 	for (i = t->n; i-- > 0;) {
 		if (reap && !proc_table_pid_alive(a->cfg->proc_root, t->pids[i].pid))
 			agent_thread_ctx_forget(a, t->pids[i].pid);
-		else if (t->pids[i].pending)
+		else if (t->pids[i].state == TCTX_PENDING)
 			retry_pending(a, &t->pids[i]);
-		else
+		else if (t->pids[i].state == TCTX_FOUND)
 			refresh_keys(a, &t->pids[i]);
 	}
 }
 
 uint64_t agent_thread_ctx_count(const struct agent *a)
 {
-	return a->tctx ? a->tctx->n : 0;
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; a->tctx && i < a->tctx->n; i++)
+		n += a->tctx->pids[i].state != TCTX_REFUSED;
+	return n;
 }
