@@ -196,7 +196,14 @@ $(OUTPUT)/tests/workloads/tctx_workload_static: tests/workloads/tctx_workload.c 
 	$(Q)$(CC) $(WORKLOAD_CFLAGS) -DTCTX_WRITER_LINKED -rdynamic $< tests/fixtures/tctx_writer.c \
 		-ldl -o $@
 
-WORKLOADS += $(OUTPUT)/tests/workloads/libtctx_writer.so $(OUTPUT)/tests/workloads/tctx_workload_static
+# The writer with general-dynamic access (__tls_get_addr, module id and offset GOT slots).
+$(OUTPUT)/tests/workloads/libtctx_writer_gd.so: tests/fixtures/tctx_writer.c tests/fixtures/tctx_writer.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) -fPIC -shared -mtls-dialect=gnu $< -o $@
+
+WORKLOADS += $(OUTPUT)/tests/workloads/libtctx_writer.so $(OUTPUT)/tests/workloads/tctx_workload_static \
+	     $(OUTPUT)/tests/workloads/libtctx_writer_gd.so
 
 # The same against musl (its dtv has 8-byte entries), when musl-gcc is installed (musl-tools);
 # test_thread_ctx skips that case without it. musl-gcc sees only musl's headers: the kernel's

@@ -250,6 +250,28 @@ static void test_hook_span_wins_over_the_record(void **state)
 	assert_string_equal(census_get(&c, "tctx_work_alpha")->seen_span_name, "hook-span");
 }
 
+/* General-dynamic access (no TLS descriptors): the module id and offset come from the
+ * DTPMOD64/DTPOFF64 GOT slots; the block is forced out of the static surplus. */
+static void test_general_dynamic_writer_is_found_through_the_dtv(void **state)
+{
+	const char *dir = *state;
+	const char *argv[] = { build_path("tests/workloads/tctx_workload"),
+			       "dl",
+			       build_path("tests/workloads/libtctx_writer_gd.so"),
+			       "normal",
+			       "3",
+			       NULL };
+	const char *extra[] = { "--thread-ctx-labels", "http.route", NULL };
+	const char *env[] = { "GLIBC_TUNABLES=glibc.rtld.optional_static_tls=0", NULL };
+	struct profiled_run r;
+
+	if (!dir)
+		skip();
+	run_env(dir, argv, extra, env, WAIT_TCTX, &r);
+	assert_true(agent_proc_log_contains(&r.agent, "dynamic TLS"));
+	check_normal(dir, NULL);
+}
+
 /* musl: a dlopen()ed block is always dynamic, and its dtv entries are 8 bytes. */
 static void test_musl_dynamic_tls_is_found_through_its_dtv(void **state)
 {
@@ -396,6 +418,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_dynamic_tls_block_is_found_through_the_dtv,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_general_dynamic_writer_is_found_through_the_dtv, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_musl_dynamic_tls_is_found_through_its_dtv,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_static_tls_writer_labels_samples, setup,
