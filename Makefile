@@ -40,7 +40,7 @@ endif
 
 # Link order matters to bpftool 7.1's linker: the file that defines a map must come before the
 # files that declare it extern (otherwise "map relo failed to find map").
-BPF_UNITS := span_hook proc_events python_frames ruby_frames sample off_cpu
+BPF_UNITS := span_hook proc_events python_frames ruby_frames thread_ctx sample off_cpu
 BPF_OBJS := $(patsubst %,$(OUTPUT)/bpf/%.bpf.o,$(BPF_UNITS))
 PROTO_SRCS := $(wildcard proto/*.proto)
 PROTO_C := $(patsubst proto/%.proto,$(OUTPUT)/proto/%.pb-c.c,$(PROTO_SRCS))
@@ -198,6 +198,55 @@ $(OUTPUT)/tests/workloads/off_cpu_waits_nofp: tests/workloads/off_cpu_waits.c $(
 		-Wl,-rpath,'$$ORIGIN/../..' -o $@
 
 WORKLOADS += $(OUTPUT)/tests/workloads/off_cpu_waits_nofp
+# OpenTelemetry thread context writers (tests/fixtures/tctx_writer.c): a shared library with TLS
+# descriptors that tctx_workload dlopen()s, and tctx_workload_static with the writer linked in
+# (static TLS), its otel_thread_ctx_v1 exported in .dynsym.
+$(OUTPUT)/tests/workloads/libtctx_writer.so: tests/fixtures/tctx_writer.c tests/fixtures/tctx_writer.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) -fPIC -shared -mtls-dialect=gnu2 $< -o $@
+
+$(OUTPUT)/tests/workloads/tctx_workload: tests/workloads/tctx_workload.c tests/fixtures/tctx_writer.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) $< -ldl -o $@
+
+$(OUTPUT)/tests/workloads/tctx_workload_static: tests/workloads/tctx_workload.c \
+		tests/fixtures/tctx_writer.c tests/fixtures/tctx_writer.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) -DTCTX_WRITER_LINKED -rdynamic $< tests/fixtures/tctx_writer.c \
+		-ldl -o $@
+
+# The writer with general-dynamic access (__tls_get_addr, module id and offset GOT slots).
+$(OUTPUT)/tests/workloads/libtctx_writer_gd.so: tests/fixtures/tctx_writer.c tests/fixtures/tctx_writer.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) -fPIC -shared -mtls-dialect=gnu $< -o $@
+
+WORKLOADS += $(OUTPUT)/tests/workloads/libtctx_writer.so $(OUTPUT)/tests/workloads/tctx_workload_static \
+	     $(OUTPUT)/tests/workloads/libtctx_writer_gd.so
+
+# The same against musl (its dtv has 8-byte entries), when musl-gcc is installed (musl-tools);
+# test_thread_ctx skips that case without it. musl-gcc sees only musl's headers: the kernel's
+# (linux/bpf.h) come after them. No sanitizers: their runtimes are glibc's.
+MUSL_GCC := $(shell command -v musl-gcc 2>/dev/null)
+MUSL_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -fno-omit-frame-pointer \
+	       -fno-optimize-sibling-calls -pthread -Iinclude -idirafter /usr/include \
+	       -idirafter /usr/include/$(shell $(CC) -dumpmachine)
+ifneq ($(MUSL_GCC),)
+$(OUTPUT)/tests/workloads/musl/libtctx_writer.so: tests/fixtures/tctx_writer.c tests/fixtures/tctx_writer.h
+	$(call msg,MUSLCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(MUSL_GCC) $(MUSL_CFLAGS) -fPIC -shared -mtls-dialect=gnu2 $< -o $@
+
+$(OUTPUT)/tests/workloads/musl/tctx_workload: tests/workloads/tctx_workload.c tests/fixtures/tctx_writer.h
+	$(call msg,MUSLCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(MUSL_GCC) $(MUSL_CFLAGS) $< -ldl -o $@
+
+WORKLOADS += $(OUTPUT)/tests/workloads/musl/libtctx_writer.so $(OUTPUT)/tests/workloads/musl/tctx_workload
+endif
 
 # The exec storm is not PIE: its children's code sits at the addresses nm shows, so the test can
 # recognise their samples even where they could not be symbolized.

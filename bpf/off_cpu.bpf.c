@@ -35,6 +35,9 @@ __u32 off_cpu_slot = 0;
 extern THREAD_SPANS_MAP;
 extern SPAN_TASKS_MAP;
 /* drop_counts and event_counts: declared by unwind_native.bpf.h. */
+extern SPAN_NAMES_MAP;
+
+#include "thread_ctx.bpf.h"
 
 /* python_frames.bpf.c, ruby_frames.bpf.c: the current thread's interpreter frames into window
  * slot's off_cpu_py_stacks, walked with their own scratch. */
@@ -146,8 +149,8 @@ static __always_inline void capture_wait(void *ctx, struct task_struct *task, st
 	key->has_span = ts != NULL;
 	if (ts)
 		__builtin_memcpy(&key->span, &ts->slot[ts->current & 1], sizeof(key->span));
-	else
-		__builtin_memset(&key->span, 0, sizeof(key->span));
+	else /* another tracer's span: OpenTelemetry thread context, else OBI's map */
+		key->has_span = thread_ctx_span(&key->span, task, pid, TCTX_SCRATCH_OFF_CPU);
 	key->kern_stack_id = bpf_get_stackid(ctx, &off_cpu_stacks, BPF_F_REUSE_STACKID | kern_skip);
 	note_stack_error(key->kern_stack_id, SPANPROF_DROP_OFF_CPU_KERN_STACK);
 	key->user_stack_hash = 0;

@@ -26,6 +26,8 @@ extern GOROUTINE_SPANS_MAP;
 extern GO_PIDS_MAP;
 extern SPAN_NAMES_MAP;
 
+#include "thread_ctx.bpf.h"
+
 /* python_frames.bpf.c: the thread's CPython frames into window slot's py_stacks. */
 extern __u64 py_capture(__u32 pid, __u32 slot);
 /* ruby_frames.bpf.c: the thread's CRuby frames, into the same maps. */
@@ -208,8 +210,11 @@ static __always_inline void copy_span(struct sample_key *key, struct task_struct
 	 * then has no span. That is not counted, since the helper's NULL cannot tell it from a
 	 * thread that never set a span. */
 	ts = bpf_task_storage_get(&thread_spans, task, NULL, 0);
-	if (!ts || !ts->active)
+	if (!ts || !ts->active) {
+		/* No span from the hook: another tracer's (docs/thread-context.md). */
+		key->has_span = thread_ctx_span(&key->span, task, key->pid, TCTX_SCRATCH_SAMPLE);
 		return;
+	}
 	__builtin_memcpy(&key->span, &ts->slot[ts->current & 1], sizeof(key->span));
 	key->has_span = 1;
 }

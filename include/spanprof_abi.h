@@ -214,6 +214,51 @@ struct rb_proc_info {
 #define SPANPROF_RB_FRAME_CFUNC 1 /* a C function: code is its method's original_id (0: unread) */
 #define SPANPROF_RB_FRAME_FINISH 2 /* the last frame run by its rb_vm_exec activation */
 
+/* OpenTelemetry thread context (docs/thread-context.md): a process whose SDK exports the TLS
+ * variable otel_thread_ctx_v1 points it, per thread, at a record {trace_id[16], span_id[8],
+ * valid, trace_flags, attrs_data_size (u16), attributes {key index, len, value[len]}...}. The
+ * agent tells the sampler where each process keeps that pointer and which key indexes matter. */
+#define SPANPROF_TCTX_RECORD_MAX 640 /* the most of a record read; the rest is ignored */
+#define SPANPROF_TCTX_HEADER_SIZE 28
+#define SPANPROF_TCTX_ATTRS_MAX (SPANPROF_TCTX_RECORD_MAX - SPANPROF_TCTX_HEADER_SIZE)
+#define SPANPROF_TCTX_MAX_LABELS 4 /* record attributes that may become sample labels */
+#define SPANPROF_TCTX_NO_KEY 0xffff /* a key the process's key map does not (yet) name */
+#define SPANPROF_MAX_TCTX_PROCS 4096
+/* span_ctx.abi_version of a span read from a thread context, or from OBI's map. The span's
+ * name_id then names "<span name>\x1f<label 1 value>\x1f...<label N value>" (values of the
+ * attributes listed in struct tctx_proc.label_keys, in that order, "" when absent). */
+#define SPANPROF_SPAN_FROM_TCTX 0x4947
+#define SPANPROF_SPAN_FROM_OBI 0x0b1
+#define SPANPROF_TCTX_SEP '\x1f'
+
+enum spanprof_tctx_tls {
+	SPANPROF_TCTX_TLS_STATIC = 1, /* slot at fsbase + tp_offset (initial/local-exec) */
+	SPANPROF_TCTX_TLS_DTV = 2, /* slot at dtv[modid] + offset, dtv = *(fsbase + dtv_off) */
+};
+
+/* Value of tctx_procs, per process (tgid). Written by the agent; BPF sets rescan. */
+struct tctx_proc {
+	__s64 tp_offset; /* STATIC: from the thread pointer (negative on x86-64) */
+	__u64 modid; /* DTV: the defining module's TLS module id */
+	__u64 offset; /* DTV: the variable's offset in that module's TLS block */
+	__u32 tls; /* enum spanprof_tctx_tls */
+	__u16 dtv_off; /* DTV: offset of the dtv pointer from fsbase (8: glibc and musl) */
+	__u16 dtv_entry; /* DTV: bytes per dtv entry (16: glibc, 8: musl) */
+	__u16 nkeys; /* entries of the key map the agent read; a higher index asks a re-read */
+	__u16 root_key; /* index of the local root span id key, or SPANPROF_TCTX_NO_KEY */
+	__u16 name_key; /* index of the span name key, or SPANPROF_TCTX_NO_KEY */
+	__u16 label_keys[SPANPROF_TCTX_MAX_LABELS]; /* configured label attributes' indexes */
+	__u16 _pad;
+	__u32 rescan; /* set by BPF on an unknown key index: the agent re-reads the key map */
+	__u32 _pad2;
+};
+
+/* Value of OBI's pinned map (key: the thread's pid_tgid). */
+struct obi_trace_ctx {
+	__u8 trace_id[16];
+	__u8 span_id[8];
+};
+
 /* Key of the per-window sample counts: process, both stacks, and the span (zero = none).
  * The user stack is either a frame-pointer stack (user_stack_id, from bpf_get_stackid) or, when
  * user_stack_hash is not zero, a CFI-unwound stack stored in user_stacks under that hash. */
@@ -380,6 +425,8 @@ enum spanprof_drop {
 	SPANPROF_DROP_OFF_CPU_UNWIND_BAD_READ,
 	SPANPROF_DROP_OFF_CPU_UNWIND_DEPTH,
 	SPANPROF_DROP_OFF_CPU_UNWIND_STALE,
+	SPANPROF_DROP_TCTX_READ, /* a thread context (TLS slot or record) could not be read */
+	SPANPROF_DROP_TCTX_ATTRS, /* a record's attributes were cut: torn, too long or unmapped */
 	SPANPROF_DROP__COUNT,
 };
 
@@ -434,6 +481,8 @@ enum spanprof_event {
 	SPANPROF_EVENT_OFF_CPU_SHORT, /* ... not counted: shorter than --off-cpu-min */
 	SPANPROF_EVENT_OFF_CPU_UNWIND_CFI, /* off-CPU user stacks unwound from CFI tables */
 	SPANPROF_EVENT_OFF_CPU_UNWIND_FP, /* ... from frame pointers (no tables, or --off-cpu-unwind) */
+	SPANPROF_EVENT_TCTX_SPAN, /* samples whose span came from an OTel thread context */
+	SPANPROF_EVENT_OBI_SPAN, /* samples whose span came from OBI's map */
 	SPANPROF_EVENT__COUNT,
 };
 

@@ -112,6 +112,7 @@ static void scan_pid(struct agent *a, pid_t pid, int fresh)
 		scan_python(a, pid, &maps);
 		scan_ruby(a, pid, &maps);
 	}
+	agent_thread_ctx_scan(a, pid, &maps);
 	proc_maps_release(&maps);
 	if (fresh)
 		symcache_snapshot_pid(a->symcache, pid);
@@ -198,6 +199,7 @@ static int on_proc_event(void *ctx, void *data, size_t size)
 		unwind_forget_pid(a->unwind, ev->pid);
 		loader_set_rb_proc(a->loader, ev->pid, NULL);
 		loader_set_py_proc(a->loader, ev->pid, NULL);
+		agent_thread_ctx_forget(a, ev->pid);
 		/* A process with samples keeps its interpreter until they are drained (its frames
 		 * are named then); forget_exited() drops it with the rest. */
 		if (!proc_table_mark_exited(a->procs, ev->pid))
@@ -283,6 +285,7 @@ static void drain(struct agent *a)
 		     a);
 	agent_off_cpu_drain(a);
 	agent_span_cpu_drain(a);
+	agent_thread_ctx_drain(a);
 	/* Exited processes' last samples were in that window: their caches can go now. */
 	proc_table_sweep_exited(a->procs, forget_exited, a);
 	/* Hot frames are answered from the address cache; DWARF nobody needed lately goes. */
@@ -394,6 +397,8 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 		.period_ns = NS_PER_S / cfg->frequency,
 		.scope = cfg->span_scope,
 		.max_services = cfg->max_services,
+		.tctx_labels = cfg->upload.thread_ctx_labels,
+		.ntctx_labels = cfg->upload.nthread_ctx_labels,
 	};
 	int err;
 
@@ -424,7 +429,7 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 	a->events = loader_proc_events(a->loader, on_proc_event, a);
 	if (!a->symcache || !a->procs || !a->hooks || !a->drain || !a->resolve || !a->agg ||
 	    !a->events || !a->pyprocs || !a->pysyms || !a->rbprocs || !a->rbsyms ||
-	    agent_off_cpu_open(a))
+	    agent_off_cpu_open(a) || agent_thread_ctx_open(a))
 		return log_err(-ENOMEM, "set up the agent's caches");
 	err = agent_span_cpu_open(a);
 	err = err ?: agent_wait_open(a);
@@ -440,6 +445,7 @@ static void teardown(struct agent *a)
 	aggregate_free(a->agg);
 	agent_off_cpu_close(a);
 	agent_span_cpu_close(a);
+	agent_thread_ctx_close(a);
 	free(a->resolve);
 	drain_free(a->drain);
 	python_symbols_free(a->pysyms);

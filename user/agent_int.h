@@ -9,6 +9,7 @@
 
 #include "config/config.h"
 #include "discover/hook_registry.h"
+#include "discover/thread_ctx.h"
 #include "discover/proc_table.h"
 #include "discover/scan_queue.h"
 #include "loader.h"
@@ -34,6 +35,7 @@
 #define NS_PER_S 1000000000ull
 
 struct uploader;
+struct agent_tctx;
 
 struct agent {
 	const struct spanprof_config *cfg;
@@ -64,6 +66,7 @@ struct agent {
 	struct uploader *uploader; /* NULL without --server */
 	struct k8s_meta *k8s; /* NULL when not running on Kubernetes */
 	struct unwind *unwind; /* CFI tables for the BPF unwinder */
+	struct agent_tctx *tctx; /* processes publishing thread context (agent_thread_ctx.c) */
 	struct scan_queue scans;
 	struct local_out out; /* used when cfg->output_dir is set */
 	unsigned int file_seq;
@@ -118,6 +121,16 @@ void agent_span_cpu_close(struct agent *a);
 int agent_wait_open(struct agent *a);
 void agent_wait(struct agent *a, uint64_t wait_ns);
 void agent_wait_close(struct agent *a);
+
+/* Other tracers' spans (agent_thread_ctx.c): open returns 0 or -ENOMEM; scan looks at pid's
+ * thread context after its maps were read; drain retries, refreshes key maps and looks for
+ * OBI's map; forget drops an exited pid. */
+int agent_thread_ctx_open(struct agent *a);
+void agent_thread_ctx_close(struct agent *a);
+void agent_thread_ctx_scan(struct agent *a, pid_t pid, const struct proc_maps *maps);
+void agent_thread_ctx_drain(struct agent *a);
+void agent_thread_ctx_forget(struct agent *a, pid_t pid);
+uint64_t agent_thread_ctx_count(const struct agent *a); /* processes tracked */
 
 /* Copies the counters of every part of the agent into its metrics registry. */
 void agent_publish_metrics(struct agent *a);

@@ -42,6 +42,7 @@ static void publish_kernel(struct agent *a)
 
 	struct span_names_stats ns = { 0 };
 
+	metrics_set(a->metrics, METRIC_THREAD_CTX_PROCESSES, agent_thread_ctx_count(a));
 	drain_get_stats(a->drain, &ds);
 	if (a->span_cpu_names)
 		span_names_get_stats(a->span_cpu_names, &ns);
@@ -75,6 +76,10 @@ static void publish_kernel(struct agent *a)
 			       events[SPANPROF_EVENT_OFF_CPU_UNWIND_CFI]);
 		metrics_set_at(a->metrics, METRIC_OFF_CPU_STACKS, METRIC_UNWINDER_FP,
 			       events[SPANPROF_EVENT_OFF_CPU_UNWIND_FP]);
+		metrics_set_at(a->metrics, METRIC_OTHER_SPAN_SAMPLES, METRIC_SOURCE_THREAD_CTX,
+			       events[SPANPROF_EVENT_TCTX_SPAN]);
+		metrics_set_at(a->metrics, METRIC_OTHER_SPAN_SAMPLES, METRIC_SOURCE_OBI,
+			       events[SPANPROF_EVENT_OBI_SPAN]);
 	}
 	if (a->off_cpu_drain) {
 		drain_get_stats(a->off_cpu_drain, &ds);

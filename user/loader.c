@@ -405,6 +405,32 @@ int loader_set_rb_proc(struct loader *l, pid_t pid, const struct rb_proc_info *i
 	return bpf_map_update_elem(fd, &key, info, BPF_ANY) ? -errno : 0;
 }
 
+int loader_set_tctx_proc(struct loader *l, pid_t pid, const struct tctx_proc *info)
+{
+	int fd = bpf_map__fd(l->skel->maps.tctx_procs);
+	__u32 key = pid;
+
+	if (!info)
+		return bpf_map_delete_elem(fd, &key) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, &key, info, BPF_ANY) ? -errno : 0;
+}
+
+int loader_get_tctx_proc(struct loader *l, pid_t pid, struct tctx_proc *out)
+{
+	__u32 key = pid;
+
+	return bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.tctx_procs), &key, out) ? -errno : 0;
+}
+
+int loader_set_obi_map(struct loader *l, int map_fd)
+{
+	__u32 zero = 0;
+
+	return bpf_map_update_elem(bpf_map__fd(l->skel->maps.obi_traces), &zero, &map_fd, BPF_ANY) ?
+		       -errno :
+		       0;
+}
+
 struct ring_buffer *loader_proc_events(struct loader *l, loader_event_fn fn, void *ctx)
 {
 	return ring_buffer__new(bpf_map__fd(l->skel->maps.proc_events), fn, ctx, NULL);

@@ -85,6 +85,14 @@ struct rb_proc_info;
 /* The same for pid's CRuby frames. Returns 0 or -errno (-E2BIG: rb_procs is full). */
 int loader_set_rb_proc(struct loader *l, pid_t pid, const struct rb_proc_info *info);
 
+struct tctx_proc;
+/* Tells the sampler where pid keeps its OpenTelemetry thread context (NULL: it has none). */
+int loader_set_tctx_proc(struct loader *l, pid_t pid, const struct tctx_proc *info);
+/* What the sampler holds for pid (its rescan flag set on an unknown key). 0 or -errno. */
+int loader_get_tctx_proc(struct loader *l, pid_t pid, struct tctx_proc *out);
+/* Makes the sampler read OBI's map (an fd of it, checked by the caller). 0 or -errno. */
+int loader_set_obi_map(struct loader *l, int map_fd);
+
 /* Ring buffer of struct spanprof_proc_event; `fn` is called for each. Owned by the caller
  * (ring_buffer__free). */
 typedef int (*loader_event_fn)(void *ctx, void *data, size_t size);

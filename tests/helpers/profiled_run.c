@@ -99,7 +99,9 @@ static int wait_attach(struct profiled_run *r, int gate_fd)
 	/* The mapping's path as /proc/PID/maps shows it: canonical. Under a root, the path inside
 	 * it, which an agent that is itself chrooted (CI's clean root) sees with a prefix: the
 	 * line is matched from the path on. */
-	if (r->root)
+	if (r->wait_log)
+		snprintf(want, sizeof(want), r->wait_log, r->pid);
+	else if (r->root)
 		snprintf(want, sizeof(want), "%s (pid %d,", file, r->pid);
 	else
 		snprintf(want, sizeof(want), "span hook attached: %s (pid %d,",

@@ -38,6 +38,9 @@ struct profiled_run {
 	 * is a path inside it, and hook_file is the hook's path as the workload sees it. */
 	const char *root;
 	const struct root_bind *root_binds;
+	/* Instead of the hook's attach, wait for this agent log text: a printf format whose one
+	 * %d is the workload's pid (NULL: wait for the attach). */
+	const char *wait_log;
 	int agent_stops_itself; /* agent_args has --duration: wait for the agent's exit */
 	int keep_agent; /* leave the agent running; the caller stops it (agent_proc_stop) */
 	/* Out. */

@@ -97,6 +97,7 @@ void config_init(struct spanprof_config *cfg)
 	cfg->off_cpu = 1;
 	cfg->off_cpu_min_us = 1000;
 	cfg->interpreter_frames = 1;
+	cfg->obi_map = "/sys/fs/bpf/otel/traces_ctx_v1";
 	cfg->span_stats_max = 1000;
 	cfg->span_log_max_bytes = 64ull << 20;
 	cfg->log_level = LOG_LEVEL_INFO;

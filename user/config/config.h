@@ -49,6 +49,10 @@ struct config_upload {
 	unsigned int connect_timeout_s; /* default 5 */
 	unsigned int upload_timeout_s; /* default 30 */
 	uint64_t queue_bytes; /* in-memory queue limit, default 64 MiB */
+	/* --thread-ctx-labels: OpenTelemetry thread context attributes (record keys) whose values
+	 * become sample labels ('.' written '_'), at most SPANPROF_TCTX_MAX_LABELS, checked. */
+	const char *thread_ctx_labels[4];
+	size_t nthread_ctx_labels;
 	const char *spool_dir; /* --spool: NULL = no spool */
 	uint64_t spool_bytes; /* default 512 MiB */
 };
@@ -98,6 +102,7 @@ struct spanprof_config {
 	uint64_t perf_map_budget; /* --perf-map-budget: perf maps held, all processes */
 	uint64_t max_dwarf_bytes; /* --dwarf-budget: DWARF held, all modules together */
 	unsigned int load_budget_ms; /* --load-budget: ELF/DWARF/perf-map loading per drain */
+	const char *obi_map; /* --obi-map: OBI's pinned trace context map; "": not read */
 	const char *proc_root;
 	struct config_strings owned; /* freed by config_release() */
 };

@@ -187,7 +187,7 @@ static int check_readable(const struct config_upload *up, FILE *err)
 size_t config_label_budget(const struct config_upload *up, int k8s)
 {
 	size_t lifted = CONFIG_LIFTED_LABELS + (up->trace_id_label ? 1 : 0) +
-			(k8s ? CONFIG_LIFTED_K8S_LABELS : 0);
+			(k8s ? CONFIG_LIFTED_K8S_LABELS : 0) + up->nthread_ctx_labels;
 
 	return LABEL_MAX_SERIES - 2 - lifted;
 }
@@ -201,9 +201,10 @@ static int check_label_budget(const struct config_upload *up, FILE *err)
 		return CONFIG_RUN;
 	return config_errorf(err,
 			     "%zu --label options, at most %zu fit: the server allows 30 labels "
-			     "per series and counts __name__, service_name and span_name%s (and "
+			     "per series and counts __name__, service_name and span_name%s%s (and "
 			     "on Kubernetes namespace, pod and container)\n",
-			     up->nlabels, budget, up->trace_id_label ? ", trace_id" : "");
+			     up->nlabels, budget, up->trace_id_label ? ", trace_id" : "",
+			     up->nthread_ctx_labels ? " and the --thread-ctx-labels" : "");
 }
 
 int config_check(struct spanprof_config *cfg, FILE *err)

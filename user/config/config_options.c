@@ -119,6 +119,46 @@ static int set_off_cpu_unwind(struct spanprof_config *cfg, const struct config_o
 	return 0;
 }
 
+/* A comma-separated list of record keys, each one a label name once '.' becomes '_'. */
+static int set_thread_ctx_labels(struct spanprof_config *cfg, const struct config_option *opt,
+				 const char *v, const char **want)
+{
+	const char *bad = "at most 4 comma-separated attribute keys of letters, digits, '.', "
+			  "'_' or '-', such as http.route";
+	struct config_upload *up = &cfg->upload;
+	const char *p = v, *end;
+	char *copy;
+	size_t n, i;
+
+	(void)opt;
+	up->nthread_ctx_labels = 0;
+	while (*v) {
+		end = strchr(p, ',');
+		n = end ? (size_t)(end - p) : strlen(p);
+		if (!n || n > 64 || up->nthread_ctx_labels == 4)
+			return invalid(want, bad);
+		for (i = 0; i < n; i++)
+			if (!isalnum((unsigned char)p[i]) && !strchr("._-", p[i]))
+				return invalid(want, bad);
+		copy = config_strdup(cfg, p, n);
+		if (!copy)
+			return -ENOMEM;
+		up->thread_ctx_labels[up->nthread_ctx_labels++] = copy;
+		if (!end)
+			break;
+		p = end + 1;
+	}
+	return 0;
+}
+
+static int set_obi_map(struct spanprof_config *cfg, const struct config_option *opt, const char *v,
+		       const char **want)
+{
+	if (*v && (*v != '/' || config_check_text(v, NULL)))
+		return invalid(want, "an absolute path, or '' for none");
+	return store(cfg, opt, v, SIZE_MAX);
+}
+
 static int set_server(struct spanprof_config *cfg, const struct config_option *opt, const char *v,
 		      const char **want)
 {
@@ -314,6 +354,18 @@ const struct config_option config_options[CONFIG_OPT__COUNT] = {
 		.help = "Python and Ruby functions in the stacks, read by BPF\n"
 			"(default true; false: native frames only)",
 		.want = "true or false", .set = set_bool, .offset = FIELD(interpreter_frames) },
+	[CONFIG_OPT_THREAD_CTX_LABELS] = { .name = "thread-ctx-labels", .kind = CONFIG_KIND_VALUE,
+		.where = A, .metavar = "KEYS",
+		.help = "OpenTelemetry thread context attributes whose values\n"
+			"become sample labels, comma-separated\n"
+			"(at most 4, e.g. http.route)",
+		.set = set_thread_ctx_labels },
+	[CONFIG_OPT_OBI_MAP] = { .name = "obi-map", .kind = CONFIG_KIND_VALUE, .where = A,
+		.metavar = "PATH",
+		.help = "OBI's pinned trace context map, read for threads\n"
+			"with no other span ('': off; default\n"
+			"/sys/fs/bpf/otel/traces_ctx_v1)",
+		.set = set_obi_map, .offset = FIELD(obi_map) },
 	[CONFIG_OPT_SPAN_STATS_MAX] = { .name = "span-stats-max", .kind = CONFIG_KIND_VALUE,
 		.where = A, .metavar = "N",
 		.help = "(service, span name) pairs of span times in /metrics;\n"

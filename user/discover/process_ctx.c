@@ -121,7 +121,7 @@ static int read_header(int fd, uint64_t at, struct ctx_header *h)
 }
 
 /* One consistent read of the payload into buf; -EAGAIN when an update raced with it. */
-static int read_once(int fd, uint64_t at, uint8_t *buf, size_t *len)
+static int read_once(int fd, uint64_t at, uint8_t *buf, size_t *len, uint64_t *published)
 {
 	struct ctx_header h, again;
 	int err = read_header(fd, at, &h);
@@ -143,12 +143,13 @@ static int read_once(int fd, uint64_t at, uint8_t *buf, size_t *len)
 	if (again.published_at_ns != h.published_at_ns)
 		return -EAGAIN;
 	*len = h.payload_size;
+	*published = h.published_at_ns;
 	return 0;
 }
 
 int process_ctx_read(const char *proc_root, pid_t pid, struct process_ctx *out)
 {
-	uint64_t start, end;
+	uint64_t start, end, published = 0;
 	uint8_t *buf;
 	size_t len = 0;
 	int fd, err, i;
@@ -168,9 +169,11 @@ int process_ctx_read(const char *proc_root, pid_t pid, struct process_ctx *out)
 		goto out_close;
 	}
 	for (i = 0, err = -EAGAIN; i < READ_ATTEMPTS && err == -EAGAIN; i++)
-		err = read_once(fd, start, buf, &len);
+		err = read_once(fd, start, buf, &len, &published);
 	if (!err)
 		err = process_ctx_decode(buf, len, out);
+	if (!err)
+		out->published_at_ns = published;
 	free(buf);
 out_close:
 	close(fd);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Decodes the few fields spanprof needs from a ProcessContext protobuf (user/proto/
  * process_context.proto): resource(1).attributes(1) KeyValue{key 1, value 2: AnyValue{
- * string_value 1}}. A bounded, non-recursive walk: hostile nesting cannot exhaust the stack. */
+ * string_value 1}}, and the context's attributes(2) for thread context keys (AnyValue
+ * array_value 5: ArrayValue{values 1}). A bounded, non-recursive walk: hostile nesting cannot exhaust the stack. */
 #include <errno.h>
 #include <string.h>
 
@@ -125,6 +126,63 @@ static int key_value(struct pb kv, struct process_ctx *out)
 	return r < 0 ? r : 0;
 }
 
+/* threadlocal.attribute_key_map: an AnyValue whose array_value (5) holds AnyValues. */
+static int key_map(struct pb any, struct process_ctx *out)
+{
+	struct pb arr = { NULL, NULL }, val, item;
+	size_t used = 0, n;
+	uint32_t num;
+	int r;
+
+	while ((r = pb_next(&any, &num, &val)) == 1)
+		if (num == 5)
+			arr = val;
+	if (r < 0 || !arr.p)
+		return r;
+	out->nkeys = 0;
+	while ((r = pb_next(&arr, &num, &item)) == 1) {
+		if (num != 1)
+			continue;
+		if (out->nkeys == PROCESS_CTX_MAX_KEYS)
+			return 0;
+		/* The longest key that fits what is left; a longer one ends the map here. */
+		n = sizeof(out->key_names) - used;
+		if (n < 2)
+			return 0;
+		out->key_names[used] = '\0';
+		if (any_string(item, out->key_names + used, n) < 0)
+			return -EBADMSG;
+		n = strlen(out->key_names + used);
+		if (used + n + 1 >= sizeof(out->key_names))
+			return 0;
+		out->key_at[out->nkeys++] = (uint16_t)used;
+		used += n + 1;
+	}
+	return r;
+}
+
+/* One KeyValue of the context's own attributes (field 2). */
+static int context_attr(struct pb kv, struct process_ctx *out)
+{
+	struct pb val, key = { NULL, NULL }, any = { NULL, NULL };
+	uint32_t num;
+	int r;
+
+	while ((r = pb_next(&kv, &num, &val)) == 1) {
+		if (num == 1)
+			key = val;
+		else if (num == 2)
+			any = val;
+	}
+	if (r < 0 || !key.p || !any.p)
+		return r;
+	if (key_is(key, "threadlocal.schema_version"))
+		r = any_string(any, out->tls_schema, sizeof(out->tls_schema));
+	else if (key_is(key, "threadlocal.attribute_key_map"))
+		r = key_map(any, out);
+	return r < 0 ? r : 0;
+}
+
 int process_ctx_decode(const uint8_t *buf, size_t len, struct process_ctx *out)
 {
 	struct pb top = { buf, buf + len }, res, attr;
@@ -133,8 +191,10 @@ int process_ctx_decode(const uint8_t *buf, size_t len, struct process_ctx *out)
 
 	memset(out, 0, sizeof(*out));
 	while ((r = pb_next(&top, &num, &res)) == 1) {
+		if (num == 2 && context_attr(res, out) < 0)
+			return -EBADMSG;
 		if (num != 1)
-			continue; /* extra_attributes and unknown fields */
+			continue; /* unknown fields */
 		while ((s = pb_next(&res, &num, &attr)) == 1)
 			if (num == 1 && key_value(attr, out) < 0)
 				return -EBADMSG;

@@ -31,7 +31,7 @@ struct metrics {
 };
 
 /* A new enum spanprof_drop value needs its name below (and this count raised). */
-_Static_assert(SPANPROF_DROP__COUNT == 32, "name every drop reason in drop_reasons");
+_Static_assert(SPANPROF_DROP__COUNT == 34, "name every drop reason in drop_reasons");
 
 static const char *const drop_reasons[METRIC_DROP__COUNT] = {
 	[SPANPROF_DROP_COUNTS_FULL] = "counts_map_full",
@@ -66,6 +66,8 @@ static const char *const drop_reasons[METRIC_DROP__COUNT] = {
 	[SPANPROF_DROP_OFF_CPU_UNWIND_BAD_READ] = "off_cpu_unwind_bad_read",
 	[SPANPROF_DROP_OFF_CPU_UNWIND_DEPTH] = "off_cpu_unwind_depth",
 	[SPANPROF_DROP_OFF_CPU_UNWIND_STALE] = "off_cpu_unwind_table_evicted",
+	[SPANPROF_DROP_TCTX_READ] = "thread_context_unreadable",
+	[SPANPROF_DROP_TCTX_ATTRS] = "thread_context_attrs_cut",
 	[METRIC_DROP_SERVICE_OVERFLOW] = "service_overflow",
 	[METRIC_DROP_ENCODE_ERROR] = "encode_error",
 	[METRIC_DROP_SPAN_LOG] = "span_log_dropped",
@@ -145,6 +147,8 @@ static const char *const memory_parts[] = {
 };
 _Static_assert(sizeof(memory_parts) / sizeof(memory_parts[0]) == METRIC_MEM__COUNT, "parts");
 _Static_assert((int)METRIC_MEM__COUNT <= (int)METRIC_MAX_LABEL_VALUES, "parts");
+static const char *const span_sources
+	[] = { [METRIC_SOURCE_THREAD_CTX] = "thread_context", [METRIC_SOURCE_OBI] = "obi" };
 static const char *const versions[] = { SPANPROF_VERSION };
 
 #define LABELLED(label, values) label, values, sizeof(values) / sizeof(values[0])
@@ -270,6 +274,13 @@ static const struct metric_def defs[METRIC__COUNT] = {
 				  "stacks), unwind (CFI tables, process mappings), spans, off_cpu, "
 				  "processes (events, per-process settings), other.",
 				  LABELLED("part", memory_parts) },
+	[METRIC_OTHER_SPAN_SAMPLES] = { "spanprof_other_tracer_span_samples_total", METRIC_COUNTER,
+					"Samples whose span came from another tracer: an "
+					"OpenTelemetry thread context record, or OBI's map.",
+					LABELLED("source", span_sources) },
+	[METRIC_THREAD_CTX_PROCESSES] = { "spanprof_thread_context_processes", METRIC_GAUGE,
+					  "Processes publishing OpenTelemetry thread context "
+					  "that the sampler reads, or whose set-up is awaited." },
 };
 
 struct metrics *metrics_new(void)

@@ -50,6 +50,8 @@ enum metric_id {
 	METRIC_FAIR_SHARE, /* counter, label bound: enum metric_fair_bound */
 	METRIC_LOG_SUPPRESSED, /* counter: warnings not printed by the per-source rate limit */
 	METRIC_MEMORY_BYTES, /* gauge, label part: enum metric_memory_part */
+	METRIC_OTHER_SPAN_SAMPLES, /* counter, label source: enum metric_span_source */
+	METRIC_THREAD_CTX_PROCESSES, /* gauge: processes whose thread context is read or awaited */
 	METRIC__COUNT,
 };
 
@@ -75,6 +77,7 @@ enum metric_off_cpu_map {
 };
 enum metric_table_bytes { METRIC_TABLE_BYTES_USED = 0, METRIC_TABLE_BYTES_BUDGET };
 enum metric_interp { METRIC_INTERP_PYTHON = 0, METRIC_INTERP_RUBY };
+enum metric_span_source { METRIC_SOURCE_THREAD_CTX = 0, METRIC_SOURCE_OBI };
 /* Scans that found an interpreter whose frames are not read: per interpreter, unsupported (its
  * version or build) or not tracked (--max-procs processes were). */
 enum metric_interp_unread {

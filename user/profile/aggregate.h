@@ -18,6 +18,10 @@ struct aggregate_options {
 	enum span_scope scope;
 	size_t max_services; /* services per window; samples beyond are dropped and counted */
 	const char *sample_type; /* NULL: "cpu"; the unit is always nanoseconds */
+	/* Record keys whose values a thread context span carries after its name (--thread-ctx-
+	 * labels): labelled with the key, '.' written '_'. Not owned. */
+	const char *const *tctx_labels;
+	size_t ntctx_labels;
 };
 
 struct aggregate_stats {

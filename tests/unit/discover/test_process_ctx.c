@@ -268,6 +268,78 @@ static void test_process_ctx_cleans_control_characters(void **state)
 	assert_string_equal(ctx.service_namespace, "team???");
 }
 
+/* A ProcessContext whose own attributes announce thread context: the schema and a key map of
+ * `nkeys` strings, entry `hole` (if < nkeys) an int rather than a string. */
+static size_t pack_keys(uint8_t *buf, const char *schema, const char *const *keys, size_t nkeys,
+			size_t hole)
+{
+	Otelctx__AnyValue items[300], *itemp[300], schema_v = OTELCTX__ANY_VALUE__INIT,
+						   map_v = OTELCTX__ANY_VALUE__INIT;
+	Otelctx__KeyValue schema_kv = OTELCTX__KEY_VALUE__INIT, map_kv = OTELCTX__KEY_VALUE__INIT,
+			  *attrs[2] = { &schema_kv, &map_kv };
+	Otelctx__ArrayValue arr = OTELCTX__ARRAY_VALUE__INIT;
+	Otelctx__ProcessContext pc = OTELCTX__PROCESS_CONTEXT__INIT;
+	size_t i;
+
+	for (i = 0; i < nkeys; i++) {
+		otelctx__any_value__init(&items[i]);
+		if (i == hole) {
+			items[i].value_case = OTELCTX__ANY_VALUE__VALUE_INT_VALUE;
+			items[i].int_value = 3;
+		} else {
+			items[i].value_case = OTELCTX__ANY_VALUE__VALUE_STRING_VALUE;
+			items[i].string_value = (char *)keys[i];
+		}
+		itemp[i] = &items[i];
+	}
+	arr.n_values = nkeys;
+	arr.values = itemp;
+	schema_v.value_case = OTELCTX__ANY_VALUE__VALUE_STRING_VALUE;
+	schema_v.string_value = (char *)schema;
+	map_v.value_case = OTELCTX__ANY_VALUE__VALUE_ARRAY_VALUE;
+	map_v.array_value = &arr;
+	schema_kv.key = "threadlocal.schema_version";
+	schema_kv.value = &schema_v;
+	map_kv.key = "threadlocal.attribute_key_map";
+	map_kv.value = &map_v;
+	pc.n_extra_attributes = 2;
+	pc.extra_attributes = attrs;
+	return otelctx__process_context__pack(&pc, buf);
+}
+
+static void test_process_ctx_decode_reads_thread_context_keys(void **state)
+{
+	const char *keys[] = { "datadog.local_root_span_id", "http.route", "x", "thread.name" };
+	static char many[300][8];
+	const char *manyp[300];
+	struct process_ctx ctx;
+	uint8_t buf[8192];
+	size_t len, i;
+
+	(void)state;
+	len = pack_keys(buf, "tlsdesc_v1_dev", keys, 4, 2);
+	assert_int_equal(process_ctx_decode(buf, len, &ctx), 0);
+	assert_string_equal(ctx.tls_schema, "tlsdesc_v1_dev");
+	assert_int_equal(ctx.nkeys, 4);
+	assert_string_equal(ctx.key_names + ctx.key_at[0], "datadog.local_root_span_id");
+	assert_string_equal(ctx.key_names + ctx.key_at[1], "http.route");
+	/* A non-string entry keeps its place, so the indexes after it stay right. */
+	assert_string_equal(ctx.key_names + ctx.key_at[2], "");
+	assert_string_equal(ctx.key_names + ctx.key_at[3], "thread.name");
+	/* More keys than a one-byte index can name: the first 256 are kept. */
+	for (i = 0; i < 300; i++) {
+		snprintf(many[i], sizeof(many[i]), "k%zu", i);
+		manyp[i] = many[i];
+	}
+	len = pack_keys(buf, "tls_v1", manyp, 300, 300);
+	assert_int_equal(process_ctx_decode(buf, len, &ctx), 0);
+	assert_string_equal(ctx.tls_schema, "tls_v1");
+	assert_int_equal(ctx.nkeys, PROCESS_CTX_MAX_KEYS);
+	assert_string_equal(ctx.key_names + ctx.key_at[255], "k255");
+	/* A truncated payload is refused, never half read. */
+	assert_int_equal(process_ctx_decode(buf, len - 3, &ctx), -EBADMSG);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -280,6 +352,7 @@ int main(void)
 		T(test_process_ctx_does_not_follow_a_symlinked_mem),
 		T(test_process_ctx_decode_survives_hostile_payloads),
 		T(test_process_ctx_repairs_utf8_and_cuts_long_names),
+		T(test_process_ctx_decode_reads_thread_context_keys),
 	};
 
 	return cmocka_run_group_tests_name("process_ctx", tests, NULL, NULL);

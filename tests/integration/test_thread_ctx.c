@@ -1,0 +1,436 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* End to end with real BPF: spans published by other tracers. A writer made from the OTEPs
+ * alone (tests/fixtures/tctx_writer.c) publishes OpenTelemetry thread context from a dlopen()ed
+ * library with TLS descriptors and from an executable with static TLS; samples in each span's
+ * function must carry its record's span (or the local root the record names), none outside,
+ * the service named by the process context, a configured attribute as a label. Hostile records
+ * must label nothing wrongly and crash nothing. OBI's map, pinned by the test as OBI pins it,
+ * must label a thread with no other span. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+
+#include "agent_proc.h"
+#include "pprof_file.h"
+#include "profile_census.h"
+#include "profiled_run.h"
+#include "tmpdir.h"
+
+/* The ids tctx_workload puts in its records (ids(): span bytes tag, tag + 1, ...). */
+#define ALPHA_ROOT "00000000000000aa"
+#define ALPHA_SPAN "1011121314151617"
+#define BETA_SPAN "2021222324252627"
+#define CUT_SPAN "4041424344454647"
+#define UNKNOWN_SPAN "5051525354555657"
+#define HUGE_SPAN "6061626364656667"
+#define OBI_SPAN "7071727374757677"
+#define HOOK_SPAN "5a5a000000000042"
+#define WAIT_TCTX "reading OpenTelemetry thread context of pid %d:"
+#define WAIT_OBI "reading OBI's trace context map"
+
+static int setup(void **state)
+{
+	if (!agent_proc_can_run()) {
+		printf("  not root or no BPF: skipped\n");
+		*state = NULL;
+		return 0;
+	}
+	*state = tmpdir_new("it-tctx");
+	return *state ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	tmpdir_remove(*state);
+	return 0;
+}
+
+/* Label values seen on the samples whose stack holds a function. */
+struct label_count {
+	const char *function, *key, *want;
+	uint64_t samples, right, other; /* other: a value that is not want (none: neither) */
+};
+
+static int has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+static void count_labels(const char *dir, const char *service, struct label_count *lc, int n)
+{
+	char suffix[128], path[1024];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	size_t i;
+	int k;
+
+	assert_non_null(d);
+	snprintf(suffix, sizeof(suffix), "-%s.pb.gz", service);
+	while ((de = readdir(d))) {
+		Perftools__Profiles__Profile *p;
+
+		if (!has_suffix(de->d_name, suffix))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		p = pprof_file_read(path);
+		assert_non_null(p);
+		for (i = 0; i < p->n_sample; i++) {
+			const Perftools__Profiles__Sample *s = p->sample[i];
+			int64_t v = s->n_value ? s->value[0] : 0;
+			uint64_t cnt = v > 0 ? 1 : 0;
+
+			for (k = 0; k < n; k++) {
+				const char *val;
+
+				if (!pprof_sample_has_function(p, s, lc[k].function))
+					continue;
+				val = pprof_sample_label(p, s, lc[k].key);
+				lc[k].samples += cnt;
+				if (lc[k].want ? val && !strcmp(val, lc[k].want) : !val)
+					lc[k].right += cnt;
+				else if (val)
+					lc[k].other += cnt;
+			}
+		}
+		pprof_file_free(p);
+	}
+	closedir(d);
+}
+
+static void run_env(const char *dir, const char *const *argv, const char *const *extra,
+		    const char *const *env, const char *wait, struct profiled_run *r)
+{
+	const char *args[16] = { "--output", dir, "--interval", "1" };
+	int n = 4;
+
+	while (extra && *extra && n < 15)
+		args[n++] = *extra++;
+	args[n] = NULL;
+	*r = (struct profiled_run){ .dir = dir,
+				    .agent_args = args,
+				    .workload_argv = argv,
+				    .workload_env = env,
+				    .wait_log = wait };
+	assert_int_equal(profiled_run(r), 0);
+	printf("  the agent was ready %.3f s after exec; the workload used %.2f CPU s\n",
+	       r->attach_s, r->cpu_s);
+}
+
+static void run(const char *dir, const char *const *argv, const char *const *extra,
+		struct profiled_run *r)
+{
+	run_env(dir, argv, extra, NULL, WAIT_TCTX, r);
+}
+
+static void assert_mostly(const struct census_func *f, double min_ratio)
+{
+	assert_non_null(f);
+	printf("  %-24s %6llu samples, %6llu with the right span label\n", f->name,
+	       (unsigned long long)f->samples, (unsigned long long)f->right_span);
+	assert_true(f->samples >= PROFILED_MIN_SAMPLES);
+	assert_true(f->right_span >= min_ratio * f->samples);
+}
+
+/* The two-thread run: alpha's record names a local root, beta's does not. */
+static void check_normal(const char *dir, const char *scope_all)
+{
+	struct label_count lc[] = {
+		{ "tctx_work_alpha", "http_route", "/alpha", 0, 0, 0 },
+		{ "tctx_work_beta", "http_route", "/beta", 0, 0, 0 },
+		{ "tctx_work_outside", "http_route", NULL, 0, 0, 0 },
+		{ "tctx_work_alpha", "span_name", "alpha-span", 0, 0, 0 },
+	};
+	struct census c = { 0 };
+	int i;
+
+	census_watch(&c, "tctx_work_alpha", scope_all ? ALPHA_SPAN : ALPHA_ROOT);
+	census_watch(&c, "tctx_work_beta", BETA_SPAN);
+	census_watch(&c, "tctx_work_outside", NULL);
+	/* The service comes from the process context: files are named after it. */
+	assert_true(census_read(&c, dir, "tctx-svc") > 0);
+	assert_mostly(census_get(&c, "tctx_work_alpha"), 0.99);
+	assert_mostly(census_get(&c, "tctx_work_beta"), 0.99);
+	assert_mostly(census_get(&c, "tctx_work_outside"), 1.0);
+	assert_true(census_get(&c, "tctx_work_alpha")->with_trace >=
+		    0.99 * census_get(&c, "tctx_work_alpha")->samples);
+	count_labels(dir, "tctx-svc", lc, 4);
+	for (i = 0; i < 4; i++) {
+		printf("  %-18s %-10s %6llu samples, %6llu right, %llu other\n", lc[i].function,
+		       lc[i].key, (unsigned long long)lc[i].samples,
+		       (unsigned long long)lc[i].right, (unsigned long long)lc[i].other);
+		assert_true(lc[i].samples >= PROFILED_MIN_SAMPLES);
+		assert_true(lc[i].right >= 0.99 * lc[i].samples);
+		assert_int_equal(lc[i].other, 0);
+	}
+}
+
+static void test_dlopened_tlsdesc_writer_labels_samples(void **state)
+{
+	const char *dir = *state;
+	const char *argv[] = { build_path("tests/workloads/tctx_workload"),
+			       "dl",
+			       build_path("tests/workloads/libtctx_writer.so"),
+			       "normal",
+			       "3",
+			       NULL };
+	const char *extra[] = { "--thread-ctx-labels", "http.route", NULL };
+	struct profiled_run r;
+
+	if (!dir)
+		skip();
+	run(dir, argv, extra, &r);
+	check_normal(dir, NULL);
+}
+
+/* glibc places a small dlopen()ed TLS block in its static surplus when it can (the descriptor
+ * then holds an offset from the thread pointer); with no surplus for it the block is allocated
+ * per thread and found through the dtv. */
+static void test_dynamic_tls_block_is_found_through_the_dtv(void **state)
+{
+	const char *dir = *state;
+	const char *argv[] = { build_path("tests/workloads/tctx_workload"),
+			       "dl",
+			       build_path("tests/workloads/libtctx_writer.so"),
+			       "normal",
+			       "3",
+			       NULL };
+	const char *extra[] = { "--thread-ctx-labels", "http.route", NULL };
+	const char *env[] = { "GLIBC_TUNABLES=glibc.rtld.optional_static_tls=0", NULL };
+	struct profiled_run r;
+
+	if (!dir)
+		skip();
+	run_env(dir, argv, extra, env, WAIT_TCTX, &r);
+	assert_true(agent_proc_log_contains(&r.agent, "dynamic TLS"));
+	check_normal(dir, NULL);
+}
+
+/* A thread with a span from spanprof's hook and a record: the hook's span wins; a thread with a
+ * record only keeps the record's. */
+static void test_hook_span_wins_over_the_record(void **state)
+{
+	const char *dir = *state;
+	char hook[4096];
+	const char *argv[] = { build_path("tests/workloads/tctx_workload"),
+			       "dl",
+			       build_path("tests/workloads/libtctx_writer.so"),
+			       "both",
+			       "3",
+			       hook,
+			       NULL };
+	const char *extra[] = { "--span-scope", "all", NULL };
+	struct census c = { 0 };
+	struct profiled_run r;
+
+	if (!dir)
+		skip();
+	snprintf(hook, sizeof(hook), "%s", build_path("libspanprof.so"));
+	run(dir, argv, extra, &r);
+	assert_true(agent_proc_log_contains(&r.agent, "span hook attached"));
+	census_watch(&c, "tctx_work_alpha", HOOK_SPAN);
+	census_watch(&c, "tctx_work_beta", BETA_SPAN);
+	census_watch(&c, "tctx_work_outside", NULL);
+	assert_true(census_read(&c, dir, "tctx-svc") > 0);
+	assert_mostly(census_get(&c, "tctx_work_alpha"), 0.99);
+	assert_mostly(census_get(&c, "tctx_work_beta"), 0.99);
+	assert_mostly(census_get(&c, "tctx_work_outside"), 1.0);
+	assert_string_equal(census_get(&c, "tctx_work_alpha")->seen_span_name, "hook-span");
+}
+
+/* General-dynamic access (no TLS descriptors): the module id and offset come from the
+ * DTPMOD64/DTPOFF64 GOT slots; the block is forced out of the static surplus. */
+static void test_general_dynamic_writer_is_found_through_the_dtv(void **state)
+{
+	const char *dir = *state;
+	const char *argv[] = { build_path("tests/workloads/tctx_workload"),
+			       "dl",
+			       build_path("tests/workloads/libtctx_writer_gd.so"),
+			       "normal",
+			       "3",
+			       NULL };
+	const char *extra[] = { "--thread-ctx-labels", "http.route", NULL };
+	const char *env[] = { "GLIBC_TUNABLES=glibc.rtld.optional_static_tls=0", NULL };
+	struct profiled_run r;
+
+	if (!dir)
+		skip();
+	run_env(dir, argv, extra, env, WAIT_TCTX, &r);
+	assert_true(agent_proc_log_contains(&r.agent, "dynamic TLS"));
+	check_normal(dir, NULL);
+}
+
+/* musl: a dlopen()ed block is always dynamic, and its dtv entries are 8 bytes. */
+static void test_musl_dynamic_tls_is_found_through_its_dtv(void **state)
+{
+	const char *dir = *state;
+	const char *argv[] = { build_path("tests/workloads/musl/tctx_workload"),
+			       "dl",
+			       build_path("tests/workloads/musl/libtctx_writer.so"),
+			       "normal",
+			       "3",
+			       NULL };
+	const char *extra[] = { "--thread-ctx-labels", "http.route", NULL };
+	struct profiled_run r;
+
+	if (!dir)
+		skip();
+	if (access(argv[0], X_OK)) {
+		printf("  %s not built (musl-gcc, from musl-tools, is missing): skipped\n",
+		       argv[0]);
+		skip();
+	}
+	run(dir, argv, extra, &r);
+	assert_true(agent_proc_log_contains(&r.agent, "dynamic TLS"));
+	check_normal(dir, NULL);
+}
+
+static void test_static_tls_writer_labels_samples(void **state)
+{
+	const char *dir = *state;
+	const char *argv[] = { build_path("tests/workloads/tctx_workload_static"),
+			       "static",
+			       "-",
+			       "normal",
+			       "3",
+			       NULL };
+	const char *extra[] = { "--thread-ctx-labels", "http.route", "--span-scope", "all", NULL };
+	struct profiled_run r;
+
+	if (!dir)
+		skip();
+	run(dir, argv, extra, &r);
+	assert_true(agent_proc_log_contains(&r.agent, "static TLS"));
+	check_normal(dir, "all");
+}
+
+/* Hostile records: nothing labelled wrongly, the agent alive to the end. */
+static void test_hostile_records_mislabel_nothing(void **state)
+{
+	const char *dir = *state;
+	const char *argv[] = { build_path("tests/workloads/tctx_workload"),
+			       "dl",
+			       build_path("tests/workloads/libtctx_writer.so"),
+			       "hostile",
+			       "2",
+			       NULL };
+	const char *extra[] = { "--thread-ctx-labels", "http.route,late.key", "--span-scope", "all",
+				NULL };
+	struct label_count lc[] = {
+		/* The cut entry (its length runs past the attributes) is left out. */
+		{ "tctx_hostile_cut", "http_route", NULL, 0, 0, 0 },
+		/* Known keys of a record with an unknown index still label. */
+		{ "tctx_hostile_unknown", "http_route", "/unknown", 0, 0, 0 },
+		/* 64 KiB attrs_data_size over an inaccessible page: ids kept, no attributes. */
+		{ "tctx_hostile_huge", "http_route", NULL, 0, 0, 0 },
+		/* The key appended to the key map later: labelled once re-read, never wrongly. */
+		{ "tctx_hostile_unknown", "late_key", "grown", 0, 0, 0 },
+	};
+	struct census c = { 0 };
+	struct profiled_run r;
+	int i;
+
+	if (!dir)
+		skip();
+	run(dir, argv, extra, &r);
+	census_watch(&c, "tctx_hostile_invalid", NULL);
+	census_watch(&c, "tctx_hostile_unmapped", NULL);
+	census_watch(&c, "tctx_hostile_cut", CUT_SPAN);
+	census_watch(&c, "tctx_hostile_unknown", UNKNOWN_SPAN);
+	census_watch(&c, "tctx_hostile_huge", HUGE_SPAN);
+	assert_true(census_read(&c, dir, "tctx-hostile") > 0);
+	assert_mostly(census_get(&c, "tctx_hostile_invalid"), 1.0);
+	assert_mostly(census_get(&c, "tctx_hostile_unmapped"), 1.0);
+	assert_mostly(census_get(&c, "tctx_hostile_cut"), 0.99);
+	assert_mostly(census_get(&c, "tctx_hostile_unknown"), 0.99);
+	assert_mostly(census_get(&c, "tctx_hostile_huge"), 0.99);
+	count_labels(dir, "tctx-hostile", lc, 4);
+	for (i = 0; i < 4; i++) {
+		printf("  %-22s %-10s %6llu samples, %6llu right, %llu other\n", lc[i].function,
+		       lc[i].key, (unsigned long long)lc[i].samples,
+		       (unsigned long long)lc[i].right, (unsigned long long)lc[i].other);
+		assert_int_equal(lc[i].other, 0);
+	}
+	assert_true(lc[0].right == lc[0].samples && lc[2].right == lc[2].samples);
+	assert_true(lc[1].right >= 0.99 * lc[1].samples);
+	/* The key appears half way: after the agent re-read the map, samples carry it. */
+	assert_true(lc[3].right > 0);
+}
+
+/* OBI's map, created and pinned as OBI does (an LRU hash of pid_tgid -> {trace_id, span_id},
+ * 16384 entries) but under a test directory: a thread with no record gets its span from it. */
+static void test_obi_map_labels_a_thread_without_record(void **state)
+{
+	const char *dir = *state;
+	char pin_dir[600], pin[700];
+	const char *argv[] = { build_path("tests/workloads/tctx_workload_static"),
+			       "static",
+			       "-",
+			       "obi",
+			       "3",
+			       pin,
+			       NULL };
+	const char *extra[] = { "--obi-map", pin, "--span-scope", "all", NULL };
+	struct census c = { 0 };
+	struct profiled_run r;
+	int fd;
+
+	if (!dir)
+		skip();
+	/* A bpffs of the test's own: no other agent or OBI on the machine sees this map. */
+	snprintf(pin_dir, sizeof(pin_dir), "%s/bpffs", dir);
+	snprintf(pin, sizeof(pin), "%s/traces_ctx_v1", pin_dir);
+	if (mkdir(pin_dir, 0700) || mount("bpf", pin_dir, "bpf", 0, NULL)) {
+		printf("  cannot mount a bpffs at %s (%s): skipped\n", pin_dir, strerror(errno));
+		skip();
+	}
+	fd = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, "traces_ctx_v1", 8, 24, 16384, NULL);
+	assert_true(fd >= 0);
+	assert_int_equal(bpf_obj_pin(fd, pin), 0);
+	close(fd);
+	run_env(dir, argv, extra, NULL, WAIT_OBI, &r);
+	unlink(pin);
+	umount(pin_dir);
+	rmdir(pin_dir);
+	census_watch(&c, "tctx_work_obi", OBI_SPAN);
+	census_watch(&c, "tctx_work_outside", NULL);
+	assert_true(census_read(&c, dir, "tctx-svc") > 0);
+	assert_mostly(census_get(&c, "tctx_work_obi"), 0.99);
+	assert_mostly(census_get(&c, "tctx_work_outside"), 1.0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_dlopened_tlsdesc_writer_labels_samples, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_dynamic_tls_block_is_found_through_the_dtv,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_general_dynamic_writer_is_found_through_the_dtv, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_musl_dynamic_tls_is_found_through_its_dtv,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_static_tls_writer_labels_samples, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_hostile_records_mislabel_nothing, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_obi_map_labels_a_thread_without_record, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_hook_span_wins_over_the_record, setup,
+						teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

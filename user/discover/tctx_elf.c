@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* .dynsym -> otel_thread_ctx_v1 (STT_TLS, defined) -> PT_TLS -> the dynamic relocations that
+ * say how the module's TLS is reached at run time. */
+#include <errno.h>
+#include <string.h>
+
+#include "discover/tctx_elf.h"
+#include "util/elf_guard.h"
+
+/* Relocation types of x86-64 TLS (elf.h has them; spelled here so other hosts build). */
+#define R_TLS_DTPMOD64 16
+#define R_TLS_DTPOFF64 17
+#define R_TLS_TPOFF64 18
+#define R_TLS_TLSDESC 36
+
+/* The variable in .dynsym: only an exported symbol is a publisher the OTEP describes. */
+static int find_symbol(Elf *elf, struct tctx_elf *out, size_t *symndx)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = elf_section_named(elf, ".dynsym", ELF_SCN_ANY, &sh);
+	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+	const char *name;
+	GElf_Sym sym;
+	size_t i, n;
+
+	if (!data || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
+		return -ENOENT;
+	n = sh.sh_size / sh.sh_entsize;
+	for (i = 1; i < n; i++) {
+		if (!gelf_getsym(data, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_TLS ||
+		    sym.st_shndx == SHN_UNDEF)
+			continue;
+		name = elf_strptr(elf, sh.sh_link, sym.st_name);
+		if (name && !strcmp(name, TCTX_SYMBOL)) {
+			out->sym_offset = sym.st_value;
+			*symndx = i;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static int read_tls_segment(Elf *elf, struct tctx_elf *out)
+{
+	GElf_Phdr ph;
+	size_t i, n;
+
+	if (elf_getphdrnum(elf, &n))
+		return -ENOEXEC;
+	for (i = 0; i < n; i++) {
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_TLS)
+			continue;
+		out->tls_memsz = ph.p_memsz;
+		out->tls_align = ph.p_align ? ph.p_align : 1;
+		out->tls_vaddr = ph.p_vaddr;
+		/* The variable must lie in the block, and the alignment be a power of two. */
+		if (out->sym_offset + sizeof(uint64_t) > ph.p_memsz ||
+		    (out->tls_align & (out->tls_align - 1)))
+			return -ENOEXEC;
+		return 0;
+	}
+	return -ENOEXEC;
+}
+
+/* Notes one dynamic relocation. Module-wide ones (the module id, a descriptor) may name any
+ * symbol this module defines, or none (local-dynamic); offsets only count for the variable. */
+static void note_reloc(struct tctx_elf *out, const GElf_Rela *r, size_t symndx, int own_sym)
+{
+	size_t sym = GELF_R_SYM(r->r_info);
+	int var = sym == symndx;
+
+	switch (GELF_R_TYPE(r->r_info)) {
+	case R_TLS_DTPMOD64:
+		if ((var || !sym || own_sym) && (!out->dtpmod_got || var))
+			out->dtpmod_got = r->r_offset;
+		break;
+	case R_TLS_DTPOFF64:
+		if (var)
+			out->dtpoff_got = r->r_offset;
+		break;
+	case R_TLS_TLSDESC:
+		if (var)
+			out->tlsdesc_got = r->r_offset;
+		break;
+	case R_TLS_TPOFF64:
+		if (var)
+			out->tpoff_got = r->r_offset;
+		break;
+	}
+}
+
+static void find_relocs(Elf *elf, struct tctx_elf *out, size_t symndx)
+{
+	Elf_Scn *scn = NULL, *symscn;
+	Elf_Data *data, *syms;
+	GElf_Shdr sh;
+	GElf_Rela r;
+	GElf_Sym sym;
+	size_t i, n;
+	int own;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		symscn = elf_getscn(elf, sh.sh_link);
+		syms = symscn ? elf_getdata(symscn, NULL) : NULL;
+		if (!data)
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			if (!gelf_getrela(data, i, &r))
+				continue;
+			own = syms && gelf_getsym(syms, GELF_R_SYM(r.r_info), &sym) &&
+			      GELF_ST_TYPE(sym.st_info) == STT_TLS && sym.st_shndx != SHN_UNDEF;
+			note_reloc(out, &r, symndx, own);
+		}
+	}
+}
+
+int tctx_elf_read(int fd, struct tctx_elf *out)
+{
+	size_t symndx = 0;
+	Elf *elf;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	elf = elf_guard_begin(fd);
+	if (!elf)
+		return errno ? -errno : -ENOEXEC;
+	err = find_symbol(elf, out, &symndx);
+	err = err ?: read_tls_segment(elf, out);
+	if (!err) {
+		find_relocs(elf, out, symndx);
+		elf_loads_read(elf, &out->loads);
+	}
+	elf_end(elf);
+	return err;
+}
