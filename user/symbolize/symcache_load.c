@@ -32,8 +32,9 @@ static int read_changed(struct symcache *sc, struct sc_pid *p, pid_t pid, int fd
 	if (fstat(fd, &st))
 		return 0;
 	id = file_id(&st);
-	if (p->jit && !memcmp(&id, &old, sizeof(id))) {
-		sc->st.perf_map_rereads_skipped++; /* nothing new to find there */
+	/* Unchanged since it was last read, kept or not: nothing new to find there. */
+	if ((p->jit || p->jit_full_ns) && !memcmp(&id, &old, sizeof(id))) {
+		sc->st.perf_map_rereads_skipped++;
 		return 0;
 	}
 	if (p->jit && id.dev == old.dev && id.ino == old.ino && id.size > old.size &&
@@ -68,6 +69,9 @@ static int read_changed(struct symcache *sc, struct sc_pid *p, pid_t pid, int fd
 			 (int)pid, perf_map_bytes(pm) >> 10, (size_t)sc->st.perf_map_bytes >> 10,
 			 sc->lim.perf_map_budget >> 10);
 		perf_map_free(pm);
+		/* Not read again until it changes, and then at most once per full-read period. */
+		p->jit_file = id;
+		p->jit_full_ns = now_ns;
 		return 0;
 	}
 	sc->st.perf_map_bytes += perf_map_bytes(pm) - perf_map_bytes(p->jit);
