@@ -36,6 +36,21 @@ clone_checkout() { # root
 
 root= # global: the EXIT trap removes it after main has returned
 
+# This machine's own trust for the package registries, which apt's sources alone do not carry:
+# its local CA certificates (a TLS-inspecting proxy's, say; update-ca-certificates adds them when
+# the set-up installs ca-certificates) and npm's settings, so the root reaches npm as it does.
+copy_registry_trust() { # root
+	local f
+
+	for f in /usr/local/share/ca-certificates/*.crt; do
+		[ -f "$f" ] || continue
+		mkdir -p "$1/usr/local/share/ca-certificates"
+		cp "$f" "$1/usr/local/share/ca-certificates/"
+	done
+	if [ -f /etc/npmrc ]; then cp /etc/npmrc "$1/etc/npmrc"; fi
+	return 0
+}
+
 main() {
 	local tarball sources rc=0
 
@@ -52,6 +67,7 @@ main() {
 	chmod 0755 "$root" # it becomes /; mktemp made it 0700
 	sources=$(root_cache_sources "$suite" "$suite")
 	root_cache_configure_apt "$root" "${sources:-deb $mirror $suite main}"
+	copy_registry_trust "$root"
 	mkdir -p "$cache/apt-archives/partial"
 	clone_checkout "$root"
 	unshare --mount --propagation private "$src/.ci/root-binds.sh" "$root" \
