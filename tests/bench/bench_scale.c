@@ -98,14 +98,33 @@ static int wait_or_kill(pid_t pid, int timeout_s, struct rusage *ru)
 	return -1;
 }
 
+/* The SAMPLE events in perf data file data (`perf report --stats`, output into log), or 0. */
+static double perf_sample_count(const char *data, const char *log)
+{
+	char cmd[1200], line[512];
+	double n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "perf report -i %s --stats > %s 2>/dev/null", data, log);
+	if (system(cmd))
+		return 0;
+	f = fopen(log, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, " SAMPLE events: %lf", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
 /* `perf record -g -a -F 100` for secs: its CPU time and the samples it wrote; -1 when perf is
  * missing or fails (then the comparison is left out). */
 static int measure_perf(const char *dir, int secs, struct step *st)
 {
-	char data[512], log[512], secs_arg[16], line[512];
+	char data[512], log[512], secs_arg[16];
 	struct rusage ru;
 	pid_t pid;
-	FILE *f;
 	int fd;
 
 	snprintf(data, sizeof(data), "%s/perf.data", dir);
@@ -126,16 +145,7 @@ static int measure_perf(const char *dir, int secs, struct step *st)
 		return -1;
 	st->perf_cpu_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
 			 ru.ru_stime.tv_usec / 1e6;
-	f = fopen(log, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		char *p = strstr(line, "(");
-
-		if (strstr(line, "samples)") && p)
-			st->perf_samples = atof(p + 1);
-	}
-	fclose(f);
+	st->perf_samples = perf_sample_count(data, log);
 	unlink(data);
 	return st->perf_samples > 0 ? 0 : -1;
 }
