@@ -480,7 +480,8 @@ static const struct {
 	{ "off_cpu", LOADER_MAPS_OFF_CPU },	    { "proc_events", LOADER_MAPS_PROCESSES },
 	{ "pending_scans", LOADER_MAPS_PROCESSES }, { "go_pids", LOADER_MAPS_PROCESSES },
 	{ "py_procs", LOADER_MAPS_PROCESSES },	    { "rb_procs", LOADER_MAPS_PROCESSES },
-	{ "target_pids", LOADER_MAPS_PROCESSES },
+	{ "target_pids", LOADER_MAPS_PROCESSES },   { "tctx_procs", LOADER_MAPS_PROCESSES },
+	{ "obi_traces", LOADER_MAPS_SPANS },	    { "user_budgets", LOADER_MAPS_SPANS },
 };
 
 static enum loader_map_group group_of(const char *name)
