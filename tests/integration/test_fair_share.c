@@ -4,7 +4,6 @@
  * must still get its hook, keep its windows coming while the uprobes are removed, and be named
  * in the log. Also the span-name flood and the span log's size bounds. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>

@@ -5,7 +5,6 @@
  * keeps its windows, the agent stays small and stops promptly, and each refusal is logged with
  * the file's path and counted. */
 #define _GNU_SOURCE
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
