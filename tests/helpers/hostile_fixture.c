@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Test-only: the stage of attacks by a local user on the agent (see hostile_fixture.h). */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 #include "fixture_build.h"
 #include "hostile_fixture.h"
 #include "metrics_scrape.h"
+#include "profile_windows.h"
 #include "tmpdir.h"
 
 int hostile_fixture_new(const char *name, struct hostile_fixture **out)
@@ -111,52 +111,33 @@ double hostile_now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* A window's start in seconds since the epoch, from its file name ("20261122T121314.567Z-..."),
- * so that windows on both sides of midnight compare right. */
-static double window_start_s(const char *name)
-{
-	struct tm tm = { 0 };
-	double sec;
-
-	if (sscanf(name, "%4d%2d%2dT%2d%2d%lf", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-		   &tm.tm_min, &sec) != 6)
-		return -1;
-	tm.tm_year -= 1900;
-	tm.tm_mon -= 1;
-	return (double)timegm(&tm) + sec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 int hostile_windows(const char *dir, const char *service, double *max_gap_s)
 {
-	char suffix[128];
-	double starts[512];
-	struct dirent *de;
-	size_t len, slen;
-	int n = 0, i;
-	DIR *d = opendir(dir);
+	return profile_windows_since(dir, service, 0, max_gap_s);
+}
 
-	snprintf(suffix, sizeof(suffix), "-%s.pb.gz", service);
-	slen = strlen(suffix);
-	while (d && (de = readdir(d)) && n < 512) {
-		len = strlen(de->d_name);
-		if (len > slen && !strcmp(de->d_name + len - slen, suffix))
-			starts[n++] = window_start_s(de->d_name);
+uint64_t hostile_chart_memory_limit(void)
+{
+	char line[256], unit[8] = "";
+	unsigned long long v = 0;
+	int in_limits = 0;
+	FILE *fp = fopen(build_path("../helm/spanprof/values.yaml"), "r");
+
+	while (fp && fgets(line, sizeof(line), fp)) {
+		if (!strncmp(line, "  limits:", 9))
+			in_limits = 1;
+		else if (in_limits && sscanf(line, "    memory: %llu%7s", &v, unit) >= 1)
+			break;
+		else if (in_limits && strncmp(line, "    ", 4))
+			in_limits = 0;
 	}
-	if (d)
-		closedir(d);
-	qsort(starts, n, sizeof(starts[0]), cmp_double);
-	*max_gap_s = 0;
-	for (i = 1; i < n; i++)
-		if (starts[i] - starts[i - 1] > *max_gap_s)
-			*max_gap_s = starts[i] - starts[i - 1];
-	return n;
+	if (fp)
+		fclose(fp);
+	if (!strcmp(unit, "Mi"))
+		return (uint64_t)v << 20;
+	if (!strcmp(unit, "Gi"))
+		return (uint64_t)v << 30;
+	return 0;
 }
 
 double hostile_sigterm(pid_t pid, int *status)

@@ -4,7 +4,6 @@
  * must still get its hook, keep its windows coming while the uprobes are removed, and be named
  * in the log. Also the span-name flood and the span log's size bounds. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -25,13 +24,14 @@
 
 #include "agent_proc.h"
 #include "fixture_build.h"
+#include "hook_hogs.h"
 #include "metrics_scrape.h"
 #include "profile_census.h"
+#include "profile_windows.h"
+#include "text_file.h"
 #include "tmpdir.h"
 
-#define HOOK_SLOTS 256 /* the agent's hook-file table */
-#define LIBS_PER_HOG 8 /* hook files a process is tracked with at most */
-#define HOGS (HOOK_SLOTS / LIBS_PER_HOG)
+#define HOGS HOOK_HOGS
 #define SERVICE_SPAN "GET /checkout"
 #if defined(__x86_64__)
 #define UNWIND_SUPPORTED_HERE 1
@@ -175,97 +175,17 @@ static void wait_file_has(const char *path, const char *text, double timeout_s)
 	}
 }
 
-/* Seconds of the day of a profile's window start, from its name ("20261122T121314.567Z-..."). */
-static double window_start_s(const char *name)
+/* The user's HOGS processes map LIBS_PER_HOG hook copies each (hook_hogs_stage() made them):
+ * every slot of the table. */
+static void start_hogs(struct fair *f, char (*pids)[16])
 {
-	double sec;
-	int h, m;
+	int started, h, err;
 
-	if (sscanf(name, "%*8dT%2d%2d%lf", &h, &m, &sec) != 3)
-		return -1;
-	return h * 3600 + m * 60 + sec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Profiles service wrote into dir whose window started at or after from_s (seconds of the
- * day); *max_gap_s gets the longest time between the starts of two consecutive ones. */
-static int windows_since(const char *dir, const char *service, double from_s, double *max_gap_s)
-{
-	char suffix[128];
-	double starts[1024], t;
-	struct dirent *de;
-	size_t len, slen;
-	int n = 0, i;
-	DIR *d = opendir(dir);
-
-	snprintf(suffix, sizeof(suffix), "-%s.pb.gz", service);
-	slen = strlen(suffix);
-	while (d && (de = readdir(d)) && n < 1024) {
-		len = strlen(de->d_name);
-		if (len > slen && !strcmp(de->d_name + len - slen, suffix) &&
-		    (t = window_start_s(de->d_name)) >= from_s)
-			starts[n++] = t;
-	}
-	if (d)
-		closedir(d);
-	qsort(starts, n, sizeof(starts[0]), cmp_double);
-	*max_gap_s = 0;
-	for (i = 1; i < n; i++)
-		if (starts[i] - starts[i - 1] > *max_gap_s)
-			*max_gap_s = starts[i] - starts[i - 1];
-	return n;
-}
-
-/* Seconds of the day now, in the agent's file-name clock (UTC). */
-static double day_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (ts.tv_sec % 86400) + ts.tv_nsec / 1e9;
-}
-
-/* Copies the workload and HOOK_SLOTS hook libraries (each its own inode) where the user can
- * read them; root's service gets a copy of its own. */
-static void stage_files(struct fair *f, char *workload, size_t size)
-{
-	snprintf(workload, size, "%s/fair_workload", f->dir);
-	assert_int_equal(
-		fixture_sh("cp '%s' '%s' && chmod 0755 '%s' && mkdir -m 0755 '%s/libs' "
-			   "&& for i in $(seq 0 %d); do cp '%s' \"%s/libs/hog-$i.so\"; done "
-			   "&& cp '%s' '%s/root-hook.so' && chmod 0755 '%s'/libs/*",
-			   build_path("tests/workloads/fair_workload"), workload, workload, f->dir,
-			   HOOK_SLOTS - 1, build_path("libspanprof.so"), f->dir,
-			   build_path("libspanprof.so"), f->dir, f->dir),
-		0);
-}
-
-/* The user's HOGS processes map LIBS_PER_HOG hook copies each: every slot of the table. */
-static void start_hogs(struct fair *f, const char *workload, char (*pids)[16])
-{
-	char libs[LIBS_PER_HOG][600], out[600];
-	const char *argv[LIBS_PER_HOG + 3];
-	int h, i;
-
-	argv[0] = workload;
-	argv[1] = "hog";
-	argv[LIBS_PER_HOG + 2] = NULL;
-	for (h = 0; h < HOGS; h++) {
-		for (i = 0; i < LIBS_PER_HOG; i++) {
-			snprintf(libs[i], sizeof(libs[i]), "%s/libs/hog-%d.so", f->dir,
-				 h * LIBS_PER_HOG + i);
-			argv[i + 2] = libs[i];
-		}
-		snprintf(out, sizeof(out), "%s/hog%d.out", f->dir, h);
-		snprintf(pids[h], 16, "%d", start_as(f, f->uid, "it-fair-hog", out, argv));
-		wait_file_has(out, "ready", 30);
-	}
+	err = hook_hogs_start(f->dir, f->uid, 30, f->kids + f->nkids, &started);
+	f->nkids += started;
+	assert_int_equal(err, 0);
+	for (h = 0; h < HOGS; h++)
+		snprintf(pids[h], 16, "%d", (int)f->kids[f->nkids - HOGS + h]);
 }
 
 /* A user's processes hold all 256 hook-file slots when an ordinary root service maps its own
@@ -289,13 +209,14 @@ static void test_hook_slots_fair_and_detached_off_the_run_loop(void **state)
 	if (!f)
 		skip();
 	create_user(f);
-	stage_files(f, workload, sizeof(workload));
+	assert_int_equal(hook_hogs_stage(f->dir), 0);
+	snprintf(workload, sizeof(workload), "%s/fair_workload", f->dir);
 	snprintf(root_lib, sizeof(root_lib), "%s/root-hook.so", f->dir);
 	snprintf(gate, sizeof(gate), "%s/gate", f->dir);
 	snprintf(sout, sizeof(sout), "%s/service.out", f->dir);
 	snprintf(out, sizeof(out), "%s/out", f->dir);
 	assert_int_equal(mkdir(out, 0755), 0);
-	start_hogs(f, workload, pids);
+	start_hogs(f, pids);
 	snprintf(pids[HOGS], 16, "%d", start_as(f, -1, "it-fair-root", sout, service_argv));
 	argv[n++] = "--output";
 	argv[n++] = out;
@@ -326,7 +247,7 @@ static void test_hook_slots_fair_and_detached_off_the_run_loop(void **state)
 	assert_true(agent_proc_log_contains(&agent, line));
 	/* Windows with spans, then every one of the user's processes exits at once. */
 	usleep(2500 * 1000);
-	freed_at = day_s();
+	freed_at = profile_windows_now_s();
 	for (i = 0; i < HOGS; i++)
 		kill(f->kids[i], SIGKILL);
 	for (t0 = now_s(); agent_proc_log_count(&agent, "span hook detached: ") < HOOK_SLOTS - 2;)
@@ -334,7 +255,8 @@ static void test_hook_slots_fair_and_detached_off_the_run_loop(void **state)
 			fail_msg("the user's hook files were not detached");
 	/* The removals are queued at once; the windows go on while they run (a run loop that
 	 * removed them itself would write none for about 0.1 s per file). */
-	for (t0 = now_s(); (windows = windows_since(out, "it-fair-root", freed_at, &gap)) < 6;)
+	for (t0 = now_s();
+	     (windows = profile_windows_since(out, "it-fair-root", freed_at, &gap)) < 6;)
 		if (now_s() - t0 > 60)
 			break;
 	printf("  %d windows of the root service since the user's processes exited, longest gap "
@@ -468,42 +390,11 @@ static void test_control_characters_cleaned_at_entry(void **state)
 	assert_int_equal(c.funcs[1].samples, 0);
 }
 
-/* Lines of path containing text, or -1 when it cannot be read. */
-static long lines_with(const char *path, const char *text)
-{
-	char line[4096];
-	long n = 0;
-	FILE *fp = fopen(path, "r");
-
-	if (!fp)
-		return -1;
-	while (fgets(line, sizeof(line), fp))
-		n += strstr(line, text) != NULL;
-	fclose(fp);
-	return n;
-}
-
 static long long file_size(const char *path)
 {
 	struct stat st;
 
 	return stat(path, &st) ? -1 : (long long)st.st_size;
-}
-
-/* The number the workload printed after "key=" in path, or -1. */
-static long long printed(const char *path, const char *key)
-{
-	char buf[4096], *p;
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	p = strstr(buf, key);
-	return p ? atoll(p + strlen(key)) : -1;
 }
 
 /* An unprivileged user sets a new span name at every span, as fast as it can, beside an
@@ -560,7 +451,7 @@ static void test_span_name_flood_leaves_other_services_intact(void **state)
 	assert_int_equal(agent_proc_start(&agent, f->dir, argv), 0);
 	snprintf(path, sizeof(path), "span hook attached: %s", flood_lib);
 	assert_true(agent_proc_wait_log(&agent, path, 30));
-	started = day_s();
+	started = profile_windows_now_s();
 	close(open(gate, O_WRONLY | O_CREAT, 0644));
 	wait_file_has(sout, "loaded", 20);
 	snprintf(path, sizeof(path), "span hook attached: %s (pid %s", root_lib, pids[1]);
@@ -568,8 +459,8 @@ static void test_span_name_flood_leaves_other_services_intact(void **state)
 	let_go(gate);
 	assert_int_equal(workload_wait(f->kids[0], 60), 0); /* the service ran its spans */
 	usleep(1500 * 1000); /* its last window and records */
-	spans = printed(sout, "spans=");
-	windows = windows_since(out, "it-fair-root", started, &gap);
+	spans = text_file_number(sout, "spans=");
+	windows = profile_windows_since(out, "it-fair-root", started, &gap);
 	port = metrics_scrape_port(agent.log_path);
 	assert_true(port > 0);
 	snprintf(metric, sizeof(metric),
@@ -578,7 +469,7 @@ static void test_span_name_flood_leaves_other_services_intact(void **state)
 	/* The records of its spans (it started them once its uprobe was attached): each counted in
 	 * its own series, none in "other". */
 	snprintf(path, sizeof(path), "%s/it-fair-root.spans.jsonl", out);
-	records = lines_with(path, "\"service\":");
+	records = text_file_lines_with(path, "\"service\":");
 	v = 0;
 	assert_int_equal(metrics_scrape(port, metric, &v), 0);
 	printf("  service: %lld spans, %lld records, %.0f in its own series; %d windows, longest "
@@ -600,10 +491,10 @@ static void test_span_name_flood_leaves_other_services_intact(void **state)
 	assert_int_equal(agent_proc_stop(&agent), 0);
 	/* Every one of the service's records, with its name. */
 	snprintf(path, sizeof(path), "%s/it-fair-root.spans.jsonl", out);
-	named = lines_with(path, "\"name\":\"" SERVICE_SPAN "\"");
-	records = lines_with(path, "\"service\":");
+	named = text_file_lines_with(path, "\"name\":\"" SERVICE_SPAN "\"");
+	records = text_file_lines_with(path, "\"service\":");
 	printf("  service: %lld span records, %lld named, of %lld spans; flood: %lld spans\n",
-	       records, named, spans, printed(fout, "spans="));
+	       records, named, spans, text_file_number(fout, "spans="));
 	assert_true(records >= 0.98 * spans);
 	assert_true(named >= 0.99 * records);
 	snprintf(path, sizeof(path), "%s/it-fair-flood.spans.jsonl", out);
@@ -706,8 +597,9 @@ static void test_unwind_budget_shared_fairly(void **state)
 			fail_msg("the user's files were not all built");
 		}
 	stale0 = scrape(port, "spanprof_samples_dropped_total{reason=\"unwind_table_evicted\"}");
-	from = day_s();
-	for (t0 = now_s(); (windows = windows_since(out, "it-fair-victim", from, &gap)) < 4;)
+	from = profile_windows_now_s();
+	for (t0 = now_s();
+	     (windows = profile_windows_since(out, "it-fair-victim", from, &gap)) < 4;)
 		if (now_s() - t0 > 30)
 			break;
 	stale1 = scrape(port, "spanprof_samples_dropped_total{reason=\"unwind_table_evicted\"}");
@@ -722,123 +614,6 @@ static void test_unwind_budget_shared_fairly(void **state)
 	assert_int_equal(agent_proc_stop(&agent), 0);
 }
 
-#define CHART_MEMORY_LIMIT (192 << 20) /* helm/spanprof/values.yaml resources.limits.memory */
-/* Under AddressSanitizer (make sanitize) the agent's memory is shadowed and its exit checks for
- * leaks: its RSS and stop time say nothing about a release build. */
-#if defined(__SANITIZE_ADDRESS__)
-#define RELEASE_BUILD 0
-#else
-#define RELEASE_BUILD 1
-#endif
-
-/* Peak resident set of pid in bytes (VmHWM), or -1. */
-static long long peak_rss(pid_t pid)
-{
-	char path[64], line[256];
-	long long kb = -1;
-	FILE *fp;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	fp = fopen(path, "r");
-	while (fp && fgets(line, sizeof(line), fp))
-		if (!strncmp(line, "VmHWM:", 6))
-			kb = atoll(line + 6);
-	if (fp)
-		fclose(fp);
-	return kb < 0 ? -1 : kb * 1024;
-}
-
-/* Everything at once: the user's processes hold every hook-file slot and flood span names
- * while an ordinary root service starts with its own hook. The service's profiles come every
- * window with its spans and their names, its span records keep their names, the agent stays
- * under the chart's memory limit, and it stops within 2 s of SIGTERM with all those uprobes
- * still attached. */
-static void test_combined_attack_leaves_a_root_service_intact(void **state)
-{
-	struct fair *f = *state;
-	char workload[600], gate[600], sout[600], fout[600], out[600], root_lib[600];
-	char flood_lib[600], path[700], pids[HOGS + 2][16];
-	const char *flood_argv[] = { workload, "flood", flood_lib, "20", NULL };
-	const char *service_argv[] = {
-		workload, "service", root_lib, gate, SERVICE_SPAN, "12", NULL
-	};
-	const char *argv[2 * (HOGS + 2) + 8];
-	struct agent_proc agent;
-	double gap, started, t0, stop_s;
-	long long spans, named, records, rss;
-	struct census c;
-	int i, n = 0, windows, status;
-
-	if (!f)
-		skip();
-	create_user(f);
-	stage_files(f, workload, sizeof(workload));
-	snprintf(root_lib, sizeof(root_lib), "%s/root-hook.so", f->dir);
-	/* The flood's library is one of the hogs' copies: all 256 slots stay the user's. */
-	snprintf(flood_lib, sizeof(flood_lib), "%s/libs/hog-0.so", f->dir);
-	snprintf(gate, sizeof(gate), "%s/gate", f->dir);
-	snprintf(sout, sizeof(sout), "%s/service.out", f->dir);
-	snprintf(fout, sizeof(fout), "%s/flood.out", f->dir);
-	snprintf(out, sizeof(out), "%s/out", f->dir);
-	assert_int_equal(mkdir(out, 0755), 0);
-	start_hogs(f, workload, pids);
-	snprintf(pids[HOGS], 16, "%d", start_as(f, -1, "it-fair-root", sout, service_argv));
-	snprintf(pids[HOGS + 1], 16, "%d", start_as(f, f->uid, "it-fair-flood", fout, flood_argv));
-	wait_file_has(fout, "ready", 30);
-	argv[n++] = "--output";
-	argv[n++] = out;
-	argv[n++] = "--interval";
-	argv[n++] = "1";
-	for (i = 0; i < HOGS + 2; i++) {
-		argv[n++] = "--pid";
-		argv[n++] = pids[i];
-	}
-	argv[n] = NULL;
-	assert_int_equal(agent_proc_start(&agent, f->dir, argv), 0);
-	for (t0 = now_s(); agent_proc_log_count(&agent, "span hook attached: ") < HOOK_SLOTS;)
-		if (now_s() - t0 > 60)
-			fail_msg("the user's %d hook files were not all attached", HOOK_SLOTS);
-	started = day_s();
-	close(open(gate, O_WRONLY | O_CREAT, 0644));
-	wait_file_has(sout, "loaded", 20);
-	snprintf(path, sizeof(path), "span hook attached: %s (pid %s", root_lib, pids[HOGS]);
-	assert_true(agent_proc_wait_log(&agent, path, 20));
-	let_go(gate);
-	assert_int_equal(workload_wait(f->kids[HOGS], 60), 0); /* the service ran its spans */
-	usleep(1500 * 1000);
-	spans = printed(sout, "spans=");
-	windows = windows_since(out, "it-fair-root", started, &gap);
-	rss = peak_rss(agent.pid);
-	/* Stopped with every hog's uprobe still attached (the flood may be over by now). */
-	t0 = now_s();
-	kill(agent.pid, SIGTERM);
-	status = workload_wait(agent.pid, 60);
-	stop_s = now_s() - t0;
-	snprintf(path, sizeof(path), "%s/it-fair-root.spans.jsonl", out);
-	named = lines_with(path, "\"name\":\"" SERVICE_SPAN "\"");
-	records = lines_with(path, "\"service\":");
-	memset(&c, 0, sizeof(c));
-	census_watch(&c, "fair_service_work", NULL);
-	assert_true(census_read(&c, out, "it-fair-root") > 0);
-	printf("  service: %lld spans, %lld records, %lld named, %d windows (longest gap %.1f s), "
-	       "span name '%s'; agent peak RSS %.1f MiB, stopped in %.2f s\n",
-	       spans, records, named, windows, gap,
-	       census_get(&c, "fair_service_work")->seen_span_name, rss / 1048576.0, stop_s);
-	assert_int_equal(status, 0);
-	assert_true(spans > 50);
-	assert_true(records >= 0.98 * spans);
-	assert_true(named >= 0.99 * records);
-	assert_true(windows >= 10);
-	assert_true(gap < 3.0);
-	assert_string_equal(census_get(&c, "fair_service_work")->seen_span_name, SERVICE_SPAN);
-	if (!RELEASE_BUILD) {
-		printf("  sanitizer build: RSS and stop time not checked\n");
-		return;
-	}
-	assert_true(rss > 0 && rss < CHART_MEMORY_LIMIT);
-	assert_true(stop_s < 2.0);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -849,8 +624,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_span_name_flood_leaves_other_services_intact,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unwind_budget_shared_fairly, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_combined_attack_leaves_a_root_service_intact,
-						setup, teardown),
 	};
 
 	if (getenv("FAIR_ONLY")) /* one test by name pattern, while working on it */

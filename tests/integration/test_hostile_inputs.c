@@ -28,6 +28,7 @@
 #include "agent_proc.h"
 #include "fixture_build.h"
 #include "profile_census.h"
+#include "profile_windows.h"
 #include "tmpdir.h"
 
 #define CRAFTED_SECTIONS 1000000
@@ -142,51 +143,12 @@ static double stop_with_sigterm(pid_t pid)
 	return now_s() - start;
 }
 
-/* Seconds of the day of a profile's window start, from its name ("20261122T121314.567Z-..."). */
-static double window_start_s(const char *name)
-{
-	int h, m;
-	double sec;
-
-	if (sscanf(name, "%*8dT%2d%2d%lf", &h, &m, &sec) != 3)
-		return -1;
-	return h * 3600 + m * 60 + sec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Number of profiles service wrote into dir; *max_gap_s (may be NULL) gets the longest time
- * between the starts of two consecutive ones. */
+ * between the starts of two consecutive ones (seconds since the epoch, so a run across midnight
+ * measures the real gap). */
 static int profiles_gap(const char *dir, const char *service, double *max_gap_s)
 {
-	char suffix[128];
-	double starts[512];
-	struct dirent *de;
-	size_t len, slen;
-	int n = 0, i;
-	DIR *d = opendir(dir);
-
-	snprintf(suffix, sizeof(suffix), "-%s.pb.gz", service);
-	slen = strlen(suffix);
-	while (d && (de = readdir(d)) && n < 512) {
-		len = strlen(de->d_name);
-		if (len > slen && !strcmp(de->d_name + len - slen, suffix))
-			starts[n++] = window_start_s(de->d_name);
-	}
-	if (d)
-		closedir(d);
-	qsort(starts, n, sizeof(starts[0]), cmp_double);
-	if (max_gap_s)
-		*max_gap_s = 0;
-	for (i = 1; max_gap_s && i < n; i++)
-		if (starts[i] - starts[i - 1] > *max_gap_s)
-			*max_gap_s = starts[i] - starts[i - 1];
-	return n;
+	return profile_windows_since(dir, service, 0, max_gap_s);
 }
 
 static int profiles_of(const char *dir, const char *service)

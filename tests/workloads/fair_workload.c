@@ -137,8 +137,8 @@ static int flood(const char *lib, double seconds)
 	return 0;
 }
 
-static int service(const char *lib, const char *gate, const char *name, double seconds,
-		   const char *svc, const char *ns)
+__attribute__((noinline)) static int service(const char *lib, const char *gate, const char *name,
+					     double seconds, const char *svc, const char *ns)
 {
 	struct spanprof_span s;
 	char go[4200];

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Test-only: crafted files against the agent's parsers (see parser_bombs.h). */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crafted_elf.h"
+#include "fixture_build.h"
+#include "parser_bombs.h"
+
+#define GO_MAGIC_120 0xfffffff1u
+
+static const uint8_t ret_text[16] = { 0xc3 };
+
+/* The .gopclntab: header, the name, nfunc + 1 functab rows, one _func record (nameoff 0) that
+ * every row shares. */
+static uint8_t *gopclntab(uint64_t nfunc, size_t name_len, size_t *len)
+{
+	uint64_t hdr[9] = { 0 }, functab = (72 + name_len + 1 + 7) & ~7ull, i;
+	uint64_t func = functab + (nfunc + 1) * 8;
+	uint8_t *t;
+
+	*len = func + 48;
+	t = calloc(1, *len);
+	if (!t)
+		return NULL;
+	memcpy(t, &(uint32_t){ GO_MAGIC_120 }, 4);
+	t[6] = 1; /* quantum */
+	t[7] = 8; /* pointer size */
+	hdr[0] = nfunc;
+	hdr[1] = 1; /* nfiles */
+	hdr[2] = 0x1000; /* text */
+	hdr[3] = hdr[4] = hdr[5] = hdr[6] = 72; /* names, cu, files, pc tables */
+	hdr[7] = functab;
+	memcpy(t + 8, hdr, 64);
+	memset(t + 72, 'a', name_len);
+	for (i = 0; i <= nfunc; i++) {
+		uint32_t row[2] = { (uint32_t)(i * 16), (uint32_t)(func - functab) };
+
+		memcpy(t + functab + i * 8, row, sizeof(row));
+	}
+	return t;
+}
+
+int parser_bomb_gopclntab(const char *path, uint64_t nfunc, size_t name_len)
+{
+	size_t len;
+	uint8_t *t = gopclntab(nfunc, name_len, &len);
+	struct crafted_section secs[] = {
+		{ ".text", SHT_PROGBITS, 0x1000, ret_text, sizeof(ret_text), 0 },
+		{ ".gopclntab", SHT_PROGBITS, 0x100000, t, len, 0 },
+	};
+	int err;
+
+	if (!t)
+		return -1;
+	err = crafted_elf_write(path, secs, 2);
+	free(t);
+	return err ? -1 : 0;
+}
+
+int parser_bomb_sparse(const char *path, unsigned int which)
+{
+	static const uint8_t head[72] = { 0xf1, 0xff, 0xff, 0xff, 0, 0, 1, 8 };
+	struct crafted_section secs[4] = {
+		{ ".text", SHT_PROGBITS, 0x1000, ret_text, sizeof(ret_text), 0 },
+	};
+	size_t n = 1;
+
+	if (which & SPARSE_GOPCLNTAB)
+		secs[n++] = (struct crafted_section){ ".gopclntab", SHT_PROGBITS, 0x100000,
+						      head,	    sizeof(head), 2ull << 30 };
+	if (which & SPARSE_BUILDINFO)
+		secs[n++] =
+			(struct crafted_section){ ".go.buildinfo",     SHT_PROGBITS, 0x2000,
+						  "\xff Go buildinf:", 14,	     1ull << 30 };
+	if (which & SPARSE_EH_FRAME)
+		secs[n++] = (struct crafted_section){ ".eh_frame", SHT_PROGBITS, 0x3000,
+						      head,	   sizeof(head), 1ull << 30 };
+	return crafted_elf_write(path, secs, n) ? -1 : 0;
+}
+
+int parser_bomb_cfi(const char *dir, const char *lib, int rows)
+{
+	char src[600];
+	FILE *fp;
+	int i;
+
+	snprintf(src, sizeof(src), "%s/cfi_bomb.s", dir);
+	fp = fopen(src, "w");
+	if (!fp)
+		return -1;
+	fputs("\t.text\n\t.globl cfi_bomb\n\t.type cfi_bomb,@function\ncfi_bomb:\n"
+	      "\t.cfi_startproc\n",
+	      fp);
+	for (i = 0; i < rows; i++)
+		fprintf(fp, "\tnop\n\t.cfi_def_cfa_offset %d\n", i & 1 ? 8 : 16);
+	fputs("\tret\n\t.cfi_endproc\n\t.size cfi_bomb,.-cfi_bomb\n", fp);
+	if (fclose(fp))
+		return -1;
+	return fixture_sh("cc -shared -nostdlib -o '%s' '%s'", lib, src) ? -1 : 0;
+}

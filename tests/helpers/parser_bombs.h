@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Test-only: crafted files a local user maps to attack the agent's parsers: a .gopclntab whose
+ * rows all name one long string, sections claiming gigabytes of a sparse file, and an .eh_frame
+ * FDE of very many CFI rows. */
+#ifndef SPANPROF_TEST_PARSER_BOMBS_H
+#define SPANPROF_TEST_PARSER_BOMBS_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+/* An ELF with a Go 1.20 .gopclntab of nfunc functab rows that all name one name_len-byte
+ * string. Returns 0 or -1. */
+int parser_bomb_gopclntab(const char *path, uint64_t nfunc, size_t name_len);
+
+#define SPARSE_GOPCLNTAB 1u /* a .gopclntab claiming 2 GiB (read by hook discovery) */
+#define SPARSE_BUILDINFO 2u /* a .go.buildinfo claiming 1 GiB (the Go version) */
+#define SPARSE_EH_FRAME 4u /* an .eh_frame claiming 1 GiB (unwind tables) */
+
+/* An ELF of a few kilobytes on disk with the SPARSE_* sections in which. Returns 0 or -1. */
+int parser_bomb_sparse(const char *path, unsigned int which);
+
+/* A shared library whose one function cfi_bomb has an FDE of rows CFI rows (the CFA offset
+ * alternates after every 1-byte instruction); its assembly source goes into dir. Returns 0 or
+ * -1. */
+int parser_bomb_cfi(const char *dir, const char *lib, int rows);
+
+#endif /* SPANPROF_TEST_PARSER_BOMBS_H */

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Test-only: reading workload output and span logs (see text_file.h). */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "text_file.h"
+
+long text_file_lines_with(const char *path, const char *text)
+{
+	char line[4096];
+	long n = 0;
+	FILE *fp = fopen(path, "r");
+
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof(line), fp))
+		n += strstr(line, text) != NULL;
+	fclose(fp);
+	return n;
+}
+
+long long text_file_number(const char *path, const char *key)
+{
+	char buf[4096], *p;
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	p = strstr(buf, key);
+	return p ? atoll(p + strlen(key)) : -1;
+}

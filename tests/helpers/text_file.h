@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Test-only: what a workload or the agent wrote into a text file (span logs, workload output). */
+#ifndef SPANPROF_TEST_TEXT_FILE_H
+#define SPANPROF_TEST_TEXT_FILE_H
+
+/* Lines of path containing text, or -1 when it cannot be read. */
+long text_file_lines_with(const char *path, const char *text);
+
+/* The number after key (e.g. "spans=") in the first 4 KB of path, or -1. */
+long long text_file_number(const char *path, const char *key);
+
+#endif /* SPANPROF_TEST_TEXT_FILE_H */
