@@ -45,6 +45,7 @@ void proc_table_free(struct proc_table *t); /* NULL-safe */
  * SDKs publish that context some time after the process started (once their tracer provider
  * exists), so a process found without one is looked at again 1, 2, 4, ... 32 s later. When the table is full,
  * an exited entry is evicted; if there is none, the entry is filled in `scratch` (not kept).
+ * A kernel thread (PF_KTHREAD in its stat flags) is named "kernel", all of them one service.
  * Never NULL: a process already gone gets the service name "unknown_service". */
 const struct proc_info *proc_table_get(struct proc_table *t, pid_t pid, struct proc_info *scratch);
 
