@@ -261,12 +261,15 @@ static void drain(struct agent *a)
 {
 	struct loader_window w;
 
-	/* Exec events emitted up to now name the processes whose samples are about to be read. */
-	ring_buffer__consume(a->events);
 	w = loader_flip_window(a->loader);
 
 	symcache_new_round(a->symcache);
 	usleep(FLIP_SETTLE_US);
+	/* Every sample in the drained window was taken after its process's exec and fork events
+	 * were in the ring: read them now, after the flip, so that a process which exec'd just
+	 * before it (a loaded machine preempts the agent for milliseconds anywhere) and is gone
+	 * already is named from its events, not "unknown_service". */
+	ring_buffer__consume(a->events);
 	drain_set_py_stacks(a->drain, w.py_stacks_fd);
 	drain_window(a->drain, w.counts_fd, w.stacks_fd, w.user_stacks_fd, w.names_fd, on_sample,
 		     a);
