@@ -160,7 +160,9 @@ static void on_exec(struct agent *a, const struct spanprof_exec_event *ev)
 	event_str(resource, sizeof(resource), ev->resource, sizeof(ev->resource));
 	if (labels_service_from_values(name, resource, comm, service, sizeof(service)))
 		service[0] = '\0';
-	proc_table_exec(a->procs, ev->hdr.pid, service);
+	/* No OTel name in the part of the environment BPF searched: comm is only a guess. */
+	proc_table_exec(a->procs, ev->hdr.pid, service,
+			!name[0] && !resource[0] && !ev->env_complete);
 }
 
 static void on_fork(struct agent *a, const struct spanprof_fork_event *ev)

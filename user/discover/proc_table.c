@@ -379,20 +379,25 @@ void proc_table_refresh(struct proc_table *t, pid_t pid)
 		proc_table_get(t, pid, &scratch); /* reads it once, as a new entry */
 }
 
-void proc_table_exec(struct proc_table *t, pid_t pid, const char *service)
+void proc_table_exec(struct proc_table *t, pid_t pid, const char *service, int guess)
 {
 	struct proc_node *n = *slot_of(t, pid);
+	char *inherited = NULL;
 
 	if (!n)
 		n = new_node(t, pid);
 	if (!n)
 		return;
+	/* What the fork passed on (a live entry with a name of its own), before it is re-read. */
+	if (guess && n->service && !n->info.exited)
+		inherited = strdup(n->service);
 	/* A reused pid's old entry is read afresh (read_info clears `exited`). Its exit event
 	 * follows this exec event in the ring, so a zombie is not marked exited here. */
 	if (read_node(t, pid, n) || !proc_table_pid_alive(t->proc_root, pid)) {
 		n->info.pid = pid;
-		set_service(n, service);
+		set_service(n, inherited ? inherited : service);
 	}
+	free(inherited);
 }
 
 void proc_table_fork(struct proc_table *t, pid_t parent, pid_t child)

@@ -499,10 +499,10 @@ static void test_proc_table_exec_names_gone_process_from_event(void **state)
 	struct test_state *s = *state;
 
 	new_table(s, 16);
-	proc_table_exec(s->t, 600, "storm");
+	proc_table_exec(s->t, 600, "storm", 0);
 	assert_string_equal(service_of(s, 600), "storm");
 	fake_service(s, 601, "from-proc");
-	proc_table_exec(s->t, 601, "from-event");
+	proc_table_exec(s->t, 601, "from-event", 0);
 	assert_string_equal(service_of(s, 601), "from-proc");
 	/* the exit event that follows the exec removes it after the grace sweep */
 	proc_table_mark_exited(s->t, 600);
@@ -523,11 +523,21 @@ static void test_proc_table_fork_gives_child_its_parents_service(void **state)
 	assert_int_equal(proc_table_count(s->t), 2);
 	assert_string_equal(service_of(s, 701), "parent-svc");
 	/* the child's exec replaces what it inherited */
-	proc_table_exec(s->t, 701, "after-exec");
+	proc_table_exec(s->t, 701, "after-exec", 0);
 	assert_string_equal(service_of(s, 701), "after-exec");
 	/* a parent that is gone passes nothing on */
 	proc_table_fork(s->t, 999, 702);
 	assert_int_equal(proc_table_count(s->t), 3); /* 999 itself, marked exited */
+	/* An exec event whose environment search ended early names only the program: a child
+	 * gone before /proc was read keeps what its parent passed on, unless there is nothing. */
+	proc_table_fork(s->t, 700, 703);
+	proc_table_exec(s->t, 703, "exec_storm", 1);
+	assert_string_equal(service_of(s, 703), "parent-svc");
+	proc_table_exec(s->t, 704, "exec_storm", 1);
+	assert_string_equal(service_of(s, 704), "exec_storm");
+	proc_table_fork(s->t, 700, 705);
+	proc_table_exec(s->t, 705, "named-by-env", 0);
+	assert_string_equal(service_of(s, 705), "named-by-env");
 }
 
 /* Lost exit events: the liveness check finds the dead and the zombies, and counts them. */
