@@ -164,7 +164,9 @@ static void on_exec(struct agent *a, const struct spanprof_exec_event *ev)
 	event_str(resource, sizeof(resource), ev->resource, sizeof(ev->resource));
 	if (labels_service_from_values(name, resource, comm, service, sizeof(service)))
 		service[0] = '\0';
-	proc_table_exec(a->procs, ev->hdr.pid, service);
+	/* No OTel name in the part of the environment BPF searched: comm is only a guess. */
+	proc_table_exec(a->procs, ev->hdr.pid, service,
+			!name[0] && !resource[0] && !ev->env_complete);
 }
 
 static void on_fork(struct agent *a, const struct spanprof_fork_event *ev)
@@ -273,13 +275,16 @@ static void drain(struct agent *a)
 {
 	struct loader_window w;
 
-	/* Exec events emitted up to now name the processes whose samples are about to be read. */
-	ring_buffer__consume(a->events);
 	w = loader_flip_window(a->loader);
 
 	symcache_new_round(a->symcache);
 	unwind_new_round(a->unwind);
 	usleep(FLIP_SETTLE_US);
+	/* Every sample in the drained window was taken after its process's exec and fork events
+	 * were in the ring: read them now, after the flip, so that a process which exec'd just
+	 * before it (a loaded machine preempts the agent for milliseconds anywhere) and is gone
+	 * already is named from its events, not "unknown_service". */
+	ring_buffer__consume(a->events);
 	drain_set_py_stacks(a->drain, w.py_stacks_fd);
 	drain_window(a->drain, w.counts_fd, w.stacks_fd, w.user_stacks_fd, w.names_fd, on_sample,
 		     a);

@@ -60,4 +60,9 @@ int64_t pprof_total_value(const Perftools__Profiles__Profile *p);
  * (the caller should skip). */
 int pprof_file_check_with_go(const char *path, char *err, size_t errlen);
 
+/* Runs `go tool pprof -traces path` as a user would (default symbolization, which demangles
+ * names), its output into out (cut to size). Returns 0, -1 when it failed, 1 when `go` is not
+ * on PATH (the caller should skip). */
+int pprof_file_go_traces(const char *path, char *out, size_t size);
+
 #endif /* SPANPROF_TEST_PPROF_FILE_H */

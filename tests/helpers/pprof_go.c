@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Test-only: asks the Go toolchain's pprof (`go tool pprof -raw`) whether a profile file parses,
- * the strictest independent reader we have. */
+ * the strictest independent reader we have, and what it shows of it (`-traces`). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -29,16 +29,21 @@ static int go_on_path(void)
 	return found;
 }
 
-/* Child side: stdout to /dev/null, stderr to the pipe, then exec go. Never returns. */
-static void run_go(const char *path, int err_fd)
+/* Child side: the stream `piped` (STDOUT_FILENO or STDERR_FILENO) to the pipe, the other one to
+ * /dev/null, then exec `go tool pprof <args...> path`. Never returns. */
+static void run_go(const char *const *args, const char *path, int piped, int pipe_fd)
 {
-	int devnull = open("/dev/null", O_WRONLY);
+	const char *argv[8] = { "go", "tool", "pprof" };
+	int devnull = open("/dev/null", O_WRONLY), n = 3;
 
+	while (*args && n < 6)
+		argv[n++] = *args++;
+	argv[n++] = path;
+	argv[n] = NULL;
 	if (devnull >= 0)
-		dup2(devnull, STDOUT_FILENO);
-	dup2(err_fd, STDERR_FILENO);
-	/* -symbolize=none: the mappings name files of this machine; only parsing is under test. */
-	execlp("go", "go", "tool", "pprof", "-symbolize=none", "-raw", path, (char *)NULL);
+		dup2(devnull, piped == STDOUT_FILENO ? STDERR_FILENO : STDOUT_FILENO);
+	dup2(pipe_fd, piped);
+	execvp("go", (char *const *)argv);
 	fprintf(stderr, "exec go: %s\n", strerror(errno));
 	_exit(127);
 }
@@ -67,16 +72,14 @@ static void drain(int fd, char *buf, size_t size)
 		buf[used] = '\0';
 }
 
-int pprof_file_check_with_go(const char *path, char *err, size_t errlen)
+/* Runs go tool pprof with args on path, keeping the stream `piped` in out. Returns its exit
+ * status, or -1 (err says why) when it could not run. */
+static int go_pprof(const char *const *args, const char *path, int piped, char *out, size_t size,
+		    char *err, size_t errlen)
 {
-	char out[2048];
 	int fds[2], status;
 	pid_t pid;
 
-	if (errlen)
-		err[0] = '\0';
-	if (!go_on_path())
-		return 1;
 	if (pipe2(fds, O_CLOEXEC)) {
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		return -1;
@@ -89,15 +92,40 @@ int pprof_file_check_with_go(const char *path, char *err, size_t errlen)
 		return -1;
 	}
 	if (pid == 0)
-		run_go(path, fds[1]);
+		run_go(args, path, piped, fds[1]);
 	close(fds[1]);
-	drain(fds[0], out, sizeof(out));
+	drain(fds[0], out, size);
 	close(fds[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+int pprof_file_check_with_go(const char *path, char *err, size_t errlen)
+{
+	/* -symbolize=none: the mappings name files of this machine; only parsing is under test. */
+	static const char *const args[] = { "-symbolize=none", "-raw", NULL };
+	char out[2048];
+	int rc;
+
+	if (errlen)
+		err[0] = '\0';
+	if (!go_on_path())
+		return 1;
+	rc = go_pprof(args, path, STDERR_FILENO, out, sizeof(out), err, errlen);
+	if (rc == 0)
 		return 0;
-	snprintf(err, errlen, "go tool pprof exit %d: %s",
-		 WIFEXITED(status) ? WEXITSTATUS(status) : -1, out);
+	if (rc > 0)
+		snprintf(err, errlen, "go tool pprof exit %d: %s", rc, out);
 	return -1;
+}
+
+int pprof_file_go_traces(const char *path, char *out, size_t size)
+{
+	static const char *const args[] = { "-traces", NULL };
+	char err[256];
+
+	if (!go_on_path())
+		return 1;
+	return go_pprof(args, path, STDOUT_FILENO, out, size, err, sizeof(err)) ? -1 : 0;
 }

@@ -442,13 +442,186 @@ static void test_pyenv_pythons(void **state)
 		skip();
 }
 
+/* Code at a script's top level runs in CPython's "<module>" frame. */
+#define MODULE_SCRIPT "py_module.py"
+#define MODULE_CPU_S "1.5"
+
+struct module_tally {
+	uint64_t samples, named; /* samples in MODULE_SCRIPT's <module>; with a system name "" */
+	char path[600]; /* a profile that holds some */
+};
+
+static void tally_module_file(const Perftools__Profiles__Profile *p, void *ctx)
+{
+	const Perftools__Profiles__Function *fn;
+	const Perftools__Profiles__Location *loc;
+	struct module_tally *t = ctx;
+	const char *file;
+	size_t i, j;
+
+	for (i = 0; i < p->n_sample; i++)
+		for (j = 0; j < p->sample[i]->n_location_id; j++) {
+			loc = pprof_location(p, p->sample[i]->location_id[j]);
+			fn = loc && loc->n_line ? pprof_function(p, loc->line[0]->function_id) :
+						  NULL;
+			file = fn ? pprof_str(p, fn->filename) : NULL;
+			if (!file || !strstr(file, "/" MODULE_SCRIPT))
+				continue;
+			t->samples++;
+			t->named += !strcmp(pprof_str(p, fn->name) ?: "", "<module>") &&
+				    !strcmp(pprof_str(p, fn->system_name) ?: "?", "");
+			break;
+		}
+}
+
+/* each_profile()'s callback does not get the file's path: the first profile with a sample of
+ * MODULE_SCRIPT, found by reading them in turn. */
+static void find_module_profile(const char *dir, const char *service, struct module_tally *t)
+{
+	char suffix[128];
+	struct module_tally one;
+	struct dirent *de;
+	size_t len, slen;
+	Perftools__Profiles__Profile *p;
+	DIR *d = opendir(dir);
+
+	assert_non_null(d);
+	snprintf(suffix, sizeof(suffix), "-%.100s.pb.gz", service);
+	slen = strlen(suffix);
+	while ((de = readdir(d)) && !t->path[0]) {
+		len = strlen(de->d_name);
+		if (len <= slen || strcmp(de->d_name + len - slen, suffix))
+			continue;
+		snprintf(one.path, sizeof(one.path), "%s/%s", dir, de->d_name);
+		p = pprof_file_read(one.path);
+		assert_non_null(p);
+		one.samples = 0;
+		tally_module_file(p, &one);
+		pprof_file_free(p);
+		if (one.samples)
+			snprintf(t->path, sizeof(t->path), "%s", one.path);
+	}
+	closedir(d);
+}
+
+/* A script burning CPU at its top level, on each CPython given: its samples show the frame
+ * "<module>" (file and line), and with no system name beside it, so `go tool pprof`, whose
+ * demangler cuts "<...>" out of a name equal to its system name, shows "<module>" too rather
+ * than an empty box. One agent watches the processes, all at once. */
+static void check_module_frames(const char *const *pythons, size_t n)
+{
+	const char *agent_argv[16] = { "--output", NULL, "--interval", "1" };
+	char out_dir[512], pid_args[4][16], gates[4][600], services[4][64], envs[4][96];
+	char seen[64], wout[600], *traces;
+	const char *env[2] = { NULL, NULL };
+	struct module_tally t;
+	struct agent_proc agent;
+	char *dir = tmpdir_new("it-pymod");
+	size_t i, argc = 4;
+	pid_t pids[4];
+	double cpu;
+	int fd, tries, rc;
+
+	assert_non_null(dir);
+	assert_true(n <= 4);
+	snprintf(out_dir, sizeof(out_dir), "%s/out", dir);
+	agent_argv[1] = out_dir;
+	for (i = 0; i < n; i++) {
+		const char *argv[] = { pythons[i], build_path("../tests/workloads/" MODULE_SCRIPT),
+				       gates[i], MODULE_CPU_S, NULL };
+
+		snprintf(gates[i], sizeof(gates[i]), "%s/go-%zu", dir, i);
+		snprintf(services[i], sizeof(services[i]), "it-pymod-%d-%zu", getpid(), i);
+		snprintf(envs[i], sizeof(envs[i]), "OTEL_SERVICE_NAME=%s", services[i]);
+		snprintf(wout, sizeof(wout), "%s/%zu.out", dir, i);
+		env[0] = envs[i];
+		pids[i] = workload_start(argv, env, wout);
+		assert_true(pids[i] > 0);
+		assert_int_equal(workload_wait_exec(pids[i], pythons[i], 30), 0);
+		snprintf(pid_args[i], sizeof(pid_args[i]), "%d", (int)pids[i]);
+		agent_argv[argc++] = "--pid";
+		agent_argv[argc++] = pid_args[i];
+	}
+	assert_int_equal(agent_proc_start(&agent, dir, agent_argv), 0);
+	for (i = 0; i < n; i++) {
+		snprintf(seen, sizeof(seen), "pid %d: reading CPython", (int)pids[i]);
+		for (tries = 0;
+		     tries < SEEN_TIMEOUT_S * 50 && !agent_proc_log_contains(&agent, seen); tries++)
+			usleep(20000);
+		assert_true(agent_proc_log_contains(&agent, seen));
+		fd = open(gates[i], O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		assert_true(fd >= 0);
+		close(fd);
+	}
+	for (i = 0; i < n; i++)
+		assert_int_equal(workload_wait_cpu(pids[i], 90, &cpu), 0);
+	assert_int_equal(agent_proc_stop(&agent), 0); /* writes the last window */
+	traces = calloc(1, 1 << 20);
+	assert_non_null(traces);
+	for (i = 0; i < n; i++) {
+		memset(&t, 0, sizeof(t));
+		each_profile(out_dir, services[i], tally_module_file, &t);
+		find_module_profile(out_dir, services[i], &t);
+		printf("  %s: %llu samples in %s, %llu of them named <module> with no system "
+		       "name\n",
+		       pythons[i], (unsigned long long)t.samples, MODULE_SCRIPT,
+		       (unsigned long long)t.named);
+		/* 1.5 CPU s at 100 Hz: about 150 samples, most of them in the loop. */
+		assert_true(t.samples >= 40);
+		assert_int_equal(t.named, t.samples);
+		rc = pprof_file_go_traces(t.path, traces, 1 << 20);
+		if (rc == 1) {
+			printf("  go not installed: `go tool pprof` not asked\n");
+			continue;
+		}
+		assert_int_equal(rc, 0);
+		if (!strstr(traces, " <module>\n"))
+			fail_msg("go tool pprof -traces %s shows no <module>:\n%.2000s", t.path,
+				 traces);
+	}
+	free(traces);
+	tmpdir_remove(dir);
+}
+
+static void test_module_level_frames_are_named(void **state)
+{
+	const char *root = getenv("PYENV_ROOT") ? getenv("PYENV_ROOT") : "/root/.pyenv";
+	static const char *const versions[] = { "3.8.18", "3.12.1", "3.13.0" };
+	char paths[3][512];
+	const char *pythons[4];
+	size_t i, n = 0;
+
+	(void)state;
+	if (!agent_proc_can_run())
+		skip();
+	if (!access("/usr/bin/python3.11", X_OK))
+		pythons[n++] = "/usr/bin/python3.11";
+	for (i = 0; i < 3; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "%s/versions/%s/bin/python3", root,
+			 versions[i]);
+		if (!access(paths[i], X_OK))
+			pythons[n++] = paths[i];
+		else
+			printf("  pyenv CPython %s is absent (%s)\n", versions[i], paths[i]);
+	}
+	if (!n) {
+		printf("  skip: no CPython found\n");
+		skip();
+	}
+	check_module_frames(pythons, n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_debian_python311),
 		cmocka_unit_test(test_debian_python311_native_only),
 		cmocka_unit_test(test_pyenv_pythons),
+		cmocka_unit_test(test_module_level_frames_are_named),
 	};
 
+	/* PYTHON_TEST=<name> runs one test. */
+	if (getenv("PYTHON_TEST"))
+		cmocka_set_test_filter(getenv("PYTHON_TEST"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,10 @@
 
 #define NBUCKETS 4096
 #define UNKNOWN_SERVICE "unknown_service"
+/* The one service of every kernel thread (kworker, ksoftirqd, kswapd, ...). */
+#define KERNEL_SERVICE "kernel"
+/* task->flags bit of a kernel thread, field 9 of /proc/PID/stat. */
+#define PF_KTHREAD 0x00200000u
 /* Looks for an OTel process context after the first: 1 + 2 + ... + 32 s covers SDK start-up. */
 #define CTX_CHECKS_MAX 6
 
@@ -170,6 +174,49 @@ static void recheck_ctx(const struct proc_table *t, struct proc_node *n)
 	schedule_ctx_check(info);
 }
 
+/* Reads <proc_root>/PID/stat's state (field 3) and flags (field 9; 0 when missing). Returns 0,
+ * -ENOENT when there is no stat file, -ESRCH when it reads as gone, -EBADMSG, or -errno. */
+static int read_stat(const char *proc_root, pid_t pid, char *state, unsigned int *flags)
+{
+	char path[64], buf[512];
+	const char *close_paren;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%d/stat", proc_root, (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0)
+		n = errno == ENOENT ? -ESRCH : -errno; /* -ENOENT only for a missing file */
+	close(fd);
+	if (n <= 0)
+		return n ? (int)n : -ESRCH;
+	buf[n] = '\0';
+	/* "pid (comm) S ppid pgrp session tty_nr tpgid flags ...": comm may hold ") ", so the
+	 * fields start after the last ')'. */
+	close_paren = strrchr(buf, ')');
+	if (!close_paren || close_paren[1] != ' ' || !close_paren[2])
+		return -EBADMSG;
+	*state = close_paren[2];
+	/* A stat cut short has no flags: not a kernel thread. */
+	if (sscanf(close_paren + 3, " %*d %*d %*d %*d %*d %u", flags) != 1)
+		*flags = 0;
+	return 0;
+}
+
+/* 1 when pid is a kernel thread. Its environ cannot be read (recent kernels answer ESRCH for a
+ * task without memory, as for one that is gone) and its comm says which worker it is, not
+ * which application: the stat flags tell it apart for the price of one small read. */
+static int is_kernel_thread(const char *proc_root, pid_t pid)
+{
+	unsigned int flags;
+	char state;
+
+	return !read_stat(proc_root, pid, &state, &flags) && (flags & PF_KTHREAD);
+}
+
 /* Reads pid's facts into info; its service name into buf (LABELS_SERVICE_MAX bytes). Returns 0,
  * or -ENOENT/-ESRCH when the process is gone (the service is then "unknown_service"). */
 static int read_info(const struct proc_table *t, pid_t pid, struct proc_info *info, char *buf)
@@ -180,6 +227,11 @@ static int read_info(const struct proc_table *t, pid_t pid, struct proc_info *in
 
 	memset(info, 0, sizeof(*info));
 	info->pid = pid;
+	if (is_kernel_thread(t->proc_root, pid)) {
+		strcpy(buf, KERNEL_SERVICE);
+		info->service = buf;
+		return 0;
+	}
 	fallback = read_k8s(t, pid, info, k8s_service, sizeof(k8s_service));
 	if (read_process_ctx(t, pid, info, buf)) {
 		info->service = buf;
@@ -227,27 +279,20 @@ static int read_node(const struct proc_table *t, pid_t pid, struct proc_node *n)
 
 int proc_table_pid_alive(const char *proc_root, pid_t pid)
 {
-	char path[64], buf[512];
-	const char *close_paren;
-	ssize_t n;
-	int fd;
+	unsigned int flags;
+	char path[64];
+	char state;
+	int err = read_stat(proc_root, pid, &state, &flags);
 
-	snprintf(path, sizeof(path), "%s/%d/stat", proc_root, (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	if (err == -ENOENT) {
 		snprintf(path, sizeof(path), "%s/%d", proc_root, (int)pid);
 		return access(path, F_OK) == 0;
 	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return n == 0 ? 0 : errno != ESRCH && errno != ENOENT;
-	buf[n] = '\0';
-	/* "pid (comm) S ...": comm may hold ") ", so the state follows the last ')'. */
-	close_paren = strrchr(buf, ')');
-	if (!close_paren || close_paren[1] != ' ')
+	if (err == -ESRCH)
+		return 0;
+	if (err)
 		return 1;
-	return close_paren[2] != 'Z' && close_paren[2] != 'X';
+	return state != 'Z' && state != 'X';
 }
 
 static void mark_exited(struct proc_table *t, struct proc_node *n)
@@ -334,20 +379,25 @@ void proc_table_refresh(struct proc_table *t, pid_t pid)
 		proc_table_get(t, pid, &scratch); /* reads it once, as a new entry */
 }
 
-void proc_table_exec(struct proc_table *t, pid_t pid, const char *service)
+void proc_table_exec(struct proc_table *t, pid_t pid, const char *service, int guess)
 {
 	struct proc_node *n = *slot_of(t, pid);
+	char *inherited = NULL;
 
 	if (!n)
 		n = new_node(t, pid);
 	if (!n)
 		return;
+	/* What the fork passed on (a live entry with a name of its own), before it is re-read. */
+	if (guess && n->service && !n->info.exited)
+		inherited = strdup(n->service);
 	/* A reused pid's old entry is read afresh (read_info clears `exited`). Its exit event
 	 * follows this exec event in the ring, so a zombie is not marked exited here. */
 	if (read_node(t, pid, n) || !proc_table_pid_alive(t->proc_root, pid)) {
 		n->info.pid = pid;
-		set_service(n, service);
+		set_service(n, inherited ? inherited : service);
 	}
+	free(inherited);
 }
 
 void proc_table_fork(struct proc_table *t, pid_t parent, pid_t child)

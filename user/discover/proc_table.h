@@ -45,6 +45,7 @@ void proc_table_free(struct proc_table *t); /* NULL-safe */
  * SDKs publish that context some time after the process started (once their tracer provider
  * exists), so a process found without one is looked at again 1, 2, 4, ... 32 s later. When the table is full,
  * an exited entry is evicted; if there is none, the entry is filled in `scratch` (not kept).
+ * A kernel thread (PF_KTHREAD in its stat flags) is named "kernel", all of them one service.
  * Never NULL: a process already gone gets the service name "unknown_service". */
 const struct proc_info *proc_table_get(struct proc_table *t, pid_t pid, struct proc_info *scratch);
 
@@ -56,8 +57,11 @@ void proc_table_set_k8s(struct proc_table *t, struct k8s_meta *k8s);
 void proc_table_refresh(struct proc_table *t, pid_t pid);
 
 /* pid just exec'd: as proc_table_refresh(), but when the process is already gone (or a zombie)
- * its service is `service` (derived from the exec event), not "unknown_service". */
-void proc_table_exec(struct proc_table *t, pid_t pid, const char *service);
+ * its service is `service` (derived from the exec event), not "unknown_service". With guess
+ * set, `service` is only the program's name (the event's search of the environment ended
+ * before it found an OTel name): a service the entry got from its parent at fork (most
+ * environments are inherited) is kept instead. */
+void proc_table_exec(struct proc_table *t, pid_t pid, const char *service, int guess);
 
 /* child was forked by parent: until it execs it has its parent's service and placement (the
  * parent's entry is made if needed). A child already known (a reused pid) is overwritten. */

@@ -12,8 +12,10 @@
 
 struct pp_function {
 	uint32_t name, file; /* string indices; the key */
-	/* name for real symbols; "" for the synthetic "[unknown] (...)" names, so that pprof's
-	 * demangler (which only rewrites names equal to their system name) leaves them alone. */
+	/* name for native symbols; "" for the synthetic "[unknown] (...)" names and for Python
+	 * and Ruby frames, which have no linker name. pprof's demangler only rewrites names equal
+	 * to their system name, and it cuts "<...>" out of them as C++ template arguments: a
+	 * "<module>" with a system name would show as an empty name. */
 	uint32_t system_name;
 };
 

@@ -92,9 +92,10 @@ static int fn_eq(const void *ctx, uint32_t pos)
 	return f->name == k->fn.name && f->file == k->fn.file;
 }
 
-/* Function id (1-based) for (name, file); synthetic marks a made-up "[unknown]" name. */
+/* Function id (1-based) for (name, file); no_system_name for a made-up "[unknown]" name and
+ * for interpreter frames (see struct pp_function). */
 static int intern_function(struct pprof_builder *b, const char *name, const char *file,
-			   int synthetic, uint64_t *id)
+			   int no_system_name, uint64_t *id)
 {
 	struct fn_key key = { .b = b };
 	uint32_t pos;
@@ -115,7 +116,7 @@ static int intern_function(struct pprof_builder *b, const char *name, const char
 			return err;
 		pos = b->n_functions++;
 		b->functions[pos] = key.fn;
-		b->functions[pos].system_name = synthetic ? 0 : key.fn.name;
+		b->functions[pos].system_name = no_system_name ? 0 : key.fn.name;
 	}
 	*id = (uint64_t)pos + 1;
 	return 0;
@@ -205,8 +206,8 @@ static int add_lines(struct pprof_builder *b, const struct sym_frame *f, uint64_
 
 		ln = &b->lines[b->n_lines + i];
 		ln->line = sl && sl->line > 0 ? sl->line : 0;
-		err = intern_function(b, name, sl ? sl->file : NULL, name == unknown,
-				      &ln->function_id);
+		err = intern_function(b, name, sl ? sl->file : NULL,
+				      name == unknown || f->interpreted, &ln->function_id);
 		if (err)
 			return err;
 		if (m && sl) {

@@ -79,6 +79,7 @@ void interp_stack_merge(struct stack_resolve *r, const struct interp_stack_layou
 	for (i = 0; i < n; i++) {
 		memset(&f, 0, sizeof(f));
 		f.nlines = 1;
+		f.interpreted = 1;
 		name(ctx, &s->frames[i], &f.lines[0]);
 		f.addr = frame_address(layout->address_seed, &f.lines[0]);
 		at = (run + skip < npos ? pos[run + skip] : end) + inserted;

@@ -30,6 +30,9 @@ struct sym_mapping {
 struct sym_frame {
 	uint64_t addr; /* the address as sampled */
 	int has_mapping; /* 0: no mapping contains addr */
+	/* A Python or Ruby frame: its name is the source's ("<module>", "block in <main>"), and it
+	 * has no linker name beside it. */
+	int interpreted;
 	struct sym_mapping mapping;
 	int nlines;
 	struct sym_line lines[SYM_MAX_INLINE];

@@ -2,6 +2,7 @@
 /* Unit tests for proc_table: service names read from a fake proc root (OTel process context,
  * environ, comm), caching and refresh, sweeping exited processes, and the bound on entries. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -156,6 +157,93 @@ static void test_proc_table_names_vanished_pid_unknown_service(void **state)
 	new_table(s, 8);
 	assert_string_equal(service_of(s, 4242), "unknown_service");
 	assert_string_equal(service_of(s, 10), "present");
+}
+
+/* <root>/PID/stat with the given task flags (field 9), as the kernel writes it. */
+static void fake_task_stat(struct test_state *s, int pid, const char *comm, unsigned int flags)
+{
+	char path[PATH_MAX], stat[256];
+	int n;
+
+	n = snprintf(stat, sizeof(stat), "%d (%s) S 2 0 0 0 -1 %u 0 0 0 0 0 0 0 0 20 0 1 0\n", pid,
+		     comm, flags);
+	snprintf(path, sizeof(path), "%s/%d/stat", s->root, pid);
+	write_bytes(path, stat, (size_t)n);
+}
+
+/* A kernel thread (PF_KTHREAD in its stat flags) is named "kernel", whatever its comm says and
+ * although its environ cannot be read; a process whose flags lack the bit keeps its comm. */
+static void test_proc_table_names_kernel_threads_kernel(void **state)
+{
+	struct test_state *s = *state;
+	char path[PATH_MAX];
+
+	fake_proc(s, 51, "", 0, "kworker/0:1-events\n");
+	snprintf(path, sizeof(path), "%s/51/environ", s->root);
+	assert_int_equal(unlink(path), 0); /* as the kernel answers ESRCH for it */
+	fake_task_stat(s, 51, "kworker/0:1-events", 0x00208040);
+	fake_proc(s, 52, "", 0, "ksoftirqd/1\n");
+	fake_task_stat(s, 52, "ksoftirqd/1", 0x04208040);
+	fake_proc(s, 53, "", 0, "kworker-lookalike\n");
+	fake_task_stat(s, 53, "kworker-lookalike", 0x00400100);
+	new_table(s, 8);
+	assert_string_equal(service_of(s, 51), "kernel");
+	assert_string_equal(service_of(s, 52), "kernel");
+	assert_string_equal(service_of(s, 53), "kworker-lookalike");
+}
+
+/* The same on this machine's real /proc: kthreadd (found by its name, the parent of every
+ * kernel thread) and its children are named "kernel". */
+static void test_proc_table_names_real_kernel_threads_kernel(void **state)
+{
+	struct test_state *s = *state;
+	char path[64], comm[32], line[512];
+	int kthreadd = 0, checked = 0;
+	struct dirent *de;
+	FILE *f;
+	DIR *d;
+
+	d = opendir("/proc");
+	assert_non_null(d);
+	while ((de = readdir(d)) && !kthreadd) {
+		snprintf(path, sizeof(path), "/proc/%.20s/comm", de->d_name);
+		f = fopen(path, "r");
+		if (f && fgets(comm, sizeof(comm), f) && !strcmp(comm, "kthreadd\n"))
+			kthreadd = atoi(de->d_name);
+		if (f)
+			fclose(f);
+	}
+	closedir(d);
+	if (!kthreadd) {
+		printf("  no kthreadd in this /proc (a container's pid namespace): skipped\n");
+		skip();
+	}
+	s->t = proc_table_new(64, "/proc");
+	assert_non_null(s->t);
+	assert_string_equal(service_of(s, kthreadd), "kernel");
+	/* Its children: "pid (comm) S ppid ..."; ppid == kthreadd. */
+	d = opendir("/proc");
+	assert_non_null(d);
+	while ((de = readdir(d)) && checked < 8) {
+		int pid = atoi(de->d_name), ppid = 0;
+		char *paren;
+
+		snprintf(path, sizeof(path), "/proc/%.20s/stat", de->d_name);
+		f = pid > 0 ? fopen(path, "r") : NULL;
+		if (!f)
+			continue;
+		paren = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+		fclose(f);
+		if (!paren || sscanf(paren + 1, " %*c %d", &ppid) != 1 || ppid != kthreadd)
+			continue;
+		if (proc_table_pid_alive("/proc", pid) &&
+		    strcmp(service_of(s, pid), "unknown_service")) /* not gone in between */
+			assert_string_equal(service_of(s, pid), "kernel");
+		checked++;
+	}
+	closedir(d);
+	printf("  kthreadd (pid %d) and %d of its children named \"kernel\"\n", kthreadd, checked);
+	assert_true(checked > 0);
 }
 
 static void test_proc_table_caches_entry_until_refreshed(void **state)
@@ -411,10 +499,10 @@ static void test_proc_table_exec_names_gone_process_from_event(void **state)
 	struct test_state *s = *state;
 
 	new_table(s, 16);
-	proc_table_exec(s->t, 600, "storm");
+	proc_table_exec(s->t, 600, "storm", 0);
 	assert_string_equal(service_of(s, 600), "storm");
 	fake_service(s, 601, "from-proc");
-	proc_table_exec(s->t, 601, "from-event");
+	proc_table_exec(s->t, 601, "from-event", 0);
 	assert_string_equal(service_of(s, 601), "from-proc");
 	/* the exit event that follows the exec removes it after the grace sweep */
 	proc_table_mark_exited(s->t, 600);
@@ -435,11 +523,21 @@ static void test_proc_table_fork_gives_child_its_parents_service(void **state)
 	assert_int_equal(proc_table_count(s->t), 2);
 	assert_string_equal(service_of(s, 701), "parent-svc");
 	/* the child's exec replaces what it inherited */
-	proc_table_exec(s->t, 701, "after-exec");
+	proc_table_exec(s->t, 701, "after-exec", 0);
 	assert_string_equal(service_of(s, 701), "after-exec");
 	/* a parent that is gone passes nothing on */
 	proc_table_fork(s->t, 999, 702);
 	assert_int_equal(proc_table_count(s->t), 3); /* 999 itself, marked exited */
+	/* An exec event whose environment search ended early names only the program: a child
+	 * gone before /proc was read keeps what its parent passed on, unless there is nothing. */
+	proc_table_fork(s->t, 700, 703);
+	proc_table_exec(s->t, 703, "exec_storm", 1);
+	assert_string_equal(service_of(s, 703), "parent-svc");
+	proc_table_exec(s->t, 704, "exec_storm", 1);
+	assert_string_equal(service_of(s, 704), "exec_storm");
+	proc_table_fork(s->t, 700, 705);
+	proc_table_exec(s->t, 705, "named-by-env", 0);
+	assert_string_equal(service_of(s, 705), "named-by-env");
 }
 
 /* Lost exit events: the liveness check finds the dead and the zombies, and counts them. */
@@ -487,6 +585,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_proc_table_falls_back_to_comm_without_otel_env,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proc_table_names_vanished_pid_unknown_service,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_proc_table_names_kernel_threads_kernel, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_proc_table_names_real_kernel_threads_kernel,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proc_table_prefers_the_service_named_in_code,
 						setup, teardown),

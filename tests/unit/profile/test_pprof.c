@@ -535,6 +535,68 @@ static void test_pprof_file_parses_with_go_pprof(void **state)
 		fail_msg("go tool pprof rejected %s: %s", path, err);
 }
 
+/* Python's and Ruby's frames keep their names in readers: no system name beside them, so Go
+ * pprof's demangler does not take "<module>" for C++ template arguments and cut it to "". A
+ * native C++ name keeps its system name (readers may simplify it). */
+static void test_pprof_interpreter_frame_names_survive_readers(void **state)
+{
+	static const struct sym_frame module = { .addr = 1ull << 63 | 1,
+						 .interpreted = 1,
+						 .nlines = 1,
+						 .lines = { { "<module>", "/app/main.py", 3 } } };
+	static const struct sym_frame block = { .addr = 1ull << 63 | 2,
+						.interpreted = 1,
+						.nlines = 1,
+						.lines = { { "block in <main>", "/app/main.rb",
+							     7 } } };
+	static const struct sym_frame cxx = { .addr = 0x401200,
+					      .has_mapping = 1,
+					      .mapping = APP_MAP,
+					      .nlines = 1,
+					      .lines = { { "std::vector<int>::push_back", "v.h",
+							   9 } } };
+	const struct sym_frame stack[] = { cxx, block, module, f_main };
+	const Perftools__Profiles__Function *fn;
+	struct pprof_builder *b = new_builder();
+	uint8_t *raw = NULL, *gz = NULL;
+	size_t raw_len = 0, gz_len = 0;
+	Perftools__Profiles__Profile *p;
+	char path[4096], *traces;
+	size_t i;
+	int rc;
+
+	assert_int_equal(pprof_builder_add_sample(b, stack, 4, 1, NULL, 0), 0);
+	assert_int_equal(pprof_builder_encode(b, &raw, &raw_len), 0);
+	p = pprof_decode(raw, raw_len);
+	assert_non_null(p);
+	for (i = 0; i < 4; i++) {
+		fn = pprof_function(
+			p, pprof_location(p, p->sample[0]->location_id[i])->line[0]->function_id);
+		assert_string_equal(pprof_str(p, fn->name), stack[i].lines[0].function);
+		assert_string_equal(pprof_str(p, fn->system_name),
+				    stack[i].interpreted ? "" : stack[i].lines[0].function);
+	}
+	pprof_file_free(p);
+	assert_int_equal(pprof_gzip(raw, raw_len, &gz, &gz_len), 0);
+	assert_int_equal(local_out_write(*state, T0, 3, "test", gz, gz_len, path, sizeof(path)), 0);
+	free(gz);
+	free(raw);
+	pprof_builder_free(b);
+	traces = calloc(1, 65536);
+	assert_non_null(traces);
+	rc = pprof_file_go_traces(path, traces, 65536);
+	if (rc == 1) {
+		free(traces);
+		print_message("go not installed, skipping the go tool pprof check\n");
+		skip();
+	}
+	assert_int_equal(rc, 0);
+	/* What a user of `go tool pprof` sees: both names whole (each line is "   <name>"). */
+	if (!strstr(traces, " <module>\n") || !strstr(traces, " block in <main>\n"))
+		fail_msg("go tool pprof -traces lost an interpreter frame's name:\n%s", traces);
+	free(traces);
+}
+
 static void test_pprof_go_check_rejects_garbage(void **state)
 {
 	char path[4096], err[2048];
@@ -573,6 +635,8 @@ int main(void)
 						teardown_tmpdir),
 		cmocka_unit_test_setup_teardown(test_pprof_go_check_rejects_garbage, setup_tmpdir,
 						teardown_tmpdir),
+		cmocka_unit_test_setup_teardown(test_pprof_interpreter_frame_names_survive_readers,
+						setup_tmpdir, teardown_tmpdir),
 	};
 
 	return cmocka_run_group_tests_name("pprof", tests, NULL, NULL);
