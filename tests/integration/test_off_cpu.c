@@ -330,6 +330,28 @@ static void print_stack(const Perftools__Profiles__Profile *p, const Perftools__
 	printf("\n");
 }
 
+/* 1 when s's stack reaches its thread's root: main or start_thread, or, where libc has no symbol
+ * table for start_thread (no libc6-dbg, as on a fresh machine), the workload's thread function
+ * `waiter` under an outermost frame in libc. */
+static int reaches_root(const Perftools__Profiles__Profile *p, const Perftools__Profiles__Sample *s)
+{
+	const Perftools__Profiles__Location *loc;
+	const Perftools__Profiles__Function *fn;
+	const char *outer;
+
+	if (pprof_sample_has_function(p, s, "main") ||
+	    pprof_sample_has_function(p, s, "start_thread"))
+		return 1;
+	if (!s->n_location_id || !pprof_sample_has_function(p, s, "waiter"))
+		return 0;
+	loc = pprof_location(p, s->location_id[s->n_location_id - 1]);
+	if (!loc || !loc->n_line)
+		return 0;
+	fn = pprof_function(p, loc->line[loc->n_line - 1]->function_id);
+	outer = fn ? pprof_str(p, fn->name) : NULL;
+	return outer && !strncmp(outer, "[unknown] (libc.so", 18);
+}
+
 static void count_waits(struct wait_census *c, const Perftools__Profiles__Profile *p)
 {
 	const Perftools__Profiles__Sample *s;
@@ -350,8 +372,7 @@ static void count_waits(struct wait_census *c, const Perftools__Profiles__Profil
 			continue;
 		snprintf(fn_name, sizeof(fn_name), "wait_%s", wait_kinds[k]);
 		c->total[k] += s->value[0];
-		if (pprof_sample_has_function(p, s, "main") ||
-		    pprof_sample_has_function(p, s, "start_thread"))
+		if (reaches_root(p, s))
 			c->rooted[k] += s->value[0];
 		if (pprof_sample_has_function(p, s, fn_name)) {
 			c->under[k] += s->value[0];
@@ -488,7 +509,7 @@ static void check_waits(const char *binary, const char *label)
 	census_waits(&c, dir, service);
 	for (k = 0; k < WAIT_KINDS; k++)
 		printf("  %s %-6s: measured %.1f ms; profile %.1f ms, %.1f%% under wait_%s, "
-		       "%.1f%% reaching start_thread/main\n",
+		       "%.1f%% reaching the thread's root\n",
 		       label, wait_kinds[k], measured[k] / 1e6, c.total[k] / 1e6,
 		       c.total[k] ? 100.0 * c.under[k] / c.total[k] : 0, wait_kinds[k],
 		       c.total[k] ? 100.0 * c.rooted[k] / c.total[k] : 0);
