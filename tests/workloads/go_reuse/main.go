@@ -6,6 +6,7 @@
 //   - a fresh goroutine, started outside any span, spins: it must carry no span;
 //   - a goroutine labelled span_id 5a5a0000000000b2 with pprof starts a child: the child must
 //     carry that label's span, not a dead goroutine's hook span on the same g.
+//
 // Prints "goBound 5a5a0000000000b1", "goInheritChild 5a5a0000000000b2", and at the end
 // "reuse N M": of M fresh or child goroutines, N ran on a g a span-setting goroutine had used.
 package main
@@ -104,11 +105,15 @@ func main() {
 
 	dead := &gset{seen: map[uintptr]bool{}}
 	reused, fresh := 0, 0
-	cpuEnd := cpuSeconds() + seconds/4
+	// Each kind of goroutine runs until it has had its own share of CPU (the phases run one at
+	// a time), so that a loaded machine's scheduling cannot starve one kind of samples.
+	need := seconds / 8
+	var cpuBound, cpuFresh, cpuChild float64
 	wallEnd := time.Now().Add(60 * time.Second)
 	const slice = 300 * time.Microsecond
-	for cpuSeconds() < cpuEnd && time.Now().Before(wallEnd) {
+	for (cpuBound < need || cpuFresh < need || cpuChild < need) && time.Now().Before(wallEnd) {
 		var wg sync.WaitGroup
+		t := cpuSeconds()
 		wg.Add(1)
 		go func() { // sets a span and exits in it
 			defer wg.Done()
@@ -117,7 +122,9 @@ func main() {
 			dead.add(getg())
 		}()
 		wg.Wait()
+		cpuBound += cpuSeconds() - t
 		var onDead bool
+		t = cpuSeconds()
 		wg.Add(1)
 		go func() { // fresh, outside any span
 			defer wg.Done()
@@ -125,10 +132,12 @@ func main() {
 			goFresh(slice)
 		}()
 		wg.Wait()
+		cpuFresh += cpuSeconds() - t
 		fresh++
 		if onDead {
 			reused++
 		}
+		t = cpuSeconds()
 		wg.Add(1)
 		go func() { // another span-setting goroutine dies, then a labelled parent's child runs
 			defer wg.Done()
@@ -137,6 +146,8 @@ func main() {
 			dead.add(getg())
 		}()
 		wg.Wait()
+		cpuBound += cpuSeconds() - t
+		t = cpuSeconds()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -151,6 +162,7 @@ func main() {
 			child.Wait()
 		}()
 		wg.Wait()
+		cpuChild += cpuSeconds() - t
 		fresh++
 		if onDead {
 			reused++
