@@ -18,9 +18,32 @@ static struct sc_file_id file_id(const struct stat *st)
 					    (uint64_t)st->st_mtim.tv_nsec };
 }
 
+/* Frees p's perf map, if any, and takes its bytes off the perf map budget. */
+static void drop_jit(struct symcache *sc, struct sc_pid *p)
+{
+	sc->st.perf_map_bytes -= perf_map_bytes(p->jit);
+	perf_map_free(p->jit);
+	p->jit = NULL;
+}
+
+/* 1 when holding `bytes` more for pid would pass the perf map budget (counted and logged). */
+static int over_budget(struct symcache *sc, pid_t pid, size_t bytes)
+{
+	if (!sc->lim.perf_map_budget || sc->st.perf_map_bytes + bytes <= sc->lim.perf_map_budget)
+		return 0;
+	sc->st.perf_maps_over_budget++;
+	log_warn(0,
+		 "perf map of pid %d not kept: %zu KiB would pass the perf map budget "
+		 "(%zu KiB held of %zu KiB)",
+		 (int)pid, bytes >> 10, (size_t)sc->st.perf_map_bytes >> 10,
+		 sc->lim.perf_map_budget >> 10);
+	return 1;
+}
+
 /* Reads the perf map open at fd into p->jit: nothing when unchanged, the appended lines when it
- * only grew, else all of it when the per-process budget allows and the perf map budget has room
- * for it. Returns 1 when it read. */
+ * only grew, else all of it when the per-process budget allows. A map that would pass the perf
+ * map budget (all processes together) is not kept, and not read again until it changes and the
+ * per-process budget allows. Returns 1 when it read. */
 static int read_changed(struct symcache *sc, struct sc_pid *p, pid_t pid, int fd, uint64_t now_ns,
 			int *capped)
 {
@@ -37,12 +60,12 @@ static int read_changed(struct symcache *sc, struct sc_pid *p, pid_t pid, int fd
 		sc->st.perf_map_rereads_skipped++;
 		return 0;
 	}
+	p->jit_file = id;
 	if (p->jit && id.dev == old.dev && id.ino == old.ino && id.size > old.size &&
 	    perf_map_offset(p->jit) <= id.size) {
 		size_t before = perf_map_bytes(p->jit);
 		int err;
 
-		p->jit_file = id;
 		/* A JIT appending: the new lines (none once the map is at its caps). */
 		err = perf_map_append_fd(p->jit, fd, &lim, capped);
 		sc->st.perf_map_bytes += perf_map_bytes(p->jit) - before;
@@ -50,35 +73,30 @@ static int read_changed(struct symcache *sc, struct sc_pid *p, pid_t pid, int fd
 			sc->st.perf_map_rereads_skipped++;
 			return 0;
 		}
+		if (over_budget(sc, pid, 0)) {
+			drop_jit(sc, p);
+			p->jit_full_ns = now_ns;
+			return 0;
+		}
 		return 1;
 	}
+	/* Rewritten (or refused before): the map read from the old file no longer describes it. */
+	drop_jit(sc, p);
 	if (p->jit_full_ns && now_ns - p->jit_full_ns < SC_PERF_MAP_FULL_READ_NS) {
-		sc->st.perf_map_rereads_skipped++; /* rewritten: read again once the budget allows */
+		sc->st.perf_map_rereads_skipped++; /* read again once the budget allows */
+		p->jit_file = old; /* so that the next look sees the change again */
 		return 0;
 	}
+	p->jit_full_ns = now_ns;
 	pm = perf_map_read_fd(fd, &lim, capped);
 	if (!pm)
 		return 0;
-	if (sc->lim.perf_map_budget &&
-	    sc->st.perf_map_bytes - perf_map_bytes(p->jit) + perf_map_bytes(pm) >
-		    sc->lim.perf_map_budget) {
-		sc->st.perf_maps_over_budget++;
-		log_warn(0,
-			 "perf map of pid %d not kept: %zu KiB would pass the perf map budget "
-			 "(%zu KiB held of %zu KiB)",
-			 (int)pid, perf_map_bytes(pm) >> 10, (size_t)sc->st.perf_map_bytes >> 10,
-			 sc->lim.perf_map_budget >> 10);
+	if (over_budget(sc, pid, perf_map_bytes(pm))) {
 		perf_map_free(pm);
-		/* Not read again until it changes, and then at most once per full-read period. */
-		p->jit_file = id;
-		p->jit_full_ns = now_ns;
 		return 0;
 	}
-	sc->st.perf_map_bytes += perf_map_bytes(pm) - perf_map_bytes(p->jit);
-	perf_map_free(p->jit);
+	sc->st.perf_map_bytes += perf_map_bytes(pm);
 	p->jit = pm;
-	p->jit_file = id;
-	p->jit_full_ns = now_ns;
 	return 1;
 }
 

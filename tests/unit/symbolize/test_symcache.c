@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -468,6 +469,54 @@ static void test_symcache_keeps_perf_maps_within_their_budget(void **state)
 	assert_int_equal(st.perf_map_bytes, 0);
 }
 
+/* A perf map that fits the budget and then grows past it by appends is dropped as a whole map
+ * that passes it would be: counted, its bytes given back, and not read again while unchanged. */
+static void test_symcache_perf_map_growing_past_the_budget_is_dropped(void **state)
+{
+	struct test_state *s = *state;
+	struct symcache_limits lim = {
+		.max_modules = 8,
+		.max_pids = 8,
+		.max_addrs = 1,
+		.proc_root = s->root,
+		.debug_root = s->fs.debug_root,
+		.perf_map_dir = "/tmp",
+		.perf_map_budget = 64 << 10,
+	};
+	const uint64_t miss = 0x7e0000001000ull + 0x40ull * 9000;
+	struct symcache_stats st = { 0 };
+	char path[PATH_MAX];
+	struct sym_frame f;
+	struct timespec t;
+	double end;
+	FILE *fp;
+	int i;
+
+	jit_pid(s, 304, "growing-jit", 10);
+	s->sc = symcache_new(&lim);
+	assert_non_null(s->sc);
+	symcache_resolve_user(s->sc, 304, 0x7e0000001000ull + 0x40 * 3 + 8, &f);
+	assert_int_equal(f.nlines, 1);
+	snprintf(path, sizeof(path), "%s/growing-jit/tmp/perf-304.map", s->root);
+	fp = fopen(path, "a");
+	assert_non_null(fp);
+	for (i = 10; i < 5000; i++) /* about 200 KiB more */
+		fprintf(fp, "%llx 40 jit_function_number_%d\n", 0x7e0000001000ull + 0x40ull * i, i);
+	fclose(fp);
+	/* A miss reads the map again at most once a second: wait for that read. */
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	for (end = t.tv_sec + 10.0; t.tv_sec < end && !st.perf_maps_over_budget;
+	     clock_gettime(CLOCK_MONOTONIC, &t)) {
+		symcache_resolve_user(s->sc, 304, miss, &f);
+		symcache_get_stats(s->sc, &st);
+		usleep(50000);
+	}
+	assert_int_equal(st.perf_maps_over_budget, 1);
+	assert_int_equal(st.perf_map_bytes, 0);
+	symcache_resolve_user(s->sc, 304, 0x7e0000001000ull + 0x40 * 3 + 8, &f);
+	assert_int_equal(f.nlines, 0);
+}
+
 static size_t dwarf_bytes_of(const char *path)
 {
 	int fd = open(path, O_RDONLY);
@@ -661,6 +710,7 @@ int main(void)
 		T(test_symcache_resolves_jit_frames_from_container_perf_map),
 		T(test_symcache_names_named_anonymous_jit_code_from_perf_map),
 		T(test_symcache_keeps_perf_maps_within_their_budget),
+		T(test_symcache_perf_map_growing_past_the_budget_is_dropped),
 		T(test_symcache_keeps_dwarf_within_its_budget),
 		T(test_symcache_resolves_kernel_symbols_and_modules),
 		T(test_symcache_reports_hidden_kernel_addresses),
