@@ -6,6 +6,7 @@
 
 #include "discover/tctx_elf.h"
 #include "util/elf_guard.h"
+#include "util/elf_section.h"
 
 /* Relocation types of x86-64 TLS (elf.h has them; spelled here so other hosts build). */
 #define R_TLS_DTPMOD64 16
@@ -18,14 +19,16 @@ static int find_symbol(Elf *elf, struct tctx_elf *out, size_t *symndx)
 {
 	GElf_Shdr sh;
 	Elf_Scn *scn = elf_section_named(elf, ".dynsym", ELF_SCN_ANY, &sh);
-	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+	Elf_Data *data = NULL;
 	const char *name;
 	GElf_Sym sym;
 	size_t i, n;
 
-	if (!data || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
+	/* elf_guard_begin() capped the symbol and string tables together; stated here too. */
+	if (!scn || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
+	    elf_section_data(scn, ELF_SECTION_MAX_SYMBOLS, &data) || !data->d_buf)
 		return -ENOENT;
-	n = sh.sh_size / sh.sh_entsize;
+	n = data->d_size / sh.sh_entsize;
 	for (i = 1; i < n; i++) {
 		if (!gelf_getsym(data, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_TLS ||
 		    sym.st_shndx == SHN_UNDEF)
@@ -89,25 +92,31 @@ static void note_reloc(struct tctx_elf *out, const GElf_Rela *r, size_t symndx, 
 	}
 }
 
-static void find_relocs(Elf *elf, struct tctx_elf *out, size_t symndx)
+/* The dynamic relocations (SHT_RELA sections, all together at most ELF_SECTION_MAX_SYMBOLS bytes,
+ * checked before libelf reads any: a sparse file can claim gigabytes). 0, or -EFBIG. */
+static int find_relocs(Elf *elf, struct tctx_elf *out, size_t symndx)
 {
 	Elf_Scn *scn = NULL, *symscn;
 	Elf_Data *data, *syms;
+	uint64_t total = 0;
 	GElf_Shdr sh;
 	GElf_Rela r;
 	GElf_Sym sym;
 	size_t i, n;
 	int own;
 
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA &&
+		    (total += sh.sh_size) > ELF_SECTION_MAX_SYMBOLS)
+			return -EFBIG;
 	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize ||
+		    elf_section_data(scn, ELF_SECTION_MAX_SYMBOLS, &data) || !data->d_buf)
 			continue;
-		data = elf_getdata(scn, NULL);
 		symscn = elf_getscn(elf, sh.sh_link);
-		syms = symscn ? elf_getdata(symscn, NULL) : NULL;
-		if (!data)
-			continue;
-		n = sh.sh_size / sh.sh_entsize;
+		if (!symscn || elf_section_data(symscn, ELF_SECTION_MAX_SYMBOLS, &syms))
+			syms = NULL;
+		n = data->d_size / sh.sh_entsize;
 		for (i = 0; i < n; i++) {
 			if (!gelf_getrela(data, i, &r))
 				continue;
@@ -116,6 +125,7 @@ static void find_relocs(Elf *elf, struct tctx_elf *out, size_t symndx)
 			note_reloc(out, &r, symndx, own);
 		}
 	}
+	return 0;
 }
 
 int tctx_elf_read(int fd, struct tctx_elf *out)
@@ -130,10 +140,9 @@ int tctx_elf_read(int fd, struct tctx_elf *out)
 		return errno ? -errno : -ENOEXEC;
 	err = find_symbol(elf, out, &symndx);
 	err = err ?: read_tls_segment(elf, out);
-	if (!err) {
-		find_relocs(elf, out, symndx);
+	err = err ?: find_relocs(elf, out, symndx);
+	if (!err)
 		elf_loads_read(elf, &out->loads);
-	}
 	elf_end(elf);
 	return err;
 }

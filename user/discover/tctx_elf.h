@@ -25,7 +25,8 @@ struct tctx_elf {
 
 /* Reads fd (an ELF file, untrusted). Returns 0 with *out filled when the file defines
  * otel_thread_ctx_v1 as a TLS symbol in .dynsym, -ENOENT when it does not, -ENOEXEC when it
- * is not a native ELF, or another -errno. */
+ * is not a native ELF, -EFBIG when its relocation sections claim more than
+ * ELF_SECTION_MAX_SYMBOLS together (nothing of them was read), or another -errno. */
 int tctx_elf_read(int fd, struct tctx_elf *out);
 
 #endif /* SPANPROF_TCTX_ELF_H */

@@ -234,8 +234,8 @@ static int find_module(struct thread_ctx_files *files, const char *proc_root, pi
 			continue;
 		err = tctx_elf_read(fd, &te);
 		close(fd);
-		if (err == -ENOENT || err == -ENOEXEC)
-			note_without(files, m);
+		if (err == -ENOENT || err == -ENOEXEC || err == -EFBIG)
+			note_without(files, m); /* not parsed again: refusals included */
 		if (err)
 			continue;
 		if (elf_loads_bias(&te.loads, m->start, m->offset, &bias)) {
