@@ -180,7 +180,7 @@ static int configure(struct loader *l, const struct loader_options *opts)
 	/* The ring buffer's smallest size (one page) when nothing writes it. */
 	if (!skel->rodata->cfg_span_records)
 		err = err ?: bpf_map__set_max_entries(skel->maps.span_ends, getpagesize());
-	err = configure_off_cpu(skel, opts);
+	err = err ?: configure_off_cpu(skel, opts);
 	/* Off: the program is neither loaded nor attached, and its maps take no memory. */
 	if (!opts->off_cpu) {
 		err = err ?: bpf_program__set_autoload(skel->progs.on_sched_switch, false);
