@@ -266,7 +266,8 @@ static int merge_tail(struct perf_map *pm, size_t old)
 
 int perf_map_append_fd(struct perf_map *pm, int fd, const struct perf_map_limits *lim, int *capped)
 {
-	size_t old = pm->count;
+	size_t old = pm->count, old_lines = pm->lines, old_seq = pm->seq, i;
+	uint64_t old_offset = pm->offset;
 	struct perf_map tail;
 	int err;
 
@@ -279,8 +280,16 @@ int perf_map_append_fd(struct perf_map *pm, int fd, const struct perf_map_limits
 	/* Sort the new lines alone, then merge: linear in the map, not n log n per append. */
 	tail = (struct perf_map){ .ents = pm->ents + old, .count = pm->count - old };
 	qsort(tail.ents, tail.count, sizeof(*tail.ents), cmp_entry);
-	if (merge_tail(pm, old))
+	if (merge_tail(pm, old)) {
+		/* The map stays as it was before the append (sorted), to be appended to again. */
+		for (i = old; i < pm->count; i++)
+			free(pm->ents[i].name);
+		pm->count = old;
+		pm->lines = old_lines;
+		pm->seq = old_seq;
+		pm->offset = old_offset;
 		return -ENOMEM;
+	}
 	sort_dedup_sorted(pm);
 	count_bytes(pm);
 	return err;
