@@ -466,7 +466,7 @@ static void mark_go_pid(struct hook_registry *r, struct hook_pid *p, const unsig
 
 int hook_registry_update_pid(struct hook_registry *r, pid_t pid, const struct proc_maps *maps)
 {
-	unsigned int now[FILES_PER_PID], n = 0, i, kept;
+	unsigned int now[FILES_PER_PID], n = 0, i, j, kept;
 	struct file_id ids[FILES_PER_PID];
 	struct hook_pid *p;
 	size_t m;
@@ -474,10 +474,15 @@ int hook_registry_update_pid(struct hook_registry *r, pid_t pid, const struct pr
 
 	for (m = 0; m < maps->count && n < FILES_PER_PID; m++) {
 		idx = hook_file_for(r, pid, &maps->maps[m]);
-		if (idx >= 0 && !contains(now, n, idx)) {
-			ids[n] = (struct file_id){ r->files[idx].dev, r->files[idx].inode };
+		if (idx < 0)
+			continue;
+		for (j = 0; j < n && now[j] != (unsigned int)idx; j++)
+			;
+		/* A slot seen before in this loop holds what was found last: the same file mapped
+		 * twice, or a file that reclaimed the slot of one found earlier. */
+		ids[j] = (struct file_id){ r->files[idx].dev, r->files[idx].inode };
+		if (j == n)
 			now[n++] = idx;
-		}
 	}
 	/* A later file of this loop may have reclaimed the slot of an earlier one (held by
 	 * another user): keep only the slots that still hold the file found. */
