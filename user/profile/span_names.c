@@ -49,6 +49,27 @@ void span_names_free(struct span_names *sn)
 	free(sn);
 }
 
+/* text_clean() on each SPANPROF_TCTX_SEP-separated piece of s, keeping the separators (a
+ * cleaned piece may be shorter: the rest moves up behind it). */
+static void clean_pieces(char *s)
+{
+	size_t len;
+	char *sep;
+
+	for (;;) {
+		sep = strchr(s, SPANPROF_TCTX_SEP);
+		if (sep)
+			*sep = '\0';
+		text_clean(s);
+		if (!sep)
+			return;
+		len = strlen(s);
+		memmove(s + len + 1, sep + 1, strlen(sep + 1) + 1);
+		s[len] = SPANPROF_TCTX_SEP;
+		s += len + 1;
+	}
+}
+
 const char *span_names_get(struct span_names *sn, int map_fd, uint64_t id)
 {
 	/* The id is a hash already: its low bits pick the slot. */
@@ -66,8 +87,9 @@ const char *span_names_get(struct span_names *sn, int map_fd, uint64_t id)
 	}
 	memcpy(slot->name, value.name, sizeof(value.name));
 	slot->name[sizeof(value.name)] = '\0';
-	/* Where a span name enters the agent: cleaned once for every output. */
-	text_clean(slot->name);
+	/* Where a span name enters the agent: cleaned once for every output, piece by piece, so
+	 * that the separators of a thread context's "<name>\x1f<value>..." string stay. */
+	clean_pieces(slot->name);
 	slot->id = id;
 	return slot->name;
 }

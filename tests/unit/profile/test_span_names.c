@@ -54,8 +54,12 @@ static void test_span_names_reads_the_map_once_per_name(void **state)
 	/* The hook's bytes: cleaned where they enter, for span records, metrics and profiles. */
 	put(fd, 0x23, "GET /\x1b[31mred\n\x7f");
 	assert_string_equal(span_names_get(sn, fd, 0x23), "GET /?[31mred??");
+	/* A thread context's name and label values: each piece cleaned, the separators kept, a
+	 * piece that cleaning shortened (a two-byte C1 control) followed at once by the next. */
+	put(fd, 0x27, "GET /a\x1f/r\xc2\x9b\x1b\x1f\x1fv\n");
+	assert_string_equal(span_names_get(sn, fd, 0x27), "GET /a\x1f/r??\x1f\x1fv?");
 	span_names_get_stats(sn, &st);
-	assert_int_equal(st.map_reads, 6);
+	assert_int_equal(st.map_reads, 7);
 	assert_int_equal(st.lost, 2);
 	span_names_free(sn);
 	close(fd);
