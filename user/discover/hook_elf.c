@@ -350,7 +350,11 @@ int hook_elf_find_fd(int fd, struct hook_site *site)
 	if (!err && site->is_go) {
 		int go = go_labels(f.elf, fd, site);
 
-		if (go < 0)
+		/* A hook in a Go file whose version cannot be read (no .go.buildinfo) has no known
+		 * layout either: its goroutines could not be told apart, so it is refused. */
+		if (go == 0)
+			snprintf(site->go_version, sizeof(site->go_version), "version unreadable");
+		if (go <= 0)
 			err = go == -EFBIG ? -EFBIG : -EPROTONOSUPPORT;
 	} else if (err == -ENODATA) {
 		int go = go_labels(f.elf, fd, site);

@@ -190,6 +190,51 @@ static void test_go_program_of_unknown_version_uses_its_dwarf_or_is_refused(void
 	assert_int_equal(site.go_goid_offset, 152);
 }
 
+/* A copy of rel whose .go.buildinfo magic is broken, so no Go version can be read from it. */
+static int find_without_buildinfo(const char *rel, struct hook_site *site)
+{
+	char path[] = "/tmp/spanprof-gonoinfo-XXXXXX", buf[1 << 16];
+	int fd = mkstemp(path), err, broken = 0;
+	FILE *in = fopen(build_path(rel), "rb"), *out;
+	size_t n, i;
+
+	assert_true(fd >= 0);
+	out = fdopen(fd, "wb");
+	assert_non_null(in);
+	assert_non_null(out);
+	/* The magic is 16-byte aligned in the file, so it never straddles two reads. */
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0) {
+		for (i = 0; i + 14 <= n; i += 16)
+			if (!memcmp(buf + i, "\xff Go buildinf:", 14)) {
+				memcpy(buf + i, "\xff No buildinf:", 14);
+				broken++;
+			}
+		assert_int_equal(fwrite(buf, 1, n, out), n);
+	}
+	fclose(in);
+	assert_int_equal(fclose(out), 0);
+	assert_true(broken > 0);
+	memset(site, 0, sizeof(*site));
+	err = hook_elf_find(path, site);
+	unlink(path);
+	return err;
+}
+
+/* A Go file with the hook but no readable version is refused (its goroutines could not be told
+ * apart), and the log has something to say for the version. */
+static void test_go_hook_without_a_readable_version_is_refused(void **state)
+{
+	struct hook_site site;
+
+	(void)state;
+	if (!have("tests/workloads/go_spans"))
+		skip();
+	assert_int_equal(find_without_buildinfo("tests/workloads/go_spans", &site),
+			 -EPROTONOSUPPORT);
+	assert_true(site.site_offset != 0); /* the hook was found, and is not used */
+	assert_string_equal(site.go_version, "version unreadable");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -198,6 +243,7 @@ int main(void)
 		cmocka_unit_test(test_go_hook_found_in_stripped_pie),
 		cmocka_unit_test(test_go_program_without_hook_is_reported_for_its_labels),
 		cmocka_unit_test(test_go_program_of_unknown_version_uses_its_dwarf_or_is_refused),
+		cmocka_unit_test(test_go_hook_without_a_readable_version_is_refused),
 	};
 
 	return cmocka_run_group_tests_name("hook_elf_go", tests, NULL, NULL);
