@@ -92,40 +92,17 @@ static void note_reloc(struct tctx_elf *out, const GElf_Rela *r, size_t symndx, 
 	}
 }
 
-/* The dynamic relocations (SHT_RELA sections, all together at most ELF_SECTION_MAX_SYMBOLS bytes,
- * checked before libelf reads any: a sparse file can claim gigabytes). 0, or -EFBIG. */
-static int find_relocs(Elf *elf, struct tctx_elf *out, size_t symndx)
-{
-	Elf_Scn *scn = NULL, *symscn;
-	Elf_Data *data, *syms;
-	uint64_t total = 0;
-	GElf_Shdr sh;
-	GElf_Rela r;
-	GElf_Sym sym;
-	size_t i, n;
-	int own;
+struct reloc_walk {
+	struct tctx_elf *out;
+	size_t symndx;
+};
 
-	while ((scn = elf_nextscn(elf, scn)))
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA &&
-		    (total += sh.sh_size) > ELF_SECTION_MAX_SYMBOLS)
-			return -EFBIG;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize ||
-		    elf_section_data(scn, ELF_SECTION_MAX_SYMBOLS, &data) || !data->d_buf)
-			continue;
-		symscn = elf_getscn(elf, sh.sh_link);
-		if (!symscn || elf_section_data(symscn, ELF_SECTION_MAX_SYMBOLS, &syms))
-			syms = NULL;
-		n = data->d_size / sh.sh_entsize;
-		for (i = 0; i < n; i++) {
-			if (!gelf_getrela(data, i, &r))
-				continue;
-			own = syms && gelf_getsym(syms, GELF_R_SYM(r.r_info), &sym) &&
-			      GELF_ST_TYPE(sym.st_info) == STT_TLS && sym.st_shndx != SHN_UNDEF;
-			note_reloc(out, &r, symndx, own);
-		}
-	}
-	return 0;
+static void on_rela(void *ctx, const GElf_Rela *r, const GElf_Sym *sym)
+{
+	struct reloc_walk *w = ctx;
+	int own = sym && GELF_ST_TYPE(sym->st_info) == STT_TLS && sym->st_shndx != SHN_UNDEF;
+
+	note_reloc(w->out, r, w->symndx, own);
 }
 
 int tctx_elf_read(int fd, struct tctx_elf *out)
@@ -140,7 +117,7 @@ int tctx_elf_read(int fd, struct tctx_elf *out)
 		return errno ? -errno : -ENOEXEC;
 	err = find_symbol(elf, out, &symndx);
 	err = err ?: read_tls_segment(elf, out);
-	err = err ?: find_relocs(elf, out, symndx);
+	err = err ?: elf_each_rela(elf, on_rela, &(struct reloc_walk){ out, symndx });
 	if (!err)
 		elf_loads_read(elf, &out->loads);
 	elf_end(elf);

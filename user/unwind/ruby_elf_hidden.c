@@ -40,43 +40,26 @@ static size_t read_code(Elf *elf, int fd, const GElf_Sym *fn, uint8_t *code, siz
 	return len;
 }
 
-/* The relocations of a general-dynamic GOT slot pair at vaddr: *has_mod when a
- * R_X86_64_DTPMOD64 (any symbol) fills its first word; *offset set from a R_X86_64_DTPOFF64 of
- * its second word (symbol value + addend) and *has_off then. */
-static void slot_relocs(Elf *elf, uint64_t vaddr, bool *has_mod, bool *has_off, uint64_t *offset)
-{
-	Elf_Scn *scn = NULL, *symscn;
-	Elf_Data *data, *syms;
-	GElf_Shdr sh;
-	GElf_Rela r;
-	GElf_Sym sym;
-	size_t i, n;
+struct slot_relocs {
+	uint64_t vaddr, offset;
+	bool has_mod, has_off;
+};
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
-			continue;
-		/* Sizes the file claims are capped before libelf reads anything (sparse files). */
-		if (elf_section_data(scn, ELF_SECTION_MAX_SYMBOLS, &data))
-			continue;
-		symscn = elf_getscn(elf, sh.sh_link);
-		if (!symscn || elf_section_data(symscn, ELF_SECTION_MAX_SYMBOLS, &syms))
-			syms = NULL;
-		n = data && data->d_buf ? data->d_size / sh.sh_entsize : 0;
-		for (i = 0; i < n; i++) {
-			if (!gelf_getrela(data, i, &r))
-				continue;
-			if (r.r_offset == vaddr && GELF_R_TYPE(r.r_info) == R_X86_64_DTPMOD64)
-				*has_mod = true;
-			if (r.r_offset != vaddr + 8 || GELF_R_TYPE(r.r_info) != R_X86_64_DTPOFF64)
-				continue;
-			memset(&sym, 0, sizeof(sym));
-			if (GELF_R_SYM(r.r_info) &&
-			    (!syms || !gelf_getsym(syms, GELF_R_SYM(r.r_info), &sym)))
-				continue;
-			*offset = sym.st_value + (uint64_t)r.r_addend;
-			*has_off = true;
-		}
-	}
+/* For a general-dynamic GOT slot pair at w->vaddr: has_mod when a R_X86_64_DTPMOD64 (any symbol)
+ * fills its first word; offset from a R_X86_64_DTPOFF64 of its second word (symbol value +
+ * addend), and has_off then. */
+static void on_slot_rela(void *ctx, const GElf_Rela *r, const GElf_Sym *sym)
+{
+	struct slot_relocs *w = ctx;
+
+	if (r->r_offset == w->vaddr && GELF_R_TYPE(r->r_info) == R_X86_64_DTPMOD64)
+		w->has_mod = true;
+	if (r->r_offset != w->vaddr + 8 || GELF_R_TYPE(r->r_info) != R_X86_64_DTPOFF64)
+		return;
+	if (GELF_R_SYM(r->r_info) && !sym)
+		return; /* names a symbol that cannot be read */
+	w->offset = (sym ? sym->st_value : 0) + (uint64_t)r->r_addend;
+	w->has_off = true;
 }
 
 /* The size of the file's TLS block (PT_TLS p_memsz), 0 when it has none. */
@@ -97,8 +80,8 @@ int ruby_elf_ec_from_code(Elf *elf, int fd, const GElf_Sym *errinfo, struct ruby
 {
 	uint8_t code[CODE_SCAN];
 	size_t len = read_code(elf, fd, errinfo, code, sizeof(code)), i;
-	bool has_mod = false, has_off = false;
-	uint64_t slot, offset = 0, tls;
+	struct slot_relocs w = { 0 };
+	uint64_t slot, tls;
 	int32_t disp;
 
 	for (i = 0; i + GD_LEN <= len; i++) {
@@ -110,14 +93,17 @@ int ruby_elf_ec_from_code(Elf *elf, int fd, const GElf_Sym *errinfo, struct ruby
 		slot = errinfo->st_value + i + 8 + (int64_t)disp;
 		/* The slot's second word is the variable's offset in the module's TLS block: from
 		 * its relocation for an exported variable, else written at link time. */
-		slot_relocs(elf, slot, &has_mod, &has_off, &offset);
+		w.vaddr = slot;
+		if (elf_each_rela(elf, on_slot_rela, &w))
+			return -ENOENT; /* relocations over their stated maximum: nothing read */
 		tls = tls_size(elf);
-		if (!has_mod ||
-		    (!has_off && elf_read_vaddr(elf, fd, slot + 8, &offset, sizeof(offset))) ||
-		    tls < sizeof(uint64_t) || offset > tls - sizeof(uint64_t))
+		if (!w.has_mod ||
+		    (!w.has_off &&
+		     elf_read_vaddr(elf, fd, slot + 8, &w.offset, sizeof(w.offset))) ||
+		    tls < sizeof(uint64_t) || w.offset > tls - sizeof(uint64_t))
 			return -ENOENT;
 		out->has_tls_ec = 1;
-		out->tls_ec_offset = offset;
+		out->tls_ec_offset = w.offset;
 		out->dtpmod_got = slot;
 		return 0;
 	}

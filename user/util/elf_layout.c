@@ -147,3 +147,38 @@ void elf_each_defined_symbol(Elf *elf, elf_symbol_fn fn, void *ctx)
 		}
 	}
 }
+
+int elf_each_rela(Elf *elf, elf_rela_fn fn, void *ctx)
+{
+	Elf_Scn *scn = NULL, *symscn;
+	Elf_Data *data, *syms;
+	uint64_t total = 0;
+	GElf_Shdr sh;
+	GElf_Rela r;
+	GElf_Sym sym;
+	size_t i, n;
+
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA &&
+		    (total += sh.sh_size) > ELF_SECTION_MAX_SYMBOLS)
+			return -EFBIG;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize ||
+		    elf_section_data(scn, ELF_SECTION_MAX_SYMBOLS, &data) || !data->d_buf)
+			continue;
+		symscn = elf_getscn(elf, sh.sh_link);
+		if (!symscn || elf_section_data(symscn, ELF_SECTION_MAX_SYMBOLS, &syms))
+			syms = NULL;
+		n = data->d_size / sh.sh_entsize; /* what was read, not what sh_size claims */
+		for (i = 0; i < n; i++) {
+			if (!gelf_getrela(data, i, &r))
+				continue;
+			fn(ctx, &r,
+			   GELF_R_SYM(r.r_info) && syms &&
+					   gelf_getsym(syms, GELF_R_SYM(r.r_info), &sym) ?
+				   &sym :
+				   NULL);
+		}
+	}
+	return 0;
+}

@@ -53,4 +53,11 @@ int elf_read_vaddr(Elf *elf, int fd, uint64_t vaddr, void *buf, size_t len);
 typedef void (*elf_symbol_fn)(void *ctx, const char *name, const GElf_Sym *sym);
 void elf_each_defined_symbol(Elf *elf, elf_symbol_fn fn, void *ctx);
 
+/* Calls fn for every entry of the SHT_RELA sections, with the symbol it names (NULL when it names
+ * none or its symbol table cannot be read). The relocation sections together may claim at most
+ * ELF_SECTION_MAX_SYMBOLS bytes, checked before libelf reads any (a sparse file can claim
+ * gigabytes). Returns 0, or -EFBIG (nothing was read). */
+typedef void (*elf_rela_fn)(void *ctx, const GElf_Rela *rela, const GElf_Sym *sym);
+int elf_each_rela(Elf *elf, elf_rela_fn fn, void *ctx);
+
 #endif /* SPANPROF_ELF_LAYOUT_H */
