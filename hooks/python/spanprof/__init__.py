@@ -14,7 +14,7 @@ within about a second and only sees spans set after that.
 
 import logging
 
-from . import _ids, _native
+from . import _current, _ids, _native
 
 __version__ = "0.1.0"
 __all__ = ["set_span", "clear_span", "active", "available", "library_path"]
@@ -47,6 +47,7 @@ def set_span(trace_id, span_id, root_span_id=0, name=""):
         _log_bad_input(e)
         return False
     _hook.set(raw)
+    _current.remember(raw)  # the running task's span (spanprof.tasks)
     return True
 
 
@@ -55,6 +56,7 @@ def clear_span():
     if not _hook.active():
         return False
     _hook.clear()
+    _current.remember(None)
     return True
 
 

@@ -9,12 +9,12 @@ following Pyroscope's span-profile conventions (local root span, pyroscope.profi
     provider.add_span_processor(SpanProcessor())
 """
 
+import contextvars
 import logging
 import os
 import sys
-import threading
 
-from . import _ids, _native
+from . import _current, _ids, _native, tasks
 
 try:  # Subclass the SDK's base when it is there, so hooks added to it later stay no-ops.
     from opentelemetry.sdk.trace import SpanProcessor as _SDKSpanProcessor
@@ -22,7 +22,7 @@ except Exception:  # the SDK is optional: the interface is duck-typed
     _SDKSpanProcessor = object
 
 PROFILE_ID_ATTRIBUTE = "pyroscope.profile.id"
-MAX_DEPTH = 64  # spans a thread may have open at once before the oldest is forgotten
+MAX_DEPTH = 64  # spans a thread or task may have open at once before the oldest is forgotten
 
 _log = logging.getLogger("spanprof")
 
@@ -89,9 +89,12 @@ class SpanProcessor(_SDKSpanProcessor):
         self._root_span_only = bool(root_span_only)
         self._add_span_name = bool(add_span_name)
         self._enabled = hook.loaded
-        self._local = threading.local()  # .stack: this thread's started spans
-        # span_id -> (entry, owning thread's stack). Single dict operations are atomic under
-        # the GIL (and internally locked in free-threaded builds), so no lock is needed.
+        # The started spans of the running thread or task, oldest first: a tuple in a
+        # ContextVar, so that each asyncio task and greenlet (each runs in its own context) has
+        # its own, and a task started inside a span inherits it without sharing it.
+        self._stack_var = contextvars.ContextVar("spanprof_stack", default=())
+        # span_id -> entry. Single dict operations are atomic under the GIL (and internally
+        # locked in free-threaded builds), so no lock is needed.
         self._live = {}
         self._logged = set()  # what was already logged once
         self._published = False  # the SDK's resource went out as process context
@@ -132,10 +135,11 @@ class SpanProcessor(_SDKSpanProcessor):
             return
         self._enabled = False
         try:
-            if getattr(self._local, "stack", None):
-                self._local.stack.clear()
+            if self._stack_var.get():
+                self._stack_var.set(())
                 if self._hook.active():
                     self._hook.clear()
+                    _current.remember(None)
             self._live.clear()
         except Exception:
             self._log_error("shutdown")
@@ -166,11 +170,8 @@ class SpanProcessor(_SDKSpanProcessor):
 
     # --- internals -----------------------------------------------------------------------
     def _stack(self):
-        try:
-            return self._local.stack
-        except AttributeError:
-            self._local.stack = []
-            return self._local.stack
+        """The running thread's or task's started spans, oldest first (a copy)."""
+        return list(self._stack_var.get())
 
     def _start(self, span):
         ctx = span.get_span_context()
@@ -184,23 +185,24 @@ class SpanProcessor(_SDKSpanProcessor):
                 return
             # A child: its samples belong to the local root (its own id goes along, for
             # agents run with --span-scope all).
-            entry = _Entry(ctx.trace_id, ctx.span_id, root=found[0].root)
+            entry = _Entry(ctx.trace_id, ctx.span_id, root=found.root)
         else:
             # A local root, or any span in all-spans scope.
             entry = _Entry(ctx.trace_id, ctx.span_id, span=span,
                            name_raw=self._name_bytes(span.name) if self._add_span_name else b"")
             self._annotate(span, ctx)
 
-        try:
-            stack = self._local.stack
-        except AttributeError:
-            stack = self._local.stack = []
-        while stack and stack[-1].ended:  # spans another thread ended meanwhile
-            stack.pop()
-        if len(stack) >= MAX_DEPTH:  # spans that never end must not grow the stack forever
-            self._live.pop(stack.pop(0).span_id, None)
-        stack.append(entry)
-        self._live[ctx.span_id] = (entry, stack)
+        stack = self._stack_var.get()
+        top = len(stack)
+        while top and stack[top - 1].ended:  # spans another thread or task ended meanwhile
+            top -= 1
+        first = 0
+        if top >= MAX_DEPTH:  # spans that never end must not grow the stack forever
+            first = top - MAX_DEPTH + 1
+            for old in stack[:first]:
+                self._live.pop(old.span_id, None)
+        self._stack_var.set(stack[first:top] + (entry,))
+        self._live[ctx.span_id] = entry
         self._activate(entry)
 
     def _annotate(self, span, ctx):
@@ -214,24 +216,24 @@ class SpanProcessor(_SDKSpanProcessor):
         span.set_attribute(PROFILE_ID_ATTRIBUTE, "%016x" % ctx.span_id)
 
     def _end(self, span):
-        found = self._live.pop(span.get_span_context().span_id, None)
-        if found is None:
+        entry = self._live.pop(span.get_span_context().span_id, None)
+        if entry is None:
             return  # never seen
-        entry, stack = found
         entry.ended = True
-        if stack is not getattr(self._local, "stack", None):
-            # Ended on another thread: the hook only speaks for the calling thread, so the
-            # owner drops the entry at its next span start or end.
+        stack = self._stack_var.get()
+        if entry not in stack:
+            # Ended on another thread or in another task: the hook only speaks for the
+            # calling thread, so the owner drops the entry at its next span start or end.
             return
-        popped = False
-        while stack and stack[-1].ended:
-            stack.pop()
-            popped = True
-        if not popped:
-            if entry in stack:
-                stack.remove(entry)  # ended out of order: the active span stays as it is
+        top = len(stack)
+        while top and stack[top - 1].ended:
+            top -= 1
+        if top == len(stack):
+            # ended out of order: the active span stays as it is
+            self._stack_var.set(tuple(e for e in stack if e is not entry))
             return
-        self._activate(stack[-1] if stack else None)
+        self._stack_var.set(stack[:top])
+        self._activate(stack[top - 1] if top else None)
 
     def _name_bytes(self, name):
         raw = self._names.get(name)
@@ -256,9 +258,12 @@ class SpanProcessor(_SDKSpanProcessor):
             return  # nobody listens: do not build the struct
         if entry is None:
             self._hook.clear()
+            _current.remember(None)
         else:
             self._follow_rename(entry.root)
-            self._hook.set(entry.pack())
+            raw = entry.pack()
+            self._hook.set(raw)
+            _current.remember(raw)  # the running task's span, for spanprof.tasks
 
     def _log_once(self, what, message):
         if what not in self._logged:
@@ -272,12 +277,16 @@ class SpanProcessor(_SDKSpanProcessor):
                          exc_info=True)
 
 
-def install(provider, **options):
+def install(provider, per_task=True, **options):
     """Adds a SpanProcessor(**options) to the SDK's TracerProvider and publishes its resource as
-    process context at once (before any span); returns the processor."""
+    process context at once (before any span); returns the processor. per_task (default True)
+    also gives asyncio tasks and gevent greenlets their own spans (spanprof.tasks.install(),
+    which SPANPROF_TASKS=off turns off)."""
     processor = SpanProcessor(**options)
     provider.add_span_processor(processor)
     processor.publish_resource(getattr(provider, "resource", None))
+    if per_task and processor._enabled:
+        tasks.install(processor._hook)
     return processor
 
 

@@ -8,7 +8,7 @@ import logging
 import threading
 import unittest
 
-from spanprof import otel
+from spanprof import otel, tasks
 from tests import mini_sdk
 from tests.fakes import FakeHook
 
@@ -140,6 +140,7 @@ class SDKBehaviour:
             {"service.name": "billing"}))
         hook = FakeHook()
         processor = otel.install(provider, hook=hook)
+        self.addCleanup(tasks.uninstall)  # install() also turned per-task spans on
         self.assertEqual([p["service.name"] for p in hook.published], ["billing"])
         provider.get_tracer("t").start_span("x").end()
         self.assertEqual(len(hook.published), 1)

@@ -1,0 +1,207 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""Per-task spans: asyncio tasks and gevent greenlets that take turns on one thread each get
+their own span in the profiles.
+
+The hook speaks for a thread, and a task switch changes no thread. So the span each task set
+(set_span(), or the span processor) is kept in the task's own context (spanprof._current), and
+at every switch the hook is handed the span of the code about to run:
+
+- asyncio: a task factory wraps each task's coroutine; before each step of the task the hook gets
+  the task's span, after it the span the thread had before (normally none: the event loop's own
+  work belongs to no task). install() sets the factory on every event loop the policy makes from
+  then on, and on the running loop.
+- gevent: a greenlet trace function (greenlet.settrace, per thread) hands the hook the span of
+  the greenlet switched to; the hub has none.
+
+A switch to a task whose span the thread's hook already holds costs no hook call, and without an
+agent attached no span is recorded, so switches cost only the check. SPANPROF_TASKS=off in the
+environment makes install() do nothing.
+"""
+
+import collections.abc
+import logging
+import os
+import sys
+
+from . import _current
+
+ENV_SWITCH = "SPANPROF_TASKS"
+
+_log = logging.getLogger("spanprof")
+_span = _current.span
+_thread = _current._thread
+_installed = {}  # what install() changed, to undo it: "policy", "greenlet"
+
+
+def enabled(env=None):
+    """False when SPANPROF_TASKS is off, false, no or 0."""
+    env = os.environ if env is None else env
+    return env.get(ENV_SWITCH, "").strip().lower() not in ("0", "off", "false", "no")
+
+
+def _default_hook():
+    from . import _hook
+    return _hook
+
+
+class _Steps(collections.abc.Coroutine):
+    """A task's coroutine, run one step at a time by the task: each step runs with the task's
+    span in the hook (read from the task's context, which the task enters around each step),
+    and the thread's span from before the step is put back after it."""
+
+    __slots__ = ("_coro", "_hook")
+
+    def __init__(self, coro, hook):
+        self._coro, self._hook = coro, hook
+
+    def send(self, value):
+        t = _thread
+        before = t.published
+        raw = _span.get()
+        if raw is not before:
+            t.published = raw
+            self._hook.set(raw) if raw is not None else self._hook.clear()
+        try:
+            return self._coro.send(value)
+        finally:
+            if t.published is not before:
+                t.published = before
+                self._hook.set(before) if before is not None else self._hook.clear()
+
+    def throw(self, *args):
+        t = _thread
+        before = t.published
+        raw = _span.get()
+        if raw is not before:
+            t.published = raw
+            self._hook.set(raw) if raw is not None else self._hook.clear()
+        try:
+            return self._coro.throw(*args)
+        finally:
+            if t.published is not before:
+                t.published = before
+                self._hook.set(before) if before is not None else self._hook.clear()
+
+    def close(self):
+        return self._coro.close()
+
+    def __await__(self):
+        return self._coro.__await__()
+
+    def __getattr__(self, name):  # cr_frame, cr_code, __qualname__ ... of the real coroutine
+        return getattr(self._coro, name)
+
+    def __repr__(self):
+        return repr(self._coro)
+
+
+def task_factory(hook=None, inner=None):
+    """A task factory for loop.set_task_factory() giving each task its own span; inner is a
+    factory already set on the loop, which then makes the tasks (of the wrapped coroutines)."""
+    import asyncio
+
+    hook = _default_hook() if hook is None else hook
+    is_coroutine = asyncio.iscoroutine
+
+    def factory(loop, coro, **kwargs):
+        if is_coroutine(coro) and not isinstance(coro, _Steps):
+            coro = _Steps(coro, hook)
+        if inner is not None:
+            return inner(loop, coro, **kwargs)
+        return asyncio.Task(coro, loop=loop, **kwargs)
+
+    factory.spanprof = True
+    return factory
+
+
+def instrument_loop(loop, hook=None):
+    """Sets the per-task span factory on loop, around a factory it has already. Idempotent."""
+    current = loop.get_task_factory()
+    if getattr(current, "spanprof", False):
+        return
+    loop.set_task_factory(task_factory(hook, current))
+
+
+def _greenlet_tracer(hook, previous):
+    def trace(event, args):
+        # Called in the greenlet switched to: its context holds its span.
+        if event in ("switch", "throw"):
+            raw = _span.get()
+            if raw is not _thread.published:
+                _thread.published = raw
+                hook.set(raw) if raw is not None else hook.clear()
+        if previous is not None:
+            previous(event, args)
+
+    trace.spanprof = True
+    return trace
+
+
+def install(hook=None, asyncio=True, gevent=None):
+    """Turns per-task spans on: asyncio (when asyncio is True) for the running event loop and
+    every loop the event loop policy makes from now on; gevent (when gevent is True, or None
+    and gevent is imported) for the calling thread's greenlets. Returns what it turned on, a
+    set of "asyncio" and "gevent"; nothing when SPANPROF_TASKS is off."""
+    if not enabled():
+        _log.info("spanprof: per-task spans are off (%s)", ENV_SWITCH)
+        return set()
+    hook = _default_hook() if hook is None else hook
+    done = set()
+    if asyncio:
+        _install_asyncio(hook)
+        done.add("asyncio")
+    if gevent or (gevent is None and "gevent" in sys.modules):
+        if _install_greenlet(hook):
+            done.add("gevent")
+    return done
+
+
+def _install_asyncio(hook):
+    import asyncio
+    import asyncio.events as events
+
+    policy = events.BaseDefaultEventLoopPolicy
+    if "policy" not in _installed:
+        new_event_loop = policy.new_event_loop
+
+        def instrumented_new_event_loop(self):
+            loop = new_event_loop(self)
+            instrument_loop(loop, hook)
+            return loop
+
+        _installed["policy"] = new_event_loop
+        policy.new_event_loop = instrumented_new_event_loop
+    try:
+        instrument_loop(asyncio.get_running_loop(), hook)
+    except RuntimeError:
+        pass  # no loop running in this thread
+
+
+def _install_greenlet(hook):
+    try:
+        import greenlet
+    except ImportError:
+        _log.warning("spanprof: gevent per-task spans need greenlet, which is not importable")
+        return False
+    previous = greenlet.gettrace()
+    if getattr(previous, "spanprof", False):
+        return True
+    greenlet.settrace(_greenlet_tracer(hook, previous))
+    _installed["greenlet"] = True
+    return True
+
+
+def uninstall():
+    """Undoes install() for loops made from now on and the calling thread's greenlets; loops
+    made meanwhile keep their factory."""
+    import asyncio.events as events
+
+    new_event_loop = _installed.pop("policy", None)
+    if new_event_loop is not None:
+        events.BaseDefaultEventLoopPolicy.new_event_loop = new_event_loop
+    if _installed.pop("greenlet", None):
+        import greenlet
+
+        trace = greenlet.gettrace()
+        if getattr(trace, "spanprof", False):
+            greenlet.settrace(None)
