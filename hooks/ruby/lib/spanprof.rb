@@ -6,6 +6,7 @@ require "logger"
 require "spanprof/version"
 require "spanprof/ids"
 require "spanprof/native"
+require "spanprof/fibers"
 
 module SpanProf
   class << self
@@ -39,6 +40,7 @@ module SpanProf
       raw = Native.pack_span(Ids.id_bytes(trace_id, 16, "trace_id"), Ids.id_bytes(span_id, 8, "span_id"),
                              Ids.id_bytes(root_span_id, 8, "root_span_id", allow_zero: true), Ids.name_bytes(name))
       hook.set(raw)
+      Fibers.remember(raw) # the running fiber's span (SpanProf::Fibers)
       true
     rescue ArgumentError, TypeError => e
       unless @bad_input_logged
@@ -53,6 +55,7 @@ module SpanProf
       return false unless hook.active?
 
       hook.clear
+      Fibers.remember(nil)
       true
     end
 

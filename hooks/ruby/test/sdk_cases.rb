@@ -42,6 +42,7 @@ module SdkCases
         OpenTelemetry::SDK::Trace::SpanLimits.new(attribute_count_limit: limit)
     end
     @processor = SpanProf::Otel.install(hook: @hook)
+    SpanProf::Fibers.uninstall # install also turned per-fiber spans on, with the fake hook
     @tracer = OpenTelemetry.tracer_provider.tracer("spanprof-test")
   end
 

@@ -41,7 +41,9 @@ module SpanProf
     # run, publishes the provider's resource as process context, and returns the processor (nil, with a warning, when the provider is not the SDK's yet). Adding it
     # inside configure would stop the SDK from building the exporters named by
     # OTEL_TRACES_EXPORTER: it does that only when configure added no span processor.
-    def self.install(tracer_provider = ::OpenTelemetry.tracer_provider, **options)
+    # per_fiber: (default true) also gives fibers that take turns on a thread their own spans
+    # (SpanProf::Fibers.install, which SPANPROF_TASKS=off turns off).
+    def self.install(tracer_provider = ::OpenTelemetry.tracer_provider, per_fiber: true, **options)
       unless tracer_provider.respond_to?(:add_span_processor)
         SpanProf.logger.warn("spanprof: SpanProf::Otel.install needs the SDK's tracer provider; " \
                              "call it after OpenTelemetry::SDK.configure")
@@ -50,6 +52,7 @@ module SpanProf
       processor = SpanProcessor.new(**options)
       tracer_provider.add_span_processor(processor)
       processor.publish_resource(tracer_provider.resource) if tracer_provider.respond_to?(:resource)
+      Fibers.install(options[:hook] || SpanProf.hook) if per_fiber && processor.enabled?
       processor
     end
 
@@ -93,6 +96,11 @@ module SpanProf
         @published = false # the SDK's resource went out as process context
       end
 
+      # false once shut down, or without the library.
+      def enabled?
+        @enabled
+      end
+
       # --- the SDK's SpanProcessor interface -----------------------------------------------
       # Without an agent nothing is tracked: the processor costs one semaphore read per span.
       def on_start(span, parent_context)
@@ -119,10 +127,13 @@ module SpanProf
       def shutdown(timeout: nil) # rubocop:disable Lint/UnusedMethodArgument
         if @enabled
           @enabled = false
-          stack = Thread.current.thread_variable_get(@stack_key)
+          stack = Thread.current[@stack_key]
           if stack && !stack.empty?
             stack.clear
-            @hook.clear if @hook.active?
+            if @hook.active?
+              @hook.clear
+              Fibers.remember(nil)
+            end
           end
           @live_lock.synchronize { @live.clear }
         end
@@ -193,9 +204,9 @@ module SpanProf
         return unless entry # never seen
 
         entry.ended = true
-        # Finished on another thread: the hook only speaks for the calling thread, so the owner
-        # drops the entry at its next span start or finish.
-        return unless stack.equal?(Thread.current.thread_variable_get(@stack_key))
+        # Finished on another thread or fiber: the hook only speaks for the calling thread, so
+        # the owner drops the entry at its next span start or finish.
+        return unless stack.equal?(Thread.current[@stack_key])
 
         popped = false
         while !stack.empty? && stack.last.ended
@@ -215,10 +226,15 @@ module SpanProf
 
       def activate(entry)
         return unless @hook.active? # nobody listens: do not build the struct
-        return @hook.clear unless entry
 
+        unless entry
+          @hook.clear
+          return Fibers.remember(nil)
+        end
         follow_rename(entry.root)
-        @hook.set(entry.pack)
+        raw = entry.pack
+        @hook.set(raw)
+        Fibers.remember(raw) # the running fiber's span (SpanProf::Fibers)
       end
 
       # The SDK tells processors nothing when name= renames a span, so the root's current name
@@ -233,8 +249,9 @@ module SpanProf
         root.name_bytes = name_bytes(name)
       end
 
+      # Fiber-local (Thread#[]), as OpenTelemetry's context is: each fiber has its own stack.
       def thread_stack
-        Thread.current.thread_variable_get(@stack_key) || Thread.current.thread_variable_set(@stack_key, [])
+        Thread.current[@stack_key] ||= []
       end
 
       def parent_remote?(parent_context)

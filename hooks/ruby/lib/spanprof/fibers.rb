@@ -1,0 +1,82 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Per-fiber spans: fibers that take turns on one thread (a fiber scheduler such as async's or
+# Falcon's) each get their own span in the profiles.
+#
+# The hook speaks for a native thread, and a fiber switch changes no thread. So the span the
+# running code set (SpanProf.set_span, or the span processor) is kept fiber-locally, as
+# OpenTelemetry keeps its context, and a :fiber_switch TracePoint (Ruby 3.0 and later) hands
+# the hook the span of the fiber switched to, unless the thread's hook holds it already. A
+# fiber that set no span (a scheduler's own fiber) runs with none. SPANPROF_TASKS=off in the
+# environment makes install do nothing.
+module SpanProf
+  module Fibers
+    ENV_SWITCH = "SPANPROF_TASKS"
+    SPAN_KEY = :__spanprof_span # fiber-local: the packed span the fiber's code set, or nil
+    PUBLISHED_KEY = :__spanprof_published # thread variable: what the thread's hook holds
+
+    class << self
+      # Whether this Ruby has the :fiber_switch trace event (3.0 and later).
+      def supported?
+        return @supported unless @supported.nil?
+
+        @supported = begin
+          TracePoint.new(:fiber_switch) {}
+          true
+        rescue ArgumentError
+          false
+        end
+      end
+
+      # false when SPANPROF_TASKS is off, false, no or 0.
+      def enabled?(env = ENV)
+        !%w[0 off false no].include?(env.fetch(ENV_SWITCH, "").strip.downcase)
+      end
+
+      # Turns per-fiber spans on for every thread. Returns true when on.
+      def install(hook = SpanProf.hook)
+        unless enabled?
+          SpanProf.logger.info("spanprof: per-fiber spans are off (#{ENV_SWITCH})")
+          return false
+        end
+        unless supported?
+          SpanProf.logger.info("spanprof: per-fiber spans need Ruby 3.0 or later (:fiber_switch)")
+          return false
+        end
+        @trace&.disable
+        @trace = TracePoint.new(:fiber_switch) { switch_to(hook, Thread.current[SPAN_KEY]) }
+        @trace.enable
+        true
+      end
+
+      def uninstall
+        @trace&.disable
+        @trace = nil
+      end
+
+      def installed?
+        !@trace.nil? && @trace.enabled?
+      end
+
+      # Records that the hook was just given raw (nil: cleared) by the running fiber.
+      def remember(raw)
+        t = Thread.current
+        t[SPAN_KEY] = raw
+        t.thread_variable_set(PUBLISHED_KEY, raw)
+      end
+
+      # What the calling thread's hook holds: the packed span, or nil.
+      def published
+        Thread.current.thread_variable_get(PUBLISHED_KEY)
+      end
+
+      # Gives the calling thread's hook raw (nil: no span) unless it holds that already.
+      def switch_to(hook, raw)
+        t = Thread.current
+        return if raw.equal?(t.thread_variable_get(PUBLISHED_KEY))
+
+        t.thread_variable_set(PUBLISHED_KEY, raw)
+        raw ? hook.set(raw) : hook.clear
+      end
+    end
+  end
+end
