@@ -436,10 +436,13 @@ endef
 hook-tests: all $(HOOK_C_TESTS)
 	$(run-hook-tests)
 
-# Cost of a span start+end through each language's processor; part of `make bench`.
+# Cost of a span start+end through each language's processor, and of a task or fiber switch
+# with per-task spans; part of `make bench`.
 bench-hooks: all
 	$(Q)$(HOOK_ENV) $(PYTHON) tests/bench/bench_python_hook.py
+	$(Q)$(HOOK_ENV) $(PYTHON) tests/bench/bench_python_tasks.py
 	$(Q)$(HOOK_ENV) $(RUBY) tests/bench/bench_ruby_hook.rb
+	$(Q)$(HOOK_ENV) $(RUBY) tests/bench/bench_ruby_fibers.rb
 
 # --- end of language hooks -----------------------------------------------------------------
 
