@@ -16,8 +16,9 @@ apt-get install -y -qq --no-install-recommends \
 	libcmocka-dev golang-go binutils linux-perf \
 	golang-github-masterminds-sprig-dev golang-github-xeipuuv-gojsonschema-dev \
 	golang-gopkg-yaml.v2-dev golang-gopkg-yaml.v3-dev golang-opentelemetry-otel-dev yamllint \
-	python3 ruby ruby-minitest musl-tools \
-	libcap2-bin debootstrap >/dev/null # setcap: tests/deploy; debootstrap: .ci/ruby-root.sh
+	python3 python3-gevent ruby ruby-minitest musl-tools \
+	libcap2-bin debootstrap >/dev/null # setcap: tests/deploy; debootstrap: .ci/ruby-root.sh;
+# python3-gevent: test_task_spans runs two greenlets
 # The span explorer's browser test: Debian's Chromium, driven by playwright-core from the npm
 # registry (a pinned version, outside the repository; it downloads no browser of its own). 1.61
 # is the last release that runs on Debian 12's node 18; it drives Chromium 156 as well.
