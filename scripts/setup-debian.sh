@@ -45,5 +45,9 @@ fi
 # /var/cache/spanprof-go, never installed); a missing one only makes its tests skip.
 "$(dirname "$0")/fetch-go-toolchains.sh" ||
 	echo "note: fetching the newer Go toolchains failed; the Go tests run on golang-go only"
+# Debian's CPython 3.14 (from sid, unpacked under /var/cache/spanprof-python, never installed)
+# for test_task_spans, which runs it in the Debian 13 root; a failure only makes that case skip.
+"$(dirname "$0")/fetch-python314.sh" ||
+	echo "note: fetching CPython 3.14 failed; test_task_spans skips it"
 "$(dirname "$0")/../.ci/ruby-root.sh" ||
 	echo "note: no Debian 13 root for Ruby 3.3/3.4 (see above); test_ruby_frames skips those Rubies"

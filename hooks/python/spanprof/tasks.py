@@ -148,8 +148,8 @@ def install(hook=None, asyncio=True, gevent=None):
     hook = _default_hook() if hook is None else hook
     done = set()
     if asyncio:
-        _install_asyncio(hook)
-        done.add("asyncio")
+        if _install_asyncio(hook):
+            done.add("asyncio")
     if gevent or (gevent is None and "gevent" in sys.modules):
         if _install_greenlet(hook):
             done.add("gevent")
@@ -160,7 +160,15 @@ def _install_asyncio(hook):
     import asyncio
     import asyncio.events as events
 
-    policy = events.BaseDefaultEventLoopPolicy
+    # Every event loop asyncio.run(), asyncio.new_event_loop() and uvloop make comes from the
+    # policy's new_event_loop() (the class is private from Python 3.14 on).
+    policy = getattr(events, "BaseDefaultEventLoopPolicy", None) or \
+        getattr(events, "_BaseDefaultEventLoopPolicy", None)
+    if policy is None or not hasattr(policy, "new_event_loop"):
+        _log.warning("spanprof: per-task spans for asyncio: this Python's asyncio has no event "
+                     "loop policy to instrument; use loop.set_task_factory("
+                     "spanprof.tasks.task_factory())")
+        return False
     if "policy" not in _installed:
         new_event_loop = policy.new_event_loop
 
@@ -169,12 +177,13 @@ def _install_asyncio(hook):
             instrument_loop(loop, hook)
             return loop
 
-        _installed["policy"] = new_event_loop
+        _installed["policy"] = (policy, new_event_loop)
         policy.new_event_loop = instrumented_new_event_loop
     try:
         instrument_loop(asyncio.get_running_loop(), hook)
     except RuntimeError:
         pass  # no loop running in this thread
+    return True
 
 
 def _install_greenlet(hook):
@@ -194,11 +203,9 @@ def _install_greenlet(hook):
 def uninstall():
     """Undoes install() for loops made from now on and the calling thread's greenlets; loops
     made meanwhile keep their factory."""
-    import asyncio.events as events
-
-    new_event_loop = _installed.pop("policy", None)
-    if new_event_loop is not None:
-        events.BaseDefaultEventLoopPolicy.new_event_loop = new_event_loop
+    patched = _installed.pop("policy", None)
+    if patched is not None:
+        patched[0].new_event_loop = patched[1]
     if _installed.pop("greenlet", None):
         import greenlet
 
