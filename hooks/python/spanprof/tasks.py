@@ -29,7 +29,7 @@ ENV_SWITCH = "SPANPROF_TASKS"
 
 _log = logging.getLogger("spanprof")
 _span = _current.span
-_thread = _current._thread
+_thread = _current._thread  # read in every step: a module global is the cheapest lookup
 _installed = {}  # what install() changed, to undo it: "policy", "greenlet"
 
 
@@ -55,32 +55,35 @@ class _Steps(collections.abc.Coroutine):
         self._coro, self._hook = coro, hook
 
     def send(self, value):
-        t = _thread
-        before = t.published
-        raw = _span.get()
-        if raw is not before:
-            t.published = raw
-            self._hook.set(raw) if raw is not None else self._hook.clear()
+        before = self._enter()
         try:
             return self._coro.send(value)
         finally:
-            if t.published is not before:
-                t.published = before
-                self._hook.set(before) if before is not None else self._hook.clear()
+            if _thread.published is not before:
+                self._give(before)
 
     def throw(self, *args):
-        t = _thread
-        before = t.published
-        raw = _span.get()
-        if raw is not before:
-            t.published = raw
-            self._hook.set(raw) if raw is not None else self._hook.clear()
+        before = self._enter()
         try:
             return self._coro.throw(*args)
         finally:
-            if t.published is not before:
-                t.published = before
-                self._hook.set(before) if before is not None else self._hook.clear()
+            if _thread.published is not before:
+                self._give(before)
+
+    def _enter(self):
+        """Hands the hook the task's span; returns what the thread's hook held before."""
+        before = _thread.published
+        raw = _span.get()
+        if raw is not before:
+            self._give(raw)
+        return before
+
+    def _give(self, raw):
+        _thread.published = raw
+        if raw is None:
+            self._hook.clear()
+        else:
+            self._hook.set(raw)
 
     def close(self):
         return self._coro.close()
@@ -128,8 +131,7 @@ def _greenlet_tracer(hook, previous):
         if event in ("switch", "throw"):
             raw = _span.get()
             if raw is not _thread.published:
-                _thread.published = raw
-                hook.set(raw) if raw is not None else hook.clear()
+                _current.switch_to(hook, raw)
         if previous is not None:
             previous(event, args)
 
