@@ -129,9 +129,7 @@ def _greenlet_tracer(hook, previous):
     def trace(event, args):
         # Called in the greenlet switched to: its context holds its span.
         if event in ("switch", "throw"):
-            raw = _span.get()
-            if raw is not _thread.published:
-                _current.switch_to(hook, raw)
+            _current.switch_to(hook, _span.get())
         if previous is not None:
             previous(event, args)
 
@@ -198,7 +196,7 @@ def _install_greenlet(hook):
     if getattr(previous, "spanprof", False):
         return True
     greenlet.settrace(_greenlet_tracer(hook, previous))
-    _installed["greenlet"] = True
+    _installed["greenlet"] = previous
     return True
 
 
@@ -208,9 +206,9 @@ def uninstall():
     patched = _installed.pop("policy", None)
     if patched is not None:
         patched[0].new_event_loop = patched[1]
-    if _installed.pop("greenlet", None):
+    if "greenlet" in _installed:
         import greenlet
 
-        trace = greenlet.gettrace()
-        if getattr(trace, "spanprof", False):
-            greenlet.settrace(None)
+        previous = _installed.pop("greenlet")
+        if getattr(greenlet.gettrace(), "spanprof", False):
+            greenlet.settrace(previous)  # the trace function found at install()
