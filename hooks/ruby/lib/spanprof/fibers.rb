@@ -4,7 +4,7 @@
 #
 # The hook speaks for a native thread, and a fiber switch changes no thread. So the span the
 # running code set (SpanProf.set_span, or the span processor) is kept fiber-locally, as
-# OpenTelemetry keeps its context, and a :fiber_switch TracePoint (Ruby 3.0 and later) hands
+# OpenTelemetry keeps its context, and a :fiber_switch TracePoint (every CRuby the gem runs on) hands
 # the hook the span of the fiber switched to, unless the thread's hook holds it already. A
 # fiber that set no span (a scheduler's own fiber) runs with none. SPANPROF_TASKS=off in the
 # environment makes install do nothing.
@@ -15,7 +15,7 @@ module SpanProf
     PUBLISHED_KEY = :__spanprof_published # thread variable: what the thread's hook holds
 
     class << self
-      # Whether this Ruby has the :fiber_switch trace event (3.0 and later).
+      # Whether this Ruby has the :fiber_switch trace event (CRuby has had it since 2.4).
       def supported?
         return @supported unless @supported.nil?
 
@@ -39,7 +39,7 @@ module SpanProf
           return false
         end
         unless supported?
-          SpanProf.logger.info("spanprof: per-fiber spans need Ruby 3.0 or later (:fiber_switch)")
+          SpanProf.logger.info("spanprof: per-fiber spans need the :fiber_switch trace event, which this Ruby lacks")
           return false
         end
         @trace&.disable
