@@ -7,6 +7,9 @@
 # line just before its fence must say what to do with it:
 #   <!-- docs-commands: run -->             the block runs as one bash script (set -euo pipefail)
 #                                           and must exit 0 within BLOCK_TIMEOUT_S
+#   <!-- docs-commands: run; output has: A, B; lacks: C -->
+#                                           and its output must hold A and B, and not C
+#                                           (what the text after the block says it shows)
 #   <!-- docs-commands: serve -->           each line starts a server that runs until Ctrl-C
 #                                           (spanprof view): it must still run after
 #                                           SERVE_SECONDS, then exit 0 on SIGINT
@@ -81,17 +84,37 @@ new_scratch() {
 	rm -f "$scratch/spanprof-data" # the checkout's own profiles stay out of the docs' runs
 }
 
-run_block() { # where script
-	local rc=0 t0=$SECONDS
+# The words of "has: A, B" / "lacks: C" in a run marker.
+marker_list() { # marker key
+	local part
+
+	IFS=';' read -ra parts <<<"$1"
+	for part in "${parts[@]}"; do
+		part=${part#"${part%%[![:space:]]*}"}
+		[[ "$part" == "$2: "* ]] || continue
+		tr ',' '\n' <<<"${part#"$2: "}" | sed -E 's/^[[:space:]]+//; s/[[:space:]]+$//' | grep .
+	done
+}
+
+run_block() { # where script marker
+	local rc=0 t0=$SECONDS out word failed=$failures
 
 	echo "===== $1: run"
+	out=$scratch/.docs-commands.out
 	(cd "$scratch" && exec setsid timeout -k 10 "$BLOCK_TIMEOUT_S" bash -euo pipefail -c "$2") \
-		</dev/null || rc=$?
+		</dev/null > >(tee "$out") 2>&1 || rc=$?
+	wait $! 2>/dev/null || true # tee has written all of it
 	if [ "$rc" -ne 0 ]; then
 		fail "$1: exited with status $rc"
-	else
-		echo "----- $1: passed in $((SECONDS - t0)) s"
+		return
 	fi
+	while IFS= read -r word; do
+		grep -qF -- "$word" "$out" || fail "$1: the output lacks '$word', which the text promises"
+	done < <(marker_list "$3" 'output has')
+	while IFS= read -r word; do
+		! grep -qF -- "$word" "$out" || fail "$1: the output shows '$word', which the text rules out"
+	done < <(marker_list "$3" lacks)
+	[ "$failures" -ne "$failed" ] || echo "----- $1: passed in $((SECONDS - t0)) s"
 }
 
 # Each line in its own network namespace (so the port it asks for is free here) and process
@@ -133,7 +156,7 @@ check_flags() { # doc help-command...
 }
 
 check_file() { # file run?
-	local file=$1 run=$2 header f line info marker body where l
+	local file=$1 run=$2 header f line info marker body where l bounded
 
 	[ "$run" = 0 ] || new_scratch
 	while IFS= read -r -u 3 header; do
@@ -152,11 +175,14 @@ check_file() { # file run?
 			continue
 		fi
 		case "$marker" in
-		run)
+		run | "run; "*)
+			bounded=1
 			while IFS= read -r l; do
-				starts_unbounded_agent "$l" && fail "$where: starts the agent without --duration: '$l'"
+				starts_unbounded_agent "$l" || continue
+				fail "$where: starts the agent without --duration: '$l'"
+				bounded=0
 			done <<<"$body"
-			[ "$run" = 0 ] || run_block "$where" "$body"
+			[ "$run" = 0 ] || [ "$bounded" = 0 ] || run_block "$where" "$body" "$marker"
 			;;
 		serve) [ "$run" = 0 ] || serve_block "$where" "$body" ;;
 		"not run: "?*) echo "===== $where: not run (${marker#not run: })" ;;
