@@ -20,8 +20,8 @@
 # The blocks of one file run in order in one scratch directory holding links to the checkout's
 # top-level entries, so `build/spanprof`, `examples/...` and `$PWD/build` work as in a clone,
 # while the files they write (./spanprof-data) start empty and are removed afterwards.
-# Also checked: every option `spanprof --help` lists is in docs/running.md, and every option of
-# `spanprof view --help` in docs/view.md.
+# Also checked: every option `spanprof --help` lists is in docs/running.md, every option of
+# `spanprof view --help` in docs/view.md, and every relative link leads to a file and heading.
 # Usage: .ci/docs-commands.sh [--check] [FILE.md]...   (--check: the checks only, nothing run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -155,6 +155,34 @@ check_flags() { # doc help-command...
 	done
 }
 
+# Every relative link of the pages points at a file that exists, and at a heading of it when it
+# names one (GitHub's anchors: lower case, punctuation dropped, spaces to dashes).
+check_links() { # file...
+	local bad
+
+	bad=$(python3 - "$@" <<'PY'
+import os, re, sys
+code = re.compile(r"^```.*?^```", re.S | re.M)
+def anchors(path):
+    text = code.sub("", open(path, encoding="utf-8").read())
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+            for h in re.findall(r"^#+ (.*)$", text, re.M)}
+for page in sys.argv[1:]:
+    text = code.sub("", open(page, encoding="utf-8").read())
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"[a-z]+:", target):
+            continue
+        path, _, anchor = target.partition("#")
+        dest = os.path.normpath(os.path.join(os.path.dirname(page), path)) if path else page
+        if not os.path.exists(dest):
+            print(f"{page}: link to {target}: no such file")
+        elif anchor and dest.endswith(".md") and anchor not in anchors(dest):
+            print(f"{page}: link to {target}: no such heading")
+PY
+	)
+	[ -z "$bad" ] || while IFS= read -r l; do fail "$l"; done <<<"$bad"
+}
+
 check_file() { # file run?
 	local file=$1 run=$2 header f line info marker body where l bounded
 
@@ -202,6 +230,7 @@ main() {
 	[ -x build/spanprof ] || { echo "docs-commands: build/spanprof missing: run make" >&2; exit 1; }
 	check_flags docs/running.md build/spanprof --help
 	check_flags docs/view.md build/spanprof view --help
+	check_links "${files[@]}"
 	for f in "${files[@]}"; do
 		check_file "$f" "$run"
 	done
