@@ -17,8 +17,10 @@ apt-get install -y -qq --no-install-recommends \
 	golang-github-masterminds-sprig-dev golang-github-xeipuuv-gojsonschema-dev \
 	golang-gopkg-yaml.v2-dev golang-gopkg-yaml.v3-dev golang-opentelemetry-otel-dev yamllint \
 	python3 python3-gevent ruby ruby-minitest musl-tools \
-	libcap2-bin debootstrap >/dev/null # setcap: tests/deploy; debootstrap: .ci/ruby-root.sh;
-# python3-gevent: test_task_spans runs two greenlets
+	libcap2-bin debootstrap curl iproute2 >/dev/null
+# setcap: tests/deploy; debootstrap: .ci/ruby-root.sh; python3-gevent: test_task_spans runs two
+# greenlets; curl, ip: the docs' commands (.ci/docs-commands.sh: curl on /metrics, ip to bring up
+# a viewer's network namespace)
 # The span explorer's browser test: Debian's Chromium, driven by playwright-core from the npm
 # registry (a pinned version, outside the repository; it downloads no browser of its own). 1.61
 # is the last release that runs on Debian 12's node 18; it drives Chromium 156 as well.
