@@ -20,8 +20,8 @@
 #include "output/local_out.h"
 #include "output/upload.h"
 #include "preflight.h"
-#include "symbolize/python_stack.h"
-#include "symbolize/ruby_stack.h"
+#include "interp/python_stack.h"
+#include "interp/ruby_stack.h"
 #include "util/log.h"
 
 /* A process that just exec'd or mapped code is scanned this much later, once per burst. */

@@ -24,11 +24,11 @@
 #include "symbolize/stack_resolve.h"
 #include "symbolize/symcache.h"
 #include "util/spanprof_types.h"
-#include "symbolize/python_symbols.h"
-#include "unwind/interp_procs.h"
-#include "unwind/python_proc.h"
-#include "symbolize/ruby_symbols.h"
-#include "unwind/ruby_proc.h"
+#include "interp/python_symbols.h"
+#include "interp/interp_procs.h"
+#include "interp/python_proc.h"
+#include "interp/ruby_symbols.h"
+#include "interp/ruby_proc.h"
 #include "unwind/unwind.h"
 
 #define NS_PER_MS 1000000ull
