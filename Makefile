@@ -45,8 +45,9 @@ BPF_OBJS := $(patsubst %,$(OUTPUT)/bpf/%.bpf.o,$(BPF_UNITS))
 PROTO_SRCS := $(wildcard proto/*.proto)
 PROTO_C := $(patsubst proto/%.proto,$(OUTPUT)/proto/%.pb-c.c,$(PROTO_SRCS))
 PROTO_OBJS := $(PROTO_C:.c=.o)
-# user/ holds main, the agent's run loop and the BPF loader; user/<stage>/ the stages' modules.
-AGENT_SRCS := $(filter-out user/main.c,$(wildcard user/*.c user/*/*.c))
+# user/main.c parses flags; user/<stage>/ holds the stages' modules, user/agent/ the run loop, its
+# parts and the BPF loader.
+AGENT_SRCS := $(wildcard user/*/*.c)
 AGENT_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(AGENT_SRCS))
 AGENT_LIB := $(OUTPUT)/libagent.a
 
@@ -57,7 +58,7 @@ HOOK_A := $(OUTPUT)/libspanprof.a
 
 # tests/unit/ mirrors user/: tests/unit/<stage>/test_<module>.c -> build/tests/unit/<stage>/.
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,\
-		$(wildcard tests/unit/test_*.c tests/unit/*/test_*.c))
+		$(wildcard tests/unit/*/test_*.c))
 INTEG_TESTS := $(patsubst tests/integration/%.c,$(OUTPUT)/tests/integration/%,\
 		 $(wildcard tests/integration/test_*.c))
 BENCHES := $(patsubst tests/bench/%.c,$(OUTPUT)/tests/bench/%,$(wildcard tests/bench/bench_*.c))
@@ -99,7 +100,7 @@ $(OUTPUT)/proto/%.pb-c.o: $(OUTPUT)/proto/%.pb-c.c
 # --- agent ---------------------------------------------------------------------------------
 # Only the loader sees the skeleton; every module may see the generated protobuf headers
 # ("proto/<name>.pb-c.h", under build/).
-$(OUTPUT)/user/loader.o: $(OUTPUT)/spanprof.skel.h
+$(OUTPUT)/user/agent/loader.o: $(OUTPUT)/spanprof.skel.h
 $(AGENT_OBJS) $(OUTPUT)/user/main.o: | $(PROTO_C)
 
 $(OUTPUT)/user/%.o: user/%.c

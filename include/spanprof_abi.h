@@ -4,7 +4,7 @@
 #ifndef SPANPROF_ABI_H
 #define SPANPROF_ABI_H
 
-/* Must match SPANPROF_SPAN_NAME_MAX in include/spanprof.h (checked in user/loader.c). */
+/* Must match SPANPROF_SPAN_NAME_MAX in include/spanprof.h (checked in user/agent/loader.c). */
 #define SPANPROF_ABI_SPAN_NAME_MAX 256
 /* Version the hook writes first in struct spanprof_span; the uprobe ignores other versions.
  * Version 1 (hooks built before the name grew) carries a 64-byte name; both are read. */
@@ -27,7 +27,7 @@
 /* Frames kept per stack: the kernel's default perf_event_max_stack. */
 #define SPANPROF_MAX_STACK_DEPTH 127
 /* Sizes compiled into the maps; the agent sets the real ones before load from the sample rate
- * (user/map_sizes.h) with bpf_map__set_max_entries(). */
+ * (user/agent/map_sizes.h) with bpf_map__set_max_entries(). */
 #define SPANPROF_DEFAULT_STACKS 16384
 #define SPANPROF_DEFAULT_COUNTS 16384
 /* Off-CPU profiles: one stack map for both windows (kernel and frame-pointer stacks), one count

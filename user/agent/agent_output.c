@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent_int.h"
+#include "agent/agent_int.h"
 #include "output/local_out.h"
 #include "output/upload.h"
 #include "util/log.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "agent_int.h"
+#include "agent/agent_int.h"
 #include "util/log.h"
 
 /* Bytes of span records held between two drains (about 80,000 records). */

@@ -12,14 +12,14 @@
 
 #include <bpf/libbpf.h>
 
-#include "agent.h"
-#include "agent_int.h"
+#include "agent/agent.h"
+#include "agent/agent_int.h"
 #include "discover/labels.h"
 #include "discover/proc_maps.h"
-#include "map_sizes.h"
+#include "agent/map_sizes.h"
 #include "output/local_out.h"
 #include "output/upload.h"
-#include "preflight.h"
+#include "agent/preflight.h"
 #include "interp/python_stack.h"
 #include "interp/ruby_stack.h"
 #include "util/log.h"

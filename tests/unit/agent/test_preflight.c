@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "preflight.h"
+#include "agent/preflight.h"
 
 static void expect_release(const char *release, int want_major, int want_minor)
 {

@@ -3,7 +3,7 @@
  * into the agent's metrics registry (read by the /metrics endpoint). */
 #include <errno.h>
 
-#include "agent_int.h"
+#include "agent/agent_int.h"
 #include "output/upload.h"
 #include "util/log.h"
 #include "util/self_memory.h"

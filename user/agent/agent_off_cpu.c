@@ -6,7 +6,7 @@
  * CPU ones. */
 #include <errno.h>
 
-#include "agent_int.h"
+#include "agent/agent_int.h"
 
 int agent_off_cpu_open(struct agent *a)
 {

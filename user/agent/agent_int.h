@@ -12,7 +12,7 @@
 #include "discover/thread_ctx.h"
 #include "discover/proc_table.h"
 #include "discover/scan_queue.h"
-#include "loader.h"
+#include "agent/loader.h"
 #include "output/local_out.h"
 #include "output/metrics.h"
 #include "output/metrics_http.h"

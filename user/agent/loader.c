@@ -16,7 +16,7 @@
 #include <bpf/libbpf.h>
 #include <linux/types.h>
 
-#include "loader.h"
+#include "agent/loader.h"
 #include "spanprof.h"
 #include "spanprof.skel.h"
 #include "spanprof_abi.h"

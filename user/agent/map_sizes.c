@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* BPF map sizes from the sample rate (map_sizes.h). */
-#include "map_sizes.h"
+#include "agent/map_sizes.h"
 
 static uint32_t pow2_clamp(uint64_t n, uint32_t lo, uint32_t hi)
 {

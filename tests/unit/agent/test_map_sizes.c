@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "map_sizes.h"
+#include "agent/map_sizes.h"
 
 static void test_map_sizes_small_node(void **state)
 {

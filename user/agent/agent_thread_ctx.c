@@ -10,7 +10,7 @@
 
 #include <bpf/bpf.h>
 
-#include "agent_int.h"
+#include "agent/agent_int.h"
 #include "util/log.h"
 
 /* A process that exports the variable but has not published its process context, or whose

@@ -8,7 +8,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "preflight.h"
+#include "agent/preflight.h"
 #include "util/log.h"
 
 #ifndef CAP_PERFMON

@@ -11,7 +11,7 @@
 
 #include <bpf/libbpf.h>
 
-#include "agent_int.h"
+#include "agent/agent_int.h"
 #include "unwind/unwind.h"
 #include "util/log.h"
 
