@@ -227,19 +227,19 @@ static void forget_exited(void *ctx, pid_t pid)
 
 void agent_resolve_sample(struct agent *a, const struct sample *s)
 {
-	int ruby = s->py && s->py->interp == SPANPROF_INTERP_RUBY;
+	int ruby = s->interp && s->interp->interp == SPANPROF_INTERP_RUBY;
 	const struct python_proc *py =
-		s->py && !ruby ? interp_procs_get(a->pyprocs, s->key->pid) : NULL;
+		s->interp && !ruby ? interp_procs_get(a->pyprocs, s->key->pid) : NULL;
 	const struct ruby_proc *rb = ruby ? interp_procs_get(a->rbprocs, s->key->pid) : NULL;
 
 	unwind_note_sampled(a->unwind, s->key->pid);
 	stack_resolve(a->resolve, a->symcache, s->key->pid, s->kern_ips, s->lost_kern, s->user_ips,
 		      s->lost_user);
 	if (py)
-		python_stack_merge(a->resolve, a->pysyms, s->key->pid, py, s->py,
+		python_stack_merge(a->resolve, a->pysyms, s->key->pid, py, s->interp,
 				   &a->py_frames_dropped);
 	if (rb)
-		ruby_stack_merge(a->resolve, a->rbsyms, s->key->pid, rb, s->py,
+		ruby_stack_merge(a->resolve, a->rbsyms, s->key->pid, rb, s->interp,
 				 &a->rb_frames_dropped);
 }
 
@@ -285,7 +285,7 @@ static void drain(struct agent *a)
 	 * before it (a loaded machine preempts the agent for milliseconds anywhere) and is gone
 	 * already is named from its events, not "unknown_service". */
 	ring_buffer__consume(a->events);
-	drain_set_py_stacks(a->drain, w.py_stacks_fd);
+	drain_set_interp_stacks(a->drain, w.interp_stacks_fd);
 	drain_window(a->drain, w.counts_fd, w.stacks_fd, w.user_stacks_fd, w.names_fd, on_sample,
 		     a);
 	agent_off_cpu_drain(a);

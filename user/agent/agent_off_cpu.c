@@ -40,7 +40,7 @@ void agent_off_cpu_drain(struct agent *a)
 	if (!a->off_cpu)
 		return;
 	w = loader_off_cpu_window(a->loader);
-	drain_set_py_stacks(a->off_cpu_drain, w.py_stacks_fd);
+	drain_set_interp_stacks(a->off_cpu_drain, w.interp_stacks_fd);
 	drain_window_shared_stacks(a->off_cpu_drain, w.counts_fd, w.stacks_fd, w.user_stacks_fd,
 				   w.names_fd, on_off_cpu, a);
 }

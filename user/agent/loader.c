@@ -85,8 +85,8 @@ static int configure_off_cpu(struct spanprof_bpf *skel, const struct loader_opti
 		err = err ?: bpf_program__set_autoload(skel->progs.on_sched_exit, false);
 		err = err ?: bpf_map__set_max_entries(skel->maps.off_cpu_user_stacks_0, 1);
 		err = err ?: bpf_map__set_max_entries(skel->maps.off_cpu_user_stacks_1, 1);
-		err = err ?: bpf_map__set_max_entries(skel->maps.off_cpu_py_stacks_0, 1);
-		err = err ?: bpf_map__set_max_entries(skel->maps.off_cpu_py_stacks_1, 1);
+		err = err ?: bpf_map__set_max_entries(skel->maps.off_cpu_interp_stacks_0, 1);
+		err = err ?: bpf_map__set_max_entries(skel->maps.off_cpu_interp_stacks_1, 1);
 	} else {
 		/* A window names at most as many stacks as it has keys. */
 		err = err   ?:
@@ -195,8 +195,8 @@ static int configure(struct loader *l, const struct loader_options *opts)
 	/* A sample adds at most one key to each of these; they are not preallocated. */
 	err = err ?: bpf_map__set_max_entries(skel->maps.user_stacks_0, opts->count_entries);
 	err = err ?: bpf_map__set_max_entries(skel->maps.user_stacks_1, opts->count_entries);
-	err = err ?: bpf_map__set_max_entries(skel->maps.py_stacks_0, opts->count_entries);
-	err = err ?: bpf_map__set_max_entries(skel->maps.py_stacks_1, opts->count_entries);
+	err = err ?: bpf_map__set_max_entries(skel->maps.interp_stacks_0, opts->count_entries);
+	err = err ?: bpf_map__set_max_entries(skel->maps.interp_stacks_1, opts->count_entries);
 	if (opts->goroutine_entries)
 		err = err   ?:
 			      bpf_map__set_max_entries(skel->maps.goroutine_spans,
@@ -321,7 +321,8 @@ struct loader_window loader_flip_window(struct loader *l)
 		bpf_map__fd(old ? l->skel->maps.stack_traces_1 : l->skel->maps.stack_traces_0);
 	w.user_stacks_fd =
 		bpf_map__fd(old ? l->skel->maps.user_stacks_1 : l->skel->maps.user_stacks_0);
-	w.py_stacks_fd = bpf_map__fd(old ? l->skel->maps.py_stacks_1 : l->skel->maps.py_stacks_0);
+	w.interp_stacks_fd =
+		bpf_map__fd(old ? l->skel->maps.interp_stacks_1 : l->skel->maps.interp_stacks_0);
 	w.names_fd = bpf_map__fd(l->skel->maps.span_names);
 	return w;
 }
@@ -359,8 +360,8 @@ struct loader_window loader_off_cpu_window(struct loader *l)
 		return w;
 	w.user_stacks_fd = bpf_map__fd(closed ? skel->maps.off_cpu_user_stacks_1 :
 						skel->maps.off_cpu_user_stacks_0);
-	w.py_stacks_fd = bpf_map__fd(closed ? skel->maps.off_cpu_py_stacks_1 :
-					      skel->maps.off_cpu_py_stacks_0);
+	w.interp_stacks_fd = bpf_map__fd(closed ? skel->maps.off_cpu_interp_stacks_1 :
+						  skel->maps.off_cpu_interp_stacks_0);
 	return w;
 }
 
@@ -474,7 +475,7 @@ static const struct {
 	enum loader_map_group group;
 } map_groups[] = {
 	{ "sample_counts", LOADER_MAPS_WINDOWS },   { "stack_traces", LOADER_MAPS_WINDOWS },
-	{ "user_stacks", LOADER_MAPS_WINDOWS },	    { "py_stacks", LOADER_MAPS_WINDOWS },
+	{ "user_stacks", LOADER_MAPS_WINDOWS },	    { "interp_stacks", LOADER_MAPS_WINDOWS },
 	{ "unwind_", LOADER_MAPS_UNWIND },	    { "thread_spans", LOADER_MAPS_SPANS },
 	{ "goroutine_spans", LOADER_MAPS_SPANS },   { "span_", LOADER_MAPS_SPANS },
 	{ "off_cpu", LOADER_MAPS_OFF_CPU },	    { "proc_events", LOADER_MAPS_PROCESSES },

@@ -32,7 +32,7 @@ struct loader_window {
 	int counts_fd; /* struct sample_key -> __u64 */
 	int stacks_fd; /* stack id -> __u64[SPANPROF_MAX_STACK_DEPTH] */
 	int user_stacks_fd; /* __u64 hash -> struct spanprof_user_stack (CFI-unwound stacks) */
-	int py_stacks_fd; /* __u64 hash -> struct py_stack */
+	int interp_stacks_fd; /* __u64 hash -> struct interp_stack */
 	int names_fd; /* span name id -> struct span_name, shared by both windows; -1: none */
 };
 
@@ -59,7 +59,7 @@ enum loader_hook_kind {
 
 /* The off-CPU maps of the window loader_flip_window() just closed: counts_fd maps
  * struct sample_key -> nanoseconds, stacks_fd (kernel and frame-pointer stacks) is shared by
- * both windows and never emptied, user_stacks_fd and py_stacks_fd are the window's own. All -1
+ * both windows and never emptied, user_stacks_fd and interp_stacks_fd are the window's own. All -1
  * when off-CPU profiles are off. */
 struct loader_window loader_off_cpu_window(struct loader *l);
 

@@ -52,8 +52,8 @@ static size_t runner_positions(const struct stack_resolve *r,
  * fewer runs than runner frames then means the innermost runner frames are those, and the runs
  * belong to the outer ones. Not when the interpreter stack was cut short (its runs are not all
  * there): 0, runs match from the innermost. */
-static size_t inner_runners_without_frames(const struct py_stack *s, uint32_t n, uint32_t end_flag,
-					   size_t npos)
+static size_t inner_runners_without_frames(const struct interp_stack *s, uint32_t n,
+					   uint32_t end_flag, size_t npos)
 {
 	size_t runs = 0;
 	uint32_t i;
@@ -67,14 +67,17 @@ static size_t inner_runners_without_frames(const struct py_stack *s, uint32_t n,
 }
 
 void interp_stack_merge(struct stack_resolve *r, const struct interp_stack_layout *layout,
-			const struct py_stack *s, interp_frame_namer name, void *ctx,
+			const struct interp_stack *s, interp_frame_namer name, void *ctx,
 			uint64_t *dropped)
 {
-	size_t pos[SPANPROF_PY_MAX_FRAMES], npos, skip, run = 0, at, inserted = 0, end = r->nframes;
-	uint32_t i, n = s->nframes < SPANPROF_PY_MAX_FRAMES ? s->nframes : SPANPROF_PY_MAX_FRAMES;
+	size_t pos[SPANPROF_INTERP_MAX_FRAMES], npos, skip, run = 0, at, inserted = 0;
+	size_t end = r->nframes;
+	uint32_t i, n = s->nframes;
 	struct sym_frame f;
 
-	npos = runner_positions(r, layout, pos, SPANPROF_PY_MAX_FRAMES);
+	if (n > SPANPROF_INTERP_MAX_FRAMES)
+		n = SPANPROF_INTERP_MAX_FRAMES;
+	npos = runner_positions(r, layout, pos, SPANPROF_INTERP_MAX_FRAMES);
 	skip = inner_runners_without_frames(s, n, layout->run_end_flag, npos);
 	for (i = 0; i < n; i++) {
 		memset(&f, 0, sizeof(f));

@@ -16,7 +16,7 @@
 #include "symbolize/stack_resolve.h"
 
 /* Names one interpreter frame: fills *line (function, file, line). */
-typedef void (*interp_frame_namer)(void *ctx, const struct py_frame *f, struct sym_line *line);
+typedef void (*interp_frame_namer)(void *ctx, const struct interp_frame *f, struct sym_line *line);
 
 struct interp_stack_layout {
 	/* [lo, hi): the native function running the frames, and its split-off .cold part (0/0:
@@ -24,7 +24,7 @@ struct interp_stack_layout {
 	struct interp_range {
 		uint64_t lo, hi;
 	} runner[2];
-	uint32_t run_end_flag; /* py_frame.flags bit on the last frame of a run */
+	uint32_t run_end_flag; /* interp_frame.flags bit on the last frame of a run */
 	/* Keeps one interpreter's synthetic frame addresses apart from another's. */
 	uint64_t address_seed;
 };
@@ -32,7 +32,7 @@ struct interp_stack_layout {
 /* Inserts s's frames into r, named through name(ctx, ...). Frames that do not fit r are dropped
  * and counted in *dropped. */
 void interp_stack_merge(struct stack_resolve *r, const struct interp_stack_layout *layout,
-			const struct py_stack *s, interp_frame_namer name, void *ctx,
+			const struct interp_stack *s, interp_frame_namer name, void *ctx,
 			uint64_t *dropped);
 
 #endif /* SPANPROF_INTERP_STACK_H */

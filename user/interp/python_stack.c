@@ -10,7 +10,7 @@ struct python_namer {
 	const struct python_offsets *off;
 };
 
-static void name_python_frame(void *ctx, const struct py_frame *f, struct sym_line *line)
+static void name_python_frame(void *ctx, const struct interp_frame *f, struct sym_line *line)
 {
 	struct python_namer *n = ctx;
 
@@ -18,7 +18,7 @@ static void name_python_frame(void *ctx, const struct py_frame *f, struct sym_li
 }
 
 void python_stack_merge(struct stack_resolve *r, struct python_symbols *ps, pid_t pid,
-			const struct python_proc *proc, const struct py_stack *py,
+			const struct python_proc *proc, const struct interp_stack *py,
 			uint64_t *dropped)
 {
 	struct python_namer namer = { .ps = ps, .pid = pid, .off = proc->off };

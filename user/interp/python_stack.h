@@ -19,7 +19,7 @@
 /* Inserts py's frames (innermost first) into r, named through ps. Frames that do not fit r are
  * dropped and counted in *dropped. */
 void python_stack_merge(struct stack_resolve *r, struct python_symbols *ps, pid_t pid,
-			const struct python_proc *proc, const struct py_stack *py,
+			const struct python_proc *proc, const struct interp_stack *py,
 			uint64_t *dropped);
 
 #endif /* SPANPROF_PYTHON_STACK_H */

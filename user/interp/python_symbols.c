@@ -123,7 +123,7 @@ static int read_table(int fd, const struct python_offsets *off, uint64_t code, s
 /* Reads the code object and checks it is still the one BPF saw: the same first line and the
  * same check over its name, file name, qualified name and line table (SPANPROF_PY_CHECK).
  * Returns 0, -ESTALE or -errno. */
-static int fill_entry(int fd, const struct python_offsets *off, const struct py_frame *f,
+static int fill_entry(int fd, const struct python_offsets *off, const struct interp_frame *f,
 		      struct code_entry *e)
 {
 	uint64_t name_obj, file_obj, qual_obj = 0, table_obj;
@@ -149,7 +149,7 @@ static int fill_entry(int fd, const struct python_offsets *off, const struct py_
 }
 
 static struct code_entry *load_entry(struct python_symbols *ps, pid_t pid,
-				     const struct python_offsets *off, const struct py_frame *f)
+				     const struct python_offsets *off, const struct interp_frame *f)
 {
 	struct code_entry *e = calloc(1, sizeof(*e));
 	char path[64];
@@ -175,7 +175,7 @@ static struct code_entry *load_entry(struct python_symbols *ps, pid_t pid,
 }
 
 static struct code_entry *lookup(struct python_symbols *ps, pid_t pid,
-				 const struct python_offsets *off, const struct py_frame *f)
+				 const struct python_offsets *off, const struct interp_frame *f)
 {
 	uint64_t k2 = (uint64_t)(uint32_t)pid << 32 | f->firstlineno;
 	struct lru_node *n = lru_find(&ps->cache, f->code, k2);
@@ -203,7 +203,7 @@ static struct code_entry *lookup(struct python_symbols *ps, pid_t pid,
 }
 
 void python_symbols_resolve(struct python_symbols *ps, pid_t pid, const struct python_offsets *off,
-			    const struct py_frame *f, struct sym_line *line)
+			    const struct interp_frame *f, struct sym_line *line)
 {
 	uint64_t stale_before = ps->stats.stale;
 	struct code_entry *e;

@@ -31,7 +31,7 @@ void python_symbols_free(struct python_symbols *ps);
  * Unreadable or stale code objects give "[python code gone]" / "[python code unreadable]" with no
  * file. Strings stay valid until the next call. */
 void python_symbols_resolve(struct python_symbols *ps, pid_t pid, const struct python_offsets *off,
-			    const struct py_frame *f, struct sym_line *line);
+			    const struct interp_frame *f, struct sym_line *line);
 
 void python_symbols_get_stats(const struct python_symbols *ps, struct python_symbols_stats *out);
 

@@ -9,7 +9,7 @@ struct ruby_namer {
 	const struct ruby_proc *proc;
 };
 
-static void name_ruby_frame(void *ctx, const struct py_frame *f, struct sym_line *line)
+static void name_ruby_frame(void *ctx, const struct interp_frame *f, struct sym_line *line)
 {
 	struct ruby_namer *n = ctx;
 
@@ -17,7 +17,8 @@ static void name_ruby_frame(void *ctx, const struct py_frame *f, struct sym_line
 }
 
 void ruby_stack_merge(struct stack_resolve *r, struct ruby_symbols *rs, pid_t pid,
-		      const struct ruby_proc *proc, const struct py_stack *rb, uint64_t *dropped)
+		      const struct ruby_proc *proc, const struct interp_stack *rb,
+		      uint64_t *dropped)
 {
 	struct ruby_namer namer = { .rs = rs, .pid = pid, .proc = proc };
 	struct interp_stack_layout layout = {

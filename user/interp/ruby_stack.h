@@ -20,6 +20,7 @@
 /* Inserts rb's frames (innermost first) into r, named through rs. Frames that do not fit r are
  * dropped and counted in *dropped. */
 void ruby_stack_merge(struct stack_resolve *r, struct ruby_symbols *rs, pid_t pid,
-		      const struct ruby_proc *proc, const struct py_stack *rb, uint64_t *dropped);
+		      const struct ruby_proc *proc, const struct interp_stack *rb,
+		      uint64_t *dropped);
 
 #endif /* SPANPROF_RUBY_STACK_H */

@@ -219,7 +219,7 @@ static int read_lines(int fd, const struct ruby_offsets *off, uint64_t body, str
 }
 
 /* Reads the iseq and checks it is still the one BPF saw. Returns 0, -ESTALE or -errno. */
-static int fill_entry(int fd, const struct ruby_offsets *off, const struct py_frame *f,
+static int fill_entry(int fd, const struct ruby_offsets *off, const struct interp_frame *f,
 		      struct iseq_entry *e)
 {
 	uint64_t body, loc[4];
@@ -242,7 +242,7 @@ static int fill_entry(int fd, const struct ruby_offsets *off, const struct py_fr
 /* gs: the symbol table, for a C function's frame. */
 static struct iseq_entry *load_entry(struct ruby_symbols *rs, pid_t pid,
 				     const struct ruby_offsets *off, uint64_t gs,
-				     const struct py_frame *f)
+				     const struct interp_frame *f)
 {
 	struct iseq_entry *e = calloc(1, sizeof(*e));
 	char path[64];
@@ -272,7 +272,7 @@ static struct iseq_entry *load_entry(struct ruby_symbols *rs, pid_t pid,
 }
 
 static struct iseq_entry *lookup(struct ruby_symbols *rs, pid_t pid, const struct ruby_offsets *off,
-				 uint64_t gs, const struct py_frame *f)
+				 uint64_t gs, const struct interp_frame *f)
 {
 	uint64_t k2 = f->flags & SPANPROF_RB_FRAME_CFUNC ?
 			      CFUNC_KEY(pid) :
@@ -303,7 +303,7 @@ static struct iseq_entry *lookup(struct ruby_symbols *rs, pid_t pid, const struc
 
 /* A C function: its method's name, or the placeholder. */
 static void resolve_cfunc(struct ruby_symbols *rs, pid_t pid, const struct ruby_offsets *off,
-			  uint64_t gs, const struct py_frame *f, struct sym_line *line)
+			  uint64_t gs, const struct interp_frame *f, struct sym_line *line)
 {
 	struct iseq_entry *e = gs && f->code ? lookup(rs, pid, off, gs, f) : NULL;
 
@@ -311,7 +311,8 @@ static void resolve_cfunc(struct ruby_symbols *rs, pid_t pid, const struct ruby_
 }
 
 void ruby_symbols_resolve(struct ruby_symbols *rs, pid_t pid, const struct ruby_offsets *off,
-			  uint64_t global_symbols, const struct py_frame *f, struct sym_line *line)
+			  uint64_t global_symbols, const struct interp_frame *f,
+			  struct sym_line *line)
 {
 	uint64_t stale_before = rs->stats.stale;
 	struct iseq_entry *e;

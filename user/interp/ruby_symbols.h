@@ -36,7 +36,8 @@ void ruby_symbols_free(struct ruby_symbols *rs);
  * RUBY_CFUNC_PLACEHOLDER; unreadable or stale iseqs "[ruby code gone]" / "[ruby code
  * unreadable]", with no file. Strings stay valid until the next call. */
 void ruby_symbols_resolve(struct ruby_symbols *rs, pid_t pid, const struct ruby_offsets *off,
-			  uint64_t global_symbols, const struct py_frame *f, struct sym_line *line);
+			  uint64_t global_symbols, const struct interp_frame *f,
+			  struct sym_line *line);
 
 void ruby_symbols_get_stats(const struct ruby_symbols *rs, struct ruby_symbols_stats *out);
 

@@ -38,7 +38,7 @@ static struct stack_resolve *native_stack(const uint64_t *addrs, size_t n)
 }
 
 /* Ruby C-function frames (named without reading memory); flags per frame. */
-static void ruby_stack(struct py_stack *rb, const uint32_t *flags, uint32_t n)
+static void ruby_stack(struct interp_stack *rb, const uint32_t *flags, uint32_t n)
 {
 	uint32_t i;
 
@@ -81,7 +81,7 @@ static void merge_and_check(const uint64_t *addrs, size_t n, const uint32_t *fla
 	struct ruby_symbols *rs = ruby_symbols_new("/proc", 4);
 	struct stack_resolve *r = native_stack(addrs, n);
 	uint64_t dropped = 0;
-	struct py_stack rb;
+	struct interp_stack rb;
 	size_t i;
 
 	assert_non_null(rs);
@@ -139,7 +139,7 @@ static void python_merge_and_check(const uint64_t *addrs, size_t n, const uint32
 				    .eval_cold_hi = COLD_HI };
 	struct python_symbols *ps = python_symbols_new("/proc", 4);
 	struct stack_resolve *r = native_stack(addrs, n);
-	struct py_stack py = { .nframes = npy, .truncated = truncated };
+	struct interp_stack py = { .nframes = npy, .truncated = truncated };
 	uint64_t dropped = 0;
 	uint32_t i;
 
@@ -213,19 +213,19 @@ static void test_full_stack_counts_dropped(void **state)
 	struct ruby_proc proc = { .exec_lo = EXEC_LO, .exec_hi = EXEC_HI };
 	struct ruby_symbols *rs = ruby_symbols_new("/proc", 4);
 	struct stack_resolve *r = calloc(1, sizeof(*r));
-	uint32_t flags[SPANPROF_PY_MAX_FRAMES] = { 0 };
+	uint32_t flags[SPANPROF_INTERP_MAX_FRAMES] = { 0 };
 	uint64_t dropped = 0;
-	struct py_stack rb;
+	struct interp_stack rb;
 
 	(void)state;
 	assert_non_null(rs);
 	assert_non_null(r);
 	proc.off = ruby_offsets_for(3, 1);
 	r->nframes = STACK_RESOLVE_MAX_FRAMES - 5;
-	ruby_stack(&rb, flags, SPANPROF_PY_MAX_FRAMES);
+	ruby_stack(&rb, flags, SPANPROF_INTERP_MAX_FRAMES);
 	ruby_stack_merge(r, rs, getpid(), &proc, &rb, &dropped);
 	assert_int_equal(r->nframes, STACK_RESOLVE_MAX_FRAMES);
-	assert_int_equal(dropped, SPANPROF_PY_MAX_FRAMES - 5);
+	assert_int_equal(dropped, SPANPROF_INTERP_MAX_FRAMES - 5);
 	ruby_symbols_free(rs);
 	free(r);
 }

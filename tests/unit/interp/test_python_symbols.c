@@ -81,11 +81,11 @@ static uint32_t check_now(void)
 	return SPANPROF_PY_CHECK(ptr_at(120), ptr_at(112), ptr_at(128), ptr_at(136));
 }
 
-static struct py_frame frame_now(uint32_t lasti)
+static struct interp_frame frame_now(uint32_t lasti)
 {
-	struct py_frame f = { .code = (uint64_t)(uintptr_t)code,
-			      .firstlineno = 10,
-			      .lasti = lasti };
+	struct interp_frame f = { .code = (uint64_t)(uintptr_t)code,
+				  .firstlineno = 10,
+				  .lasti = lasti };
 
 	f.check = check_now();
 	return f;
@@ -95,7 +95,7 @@ static void test_reads_name_file_line(void **state)
 {
 	const struct python_offsets *off = python_offsets_for(3, 12);
 	struct python_symbols *ps = python_symbols_new("/proc", 4);
-	struct py_frame f;
+	struct interp_frame f;
 	struct sym_line l;
 
 	(void)state;
@@ -112,7 +112,7 @@ static void test_reused_code_object_is_not_misnamed(void **state)
 {
 	const struct python_offsets *off = python_offsets_for(3, 12);
 	struct python_symbols *ps = python_symbols_new("/proc", 4);
-	struct py_frame f;
+	struct interp_frame f;
 	struct sym_line l;
 
 	(void)state;
@@ -143,7 +143,7 @@ static void test_reused_code_object_with_new_qualname_is_read_anew(void **state)
 	struct python_symbols *ps = python_symbols_new("/proc", 4);
 	struct fake_str qual2;
 	struct fake_bytes table2;
-	struct py_frame f;
+	struct interp_frame f;
 	struct sym_line l;
 
 	(void)state;
@@ -166,7 +166,7 @@ static void test_hostile_lengths(void **state)
 	const struct python_offsets *off = python_offsets_for(3, 12);
 	struct python_symbols *ps = python_symbols_new("/proc", 4);
 	int64_t huge = INT64_MAX;
-	struct py_frame f;
+	struct interp_frame f;
 	struct sym_line l;
 
 	(void)state;

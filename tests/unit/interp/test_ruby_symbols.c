@@ -185,12 +185,12 @@ static uint64_t read_word(pid_t pid, uint64_t addr)
 }
 
 /* The frame BPF captures for iseq at pos (the same reads as bpf/ruby_frames.bpf.c). */
-static struct py_frame capture(pid_t pid, const struct ruby_offsets *off, uint64_t iseq,
-			       unsigned int pos)
+static struct interp_frame capture(pid_t pid, const struct ruby_offsets *off, uint64_t iseq,
+				   unsigned int pos)
 {
 	uint64_t body = read_word(pid, iseq + off->iseq_body);
 	uint64_t loc = body + off->bpf.body_location;
-	struct py_frame f = { .code = iseq, .lasti = pos };
+	struct interp_frame f = { .code = iseq, .lasti = pos };
 
 	f.firstlineno = (uint32_t)read_word(pid, loc + RUBY_LOC_FIRST_LINENO);
 	f.check = (uint32_t)(read_word(pid, loc + RUBY_LOC_LABEL) ^
@@ -225,7 +225,7 @@ static void test_labels_paths_and_lines_match_ruby(void **state)
 	const struct iseq_expect *e;
 	struct ruby_symbols_stats st;
 	struct sym_line line;
-	struct py_frame f;
+	struct interp_frame f;
 	int i, j;
 
 	assert_non_null(rs);
@@ -257,7 +257,7 @@ static void test_changed_iseq_is_never_named(void **state)
 	struct ruby_symbols *rs = ruby_symbols_new("/proc", 16);
 	struct ruby_symbols_stats st;
 	struct sym_line line;
-	struct py_frame f;
+	struct interp_frame f;
 
 	assert_non_null(rs);
 	f = capture(l->pid, offsets(), l->iseqs[0].addr, 0);
@@ -284,7 +284,7 @@ static void test_changed_iseq_is_never_named(void **state)
 static void test_c_function_placeholder(void **state)
 {
 	struct ruby_symbols *rs = ruby_symbols_new("/proc", 1);
-	struct py_frame f = { .code = 12345, .flags = SPANPROF_RB_FRAME_CFUNC };
+	struct interp_frame f = { .code = 12345, .flags = SPANPROF_RB_FRAME_CFUNC };
 	struct sym_line line;
 
 	(void)state;
@@ -300,7 +300,7 @@ static void test_c_functions_named_by_their_id(void **state)
 {
 	struct live *l = live_or_skip(state);
 	struct ruby_symbols *rs = ruby_symbols_new("/proc", 16);
-	struct py_frame f = { .flags = SPANPROF_RB_FRAME_CFUNC };
+	struct interp_frame f = { .flags = SPANPROF_RB_FRAME_CFUNC };
 	struct ruby_proc proc;
 	struct proc_maps maps;
 	struct sym_line line;
@@ -335,7 +335,7 @@ static void test_cache_is_bounded(void **state)
 	struct ruby_symbols *rs = ruby_symbols_new("/proc", 1);
 	struct ruby_symbols_stats st;
 	struct sym_line line;
-	struct py_frame f;
+	struct interp_frame f;
 	int i;
 
 	assert_non_null(rs);
