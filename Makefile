@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# spanprof: one non-recursive Makefile; everything is built under build/.
+# spanprof: one non-recursive Makefile (the Go, deployment and hook parts included from mk/);
+# everything is built under build/.
 
 OUTPUT := build
 CLANG ?= clang
@@ -45,8 +46,9 @@ BPF_OBJS := $(patsubst %,$(OUTPUT)/bpf/%.bpf.o,$(BPF_UNITS))
 PROTO_SRCS := $(wildcard proto/*.proto)
 PROTO_C := $(patsubst proto/%.proto,$(OUTPUT)/proto/%.pb-c.c,$(PROTO_SRCS))
 PROTO_OBJS := $(PROTO_C:.c=.o)
-# user/ holds main, the agent's run loop and the BPF loader; user/<stage>/ the stages' modules.
-AGENT_SRCS := $(filter-out user/main.c,$(wildcard user/*.c user/*/*.c))
+# user/main.c parses flags; user/<stage>/ holds the stages' modules, user/agent/ the run loop, its
+# parts and the BPF loader.
+AGENT_SRCS := $(wildcard user/*/*.c)
 AGENT_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(AGENT_SRCS))
 AGENT_LIB := $(OUTPUT)/libagent.a
 
@@ -57,7 +59,7 @@ HOOK_A := $(OUTPUT)/libspanprof.a
 
 # tests/unit/ mirrors user/: tests/unit/<stage>/test_<module>.c -> build/tests/unit/<stage>/.
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,\
-		$(wildcard tests/unit/test_*.c tests/unit/*/test_*.c))
+		$(wildcard tests/unit/*/test_*.c))
 INTEG_TESTS := $(patsubst tests/integration/%.c,$(OUTPUT)/tests/integration/%,\
 		 $(wildcard tests/integration/test_*.c))
 BENCHES := $(patsubst tests/bench/%.c,$(OUTPUT)/tests/bench/%,$(wildcard tests/bench/bench_*.c))
@@ -99,7 +101,7 @@ $(OUTPUT)/proto/%.pb-c.o: $(OUTPUT)/proto/%.pb-c.c
 # --- agent ---------------------------------------------------------------------------------
 # Only the loader sees the skeleton; every module may see the generated protobuf headers
 # ("proto/<name>.pb-c.h", under build/).
-$(OUTPUT)/user/loader.o: $(OUTPUT)/spanprof.skel.h
+$(OUTPUT)/user/agent/loader.o: $(OUTPUT)/spanprof.skel.h
 $(AGENT_OBJS) $(OUTPUT)/user/main.o: | $(PROTO_C)
 
 $(OUTPUT)/user/%.o: user/%.c
@@ -264,187 +266,8 @@ $(OUTPUT)/tests/workloads/hook_swapper $(OUTPUT)/tests/workloads/hook_victim \
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(WORKLOAD_CFLAGS) $< -ldl -o $@
 
-# hooks/go is a Go module (hooks/go/go.mod). Its tests and the Go workloads build in module mode
-# offline: tests/go_module.sh stages it under build/gomod with a vendor directory of links into
-# Debian's packaged modules (/usr/share/gocode), so no third-party code is copied or fetched.
-# The deployment tests below still build in GOPATH mode.
-GO ?= go
-GO_ENV := GO111MODULE=off GOFLAGS= GOPATH=$(abspath $(OUTPUT)/gopath):/usr/share/gocode \
-	  GOCACHE=$(abspath $(OUTPUT)/gocache)
-GO_MOD := $(OUTPUT)/gomod
-GO_MOD_ENV := GO111MODULE=on GOFLAGS=-mod=vendor GOPROXY=off GOWORK=off \
-	      GOCACHE=$(abspath $(OUTPUT)/gocache)
-GO_HOOK_SRCS := $(wildcard hooks/go/go.mod hooks/go/*.go hooks/go/*.s hooks/go/otelspanprof/*.go)
-# Re-staged when a hook source comes or goes too: each file is linked by name.
-$(GO_MOD)/vendor/modules.txt: hooks/go/go.mod tests/go_module.sh $(GO_HOOK_SRCS) \
-			      $(wildcard tests/workloads/go_*)
-	$(call msg,GOMOD,$(GO_MOD))
-	$(Q)tests/go_module.sh $(GO_MOD)
-
-GO_WORKLOADS := go_spans go_otel go_pprof_labels go_reuse
-$(OUTPUT)/tests/workloads/go_%: $(GO_HOOK_SRCS) $(wildcard tests/workloads/go_*/*.go) \
-				$(GO_MOD)/vendor/modules.txt
-	$(call msg,GO,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)cd $(GO_MOD) && $(GO_MOD_ENV) $(GO) build -o $(abspath $@) ./internal/testworkloads/go_$*
-
-# The same workload as containers ship it: no symbol table, no DWARF.
-$(OUTPUT)/tests/workloads/go_spans_stripped: $(GO_HOOK_SRCS) $(wildcard tests/workloads/go_*/*.go) \
-					    $(GO_MOD)/vendor/modules.txt
-	$(call msg,GO,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)cd $(GO_MOD) && $(GO_MOD_ENV) $(GO) build -ldflags="-s -w" -o $(abspath $@) \
-		./internal/testworkloads/go_spans
-
-# And stripped as a position-independent executable (internally linked: .gopclntab moves into
-# .data.rel.ro).
-$(OUTPUT)/tests/workloads/go_spans_pie: $(GO_HOOK_SRCS) $(wildcard tests/workloads/go_*/*.go) \
-				       $(GO_MOD)/vendor/modules.txt
-	$(call msg,GO,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)cd $(GO_MOD) && $(GO_MOD_ENV) $(GO) build -buildmode=pie -ldflags="-s -w" \
-		-o $(abspath $@) ./internal/testworkloads/go_spans
-
-# With cgo (tests/workloads/go_spans/cgo.go: a C call and C thread-locals), so the external
-# linker places the executable's TLS block and runtime.tlsg moves away from FS base - 8; and
-# the same stripped, where the agent finds g's slot from runtime.morestack's code.
-$(OUTPUT)/tests/workloads/go_spans_cgo: $(GO_HOOK_SRCS) $(wildcard tests/workloads/go_*/*.go) \
-				       $(GO_MOD)/vendor/modules.txt
-	$(call msg,GO,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)cd $(GO_MOD) && $(GO_MOD_ENV) CGO_ENABLED=1 $(GO) build -tags spanprof_cgo \
-		-o $(abspath $@) ./internal/testworkloads/go_spans
-
-$(OUTPUT)/tests/workloads/go_spans_cgo_stripped: $(GO_HOOK_SRCS) \
-						$(wildcard tests/workloads/go_*/*.go) \
-						$(GO_MOD)/vendor/modules.txt
-	$(call msg,GO,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)cd $(GO_MOD) && $(GO_MOD_ENV) CGO_ENABLED=1 $(GO) build -tags spanprof_cgo \
-		-ldflags="-s -w" -o $(abspath $@) ./internal/testworkloads/go_spans
-
-# As a PIE (.gopclntab is inside .data.rel.ro there, with no section of its own: the agent
-# goes by the symbols); stripped too, which the agent must refuse.
-$(OUTPUT)/tests/workloads/go_spans_cgo_pie: $(GO_HOOK_SRCS) $(wildcard tests/workloads/go_*/*.go) \
-					   $(GO_MOD)/vendor/modules.txt
-	$(call msg,GO,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)cd $(GO_MOD) && $(GO_MOD_ENV) CGO_ENABLED=1 $(GO) build -tags spanprof_cgo \
-		-buildmode=pie -o $(abspath $@) ./internal/testworkloads/go_spans
-
-$(OUTPUT)/tests/workloads/go_spans_cgo_pie_stripped: $(GO_HOOK_SRCS) \
-						    $(wildcard tests/workloads/go_*/*.go) \
-						    $(GO_MOD)/vendor/modules.txt
-	$(call msg,GO,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)cd $(GO_MOD) && $(GO_MOD_ENV) CGO_ENABLED=1 $(GO) build -tags spanprof_cgo \
-		-buildmode=pie -ldflags="-s -w" -o $(abspath $@) ./internal/testworkloads/go_spans
-
-WORKLOADS += $(patsubst %,$(OUTPUT)/tests/workloads/%,$(GO_WORKLOADS) go_spans_stripped \
-	     go_spans_pie go_spans_cgo go_spans_cgo_stripped go_spans_cgo_pie \
-	     go_spans_cgo_pie_stripped)
-
-# Newer Go toolchains, unpacked from Debian's golang-1.2X packages by
-# scripts/fetch-go-toolchains.sh (never installed): each one that is present builds the label
-# and reuse workloads once into build/tests/workloads/go<version>/ and runs the hook module's
-# tests; the integration tests say which toolchains they skipped.
-GO_CACHE ?= /var/cache/spanprof-go
-GO_VERSIONS ?= 1.24 1.25 1.26
-go_bin = $(GO_CACHE)/$(1)/usr/lib/go-$(1)/bin/go
-GO_TOOLCHAINS := $(foreach v,$(GO_VERSIONS),$(if $(wildcard $(call go_bin,$(v))),$(v)))
-GO_TC_WORKLOADS := go_otel go_pprof_labels go_reuse
-GO_TC_ENV := $(GO_MOD_ENV) GOTOOLCHAIN=local GOTELEMETRY=off
-define go_toolchain_rules
-$(OUTPUT)/tests/workloads/go$(1)/%: $(GO_HOOK_SRCS) $(wildcard tests/workloads/go_*/*.go) \
-				    $(GO_MOD)/vendor/modules.txt
-	$$(call msg,GO$(1),$$@)
-	$$(Q)mkdir -p $$(@D)
-	$$(Q)cd $(GO_MOD) && $(GO_TC_ENV) $(call go_bin,$(1)) build -o $$(abspath $$@) \
-		./internal/testworkloads/$$*
-WORKLOADS += $(patsubst %,$(OUTPUT)/tests/workloads/go$(1)/%,$(GO_TC_WORKLOADS))
-endef
-$(foreach v,$(GO_TOOLCHAINS),$(eval $(call go_toolchain_rules,$(v))))
-
-$(OUTPUT)/tests/bench/go_hook: $(GO_HOOK_SRCS) $(wildcard tests/bench/go_hook/*.go) \
-			       $(GO_MOD)/vendor/modules.txt
-	$(call msg,GO,$@)
-	$(Q)cd $(GO_MOD) && $(GO_MOD_ENV) $(GO) build -o $(abspath $@) ./internal/testworkloads/go_hook
-
-GO_TEST := cd $(GO_MOD) && env $(GO_MOD_ENV) $(abspath tests/go_test.sh) . ./otelspanprof
-# The same on each newer toolchain, or a line saying it was skipped and why.
-go_tc_test = $(strip $(if $(filter $(1),$(GO_TOOLCHAINS)),cd $(GO_MOD) && env $(GO_TC_ENV) \
-	GO=$(call go_bin,$(1)) $(abspath tests/go_test.sh) . ./otelspanprof, \
-	tests/go_test.sh --skip 'Go $(1): not in $(GO_CACHE) (run scripts/fetch-go-toolchains.sh)'))
-GO_TC_TESTS := $(foreach v,$(GO_VERSIONS),"$(call go_tc_test,$(v))")
-
-# --- deployment (helm, docker, systemd) ----------------------------------------------------
-# The Helm chart is rendered and checked without Helm (tests/helm: text/template + sprig, as
-# Helm does); tests/deploy checks the Dockerfile's runtime libraries and the systemd unit.
-# Both are Go test packages built in GOPATH mode like hooks/go.
-HELM_GO_IMPORT := github.com/spanprof/spanprof/tests/helm
-DEPLOY_GO_IMPORT := github.com/spanprof/spanprof/tests/deploy
-$(OUTPUT)/gopath/src/$(HELM_GO_IMPORT) $(OUTPUT)/gopath/src/$(DEPLOY_GO_IMPORT): \
-		$(OUTPUT)/gopath/src/github.com/spanprof/spanprof/tests/%:
-	$(Q)mkdir -p $(dir $@)
-	$(Q)ln -sfn $(abspath tests/$*) $@
-
-DEPLOY_GO_LINKS := $(OUTPUT)/gopath/src/$(HELM_GO_IMPORT) $(OUTPUT)/gopath/src/$(DEPLOY_GO_IMPORT)
-DEPLOY_GO_ENV := env $(GO_ENV) SPANPROF_ROOT=$(abspath .)
-HELM_TEST := $(DEPLOY_GO_ENV) tests/go_test.sh $(HELM_GO_IMPORT)
-DEPLOY_TEST := $(DEPLOY_GO_ENV) tests/go_test.sh $(HELM_GO_IMPORT) $(DEPLOY_GO_IMPORT)
-
-systemdsystemunitdir ?= $(prefix)/lib/systemd/system
-
-.PHONY: helm-test deploy-test
-helm-test: $(DEPLOY_GO_LINKS)
-	$(Q)tests/run_tests.sh "$(HELM_TEST)"
-
-deploy-test: $(OUTPUT)/spanprof $(DEPLOY_GO_LINKS)
-	$(Q)tests/run_tests.sh "$(DEPLOY_TEST)"
-# --- end of deployment ---------------------------------------------------------------------
-
-# --- language hooks (python, ruby) ---------------------------------------------------------
-# hooks/python (unittest) and hooks/ruby (minitest), plus the test of the C helper header
-# hooks/c/spanprof_otel.h (which compiles examples/otel_ids.c). Their real-agent tests run
-# build/spanprof against build/libspanprof.so, hence `all`. `make test` runs them after the C
-# tests; tests/hooks/run_hook_tests.sh ends with one "N passed, N failed, N skipped" line.
-PYTHON ?= python3
-RUBY ?= ruby
-HOOK_C_TESTS := $(patsubst tests/hooks/%.c,$(OUTPUT)/tests/hooks/%,$(wildcard tests/hooks/test_*.c))
-HOOK_ENV := SPANPROF_LIBRARY=$(abspath $(HOOK_SO)) SPANPROF_AGENT=$(abspath $(OUTPUT)/spanprof) \
-	    PYTHON=$(PYTHON) RUBY=$(RUBY) PYTHONPYCACHEPREFIX=$(abspath $(OUTPUT)/pycache)
-
-$(OUTPUT)/tests/hooks/%.o: CFLAGS += -Ihooks/c
-$(OUTPUT)/tests/hooks/%.o: | $(PROTO_C)
-
-# Header-only code under test: it links cmocka and the temp-dir helper, nothing of the agent.
-$(OUTPUT)/tests/hooks/%: $(OUTPUT)/tests/hooks/%.o $(OUTPUT)/tests/helpers/tmpdir.o
-	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -lcmocka -o $@
-
-# The process-context writer (in the hook library) against the agent's reader.
-$(OUTPUT)/tests/hooks/test_process_ctx_publish: $(OUTPUT)/tests/hooks/test_process_ctx_publish.o \
-						$(HOOK_A) $(AGENT_LIB)
-	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -lcmocka -o $@
-
-define run-hook-tests
-$(Q)$(HOOK_ENV) tests/hooks/run_hook_tests.sh $(HOOK_C_TESTS)
-endef
-
-.PHONY: hook-tests bench-hooks
-hook-tests: all $(HOOK_C_TESTS)
-	$(run-hook-tests)
-
-# Cost of a span start+end through each language's processor, and of a task or fiber switch
-# with per-task spans; part of `make bench`.
-bench-hooks: all
-	$(Q)$(HOOK_ENV) $(PYTHON) tests/bench/bench_python_hook.py
-	$(Q)$(HOOK_ENV) $(PYTHON) tests/bench/bench_python_tasks.py
-	$(Q)$(HOOK_ENV) $(RUBY) tests/bench/bench_ruby_hook.rb
-	$(Q)$(HOOK_ENV) $(RUBY) tests/bench/bench_ruby_fibers.rb
-
-# --- end of language hooks -----------------------------------------------------------------
+# Go, deployment and language-hook builds and tests, each in its own file.
+include mk/go.mk mk/deploy.mk mk/hooks.mk
 
 # --- test and bench: one rule each -----------------------------------------------------------
 # `test` runs the hook suites last, through tests/run_tests.sh, so that the final line sums
@@ -474,6 +297,8 @@ sanitize:
 
 bench: all $(BENCHES) $(WORKLOADS) $(OUTPUT)/tests/bench/go_hook bench-hooks
 	$(Q)for b in $(BENCHES); do $$b || exit 1; done
+
+systemdsystemunitdir ?= $(prefix)/lib/systemd/system
 
 install: all
 	install -m 0755 -D $(OUTPUT)/spanprof $(DESTDIR)$(prefix)/bin/spanprof

@@ -27,8 +27,8 @@ static __always_inline void counter_inc(void *map, __u32 index)
 		*value += 1;
 }
 
-/* Stores an interpreter stack (struct py_stack, CPython or CRuby frames) in a window slot's
- * py_stacks map under its hash, made non-zero (0 means "no interpreter frames" in a sample).
+/* Stores an interpreter stack (struct interp_stack, CPython or CRuby frames) in a window slot's
+ * interp_stacks map under its hash, made non-zero (0 means "no interpreter frames" in a sample).
  * Returns the hash, or 0 when the map is full, counted in drops at drop_reason. */
 static __always_inline __u64 interp_stack_store(void *stacks, void *drops, __u64 hash,
 						const void *stack, __u32 drop_reason)

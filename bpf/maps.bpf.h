@@ -88,25 +88,25 @@
 		__type(value, __u8);                           \
 	} target_pids SEC(".maps")
 
-/* Interpreter stacks (struct py_stack: CPython or CRuby frames) of a window slot, by hash;
+/* Interpreter stacks (struct interp_stack: CPython or CRuby frames) of a window slot, by hash;
  * python_frames.bpf.c defines both slots, ruby_frames.bpf.c declares them. Not preallocated:
  * the kernel holds memory for the stacks a window has, not for max_entries 1.5 KiB values. */
-#define PY_STACK_MAP(name)                                       \
-	struct {                                                 \
-		__uint(type, BPF_MAP_TYPE_HASH);                 \
-		__uint(map_flags, BPF_F_NO_PREALLOC);            \
-		__uint(max_entries, SPANPROF_DEFAULT_PY_STACKS); \
-		__type(key, __u64);                              \
-		__type(value, struct py_stack);                  \
+#define INTERP_STACK_MAP(name)                                       \
+	struct {                                                     \
+		__uint(type, BPF_MAP_TYPE_HASH);                     \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                \
+		__uint(max_entries, SPANPROF_DEFAULT_INTERP_STACKS); \
+		__type(key, __u64);                                  \
+		__type(value, struct interp_stack);                  \
 	} name SEC(".maps")
 /* The same for off-CPU stacks: allocated as used, as most windows hold few waits. */
-#define OFF_CPU_PY_STACK_MAP(name)                               \
-	struct {                                                 \
-		__uint(type, BPF_MAP_TYPE_HASH);                 \
-		__uint(map_flags, BPF_F_NO_PREALLOC);            \
-		__uint(max_entries, SPANPROF_OFF_CPU_PY_STACKS); \
-		__type(key, __u64);                              \
-		__type(value, struct py_stack);                  \
+#define OFF_CPU_INTERP_STACK_MAP(name)                               \
+	struct {                                                     \
+		__uint(type, BPF_MAP_TYPE_HASH);                     \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                \
+		__uint(max_entries, SPANPROF_OFF_CPU_INTERP_STACKS); \
+		__type(key, __u64);                                  \
+		__type(value, struct interp_stack);                  \
 	} name SEC(".maps")
 
 /* What the kernel keeps per thread in a span for exact CPU time per span and for off-CPU

@@ -40,7 +40,7 @@ extern SPAN_NAMES_MAP;
 #include "thread_ctx.bpf.h"
 
 /* python_frames.bpf.c, ruby_frames.bpf.c: the current thread's interpreter frames into window
- * slot's off_cpu_py_stacks, walked with their own scratch. */
+ * slot's off_cpu_interp_stacks, walked with their own scratch. */
 extern __u64 py_capture_off_cpu(__u32 pid, __u32 slot);
 extern __u64 rb_capture_off_cpu(__u32 pid, __u32 slot);
 
@@ -155,7 +155,7 @@ static __always_inline void capture_wait(void *ctx, struct task_struct *task, st
 	note_stack_error(key->kern_stack_id, SPANPROF_DROP_OFF_CPU_KERN_STACK);
 	key->user_stack_hash = 0;
 	key->user_stack_id = -EFAULT;
-	key->py_stack_hash = 0;
+	key->interp_stack_hash = 0;
 	if (cfg_off_cpu_full_stacks && unwind_wait(task, pid, slot, &key->user_stack_hash)) {
 		counter_inc(&event_counts, SPANPROF_EVENT_OFF_CPU_UNWIND_CFI);
 	} else {
@@ -166,9 +166,9 @@ static __always_inline void capture_wait(void *ctx, struct task_struct *task, st
 	}
 	if (!cfg_off_cpu_full_stacks)
 		return;
-	key->py_stack_hash = py_capture_off_cpu(pid, slot);
-	if (!key->py_stack_hash)
-		key->py_stack_hash = rb_capture_off_cpu(pid, slot);
+	key->interp_stack_hash = py_capture_off_cpu(pid, slot);
+	if (!key->interp_stack_hash)
+		key->interp_stack_hash = rb_capture_off_cpu(pid, slot);
 }
 
 /* prev leaves the CPU: its time on it goes to its span; if it blocks, the wait starts. */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* CPython frames of the interrupted thread (issue 9): the thread state through the autoTSSkey
  * pthread key (glibc x86-64 TSD), then the frame chain with bpf_loop. The frames go into the
- * window's py_stacks map under a hash that the sampler puts in the sample's key. */
+ * window's interp_stacks map under a hash that the sampler puts in the sample's key. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
@@ -25,15 +25,15 @@ struct {
 	__type(value, struct py_proc_info);
 } py_procs SEC(".maps");
 
-PY_STACK_MAP(py_stacks_0);
-PY_STACK_MAP(py_stacks_1);
+INTERP_STACK_MAP(interp_stacks_0);
+INTERP_STACK_MAP(interp_stacks_1);
 /* The frames of off-CPU stacks, taken when a thread runs again after a wait (off_cpu.bpf.c). */
-OFF_CPU_PY_STACK_MAP(off_cpu_py_stacks_0);
-OFF_CPU_PY_STACK_MAP(off_cpu_py_stacks_1);
+OFF_CPU_INTERP_STACK_MAP(off_cpu_interp_stacks_0);
+OFF_CPU_INTERP_STACK_MAP(off_cpu_interp_stacks_1);
 
-/* The walk's state: a py_stack is too big for the 512-byte stack. */
+/* The walk's state: an interp_stack is too big for the 512-byte stack. */
 struct py_walk {
-	struct py_stack stack;
+	struct interp_stack stack;
 	struct py_proc_info info;
 	__u64 frame; /* next frame to read; 0 at the end */
 	__u64 hash;
@@ -99,7 +99,7 @@ static __always_inline __u32 frame_entry(const struct py_proc_info *info, __u64 
 /* One frame per call. */
 static __always_inline long py_step_walk(struct py_walk *w)
 {
-	struct py_frame *out;
+	struct interp_frame *out;
 	__u8 owner = 0;
 	__u64 f, code;
 	__u32 n;
@@ -114,7 +114,7 @@ static __always_inline long py_step_walk(struct py_walk *w)
 		if (owner == PY_OWNER_CSTACK) {
 			/* The shim under an activation's frames: the frame before it was that
 			 * activation's entry frame. */
-			if (n - 1 < SPANPROF_PY_MAX_FRAMES)
+			if (n - 1 < SPANPROF_INTERP_MAX_FRAMES)
 				w->stack.frames[n - 1].flags = SPANPROF_PY_FRAME_ENTRY;
 			w->hash = (w->hash ^ PY_OWNER_CSTACK) * 0x100000001b3ull;
 			return 0;
@@ -123,7 +123,7 @@ static __always_inline long py_step_walk(struct py_walk *w)
 	code = read_u64(f + w->info.frame_code);
 	if (!code)
 		return 0;
-	if (n >= SPANPROF_PY_MAX_FRAMES) {
+	if (n >= SPANPROF_INTERP_MAX_FRAMES) {
 		w->stack.truncated = 1;
 		return 1;
 	}
@@ -200,29 +200,29 @@ static __always_inline __u64 py_walk_store(__u32 pid, struct py_walk *w,
 	w->frame = top_frame(&w->info);
 	if (!w->frame)
 		return 0;
-	bpf_loop(SPANPROF_PY_MAX_FRAMES + 8, step, NULL, 0);
+	bpf_loop(SPANPROF_INTERP_MAX_FRAMES + 8, step, NULL, 0);
 	if (!w->stack.nframes)
 		return 0;
 	return interp_stack_store(stacks, &drop_counts, w->hash, &w->stack, drop_reason);
 }
 
-/* Records the current thread's Python frames in window slot's py_stacks (a CPU sample). */
+/* Records the current thread's Python frames in window slot's interp_stacks (a CPU sample). */
 __noinline __u64 py_capture(__u32 pid, __u32 slot)
 {
 	__u32 zero = 0;
 
 	return py_walk_store(pid, bpf_map_lookup_elem(&py_walk_scratch, &zero), py_step,
-			     slot ? (void *)&py_stacks_1 : (void *)&py_stacks_0,
+			     slot ? (void *)&interp_stacks_1 : (void *)&interp_stacks_0,
 			     SPANPROF_DROP_PY_STACK);
 }
 
-/* The same for an off-CPU stack, into window slot's off_cpu_py_stacks. */
+/* The same for an off-CPU stack, into window slot's off_cpu_interp_stacks. */
 __noinline __u64 py_capture_off_cpu(__u32 pid, __u32 slot)
 {
 	__u32 zero = 0;
 
-	return py_walk_store(pid, bpf_map_lookup_elem(&off_cpu_py_walk_scratch, &zero),
-			     py_step_off_cpu,
-			     slot ? (void *)&off_cpu_py_stacks_1 : (void *)&off_cpu_py_stacks_0,
-			     SPANPROF_DROP_OFF_CPU_INTERP_STACK);
+	return py_walk_store(
+		pid, bpf_map_lookup_elem(&off_cpu_py_walk_scratch, &zero), py_step_off_cpu,
+		slot ? (void *)&off_cpu_interp_stacks_1 : (void *)&off_cpu_interp_stacks_0,
+		SPANPROF_DROP_OFF_CPU_INTERP_STACK);
 }

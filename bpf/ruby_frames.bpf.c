@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* CRuby control frames of the interrupted thread (issue 9): the execution context through
  * ruby_current_ec (TLS, via the thread's dtv) or a global, then the rb_control_frame_t array from
- * ec->cfp outwards with bpf_loop. The frames go into the window's py_stacks map (interp RUBY)
+ * ec->cfp outwards with bpf_loop. The frames go into the window's interp_stacks map (interp RUBY)
  * under a hash that the sampler puts in the sample's key. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -37,14 +37,14 @@ struct {
 } rb_procs SEC(".maps");
 
 /* python_frames.bpf.c: the window's interpreter stacks. */
-extern PY_STACK_MAP(py_stacks_0);
-extern PY_STACK_MAP(py_stacks_1);
-extern OFF_CPU_PY_STACK_MAP(off_cpu_py_stacks_0);
-extern OFF_CPU_PY_STACK_MAP(off_cpu_py_stacks_1);
+extern INTERP_STACK_MAP(interp_stacks_0);
+extern INTERP_STACK_MAP(interp_stacks_1);
+extern OFF_CPU_INTERP_STACK_MAP(off_cpu_interp_stacks_0);
+extern OFF_CPU_INTERP_STACK_MAP(off_cpu_interp_stacks_1);
 
-/* The walk's state: a py_stack is too big for the 512-byte stack. */
+/* The walk's state: an interp_stack is too big for the 512-byte stack. */
 struct rb_walk {
-	struct py_stack stack;
+	struct interp_stack stack;
 	struct rb_proc_info info;
 	__u64 cfp; /* next control frame to read */
 	__u64 end; /* the outermost (dummy) frame: the walk stops before it */
@@ -80,7 +80,7 @@ static __always_inline __u64 rb_read_u64(__u64 addr)
 }
 
 /* A C function's frame: its method's called_id when ep[-2] is the method entry, else 0. */
-static __always_inline void cfunc_frame(const struct rb_cfp *cf, struct py_frame *out)
+static __always_inline void cfunc_frame(const struct rb_cfp *cf, struct interp_frame *out)
 {
 	__u64 me = rb_read_u64(cf->ep - 16), flags = me ? rb_read_u64(me) : 0;
 
@@ -93,7 +93,7 @@ static __always_inline void cfunc_frame(const struct rb_cfp *cf, struct py_frame
 /* An iseq frame: the iseq, what identifies it (body, label, path, first line) and pc's
  * instruction position. Returns 0, or -1 when the iseq cannot be read. */
 static __always_inline int iseq_frame(const struct rb_walk *w, const struct rb_cfp *cf,
-				      struct py_frame *out)
+				      struct interp_frame *out)
 {
 	__u64 body = rb_read_u64(cf->iseq + RB_ISEQ_BODY), encoded, pos;
 	struct rb_location loc;
@@ -116,7 +116,7 @@ static __always_inline int iseq_frame(const struct rb_walk *w, const struct rb_c
 /* One control frame per call. */
 static __always_inline long rb_step_walk(struct rb_walk *w)
 {
-	struct py_frame *out;
+	struct interp_frame *out;
 	struct rb_cfp cf;
 	__u64 flags, magic;
 	__u32 n;
@@ -133,7 +133,7 @@ static __always_inline long rb_step_walk(struct rb_walk *w)
 	if (magic == RB_FRAME_MAGIC_DUMMY || magic == RB_FRAME_MAGIC_IFUNC)
 		return 0;
 	n = w->stack.nframes;
-	if (n >= SPANPROF_PY_MAX_FRAMES) {
+	if (n >= SPANPROF_INTERP_MAX_FRAMES) {
 		w->stack.truncated = 1;
 		return 1;
 	}
@@ -230,29 +230,29 @@ static __always_inline __u64 rb_walk_store(__u32 pid, struct rb_walk *w,
 		counter_inc(&drop_counts, SPANPROF_DROP_RB_EC);
 		return 0;
 	}
-	bpf_loop(SPANPROF_PY_MAX_FRAMES + 16, step, NULL, 0);
+	bpf_loop(SPANPROF_INTERP_MAX_FRAMES + 16, step, NULL, 0);
 	if (!w->stack.nframes)
 		return 0;
 	return interp_stack_store(stacks, &drop_counts, w->hash, &w->stack, drop_reason);
 }
 
-/* Records the current thread's Ruby frames in window slot's py_stacks (a CPU sample). */
+/* Records the current thread's Ruby frames in window slot's interp_stacks (a CPU sample). */
 __noinline __u64 rb_capture(__u32 pid, __u32 slot)
 {
 	__u32 zero = 0;
 
 	return rb_walk_store(pid, bpf_map_lookup_elem(&rb_walk_scratch, &zero), rb_step,
-			     slot ? (void *)&py_stacks_1 : (void *)&py_stacks_0,
+			     slot ? (void *)&interp_stacks_1 : (void *)&interp_stacks_0,
 			     SPANPROF_DROP_RB_STACK);
 }
 
-/* The same for an off-CPU stack, into window slot's off_cpu_py_stacks. */
+/* The same for an off-CPU stack, into window slot's off_cpu_interp_stacks. */
 __noinline __u64 rb_capture_off_cpu(__u32 pid, __u32 slot)
 {
 	__u32 zero = 0;
 
-	return rb_walk_store(pid, bpf_map_lookup_elem(&off_cpu_rb_walk_scratch, &zero),
-			     rb_step_off_cpu,
-			     slot ? (void *)&off_cpu_py_stacks_1 : (void *)&off_cpu_py_stacks_0,
-			     SPANPROF_DROP_OFF_CPU_INTERP_STACK);
+	return rb_walk_store(
+		pid, bpf_map_lookup_elem(&off_cpu_rb_walk_scratch, &zero), rb_step_off_cpu,
+		slot ? (void *)&off_cpu_interp_stacks_1 : (void *)&off_cpu_interp_stacks_0,
+		SPANPROF_DROP_OFF_CPU_INTERP_STACK);
 }

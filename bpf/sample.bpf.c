@@ -28,7 +28,7 @@ extern SPAN_NAMES_MAP;
 
 #include "thread_ctx.bpf.h"
 
-/* python_frames.bpf.c: the thread's CPython frames into window slot's py_stacks. */
+/* python_frames.bpf.c: the thread's CPython frames into window slot's interp_stacks. */
 extern __u64 py_capture(__u32 pid, __u32 slot);
 /* ruby_frames.bpf.c: the thread's CRuby frames, into the same maps. */
 extern __u64 rb_capture(__u32 pid, __u32 slot);
@@ -269,9 +269,9 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	note_stack_error(key->kern_stack_id, SPANPROF_DROP_KERN_STACK);
 	note_stack_error(key->user_stack_id, SPANPROF_DROP_USER_STACK);
 	copy_span(key, bpf_get_current_task_btf());
-	key->py_stack_hash = py_capture(pid, slot);
-	if (!key->py_stack_hash)
-		key->py_stack_hash = rb_capture(pid, slot);
+	key->interp_stack_hash = py_capture(pid, slot);
+	if (!key->interp_stack_hash)
+		key->interp_stack_hash = rb_capture(pid, slot);
 	count_sample(slot ? (void *)&sample_counts_1 : (void *)&sample_counts_0, key);
 	counter_inc(&event_counts, SPANPROF_EVENT_SAMPLES);
 	return 0;

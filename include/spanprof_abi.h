@@ -4,7 +4,7 @@
 #ifndef SPANPROF_ABI_H
 #define SPANPROF_ABI_H
 
-/* Must match SPANPROF_SPAN_NAME_MAX in include/spanprof.h (checked in user/loader.c). */
+/* Must match SPANPROF_SPAN_NAME_MAX in include/spanprof.h (checked in user/agent/loader.c). */
 #define SPANPROF_ABI_SPAN_NAME_MAX 256
 /* Version the hook writes first in struct spanprof_span; the uprobe ignores other versions.
  * Version 1 (hooks built before the name grew) carries a 64-byte name; both are read. */
@@ -27,14 +27,14 @@
 /* Frames kept per stack: the kernel's default perf_event_max_stack. */
 #define SPANPROF_MAX_STACK_DEPTH 127
 /* Sizes compiled into the maps; the agent sets the real ones before load from the sample rate
- * (user/map_sizes.h) with bpf_map__set_max_entries(). */
+ * (user/agent/map_sizes.h) with bpf_map__set_max_entries(). */
 #define SPANPROF_DEFAULT_STACKS 16384
 #define SPANPROF_DEFAULT_COUNTS 16384
 /* Off-CPU profiles: one stack map for both windows (kernel and frame-pointer stacks), one count
  * map, CFI stack map and interpreter stack map per window. */
 #define SPANPROF_OFF_CPU_STACKS 8192
 #define SPANPROF_OFF_CPU_COUNTS 8192
-#define SPANPROF_OFF_CPU_PY_STACKS 2048
+#define SPANPROF_OFF_CPU_INTERP_STACKS 2048
 /* After a process event woke it, the agent looks at the event ring again within this many ms
  * even without a new wake-up: BPF wakes it for at most one event per 100 ms
  * (proc_events.bpf.c), and events in between are read then. */
@@ -124,11 +124,11 @@ struct goroutine_span {
 
 /* Python interpreter frames (issue 9). Per process, the agent writes where the thread state's
  * pthread key lives and the frame-chain offsets of its CPython version; the sampler walks up to
- * SPANPROF_PY_MAX_FRAMES frames of the interrupted thread and stores them per window in
- * py_stacks, keyed by a hash the sample's key carries. */
-#define SPANPROF_PY_MAX_FRAMES 64
+ * SPANPROF_INTERP_MAX_FRAMES frames of the interrupted thread and stores them per window in
+ * interp_stacks, keyed by a hash the sample's key carries. */
+#define SPANPROF_INTERP_MAX_FRAMES 64
 #define SPANPROF_MAX_PY_PROCS 4096
-#define SPANPROF_DEFAULT_PY_STACKS 2048
+#define SPANPROF_DEFAULT_INTERP_STACKS 2048
 #define SPANPROF_PY_NO_FIELD 0xffff /* offset of a field this version does not have */
 
 struct py_proc_info {
@@ -150,7 +150,7 @@ struct py_proc_info {
 	__u8 _pad[5];
 };
 
-/* py_frame.check of a code object: its name, file name, qualified name and line table pointers
+/* interp_frame.check of a code object: its name, file name, qualified name and line table pointers
  * folded to 32 bits. A code object created at a freed one's address with the same interned
  * name and file but another qualified name or line table gets another check (qual is 0 before
  * 3.11). */
@@ -161,7 +161,7 @@ struct py_proc_info {
 /* Ruby frames (bpf/ruby_frames.bpf.c) use the same record: code is the rb_iseq_t (or, for a
  * C function, the method's ID), firstlineno the iseq's raw first_lineno word, lasti the
  * instruction position of pc, check the low 32 bits of label ^ pathobj, flags SPANPROF_RB_*. */
-struct py_frame {
+struct interp_frame {
 	__u64 code; /* code object address */
 	__u32 firstlineno; /* co_firstlineno read with it: a reused address rarely matches both */
 	__u32 lasti; /* bytes (<= 3.9) or code units (3.10+), as python_line_for() takes it */
@@ -169,24 +169,24 @@ struct py_frame {
 	__u32 flags; /* SPANPROF_PY_FRAME_* for Python, SPANPROF_RB_FRAME_* for Ruby */
 };
 
-/* py_frame.flags of a Python frame. ENTRY: the outermost frame its _PyEval_EvalFrameDefault
+/* interp_frame.flags of a Python frame. ENTRY: the outermost frame its _PyEval_EvalFrameDefault
  * activation runs (every frame up to 3.10; is_entry on 3.11; on 3.12+ the frame right over the
  * activation's shim frame). */
 #define SPANPROF_PY_FRAME_ENTRY 1
 
-/* The interpreter whose frames a struct py_stack holds. */
+/* The interpreter whose frames a struct interp_stack holds. */
 enum spanprof_interp {
 	SPANPROF_INTERP_PYTHON = 0,
 	SPANPROF_INTERP_RUBY = 1,
 };
 
-/* An interpreter stack (the map is named py_stacks; Ruby stacks share it and the sample key's
- * py_stack_hash, told apart by interp). */
-struct py_stack {
+/* An interpreter stack (the map is named interp_stacks; Ruby stacks share it and the sample key's
+ * interp_stack_hash, told apart by interp). */
+struct interp_stack {
 	__u32 nframes;
-	__u16 truncated; /* 1: the chain had more than SPANPROF_PY_MAX_FRAMES frames */
+	__u16 truncated; /* 1: the chain had more than SPANPROF_INTERP_MAX_FRAMES frames */
 	__u16 interp; /* enum spanprof_interp */
-	struct py_frame frames[SPANPROF_PY_MAX_FRAMES]; /* innermost first */
+	struct interp_frame frames[SPANPROF_INTERP_MAX_FRAMES]; /* innermost first */
 };
 
 /* CRuby control frames (issue 9). Per process the agent writes how to reach the thread's
@@ -210,7 +210,7 @@ struct rb_proc_info {
 	__u16 _pad[3];
 };
 
-/* py_frame.flags of a Ruby frame. */
+/* interp_frame.flags of a Ruby frame. */
 #define SPANPROF_RB_FRAME_CFUNC 1 /* a C function: code is its method's original_id (0: unread) */
 #define SPANPROF_RB_FRAME_FINISH 2 /* the last frame run by its rb_vm_exec activation */
 
@@ -269,7 +269,7 @@ struct sample_key {
 	__u32 has_span;
 	__u64 user_stack_hash; /* != 0: key in user_stacks (CFI unwinding); user_stack_id unused */
 	struct span_ctx span;
-	__u64 py_stack_hash; /* key in py_stacks; 0: no interpreter frames */
+	__u64 interp_stack_hash; /* key in interp_stacks; 0: no interpreter frames */
 };
 
 /* One record per ended span segment (exact CPU time per span, issue 13): a thread's span id
@@ -407,8 +407,8 @@ enum spanprof_drop {
 	SPANPROF_DROP_UNWIND_BAD_READ, /* the stack could not be read (return address, rbp, regs) */
 	SPANPROF_DROP_UNWIND_DEPTH, /* more than SPANPROF_MAX_STACK_DEPTH frames */
 	SPANPROF_DROP_UNWIND_STALE, /* a table was evicted: fell back to frame pointers */
-	SPANPROF_DROP_PY_STACK, /* py_stacks map full: a sample's Python frames were lost */
-	SPANPROF_DROP_RB_STACK, /* py_stacks map full: a sample's Ruby frames were lost */
+	SPANPROF_DROP_PY_STACK, /* interp_stacks map full: a sample's Python frames were lost */
+	SPANPROF_DROP_RB_STACK, /* interp_stacks map full: a sample's Ruby frames were lost */
 	SPANPROF_DROP_RB_EC, /* a Ruby thread's execution context could not be read */
 	SPANPROF_DROP_OFF_CPU_STORAGE, /* task storage unavailable: a span's times not kept */
 	SPANPROF_DROP_OFF_CPU_FULL, /* off-CPU count map full: blocked time lost */

@@ -11,7 +11,7 @@
 
 #include <curl/curl.h>
 
-#include "agent.h"
+#include "agent/agent.h"
 #include "config/config.h"
 #include "util/log.h"
 #include "view/view_cmd.h"

@@ -21,7 +21,7 @@
 #include <bpf/libbpf.h>
 
 #include "discover/hook_elf.h"
-#include "loader.h"
+#include "agent/loader.h"
 #include "spanprof.h"
 #include "spanprof_abi.h"
 #include "util/log.h"

@@ -18,7 +18,7 @@
 #include "discover/hook_slots.h"
 #include "discover/link_reaper.h"
 #include "spanprof_abi.h"
-#include "loader.h"
+#include "agent/loader.h"
 #include "util/log.h"
 #include "util/proc_file.h"
 

@@ -25,18 +25,19 @@ struct drain {
 	struct span_names *names; /* span name ids -> names */
 	__u64 *hashes; /* the user_stacks keys the window's samples named, then scratch for
 			* clearing the rest; max_keys entries */
-	__u64 *py_hashes; /* scratch: the py_stacks keys the window's samples named */
-	uint32_t nhashes, npy_hashes; /* how many of hashes and py_hashes the drain filled */
+	__u64 *interp_hashes; /* scratch: the interp_stacks keys the window's samples named */
+	/* how many of hashes and interp_hashes the drain filled */
+	uint32_t nhashes, ninterp_hashes;
 	uint64_t kern_ips[SPANPROF_MAX_STACK_DEPTH], user_ips[SPANPROF_MAX_STACK_DEPTH];
 	struct spanprof_user_stack user_stack; /* scratch for one CFI stack */
 	struct drain_stats stats;
-	int py_fd; /* -1: no py_stacks map */
-	struct py_stack py;
+	int interp_fd; /* -1: no interp_stacks map */
+	struct interp_stack interp;
 	/* The window's CFI and Python stacks, taken whole before the samples are read; *_taken:
 	 * the take read the map to its end (else lookups fall back to one syscall each, and the
 	 * map is cleared key by key after). */
-	struct hash_take user_take, py_take;
-	int user_taken, py_taken;
+	struct hash_take user_take, interp_take;
+	int user_taken, interp_taken;
 };
 
 struct drain *drain_new(uint32_t max_keys)
@@ -46,18 +47,18 @@ struct drain *drain_new(uint32_t max_keys)
 	if (!d)
 		return NULL;
 	d->max_keys = max_keys;
-	d->py_fd = -1;
+	d->interp_fd = -1;
 	/* The samples of a window name at most max_keys stacks. */
 	hash_take_init(&d->user_take, sizeof(struct spanprof_user_stack), max_keys);
-	hash_take_init(&d->py_take, sizeof(struct py_stack), max_keys);
+	hash_take_init(&d->interp_take, sizeof(struct interp_stack), max_keys);
 	d->keys = calloc(max_keys, sizeof(*d->keys));
 	d->names = span_names_new(DRAIN_NAME_CACHE);
 	d->hashes = calloc(max_keys, sizeof(*d->hashes));
 	d->counts = calloc(max_keys, sizeof(*d->counts));
-	d->py_hashes = calloc(max_keys, sizeof(*d->py_hashes));
-	if (!d->keys || !d->names || !d->hashes || !d->counts || !d->py_hashes) {
+	d->interp_hashes = calloc(max_keys, sizeof(*d->interp_hashes));
+	if (!d->keys || !d->names || !d->hashes || !d->counts || !d->interp_hashes) {
 		span_names_free(d->names);
-		free(d->py_hashes);
+		free(d->interp_hashes);
 		free(d->counts);
 		free(d->keys);
 		free(d->hashes);
@@ -74,11 +75,11 @@ void drain_free(struct drain *d)
 		return;
 	free(d->keys);
 	free(d->counts);
-	free(d->py_hashes);
+	free(d->interp_hashes);
 	span_names_free(d->names);
 	free(d->hashes);
 	hash_take_release(&d->user_take);
-	hash_take_release(&d->py_take);
+	hash_take_release(&d->interp_take);
 	free(d);
 }
 
@@ -163,31 +164,32 @@ static void clear_user_stacks(struct drain *d, int fd)
 	} while (n == d->max_keys);
 }
 
-void drain_set_py_stacks(struct drain *d, int py_stacks_fd)
+void drain_set_interp_stacks(struct drain *d, int interp_stacks_fd)
 {
-	d->py_fd = py_stacks_fd;
+	d->interp_fd = interp_stacks_fd;
 }
 
-/* The sample's Python frames; NULL when it has none or they cannot be read. */
-static const struct py_stack *read_py(struct drain *d, const struct sample_key *key)
+/* The sample's Python or Ruby frames; NULL when it has none or they cannot be read. */
+static const struct interp_stack *read_interp(struct drain *d, const struct sample_key *key)
 {
-	const struct py_stack *taken;
+	const struct interp_stack *taken;
 
-	if (!key->py_stack_hash || d->py_fd < 0)
+	if (!key->interp_stack_hash || d->interp_fd < 0)
 		return NULL;
-	taken = hash_take_find(&d->py_take, key->py_stack_hash);
+	taken = hash_take_find(&d->interp_take, key->interp_stack_hash);
 	if (taken)
-		d->py = *taken;
-	else if (d->py_taken || bpf_map_lookup_elem(d->py_fd, &key->py_stack_hash, &d->py)) {
+		d->interp = *taken;
+	else if (d->interp_taken ||
+		 bpf_map_lookup_elem(d->interp_fd, &key->interp_stack_hash, &d->interp)) {
 		d->stats.map_errors++;
 		return NULL;
 	}
-	if (d->py.nframes > SPANPROF_PY_MAX_FRAMES)
-		d->py.nframes = SPANPROF_PY_MAX_FRAMES;
-	return &d->py;
+	if (d->interp.nframes > SPANPROF_INTERP_MAX_FRAMES)
+		d->interp.nframes = SPANPROF_INTERP_MAX_FRAMES;
+	return &d->interp;
 }
 
-static void clear_py_stacks(int fd)
+static void clear_interp_stacks(int fd)
 {
 	__u64 next;
 
@@ -295,12 +297,12 @@ static int drain_counts(struct drain *d, int counts_fd, int stacks_fd, int user_
 	uint32_t n, i;
 	int err = take_counts(d, counts_fd, &n);
 
-	d->nhashes = d->npy_hashes = 0; /* n <= max_keys: room for one hash per key */
+	d->nhashes = d->ninterp_hashes = 0; /* n <= max_keys: room for one hash per key */
 	d->user_taken = take_stacks(&d->user_take, user_stacks_fd, "CFI");
-	d->py_taken = take_stacks(&d->py_take, d->py_fd, "interpreter");
+	d->interp_taken = take_stacks(&d->interp_take, d->interp_fd, "interpreter");
 	d->stats.last_keys = n;
 	d->stats.last_user_stacks = d->user_take.n;
-	d->stats.last_interp_stacks = d->py_take.n;
+	d->stats.last_interp_stacks = d->interp_take.n;
 	for (i = 0; i < n; i++) {
 		key = &d->keys[i];
 		s.count = d->counts[i];
@@ -317,9 +319,9 @@ static int drain_counts(struct drain *d, int counts_fd, int stacks_fd, int user_
 			s.user_ips = read_stack(d, stacks_fd, key->user_stack_id, d->user_ips);
 			s.lost_user = key->user_stack_id < 0 && key->user_stack_id != -EFAULT;
 		}
-		s.py = read_py(d, key);
-		if (key->py_stack_hash)
-			d->py_hashes[d->npy_hashes++] = key->py_stack_hash;
+		s.interp = read_interp(d, key);
+		if (key->interp_stack_hash)
+			d->interp_hashes[d->ninterp_hashes++] = key->interp_stack_hash;
 		s.span_name =
 			key->has_span ? span_names_get(d->names, names_fd, key->span.name_id) : "";
 		if (!s.span_name)
@@ -338,9 +340,9 @@ static void clear_hash_stacks(struct drain *d, int user_stacks_fd)
 		delete_hashes(user_stacks_fd, d->hashes, d->nhashes);
 		clear_user_stacks(d, user_stacks_fd); /* stacks no sample named: usually none */
 	}
-	if (d->py_fd >= 0 && !d->py_taken) {
-		delete_hashes(d->py_fd, d->py_hashes, d->npy_hashes);
-		clear_py_stacks(d->py_fd);
+	if (d->interp_fd >= 0 && !d->interp_taken) {
+		delete_hashes(d->interp_fd, d->interp_hashes, d->ninterp_hashes);
+		clear_interp_stacks(d->interp_fd);
 	}
 }
 

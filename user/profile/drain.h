@@ -16,7 +16,9 @@ struct sample {
 	 * entries; NULL when there is none. */
 	const uint64_t *kern_ips, *user_ips;
 	int lost_kern, lost_user; /* the BPF side could not record that stack */
-	const struct py_stack *py; /* the thread's CPython frames, or NULL (none, or not read) */
+	/* The thread's interpreter frames (CPython or CRuby: interp->interp says which), or NULL
+	 * (none, or not read). */
+	const struct interp_stack *interp;
 	/* The span's name (key->span.name_id resolved through the kernel's span_names map); ""
 	 * for none, NULL when the map no longer held it (counted in span_names_lost). */
 	const char *span_name;
@@ -46,9 +48,10 @@ void drain_free(struct drain *d); /* NULL-safe */
 int drain_window(struct drain *d, int counts_fd, int stacks_fd, int user_stacks_fd, int names_fd,
 		 drain_sample_fn fn, void *ctx);
 
-/* The window's py_stacks map (hash -> struct py_stack) for the next drain_window(), which
- * reads each sample's Python frames from it and empties it; -1 (the default): none. */
-void drain_set_py_stacks(struct drain *d, int py_stacks_fd);
+/* The window's interp_stacks map (hash -> struct interp_stack) for the next drain_window(),
+ * which reads each sample's Python or Ruby frames from it and empties it; -1 (the default):
+ * none. */
+void drain_set_interp_stacks(struct drain *d, int interp_stacks_fd);
 
 /* drain_window(), but the stack map (stacks_fd) is left as it is: it is shared by both windows
  * and outlives them (the off-CPU kernel and frame-pointer stacks, which may be taken when a

@@ -12,7 +12,7 @@
 #include "util/spanprof_types.h"
 
 /* Both stacks of a sample, a marker frame for each lost stack, and the interpreter frames. */
-#define STACK_RESOLVE_MAX_FRAMES (2 * SPANPROF_MAX_STACK_DEPTH + 2 + SPANPROF_PY_MAX_FRAMES)
+#define STACK_RESOLVE_MAX_FRAMES (2 * SPANPROF_MAX_STACK_DEPTH + 2 + SPANPROF_INTERP_MAX_FRAMES)
 
 struct stack_resolve {
 	struct sym_frame frames[STACK_RESOLVE_MAX_FRAMES];

@@ -328,7 +328,7 @@ static void test_drain_clears_many_cfi_and_python_stacks(void **state)
 {
 	struct test_state *s = start(state);
 	struct spanprof_user_stack st = { .nframes = 1 };
-	static struct py_stack py = { .nframes = 1 };
+	static struct interp_stack py = { .nframes = 1 };
 	__u64 hash, count = 1;
 	struct sample_key k;
 	__u32 i;
@@ -337,7 +337,7 @@ static void test_drain_clears_many_cfi_and_python_stacks(void **state)
 	py_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "drain_pystacks", sizeof(__u64), sizeof(py), 512,
 			       NULL);
 	assert_true(py_fd >= 0);
-	drain_set_py_stacks(s->d, py_fd);
+	drain_set_interp_stacks(s->d, py_fd);
 	for (i = 0; i < MAX_KEYS / 2 + 3; i++) {
 		hash = 0x5000 + i;
 		st.ips[0] = 0x400000 + i;
@@ -350,7 +350,7 @@ static void test_drain_clears_many_cfi_and_python_stacks(void **state)
 	for (i = 0; i < MAX_KEYS; i++) { /* the last 3 stacks: named by no sample */
 		k.pid = 1000 + i;
 		k.user_stack_hash = 0x5000 + i / 2;
-		k.py_stack_hash = 0x5000 + i / 2;
+		k.interp_stack_hash = 0x5000 + i / 2;
 		assert_int_equal(bpf_map_update_elem(s->counts_fd, &k, &count, BPF_ANY), 0);
 	}
 	assert_int_equal(
@@ -363,7 +363,7 @@ static void test_drain_clears_many_cfi_and_python_stacks(void **state)
 	}
 	assert_true(is_empty(s->user_stacks_fd));
 	assert_true(is_empty(py_fd));
-	drain_set_py_stacks(s->d, -1);
+	drain_set_interp_stacks(s->d, -1);
 	close(py_fd);
 }
 

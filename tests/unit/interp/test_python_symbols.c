@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Unit tests for python_symbols: fake CPython 3.12 code objects built in this process's own memory
+ * and read back through /proc/self/mem; a changed code object at the same address is never shown
+ * under its old name. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "interp/python_symbols.h"
+
+#define STATE_COMPACT_ASCII ((1u << 5) | (1u << 6))
+
+struct fake_str {
+	uint8_t raw[40 + 64];
+};
+
+struct fake_bytes {
+	uint8_t raw[32 + 16];
+};
+
+static uint8_t code[256];
+static struct fake_str name, qualname, file, other_name;
+static struct fake_bytes table;
+
+static void make_str(struct fake_str *s, const char *text)
+{
+	int64_t len = strlen(text);
+	uint32_t state = STATE_COMPACT_ASCII;
+
+	memset(s, 0, sizeof(*s));
+	memcpy(s->raw + 16, &len, sizeof(len));
+	memcpy(s->raw + 32, &state, sizeof(state));
+	memcpy(s->raw + 40, text, len + 1);
+}
+
+static void set_ptr(size_t off, const void *p)
+{
+	uint64_t v = (uint64_t)(uintptr_t)p;
+
+	memcpy(code + off, &v, sizeof(v));
+}
+
+/* A 3.12 code object: first line 10, one location entry (code 13: line + 2) for 8 units. */
+static void make_code(void)
+{
+	static const uint8_t entry[] = { 0xef, 0x04 };
+	int32_t first = 10;
+	int64_t tlen = sizeof(entry);
+
+	memset(code, 0, sizeof(code));
+	make_str(&name, "price_cart");
+	make_str(&qualname, "Cart.price_cart");
+	make_str(&file, "/srv/app/cart.py");
+	make_str(&other_name, "parse_order");
+	memset(&table, 0, sizeof(table));
+	memcpy(table.raw + 16, &tlen, sizeof(tlen));
+	memcpy(table.raw + 32, entry, sizeof(entry));
+	memcpy(code + 68, &first, sizeof(first));
+	set_ptr(112, &file);
+	set_ptr(120, &name);
+	set_ptr(128, &qualname);
+	set_ptr(136, &table);
+}
+
+static uint64_t ptr_at(size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, code + off, sizeof(v));
+	return v;
+}
+
+/* The check BPF computes from the code object as it is now (3.12 offsets). */
+static uint32_t check_now(void)
+{
+	return SPANPROF_PY_CHECK(ptr_at(120), ptr_at(112), ptr_at(128), ptr_at(136));
+}
+
+static struct interp_frame frame_now(uint32_t lasti)
+{
+	struct interp_frame f = { .code = (uint64_t)(uintptr_t)code,
+				  .firstlineno = 10,
+				  .lasti = lasti };
+
+	f.check = check_now();
+	return f;
+}
+
+static void test_reads_name_file_line(void **state)
+{
+	const struct python_offsets *off = python_offsets_for(3, 12);
+	struct python_symbols *ps = python_symbols_new("/proc", 4);
+	struct interp_frame f;
+	struct sym_line l;
+
+	(void)state;
+	make_code();
+	f = frame_now(3);
+	python_symbols_resolve(ps, getpid(), off, &f, &l);
+	assert_string_equal(l.function, "Cart.price_cart");
+	assert_string_equal(l.file, "/srv/app/cart.py");
+	assert_int_equal(l.line, 12); /* 10, then the entry's +2 */
+	python_symbols_free(ps);
+}
+
+static void test_reused_code_object_is_not_misnamed(void **state)
+{
+	const struct python_offsets *off = python_offsets_for(3, 12);
+	struct python_symbols *ps = python_symbols_new("/proc", 4);
+	struct interp_frame f;
+	struct sym_line l;
+
+	(void)state;
+	make_code();
+	f = frame_now(0);
+	python_symbols_resolve(ps, getpid(), off, &f, &l);
+	assert_string_equal(l.function, "Cart.price_cart");
+	/* The object is freed and another function's code lands at the same address, same line. */
+	set_ptr(120, &other_name);
+	set_ptr(128, &other_name);
+	f = frame_now(0);
+	python_symbols_resolve(ps, getpid(), off, &f, &l);
+	assert_string_equal(l.function, "parse_order");
+	/* BPF saw the old object but it changed before the agent read it: not named at all. */
+	f.check ^= 1;
+	python_symbols_resolve(ps, getpid(), off, &f, &l);
+	assert_string_equal(l.function, "[python code gone]");
+	assert_null(l.file);
+	python_symbols_free(ps);
+}
+
+/* exec-generated code (dataclass, namedtuple): a new code object at the freed one's address
+ * with the same interned name and file and the same first line, but its own qualified name
+ * and line table. */
+static void test_reused_code_object_with_new_qualname_is_read_anew(void **state)
+{
+	const struct python_offsets *off = python_offsets_for(3, 12);
+	struct python_symbols *ps = python_symbols_new("/proc", 4);
+	struct fake_str qual2;
+	struct fake_bytes table2;
+	struct interp_frame f;
+	struct sym_line l;
+
+	(void)state;
+	make_code();
+	f = frame_now(0);
+	python_symbols_resolve(ps, getpid(), off, &f, &l);
+	assert_string_equal(l.function, "Cart.price_cart");
+	make_str(&qual2, "Order.price_cart");
+	table2 = table;
+	set_ptr(128, &qual2);
+	set_ptr(136, &table2);
+	f = frame_now(0);
+	python_symbols_resolve(ps, getpid(), off, &f, &l);
+	assert_string_equal(l.function, "Order.price_cart");
+	python_symbols_free(ps);
+}
+
+static void test_hostile_lengths(void **state)
+{
+	const struct python_offsets *off = python_offsets_for(3, 12);
+	struct python_symbols *ps = python_symbols_new("/proc", 4);
+	int64_t huge = INT64_MAX;
+	struct interp_frame f;
+	struct sym_line l;
+
+	(void)state;
+	make_code();
+	memcpy(name.raw + 16, &huge, sizeof(huge)); /* cut to the buffer, not read past it */
+	memcpy(qualname.raw + 16, &huge, sizeof(huge));
+	memcpy(table.raw + 16, &huge, sizeof(huge)); /* too long: first line shown */
+	f = frame_now(3);
+	python_symbols_resolve(ps, getpid(), off, &f, &l);
+	assert_non_null(l.function);
+	assert_int_equal(l.line, 10);
+	python_symbols_free(ps);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_reads_name_file_line),
+		cmocka_unit_test(test_reused_code_object_is_not_misnamed),
+		cmocka_unit_test(test_reused_code_object_with_new_qualname_is_read_anew),
+		cmocka_unit_test(test_hostile_lengths),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

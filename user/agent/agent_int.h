@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The agent's state, shared by the files that make up the agent (agent.c: set-up and run loop,
+ * agent_output.c: windows to files and uploads, agent_metrics.c: the agent's own metrics). */
+#ifndef SPANPROF_AGENT_INT_H
+#define SPANPROF_AGENT_INT_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include "config/config.h"
+#include "discover/hook_registry.h"
+#include "discover/thread_ctx.h"
+#include "discover/proc_table.h"
+#include "discover/scan_queue.h"
+#include "agent/loader.h"
+#include "output/local_out.h"
+#include "output/metrics.h"
+#include "output/metrics_http.h"
+#include "output/span_log.h"
+#include "output/span_stats.h"
+#include "profile/aggregate.h"
+#include "profile/drain.h"
+#include "profile/span_names.h"
+#include "symbolize/stack_resolve.h"
+#include "symbolize/symcache.h"
+#include "util/spanprof_types.h"
+#include "interp/python_symbols.h"
+#include "interp/interp_procs.h"
+#include "interp/python_proc.h"
+#include "interp/ruby_symbols.h"
+#include "interp/ruby_proc.h"
+#include "unwind/unwind.h"
+
+#define NS_PER_MS 1000000ull
+#define NS_PER_S 1000000000ull
+
+struct uploader;
+struct agent_tctx;
+
+struct agent {
+	const struct spanprof_config *cfg;
+	struct loader *loader;
+	struct symcache *symcache;
+	struct proc_table *procs;
+	struct hook_registry *hooks;
+	struct drain *drain;
+	struct interp_procs *pyprocs; /* processes running CPython */
+	struct python_symbols *pysyms; /* their code objects' names */
+	uint64_t py_frames_dropped; /* Python frames that did not fit a sample's frame array */
+	struct interp_procs *rbprocs; /* processes running CRuby */
+	struct ruby_symbols *rbsyms; /* their iseqs' names */
+	uint64_t rb_frames_dropped; /* Ruby frames that did not fit a sample's frame array */
+	struct stack_resolve *resolve; /* one sample's frames at a time */
+	struct aggregate *agg;
+	struct aggregate *off_cpu; /* off-CPU time per span; NULL with --off-cpu=false */
+	struct drain *off_cpu_drain; /* its window's count map, sized SPANPROF_OFF_CPU_COUNTS */
+	struct ring_buffer *events; /* process events, and span_ends with span times on */
+	int proc_events_seen; /* process events read since the loop last looked */
+	int wait_fd; /* the run loop's epoll set (agent_wait.c); -1 before it exists */
+	const sigset_t *wait_sigmask; /* signal mask while the loop sleeps (agent_run) */
+	struct span_stats *span_stats; /* span times by (service, name); NULL when off */
+	struct span_log *span_log; /* ended spans as JSON lines; NULL when off or no --output */
+	struct span_names *span_cpu_names; /* names of ended spans */
+	struct metrics *metrics;
+	struct metrics_http *http; /* NULL without --metrics-addr */
+	struct uploader *uploader; /* NULL without --server */
+	struct k8s_meta *k8s; /* NULL when not running on Kubernetes */
+	struct unwind *unwind; /* CFI tables for the BPF unwinder */
+	struct agent_tctx *tctx; /* processes publishing thread context (agent_thread_ctx.c) */
+	struct scan_queue scans;
+	struct local_out out; /* used when cfg->output_dir is set */
+	unsigned int file_seq;
+	uint64_t profiles_written, write_errors;
+	uint64_t last_drops[SPANPROF_DROP__COUNT]; /* BPF drop counters at the last window */
+};
+
+static inline uint64_t agent_now_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
+}
+
+/* Prepares the local directory (when configured) and starts the uploader (with --server).
+ * Returns 0 or -errno (logged). agent_close_outputs() delivers or spools what is queued. */
+int agent_open_outputs(struct agent *a);
+void agent_close_outputs(struct agent *a);
+
+/* Creates the metrics registry and, with --metrics-addr, its HTTP server. Returns 0 or -errno
+ * (logged). */
+int agent_open_metrics(struct agent *a);
+void agent_close_metrics(struct agent *a);
+
+/* Hands every service's profile of the window that ends now to the outputs (local directory
+ * and/or uploader) and logs one line about the window. */
+void agent_flush(struct agent *a);
+
+/* Symbolizes a drained sample's stacks into a->resolve, with its Python or Ruby frames merged in
+ * (agent.c; CPU samples and off-CPU waits alike). */
+void agent_resolve_sample(struct agent *a, const struct sample *s);
+
+/* Off-CPU profiles (agent_off_cpu.c), all no-ops with --off-cpu=false: open returns 0 or
+ * -ENOMEM; drain reads the window loader_flip_window() just closed into a->off_cpu. */
+int agent_off_cpu_open(struct agent *a);
+void agent_off_cpu_drain(struct agent *a);
+void agent_off_cpu_close(struct agent *a);
+
+/* Exact CPU time per span (agent_span_cpu.c), all no-ops when off (--off-cpu=false or
+ * --span-stats-max 0). open_stats makes the table /metrics shows (before the metrics server
+ * starts); open adds the span_ends ring buffer to a->events and opens the span log; drain writes
+ * the records read since the last drain. The opens return 0 or -errno (logged). */
+int agent_span_cpu_open_stats(struct agent *a);
+int agent_span_cpu_open(struct agent *a);
+void agent_span_cpu_drain(struct agent *a);
+void agent_span_cpu_close(struct agent *a);
+
+/* The run loop's sleep (agent_wait.c). open returns 0 or -errno (logged); wait sleeps up to
+ * wait_ns (0: not at all), until a ring buffer or the unwind worker signals or a signal comes,
+ * then reads the ring buffers. */
+int agent_wait_open(struct agent *a);
+void agent_wait(struct agent *a, uint64_t wait_ns);
+void agent_wait_close(struct agent *a);
+
+/* Other tracers' spans (agent_thread_ctx.c): open returns 0 or -ENOMEM; scan looks at pid's
+ * thread context after its maps were read; drain retries, refreshes key maps and looks for
+ * OBI's map; forget drops an exited pid. */
+int agent_thread_ctx_open(struct agent *a);
+void agent_thread_ctx_close(struct agent *a);
+void agent_thread_ctx_scan(struct agent *a, pid_t pid, const struct proc_maps *maps);
+void agent_thread_ctx_drain(struct agent *a);
+void agent_thread_ctx_forget(struct agent *a, pid_t pid);
+uint64_t agent_thread_ctx_count(const struct agent *a); /* processes tracked */
+
+/* Copies the counters of every part of the agent into its metrics registry. */
+void agent_publish_metrics(struct agent *a);
+
+#endif /* SPANPROF_AGENT_INT_H */

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Exact CPU time per span in the agent: each record of the span_ends ring buffer (one ended
+ * span) gets its service and name, goes into the (service, span name) sums of /metrics and,
+ * with --output, into the service's .spans.jsonl. */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent/agent_int.h"
+#include "util/log.h"
+
+/* Bytes of span records held between two drains (about 80,000 records). */
+#define SPAN_LOG_BUFFER (16u << 20)
+/* All services' span logs together, in --span-log-max-bytes: eight services' worth of a file
+ * and its .1, whatever the number of services. */
+#define SPAN_LOG_TOTAL_FILES 16
+#define SPAN_NAME_SLOTS 1024
+
+static int span_times_on(const struct spanprof_config *cfg)
+{
+	return cfg->off_cpu && cfg->span_stats_max > 0;
+}
+
+int agent_span_cpu_open_stats(struct agent *a)
+{
+	if (!span_times_on(a->cfg))
+		return 0;
+	a->span_stats = span_stats_new(a->cfg->span_stats_max);
+	if (!a->span_stats)
+		return log_err(-errno, "create the span time table (%u pairs)",
+			       a->cfg->span_stats_max);
+	metrics_set_extra(a->metrics, span_stats_render, a->span_stats);
+	return 0;
+}
+
+/* The Unix time, in ns, of a CLOCK_MONOTONIC time mono_ns (what bpf_ktime_get_ns() gives); 0
+ * when it cannot be told. Both clocks are read now: a record read a second after its span ended
+ * is dated by the span's own end, not by the read. */
+static uint64_t unix_ns_of(uint64_t mono_ns)
+{
+	struct timespec mono, real;
+	int64_t offset;
+
+	if (!mono_ns || clock_gettime(CLOCK_MONOTONIC, &mono) ||
+	    clock_gettime(CLOCK_REALTIME, &real))
+		return 0;
+	offset = (real.tv_sec - mono.tv_sec) * 1000000000LL + (real.tv_nsec - mono.tv_nsec);
+	return offset + (int64_t)mono_ns > 0 ? (uint64_t)(offset + (int64_t)mono_ns) : 0;
+}
+
+static int on_span_end(void *ctx, void *data, size_t size)
+{
+	const struct spanprof_span_end *e = data;
+	struct agent *a = ctx;
+	struct span_record r = { 0 };
+	struct proc_info scratch;
+
+	if (size < sizeof(*e))
+		return 0;
+	r.service = proc_table_get(a->procs, e->pid, &scratch)->service;
+	r.name = span_names_get(a->span_cpu_names, loader_span_names_fd(a->loader), e->name_id);
+	memcpy(r.trace_id, e->trace_id, sizeof(r.trace_id));
+	memcpy(r.span_id, e->span_id, sizeof(r.span_id));
+	r.cpu_ns = e->cpu_ns;
+	r.off_cpu_ns = e->off_cpu_ns;
+	r.wall_ns = e->wall_ns;
+	r.start_ns = e->end_ns > e->wall_ns ? unix_ns_of(e->end_ns - e->wall_ns) : 0;
+	r.pid = e->pid;
+	r.tid = e->tid;
+	span_stats_add(a->span_stats, r.service, r.name, r.cpu_ns, r.off_cpu_ns);
+	if (a->span_log)
+		span_log_add(a->span_log, &r);
+	return 0;
+}
+
+int agent_span_cpu_open(struct agent *a)
+{
+	struct span_log_limits limits = {
+		.max_file_bytes = a->cfg->span_log_max_bytes,
+		.max_total_bytes = SPAN_LOG_TOTAL_FILES * a->cfg->span_log_max_bytes,
+		.max_buffered = SPAN_LOG_BUFFER,
+		.max_services = a->cfg->max_services,
+	};
+	int err;
+
+	if (!a->span_stats)
+		return 0;
+	a->span_cpu_names = span_names_new(SPAN_NAME_SLOTS);
+	if (!a->span_cpu_names)
+		return log_err(-ENOMEM, "create the span name cache");
+	if (a->cfg->output_dir) {
+		a->span_log = span_log_new(a->cfg->output_dir, &limits);
+		if (!a->span_log)
+			return log_err(-ENOMEM, "create the span log");
+	}
+	err = loader_add_span_ends(a->loader, a->events, on_span_end, a);
+	return err ? log_err(err, "read the span_ends ring buffer") : 0;
+}
+
+void agent_span_cpu_drain(struct agent *a)
+{
+	struct span_log_stats ls;
+
+	if (a->span_stats)
+		metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_SPAN_STATS,
+			       span_stats_fair_share(a->span_stats));
+	if (!a->span_log)
+		return;
+	span_log_flush(a->span_log);
+	span_log_get_stats(a->span_log, &ls);
+	metrics_set_at(a->metrics, METRIC_SAMPLES_DROPPED, METRIC_DROP_SPAN_LOG, ls.dropped);
+	metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_SPAN_LOG_BUFFER,
+		       ls.fair_share_drops);
+	metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_SPAN_LOG_REMOVED,
+		       ls.total_removals);
+}
+
+void agent_span_cpu_close(struct agent *a)
+{
+	span_log_free(a->span_log);
+	span_names_free(a->span_cpu_names);
+	a->span_log = NULL;
+	a->span_cpu_names = NULL;
+}

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Spans other tracers publish (docs/thread-context.md): per process, where its OpenTelemetry
+ * thread context lives, told to the sampler at each scan and kept current at each drain (key
+ * map re-read when the sampler met an unknown key index, retries while the dynamic linker has
+ * not filled the TLS slots yet); and OBI's pinned map, handed to the sampler once it appears. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "agent/agent_int.h"
+#include "util/log.h"
+
+/* A process that exports the variable but has not published its process context, or whose
+ * TLS slots were not filled yet, is retried at this many drains, at most (a later mmap or the
+ * full rescan starts over). */
+#define PENDING_TRIES 30
+/* Every this many drains, processes whose exit was not seen (ring buffer full) are dropped. */
+#define REAP_DRAINS 30
+/* Files known not to export otel_thread_ctx_v1 (about 64 bytes each). */
+#define NEGATIVE_FILES 16384
+
+enum tctx_state {
+	TCTX_FOUND, /* the sampler reads it */
+	TCTX_PENDING, /* retried at drains while tries last */
+	TCTX_REFUSED, /* a schema or TLS access not read: logged once, not retried */
+};
+
+struct tctx_pid {
+	pid_t pid;
+	enum tctx_state state;
+	int tries; /* TCTX_PENDING: drains left */
+};
+
+struct agent_tctx {
+	struct thread_ctx_labels labels;
+	struct thread_ctx_files *files;
+	struct tctx_pid *pids; /* `n` used of SPANPROF_MAX_TCTX_PROCS */
+	size_t n;
+	uint64_t full; /* processes not tracked: the table was full */
+	unsigned int drains; /* since the last sweep for processes gone */
+	int obi_set; /* OBI's map was handed to the sampler */
+	int obi_warned;
+};
+
+int agent_thread_ctx_open(struct agent *a)
+{
+	const struct config_upload *up = &a->cfg->upload;
+	struct agent_tctx *t = calloc(1, sizeof(*t));
+	size_t i;
+
+	if (!t)
+		return -ENOMEM;
+	t->pids = calloc(SPANPROF_MAX_TCTX_PROCS, sizeof(*t->pids));
+	t->files = thread_ctx_files_new(NEGATIVE_FILES);
+	if (!t->pids || !t->files) {
+		thread_ctx_files_free(t->files);
+		free(t->pids);
+		free(t);
+		return -ENOMEM;
+	}
+	for (i = 0; i < up->nthread_ctx_labels && i < SPANPROF_TCTX_MAX_LABELS; i++)
+		t->labels.names[t->labels.n++] = up->thread_ctx_labels[i];
+	a->tctx = t;
+	return 0;
+}
+
+void agent_thread_ctx_close(struct agent *a)
+{
+	if (!a->tctx)
+		return;
+	thread_ctx_files_free(a->tctx->files);
+	free(a->tctx->pids);
+	free(a->tctx);
+	a->tctx = NULL;
+}
+
+static struct tctx_pid *find_pid(struct agent_tctx *t, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->pids[i].pid == pid)
+			return &t->pids[i];
+	return NULL;
+}
+
+void agent_thread_ctx_forget(struct agent *a, pid_t pid)
+{
+	struct agent_tctx *t = a->tctx;
+	struct tctx_pid *p = t ? find_pid(t, pid) : NULL;
+
+	if (!p)
+		return;
+	loader_set_tctx_proc(a->loader, pid, NULL);
+	*p = t->pids[--t->n];
+}
+
+/* Puts pid in state. Returns its previous state, -1 when it was not tracked, or -ENOSPC when
+ * the table is full (warned once). A found process stays found while a rescan is pending. */
+static int track(struct agent_tctx *t, pid_t pid, enum tctx_state state)
+{
+	struct tctx_pid *p = find_pid(t, pid);
+	int was;
+
+	if (!p) {
+		if (t->n == SPANPROF_MAX_TCTX_PROCS) {
+			if (!t->full++)
+				log_warn(-ENOSPC,
+					 "pid %d: %d processes publishing thread context are "
+					 "tracked already; more are not read (logged once)",
+					 (int)pid, SPANPROF_MAX_TCTX_PROCS);
+			return -ENOSPC;
+		}
+		p = &t->pids[t->n++];
+		p->pid = pid;
+		p->state = state;
+		p->tries = PENDING_TRIES;
+		return -1;
+	}
+	was = p->state;
+	if (state == TCTX_PENDING && was == TCTX_FOUND)
+		return was;
+	if (state == TCTX_PENDING && was != TCTX_PENDING)
+		p->tries = PENDING_TRIES;
+	p->state = state;
+	return was;
+}
+
+void agent_thread_ctx_scan(struct agent *a, pid_t pid, const struct proc_maps *maps)
+{
+	struct agent_tctx *t = a->tctx;
+	const char *why = NULL;
+	struct tctx_proc info;
+	int err, was;
+
+	if (!t)
+		return;
+	err = thread_ctx_find(t->files, a->cfg->proc_root, pid, maps, &t->labels, &info, &why);
+	if (err == -EAGAIN) {
+		track(t, pid, TCTX_PENDING);
+		return;
+	}
+	if (err == -ENOENT || err == -ESRCH) {
+		log_debug("pid %d: no OpenTelemetry thread context read: %s", (int)pid,
+			  strerror(-err));
+		agent_thread_ctx_forget(a, pid);
+		return;
+	}
+	if (err) {
+		loader_set_tctx_proc(a->loader, pid, NULL);
+		if (track(t, pid, TCTX_REFUSED) != TCTX_REFUSED)
+			log_info("pid %d: its OpenTelemetry thread context is not read: %s",
+				 (int)pid, why ? why : strerror(-err));
+		return;
+	}
+	was = track(t, pid, TCTX_FOUND);
+	if (was == -ENOSPC)
+		return;
+	err = loader_set_tctx_proc(a->loader, pid, &info);
+	if (err) {
+		log_warn(err, "pid %d: cannot tell the sampler where its thread context is",
+			 (int)pid);
+		agent_thread_ctx_forget(a, pid);
+		return;
+	}
+	if (was != TCTX_FOUND)
+		log_info(
+			"reading OpenTelemetry thread context of pid %d: %s TLS, %d attribute keys",
+			(int)pid, info.tls == SPANPROF_TCTX_TLS_STATIC ? "static" : "dynamic",
+			(int)info.nkeys);
+}
+
+/* OBI pins its map when it starts, maybe after the agent: looked for until found. */
+static void find_obi_map(struct agent *a)
+{
+	struct agent_tctx *t = a->tctx;
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
+	int fd, err;
+
+	if (t->obi_set || !a->cfg->obi_map || !a->cfg->obi_map[0] || access(a->cfg->obi_map, F_OK))
+		return;
+	fd = bpf_obj_get(a->cfg->obi_map);
+	if (fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	err = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
+	if (!err && (info.type != BPF_MAP_TYPE_LRU_HASH || info.key_size != sizeof(__u64) ||
+		     info.value_size != sizeof(struct obi_trace_ctx) || info.map_flags))
+		err = -EPROTO;
+	err = err ?: loader_set_obi_map(a->loader, fd);
+	close(fd);
+	if (err)
+		goto fail;
+	t->obi_set = 1;
+	log_info("reading OBI's trace context map %s for threads with no other span",
+		 a->cfg->obi_map);
+	return;
+fail:
+	if (!t->obi_warned)
+		log_warn(err, "OBI's map %s is not read%s", a->cfg->obi_map,
+			 err == -EPROTO ? ": not an LRU hash of pid_tgid -> {trace_id, span_id}" :
+					  "");
+	t->obi_warned = 1;
+}
+
+/* Re-reads the key map of processes whose records named a key the sampler did not know. */
+static void refresh_keys(struct agent *a, struct tctx_pid *p)
+{
+	struct tctx_proc info;
+
+	if (loader_get_tctx_proc(a->loader, p->pid, &info) || !info.rescan)
+		return;
+	if (thread_ctx_reread_keys(a->cfg->proc_root, p->pid, &a->tctx->labels, &info))
+		return; /* gone, or no context any more: the exit or next scan settles it */
+	loader_set_tctx_proc(a->loader, p->pid, &info);
+}
+
+static void retry_pending(struct agent *a, struct tctx_pid *p)
+{
+	struct proc_maps maps;
+	pid_t pid = p->pid;
+
+	if (--p->tries <= 0 || proc_maps_read_at(a->cfg->proc_root, pid, &maps)) {
+		agent_thread_ctx_forget(a, pid);
+		return;
+	}
+	agent_thread_ctx_scan(a, pid, &maps);
+	proc_maps_release(&maps);
+}
+
+void agent_thread_ctx_drain(struct agent *a)
+{
+	struct agent_tctx *t = a->tctx;
+	size_t i;
+	int reap;
+
+	if (!t)
+		return;
+	find_obi_map(a);
+	reap = ++t->drains >= REAP_DRAINS;
+	if (reap)
+		t->drains = 0;
+	/* Backwards: a forgotten entry is replaced by the last one, already visited. */
+	for (i = t->n; i-- > 0;) {
+		if (reap && !proc_table_pid_alive(a->cfg->proc_root, t->pids[i].pid))
+			agent_thread_ctx_forget(a, t->pids[i].pid);
+		else if (t->pids[i].state == TCTX_PENDING)
+			retry_pending(a, &t->pids[i]);
+		else if (t->pids[i].state == TCTX_FOUND)
+			refresh_keys(a, &t->pids[i]);
+	}
+}
+
+uint64_t agent_thread_ctx_count(const struct agent *a)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; a->tctx && i < a->tctx->n; i++)
+		n += a->tctx->pids[i].state != TCTX_REFUSED;
+	return n;
+}

@@ -1,0 +1,516 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Skeleton lifecycle (open -> configure -> load -> attach, bcc style) and the handles the rest
+ * of the agent needs: window maps, hook links, process events, counters. */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <malloc.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <linux/types.h>
+
+#include "agent/loader.h"
+#include "spanprof.h"
+#include "spanprof.skel.h"
+#include "spanprof_abi.h"
+#include "util/cpulist.h"
+#include "util/percpu_sum.h"
+#include "util/log.h"
+#include "util/self_memory.h"
+
+_Static_assert(SPANPROF_ABI_SPAN_NAME_OFFSET + SPANPROF_ABI_SPAN_NAME_MAX ==
+		       sizeof(struct spanprof_span),
+	       "hook ABI");
+_Static_assert(__builtin_offsetof(struct spanprof_span, name) == SPANPROF_ABI_SPAN_NAME_OFFSET,
+	       "hook ABI");
+_Static_assert(SPANPROF_ABI_SPAN_NAME_MAX == SPANPROF_SPAN_NAME_MAX, "hook ABI");
+_Static_assert(SPANPROF_ABI_VERSION == SPANPROF_SPAN_ABI_VERSION, "hook ABI");
+_Static_assert(sizeof(struct sample_key) == 80, "BPF ABI");
+_Static_assert(sizeof(struct spanprof_unwind_row) == 8, "BPF ABI");
+_Static_assert(sizeof(struct spanprof_unwind_rule) == 16, "BPF ABI");
+_Static_assert(sizeof(struct spanprof_unwind_table) == 8 + 8 * SPANPROF_UNWIND_TABLE_CHUNKS,
+	       "BPF ABI");
+_Static_assert(sizeof(struct spanprof_unwind_proc) == 8 + 32 * SPANPROF_UNWIND_MAX_MAPPINGS,
+	       "BPF ABI");
+_Static_assert(sizeof(struct spanprof_user_stack) == 8 + 8 * SPANPROF_MAX_STACK_DEPTH, "BPF ABI");
+_Static_assert(1 << SPANPROF_UNWIND_CHUNK_SHIFT == SPANPROF_UNWIND_CHUNK_ROWS, "BPF ABI");
+_Static_assert(1 << SPANPROF_UNWIND_TABLE_SHIFT == SPANPROF_UNWIND_TABLE_CHUNKS, "BPF ABI");
+_Static_assert(1 << SPANPROF_UNWIND_MAPS_SHIFT == SPANPROF_UNWIND_MAX_MAPPINGS, "BPF ABI");
+
+struct loader {
+	struct spanprof_bpf *skel;
+	struct bpf_link **cpu_links; /* one per online CPU, NULL where the CPU is offline */
+	int *cpu_fds;
+	int ncpus;
+	struct bpf_link *mmap_link; /* NULL when the optional mmap tracepoint is unavailable */
+	struct bpf_link *mprotect_link; /* likewise */
+	int off_cpu; /* the sched_switch program is attached */
+};
+
+/* Whether the kernel has the sched_exit_tp tracepoint (Linux 6.16+), where the full off-CPU
+ * stacks are taken; without it they are taken at switch-out by frame pointer. */
+static int kernel_has_sched_exit_tp(void)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	int found;
+
+	if (!vmlinux)
+		return 0;
+	found = btf__find_by_name_kind(vmlinux, "btf_trace_sched_exit_tp", BTF_KIND_TYPEDEF) > 0;
+	btf__free(vmlinux);
+	return found;
+}
+
+/* Off-CPU stacks: full (CFI and interpreter frames, when a wait ends) unless the options or the
+ * kernel say frame pointers. Maps a mode does not use get one entry. */
+static int configure_off_cpu(struct spanprof_bpf *skel, const struct loader_options *opts)
+{
+	int full = opts->off_cpu && !opts->off_cpu_fp;
+	int err = 0;
+
+	if (full && !kernel_has_sched_exit_tp()) {
+		log_info("the kernel has no sched_exit_tp tracepoint (Linux 6.16+): off-CPU stacks "
+			 "are taken by frame pointer when a thread blocks");
+		full = 0;
+	}
+	skel->rodata->cfg_off_cpu_full_stacks = full;
+	if (!full) {
+		err = err ?: bpf_program__set_autoload(skel->progs.on_sched_exit, false);
+		err = err ?: bpf_map__set_max_entries(skel->maps.off_cpu_user_stacks_0, 1);
+		err = err ?: bpf_map__set_max_entries(skel->maps.off_cpu_user_stacks_1, 1);
+		err = err ?: bpf_map__set_max_entries(skel->maps.off_cpu_interp_stacks_0, 1);
+		err = err ?: bpf_map__set_max_entries(skel->maps.off_cpu_interp_stacks_1, 1);
+	} else {
+		/* A window names at most as many stacks as it has keys. */
+		err = err   ?:
+			      bpf_map__set_max_entries(skel->maps.off_cpu_user_stacks_0,
+						       SPANPROF_OFF_CPU_COUNTS);
+		err = err   ?:
+			      bpf_map__set_max_entries(skel->maps.off_cpu_user_stacks_1,
+						       SPANPROF_OFF_CPU_COUNTS);
+	}
+	return err;
+}
+
+static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char buf[1024];
+	size_t len;
+
+	if (level == LIBBPF_DEBUG && log_get_level() < LOG_LEVEL_DEBUG)
+		return 0;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	len = strlen(buf);
+	if (len && buf[len - 1] == '\n')
+		buf[len - 1] = '\0';
+	log_msg(level == LIBBPF_WARN ? LOG_LEVEL_WARN : LOG_LEVEL_DEBUG, "libbpf: %s", buf);
+	return 0;
+}
+
+static long perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
+{
+	return syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Attaches on_cpu_sample to a cpu-clock event on every online CPU. */
+static int attach_samplers(struct loader *l, unsigned int frequency)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_freq = frequency,
+		.freq = 1,
+	};
+	bool *online = NULL;
+	int n, cpu, err, attached = 0;
+
+	err = cpulist_read("/sys/devices/system/cpu/online", &online, &n);
+	if (err)
+		return log_err(err, "read /sys/devices/system/cpu/online");
+	l->ncpus = n;
+	l->cpu_links = calloc(n, sizeof(*l->cpu_links));
+	l->cpu_fds = malloc(n * sizeof(*l->cpu_fds));
+	if (!l->cpu_links || !l->cpu_fds) {
+		err = -ENOMEM;
+		goto out_free_online;
+	}
+	for (cpu = 0; cpu < n; cpu++) {
+		l->cpu_fds[cpu] = -1;
+		if (!online[cpu])
+			continue;
+		l->cpu_fds[cpu] = perf_event_open(&attr, -1, cpu);
+		if (l->cpu_fds[cpu] < 0) {
+			err = log_err(-errno, "perf_event_open cpu-clock on CPU %d", cpu);
+			goto out_free_online;
+		}
+		l->cpu_links[cpu] = bpf_program__attach_perf_event(l->skel->progs.on_cpu_sample,
+								   l->cpu_fds[cpu]);
+		if (!l->cpu_links[cpu]) {
+			err = log_err(-errno, "attach sampler to CPU %d", cpu);
+			goto out_free_online;
+		}
+		attached++;
+	}
+	log_debug("sampling %d CPUs at %u Hz", attached, frequency);
+	err = 0;
+out_free_online:
+	free(online);
+	return err;
+}
+
+static int configure(struct loader *l, const struct loader_options *opts)
+{
+	struct spanprof_bpf *skel = l->skel;
+	int err = 0;
+
+	skel->rodata->cfg_filter_pids = opts->npids > 0;
+	skel->rodata->cfg_events_filter_pids = opts->npids > 0;
+	skel->rodata->cfg_span_filter_pids = opts->npids > 0;
+	skel->rodata->cfg_off_cpu_min_ns = opts->off_cpu_min_ns;
+	skel->rodata->cfg_span_tasks = opts->off_cpu;
+	skel->rodata->cfg_span_records = opts->off_cpu && opts->span_times;
+	/* The ring buffer's smallest size (one page) when nothing writes it. */
+	if (!skel->rodata->cfg_span_records)
+		err = err ?: bpf_map__set_max_entries(skel->maps.span_ends, getpagesize());
+	err = err ?: configure_off_cpu(skel, opts);
+	/* Off: the program is neither loaded nor attached, and its maps take no memory. */
+	if (!opts->off_cpu) {
+		err = err ?: bpf_program__set_autoload(skel->progs.on_sched_switch, false);
+		err = err ?: bpf_map__set_max_entries(skel->maps.off_cpu_stacks, 1);
+		err = err ?: bpf_map__set_max_entries(skel->maps.off_cpu_counts_0, 1);
+		err = err ?: bpf_map__set_max_entries(skel->maps.off_cpu_counts_1, 1);
+	}
+	err = err ?: bpf_map__set_max_entries(skel->maps.stack_traces_0, opts->stack_entries);
+	err = err ?: bpf_map__set_max_entries(skel->maps.stack_traces_1, opts->stack_entries);
+	err = err ?: bpf_map__set_max_entries(skel->maps.sample_counts_0, opts->count_entries);
+	err = err ?: bpf_map__set_max_entries(skel->maps.sample_counts_1, opts->count_entries);
+	/* A sample adds at most one key to each of these; they are not preallocated. */
+	err = err ?: bpf_map__set_max_entries(skel->maps.user_stacks_0, opts->count_entries);
+	err = err ?: bpf_map__set_max_entries(skel->maps.user_stacks_1, opts->count_entries);
+	err = err ?: bpf_map__set_max_entries(skel->maps.interp_stacks_0, opts->count_entries);
+	err = err ?: bpf_map__set_max_entries(skel->maps.interp_stacks_1, opts->count_entries);
+	if (opts->goroutine_entries)
+		err = err   ?:
+			      bpf_map__set_max_entries(skel->maps.goroutine_spans,
+						       opts->goroutine_entries);
+	err = err ?: bpf_map__set_max_entries(skel->maps.unwind_chunks, opts->unwind_chunks ?: 1);
+	err = err ?: bpf_map__set_max_entries(skel->maps.unwind_procs, opts->unwind_pids ?: 1);
+	/* Without --pid the programs never look at target_pids: one entry. */
+	err = err ?: bpf_map__set_max_entries(skel->maps.target_pids, opts->npids ?: 1);
+	return err;
+}
+
+static int fill_target_pids(struct loader *l, const struct loader_options *opts)
+{
+	int fd = bpf_map__fd(l->skel->maps.target_pids);
+	__u8 one = 1;
+	size_t i;
+
+	for (i = 0; i < opts->npids; i++) {
+		__u32 pid = opts->pids[i];
+
+		if (bpf_map_update_elem(fd, &pid, &one, BPF_ANY))
+			return log_err(-errno, "add pid %d to target_pids", opts->pids[i]);
+	}
+	return 0;
+}
+
+static void attach_mmap_events(struct loader *l)
+{
+	l->mmap_link = bpf_program__attach(l->skel->progs.on_mmap_enter);
+	if (!l->mmap_link)
+		log_warn(-errno,
+			 "attach tracepoint syscalls/sys_enter_mmap (is tracefs mounted at "
+			 "/sys/kernel/tracing?): libraries loaded with dlopen() are found by the "
+			 "periodic rescan only");
+	l->mprotect_link = bpf_program__attach(l->skel->progs.on_mprotect_enter);
+	if (!l->mprotect_link)
+		log_warn(-errno,
+			 "attach tracepoint syscalls/sys_enter_mprotect: JIT code made executable "
+			 "with mprotect() is unwound after the periodic rescan only");
+}
+
+struct loader *loader_open(const struct loader_options *opts)
+{
+	struct loader *l;
+	int err;
+
+	libbpf_set_print(print_libbpf);
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return NULL;
+	l->skel = spanprof_bpf__open();
+	if (!l->skel) {
+		err = log_err(-errno, "open BPF skeleton");
+		goto out_free;
+	}
+	l->off_cpu = opts->off_cpu;
+	err = configure(l, opts);
+	if (err) {
+		log_err(err, "configure BPF maps");
+		goto out_free;
+	}
+	/* Optional: without it, dlopen'ed hooks are found by the periodic rescan only. */
+	bpf_program__set_autoattach(l->skel->progs.on_mmap_enter, false);
+	bpf_program__set_autoattach(l->skel->progs.on_mprotect_enter, false);
+	err = spanprof_bpf__load(l->skel);
+	if (err) {
+		err = log_err(-errno, "load BPF programs (run with -v for the verifier log)");
+		goto out_free;
+	}
+	/* Loading parsed the kernel's BTF (tens of MB at peak); hand the freed heap back to the
+	 * system, or the agent's RSS would stay at that peak for its whole life. */
+	malloc_trim(0);
+	err = fill_target_pids(l, opts);
+	if (err)
+		goto out_free;
+	/* Process events first, so no exec between the initial /proc scan and now is missed. */
+	err = spanprof_bpf__attach(l->skel);
+	if (err) {
+		err = log_err(-errno, "attach process-event programs");
+		goto out_free;
+	}
+	attach_mmap_events(l);
+	err = attach_samplers(l, opts->frequency);
+	if (err)
+		goto out_free;
+	return l;
+out_free:
+	loader_close(l);
+	errno = -err;
+	return NULL;
+}
+
+void loader_close(struct loader *l)
+{
+	int cpu;
+
+	if (!l)
+		return;
+	for (cpu = 0; cpu < l->ncpus; cpu++) {
+		bpf_link__destroy(l->cpu_links[cpu]);
+		if (l->cpu_fds[cpu] >= 0)
+			close(l->cpu_fds[cpu]);
+	}
+	free(l->cpu_links);
+	free(l->cpu_fds);
+	bpf_link__destroy(l->mmap_link);
+	bpf_link__destroy(l->mprotect_link);
+	spanprof_bpf__destroy(l->skel);
+	free(l);
+}
+
+struct loader_window loader_flip_window(struct loader *l)
+{
+	__u32 old = l->skel->bss->window_slot;
+	struct loader_window w;
+
+	__atomic_store_n(&l->skel->bss->window_slot, old ^ 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&l->skel->bss->off_cpu_slot, old ^ 1, __ATOMIC_SEQ_CST);
+	w.counts_fd =
+		bpf_map__fd(old ? l->skel->maps.sample_counts_1 : l->skel->maps.sample_counts_0);
+	w.stacks_fd =
+		bpf_map__fd(old ? l->skel->maps.stack_traces_1 : l->skel->maps.stack_traces_0);
+	w.user_stacks_fd =
+		bpf_map__fd(old ? l->skel->maps.user_stacks_1 : l->skel->maps.user_stacks_0);
+	w.interp_stacks_fd =
+		bpf_map__fd(old ? l->skel->maps.interp_stacks_1 : l->skel->maps.interp_stacks_0);
+	w.names_fd = bpf_map__fd(l->skel->maps.span_names);
+	return w;
+}
+
+int loader_hook_prog_fd(struct loader *l, enum loader_hook_kind kind)
+{
+	return bpf_program__fd(kind == LOADER_HOOK_GO ? l->skel->progs.on_go_span_set :
+							l->skel->progs.on_span_set);
+}
+
+struct loader_unwind_maps loader_unwind_maps(struct loader *l)
+{
+	return (struct loader_unwind_maps){
+		.rules = bpf_map__fd(l->skel->maps.unwind_rules),
+		.chunks = bpf_map__fd(l->skel->maps.unwind_chunks),
+		.tables = bpf_map__fd(l->skel->maps.unwind_tables),
+		.procs = bpf_map__fd(l->skel->maps.unwind_procs),
+	};
+}
+
+struct loader_window loader_off_cpu_window(struct loader *l)
+{
+	/* loader_flip_window() flipped both slots together: the closed one is the other. */
+	__u32 closed = l->skel->bss->off_cpu_slot ^ 1;
+	struct loader_window w = { -1, -1, -1, -1, -1 };
+	struct spanprof_bpf *skel = l->skel;
+
+	if (!l->off_cpu)
+		return w;
+	w.names_fd = bpf_map__fd(skel->maps.span_names);
+	w.counts_fd =
+		bpf_map__fd(closed ? skel->maps.off_cpu_counts_1 : skel->maps.off_cpu_counts_0);
+	w.stacks_fd = bpf_map__fd(skel->maps.off_cpu_stacks);
+	if (!skel->rodata->cfg_off_cpu_full_stacks)
+		return w;
+	w.user_stacks_fd = bpf_map__fd(closed ? skel->maps.off_cpu_user_stacks_1 :
+						skel->maps.off_cpu_user_stacks_0);
+	w.interp_stacks_fd = bpf_map__fd(closed ? skel->maps.off_cpu_interp_stacks_1 :
+						  skel->maps.off_cpu_interp_stacks_0);
+	return w;
+}
+
+struct bpf_link *loader_attach_hook(struct loader *l, const char *path, uint64_t offset,
+				    uint64_t ref_ctr_offset, enum loader_hook_kind kind,
+				    uint64_t cookie)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .ref_ctr_offset = ref_ctr_offset, .bpf_cookie = cookie);
+	struct bpf_program *prog =
+		kind == LOADER_HOOK_GO ? l->skel->progs.on_go_span_set : l->skel->progs.on_span_set;
+
+	return bpf_program__attach_uprobe_opts(prog, -1, path, offset, &opts);
+}
+
+int loader_set_go_pid(struct loader *l, pid_t pid, const struct go_proc *go)
+{
+	int fd = bpf_map__fd(l->skel->maps.go_pids);
+	__u32 key = pid;
+
+	if (!go)
+		return bpf_map_delete_elem(fd, &key) ? -errno : 0;
+	return bpf_map_update_elem(fd, &key, go, BPF_ANY) ? -errno : 0;
+}
+
+int loader_set_py_proc(struct loader *l, pid_t pid, const struct py_proc_info *info)
+{
+	int fd = bpf_map__fd(l->skel->maps.py_procs);
+	__u32 key = pid;
+
+	if (!info)
+		return bpf_map_delete_elem(fd, &key) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, &key, info, BPF_ANY) ? -errno : 0;
+}
+
+int loader_set_rb_proc(struct loader *l, pid_t pid, const struct rb_proc_info *info)
+{
+	int fd = bpf_map__fd(l->skel->maps.rb_procs);
+	__u32 key = pid;
+
+	if (!info)
+		return bpf_map_delete_elem(fd, &key) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, &key, info, BPF_ANY) ? -errno : 0;
+}
+
+int loader_set_tctx_proc(struct loader *l, pid_t pid, const struct tctx_proc *info)
+{
+	int fd = bpf_map__fd(l->skel->maps.tctx_procs);
+	__u32 key = pid;
+
+	if (!info)
+		return bpf_map_delete_elem(fd, &key) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, &key, info, BPF_ANY) ? -errno : 0;
+}
+
+int loader_get_tctx_proc(struct loader *l, pid_t pid, struct tctx_proc *out)
+{
+	__u32 key = pid;
+
+	return bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.tctx_procs), &key, out) ? -errno : 0;
+}
+
+int loader_set_obi_map(struct loader *l, int map_fd)
+{
+	__u32 zero = 0;
+
+	return bpf_map_update_elem(bpf_map__fd(l->skel->maps.obi_traces), &zero, &map_fd, BPF_ANY) ?
+		       -errno :
+		       0;
+}
+
+struct ring_buffer *loader_proc_events(struct loader *l, loader_event_fn fn, void *ctx)
+{
+	return ring_buffer__new(bpf_map__fd(l->skel->maps.proc_events), fn, ctx, NULL);
+}
+
+int loader_add_span_ends(struct loader *l, struct ring_buffer *rb, loader_event_fn fn, void *ctx)
+{
+	return ring_buffer__add(rb, bpf_map__fd(l->skel->maps.span_ends), fn, ctx);
+}
+
+int loader_span_names_fd(struct loader *l)
+{
+	return bpf_map__fd(l->skel->maps.span_names);
+}
+
+void loader_scan_done(struct loader *l, pid_t pid)
+{
+	__u32 key = pid;
+
+	/* ENOENT is normal: the request may have come from the periodic rescan. */
+	bpf_map_delete_elem(bpf_map__fd(l->skel->maps.pending_scans), &key);
+}
+
+int loader_read_drops(struct loader *l, uint64_t *out, size_t n)
+{
+	if (n > SPANPROF_DROP__COUNT)
+		n = SPANPROF_DROP__COUNT;
+	return percpu_sum(bpf_map__fd(l->skel->maps.drop_counts), out, n);
+}
+
+int loader_read_events(struct loader *l, uint64_t *out, size_t n)
+{
+	if (n > SPANPROF_EVENT__COUNT)
+		n = SPANPROF_EVENT__COUNT;
+	return percpu_sum(bpf_map__fd(l->skel->maps.event_counts), out, n);
+}
+
+/* Map name prefixes by group; the first match wins, a name none matches is "other". */
+static const struct {
+	const char *prefix;
+	enum loader_map_group group;
+} map_groups[] = {
+	{ "sample_counts", LOADER_MAPS_WINDOWS },   { "stack_traces", LOADER_MAPS_WINDOWS },
+	{ "user_stacks", LOADER_MAPS_WINDOWS },	    { "interp_stacks", LOADER_MAPS_WINDOWS },
+	{ "unwind_", LOADER_MAPS_UNWIND },	    { "thread_spans", LOADER_MAPS_SPANS },
+	{ "goroutine_spans", LOADER_MAPS_SPANS },   { "span_", LOADER_MAPS_SPANS },
+	{ "off_cpu", LOADER_MAPS_OFF_CPU },	    { "proc_events", LOADER_MAPS_PROCESSES },
+	{ "pending_scans", LOADER_MAPS_PROCESSES }, { "go_pids", LOADER_MAPS_PROCESSES },
+	{ "py_procs", LOADER_MAPS_PROCESSES },	    { "rb_procs", LOADER_MAPS_PROCESSES },
+	{ "target_pids", LOADER_MAPS_PROCESSES },   { "tctx_procs", LOADER_MAPS_PROCESSES },
+	{ "obi_traces", LOADER_MAPS_SPANS },	    { "user_budgets", LOADER_MAPS_SPANS },
+};
+
+static enum loader_map_group group_of(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(map_groups) / sizeof(map_groups[0]); i++)
+		if (!strncmp(name, map_groups[i].prefix, strlen(map_groups[i].prefix)))
+			return map_groups[i].group;
+	return LOADER_MAPS_OTHER;
+}
+
+int loader_map_memory(struct loader *l, uint64_t *out)
+{
+	struct bpf_map *map;
+	uint64_t bytes;
+	int fd, err;
+
+	memset(out, 0, LOADER_MAPS__COUNT * sizeof(*out));
+	bpf_object__for_each_map(map, l->skel->obj)
+	{
+		fd = bpf_map__fd(map);
+		if (fd < 0)
+			continue; /* not created (autocreate off) */
+		err = self_memory_bpf_map(fd, &bytes);
+		if (err)
+			return err;
+		out[group_of(bpf_map__name(map))] += bytes;
+	}
+	return 0;
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Sizes of the BPF maps whose demand follows the sample rate: what one sampling window can hold,
+ * computed at start from the CPU count, the frequency and the drain period, unless an option
+ * gives the size. */
+#ifndef SPANPROF_MAP_SIZES_H
+#define SPANPROF_MAP_SIZES_H
+
+#include <stdint.h>
+
+/* Bounds of the computed sizes (an option may go beyond them, up to MAP_SIZES_MAX). */
+#define MAP_SIZES_MIN_COUNTS 1024u
+#define MAP_SIZES_AUTO_MAX_COUNTS 32768u
+#define MAP_SIZES_MIN_STACKS 4096u
+#define MAP_SIZES_AUTO_MAX_STACKS 16384u
+#define MAP_SIZES_MAX (1u << 20)
+/* Headroom over one drain period's samples: a drain can run several periods late on a loaded
+ * node (symbol loads, a rescan), and cpu-clock events overshoot their nominal rate under load.
+ * Measured on a 2-CPU VM at load 14: with 4x, 10% of the samples found the count map full. */
+#define MAP_SIZES_HEADROOM 16u
+
+struct map_demand {
+	unsigned int ncpus; /* CPUs sampled */
+	unsigned int frequency; /* samples per second per CPU */
+	unsigned int drain_ms; /* how often a window is closed and read */
+	uint32_t sample_entries; /* --sample-map-entries; 0: from the rate */
+	uint32_t stack_entries; /* --stack-map-entries; 0: from the rate */
+};
+
+struct map_sizes {
+	/* sample_counts, user_stacks and interp_stacks of each window: a sample adds at most one key
+	 * to each. */
+	uint32_t counts;
+	/* stack_traces of each window (kernel stacks, frame-pointer user stacks). */
+	uint32_t stacks;
+};
+
+/* Samples one drain period brings: CPUs x frequency x period. */
+uint64_t map_sizes_period_samples(const struct map_demand *d);
+
+/* The sizes for d: counts is MAP_SIZES_HEADROOM periods' samples rounded up to a power of two,
+ * between MAP_SIZES_MIN_COUNTS and MAP_SIZES_AUTO_MAX_COUNTS; stacks the same within
+ * MAP_SIZES_MIN_STACKS and MAP_SIZES_AUTO_MAX_STACKS (a window adds up to two stacks per sample,
+ * and bpf_get_stackid() loses a stack whose hash bucket another stack took, so most buckets must
+ * stay free). A full map or a lost stack is counted. Sizes given in d are kept. */
+struct map_sizes map_sizes_compute(const struct map_demand *d);
+
+#endif /* SPANPROF_MAP_SIZES_H */

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Names CPython frames the sampler captured: reads the code object's qualified name, file name
+ * and line table from /proc/PID/mem (bounded reads; the process's memory is untrusted) into a
+ * bounded cache keyed by (pid, code address, first line, name/file check), so a code object freed
+ * and reused by another function is read anew and never shown under the old name. */
+#ifndef SPANPROF_PYTHON_SYMBOLS_H
+#define SPANPROF_PYTHON_SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "spanprof_abi.h"
+#include "interp/python_offsets.h"
+#include "util/frame.h"
+
+struct python_symbols;
+
+struct python_symbols_stats {
+	uint64_t hits, misses; /* cache lookups */
+	uint64_t stale; /* code objects that no longer matched what BPF captured */
+	uint64_t read_errors; /* code objects that could not be read */
+	uint64_t evictions; /* entries dropped because max_entries were cached */
+};
+
+struct python_symbols *python_symbols_new(const char *proc_root, size_t max_entries);
+void python_symbols_free(struct python_symbols *ps);
+
+/* Fills *line (function "qualname", file, line) for frame f of pid, a CPython with offsets off.
+ * Unreadable or stale code objects give "[python code gone]" / "[python code unreadable]" with no
+ * file. Strings stay valid until the next call. */
+void python_symbols_resolve(struct python_symbols *ps, pid_t pid, const struct python_offsets *off,
+			    const struct interp_frame *f, struct sym_line *line);
+
+void python_symbols_get_stats(const struct python_symbols *ps, struct python_symbols_stats *out);
+
+#endif /* SPANPROF_PYTHON_SYMBOLS_H */

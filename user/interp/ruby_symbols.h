@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Names CRuby frames the sampler captured: reads the iseq's label, path and line table from
+ * /proc/PID/mem (bounded reads; the process's memory is untrusted) into a bounded cache keyed by
+ * (pid, iseq address, first line, body/label/path check), so an iseq freed and reused by another
+ * method is read anew and never shown under the old name. */
+#ifndef SPANPROF_RUBY_SYMBOLS_H
+#define SPANPROF_RUBY_SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "spanprof_abi.h"
+#include "interp/ruby_offsets.h"
+#include "util/frame.h"
+
+/* A C function's frame when its name cannot be read (ruby_global_symbols not found, or the ID
+ * not in it). */
+#define RUBY_CFUNC_PLACEHOLDER "[ruby C function]"
+
+struct ruby_symbols;
+
+struct ruby_symbols_stats {
+	uint64_t hits, misses; /* cache lookups */
+	uint64_t stale; /* iseqs that no longer matched what BPF captured */
+	uint64_t read_errors; /* iseqs that could not be read */
+	uint64_t evictions; /* entries dropped because max_entries were cached */
+};
+
+struct ruby_symbols *ruby_symbols_new(const char *proc_root, size_t max_entries);
+void ruby_symbols_free(struct ruby_symbols *rs);
+
+/* Fills *line (label, path, line) for frame f of pid, a CRuby with offsets off. C functions
+ * give their method's name, read from the symbol table at global_symbols (0: none), else
+ * RUBY_CFUNC_PLACEHOLDER; unreadable or stale iseqs "[ruby code gone]" / "[ruby code
+ * unreadable]", with no file. Strings stay valid until the next call. */
+void ruby_symbols_resolve(struct ruby_symbols *rs, pid_t pid, const struct ruby_offsets *off,
+			  uint64_t global_symbols, const struct interp_frame *f,
+			  struct sym_line *line);
+
+void ruby_symbols_get_stats(const struct ruby_symbols *rs, struct ruby_symbols_stats *out);
+
+#endif /* SPANPROF_RUBY_SYMBOLS_H */
