@@ -90,7 +90,8 @@ WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/tests/workloads/%,$(wildca
 TEST_HELPER_OBJS := $(patsubst tests/helpers/%.c,$(OUTPUT)/tests/helpers/%.o,$(wildcard tests/helpers/*.c))
 TEST_HELPER_LIB := $(OUTPUT)/libtesthelpers.a
 
-.PHONY: all test unit-tests integration-tests bench clean install vmlinux format check-format
+.PHONY: all test unit-tests integration-tests bench clean install vmlinux format check-format \
+	check-layout
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -301,7 +302,7 @@ include mk/go.mk mk/deploy.mk mk/hooks.mk
 # --- test and bench: one rule each -----------------------------------------------------------
 # `test` runs the hook suites last, through tests/run_tests.sh, so that the final line sums
 # every suite.
-test: all $(UNIT_TESTS) $(INTEG_TESTS) $(WORKLOADS) $(DEPLOY_GO_LINKS) $(HOOK_C_TESTS) \
+test: all check-layout $(UNIT_TESTS) $(INTEG_TESTS) $(WORKLOADS) $(DEPLOY_GO_LINKS) $(HOOK_C_TESTS) \
 	$(GO_MOD)/vendor/modules.txt
 	$(Q)tests/run_tests.sh $(UNIT_TESTS) $(INTEG_TESTS) "$(GO_TEST)" $(GO_TC_TESTS) \
 		"$(DEPLOY_TEST)" \
@@ -352,6 +353,10 @@ format:
 
 check-format:
 	clang-format --dry-run -Werror $(FORMAT_SRCS)
+
+# No include or call points up the pipeline (STAGES); `make test` and CI run it.
+check-layout: $(foreach s,$(STAGES),$(call stage_lib,$(s)))
+	$(Q)scripts/check-layout.sh $(OUTPUT) $(STAGES)
 
 clean:
 	$(call msg,CLEAN)
