@@ -21,19 +21,20 @@ rank() { # rank NAME: position of NAME in the stage list (1 = lowest), 0 when it
 }
 
 # Includes: the folder a quoted include names is its stage.
-for stage in $stages; do
-	own=$(rank "$stage")
-	for f in user/"$stage"/*.[ch] tests/unit/"$stage"/*.[ch]; do
-		[ -f "$f" ] || continue
-		for dir in $(sed -n 's|^#include "\([a-z0-9_]*\)/.*|\1|p' "$f" | sort -u); do
-			to=$(rank "$dir")
-			if [ "$to" -gt "$own" ]; then
-				echo "$f: $stage -> $dir (includes a later stage)"
-				bad=1
-			fi
-		done
-	done
-done
+files=$(for s in $stages; do ls user/"$s"/*.[ch] tests/unit/"$s"/*.[ch] 2>/dev/null || :; done)
+if [ -n "$files" ] &&
+	! awk -v stages="$stages" '
+		BEGIN { n = split(stages, s, " "); for (i = 1; i <= n; i++) rank[s[i]] = i }
+		FNR == 1 { split(FILENAME, p, "/"); own = (p[1] == "user") ? p[2] : p[3] }
+		/^#include "[a-z0-9_]+\// {
+			dir = $2; gsub(/^"|\/.*$/, "", dir)
+			if ((dir in rank) && rank[dir] > rank[own] && !seen[FILENAME, dir]++) {
+				print FILENAME ": " own " -> " dir " (includes a later stage)"; bad = 1
+			}
+		}
+		END { exit bad }' $files; then
+	bad=1
+fi
 
 # Calls and data: an undefined symbol of a stage that a later stage defines.
 defs=$(mktemp)
