@@ -50,7 +50,30 @@ PROTO_OBJS := $(PROTO_C:.c=.o)
 # parts and the BPF loader.
 AGENT_SRCS := $(wildcard user/*/*.c)
 AGENT_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(AGENT_SRCS))
-AGENT_LIB := $(OUTPUT)/libagent.a
+# The viewer's page (user/view/web/), embedded in the binary from a generated C file.
+VIEW_WEB_OBJ := $(OUTPUT)/view/web_assets.o
+
+# The pipeline's stages, lowest first: a stage uses those before it and never one after it,
+# taken from the includes and calls the code has (discover reads k8s's pod metadata; unwind and
+# symbolize read discover's mappings; interp puts frames into symbolize's stacks and reads the
+# CFI of unwind; profile labels from discover; output encodes profile's data; agent runs them
+# all). Each stage is one archive, build/stages/lib<stage>.a (proto: the generated protobuf
+# code, below them all; view's holds the embedded page too). A unit test under tests/unit/<stage>/
+# links its own stage's archive and those below it only, so a module that reaches up does not
+# link; `make check-layout` refuses an include that points up. The agent links every stage.
+STAGES := util config k8s discover unwind symbolize interp profile output view agent
+stage_lib = $(OUTPUT)/stages/lib$(1).a
+STAGE_DIRS := $(patsubst user/%/,%,$(sort $(dir $(AGENT_SRCS))))
+$(if $(filter-out $(STAGES),$(STAGE_DIRS)),\
+	$(error user/$(firstword $(filter-out $(STAGES),$(STAGE_DIRS)))/ is in no stage: add it to STAGES))
+STAGE_OBJS_proto := $(PROTO_OBJS)
+$(foreach s,$(STAGES),$(eval STAGE_OBJS_$(s) := $(filter $(OUTPUT)/user/$(s)/%,$(AGENT_OBJS))))
+STAGE_OBJS_view += $(VIEW_WEB_OBJ)
+# STAGE_LINK_<stage>: the archives of that stage and of every stage below it, in link order.
+stage_chain :=
+$(foreach s,proto $(STAGES),$(eval stage_chain := $(call stage_lib,$(s)) $(stage_chain))\
+	$(eval STAGE_LINK_$(s) := $(stage_chain)))
+AGENT_LIB := $(STAGE_LINK_agent)
 
 HOOK_SRCS := hooks/c/span_hook.c hooks/c/process_ctx.c
 HOOK_OBJS := $(patsubst hooks/c/%.c,$(OUTPUT)/hooks/%.pic.o,$(HOOK_SRCS))
@@ -67,7 +90,8 @@ WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/tests/workloads/%,$(wildca
 TEST_HELPER_OBJS := $(patsubst tests/helpers/%.c,$(OUTPUT)/tests/helpers/%.o,$(wildcard tests/helpers/*.c))
 TEST_HELPER_LIB := $(OUTPUT)/libtesthelpers.a
 
-.PHONY: all test unit-tests integration-tests bench clean install vmlinux format check-format
+.PHONY: all test unit-tests integration-tests bench clean install vmlinux format check-format \
+	check-layout
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -109,9 +133,7 @@ $(OUTPUT)/user/%.o: user/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-# The viewer's page (user/view/web/) is embedded in the binary: a C file generated from it.
 VIEW_WEB := $(sort $(wildcard user/view/web/*.html user/view/web/*.js user/view/web/*.css))
-VIEW_WEB_OBJ := $(OUTPUT)/view/web_assets.o
 $(OUTPUT)/view/web_assets.c: $(VIEW_WEB) scripts/embed_web.sh
 	$(call msg,EMBED,$@)
 	$(Q)mkdir -p $(@D)
@@ -121,10 +143,14 @@ $(VIEW_WEB_OBJ): $(OUTPUT)/view/web_assets.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(AGENT_LIB): $(AGENT_OBJS) $(PROTO_OBJS) $(VIEW_WEB_OBJ)
-	$(call msg,AR,$@)
-	$(Q)rm -f $@
-	$(Q)$(AR) rcs $@ $^
+define stage_archive
+$(call stage_lib,$(1)): $(STAGE_OBJS_$(1))
+	$$(call msg,AR,$$@)
+	$$(Q)mkdir -p $$(@D)
+	$$(Q)rm -f $$@
+	$$(Q)$$(AR) rcs $$@ $$^
+endef
+$(foreach s,proto $(STAGES),$(eval $(call stage_archive,$(s))))
 
 $(OUTPUT)/spanprof: $(OUTPUT)/user/main.o $(AGENT_LIB)
 	$(call msg,LINK,$@)
@@ -156,9 +182,13 @@ $(TEST_HELPER_LIB): $(TEST_HELPER_OBJS)
 	$(Q)rm -f $@
 	$(Q)$(AR) rcs $@ $^
 
-$(OUTPUT)/tests/unit/%: $(OUTPUT)/tests/unit/%.o $(TEST_HELPER_LIB) $(AGENT_LIB)
-	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -lcmocka -o $@
+# A unit test links its stage and the stages below (STAGES), never the whole agent.
+define stage_unit_tests
+$(OUTPUT)/tests/unit/$(1)/%: $(OUTPUT)/tests/unit/$(1)/%.o $(TEST_HELPER_LIB) $(STAGE_LINK_$(1))
+	$$(call msg,LINK,$$@)
+	$$(Q)$$(CC) $$(CFLAGS) $$^ $$(LDLIBS) -lcmocka -o $$@
+endef
+$(foreach s,$(STAGES),$(eval $(call stage_unit_tests,$(s))))
 
 $(OUTPUT)/tests/integration/%: $(OUTPUT)/tests/integration/%.o $(TEST_HELPER_LIB) $(AGENT_LIB)
 	$(call msg,LINK,$@)
@@ -272,7 +302,7 @@ include mk/go.mk mk/deploy.mk mk/hooks.mk
 # --- test and bench: one rule each -----------------------------------------------------------
 # `test` runs the hook suites last, through tests/run_tests.sh, so that the final line sums
 # every suite.
-test: all $(UNIT_TESTS) $(INTEG_TESTS) $(WORKLOADS) $(DEPLOY_GO_LINKS) $(HOOK_C_TESTS) \
+test: all check-layout $(UNIT_TESTS) $(INTEG_TESTS) $(WORKLOADS) $(DEPLOY_GO_LINKS) $(HOOK_C_TESTS) \
 	$(GO_MOD)/vendor/modules.txt
 	$(Q)tests/run_tests.sh $(UNIT_TESTS) $(INTEG_TESTS) "$(GO_TEST)" $(GO_TC_TESTS) \
 		"$(DEPLOY_TEST)" \
@@ -323,6 +353,10 @@ format:
 
 check-format:
 	clang-format --dry-run -Werror $(FORMAT_SRCS)
+
+# No include or call points up the pipeline (STAGES); `make test` and CI run it.
+check-layout: $(foreach s,$(STAGES),$(call stage_lib,$(s)))
+	$(Q)scripts/check-layout.sh $(OUTPUT) $(STAGES)
 
 clean:
 	$(call msg,CLEAN)

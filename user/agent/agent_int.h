@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "config/config.h"
-#include "discover/hook_registry.h"
+#include "agent/hook_registry.h"
 #include "discover/thread_ctx.h"
 #include "discover/proc_table.h"
 #include "discover/scan_queue.h"

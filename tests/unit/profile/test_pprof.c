@@ -12,10 +12,10 @@
 
 #include <cmocka.h>
 
-#include "output/local_out.h"
 #include "pprof_file.h"
 #include "profile/pprof.h"
 #include "tmpdir.h"
+#include "view_fixture.h"
 #include "util/utf8.h"
 
 #define PERIOD_NS 10000000LL /* 100 Hz */
@@ -517,7 +517,8 @@ static void test_pprof_file_parses_with_go_pprof(void **state)
 	assert_int_equal(pprof_builder_add_sample(b, odd, 3, 1, NULL, 0), 0);
 	assert_int_equal(pprof_builder_encode(b, &raw, &raw_len), 0);
 	assert_int_equal(pprof_gzip(raw, raw_len, &gz, &gz_len), 0);
-	assert_int_equal(local_out_write(*state, T0, 1, "test", gz, gz_len, path, sizeof(path)), 0);
+	snprintf(path, sizeof(path), "%s/test.pb.gz", (char *)*state);
+	assert_int_equal(view_fixture_write(*state, "test.pb.gz", gz, gz_len), 0);
 	p = pprof_file_read(path);
 	assert_non_null(p);
 	assert_reader_rules(p);
@@ -578,7 +579,8 @@ static void test_pprof_interpreter_frame_names_survive_readers(void **state)
 	}
 	pprof_file_free(p);
 	assert_int_equal(pprof_gzip(raw, raw_len, &gz, &gz_len), 0);
-	assert_int_equal(local_out_write(*state, T0, 3, "test", gz, gz_len, path, sizeof(path)), 0);
+	snprintf(path, sizeof(path), "%s/interp.pb.gz", (char *)*state);
+	assert_int_equal(view_fixture_write(*state, "interp.pb.gz", gz, gz_len), 0);
 	free(gz);
 	free(raw);
 	pprof_builder_free(b);
@@ -603,9 +605,7 @@ static void test_pprof_go_check_rejects_garbage(void **state)
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/garbage.pb.gz", (char *)*state);
-	assert_int_equal(local_out_write(*state, T0, 2, "x", (const uint8_t *)"\x1f\x8bnope", 6,
-					 path, sizeof(path)),
-			 0);
+	assert_int_equal(view_fixture_write(*state, "garbage.pb.gz", "\x1f\x8bnope", 6), 0);
 	assert_null(pprof_file_read(path));
 	rc = pprof_file_check_with_go(path, err, sizeof(err));
 	if (rc == 1) {

@@ -12,10 +12,10 @@
 
 #include <cmocka.h>
 
-#include "output/local_out.h"
 #include "pprof_file.h"
 #include "profile/pprof.h"
 #include "tmpdir.h"
+#include "view_fixture.h"
 
 #define PERIOD_NS 10000000LL
 #define T0 1700000000123456789LL
@@ -431,12 +431,13 @@ static int write_and_check_with_go(void *ctx, const uint8_t *buf, size_t len, si
 	struct go_ctx *g = ctx;
 	uint8_t *gz = NULL;
 	size_t gz_len = 0;
-	char path[4096];
+	char path[4096], name[64];
 
 	(void)nsamples;
 	assert_int_equal(pprof_gzip(buf, len, &gz, &gz_len), 0);
-	assert_int_equal(
-		local_out_write(g->dir, T0, g->seq++, "chunk", gz, gz_len, path, sizeof(path)), 0);
+	snprintf(name, sizeof(name), "chunk-%d.pb.gz", g->seq++);
+	snprintf(path, sizeof(path), "%s/%s", g->dir, name);
+	assert_int_equal(view_fixture_write(g->dir, name, gz, gz_len), 0);
 	free(gz);
 	if (g->rc == 0)
 		g->rc = pprof_file_check_with_go(path, g->err, sizeof(g->err));

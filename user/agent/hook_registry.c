@@ -14,7 +14,7 @@
 
 #include "discover/hook_elf.h"
 #include "discover/hook_open.h"
-#include "discover/hook_registry.h"
+#include "agent/hook_registry.h"
 #include "discover/hook_slots.h"
 #include "discover/link_reaper.h"
 #include "spanprof_abi.h"
