@@ -276,6 +276,8 @@ static void drain(struct agent *a)
 	struct loader_window w;
 
 	w = loader_flip_window(a->loader);
+	/* The samples aggregated so far were all taken before this instant. */
+	a->window_closed_ns = agent_now_ns(CLOCK_REALTIME);
 
 	symcache_new_round(a->symcache);
 	unwind_new_round(a->unwind);
@@ -570,9 +572,10 @@ int agent_run(const struct spanprof_config *cfg, volatile sig_atomic_t *stop,
 		 cfg->interval_s, cfg->output_dir ? " into " : "",
 		 cfg->output_dir ? cfg->output_dir : "");
 	/* The first window starts with the loop, after the start-up scans. */
-	aggregate_start(a.agg, agent_now_ns(CLOCK_REALTIME));
+	a.window_closed_ns = agent_now_ns(CLOCK_REALTIME);
+	aggregate_start(a.agg, a.window_closed_ns);
 	if (a.off_cpu)
-		aggregate_start(a.off_cpu, agent_now_ns(CLOCK_REALTIME));
+		aggregate_start(a.off_cpu, a.window_closed_ns);
 	run_loop(&a, stop);
 	/* The final, partial window. */
 	drain(&a);

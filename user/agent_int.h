@@ -70,6 +70,7 @@ struct agent {
 	struct scan_queue scans;
 	struct local_out out; /* used when cfg->output_dir is set */
 	unsigned int file_seq;
+	int64_t window_closed_ns; /* Unix ns of the last flip: the end of the window aggregated */
 	uint64_t profiles_written, write_errors;
 	uint64_t last_drops[SPANPROF_DROP__COUNT]; /* BPF drop counters at the last window */
 };

@@ -9,6 +9,7 @@
 #include "agent_int.h"
 #include "output/local_out.h"
 #include "output/upload.h"
+#include "output/window_encode.h"
 #include "util/log.h"
 
 /* How long the agent may spend delivering queued profiles when it stops (the rest is spooled). */
@@ -64,41 +65,39 @@ void agent_close_outputs(struct agent *a)
 	a->uploader = NULL;
 }
 
-static int write_local(struct agent *a, const char *service, int64_t start_ns,
-		       struct pprof_builder *b)
+static int write_local(struct agent *a, const char *service, struct pprof_builder *b)
 {
 	const char *type = pprof_builder_sample_type(b);
 	/* CPU profiles keep their plain names; others say their kind: <...>.off_cpu.pb.gz. */
 	const char *kind = strcmp(type, "cpu") ? type : NULL;
-	uint8_t *raw = NULL, *gz = NULL;
-	size_t raw_len, gz_len;
+	uint8_t *gz = NULL;
+	size_t gz_len = 0;
 	int err;
 
-	err = pprof_builder_encode(b, &raw, &raw_len);
-	if (!err)
-		err = pprof_gzip(raw, raw_len, &gz, &gz_len);
+	err = window_encode_file(b, &gz, &gz_len);
 	if (err)
 		log_err(err, "encode profile of service %s", service);
 	else
-		err = local_out_put(&a->out, start_ns, a->file_seq++, service, kind, gz, gz_len);
-	free(raw);
+		err = local_out_put(&a->out, pprof_builder_time(b), a->file_seq++, service, kind,
+				    gz, gz_len);
 	free(gz);
 	return err;
 }
 
-static int write_profile(void *ctx, const char *service, int64_t start_ns, struct pprof_builder *b)
+/* One service's profile of the closing window, its time fixed by the aggregate: the local file
+ * and the push are encoded from the same builder and carry the same time and duration. */
+static int write_profile(void *ctx, const char *service, struct pprof_builder *b)
 {
-	int64_t end_ns = agent_now_ns(CLOCK_REALTIME);
 	struct agent *a = ctx;
 	int err = 0, ret;
 
 	if (a->cfg->output_dir) {
-		ret = write_local(a, service, start_ns, b);
+		ret = write_local(a, service, b);
 		err = err ?: ret;
 	}
 	if (a->uploader) {
 		/* Encoding errors are counted by the uploader; delivery happens on its thread. */
-		ret = uploader_submit(a->uploader, service, start_ns, end_ns, b);
+		ret = uploader_submit(a->uploader, service, b);
 		err = err ?: ret;
 	}
 	if (err)
@@ -145,11 +144,12 @@ static void log_window(struct agent *a, uint64_t written, uint64_t failed)
 void agent_flush(struct agent *a)
 {
 	uint64_t written = a->profiles_written, failed = a->write_errors;
-	int64_t now = agent_now_ns(CLOCK_REALTIME);
 
-	aggregate_flush(a->agg, now, write_profile, a);
+	/* The window ends where its last drain flipped the BPF window: every service and both
+	 * profile kinds get the same end, however long writing the earlier ones takes. */
+	aggregate_flush(a->agg, a->window_closed_ns, write_profile, a);
 	if (a->off_cpu)
-		aggregate_flush(a->off_cpu, now, write_profile, a);
+		aggregate_flush(a->off_cpu, a->window_closed_ns, write_profile, a);
 	metrics_add(a->metrics, METRIC_WINDOWS_WRITTEN, 1);
 	/* A window whose profiles could not be written does not count for liveness. */
 	if (a->write_errors == failed)
