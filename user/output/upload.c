@@ -43,7 +43,7 @@ static int check_options(const struct upload_options *o)
 
 	if (o->nstatic_labels && !o->static_labels)
 		return log_err(-EINVAL, "static labels: list is missing");
-	if (push_check_labels(o->static_labels, o->nstatic_labels, &why, &bad))
+	if (series_labels_check_static(o->static_labels, o->nstatic_labels, &why, &bad))
 		return log_err(-EINVAL, "static label %.64s: %s",
 			       bad < o->nstatic_labels && o->static_labels[bad].key ?
 				       o->static_labels[bad].key :
@@ -272,18 +272,13 @@ static int submit_request(void *ctx, uint8_t *body, size_t len, int err)
 	return 0;
 }
 
-/* Sample labels the server lifts into the series: all but span_id, and trace_id when sent. */
+/* Sample labels the server lifts into this profile's series. */
 static size_t lifted_labels(const struct uploader *u, const struct pprof_builder *b)
 {
-	const char *keys[PUSH_MAX_SERIES_LABELS + 1];
-	size_t n, i, lifted = 0;
+	const char *keys[SERIES_LABELS_MAX + 1];
+	size_t n = pprof_builder_label_keys(b, keys, SERIES_LABELS_MAX + 1);
 
-	n = pprof_builder_label_keys(b, keys, PUSH_MAX_SERIES_LABELS + 1);
-	for (i = 0; i < n; i++)
-		if (strcmp(keys[i], "span_id") &&
-		    (u->o.trace_id_label || strcmp(keys[i], "trace_id")))
-			lifted++;
-	return lifted;
+	return series_labels_lifted_keys(keys, n, u->o.trace_id_label);
 }
 
 /* How many static labels this profile's series can carry; the rest are left out and counted,
@@ -291,9 +286,8 @@ static size_t lifted_labels(const struct uploader *u, const struct pprof_builder
 static size_t static_label_budget(struct uploader *u, const struct pprof_builder *b,
 				  const char *service)
 {
-	size_t lifted = lifted_labels(u, b), room;
+	size_t lifted = lifted_labels(u, b), room = series_labels_budget(lifted);
 
-	room = lifted + 2 < PUSH_MAX_SERIES_LABELS ? PUSH_MAX_SERIES_LABELS - 2 - lifted : 0;
 	if (u->nlabels <= room)
 		return u->nlabels;
 	u->stats.labels_dropped += u->nlabels - room;

@@ -70,7 +70,7 @@ struct upload_stats {
 	uint64_t dropped_shutdown; /* still undelivered when stopped without a spool */
 	uint64_t queue_items, spool_items; /* now, the one being sent included */
 	/* Static labels left out of a push so that, with the labels the server lifts from the
-	 * samples, its series stays within PUSH_MAX_SERIES_LABELS (counted per label per push). */
+	 * samples, its series stays within SERIES_LABELS_MAX (counted per label per push). */
 	uint64_t labels_dropped;
 };
 
