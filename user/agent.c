@@ -277,7 +277,7 @@ static void drain(struct agent *a)
 
 	w = loader_flip_window(a->loader);
 	/* The samples aggregated so far were all taken before this instant. */
-	a->window_closed_ns = agent_now_ns(CLOCK_REALTIME);
+	a->output.window_closed_ns = agent_now_ns(CLOCK_REALTIME);
 
 	symcache_new_round(a->symcache);
 	unwind_new_round(a->unwind);
@@ -363,6 +363,34 @@ static struct map_sizes window_map_sizes(const struct spanprof_config *cfg)
 	return s;
 }
 
+/* A part's constructor returned NULL: says which part failed and why, once, and returns
+ * -errno (-ENOMEM when the constructor left errno unset). */
+static int part_failed(const char *part)
+{
+	return log_err(errno ? -errno : -ENOMEM, "set up %s", part);
+}
+
+#define SET_UP_PART(assign, part)                 \
+	do {                                      \
+		errno = 0;                        \
+		if (!(assign))                    \
+			return part_failed(part); \
+	} while (0)
+
+/* The CPython and CRuby process tables and symbol caches. Returns 0 or -errno (logged). */
+static int setup_interpreters(struct agent *a, const struct spanprof_config *cfg)
+{
+	SET_UP_PART(a->pyprocs = interp_procs_new(&python_interp, cfg->proc_root, cfg->max_procs),
+		    "the Python process table");
+	SET_UP_PART(a->pysyms = python_symbols_new(cfg->proc_root, PY_CODE_CACHE_ENTRIES),
+		    "the Python symbol cache");
+	SET_UP_PART(a->rbprocs = interp_procs_new(&ruby_interp, cfg->proc_root, cfg->max_procs),
+		    "the Ruby process table");
+	SET_UP_PART(a->rbsyms = ruby_symbols_new(cfg->proc_root, RB_ISEQ_CACHE_ENTRIES),
+		    "the Ruby symbol cache");
+	return 0;
+}
+
 static int setup(struct agent *a, const struct spanprof_config *cfg)
 {
 	struct map_sizes ms = window_map_sizes(cfg);
@@ -420,25 +448,23 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 	a->loader = loader_open(&lo);
 	if (!a->loader)
 		return -errno;
-	a->symcache = symcache_new(&sl);
-	a->procs = proc_table_new(cfg->max_procs, cfg->proc_root);
-	a->hooks = hook_registry_new(a->loader, &hl);
+	SET_UP_PART(a->symcache = symcache_new(&sl), "the symbol cache");
+	SET_UP_PART(a->procs = proc_table_new(cfg->max_procs, cfg->proc_root), "the process table");
+	SET_UP_PART(a->hooks = hook_registry_new(a->loader, &hl), "the span hook registry");
 	err = start_unwind(a, cfg);
 	if (err)
 		return err; /* logged */
-	a->drain = drain_new(ms.counts);
-	a->pyprocs = interp_procs_new(&python_interp, cfg->proc_root, cfg->max_procs);
-	a->pysyms = python_symbols_new(cfg->proc_root, PY_CODE_CACHE_ENTRIES);
-	a->rbprocs = interp_procs_new(&ruby_interp, cfg->proc_root, cfg->max_procs);
-	a->rbsyms = ruby_symbols_new(cfg->proc_root, RB_ISEQ_CACHE_ENTRIES);
-	a->resolve = malloc(sizeof(*a->resolve));
-	a->agg = a->procs ? aggregate_new(&ao, a->procs) : NULL;
-	a->events = loader_proc_events(a->loader, on_proc_event, a);
-	if (!a->symcache || !a->procs || !a->hooks || !a->drain || !a->resolve || !a->agg ||
-	    !a->events || !a->pyprocs || !a->pysyms || !a->rbprocs || !a->rbsyms ||
-	    agent_off_cpu_open(a) || agent_thread_ctx_open(a))
-		return log_err(-ENOMEM, "set up the agent's caches");
-	err = agent_span_cpu_open(a);
+	SET_UP_PART(a->drain = drain_new(ms.counts), "the CPU sample drain");
+	err = setup_interpreters(a, cfg);
+	if (err)
+		return err;
+	SET_UP_PART(a->resolve = malloc(sizeof(*a->resolve)), "the stack resolver");
+	SET_UP_PART(a->agg = aggregate_new(&ao, a->procs), "the CPU profiles");
+	SET_UP_PART(a->events = loader_proc_events(a->loader, on_proc_event, a),
+		    "the process event ring buffer");
+	err = agent_off_cpu_open(a);
+	err = err ?: agent_thread_ctx_open(a);
+	err = err ?: agent_span_cpu_open(a);
 	err = err ?: agent_wait_open(a);
 	return err ?: start_k8s(a);
 }
@@ -554,7 +580,7 @@ static void run_loop(struct agent *a, volatile sig_atomic_t *stop)
 int agent_run(const struct spanprof_config *cfg, volatile sig_atomic_t *stop,
 	      const sigset_t *wait_sigmask)
 {
-	struct agent a = { .wait_fd = -1, .wait_sigmask = wait_sigmask };
+	struct agent a = { .wait = { .fd = -1, .sigmask = wait_sigmask } };
 	int err;
 
 	err = check_pids_exist(cfg);
@@ -572,10 +598,10 @@ int agent_run(const struct spanprof_config *cfg, volatile sig_atomic_t *stop,
 		 cfg->interval_s, cfg->output_dir ? " into " : "",
 		 cfg->output_dir ? cfg->output_dir : "");
 	/* The first window starts with the loop, after the start-up scans. */
-	a.window_closed_ns = agent_now_ns(CLOCK_REALTIME);
-	aggregate_start(a.agg, a.window_closed_ns);
-	if (a.off_cpu)
-		aggregate_start(a.off_cpu, a.window_closed_ns);
+	a.output.window_closed_ns = agent_now_ns(CLOCK_REALTIME);
+	aggregate_start(a.agg, a.output.window_closed_ns);
+	if (a.off_cpu.agg)
+		aggregate_start(a.off_cpu.agg, a.output.window_closed_ns);
 	run_loop(&a, stop);
 	/* The final, partial window. */
 	drain(&a);

@@ -28,10 +28,8 @@ void agent_close_metrics(struct agent *a)
 	metrics_set_ready(a->metrics, 0);
 	metrics_http_stop(a->http);
 	metrics_free(a->metrics);
-	span_stats_free(a->span_stats);
 	a->http = NULL;
 	a->metrics = NULL;
-	a->span_stats = NULL;
 }
 
 static void publish_kernel(struct agent *a)
@@ -44,8 +42,8 @@ static void publish_kernel(struct agent *a)
 
 	metrics_set(a->metrics, METRIC_THREAD_CTX_PROCESSES, agent_thread_ctx_count(a));
 	drain_get_stats(a->drain, &ds);
-	if (a->span_cpu_names)
-		span_names_get_stats(a->span_cpu_names, &ns);
+	if (a->span_cpu.names)
+		span_names_get_stats(a->span_cpu.names, &ns);
 	if (!loader_read_drops(a->loader, drops, SPANPROF_DROP__COUNT)) {
 		/* Names lost in the kernel or evicted before the drain (of a sample or of an ended
 		 * span's record): one metric for all. */
@@ -81,8 +79,8 @@ static void publish_kernel(struct agent *a)
 		metrics_set_at(a->metrics, METRIC_OTHER_SPAN_SAMPLES, METRIC_SOURCE_OBI,
 			       events[SPANPROF_EVENT_OBI_SPAN]);
 	}
-	if (a->off_cpu_drain) {
-		drain_get_stats(a->off_cpu_drain, &ds);
+	if (a->off_cpu.drain) {
+		drain_get_stats(a->off_cpu.drain, &ds);
 		metrics_set_at(a->metrics, METRIC_OFF_CPU_MAP_ENTRIES, METRIC_OFF_CPU_MAP_COUNTS,
 			       ds.last_keys);
 		metrics_set_at(a->metrics, METRIC_OFF_CPU_MAP_ENTRIES,
@@ -186,19 +184,19 @@ static void publish_user(struct agent *a)
 	unwind_get_stats(a->unwind, &us);
 	metrics_set_at(a->metrics, METRIC_INPUT_GUARDS, METRIC_GUARD_SECTION_REFUSED,
 		       hs.oversized + ss.sections_refused + us.files.oversized);
-	metrics_set(a->metrics, METRIC_PROFILES_WRITTEN, a->profiles_written);
-	metrics_set(a->metrics, METRIC_PROFILE_WRITE_ERRORS, a->write_errors);
-	metrics_set(a->metrics, METRIC_OUTPUT_DIR_RECREATED, a->out.dir_recreated);
-	metrics_set(a->metrics, METRIC_TEMP_FILES_REMOVED, a->out.temp_removed);
+	metrics_set(a->metrics, METRIC_PROFILES_WRITTEN, a->output.profiles_written);
+	metrics_set(a->metrics, METRIC_PROFILE_WRITE_ERRORS, a->output.write_errors);
+	metrics_set(a->metrics, METRIC_OUTPUT_DIR_RECREATED, a->output.out.dir_recreated);
+	metrics_set(a->metrics, METRIC_TEMP_FILES_REMOVED, a->output.out.temp_removed);
 }
 
 static void publish_upload(struct agent *a)
 {
 	struct upload_stats us;
 
-	if (!a->uploader)
+	if (!a->output.uploader)
 		return;
-	uploader_get_stats(a->uploader, &us);
+	uploader_get_stats(a->output.uploader, &us);
 	metrics_set_at(a->metrics, METRIC_UPLOADS, METRIC_UPLOAD_OK, us.requests_ok);
 	metrics_set_at(a->metrics, METRIC_UPLOADS, METRIC_UPLOAD_RETRIED, us.requests_retried);
 	metrics_set_at(a->metrics, METRIC_UPLOADS, METRIC_UPLOAD_REJECTED, us.requests_failed_4xx);
