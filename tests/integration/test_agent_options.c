@@ -153,6 +153,31 @@ static void test_agent_names_the_part_whose_set_up_failed(void **state)
 	assert_log_has(*state, "err=\"Not a directory\"");
 }
 
+/* A constructor that fails (injected: SPANPROF_FAULT in build/tests/faults/spanprof_faulty)
+ * is named with its errno, what was set up before it is released, and the agent exits 1. */
+static void test_agent_names_the_cache_whose_constructor_failed(void **state)
+{
+	static const char *const faults[][2] = {
+		{ "symcache_new", "set up the symbol cache\" err=\"Cannot allocate memory\"" },
+		{ "ruby_symbols_new",
+		  "set up the Ruby symbol cache\" err=\"Cannot allocate memory\"" },
+		{ "drain_new", "set up the CPU sample drain\" err=\"Cannot allocate memory\"" },
+	};
+	char self[16];
+	const char *argv[] = { "--pid", self, "--output", *state, "--duration", "1", NULL };
+
+	if (!*state)
+		skip();
+	snprintf(self, sizeof(self), "%d", (int)getpid());
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++) {
+		setenv("SPANPROF_FAULT", faults[i][0], 1);
+		assert_int_equal(
+			run_agent(*state, build_path("tests/faults/spanprof_faulty"), -1, argv), 1);
+		unsetenv("SPANPROF_FAULT");
+		assert_log_has(*state, faults[i][1]);
+	}
+}
+
 /* --span-scope all, and a process that exits long before its window ends: the agent's own
  * --duration ends the run and the final partial window must still be complete and symbolized. */
 static void test_scope_all_and_process_exiting_mid_window(void **state)
@@ -261,6 +286,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_agent_reports_a_pid_that_does_not_exist, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_agent_names_the_part_whose_set_up_failed,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_agent_names_the_cache_whose_constructor_failed,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scope_all_and_process_exiting_mid_window,
 						setup, teardown),
