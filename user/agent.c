@@ -20,8 +20,6 @@
 #include "output/local_out.h"
 #include "output/upload.h"
 #include "preflight.h"
-#include "symbolize/python_stack.h"
-#include "symbolize/ruby_stack.h"
 #include "util/log.h"
 
 /* A process that just exec'd or mapped code is scanned this much later, once per burst. */
@@ -31,10 +29,6 @@
 /* ELF modules whose DWARF no lookup needed for this long are closed (memory back to the system);
  * reopening costs tens of ms for a large debug file, so not much sooner. */
 #define DWARF_IDLE_NS (30 * NS_PER_S)
-/* CPython code objects whose names are kept (about 400 bytes each plus the line table). */
-#define PY_CODE_CACHE_ENTRIES 16384
-/* CRuby iseqs whose names and line tables are kept (about 500 bytes each plus the tables). */
-#define RB_ISEQ_CACHE_ENTRIES 16384
 
 static int is_target(const struct agent *a, pid_t pid)
 {
@@ -46,32 +40,6 @@ static int is_target(const struct agent *a, pid_t pid)
 		if (a->cfg->pids[i] == pid)
 			return 1;
 	return 0;
-}
-
-/* Tells the sampler whether and how to read pid's CPython frames. */
-static void scan_python(struct agent *a, pid_t pid, const struct proc_maps *maps)
-{
-	const struct python_proc *py = interp_procs_update(a->pyprocs, pid, maps);
-	int err = loader_set_py_proc(a->loader, pid, py ? &py->bpf : NULL);
-
-	if (err) {
-		log_warn_from(pid, err, "pid %d: cannot tell the sampler about its CPython frames",
-			      (int)pid);
-		interp_procs_forget(a->pyprocs, pid);
-	}
-}
-
-/* Tells the sampler whether and how to read pid's CRuby frames. */
-static void scan_ruby(struct agent *a, pid_t pid, const struct proc_maps *maps)
-{
-	const struct ruby_proc *rb = interp_procs_update(a->rbprocs, pid, maps);
-	int err = loader_set_rb_proc(a->loader, pid, rb ? &rb->bpf : NULL);
-
-	if (err) {
-		log_warn_from(pid, err, "pid %d: cannot tell the sampler about its CRuby frames",
-			      (int)pid);
-		interp_procs_forget(a->rbprocs, pid);
-	}
 }
 
 /* Re-reads what the agent knows of pid. `fresh`: it just exec'd or mapped code, so its symbols
@@ -108,10 +76,8 @@ static void scan_pid(struct agent *a, pid_t pid, int fresh)
 	unwind_scan_pid(a->unwind, pid, &maps);
 	/* --interpreter-frames=false: the sampler never learns of an interpreter, so it reads
 	 * no Python or Ruby frames and stacks stay native. */
-	if (a->cfg->interpreter_frames) {
-		scan_python(a, pid, &maps);
-		scan_ruby(a, pid, &maps);
-	}
+	if (a->cfg->interpreter_frames)
+		agent_interp_scan(a, pid, &maps);
 	agent_thread_ctx_scan(a, pid, &maps);
 	proc_maps_release(&maps);
 	if (fresh)
@@ -181,13 +147,6 @@ static void queue_scan(struct agent *a, pid_t pid)
 		loader_scan_done(a->loader, pid); /* let a later event try again */
 }
 
-/* What the agent knows of an exited process's interpreter; its samples no longer need it. */
-static void forget_interpreters(struct agent *a, pid_t pid)
-{
-	interp_procs_forget(a->pyprocs, pid);
-	interp_procs_forget(a->rbprocs, pid);
-}
-
 static int on_proc_event(void *ctx, void *data, size_t size)
 {
 	const struct spanprof_proc_event *ev = data;
@@ -205,7 +164,7 @@ static int on_proc_event(void *ctx, void *data, size_t size)
 		/* A process with samples keeps its interpreter until they are drained (its frames
 		 * are named then); forget_exited() drops it with the rest. */
 		if (!proc_table_mark_exited(a->procs, ev->pid))
-			forget_interpreters(a, ev->pid);
+			agent_interp_forget(a, ev->pid);
 	} else if (ev->type == SPANPROF_PROC_EXEC && size >= sizeof(struct spanprof_exec_event)) {
 		on_exec(a, data);
 		queue_scan(a, ev->pid);
@@ -222,25 +181,15 @@ static void forget_exited(void *ctx, pid_t pid)
 	struct agent *a = ctx;
 
 	symcache_forget_pid(a->symcache, pid);
-	forget_interpreters(a, pid);
+	agent_interp_forget(a, pid);
 }
 
 void agent_resolve_sample(struct agent *a, const struct sample *s)
 {
-	int ruby = s->py && s->py->interp == SPANPROF_INTERP_RUBY;
-	const struct python_proc *py =
-		s->py && !ruby ? interp_procs_get(a->pyprocs, s->key->pid) : NULL;
-	const struct ruby_proc *rb = ruby ? interp_procs_get(a->rbprocs, s->key->pid) : NULL;
-
 	unwind_note_sampled(a->unwind, s->key->pid);
 	stack_resolve(a->resolve, a->symcache, s->key->pid, s->kern_ips, s->lost_kern, s->user_ips,
 		      s->lost_user);
-	if (py)
-		python_stack_merge(a->resolve, a->pysyms, s->key->pid, py, s->py,
-				   &a->py_frames_dropped);
-	if (rb)
-		ruby_stack_merge(a->resolve, a->rbsyms, s->key->pid, rb, s->py,
-				 &a->rb_frames_dropped);
+	agent_interp_merge(a, s);
 }
 
 /* One drained sample through the later stages: symbolized, then aggregated. */
@@ -377,20 +326,6 @@ static int part_failed(const char *part)
 			return part_failed(part); \
 	} while (0)
 
-/* The CPython and CRuby process tables and symbol caches. Returns 0 or -errno (logged). */
-static int setup_interpreters(struct agent *a, const struct spanprof_config *cfg)
-{
-	SET_UP_PART(a->pyprocs = interp_procs_new(&python_interp, cfg->proc_root, cfg->max_procs),
-		    "the Python process table");
-	SET_UP_PART(a->pysyms = python_symbols_new(cfg->proc_root, PY_CODE_CACHE_ENTRIES),
-		    "the Python symbol cache");
-	SET_UP_PART(a->rbprocs = interp_procs_new(&ruby_interp, cfg->proc_root, cfg->max_procs),
-		    "the Ruby process table");
-	SET_UP_PART(a->rbsyms = ruby_symbols_new(cfg->proc_root, RB_ISEQ_CACHE_ENTRIES),
-		    "the Ruby symbol cache");
-	return 0;
-}
-
 static int setup(struct agent *a, const struct spanprof_config *cfg)
 {
 	struct map_sizes ms = window_map_sizes(cfg);
@@ -455,7 +390,7 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 	if (err)
 		return err; /* logged */
 	SET_UP_PART(a->drain = drain_new(ms.counts), "the CPU sample drain");
-	err = setup_interpreters(a, cfg);
+	err = agent_interp_open(a);
 	if (err)
 		return err;
 	SET_UP_PART(a->resolve = malloc(sizeof(*a->resolve)), "the stack resolver");
@@ -481,10 +416,7 @@ static void teardown(struct agent *a)
 	agent_thread_ctx_close(a);
 	free(a->resolve);
 	drain_free(a->drain);
-	python_symbols_free(a->pysyms);
-	interp_procs_free(a->pyprocs);
-	ruby_symbols_free(a->rbsyms);
-	interp_procs_free(a->rbprocs);
+	agent_interp_close(a);
 	k8s_meta_free(a->k8s);
 	hook_registry_free(a->hooks);
 	unwind_free(a->unwind);
@@ -588,11 +520,11 @@ int agent_run(const struct spanprof_config *cfg, volatile sig_atomic_t *stop,
 	if (err)
 		goto out_teardown;
 	/* Liveness: a window every interval; three missed ones mean the agent is wedged. */
-	metrics_set_stale_after(a.metrics, agent_now_ns(CLOCK_MONOTONIC),
+	metrics_set_stale_after(a.metrics.reg, agent_now_ns(CLOCK_MONOTONIC),
 				3ull * cfg->interval_s * NS_PER_S + cfg->drain_ms * NS_PER_MS);
 	scan_all(&a);
 	warm_kernel_symbols(&a);
-	metrics_set_ready(a.metrics, 1);
+	metrics_set_ready(a.metrics.reg, 1);
 	log_info("profiling %s at %u Hz, one profile per service every %u s%s%s",
 		 cfg->npids ? "selected processes" : "all processes", cfg->frequency,
 		 cfg->interval_s, cfg->output_dir ? " into " : "",

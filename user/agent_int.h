@@ -39,6 +39,13 @@ struct agent_tctx;
 
 /* Each part below is owned by its file: set up by its open, released by its close. */
 
+/* The agent's own metrics (agent_metrics.c): the registry every part publishes into, and its
+ * HTTP server. */
+struct agent_metrics {
+	struct metrics *reg;
+	struct metrics_http *http; /* NULL without --metrics-addr */
+};
+
 /* Window output (agent_output.c): local files and the uploader. */
 struct agent_output {
 	struct local_out out; /* used when cfg->output_dir is set */
@@ -62,6 +69,16 @@ struct agent_off_cpu {
 	struct drain *drain; /* its window's count map, sized SPANPROF_OFF_CPU_COUNTS */
 };
 
+/* Python and Ruby (agent/agent_interp.c): which processes run them, and their code's names. */
+struct agent_interp {
+	struct interp_procs *pyprocs; /* processes running CPython */
+	struct python_symbols *pysyms; /* their code objects' names */
+	uint64_t py_frames_dropped; /* Python frames that did not fit a sample's frame array */
+	struct interp_procs *rbprocs; /* processes running CRuby */
+	struct ruby_symbols *rbsyms; /* their iseqs' names */
+	uint64_t rb_frames_dropped; /* Ruby frames that did not fit a sample's frame array */
+};
+
 /* The run loop's sleep (agent_wait.c). */
 struct agent_wait {
 	int fd; /* the epoll set; -1 before it exists */
@@ -75,12 +92,7 @@ struct agent {
 	struct proc_table *procs;
 	struct hook_registry *hooks;
 	struct drain *drain;
-	struct interp_procs *pyprocs; /* processes running CPython */
-	struct python_symbols *pysyms; /* their code objects' names */
-	uint64_t py_frames_dropped; /* Python frames that did not fit a sample's frame array */
-	struct interp_procs *rbprocs; /* processes running CRuby */
-	struct ruby_symbols *rbsyms; /* their iseqs' names */
-	uint64_t rb_frames_dropped; /* Ruby frames that did not fit a sample's frame array */
+	struct agent_interp interp;
 	struct stack_resolve *resolve; /* one sample's frames at a time */
 	struct aggregate *agg;
 	struct agent_off_cpu off_cpu;
@@ -88,8 +100,7 @@ struct agent {
 	int proc_events_seen; /* process events read since the loop last looked */
 	struct agent_wait wait;
 	struct agent_span_cpu span_cpu;
-	struct metrics *metrics;
-	struct metrics_http *http; /* NULL without --metrics-addr */
+	struct agent_metrics metrics;
 	struct k8s_meta *k8s; /* NULL when not running on Kubernetes */
 	struct unwind *unwind; /* CFI tables for the BPF unwinder */
 	struct agent_tctx *tctx; /* processes publishing thread context (agent_thread_ctx.c) */
@@ -122,6 +133,15 @@ void agent_flush(struct agent *a);
 /* Symbolizes a drained sample's stacks into a->resolve, with its Python or Ruby frames merged in
  * (agent.c; CPU samples and off-CPU waits alike). */
 void agent_resolve_sample(struct agent *a, const struct sample *s);
+
+/* Python and Ruby (agent/agent_interp.c): open returns 0 or -errno (logged, naming the table
+ * or cache that failed); scan tells the sampler how to read pid's interpreter frames; forget
+ * drops what is known of an exited pid; merge adds a resolved sample's interpreter frames. */
+int agent_interp_open(struct agent *a);
+void agent_interp_close(struct agent *a);
+void agent_interp_scan(struct agent *a, pid_t pid, const struct proc_maps *maps);
+void agent_interp_forget(struct agent *a, pid_t pid);
+void agent_interp_merge(struct agent *a, const struct sample *s);
 
 /* Off-CPU profiles (agent_off_cpu.c), all no-ops with --off-cpu=false: open returns 0 or
  * -errno (logged, naming what failed); drain reads the window loader_flip_window() just closed

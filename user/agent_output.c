@@ -161,9 +161,9 @@ void agent_flush(struct agent *a)
 	aggregate_flush(a->agg, a->output.window_closed_ns, write_profile, a);
 	if (a->off_cpu.agg)
 		aggregate_flush(a->off_cpu.agg, a->output.window_closed_ns, write_profile, a);
-	metrics_add(a->metrics, METRIC_WINDOWS_WRITTEN, 1);
+	metrics_add(a->metrics.reg, METRIC_WINDOWS_WRITTEN, 1);
 	/* A window whose profiles could not be written does not count for liveness. */
 	if (a->output.write_errors == failed)
-		metrics_window_written(a->metrics, agent_now_ns(CLOCK_MONOTONIC));
+		metrics_window_written(a->metrics.reg, agent_now_ns(CLOCK_MONOTONIC));
 	log_window(a, a->output.profiles_written - written, a->output.write_errors - failed);
 }

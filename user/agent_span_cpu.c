@@ -29,7 +29,7 @@ int agent_span_cpu_open_stats(struct agent *a)
 	if (!a->span_cpu.stats)
 		return log_err(errno ? -errno : -ENOMEM, "set up the span time table (%u pairs)",
 			       a->cfg->span_stats_max);
-	metrics_set_extra(a->metrics, span_stats_render, a->span_cpu.stats);
+	metrics_set_extra(a->metrics.reg, span_stats_render, a->span_cpu.stats);
 	return 0;
 }
 
@@ -104,16 +104,16 @@ void agent_span_cpu_drain(struct agent *a)
 	struct span_log_stats ls;
 
 	if (a->span_cpu.stats)
-		metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_SPAN_STATS,
+		metrics_set_at(a->metrics.reg, METRIC_FAIR_SHARE, METRIC_FAIR_SPAN_STATS,
 			       span_stats_fair_share(a->span_cpu.stats));
 	if (!a->span_cpu.log)
 		return;
 	span_log_flush(a->span_cpu.log);
 	span_log_get_stats(a->span_cpu.log, &ls);
-	metrics_set_at(a->metrics, METRIC_SAMPLES_DROPPED, METRIC_DROP_SPAN_LOG, ls.dropped);
-	metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_SPAN_LOG_BUFFER,
+	metrics_set_at(a->metrics.reg, METRIC_SAMPLES_DROPPED, METRIC_DROP_SPAN_LOG, ls.dropped);
+	metrics_set_at(a->metrics.reg, METRIC_FAIR_SHARE, METRIC_FAIR_SPAN_LOG_BUFFER,
 		       ls.fair_share_drops);
-	metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_SPAN_LOG_REMOVED,
+	metrics_set_at(a->metrics.reg, METRIC_FAIR_SHARE, METRIC_FAIR_SPAN_LOG_REMOVED,
 		       ls.total_removals);
 }
 
