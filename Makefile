@@ -198,6 +198,15 @@ $(OUTPUT)/tests/bench/%: $(OUTPUT)/tests/bench/%.o $(TEST_HELPER_LIB) $(AGENT_LI
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
+# The agent with constructors that fail on request (tests/faults/agent_faults.c, -Wl,--wrap=),
+# for the test that a set-up failure names its part.
+FAULT_WRAPS := symcache_new ruby_symbols_new drain_new
+comma := ,
+$(OUTPUT)/tests/faults/spanprof_faulty: $(OUTPUT)/user/main.o $(OUTPUT)/tests/faults/agent_faults.o \
+					 $(AGENT_LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) $(patsubst %,-Wl$(comma)--wrap=%,$(FAULT_WRAPS)) -o $@
+
 # Workloads are profiled: frame pointers so the kernel can walk their user stacks.
 WORKLOAD_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -fno-omit-frame-pointer \
 		   -fno-optimize-sibling-calls -Iinclude -pthread $(SAN_CFLAGS)
@@ -219,6 +228,7 @@ $(OUTPUT)/tests/workloads/span_workload_dl: tests/workloads/span_workload.c
 	$(Q)$(CC) $(WORKLOAD_CFLAGS) -DWORKLOAD_DLOPEN_ONLY $< -ldl -o $@
 
 WORKLOADS += $(OUTPUT)/tests/workloads/span_workload_static $(OUTPUT)/tests/workloads/span_workload_dl
+WORKLOADS += $(OUTPUT)/tests/faults/spanprof_faulty
 
 # Waits through libc, -O2 with frame pointers (the pattern rule) and without: only a CFI walk
 # finds the function that called libc's wrappers in the second.

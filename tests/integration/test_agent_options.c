@@ -126,6 +126,58 @@ static void test_agent_reports_a_pid_that_does_not_exist(void **state)
 	assert_log_has(*state, "no such process");
 }
 
+/* A part whose set-up fails for real names itself and the reason, and the agent exits 1: an
+ * output directory under a regular file, then a spool there. */
+static void test_agent_names_the_part_whose_set_up_failed(void **state)
+{
+	char file[600], out[700], spool[700];
+	const char *local[] = { "--output", out, "--duration", "1", NULL };
+	const char *push[] = { "--server", "http://127.0.0.1:9", "--spool",
+			       spool,	   "--duration",	 "1",
+			       NULL };
+	FILE *f;
+
+	if (!*state)
+		skip();
+	snprintf(file, sizeof(file), "%s/a-file", (const char *)*state);
+	snprintf(out, sizeof(out), "%s/out", file);
+	snprintf(spool, sizeof(spool), "%s/spool", file);
+	f = fopen(file, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(run_agent(*state, NULL, -1, local), 1);
+	assert_log_has(*state, "set up the local output directory (--output ");
+	assert_log_has(*state, "err=\"Not a directory\"");
+	assert_int_equal(run_agent(*state, NULL, -1, push), 1);
+	assert_log_has(*state, "set up the uploader with --spool ");
+	assert_log_has(*state, "err=\"Not a directory\"");
+}
+
+/* A constructor that fails (injected: SPANPROF_FAULT in build/tests/faults/spanprof_faulty)
+ * is named with its errno, what was set up before it is released, and the agent exits 1. */
+static void test_agent_names_the_cache_whose_constructor_failed(void **state)
+{
+	static const char *const faults[][2] = {
+		{ "symcache_new", "set up the symbol cache\" err=\"Cannot allocate memory\"" },
+		{ "ruby_symbols_new",
+		  "set up the Ruby symbol cache\" err=\"Cannot allocate memory\"" },
+		{ "drain_new", "set up the CPU sample drain\" err=\"Cannot allocate memory\"" },
+	};
+	char self[16];
+	const char *argv[] = { "--pid", self, "--output", *state, "--duration", "1", NULL };
+
+	if (!*state)
+		skip();
+	snprintf(self, sizeof(self), "%d", (int)getpid());
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++) {
+		setenv("SPANPROF_FAULT", faults[i][0], 1);
+		assert_int_equal(
+			run_agent(*state, build_path("tests/faults/spanprof_faulty"), -1, argv), 1);
+		unsetenv("SPANPROF_FAULT");
+		assert_log_has(*state, faults[i][1]);
+	}
+}
+
 /* --span-scope all, and a process that exits long before its window ends: the agent's own
  * --duration ends the run and the final partial window must still be complete and symbolized. */
 static void test_scope_all_and_process_exiting_mid_window(void **state)
@@ -233,6 +285,10 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_agent_reports_a_pid_that_does_not_exist, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_agent_names_the_part_whose_set_up_failed,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_agent_names_the_cache_whose_constructor_failed,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scope_all_and_process_exiting_mid_window,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pid_filter_and_kernel_frames, setup, teardown),

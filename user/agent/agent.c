@@ -20,8 +20,6 @@
 #include "output/local_out.h"
 #include "output/upload.h"
 #include "agent/preflight.h"
-#include "interp/python_stack.h"
-#include "interp/ruby_stack.h"
 #include "util/log.h"
 
 /* A process that just exec'd or mapped code is scanned this much later, once per burst. */
@@ -31,10 +29,6 @@
 /* ELF modules whose DWARF no lookup needed for this long are closed (memory back to the system);
  * reopening costs tens of ms for a large debug file, so not much sooner. */
 #define DWARF_IDLE_NS (30 * NS_PER_S)
-/* CPython code objects whose names are kept (about 400 bytes each plus the line table). */
-#define PY_CODE_CACHE_ENTRIES 16384
-/* CRuby iseqs whose names and line tables are kept (about 500 bytes each plus the tables). */
-#define RB_ISEQ_CACHE_ENTRIES 16384
 
 static int is_target(const struct agent *a, pid_t pid)
 {
@@ -46,32 +40,6 @@ static int is_target(const struct agent *a, pid_t pid)
 		if (a->cfg->pids[i] == pid)
 			return 1;
 	return 0;
-}
-
-/* Tells the sampler whether and how to read pid's CPython frames. */
-static void scan_python(struct agent *a, pid_t pid, const struct proc_maps *maps)
-{
-	const struct python_proc *py = interp_procs_update(a->pyprocs, pid, maps);
-	int err = loader_set_py_proc(a->loader, pid, py ? &py->bpf : NULL);
-
-	if (err) {
-		log_warn_from(pid, err, "pid %d: cannot tell the sampler about its CPython frames",
-			      (int)pid);
-		interp_procs_forget(a->pyprocs, pid);
-	}
-}
-
-/* Tells the sampler whether and how to read pid's CRuby frames. */
-static void scan_ruby(struct agent *a, pid_t pid, const struct proc_maps *maps)
-{
-	const struct ruby_proc *rb = interp_procs_update(a->rbprocs, pid, maps);
-	int err = loader_set_rb_proc(a->loader, pid, rb ? &rb->bpf : NULL);
-
-	if (err) {
-		log_warn_from(pid, err, "pid %d: cannot tell the sampler about its CRuby frames",
-			      (int)pid);
-		interp_procs_forget(a->rbprocs, pid);
-	}
 }
 
 /* Re-reads what the agent knows of pid. `fresh`: it just exec'd or mapped code, so its symbols
@@ -108,10 +76,8 @@ static void scan_pid(struct agent *a, pid_t pid, int fresh)
 	unwind_scan_pid(a->unwind, pid, &maps);
 	/* --interpreter-frames=false: the sampler never learns of an interpreter, so it reads
 	 * no Python or Ruby frames and stacks stay native. */
-	if (a->cfg->interpreter_frames) {
-		scan_python(a, pid, &maps);
-		scan_ruby(a, pid, &maps);
-	}
+	if (a->cfg->interpreter_frames)
+		agent_interp_scan(a, pid, &maps);
 	agent_thread_ctx_scan(a, pid, &maps);
 	proc_maps_release(&maps);
 	if (fresh)
@@ -181,13 +147,6 @@ static void queue_scan(struct agent *a, pid_t pid)
 		loader_scan_done(a->loader, pid); /* let a later event try again */
 }
 
-/* What the agent knows of an exited process's interpreter; its samples no longer need it. */
-static void forget_interpreters(struct agent *a, pid_t pid)
-{
-	interp_procs_forget(a->pyprocs, pid);
-	interp_procs_forget(a->rbprocs, pid);
-}
-
 static int on_proc_event(void *ctx, void *data, size_t size)
 {
 	const struct spanprof_proc_event *ev = data;
@@ -205,7 +164,7 @@ static int on_proc_event(void *ctx, void *data, size_t size)
 		/* A process with samples keeps its interpreter until they are drained (its frames
 		 * are named then); forget_exited() drops it with the rest. */
 		if (!proc_table_mark_exited(a->procs, ev->pid))
-			forget_interpreters(a, ev->pid);
+			agent_interp_forget(a, ev->pid);
 	} else if (ev->type == SPANPROF_PROC_EXEC && size >= sizeof(struct spanprof_exec_event)) {
 		on_exec(a, data);
 		queue_scan(a, ev->pid);
@@ -222,25 +181,15 @@ static void forget_exited(void *ctx, pid_t pid)
 	struct agent *a = ctx;
 
 	symcache_forget_pid(a->symcache, pid);
-	forget_interpreters(a, pid);
+	agent_interp_forget(a, pid);
 }
 
 void agent_resolve_sample(struct agent *a, const struct sample *s)
 {
-	int ruby = s->interp && s->interp->interp == SPANPROF_INTERP_RUBY;
-	const struct python_proc *py =
-		s->interp && !ruby ? interp_procs_get(a->pyprocs, s->key->pid) : NULL;
-	const struct ruby_proc *rb = ruby ? interp_procs_get(a->rbprocs, s->key->pid) : NULL;
-
 	unwind_note_sampled(a->unwind, s->key->pid);
 	stack_resolve(a->resolve, a->symcache, s->key->pid, s->kern_ips, s->lost_kern, s->user_ips,
 		      s->lost_user);
-	if (py)
-		python_stack_merge(a->resolve, a->pysyms, s->key->pid, py, s->interp,
-				   &a->py_frames_dropped);
-	if (rb)
-		ruby_stack_merge(a->resolve, a->rbsyms, s->key->pid, rb, s->interp,
-				 &a->rb_frames_dropped);
+	agent_interp_merge(a, s);
 }
 
 /* One drained sample through the later stages: symbolized, then aggregated. */
@@ -276,6 +225,8 @@ static void drain(struct agent *a)
 	struct loader_window w;
 
 	w = loader_flip_window(a->loader);
+	/* The samples aggregated so far were all taken before this instant. */
+	a->output.window_closed_ns = agent_now_ns(CLOCK_REALTIME);
 
 	symcache_new_round(a->symcache);
 	unwind_new_round(a->unwind);
@@ -361,6 +312,20 @@ static struct map_sizes window_map_sizes(const struct spanprof_config *cfg)
 	return s;
 }
 
+/* A part's constructor returned NULL: says which part failed and why, once, and returns
+ * -errno (-ENOMEM when the constructor left errno unset). */
+static int part_failed(const char *part)
+{
+	return log_err(errno ? -errno : -ENOMEM, "set up %s", part);
+}
+
+#define SET_UP_PART(assign, part)                 \
+	do {                                      \
+		errno = 0;                        \
+		if (!(assign))                    \
+			return part_failed(part); \
+	} while (0)
+
 static int setup(struct agent *a, const struct spanprof_config *cfg)
 {
 	struct map_sizes ms = window_map_sizes(cfg);
@@ -418,25 +383,23 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 	a->loader = loader_open(&lo);
 	if (!a->loader)
 		return -errno;
-	a->symcache = symcache_new(&sl);
-	a->procs = proc_table_new(cfg->max_procs, cfg->proc_root);
-	a->hooks = hook_registry_new(a->loader, &hl);
+	SET_UP_PART(a->symcache = symcache_new(&sl), "the symbol cache");
+	SET_UP_PART(a->procs = proc_table_new(cfg->max_procs, cfg->proc_root), "the process table");
+	SET_UP_PART(a->hooks = hook_registry_new(a->loader, &hl), "the span hook registry");
 	err = start_unwind(a, cfg);
 	if (err)
 		return err; /* logged */
-	a->drain = drain_new(ms.counts);
-	a->pyprocs = interp_procs_new(&python_interp, cfg->proc_root, cfg->max_procs);
-	a->pysyms = python_symbols_new(cfg->proc_root, PY_CODE_CACHE_ENTRIES);
-	a->rbprocs = interp_procs_new(&ruby_interp, cfg->proc_root, cfg->max_procs);
-	a->rbsyms = ruby_symbols_new(cfg->proc_root, RB_ISEQ_CACHE_ENTRIES);
-	a->resolve = malloc(sizeof(*a->resolve));
-	a->agg = a->procs ? aggregate_new(&ao, a->procs) : NULL;
-	a->events = loader_proc_events(a->loader, on_proc_event, a);
-	if (!a->symcache || !a->procs || !a->hooks || !a->drain || !a->resolve || !a->agg ||
-	    !a->events || !a->pyprocs || !a->pysyms || !a->rbprocs || !a->rbsyms ||
-	    agent_off_cpu_open(a) || agent_thread_ctx_open(a))
-		return log_err(-ENOMEM, "set up the agent's caches");
-	err = agent_span_cpu_open(a);
+	SET_UP_PART(a->drain = drain_new(ms.counts), "the CPU sample drain");
+	err = agent_interp_open(a);
+	if (err)
+		return err;
+	SET_UP_PART(a->resolve = malloc(sizeof(*a->resolve)), "the stack resolver");
+	SET_UP_PART(a->agg = aggregate_new(&ao, a->procs), "the CPU profiles");
+	SET_UP_PART(a->events = loader_proc_events(a->loader, on_proc_event, a),
+		    "the process event ring buffer");
+	err = agent_off_cpu_open(a);
+	err = err ?: agent_thread_ctx_open(a);
+	err = err ?: agent_span_cpu_open(a);
 	err = err ?: agent_wait_open(a);
 	return err ?: start_k8s(a);
 }
@@ -453,10 +416,7 @@ static void teardown(struct agent *a)
 	agent_thread_ctx_close(a);
 	free(a->resolve);
 	drain_free(a->drain);
-	python_symbols_free(a->pysyms);
-	interp_procs_free(a->pyprocs);
-	ruby_symbols_free(a->rbsyms);
-	interp_procs_free(a->rbprocs);
+	agent_interp_close(a);
 	k8s_meta_free(a->k8s);
 	hook_registry_free(a->hooks);
 	unwind_free(a->unwind);
@@ -552,7 +512,7 @@ static void run_loop(struct agent *a, volatile sig_atomic_t *stop)
 int agent_run(const struct spanprof_config *cfg, volatile sig_atomic_t *stop,
 	      const sigset_t *wait_sigmask)
 {
-	struct agent a = { .wait_fd = -1, .wait_sigmask = wait_sigmask };
+	struct agent a = { .wait = { .fd = -1, .sigmask = wait_sigmask } };
 	int err;
 
 	err = check_pids_exist(cfg);
@@ -560,19 +520,20 @@ int agent_run(const struct spanprof_config *cfg, volatile sig_atomic_t *stop,
 	if (err)
 		goto out_teardown;
 	/* Liveness: a window every interval; three missed ones mean the agent is wedged. */
-	metrics_set_stale_after(a.metrics, agent_now_ns(CLOCK_MONOTONIC),
+	metrics_set_stale_after(a.metrics.reg, agent_now_ns(CLOCK_MONOTONIC),
 				3ull * cfg->interval_s * NS_PER_S + cfg->drain_ms * NS_PER_MS);
 	scan_all(&a);
 	warm_kernel_symbols(&a);
-	metrics_set_ready(a.metrics, 1);
+	metrics_set_ready(a.metrics.reg, 1);
 	log_info("profiling %s at %u Hz, one profile per service every %u s%s%s",
 		 cfg->npids ? "selected processes" : "all processes", cfg->frequency,
 		 cfg->interval_s, cfg->output_dir ? " into " : "",
 		 cfg->output_dir ? cfg->output_dir : "");
 	/* The first window starts with the loop, after the start-up scans. */
-	aggregate_start(a.agg, agent_now_ns(CLOCK_REALTIME));
-	if (a.off_cpu)
-		aggregate_start(a.off_cpu, agent_now_ns(CLOCK_REALTIME));
+	a.output.window_closed_ns = agent_now_ns(CLOCK_REALTIME);
+	aggregate_start(a.agg, a.output.window_closed_ns);
+	if (a.off_cpu.agg)
+		aggregate_start(a.off_cpu.agg, a.output.window_closed_ns);
 	run_loop(&a, stop);
 	/* The final, partial window. */
 	drain(&a);

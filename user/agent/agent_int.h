@@ -37,6 +37,54 @@
 struct uploader;
 struct agent_tctx;
 
+/* Each part below is owned by its file: set up by its open, released by its close. */
+
+/* The agent's own metrics (agent_metrics.c): the registry every part publishes into, and its
+ * HTTP server. */
+struct agent_metrics {
+	struct metrics *reg;
+	struct metrics_http *http; /* NULL without --metrics-addr */
+};
+
+/* Window output (agent_output.c): local files and the uploader. */
+struct agent_output {
+	struct local_out out; /* used when cfg->output_dir is set */
+	struct uploader *uploader; /* NULL without --server */
+	unsigned int file_seq;
+	int64_t window_closed_ns; /* Unix ns of the last flip: the end of the window aggregated */
+	uint64_t profiles_written, write_errors;
+	uint64_t last_drops[SPANPROF_DROP__COUNT]; /* BPF drop counters at the last window */
+};
+
+/* Exact CPU time per span (agent_span_cpu.c); all NULL when off. */
+struct agent_span_cpu {
+	struct span_stats *stats; /* span times by (service, name), shown in /metrics */
+	struct span_log *log; /* ended spans as JSON lines; NULL without --output */
+	struct span_names *names; /* names of ended spans */
+};
+
+/* Off-CPU profiles (agent_off_cpu.c); both NULL with --off-cpu=false. */
+struct agent_off_cpu {
+	struct aggregate *agg; /* off-CPU time per span */
+	struct drain *drain; /* its window's count map, sized SPANPROF_OFF_CPU_COUNTS */
+};
+
+/* Python and Ruby (agent/agent_interp.c): which processes run them, and their code's names. */
+struct agent_interp {
+	struct interp_procs *pyprocs; /* processes running CPython */
+	struct python_symbols *pysyms; /* their code objects' names */
+	uint64_t py_frames_dropped; /* Python frames that did not fit a sample's frame array */
+	struct interp_procs *rbprocs; /* processes running CRuby */
+	struct ruby_symbols *rbsyms; /* their iseqs' names */
+	uint64_t rb_frames_dropped; /* Ruby frames that did not fit a sample's frame array */
+};
+
+/* The run loop's sleep (agent_wait.c). */
+struct agent_wait {
+	int fd; /* the epoll set; -1 before it exists */
+	const sigset_t *sigmask; /* signal mask while the loop sleeps (agent_run) */
+};
+
 struct agent {
 	const struct spanprof_config *cfg;
 	struct loader *loader;
@@ -44,34 +92,20 @@ struct agent {
 	struct proc_table *procs;
 	struct hook_registry *hooks;
 	struct drain *drain;
-	struct interp_procs *pyprocs; /* processes running CPython */
-	struct python_symbols *pysyms; /* their code objects' names */
-	uint64_t py_frames_dropped; /* Python frames that did not fit a sample's frame array */
-	struct interp_procs *rbprocs; /* processes running CRuby */
-	struct ruby_symbols *rbsyms; /* their iseqs' names */
-	uint64_t rb_frames_dropped; /* Ruby frames that did not fit a sample's frame array */
+	struct agent_interp interp;
 	struct stack_resolve *resolve; /* one sample's frames at a time */
 	struct aggregate *agg;
-	struct aggregate *off_cpu; /* off-CPU time per span; NULL with --off-cpu=false */
-	struct drain *off_cpu_drain; /* its window's count map, sized SPANPROF_OFF_CPU_COUNTS */
+	struct agent_off_cpu off_cpu;
 	struct ring_buffer *events; /* process events, and span_ends with span times on */
 	int proc_events_seen; /* process events read since the loop last looked */
-	int wait_fd; /* the run loop's epoll set (agent_wait.c); -1 before it exists */
-	const sigset_t *wait_sigmask; /* signal mask while the loop sleeps (agent_run) */
-	struct span_stats *span_stats; /* span times by (service, name); NULL when off */
-	struct span_log *span_log; /* ended spans as JSON lines; NULL when off or no --output */
-	struct span_names *span_cpu_names; /* names of ended spans */
-	struct metrics *metrics;
-	struct metrics_http *http; /* NULL without --metrics-addr */
-	struct uploader *uploader; /* NULL without --server */
+	struct agent_wait wait;
+	struct agent_span_cpu span_cpu;
+	struct agent_metrics metrics;
 	struct k8s_meta *k8s; /* NULL when not running on Kubernetes */
 	struct unwind *unwind; /* CFI tables for the BPF unwinder */
 	struct agent_tctx *tctx; /* processes publishing thread context (agent_thread_ctx.c) */
 	struct scan_queue scans;
-	struct local_out out; /* used when cfg->output_dir is set */
-	unsigned int file_seq;
-	uint64_t profiles_written, write_errors;
-	uint64_t last_drops[SPANPROF_DROP__COUNT]; /* BPF drop counters at the last window */
+	struct agent_output output;
 };
 
 static inline uint64_t agent_now_ns(clockid_t clock)
@@ -100,8 +134,18 @@ void agent_flush(struct agent *a);
  * (agent.c; CPU samples and off-CPU waits alike). */
 void agent_resolve_sample(struct agent *a, const struct sample *s);
 
+/* Python and Ruby (agent/agent_interp.c): open returns 0 or -errno (logged, naming the table
+ * or cache that failed); scan tells the sampler how to read pid's interpreter frames; forget
+ * drops what is known of an exited pid; merge adds a resolved sample's interpreter frames. */
+int agent_interp_open(struct agent *a);
+void agent_interp_close(struct agent *a);
+void agent_interp_scan(struct agent *a, pid_t pid, const struct proc_maps *maps);
+void agent_interp_forget(struct agent *a, pid_t pid);
+void agent_interp_merge(struct agent *a, const struct sample *s);
+
 /* Off-CPU profiles (agent_off_cpu.c), all no-ops with --off-cpu=false: open returns 0 or
- * -ENOMEM; drain reads the window loader_flip_window() just closed into a->off_cpu. */
+ * -errno (logged, naming what failed); drain reads the window loader_flip_window() just closed
+ * into a->off_cpu. */
 int agent_off_cpu_open(struct agent *a);
 void agent_off_cpu_drain(struct agent *a);
 void agent_off_cpu_close(struct agent *a);
@@ -109,7 +153,8 @@ void agent_off_cpu_close(struct agent *a);
 /* Exact CPU time per span (agent_span_cpu.c), all no-ops when off (--off-cpu=false or
  * --span-stats-max 0). open_stats makes the table /metrics shows (before the metrics server
  * starts); open adds the span_ends ring buffer to a->events and opens the span log; drain writes
- * the records read since the last drain. The opens return 0 or -errno (logged). */
+ * the records read since the last drain; close frees all three (after the metrics server
+ * stopped). The opens return 0 or -errno (logged). */
 int agent_span_cpu_open_stats(struct agent *a);
 int agent_span_cpu_open(struct agent *a);
 void agent_span_cpu_drain(struct agent *a);
@@ -122,7 +167,7 @@ int agent_wait_open(struct agent *a);
 void agent_wait(struct agent *a, uint64_t wait_ns);
 void agent_wait_close(struct agent *a);
 
-/* Other tracers' spans (agent_thread_ctx.c): open returns 0 or -ENOMEM; scan looks at pid's
+/* Other tracers' spans (agent_thread_ctx.c): open returns 0 or -ENOMEM (logged); scan looks at pid's
  * thread context after its maps were read; drain retries, refreshes key maps and looks for
  * OBI's map; forget drops an exited pid. */
 int agent_thread_ctx_open(struct agent *a);

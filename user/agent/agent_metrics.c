@@ -10,28 +10,30 @@
 
 int agent_open_metrics(struct agent *a)
 {
-	a->metrics = metrics_new();
-	if (!a->metrics)
-		return log_err(-ENOMEM, "create the metrics registry");
-	if (agent_span_cpu_open_stats(a))
-		return -ENOMEM; /* logged */
+	int err;
+
+	errno = 0;
+	a->metrics.reg = metrics_new();
+	if (!a->metrics.reg)
+		return log_err(errno ? -errno : -ENOMEM, "set up the metrics registry");
+	err = agent_span_cpu_open_stats(a); /* before the server shows it */
+	if (err)
+		return err; /* logged */
 	if (a->cfg->metrics_addr) {
-		a->http = metrics_http_start(a->metrics, a->cfg->metrics_addr);
-		if (!a->http)
-			return -errno; /* logged with the address */
+		a->metrics.http = metrics_http_start(a->metrics.reg, a->cfg->metrics_addr);
+		if (!a->metrics.http)
+			return -errno; /* logged: --metrics-addr, start the HTTP server, why */
 	}
 	return 0;
 }
 
 void agent_close_metrics(struct agent *a)
 {
-	metrics_set_ready(a->metrics, 0);
-	metrics_http_stop(a->http);
-	metrics_free(a->metrics);
-	span_stats_free(a->span_stats);
-	a->http = NULL;
-	a->metrics = NULL;
-	a->span_stats = NULL;
+	metrics_set_ready(a->metrics.reg, 0);
+	metrics_http_stop(a->metrics.http);
+	metrics_free(a->metrics.reg);
+	a->metrics.http = NULL;
+	a->metrics.reg = NULL;
 }
 
 static void publish_kernel(struct agent *a)
@@ -42,52 +44,52 @@ static void publish_kernel(struct agent *a)
 
 	struct span_names_stats ns = { 0 };
 
-	metrics_set(a->metrics, METRIC_THREAD_CTX_PROCESSES, agent_thread_ctx_count(a));
+	metrics_set(a->metrics.reg, METRIC_THREAD_CTX_PROCESSES, agent_thread_ctx_count(a));
 	drain_get_stats(a->drain, &ds);
-	if (a->span_cpu_names)
-		span_names_get_stats(a->span_cpu_names, &ns);
+	if (a->span_cpu.names)
+		span_names_get_stats(a->span_cpu.names, &ns);
 	if (!loader_read_drops(a->loader, drops, SPANPROF_DROP__COUNT)) {
 		/* Names lost in the kernel or evicted before the drain (of a sample or of an ended
 		 * span's record): one metric for all. */
 		drops[SPANPROF_DROP_SPAN_NAME] += ds.span_names_lost + ns.lost;
 		for (i = 0; i < SPANPROF_DROP__COUNT; i++)
-			metrics_set_at(a->metrics, METRIC_SAMPLES_DROPPED, i, drops[i]);
-		metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_SPAN_NAMES,
+			metrics_set_at(a->metrics.reg, METRIC_SAMPLES_DROPPED, i, drops[i]);
+		metrics_set_at(a->metrics.reg, METRIC_FAIR_SHARE, METRIC_FAIR_SPAN_NAMES,
 			       drops[SPANPROF_DROP_SPAN_NAME_BUDGET]);
-		metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_SPAN_RECORDS,
+		metrics_set_at(a->metrics.reg, METRIC_FAIR_SHARE, METRIC_FAIR_SPAN_RECORDS,
 			       drops[SPANPROF_DROP_SPAN_END_BUDGET]);
 	}
 	if (!loader_read_events(a->loader, events, SPANPROF_EVENT__COUNT)) {
-		metrics_set_at(a->metrics, METRIC_SPAN_EVENTS, METRIC_SPAN_SET,
+		metrics_set_at(a->metrics.reg, METRIC_SPAN_EVENTS, METRIC_SPAN_SET,
 			       events[SPANPROF_EVENT_SPAN_SET]);
-		metrics_set_at(a->metrics, METRIC_SPAN_EVENTS, METRIC_SPAN_CLEAR,
+		metrics_set_at(a->metrics.reg, METRIC_SPAN_EVENTS, METRIC_SPAN_CLEAR,
 			       events[SPANPROF_EVENT_SPAN_CLEAR]);
-		metrics_set_at(a->metrics, METRIC_USER_STACKS, METRIC_UNWINDER_CFI,
+		metrics_set_at(a->metrics.reg, METRIC_USER_STACKS, METRIC_UNWINDER_CFI,
 			       events[SPANPROF_EVENT_UNWIND_CFI]);
-		metrics_set_at(a->metrics, METRIC_USER_STACKS, METRIC_UNWINDER_FP,
+		metrics_set_at(a->metrics.reg, METRIC_USER_STACKS, METRIC_UNWINDER_FP,
 			       events[SPANPROF_EVENT_UNWIND_FP]);
-		metrics_set(a->metrics, METRIC_UNWIND_FP_FRAMES,
+		metrics_set(a->metrics.reg, METRIC_UNWIND_FP_FRAMES,
 			    events[SPANPROF_EVENT_UNWIND_FP_FRAMES]);
-		metrics_set_at(a->metrics, METRIC_OFF_CPU_PERIODS, METRIC_OFF_CPU_COUNTED,
+		metrics_set_at(a->metrics.reg, METRIC_OFF_CPU_PERIODS, METRIC_OFF_CPU_COUNTED,
 			       events[SPANPROF_EVENT_OFF_CPU]);
-		metrics_set_at(a->metrics, METRIC_OFF_CPU_PERIODS, METRIC_OFF_CPU_SHORT,
+		metrics_set_at(a->metrics.reg, METRIC_OFF_CPU_PERIODS, METRIC_OFF_CPU_SHORT,
 			       events[SPANPROF_EVENT_OFF_CPU_SHORT]);
-		metrics_set_at(a->metrics, METRIC_OFF_CPU_STACKS, METRIC_UNWINDER_CFI,
+		metrics_set_at(a->metrics.reg, METRIC_OFF_CPU_STACKS, METRIC_UNWINDER_CFI,
 			       events[SPANPROF_EVENT_OFF_CPU_UNWIND_CFI]);
-		metrics_set_at(a->metrics, METRIC_OFF_CPU_STACKS, METRIC_UNWINDER_FP,
+		metrics_set_at(a->metrics.reg, METRIC_OFF_CPU_STACKS, METRIC_UNWINDER_FP,
 			       events[SPANPROF_EVENT_OFF_CPU_UNWIND_FP]);
-		metrics_set_at(a->metrics, METRIC_OTHER_SPAN_SAMPLES, METRIC_SOURCE_THREAD_CTX,
+		metrics_set_at(a->metrics.reg, METRIC_OTHER_SPAN_SAMPLES, METRIC_SOURCE_THREAD_CTX,
 			       events[SPANPROF_EVENT_TCTX_SPAN]);
-		metrics_set_at(a->metrics, METRIC_OTHER_SPAN_SAMPLES, METRIC_SOURCE_OBI,
+		metrics_set_at(a->metrics.reg, METRIC_OTHER_SPAN_SAMPLES, METRIC_SOURCE_OBI,
 			       events[SPANPROF_EVENT_OBI_SPAN]);
 	}
-	if (a->off_cpu_drain) {
-		drain_get_stats(a->off_cpu_drain, &ds);
-		metrics_set_at(a->metrics, METRIC_OFF_CPU_MAP_ENTRIES, METRIC_OFF_CPU_MAP_COUNTS,
-			       ds.last_keys);
-		metrics_set_at(a->metrics, METRIC_OFF_CPU_MAP_ENTRIES,
+	if (a->off_cpu.drain) {
+		drain_get_stats(a->off_cpu.drain, &ds);
+		metrics_set_at(a->metrics.reg, METRIC_OFF_CPU_MAP_ENTRIES,
+			       METRIC_OFF_CPU_MAP_COUNTS, ds.last_keys);
+		metrics_set_at(a->metrics.reg, METRIC_OFF_CPU_MAP_ENTRIES,
 			       METRIC_OFF_CPU_MAP_USER_STACKS, ds.last_user_stacks);
-		metrics_set_at(a->metrics, METRIC_OFF_CPU_MAP_ENTRIES,
+		metrics_set_at(a->metrics.reg, METRIC_OFF_CPU_MAP_ENTRIES,
 			       METRIC_OFF_CPU_MAP_INTERP_STACKS, ds.last_interp_stacks);
 	}
 }
@@ -119,21 +121,21 @@ static void publish_unwind(struct agent *a)
 
 	unwind_get_stats(a->unwind, &st);
 	for (i = 0; i < UNWIND_FILE__COUNT; i++)
-		metrics_set_at(a->metrics, METRIC_UNWIND_FILES, i, st.files.files[i]);
-	metrics_set_at(a->metrics, METRIC_UNWIND_TABLE_BYTES, METRIC_TABLE_BYTES_USED,
+		metrics_set_at(a->metrics.reg, METRIC_UNWIND_FILES, i, st.files.files[i]);
+	metrics_set_at(a->metrics.reg, METRIC_UNWIND_TABLE_BYTES, METRIC_TABLE_BYTES_USED,
 		       (uint64_t)st.store.chunks_used * sizeof(struct spanprof_unwind_chunk));
-	metrics_set_at(a->metrics, METRIC_UNWIND_TABLE_BYTES, METRIC_TABLE_BYTES_BUDGET,
+	metrics_set_at(a->metrics.reg, METRIC_UNWIND_TABLE_BYTES, METRIC_TABLE_BYTES_BUDGET,
 		       (uint64_t)st.store.chunks_total * sizeof(struct spanprof_unwind_chunk));
-	metrics_set(a->metrics, METRIC_UNWIND_EVICTIONS, st.files.evicted);
-	metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_UNWIND_REFUSED,
+	metrics_set(a->metrics.reg, METRIC_UNWIND_EVICTIONS, st.files.evicted);
+	metrics_set_at(a->metrics.reg, METRIC_FAIR_SHARE, METRIC_FAIR_UNWIND_REFUSED,
 		       st.files.fair_refused);
-	metrics_set_at(a->metrics, METRIC_INPUT_GUARDS, METRIC_GUARD_CFI_BUDGET,
+	metrics_set_at(a->metrics.reg, METRIC_INPUT_GUARDS, METRIC_GUARD_CFI_BUDGET,
 		       st.files.budget_spent);
-	metrics_set(a->metrics, METRIC_UNWIND_BUILD_MS, st.files.build_us / 1000);
-	metrics_set(a->metrics, METRIC_UNWIND_TEXT_BYTES, st.files.text_bytes);
-	metrics_set_at(a->metrics, METRIC_UNWIND_MAPPINGS_DROPPED, METRIC_MAPPING_FILE,
+	metrics_set(a->metrics.reg, METRIC_UNWIND_BUILD_MS, st.files.build_us / 1000);
+	metrics_set(a->metrics.reg, METRIC_UNWIND_TEXT_BYTES, st.files.text_bytes);
+	metrics_set_at(a->metrics.reg, METRIC_UNWIND_MAPPINGS_DROPPED, METRIC_MAPPING_FILE,
 		       st.mappings_dropped);
-	metrics_set_at(a->metrics, METRIC_UNWIND_MAPPINGS_DROPPED, METRIC_MAPPING_ANONYMOUS,
+	metrics_set_at(a->metrics.reg, METRIC_UNWIND_MAPPINGS_DROPPED, METRIC_MAPPING_ANONYMOUS,
 		       st.anon_dropped);
 }
 
@@ -141,16 +143,16 @@ static void publish_interpreters(struct agent *a)
 {
 	struct interp_procs_stats py, rb;
 
-	interp_procs_get_stats(a->pyprocs, &py);
-	interp_procs_get_stats(a->rbprocs, &rb);
-	metrics_set_at(a->metrics, METRIC_INTERP_PROCESSES, METRIC_INTERP_PYTHON, py.supported);
-	metrics_set_at(a->metrics, METRIC_INTERP_PROCESSES, METRIC_INTERP_RUBY, rb.supported);
-	metrics_set_at(a->metrics, METRIC_INTERP_UNREAD, METRIC_UNREAD_PYTHON_UNSUPPORTED,
+	interp_procs_get_stats(a->interp.pyprocs, &py);
+	interp_procs_get_stats(a->interp.rbprocs, &rb);
+	metrics_set_at(a->metrics.reg, METRIC_INTERP_PROCESSES, METRIC_INTERP_PYTHON, py.supported);
+	metrics_set_at(a->metrics.reg, METRIC_INTERP_PROCESSES, METRIC_INTERP_RUBY, rb.supported);
+	metrics_set_at(a->metrics.reg, METRIC_INTERP_UNREAD, METRIC_UNREAD_PYTHON_UNSUPPORTED,
 		       py.unsupported);
-	metrics_set_at(a->metrics, METRIC_INTERP_UNREAD, METRIC_UNREAD_PYTHON_FULL, py.full);
-	metrics_set_at(a->metrics, METRIC_INTERP_UNREAD, METRIC_UNREAD_RUBY_UNSUPPORTED,
+	metrics_set_at(a->metrics.reg, METRIC_INTERP_UNREAD, METRIC_UNREAD_PYTHON_FULL, py.full);
+	metrics_set_at(a->metrics.reg, METRIC_INTERP_UNREAD, METRIC_UNREAD_RUBY_UNSUPPORTED,
 		       rb.unsupported);
-	metrics_set_at(a->metrics, METRIC_INTERP_UNREAD, METRIC_UNREAD_RUBY_FULL, rb.full);
+	metrics_set_at(a->metrics.reg, METRIC_INTERP_UNREAD, METRIC_UNREAD_RUBY_FULL, rb.full);
 }
 
 static void publish_user(struct agent *a)
@@ -161,54 +163,56 @@ static void publish_user(struct agent *a)
 	struct unwind_stats us;
 
 	aggregate_get_stats(a->agg, &as);
-	metrics_set(a->metrics, METRIC_SAMPLES, as.samples);
-	metrics_set_at(a->metrics, METRIC_SAMPLES_DROPPED, METRIC_DROP_SERVICE_OVERFLOW,
+	metrics_set(a->metrics.reg, METRIC_SAMPLES, as.samples);
+	metrics_set_at(a->metrics.reg, METRIC_SAMPLES_DROPPED, METRIC_DROP_SERVICE_OVERFLOW,
 		       as.service_overflow);
-	metrics_set_at(a->metrics, METRIC_SAMPLES_DROPPED, METRIC_DROP_ENCODE_ERROR,
+	metrics_set_at(a->metrics.reg, METRIC_SAMPLES_DROPPED, METRIC_DROP_ENCODE_ERROR,
 		       as.encode_errors);
 	hook_registry_get_stats(a->hooks, &hs);
-	metrics_set(a->metrics, METRIC_HOOKS_ATTACHED, hs.files_attached);
-	metrics_set(a->metrics, METRIC_HOOK_FILES_REFUSED, hs.open_refused);
-	metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_HOOK_SLOT_RECLAIMED,
+	metrics_set(a->metrics.reg, METRIC_HOOKS_ATTACHED, hs.files_attached);
+	metrics_set(a->metrics.reg, METRIC_HOOK_FILES_REFUSED, hs.open_refused);
+	metrics_set_at(a->metrics.reg, METRIC_FAIR_SHARE, METRIC_FAIR_HOOK_SLOT_RECLAIMED,
 		       hs.slot_reclaims);
-	metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_HOOK_SLOT_REFUSED,
+	metrics_set_at(a->metrics.reg, METRIC_FAIR_SHARE, METRIC_FAIR_HOOK_SLOT_REFUSED,
 		       hs.slot_refusals);
-	metrics_set(a->metrics, METRIC_LOG_SUPPRESSED, log_suppressed_total());
-	metrics_set(a->metrics, METRIC_PROCESSES_TRACKED, proc_table_count(a->procs));
-	metrics_set(a->metrics, METRIC_PROCESSES_REAPED, proc_table_reaped(a->procs));
+	metrics_set(a->metrics.reg, METRIC_LOG_SUPPRESSED, log_suppressed_total());
+	metrics_set(a->metrics.reg, METRIC_PROCESSES_TRACKED, proc_table_count(a->procs));
+	metrics_set(a->metrics.reg, METRIC_PROCESSES_REAPED, proc_table_reaped(a->procs));
 	symcache_get_stats(a->symcache, &ss);
-	metrics_set_at(a->metrics, METRIC_SYMCACHE_ENTRIES, METRIC_SYMCACHE_MODULES, ss.modules);
-	metrics_set_at(a->metrics, METRIC_SYMCACHE_ENTRIES, METRIC_SYMCACHE_PIDS, ss.pids);
-	metrics_set_at(a->metrics, METRIC_SYMCACHE_LOOKUPS, METRIC_LOOKUP_HIT, ss.hits);
-	metrics_set_at(a->metrics, METRIC_SYMCACHE_LOOKUPS, METRIC_LOOKUP_MISS, ss.misses);
-	publish_guards(a->metrics, &ss);
+	metrics_set_at(a->metrics.reg, METRIC_SYMCACHE_ENTRIES, METRIC_SYMCACHE_MODULES,
+		       ss.modules);
+	metrics_set_at(a->metrics.reg, METRIC_SYMCACHE_ENTRIES, METRIC_SYMCACHE_PIDS, ss.pids);
+	metrics_set_at(a->metrics.reg, METRIC_SYMCACHE_LOOKUPS, METRIC_LOOKUP_HIT, ss.hits);
+	metrics_set_at(a->metrics.reg, METRIC_SYMCACHE_LOOKUPS, METRIC_LOOKUP_MISS, ss.misses);
+	publish_guards(a->metrics.reg, &ss);
 	/* Refused for size by any reader: hook discovery, symbolization, unwind tables. */
 	unwind_get_stats(a->unwind, &us);
-	metrics_set_at(a->metrics, METRIC_INPUT_GUARDS, METRIC_GUARD_SECTION_REFUSED,
+	metrics_set_at(a->metrics.reg, METRIC_INPUT_GUARDS, METRIC_GUARD_SECTION_REFUSED,
 		       hs.oversized + ss.sections_refused + us.files.oversized);
-	metrics_set(a->metrics, METRIC_PROFILES_WRITTEN, a->profiles_written);
-	metrics_set(a->metrics, METRIC_PROFILE_WRITE_ERRORS, a->write_errors);
-	metrics_set(a->metrics, METRIC_OUTPUT_DIR_RECREATED, a->out.dir_recreated);
-	metrics_set(a->metrics, METRIC_TEMP_FILES_REMOVED, a->out.temp_removed);
+	metrics_set(a->metrics.reg, METRIC_PROFILES_WRITTEN, a->output.profiles_written);
+	metrics_set(a->metrics.reg, METRIC_PROFILE_WRITE_ERRORS, a->output.write_errors);
+	metrics_set(a->metrics.reg, METRIC_OUTPUT_DIR_RECREATED, a->output.out.dir_recreated);
+	metrics_set(a->metrics.reg, METRIC_TEMP_FILES_REMOVED, a->output.out.temp_removed);
 }
 
 static void publish_upload(struct agent *a)
 {
 	struct upload_stats us;
 
-	if (!a->uploader)
+	if (!a->output.uploader)
 		return;
-	uploader_get_stats(a->uploader, &us);
-	metrics_set_at(a->metrics, METRIC_UPLOADS, METRIC_UPLOAD_OK, us.requests_ok);
-	metrics_set_at(a->metrics, METRIC_UPLOADS, METRIC_UPLOAD_RETRIED, us.requests_retried);
-	metrics_set_at(a->metrics, METRIC_UPLOADS, METRIC_UPLOAD_REJECTED, us.requests_failed_4xx);
-	metrics_set_at(a->metrics, METRIC_UPLOADS, METRIC_UPLOAD_FAILED,
+	uploader_get_stats(a->output.uploader, &us);
+	metrics_set_at(a->metrics.reg, METRIC_UPLOADS, METRIC_UPLOAD_OK, us.requests_ok);
+	metrics_set_at(a->metrics.reg, METRIC_UPLOADS, METRIC_UPLOAD_RETRIED, us.requests_retried);
+	metrics_set_at(a->metrics.reg, METRIC_UPLOADS, METRIC_UPLOAD_REJECTED,
+		       us.requests_failed_4xx);
+	metrics_set_at(a->metrics.reg, METRIC_UPLOADS, METRIC_UPLOAD_FAILED,
 		       us.dropped_queue_full + us.dropped_spool_full + us.dropped_too_old +
 			       us.dropped_spool_error + us.dropped_shutdown);
-	metrics_set(a->metrics, METRIC_UPLOAD_RETRIES, us.retries);
-	metrics_set(a->metrics, METRIC_LABELS_DROPPED, us.labels_dropped);
-	metrics_set(a->metrics, METRIC_QUEUE_BYTES, us.queue_bytes);
-	metrics_set(a->metrics, METRIC_SPOOL_BYTES, us.spool_bytes);
+	metrics_set(a->metrics.reg, METRIC_UPLOAD_RETRIES, us.retries);
+	metrics_set(a->metrics.reg, METRIC_LABELS_DROPPED, us.labels_dropped);
+	metrics_set(a->metrics.reg, METRIC_QUEUE_BYTES, us.queue_bytes);
+	metrics_set(a->metrics.reg, METRIC_SPOOL_BYTES, us.spool_bytes);
 }
 
 _Static_assert(METRIC_MEM_BPF_OTHER - METRIC_MEM_BPF_WINDOWS + 1 == LOADER_MAPS__COUNT,
@@ -222,22 +226,23 @@ static void publish_memory(struct agent *a)
 	struct symcache_stats ss;
 	unsigned int i;
 
-	if (!a->http || self_memory_rss(&rss) || loader_map_memory(a->loader, maps))
+	if (!a->metrics.http || self_memory_rss(&rss) || loader_map_memory(a->loader, maps))
 		return;
 	total = rss;
 	for (i = 0; i < LOADER_MAPS__COUNT; i++) {
-		metrics_set_at(a->metrics, METRIC_MEMORY_BYTES, METRIC_MEM_BPF_WINDOWS + i,
+		metrics_set_at(a->metrics.reg, METRIC_MEMORY_BYTES, METRIC_MEM_BPF_WINDOWS + i,
 			       maps[i]);
 		total += maps[i];
 	}
 	symcache_get_stats(a->symcache, &ss);
-	metrics_set_at(a->metrics, METRIC_MEMORY_BYTES, METRIC_MEM_RSS, rss);
-	metrics_set_at(a->metrics, METRIC_MEMORY_BYTES, METRIC_MEM_HEAP, self_memory_heap());
-	metrics_set_at(a->metrics, METRIC_MEMORY_BYTES, METRIC_MEM_DWARF, ss.dwarf_bytes);
-	metrics_set_at(a->metrics, METRIC_MEMORY_BYTES, METRIC_MEM_KERNEL_SYMBOLS,
+	metrics_set_at(a->metrics.reg, METRIC_MEMORY_BYTES, METRIC_MEM_RSS, rss);
+	metrics_set_at(a->metrics.reg, METRIC_MEMORY_BYTES, METRIC_MEM_HEAP, self_memory_heap());
+	metrics_set_at(a->metrics.reg, METRIC_MEMORY_BYTES, METRIC_MEM_DWARF, ss.dwarf_bytes);
+	metrics_set_at(a->metrics.reg, METRIC_MEMORY_BYTES, METRIC_MEM_KERNEL_SYMBOLS,
 		       ss.kernel_symbol_bytes);
-	metrics_set_at(a->metrics, METRIC_MEMORY_BYTES, METRIC_MEM_PERF_MAPS, ss.perf_map_bytes);
-	metrics_set_at(a->metrics, METRIC_MEMORY_BYTES, METRIC_MEM_TOTAL, total);
+	metrics_set_at(a->metrics.reg, METRIC_MEMORY_BYTES, METRIC_MEM_PERF_MAPS,
+		       ss.perf_map_bytes);
+	metrics_set_at(a->metrics.reg, METRIC_MEMORY_BYTES, METRIC_MEM_TOTAL, total);
 }
 
 void agent_publish_metrics(struct agent *a)

@@ -7,6 +7,7 @@
 #include <errno.h>
 
 #include "agent/agent_int.h"
+#include "util/log.h"
 
 int agent_off_cpu_open(struct agent *a)
 {
@@ -20,9 +21,14 @@ int agent_off_cpu_open(struct agent *a)
 
 	if (!a->cfg->off_cpu)
 		return 0;
-	a->off_cpu_drain = drain_new(SPANPROF_OFF_CPU_COUNTS);
-	a->off_cpu = a->procs ? aggregate_new(&o, a->procs) : NULL;
-	return a->off_cpu_drain && a->off_cpu ? 0 : -ENOMEM;
+	errno = 0;
+	a->off_cpu.drain = drain_new(SPANPROF_OFF_CPU_COUNTS);
+	if (!a->off_cpu.drain)
+		return log_err(errno ? -errno : -ENOMEM, "set up the off-CPU drain");
+	a->off_cpu.agg = aggregate_new(&o, a->procs);
+	if (!a->off_cpu.agg)
+		return log_err(errno ? -errno : -ENOMEM, "set up the off-CPU profiles");
+	return 0;
 }
 
 static void on_off_cpu(void *ctx, const struct sample *s)
@@ -30,25 +36,25 @@ static void on_off_cpu(void *ctx, const struct sample *s)
 	struct agent *a = ctx;
 
 	agent_resolve_sample(a, s);
-	aggregate_add(a->off_cpu, s, a->resolve->frames, a->resolve->nframes);
+	aggregate_add(a->off_cpu.agg, s, a->resolve->frames, a->resolve->nframes);
 }
 
 void agent_off_cpu_drain(struct agent *a)
 {
 	struct loader_window w;
 
-	if (!a->off_cpu)
+	if (!a->off_cpu.agg)
 		return;
 	w = loader_off_cpu_window(a->loader);
-	drain_set_interp_stacks(a->off_cpu_drain, w.interp_stacks_fd);
-	drain_window_shared_stacks(a->off_cpu_drain, w.counts_fd, w.stacks_fd, w.user_stacks_fd,
+	drain_set_interp_stacks(a->off_cpu.drain, w.interp_stacks_fd);
+	drain_window_shared_stacks(a->off_cpu.drain, w.counts_fd, w.stacks_fd, w.user_stacks_fd,
 				   w.names_fd, on_off_cpu, a);
 }
 
 void agent_off_cpu_close(struct agent *a)
 {
-	aggregate_free(a->off_cpu);
-	drain_free(a->off_cpu_drain);
-	a->off_cpu = NULL;
-	a->off_cpu_drain = NULL;
+	aggregate_free(a->off_cpu.agg);
+	drain_free(a->off_cpu.drain);
+	a->off_cpu.agg = NULL;
+	a->off_cpu.drain = NULL;
 }

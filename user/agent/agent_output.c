@@ -9,6 +9,7 @@
 #include "agent/agent_int.h"
 #include "output/local_out.h"
 #include "output/upload.h"
+#include "output/window_encode.h"
 #include "util/log.h"
 
 /* How long the agent may spend delivering queued profiles when it stops (the rest is spooled). */
@@ -39,8 +40,8 @@ static int start_uploader(struct agent *a)
 		.spool_bytes = up->spool_bytes,
 	};
 
-	a->uploader = uploader_new(&o);
-	if (!a->uploader)
+	a->output.uploader = uploader_new(&o);
+	if (!a->output.uploader)
 		return -errno; /* uploader_new logged which option and why */
 	if (up->spool_dir)
 		log_info("undelivered profiles are spooled in %s", up->spool_dir);
@@ -49,62 +50,70 @@ static int start_uploader(struct agent *a)
 
 int agent_open_outputs(struct agent *a)
 {
-	int err = 0;
+	int err;
 
-	if (a->cfg->output_dir)
-		err = local_out_open(&a->out, a->cfg->output_dir);
-	if (!err && a->cfg->upload.server)
+	if (a->cfg->output_dir) {
+		err = local_out_open(&a->output.out, a->cfg->output_dir);
+		if (err) /* the line before says which call failed on which path */
+			return log_err(err, "set up the local output directory (--output %s)",
+				       a->cfg->output_dir);
+	}
+	if (a->cfg->upload.server) {
 		err = start_uploader(a);
-	return err;
+		if (err)
+			/* not the URL: it may hold credentials */
+			return log_err(err, "set up the uploader%s%s",
+				       a->cfg->upload.spool_dir ? " with --spool " : "",
+				       a->cfg->upload.spool_dir ? a->cfg->upload.spool_dir : "");
+	}
+	return 0;
 }
 
 void agent_close_outputs(struct agent *a)
 {
-	uploader_free(a->uploader, UPLOAD_FLUSH_MS);
-	a->uploader = NULL;
+	uploader_free(a->output.uploader, UPLOAD_FLUSH_MS);
+	a->output.uploader = NULL;
 }
 
-static int write_local(struct agent *a, const char *service, int64_t start_ns,
-		       struct pprof_builder *b)
+static int write_local(struct agent *a, const char *service, struct pprof_builder *b)
 {
 	const char *type = pprof_builder_sample_type(b);
 	/* CPU profiles keep their plain names; others say their kind: <...>.off_cpu.pb.gz. */
 	const char *kind = strcmp(type, "cpu") ? type : NULL;
-	uint8_t *raw = NULL, *gz = NULL;
-	size_t raw_len, gz_len;
+	uint8_t *gz = NULL;
+	size_t gz_len = 0;
 	int err;
 
-	err = pprof_builder_encode(b, &raw, &raw_len);
-	if (!err)
-		err = pprof_gzip(raw, raw_len, &gz, &gz_len);
+	err = window_encode_file(b, &gz, &gz_len);
 	if (err)
 		log_err(err, "encode profile of service %s", service);
 	else
-		err = local_out_put(&a->out, start_ns, a->file_seq++, service, kind, gz, gz_len);
-	free(raw);
+		err = local_out_put(&a->output.out, pprof_builder_time(b), a->output.file_seq++,
+				    service, kind, gz, gz_len);
 	free(gz);
 	return err;
 }
 
-static int write_profile(void *ctx, const char *service, int64_t start_ns, struct pprof_builder *b)
+/* One service's profile of the closing window, its time fixed by the aggregate: the local file
+ * and the push are encoded from the same builder and carry the same time and duration. */
+static int write_profile(void *ctx, const char *service, struct pprof_builder *b)
 {
-	int64_t end_ns = agent_now_ns(CLOCK_REALTIME);
 	struct agent *a = ctx;
 	int err = 0, ret;
 
 	if (a->cfg->output_dir) {
-		ret = write_local(a, service, start_ns, b);
+		ret = write_local(a, service, b);
 		err = err ?: ret;
 	}
-	if (a->uploader) {
+	if (a->output.uploader) {
 		/* Encoding errors are counted by the uploader; delivery happens on its thread. */
-		ret = uploader_submit(a->uploader, service, start_ns, end_ns, b);
+		ret = uploader_submit(a->output.uploader, service, b);
 		err = err ?: ret;
 	}
 	if (err)
-		a->write_errors++;
+		a->output.write_errors++;
 	else
-		a->profiles_written++;
+		a->output.profiles_written++;
 	return err;
 }
 
@@ -120,8 +129,8 @@ static void log_window(struct agent *a, uint64_t written, uint64_t failed)
 
 	loader_read_drops(a->loader, drops, SPANPROF_DROP__COUNT);
 	for (i = 0; i < SPANPROF_DROP__COUNT; i++) {
-		delta = drops[i] - a->last_drops[i];
-		a->last_drops[i] = drops[i];
+		delta = drops[i] - a->output.last_drops[i];
+		a->output.last_drops[i] = drops[i];
 		if (delta && len < sizeof(text))
 			len += snprintf(text + len, sizeof(text) - len, " %s=%llu",
 					metrics_drop_reason_name(i), (unsigned long long)delta);
@@ -134,7 +143,8 @@ static void log_window(struct agent *a, uint64_t written, uint64_t failed)
 		 "hooks=%llu profiles=%llu write_errors=%llu",
 		 (unsigned long long)written, lost, (unsigned long long)as.samples,
 		 (unsigned long long)as.samples_in_spans, (unsigned long long)hs.files_attached,
-		 (unsigned long long)a->profiles_written, (unsigned long long)a->write_errors);
+		 (unsigned long long)a->output.profiles_written,
+		 (unsigned long long)a->output.write_errors);
 	if (len || as.service_overflow || as.encode_errors || a->scans.overflows)
 		log_warn(0, "drops:%s service_overflow=%llu encode_errors=%llu scan_overflow=%llu",
 			 text, (unsigned long long)as.service_overflow,
@@ -144,15 +154,16 @@ static void log_window(struct agent *a, uint64_t written, uint64_t failed)
 
 void agent_flush(struct agent *a)
 {
-	uint64_t written = a->profiles_written, failed = a->write_errors;
-	int64_t now = agent_now_ns(CLOCK_REALTIME);
+	uint64_t written = a->output.profiles_written, failed = a->output.write_errors;
 
-	aggregate_flush(a->agg, now, write_profile, a);
-	if (a->off_cpu)
-		aggregate_flush(a->off_cpu, now, write_profile, a);
-	metrics_add(a->metrics, METRIC_WINDOWS_WRITTEN, 1);
+	/* The window ends where its last drain flipped the BPF window: every service and both
+	 * profile kinds get the same end, however long writing the earlier ones takes. */
+	aggregate_flush(a->agg, a->output.window_closed_ns, write_profile, a);
+	if (a->off_cpu.agg)
+		aggregate_flush(a->off_cpu.agg, a->output.window_closed_ns, write_profile, a);
+	metrics_add(a->metrics.reg, METRIC_WINDOWS_WRITTEN, 1);
 	/* A window whose profiles could not be written does not count for liveness. */
-	if (a->write_errors == failed)
-		metrics_window_written(a->metrics, agent_now_ns(CLOCK_MONOTONIC));
-	log_window(a, a->profiles_written - written, a->write_errors - failed);
+	if (a->output.write_errors == failed)
+		metrics_window_written(a->metrics.reg, agent_now_ns(CLOCK_MONOTONIC));
+	log_window(a, a->output.profiles_written - written, a->output.write_errors - failed);
 }

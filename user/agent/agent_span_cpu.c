@@ -25,11 +25,11 @@ int agent_span_cpu_open_stats(struct agent *a)
 {
 	if (!span_times_on(a->cfg))
 		return 0;
-	a->span_stats = span_stats_new(a->cfg->span_stats_max);
-	if (!a->span_stats)
-		return log_err(-errno, "create the span time table (%u pairs)",
+	a->span_cpu.stats = span_stats_new(a->cfg->span_stats_max);
+	if (!a->span_cpu.stats)
+		return log_err(errno ? -errno : -ENOMEM, "set up the span time table (%u pairs)",
 			       a->cfg->span_stats_max);
-	metrics_set_extra(a->metrics, span_stats_render, a->span_stats);
+	metrics_set_extra(a->metrics.reg, span_stats_render, a->span_cpu.stats);
 	return 0;
 }
 
@@ -58,7 +58,7 @@ static int on_span_end(void *ctx, void *data, size_t size)
 	if (size < sizeof(*e))
 		return 0;
 	r.service = proc_table_get(a->procs, e->pid, &scratch)->service;
-	r.name = span_names_get(a->span_cpu_names, loader_span_names_fd(a->loader), e->name_id);
+	r.name = span_names_get(a->span_cpu.names, loader_span_names_fd(a->loader), e->name_id);
 	memcpy(r.trace_id, e->trace_id, sizeof(r.trace_id));
 	memcpy(r.span_id, e->span_id, sizeof(r.span_id));
 	r.cpu_ns = e->cpu_ns;
@@ -67,9 +67,9 @@ static int on_span_end(void *ctx, void *data, size_t size)
 	r.start_ns = e->end_ns > e->wall_ns ? unix_ns_of(e->end_ns - e->wall_ns) : 0;
 	r.pid = e->pid;
 	r.tid = e->tid;
-	span_stats_add(a->span_stats, r.service, r.name, r.cpu_ns, r.off_cpu_ns);
-	if (a->span_log)
-		span_log_add(a->span_log, &r);
+	span_stats_add(a->span_cpu.stats, r.service, r.name, r.cpu_ns, r.off_cpu_ns);
+	if (a->span_cpu.log)
+		span_log_add(a->span_cpu.log, &r);
 	return 0;
 }
 
@@ -83,42 +83,45 @@ int agent_span_cpu_open(struct agent *a)
 	};
 	int err;
 
-	if (!a->span_stats)
+	if (!a->span_cpu.stats)
 		return 0;
-	a->span_cpu_names = span_names_new(SPAN_NAME_SLOTS);
-	if (!a->span_cpu_names)
-		return log_err(-ENOMEM, "create the span name cache");
+	errno = 0;
+	a->span_cpu.names = span_names_new(SPAN_NAME_SLOTS);
+	if (!a->span_cpu.names)
+		return log_err(errno ? -errno : -ENOMEM, "set up the span name cache");
 	if (a->cfg->output_dir) {
-		a->span_log = span_log_new(a->cfg->output_dir, &limits);
-		if (!a->span_log)
-			return log_err(-ENOMEM, "create the span log");
+		a->span_cpu.log = span_log_new(a->cfg->output_dir, &limits);
+		if (!a->span_cpu.log)
+			return log_err(errno ? -errno : -ENOMEM, "set up the span log in %s",
+				       a->cfg->output_dir);
 	}
 	err = loader_add_span_ends(a->loader, a->events, on_span_end, a);
-	return err ? log_err(err, "read the span_ends ring buffer") : 0;
+	return err ? log_err(err, "set up the span_ends ring buffer") : 0;
 }
 
 void agent_span_cpu_drain(struct agent *a)
 {
 	struct span_log_stats ls;
 
-	if (a->span_stats)
-		metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_SPAN_STATS,
-			       span_stats_fair_share(a->span_stats));
-	if (!a->span_log)
+	if (a->span_cpu.stats)
+		metrics_set_at(a->metrics.reg, METRIC_FAIR_SHARE, METRIC_FAIR_SPAN_STATS,
+			       span_stats_fair_share(a->span_cpu.stats));
+	if (!a->span_cpu.log)
 		return;
-	span_log_flush(a->span_log);
-	span_log_get_stats(a->span_log, &ls);
-	metrics_set_at(a->metrics, METRIC_SAMPLES_DROPPED, METRIC_DROP_SPAN_LOG, ls.dropped);
-	metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_SPAN_LOG_BUFFER,
+	span_log_flush(a->span_cpu.log);
+	span_log_get_stats(a->span_cpu.log, &ls);
+	metrics_set_at(a->metrics.reg, METRIC_SAMPLES_DROPPED, METRIC_DROP_SPAN_LOG, ls.dropped);
+	metrics_set_at(a->metrics.reg, METRIC_FAIR_SHARE, METRIC_FAIR_SPAN_LOG_BUFFER,
 		       ls.fair_share_drops);
-	metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_SPAN_LOG_REMOVED,
+	metrics_set_at(a->metrics.reg, METRIC_FAIR_SHARE, METRIC_FAIR_SPAN_LOG_REMOVED,
 		       ls.total_removals);
 }
 
 void agent_span_cpu_close(struct agent *a)
 {
-	span_log_free(a->span_log);
-	span_names_free(a->span_cpu_names);
-	a->span_log = NULL;
-	a->span_cpu_names = NULL;
+	/* The table /metrics renders: the metrics server is stopped before this. */
+	span_stats_free(a->span_cpu.stats);
+	span_log_free(a->span_cpu.log);
+	span_names_free(a->span_cpu.names);
+	a->span_cpu = (struct agent_span_cpu){ 0 };
 }

@@ -52,14 +52,14 @@ int agent_thread_ctx_open(struct agent *a)
 	size_t i;
 
 	if (!t)
-		return -ENOMEM;
+		return log_err(-ENOMEM, "set up the thread context table");
 	t->pids = calloc(SPANPROF_MAX_TCTX_PROCS, sizeof(*t->pids));
 	t->files = thread_ctx_files_new(NEGATIVE_FILES);
 	if (!t->pids || !t->files) {
 		thread_ctx_files_free(t->files);
 		free(t->pids);
 		free(t);
-		return -ENOMEM;
+		return log_err(-ENOMEM, "set up the thread context table");
 	}
 	for (i = 0; i < up->nthread_ctx_labels && i < SPANPROF_TCTX_MAX_LABELS; i++)
 		t->labels.names[t->labels.n++] = up->thread_ctx_labels[i];

@@ -28,22 +28,22 @@ int agent_wait_open(struct agent *a)
 {
 	int err, fd;
 
-	a->wait_fd = epoll_create1(EPOLL_CLOEXEC);
-	if (a->wait_fd < 0)
+	a->wait.fd = epoll_create1(EPOLL_CLOEXEC);
+	if (a->wait.fd < 0)
 		return log_err(-errno, "create the run loop's epoll set");
 	/* libbpf's own epoll set over every ring of a->events: it polls readable when any does. */
-	err = watch(a->wait_fd, ring_buffer__epoll_fd(a->events), "the BPF ring buffers");
+	err = watch(a->wait.fd, ring_buffer__epoll_fd(a->events), "the BPF ring buffers");
 	fd = unwind_wake_fd(a->unwind);
 	if (!err && fd >= 0)
-		err = watch(a->wait_fd, fd, "finished unwind tables");
+		err = watch(a->wait.fd, fd, "finished unwind tables");
 	return err;
 }
 
 void agent_wait_close(struct agent *a)
 {
-	if (a->wait_fd >= 0)
-		close(a->wait_fd);
-	a->wait_fd = -1;
+	if (a->wait.fd >= 0)
+		close(a->wait.fd);
+	a->wait.fd = -1;
 }
 
 void agent_wait(struct agent *a, uint64_t wait_ns)
@@ -53,7 +53,7 @@ void agent_wait(struct agent *a, uint64_t wait_ns)
 	struct epoll_event evs[2];
 	int n;
 
-	n = epoll_pwait(a->wait_fd, evs, 2, ms > INT32_MAX ? INT32_MAX : (int)ms, a->wait_sigmask);
+	n = epoll_pwait(a->wait.fd, evs, 2, ms > INT32_MAX ? INT32_MAX : (int)ms, a->wait.sigmask);
 	if (n < 0 && errno != EINTR)
 		log_warn(-errno, "wait for events");
 	/* Read every ring whether or not it woke us: BPF skips most wake-ups on purpose. */

@@ -10,24 +10,20 @@
 #include <sys/types.h>
 
 #include "config/config_types.h"
-#include "util/label_rules.h"
+#include "util/series_labels.h"
 #include "util/log.h"
 
 #define CONFIG_MAX_PIDS 1024
 #define CONFIG_DEFAULT_OUTPUT "./spanprof-data"
-/* The uploader adds __name__ and service_name to the server's LABEL_MAX_SERIES. The server also
- * lifts sample labels other than span_id (and, from v2.1.0, trace_id) into the series: span_name
- * always, namespace/pod/container on Kubernetes, trace_id with --trace-id-label on older
- * servers. config_check() and the agent's start count them (CONFIG_LIFTED_*). */
-#define CONFIG_MAX_LABELS LABEL_MAX_STATIC
-#define CONFIG_LIFTED_LABELS 1 /* span_name */
-#define CONFIG_LIFTED_K8S_LABELS 3 /* namespace, pod, container */
+/* At most this many --label; how many fit beside the labels the server lifts from the samples
+ * is series_labels_budget()'s answer, checked by config_check() and again on Kubernetes. */
+#define CONFIG_MAX_LABELS SERIES_LABELS_MAX_STATIC
 #define CONFIG_MAX_HEADERS 32
 
 /* Pushing profiles to a Pyroscope-compatible server; off while server is NULL. */
 struct config_upload {
 	const char *server; /* --server: http(s)://host[:port][/path], no '/' at end */
-	/* --label: series labels, checked by label_rules_check(). The type is pprof's, so these
+	/* --label: series labels, checked by series_label_check(). The type is pprof's, so these
 	 * go to struct upload_options.static_labels as they are. */
 	struct pprof_label labels[CONFIG_MAX_LABELS];
 	size_t nlabels;
@@ -57,8 +53,8 @@ struct config_upload {
 	uint64_t spool_bytes; /* default 512 MiB */
 };
 
-/* The most --label options the server's series limit leaves room for: 30, less __name__,
- * service_name, the labels it lifts from samples, and on Kubernetes (k8s != 0) the pod labels. */
+/* The most --label options the server's series limit leaves room for (series_labels_budget()
+ * of the labels it lifts from samples; k8s != 0: on Kubernetes, with the pod labels). */
 size_t config_label_budget(const struct config_upload *up, int k8s);
 
 /* Strings the configuration allocated (values from the environment, the file, secrets). */

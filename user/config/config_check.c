@@ -186,10 +186,8 @@ static int check_readable(const struct config_upload *up, FILE *err)
 
 size_t config_label_budget(const struct config_upload *up, int k8s)
 {
-	size_t lifted = CONFIG_LIFTED_LABELS + (up->trace_id_label ? 1 : 0) +
-			(k8s ? CONFIG_LIFTED_K8S_LABELS : 0) + up->nthread_ctx_labels;
-
-	return LABEL_MAX_SERIES - 2 - lifted;
+	return series_labels_budget(
+		series_labels_lifted(up->trace_id_label, k8s, up->nthread_ctx_labels));
 }
 
 /* The server counts the labels it lifts from samples against its 30 per series. */

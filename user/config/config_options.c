@@ -180,7 +180,7 @@ static int set_label(struct spanprof_config *cfg, const struct config_option *op
 	if (config_check_label(v, &n, want))
 		return -EINVAL;
 	for (i = 0; i < up->nlabels; i++)
-		if (!label_name_cmp(up->labels[i].key, strlen(up->labels[i].key), v, n))
+		if (!series_label_name_cmp(up->labels[i].key, strlen(up->labels[i].key), v, n))
 			return invalid(want, "each label name once (the server reads '.' as '_')");
 	/* The exact budget, which counts the labels the server lifts from samples, is checked
 	 * once every source is applied (config_check). */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Plain types and defaults of the configuration that the stages it configures share, so that
- * neither side includes the other: the span scope, a series label, and the upload defaults. */
+ * neither side includes the other: the span scope and the upload defaults (a series label's type
+ * is the label module's). */
 #ifndef SPANPROF_CONFIG_TYPES_H
 #define SPANPROF_CONFIG_TYPES_H
 
@@ -9,12 +10,7 @@ enum span_scope {
 	SPAN_SCOPE_ALL, /* span_id = the span active at the sample */
 };
 
-/* One label: of a series (--label), or of a sample (span_id, pod, ...). pprof's Label with a
- * string value; the strings belong to whoever filled it in. */
-struct pprof_label {
-	const char *key;
-	const char *value;
-};
+#include "util/series_labels.h" /* struct pprof_label */
 
 /* Upload defaults: config_init() starts from them and the uploader fills a field left 0 with
  * them (output/upload.h), so the two cannot disagree. */

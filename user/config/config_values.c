@@ -12,7 +12,7 @@
 #include <strings.h>
 
 #include "config/config_int.h"
-#include "util/label_rules.h"
+#include "util/series_labels.h"
 #include "util/utf8.h"
 
 /* A bad value is cut to this many bytes in the error line. */
@@ -195,7 +195,7 @@ int config_check_label(const char *s, size_t *name_len, const char **want)
 	*want = "KEY=VALUE";
 	if (!eq || eq == s)
 		return -EINVAL;
-	*want = label_rules_check(s, eq - s, eq + 1);
+	*want = series_label_check(s, eq - s, eq + 1);
 	if (*want)
 		return -EINVAL;
 	*name_len = eq - s;

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Builds and gzips Pyroscope push requests (push.v1.PushRequest) around one pprof profile, and
- * checks static series labels the way the server will. */
+/* Builds and gzips Pyroscope push requests (push.v1.PushRequest) around one pprof profile. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,39 +9,6 @@
 #include "proto/push.pb-c.h"
 #include "util/utf8.h"
 #include "util/uuid.h"
-
-static const char *check_one(const struct pprof_label *l)
-{
-	if (!l->key)
-		return "a non-empty label name";
-	return label_rules_check(l->key, strlen(l->key), l->value);
-}
-
-int push_check_labels(const struct pprof_label *labels, size_t n, const char **why, size_t *bad)
-{
-	size_t i, j;
-
-	if (n > PUSH_MAX_STATIC_LABELS) {
-		*why = "too many labels (a series takes at most 30, two of them are built in)";
-		*bad = n;
-		return -EINVAL;
-	}
-	for (i = 0; i < n; i++) {
-		*bad = i;
-		*why = check_one(&labels[i]);
-		if (*why)
-			return -EINVAL;
-		for (j = 0; j < i; j++) {
-			if (!label_name_cmp(labels[i].key, strlen(labels[i].key), labels[j].key,
-					    strlen(labels[j].key))) {
-				*why = "label name given twice";
-				return -EINVAL;
-			}
-		}
-	}
-	*why = NULL;
-	return 0;
-}
 
 static int pair_cmp(const void *a, const void *b)
 {
@@ -61,8 +27,8 @@ static char *service_value(const char *service)
 	if (!s)
 		return NULL;
 	n = strlen(s);
-	if (n > PUSH_MAX_LABEL_VALUE)
-		s[utf8_boundary(s, PUSH_MAX_LABEL_VALUE)] = '\0';
+	if (n > SERIES_LABEL_VALUE_MAX)
+		s[utf8_boundary(s, SERIES_LABEL_VALUE_MAX)] = '\0';
 	return s;
 }
 
@@ -71,7 +37,7 @@ static int pack_request(const char *name, char *service, const struct pprof_labe
 			size_t nlabels, const uint8_t *profile, size_t len, uint8_t **packed,
 			size_t *packed_len)
 {
-	Push__V1__LabelPair pairs[PUSH_MAX_SERIES_LABELS], *pairp[PUSH_MAX_SERIES_LABELS];
+	Push__V1__LabelPair pairs[SERIES_LABELS_MAX], *pairp[SERIES_LABELS_MAX];
 	Push__V1__PushRequest req = PUSH__V1__PUSH_REQUEST__INIT;
 	Push__V1__RawProfileSeries series = PUSH__V1__RAW_PROFILE_SERIES__INIT;
 	Push__V1__RawSample sample = PUSH__V1__RAW_SAMPLE__INIT;
@@ -136,7 +102,7 @@ int push_encode_named(const char *name, const char *service, const struct pprof_
 	int err;
 
 	if (!name || !name[0] || (!profile && len) || (!labels && nlabels) ||
-	    nlabels > PUSH_MAX_STATIC_LABELS || !out || !out_len)
+	    nlabels > SERIES_LABELS_MAX_STATIC || !out || !out_len)
 		return -EINVAL;
 	svc = service_value(service);
 	if (!svc)

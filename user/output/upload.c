@@ -11,6 +11,7 @@
 
 #include "output/push_encode.h"
 #include "output/upload_int.h"
+#include "output/window_encode.h"
 #include "util/log.h"
 
 #define NS_PER_MS 1000000LL
@@ -42,7 +43,7 @@ static int check_options(const struct upload_options *o)
 
 	if (o->nstatic_labels && !o->static_labels)
 		return log_err(-EINVAL, "static labels: list is missing");
-	if (push_check_labels(o->static_labels, o->nstatic_labels, &why, &bad))
+	if (series_labels_check_static(o->static_labels, o->nstatic_labels, &why, &bad))
 		return log_err(-EINVAL, "static label %.64s: %s",
 			       bad < o->nstatic_labels && o->static_labels[bad].key ?
 				       o->static_labels[bad].key :
@@ -233,9 +234,7 @@ out_wake:
 struct submit_ctx {
 	struct uploader *u;
 	const char *service;
-	const char *name; /* the series' __name__ */
 	int64_t start_ns;
-	size_t nlabels; /* static labels that fit beside the lifted ones */
 	int err; /* first encode error, reported to the caller */
 };
 
@@ -250,31 +249,19 @@ static void count_encode_drop(struct submit_ctx *c, int err)
 		c->err = err;
 }
 
-/* One chunk of the window: encode it as a push request and queue it. Encoding happens outside
- * the lock; one chunk failing does not stop the others. */
-static int submit_chunk(void *ctx, const uint8_t *buf, size_t len, size_t nsamples)
+/* One push request of the window: queue it. One part failing does not stop the others. */
+static int submit_request(void *ctx, uint8_t *body, size_t len, int err)
 {
 	struct submit_ctx *c = ctx;
 	struct uploader *u = c->u;
 	struct upload_item *it;
-	uint8_t *body = NULL;
-	size_t body_len = 0;
-	int err;
 
-	if (len > u->o.max_profile_bytes) {
-		/* One sample alone is bigger than the server takes: it would be refused. */
-		count_encode_drop(c, -E2BIG);
-		return 0;
-	}
-	(void)nsamples;
-	err = push_encode_named(c->name, c->service, u->labels, c->nlabels, buf, len, &body,
-				&body_len);
 	if (err) {
 		count_encode_drop(c, err);
 		return 0;
 	}
 	pthread_mutex_lock(&u->lock);
-	it = upload_item_new(c->service, c->start_ns, u->next_seq++, body, body_len);
+	it = upload_item_new(c->service, c->start_ns, u->next_seq++, body, len);
 	if (it)
 		enqueue(u, it);
 	pthread_mutex_unlock(&u->lock);
@@ -285,18 +272,13 @@ static int submit_chunk(void *ctx, const uint8_t *buf, size_t len, size_t nsampl
 	return 0;
 }
 
-/* Sample labels the server lifts into the series: all but span_id, and trace_id when sent. */
+/* Sample labels the server lifts into this profile's series. */
 static size_t lifted_labels(const struct uploader *u, const struct pprof_builder *b)
 {
-	const char *keys[PUSH_MAX_SERIES_LABELS + 1];
-	size_t n, i, lifted = 0;
+	const char *keys[SERIES_LABELS_MAX + 1];
+	size_t n = pprof_builder_label_keys(b, keys, SERIES_LABELS_MAX + 1);
 
-	n = pprof_builder_label_keys(b, keys, PUSH_MAX_SERIES_LABELS + 1);
-	for (i = 0; i < n; i++)
-		if (strcmp(keys[i], "span_id") &&
-		    (u->o.trace_id_label || strcmp(keys[i], "trace_id")))
-			lifted++;
-	return lifted;
+	return series_labels_lifted_keys(keys, n, u->o.trace_id_label);
 }
 
 /* How many static labels this profile's series can carry; the rest are left out and counted,
@@ -304,9 +286,8 @@ static size_t lifted_labels(const struct uploader *u, const struct pprof_builder
 static size_t static_label_budget(struct uploader *u, const struct pprof_builder *b,
 				  const char *service)
 {
-	size_t lifted = lifted_labels(u, b), room;
+	size_t lifted = lifted_labels(u, b), room = series_labels_budget(lifted);
 
-	room = lifted + 2 < PUSH_MAX_SERIES_LABELS ? PUSH_MAX_SERIES_LABELS - 2 - lifted : 0;
 	if (u->nlabels <= room)
 		return u->nlabels;
 	u->stats.labels_dropped += u->nlabels - room;
@@ -321,10 +302,10 @@ static size_t static_label_budget(struct uploader *u, const struct pprof_builder
 	return room;
 }
 
-int uploader_submit(struct uploader *u, const char *service, int64_t start_ns, int64_t end_ns,
-		    struct pprof_builder *b)
+int uploader_submit(struct uploader *u, const char *service, struct pprof_builder *b)
 {
-	struct submit_ctx c = { .u = u, .service = service, .start_ns = start_ns };
+	struct submit_ctx c = { .u = u, .service = service };
+	struct window_push p = { .service = service, .labels = u ? u->labels : NULL };
 	int64_t min_ts;
 	int stopping, err;
 
@@ -332,13 +313,15 @@ int uploader_submit(struct uploader *u, const char *service, int64_t start_ns, i
 		return -EINVAL;
 	if (!pprof_builder_sample_count(b))
 		return 0;
-	pprof_builder_set_time(b, start_ns, end_ns - start_ns);
-	c.name = push_profile_name(pprof_builder_sample_type(b));
+	c.start_ns = pprof_builder_time(b);
+	p.omit_key = u->o.trace_id_label ? NULL : "trace_id";
+	p.max_samples = u->o.max_profile_samples;
+	p.max_bytes = u->o.max_profile_bytes;
 	min_ts = upload_now_real_ns() - (int64_t)u->o.max_age_s * 1000000000LL;
 	pthread_mutex_lock(&u->lock);
 	stopping = u->stopping;
-	c.nlabels = static_label_budget(u, b, service);
-	if (!stopping && start_ns < min_ts) {
+	p.nlabels = static_label_budget(u, b, service);
+	if (!stopping && c.start_ns < min_ts) {
 		u->stats.profiles_submitted++;
 		u->stats.dropped_too_old++;
 		upload_log_drop(u->stats.dropped_too_old, "older than the server accepts", service);
@@ -346,11 +329,9 @@ int uploader_submit(struct uploader *u, const char *service, int64_t start_ns, i
 	pthread_mutex_unlock(&u->lock);
 	if (stopping)
 		return -ESHUTDOWN;
-	if (start_ns < min_ts)
+	if (c.start_ns < min_ts)
 		return 0;
-	err = pprof_builder_encode_chunks_omit(b, u->o.trace_id_label ? NULL : "trace_id",
-					       u->o.max_profile_samples, u->o.max_profile_bytes,
-					       submit_chunk, &c);
+	err = window_encode_push(b, &p, submit_request, &c);
 	if (err) /* the builder could not be encoded at all (out of memory) */
 		count_encode_drop(&c, err);
 	return c.err;

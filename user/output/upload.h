@@ -70,7 +70,7 @@ struct upload_stats {
 	uint64_t dropped_shutdown; /* still undelivered when stopped without a spool */
 	uint64_t queue_items, spool_items; /* now, the one being sent included */
 	/* Static labels left out of a push so that, with the labels the server lifts from the
-	 * samples, its series stays within PUSH_MAX_SERIES_LABELS (counted per label per push). */
+	 * samples, its series stays within SERIES_LABELS_MAX (counted per label per push). */
 	uint64_t labels_dropped;
 };
 
@@ -82,15 +82,15 @@ struct uploader;
  * curl_global_init() must have run once before (main() does it, before any thread). */
 struct uploader *uploader_new(const struct upload_options *opts);
 
-/* Encodes one service's window (start_ns..end_ns, Unix ns; sets the builder's time to it),
- * split per the profile limits, into push requests. With a spool each is written there first,
- * so not even a killed agent loses it; without one it is queued in memory and, when the queue is
- * full, the oldest queued request is dropped. Never waits for the network (it may write to the
- * spool). An empty builder sends nothing. The builder stays the caller's.
+/* Encodes one service's window (window_encode_push(): its time and duration are the builder's,
+ * fixed when the window closed), split per the profile limits, into push requests. With a spool
+ * each is written there first, so not even a killed agent loses it; without one it is queued in
+ * memory and, when the queue is full, the oldest queued request is dropped. Never waits for the
+ * network (it may write to the spool). An empty builder sends nothing. The builder stays the
+ * caller's and is not changed.
  * Returns 0, or -errno when a profile could not be encoded (counted in dropped_encode) or the
  * uploader is stopped (-ESHUTDOWN). Thread-safe. */
-int uploader_submit(struct uploader *u, const char *service, int64_t start_ns, int64_t end_ns,
-		    struct pprof_builder *b);
+int uploader_submit(struct uploader *u, const char *service, struct pprof_builder *b);
 
 /* Stops the thread: tries to deliver what is queued or spooled for up to flush_ms; what is left
  * stays in the spool (if any), the rest is counted as lost. Stats stay readable afterwards. Idempotent. */

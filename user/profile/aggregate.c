@@ -99,7 +99,7 @@ static struct pprof_builder *builder_for(struct aggregate *a, const char *servic
 	if (a->nservices == a->opts.max_services)
 		return NULL;
 	s = &a->services[a->nservices];
-	/* The real duration is only known at flush; pprof_builder_set_time fixes it then. */
+	/* The duration is only known when the window closes: aggregate_flush sets it then. */
 	s->builder = pprof_builder_new(a->opts.period_ns, a->window_start_ns, 0);
 	if (s->builder && a->opts.sample_type &&
 	    pprof_builder_set_sample_type(s->builder, a->opts.sample_type, "nanoseconds")) {
@@ -236,13 +236,14 @@ void aggregate_add(struct aggregate *a, const struct sample *s, const struct sym
 
 int aggregate_flush(struct aggregate *a, int64_t end_ns, aggregate_profile_fn fn, void *ctx)
 {
+	int64_t duration_ns = end_ns - a->window_start_ns;
 	int err = 0, ret;
 	size_t i;
 
+	/* The window's time is fixed here, once, for every service; outputs only read it. */
 	for (i = 0; i < a->nservices; i++) {
-		pprof_builder_set_time(a->services[i].builder, a->window_start_ns,
-				       end_ns - a->window_start_ns);
-		ret = fn(ctx, a->services[i].name, a->window_start_ns, a->services[i].builder);
+		pprof_builder_set_time(a->services[i].builder, a->window_start_ns, duration_ns);
+		ret = fn(ctx, a->services[i].name, a->services[i].builder);
 		if (ret && !err)
 			err = ret;
 	}

@@ -41,13 +41,15 @@ void aggregate_free(struct aggregate *a); /* NULL-safe */
 void aggregate_add(struct aggregate *a, const struct sample *s, const struct sym_frame *frames,
 		   size_t nframes);
 
-/* Called once per service with samples in the window [start_ns, end_ns). The builder belongs to
- * the aggregate and is freed after the call. A non-zero return is remembered and returned by
- * aggregate_flush, but every service is still offered. */
-typedef int (*aggregate_profile_fn)(void *ctx, const char *service, int64_t start_ns,
-				    struct pprof_builder *b);
+/* Called once per service with samples in the window. The builder carries the window: its time
+ * (start, Unix ns) and duration were set once when the window closed, the same for every service
+ * and profile kind flushed with the same end; outputs read them, never set them. The builder
+ * belongs to the aggregate and is freed after the call. A non-zero return is remembered and
+ * returned by aggregate_flush, but every service is still offered. */
+typedef int (*aggregate_profile_fn)(void *ctx, const char *service, struct pprof_builder *b);
 
-/* Hands out the window's profiles and starts a new window at end_ns. */
+/* Closes the window at end_ns (Unix ns: when the last drained window was flipped), hands out its
+ * profiles, and starts the next window at end_ns. */
 int aggregate_flush(struct aggregate *a, int64_t end_ns, aggregate_profile_fn fn, void *ctx);
 
 /* Sets the start of the first window. */

@@ -209,3 +209,13 @@ void pprof_builder_set_time(struct pprof_builder *b, int64_t time_nanos, int64_t
 	b->time_nanos = time_nanos;
 	b->duration_nanos = duration_nanos < 0 ? 0 : duration_nanos;
 }
+
+int64_t pprof_builder_time(const struct pprof_builder *b)
+{
+	return b->time_nanos;
+}
+
+int64_t pprof_builder_duration(const struct pprof_builder *b)
+{
+	return b->duration_nanos;
+}

@@ -33,8 +33,13 @@ int pprof_builder_set_sample_type(struct pprof_builder *b, const char *type, con
 /* The sample type's name ("cpu" unless set). */
 const char *pprof_builder_sample_type(const struct pprof_builder *b);
 
-/* Sets the window the profile covers (time_nanos, duration_nanos) once it is known. */
+/* Sets the window the profile covers (time_nanos, duration_nanos) once it is known: the
+ * aggregate does it once, when the window closes; the encoders only read it. */
 void pprof_builder_set_time(struct pprof_builder *b, int64_t time_nanos, int64_t duration_nanos);
+
+/* The window the profile covers: its start (Unix ns) and length. */
+int64_t pprof_builder_time(const struct pprof_builder *b);
+int64_t pprof_builder_duration(const struct pprof_builder *b);
 
 /* Number of samples (distinct stack+label combinations) added so far. */
 size_t pprof_builder_sample_count(const struct pprof_builder *b);

@@ -177,61 +177,6 @@ static void test_push_encode_repairs_and_cuts_service_name(void **state)
 	free(longname);
 }
 
-static void expect_bad(const struct pprof_label *l, size_t n, size_t bad_index)
-{
-	const char *why = NULL;
-	size_t bad = 999;
-
-	assert_int_equal(push_check_labels(l, n, &why, &bad), -EINVAL);
-	assert_non_null(why);
-	assert_int_equal(bad, bad_index);
-}
-
-static void test_push_check_labels_follows_server_rules(void **state)
-{
-	/* Pyroscope takes UTF-8 label names, dotted ones included. */
-	static const struct pprof_label ok[] = { { "env", "prod" },
-						 { "_x9", "caf\xc3\xa9" },
-						 { "k8s.cluster", "a" },
-						 { "9lives", "a" },
-						 { "\xc3\xa9quipe", "b" } };
-	struct pprof_label l[PUSH_MAX_STATIC_LABELS + 1];
-	char names[PUSH_MAX_STATIC_LABELS + 1][8], big[2050];
-	const char *why;
-	size_t bad, i;
-
-	(void)state;
-	assert_int_equal(push_check_labels(ok, 5, &why, &bad), 0);
-	assert_int_equal(push_check_labels(NULL, 0, &why, &bad), 0);
-	l[0] = (struct pprof_label){ "env", "a" };
-	l[1] = (struct pprof_label){ "a\tb", "a" };
-	expect_bad(l, 2, 1);
-	l[1] = (struct pprof_label){ "\xff", "a" };
-	expect_bad(l, 2, 1);
-	l[1] = (struct pprof_label){ "service.name", "a" };
-	expect_bad(l, 2, 1);
-	l[1] = (struct pprof_label){ "__name__", "a" };
-	expect_bad(l, 2, 1);
-	l[1] = (struct pprof_label){ "service_name", "a" };
-	expect_bad(l, 2, 1);
-	l[1] = (struct pprof_label){ "env", "b" };
-	expect_bad(l, 2, 1);
-	l[1] = (struct pprof_label){ "x", "" };
-	expect_bad(l, 2, 1);
-	l[1] = (struct pprof_label){ "x", "\xff" };
-	expect_bad(l, 2, 1);
-	memset(big, 'v', sizeof(big) - 1);
-	big[sizeof(big) - 1] = '\0';
-	l[1] = (struct pprof_label){ "x", big };
-	expect_bad(l, 2, 1);
-	for (i = 0; i <= PUSH_MAX_STATIC_LABELS; i++) {
-		snprintf(names[i], sizeof(names[i]), "l%zu", i);
-		l[i] = (struct pprof_label){ names[i], "v" };
-	}
-	assert_int_equal(push_check_labels(l, PUSH_MAX_STATIC_LABELS, &why, &bad), 0);
-	expect_bad(l, PUSH_MAX_STATIC_LABELS + 1, PUSH_MAX_STATIC_LABELS + 1);
-}
-
 static void test_push_encode_rejects_bad_arguments(void **state)
 {
 	uint8_t *out = NULL;
@@ -252,7 +197,6 @@ int main(void)
 		cmocka_unit_test(test_push_encode_gives_each_profile_a_new_uuid),
 		cmocka_unit_test(test_push_encode_names_missing_service_unknown),
 		cmocka_unit_test(test_push_encode_repairs_and_cuts_service_name),
-		cmocka_unit_test(test_push_check_labels_follows_server_rules),
 		cmocka_unit_test(test_push_encode_rejects_bad_arguments),
 	};
 

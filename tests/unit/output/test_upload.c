@@ -94,7 +94,10 @@ static int submit_window(struct uploader *u, const char *service, int64_t base, 
 {
 	struct pprof_builder *b = window_builder(w, n, noise);
 	int64_t start = window_start(base, w);
-	int err = uploader_submit(u, service, start, start + WINDOW_NS, b);
+	int err;
+
+	pprof_builder_set_time(b, start, WINDOW_NS);
+	err = uploader_submit(u, service, b);
 
 	pprof_builder_free(b);
 	return err;
@@ -623,6 +626,7 @@ static void test_upload_keeps_series_within_the_label_limit(void **state)
 	struct upload_stats st;
 	int i;
 
+	pprof_builder_set_time(b, start, WINDOW_NS);
 	for (i = 0; i < 28; i++) {
 		snprintf(names[i], sizeof(names[i]), "l%02d", i);
 		statics[i] = (struct pprof_label){ names[i], "v" };
@@ -632,7 +636,7 @@ static void test_upload_keeps_series_within_the_label_limit(void **state)
 	o.nstatic_labels = 28;
 	f->u = uploader_new(&o);
 	assert_non_null(f->u);
-	assert_int_equal(uploader_submit(f->u, "svc", start, start + WINDOW_NS, b), 0);
+	assert_int_equal(uploader_submit(f->u, "svc", b), 0);
 	assert_int_equal(push_receiver_wait(f->rx, 200, 1, WAIT_MS), 1);
 	wait_sent(f->u, 1);
 	rec = push_receiver_record(f->rx, 0);
@@ -650,7 +654,7 @@ static void test_upload_keeps_series_within_the_label_limit(void **state)
 	o.trace_id_label = 1; /* trace_id kept: one more lifted label on old servers */
 	f->u = uploader_new(&o);
 	assert_non_null(f->u);
-	assert_int_equal(uploader_submit(f->u, "svc", start, start + WINDOW_NS, b), 0);
+	assert_int_equal(uploader_submit(f->u, "svc", b), 0);
 	assert_int_equal(push_receiver_wait(f->rx, 200, 2, WAIT_MS), 2);
 	wait_sent(f->u, 1);
 	rec = push_receiver_record(f->rx, 1);

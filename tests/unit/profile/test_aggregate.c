@@ -285,7 +285,7 @@ static void put_stack(const struct test_state *s, __u32 id, __u64 ip0, __u64 ip1
 	assert_int_equal(bpf_map_update_elem(s->stacks_fd, &id, ips, BPF_ANY), 0);
 }
 
-static int on_profile(void *ctx, const char *service, int64_t start_ns, struct pprof_builder *b)
+static int on_profile(void *ctx, const char *service, struct pprof_builder *b)
 {
 	struct test_state *s = ctx;
 	struct flushed *f;
@@ -295,7 +295,7 @@ static int on_profile(void *ctx, const char *service, int64_t start_ns, struct p
 	assert_true(s->nout < MAX_FLUSHED);
 	f = &s->out[s->nout++];
 	snprintf(f->service, sizeof(f->service), "%s", service);
-	f->start_ns = start_ns;
+	f->start_ns = pprof_builder_time(b);
 	assert_int_equal(pprof_builder_encode(b, &buf, &len), 0);
 	f->prof = pprof_decode(buf, len);
 	free(buf);

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Test-only fault injection for the agent binary (linked with -Wl,--wrap= into
+ * build/tests/faults/spanprof_faulty): the constructor named by SPANPROF_FAULT fails as if out
+ * of memory, so a test can check that the agent names the part whose set-up failed. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/drain.h"
+#include "symbolize/ruby_symbols.h"
+#include "symbolize/symcache.h"
+
+struct symcache *__real_symcache_new(const struct symcache_limits *limits);
+struct symcache *__wrap_symcache_new(const struct symcache_limits *limits);
+struct ruby_symbols *__real_ruby_symbols_new(const char *proc_root, size_t max_entries);
+struct ruby_symbols *__wrap_ruby_symbols_new(const char *proc_root, size_t max_entries);
+struct drain *__real_drain_new(uint32_t max_keys);
+struct drain *__wrap_drain_new(uint32_t max_keys);
+
+static int fail(const char *constructor)
+{
+	const char *which = getenv("SPANPROF_FAULT");
+
+	if (!which || strcmp(which, constructor))
+		return 0;
+	errno = ENOMEM;
+	return 1;
+}
+
+struct symcache *__wrap_symcache_new(const struct symcache_limits *limits)
+{
+	return fail("symcache_new") ? NULL : __real_symcache_new(limits);
+}
+
+struct ruby_symbols *__wrap_ruby_symbols_new(const char *proc_root, size_t max_entries)
+{
+	return fail("ruby_symbols_new") ? NULL : __real_ruby_symbols_new(proc_root, max_entries);
+}
+
+struct drain *__wrap_drain_new(uint32_t max_keys)
+{
+	return fail("drain_new") ? NULL : __real_drain_new(max_keys);
+}

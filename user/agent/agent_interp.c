@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The agent's Python and Ruby part: which processes run CPython or CRuby (told to the sampler at
+ * each scan), their code objects' and iseqs' names, and their frames merged into a sample. */
+#include <errno.h>
+
+#include "agent/agent_int.h"
+#include "interp/python_stack.h"
+#include "interp/ruby_stack.h"
+#include "util/log.h"
+
+/* CPython code objects whose names are kept (about 400 bytes each plus the line table). */
+#define PY_CODE_CACHE_ENTRIES 16384
+/* CRuby iseqs whose names and line tables are kept (about 500 bytes each plus the tables). */
+#define RB_ISEQ_CACHE_ENTRIES 16384
+
+/* Names the table or cache whose constructor returned NULL; returns its -errno. */
+static int open_failed(const char *part)
+{
+	return log_err(errno ? -errno : -ENOMEM, "set up %s", part);
+}
+
+int agent_interp_open(struct agent *a)
+{
+	struct agent_interp *in = &a->interp;
+	const char *proc_root = a->cfg->proc_root;
+
+	errno = 0;
+	in->pyprocs = interp_procs_new(&python_interp, proc_root, a->cfg->max_procs);
+	if (!in->pyprocs)
+		return open_failed("the Python process table");
+	in->pysyms = python_symbols_new(proc_root, PY_CODE_CACHE_ENTRIES);
+	if (!in->pysyms)
+		return open_failed("the Python symbol cache");
+	in->rbprocs = interp_procs_new(&ruby_interp, proc_root, a->cfg->max_procs);
+	if (!in->rbprocs)
+		return open_failed("the Ruby process table");
+	in->rbsyms = ruby_symbols_new(proc_root, RB_ISEQ_CACHE_ENTRIES);
+	if (!in->rbsyms)
+		return open_failed("the Ruby symbol cache");
+	return 0;
+}
+
+void agent_interp_close(struct agent *a)
+{
+	struct agent_interp *in = &a->interp;
+
+	python_symbols_free(in->pysyms);
+	interp_procs_free(in->pyprocs);
+	ruby_symbols_free(in->rbsyms);
+	interp_procs_free(in->rbprocs);
+	*in = (struct agent_interp){ 0 };
+}
+
+/* Tells the sampler whether and how to read pid's CPython frames. */
+static void scan_python(struct agent *a, pid_t pid, const struct proc_maps *maps)
+{
+	const struct python_proc *py = interp_procs_update(a->interp.pyprocs, pid, maps);
+	int err = loader_set_py_proc(a->loader, pid, py ? &py->bpf : NULL);
+
+	if (err) {
+		log_warn_from(pid, err, "pid %d: cannot tell the sampler about its CPython frames",
+			      (int)pid);
+		interp_procs_forget(a->interp.pyprocs, pid);
+	}
+}
+
+/* Tells the sampler whether and how to read pid's CRuby frames. */
+static void scan_ruby(struct agent *a, pid_t pid, const struct proc_maps *maps)
+{
+	const struct ruby_proc *rb = interp_procs_update(a->interp.rbprocs, pid, maps);
+	int err = loader_set_rb_proc(a->loader, pid, rb ? &rb->bpf : NULL);
+
+	if (err) {
+		log_warn_from(pid, err, "pid %d: cannot tell the sampler about its CRuby frames",
+			      (int)pid);
+		interp_procs_forget(a->interp.rbprocs, pid);
+	}
+}
+
+void agent_interp_scan(struct agent *a, pid_t pid, const struct proc_maps *maps)
+{
+	scan_python(a, pid, maps);
+	scan_ruby(a, pid, maps);
+}
+
+void agent_interp_forget(struct agent *a, pid_t pid)
+{
+	interp_procs_forget(a->interp.pyprocs, pid);
+	interp_procs_forget(a->interp.rbprocs, pid);
+}
+
+void agent_interp_merge(struct agent *a, const struct sample *s)
+{
+	struct agent_interp *in = &a->interp;
+	int ruby = s->interp && s->interp->interp == SPANPROF_INTERP_RUBY;
+	const struct python_proc *py =
+		s->interp && !ruby ? interp_procs_get(in->pyprocs, s->key->pid) : NULL;
+	const struct ruby_proc *rb = ruby ? interp_procs_get(in->rbprocs, s->key->pid) : NULL;
+
+	if (py)
+		python_stack_merge(a->resolve, in->pysyms, s->key->pid, py, s->interp,
+				   &in->py_frames_dropped);
+	if (rb)
+		ruby_stack_merge(a->resolve, in->rbsyms, s->key->pid, rb, s->interp,
+				 &in->rb_frames_dropped);
+}

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Series label policy: name characters and length, reserved names, value length and UTF-8, a
+ * static set's uniqueness and size, and the budget the server's 30 labels leave. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/series_labels.h"
+#include "util/utf8.h"
+
+/* Series labels spanprof sets itself, per process or per sample. */
+static const char *const reserved_labels[] = { "service_name", "span_id", "trace_id", "span_name" };
+
+int series_label_name_cmp(const char *a, size_t na, const char *b, size_t nb)
+{
+	size_t i;
+	char x, y;
+
+	if (na != nb)
+		return na < nb ? -1 : 1;
+	for (i = 0; i < na; i++) {
+		x = a[i] == '.' ? '_' : a[i];
+		y = b[i] == '.' ? '_' : b[i];
+		if (x != y)
+			return x < y ? -1 : 1;
+	}
+	return 0;
+}
+
+static int name_chars_ok(const char *s, size_t n)
+{
+	char *copy;
+	size_t i;
+	int ok;
+
+	for (i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f || s[i] == ',')
+			return 0;
+	copy = strndup(s, n);
+	ok = copy && utf8_valid(copy);
+	free(copy);
+	return ok;
+}
+
+static const char *check_name(const char *name, size_t n)
+{
+	size_t i;
+
+	if (!n)
+		return "a non-empty label name";
+	if (n > SERIES_LABEL_NAME_MAX)
+		return "a label name of at most 1024 bytes";
+	if (!name_chars_ok(name, n))
+		return "a label name of UTF-8 without control characters or ','";
+	if (n >= 2 && name[0] == '_' && name[1] == '_')
+		return "a label name that does not start with '__' (reserved)";
+	for (i = 0; i < sizeof(reserved_labels) / sizeof(reserved_labels[0]); i++)
+		if (!series_label_name_cmp(name, n, reserved_labels[i], strlen(reserved_labels[i])))
+			return "a label name other than service_name, span_id, trace_id and "
+			       "span_name (spanprof sets them; the server reads '.' as '_')";
+	return NULL;
+}
+
+const char *series_label_check(const char *name, size_t name_len, const char *value)
+{
+	const char *why = check_name(name, name_len);
+
+	if (why)
+		return why;
+	if (!value || !*value || strlen(value) > SERIES_LABEL_VALUE_MAX || !utf8_valid(value))
+		return "a non-empty label value of at most 2048 bytes of UTF-8";
+	return NULL;
+}
+
+int series_labels_check_static(const struct pprof_label *labels, size_t n, const char **why,
+			       size_t *bad)
+{
+	size_t i, j;
+
+	if (n > SERIES_LABELS_MAX_STATIC) {
+		*why = "too many labels (a series takes at most 30, two of them are built in)";
+		*bad = n;
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		*bad = i;
+		*why = labels[i].key ? series_label_check(labels[i].key, strlen(labels[i].key),
+							  labels[i].value) :
+				       "a non-empty label name";
+		if (*why)
+			return -EINVAL;
+		for (j = 0; j < i; j++) {
+			if (!series_label_name_cmp(labels[i].key, strlen(labels[i].key),
+						   labels[j].key, strlen(labels[j].key))) {
+				*why = "label name given twice";
+				return -EINVAL;
+			}
+		}
+	}
+	*why = NULL;
+	return 0;
+}
+
+size_t series_labels_lifted(int trace_id_sent, int k8s, size_t ntctx)
+{
+	/* span_name; trace_id; namespace, pod, container; the thread context's keys */
+	return 1 + (trace_id_sent ? 1 : 0) + (k8s ? 3 : 0) + ntctx;
+}
+
+size_t series_labels_lifted_keys(const char *const *keys, size_t nkeys, int trace_id_sent)
+{
+	size_t i, lifted = 0;
+
+	for (i = 0; i < nkeys; i++)
+		if (strcmp(keys[i], "span_id") && (trace_id_sent || strcmp(keys[i], "trace_id")))
+			lifted++;
+	return lifted;
+}
+
+size_t series_labels_budget(size_t lifted)
+{
+	if (lifted >= SERIES_LABELS_MAX_STATIC)
+		return 0;
+	return SERIES_LABELS_MAX_STATIC - lifted;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Series label policy in one place: the label type, the rules a label follows (the server's and
+ * the names spanprof sets), the check of a set of static labels, and the one label budget. */
+#ifndef SPANPROF_SERIES_LABELS_H
+#define SPANPROF_SERIES_LABELS_H
+
+#include <stddef.h>
+
+/* One label: of a series (--label), or of a sample (span_id, pod, ...). pprof's Label with a
+ * string value; the strings belong to whoever filled it in. */
+struct pprof_label {
+	const char *key;
+	const char *value;
+};
+
+#define SERIES_LABEL_NAME_MAX 1024
+#define SERIES_LABEL_VALUE_MAX 2048
+/* Pyroscope allows 30 labels per series; every push carries __name__ and service_name. */
+#define SERIES_LABELS_MAX 30
+#define SERIES_LABELS_BUILT_IN 2
+#define SERIES_LABELS_MAX_STATIC (SERIES_LABELS_MAX - SERIES_LABELS_BUILT_IN)
+
+/* Compares two label names as the server does: Pyroscope reads '.' as '_' (unless its label
+ * sanitization is off), so "a.b" and "a_b" are one name. Returns <0, 0 or >0 like strcmp. */
+int series_label_name_cmp(const char *a, size_t na, const char *b, size_t nb);
+
+/* Checks one series label: name[0..name_len) is non-empty UTF-8 (the server's rule, Prometheus'
+ * UTF-8 names) without control characters or ',' (which separates labels in SPANPROF_LABELS),
+ * has at most SERIES_LABEL_NAME_MAX bytes, does not start with "__" and is none of service_name,
+ * span_id, trace_id and span_name (compared with series_label_name_cmp); value is non-empty
+ * UTF-8 of at most SERIES_LABEL_VALUE_MAX bytes. Returns NULL when the label is valid, else a
+ * static text saying what a valid one looks like. */
+const char *series_label_check(const char *name, size_t name_len, const char *value);
+
+/* Checks labels meant for every series: each passes series_label_check() and appears once; at
+ * most SERIES_LABELS_MAX_STATIC. Returns 0, or -EINVAL with *why set to a static description
+ * and *bad to the offending index (n when the count is the problem). */
+int series_labels_check_static(const struct pprof_label *labels, size_t n, const char **why,
+			       size_t *bad);
+
+/* Sample labels the server lifts into the series, as the configuration foresees them: span_name
+ * always, trace_id when pushed (trace_id_sent), namespace, pod and container on Kubernetes (k8s),
+ * and the ntctx --thread-ctx-labels. */
+size_t series_labels_lifted(int trace_id_sent, int k8s, size_t ntctx);
+
+/* The same, counted from a profile's distinct sample label keys: all but span_id, and trace_id
+ * only when it is pushed. */
+size_t series_labels_lifted_keys(const char *const *keys, size_t nkeys, int trace_id_sent);
+
+/* The label budget: how many static labels fit in a series beside the built-in ones and
+ * `lifted` lifted ones (0 when none do). Every check of the 30-label limit uses it. */
+size_t series_labels_budget(size_t lifted);
+
+#endif /* SPANPROF_SERIES_LABELS_H */
