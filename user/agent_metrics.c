@@ -173,7 +173,10 @@ static void publish_user(struct agent *a)
 		       hs.slot_reclaims);
 	metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_HOOK_SLOT_REFUSED,
 		       hs.slot_refusals);
-	metrics_set(a->metrics, METRIC_LOG_SUPPRESSED, log_suppressed_total());
+	metrics_set_at(a->metrics, METRIC_LOG_SUPPRESSED, LOG_SUPPRESSED_RATE,
+		       log_suppressed_total(LOG_SUPPRESSED_RATE));
+	metrics_set_at(a->metrics, METRIC_LOG_SUPPRESSED, LOG_SUPPRESSED_SOURCES_FULL,
+		       log_suppressed_total(LOG_SUPPRESSED_SOURCES_FULL));
 	metrics_set(a->metrics, METRIC_PROCESSES_TRACKED, proc_table_count(a->procs));
 	metrics_set(a->metrics, METRIC_PROCESSES_REAPED, proc_table_reaped(a->procs));
 	symcache_get_stats(a->symcache, &ss);

@@ -48,7 +48,7 @@ enum metric_id {
 	METRIC_INTERP_PROCESSES, /* gauge, label interpreter: enum metric_interp */
 	METRIC_INTERP_UNREAD, /* counter, label reason: enum metric_interp_unread */
 	METRIC_FAIR_SHARE, /* counter, label bound: enum metric_fair_bound */
-	METRIC_LOG_SUPPRESSED, /* counter: warnings not printed by the per-source rate limit */
+	METRIC_LOG_SUPPRESSED, /* counter, label reason: enum log_suppressed_reason (util/log.h) */
 	METRIC_MEMORY_BYTES, /* gauge, label part: enum metric_memory_part */
 	METRIC_OTHER_SPAN_SAMPLES, /* counter, label source: enum metric_span_source */
 	METRIC_THREAD_CTX_PROCESSES, /* gauge: processes whose thread context is read or awaited */
