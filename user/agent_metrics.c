@@ -173,6 +173,8 @@ static void publish_user(struct agent *a)
 		       hs.slot_reclaims);
 	metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_HOOK_SLOT_REFUSED,
 		       hs.slot_refusals);
+	metrics_set_at(a->metrics, METRIC_FAIR_SHARE, METRIC_FAIR_HOOK_PARSE_DEFERRED,
+		       hs.parse_deferred);
 	metrics_set_at(a->metrics, METRIC_LOG_SUPPRESSED, LOG_SUPPRESSED_RATE,
 		       log_suppressed_total(LOG_SUPPRESSED_RATE));
 	metrics_set_at(a->metrics, METRIC_LOG_SUPPRESSED, LOG_SUPPRESSED_SOURCES_FULL,

@@ -135,6 +135,7 @@ static const char *const fair_bounds[] = {
 	[METRIC_FAIR_SPAN_LOG_BUFFER] = "span_log_buffer",
 	[METRIC_FAIR_SPAN_LOG_REMOVED] = "span_log_removed",
 	[METRIC_FAIR_UNWIND_REFUSED] = "unwind_table_refused",
+	[METRIC_FAIR_HOOK_PARSE_DEFERRED] = "hook_parse_deferred",
 };
 _Static_assert(sizeof(fair_bounds) / sizeof(fair_bounds[0]) == METRIC_FAIR__COUNT, "labels");
 static const char *const memory_parts[] = {

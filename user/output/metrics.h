@@ -97,6 +97,7 @@ enum metric_fair_bound {
 	METRIC_FAIR_SPAN_LOG_BUFFER, /* span records dropped: the service held its buffer share */
 	METRIC_FAIR_SPAN_LOG_REMOVED, /* span log files removed to keep the total bound */
 	METRIC_FAIR_UNWIND_REFUSED, /* unwind tables not built: the user holds its budget share */
+	METRIC_FAIR_HOOK_PARSE_DEFERRED, /* hook files not queued for parsing: queue or share full */
 	METRIC_FAIR__COUNT,
 };
 enum metric_mapping_kind { METRIC_MAPPING_FILE = 0, METRIC_MAPPING_ANONYMOUS };
