@@ -43,6 +43,8 @@ static void publish_kernel(struct agent *a)
 	struct span_names_stats ns = { 0 };
 
 	metrics_set(a->metrics, METRIC_THREAD_CTX_PROCESSES, agent_thread_ctx_count(a));
+	metrics_set_at(a->metrics, METRIC_INPUT_GUARDS, METRIC_GUARD_TCTX_DEFERRED,
+		       agent_thread_ctx_deferred(a));
 	drain_get_stats(a->drain, &ds);
 	if (a->span_cpu_names)
 		span_names_get_stats(a->span_cpu_names, &ns);

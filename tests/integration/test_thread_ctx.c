@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <sys/mount.h>
@@ -22,6 +24,7 @@
 #include <bpf/bpf.h>
 
 #include "agent_proc.h"
+#include "metrics_scrape.h"
 #include "pprof_file.h"
 #include "profile_census.h"
 #include "profiled_run.h"
@@ -413,9 +416,95 @@ static void test_obi_map_labels_a_thread_without_record(void **state)
 	assert_mostly(census_get(&c, "tctx_work_outside"), 1.0);
 }
 
+/* Processes that load a thread-context writer but never publish their process context stay
+ * pending and are retried at drains. */
+#define PENDING_PROCS 40
+
+/* Starts argv held on a pipe as its stdin (the workload waits for a line there). Returns the pid
+ * and the pipe's write end in *in. */
+static pid_t start_held(const char *const *argv, int *in)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(fds[0], 0);
+		close(fds[0]);
+		close(fds[1]);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(fds[0]);
+	*in = fds[1];
+	return pid;
+}
+
+/* 40 pending processes beside a writer: the drain retries a few of them at a time (counted in
+ * /metrics), and the writer found meanwhile still has its samples labelled. */
+static void test_many_pending_processes_are_retried_in_turns(void **state)
+{
+	const char *dir = *state;
+	const char *plain[] = { build_path("tests/workloads/tctx_workload"),
+				"dl",
+				build_path("tests/workloads/libtctx_writer.so"),
+				"plain",
+				"3",
+				NULL };
+	const char *argv[] = { plain[0], "dl", plain[2], "normal", "3", NULL };
+	const char *args[8 + 2 * PENDING_PROCS] = { "--output",
+						    dir,
+						    "--interval",
+						    "1",
+						    "--thread-ctx-labels",
+						    "http.route",
+						    "--metrics-addr",
+						    "127.0.0.1:0" };
+	char pids[PENDING_PROCS][16];
+	pid_t held[PENDING_PROCS];
+	int in[PENDING_PROCS], i, n = 8, port;
+	double deferred = -1;
+	struct profiled_run r;
+
+	if (!dir)
+		skip();
+	for (i = 0; i < PENDING_PROCS; i++) {
+		held[i] = start_held(plain, &in[i]);
+		assert_true(held[i] > 0);
+		snprintf(pids[i], sizeof(pids[i]), "%d", (int)held[i]);
+		args[n++] = "--pid";
+		args[n++] = pids[i];
+	}
+	args[n] = NULL;
+	r = (struct profiled_run){ .dir = dir,
+				   .agent_args = args,
+				   .workload_argv = argv,
+				   .wait_log = WAIT_TCTX,
+				   .keep_agent = 1 };
+	assert_int_equal(profiled_run(&r), 0);
+	port = metrics_scrape_port(r.agent.log_path);
+	if (port > 0)
+		metrics_scrape(port, "spanprof_input_guards_total{guard=\"thread_ctx_deferred\"}",
+			       &deferred);
+	agent_proc_stop(&r.agent);
+	for (i = 0; i < PENDING_PROCS; i++) {
+		close(in[i]);
+		kill(held[i], SIGKILL);
+		waitpid(held[i], NULL, 0);
+	}
+	printf("  %d pending processes: %.0f retries put off to a later drain\n", PENDING_PROCS,
+	       deferred);
+	assert_true(deferred > 0);
+	check_normal(dir, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_many_pending_processes_are_retried_in_turns,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dlopened_tlsdesc_writer_labels_samples, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_dynamic_tls_block_is_found_through_the_dtv,
@@ -434,5 +523,8 @@ int main(void)
 						teardown),
 	};
 
+	/* TCTX_TEST=<name> runs one test. */
+	if (getenv("TCTX_TEST"))
+		cmocka_set_test_filter(getenv("TCTX_TEST"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

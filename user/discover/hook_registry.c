@@ -429,12 +429,13 @@ static long submit_parse(struct hook_registry *r, pid_t pid, const struct proc_m
 		return open_failed(r, pid, m, req.fd, why);
 	err = hook_parser_submit(r->parser, &req);
 	if (err) {
+		/* Not lost: counted (hook_parse_deferred), and pid is scanned again once a
+		 * parse finishes. */
 		close(req.fd);
-		return log_warn_from(
-			pid, err,
-			"span hook candidate %s (pid %d, uid %u) waits: %d files are being "
-			"parsed, or its user's half of them",
-			m->path, pid, (unsigned int)req.uid, HOOK_PARSER_JOBS);
+		log_debug("span hook candidate %s (pid %d, uid %u) waits: %d files are being "
+			  "parsed, or its user's half of them",
+			  m->path, pid, (unsigned int)req.uid, HOOK_PARSER_JOBS);
+		return err;
 	}
 	return -EINPROGRESS;
 }

@@ -97,6 +97,7 @@ static const char *const guards[] = {
 	[METRIC_GUARD_SECTION_REFUSED] = "elf_section_refused",
 	[METRIC_GUARD_CFI_BUDGET] = "cfi_budget_spent",
 	[METRIC_GUARD_PERF_MAP_SKIPPED] = "perf_map_reread_skipped",
+	[METRIC_GUARD_TCTX_DEFERRED] = "thread_ctx_deferred",
 };
 static const char *const
 	unwinders[] = { [METRIC_UNWINDER_CFI] = "cfi", [METRIC_UNWINDER_FP] = "frame_pointer" };

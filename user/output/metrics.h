@@ -132,6 +132,7 @@ enum metric_guard {
 	METRIC_GUARD_SECTION_REFUSED, /* ELF section over its stated maximum, or parse budget */
 	METRIC_GUARD_CFI_BUDGET, /* unwind table build over its step or time budget */
 	METRIC_GUARD_PERF_MAP_SKIPPED, /* perf map re-read skipped: unchanged, or budget spent */
+	METRIC_GUARD_TCTX_DEFERRED, /* thread-context work put off: a drain's cap or time spent */
 	METRIC_GUARD__COUNT,
 };
 
