@@ -24,11 +24,13 @@
 #include <bpf/bpf.h>
 
 #include "agent_proc.h"
+#include "fixture_build.h"
 #include "metrics_scrape.h"
 #include "pprof_file.h"
 #include "profile_census.h"
 #include "profiled_run.h"
 #include "tmpdir.h"
+#include "unpriv_user.h"
 
 /* The ids tctx_workload puts in its records (ids(): span bytes tag, tag + 1, ...). */
 #define ALPHA_ROOT "00000000000000aa"
@@ -500,9 +502,82 @@ static void test_many_pending_processes_are_retried_in_turns(void **state)
 	check_normal(dir, NULL);
 }
 
+/* An unprivileged user's threads name a new span in their records all the time, at a higher
+ * sampling rate: each name the sampler interns is charged to that user's share of new names, as
+ * a hook's are (counted), and a root writer alongside keeps every one of its span names. */
+static void test_name_flood_by_another_user_leaves_a_root_writer_named(void **state)
+{
+	const char *dir = *state;
+	const char *argv[] = { build_path("tests/workloads/tctx_workload"),
+			       "dl",
+			       build_path("tests/workloads/libtctx_writer.so"),
+			       "normal",
+			       "1",
+			       NULL };
+	char work[600], lib[600], out[600], pid_arg[16];
+	const char *flood[] = { work, "dl", lib, "flood", "20", NULL };
+	const char *args[] = { "--output",
+			       dir,
+			       "--interval",
+			       "1",
+			       "--frequency",
+			       "999",
+			       "--thread-ctx-labels",
+			       "http.route",
+			       "--metrics-addr",
+			       "127.0.0.1:0",
+			       "--pid",
+			       pid_arg,
+			       NULL };
+	struct unpriv_user user = { .uid = -1 };
+	double over = -1;
+	struct profiled_run r;
+	pid_t flooder;
+	int port;
+
+	if (!dir)
+		skip();
+	if (unpriv_user_create(&user)) {
+		printf("  cannot create an unprivileged user here: skipped\n");
+		skip();
+	}
+	snprintf(work, sizeof(work), "%s/tctx_workload", dir);
+	snprintf(lib, sizeof(lib), "%s/libtctx_writer.so", dir);
+	snprintf(out, sizeof(out), "%s/flood.out", dir);
+	assert_int_equal(fixture_sh("chmod 0755 '%s' && cp '%s' '%s' && cp '%s' '%s'", dir, argv[0],
+				    work, argv[2], lib),
+			 0);
+	flooder = unpriv_user_start(user.uid, "tctx-flood", NULL, out, flood);
+	assert_true(flooder > 0);
+	assert_int_equal(unpriv_wait_file_has(out, "ready", 20), 0);
+	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)flooder);
+	r = (struct profiled_run){ .dir = dir,
+				   .agent_args = args,
+				   .workload_argv = argv,
+				   .wait_log = WAIT_TCTX,
+				   .keep_agent = 1 };
+	assert_int_equal(profiled_run(&r), 0);
+	port = metrics_scrape_port(r.agent.log_path);
+	if (port > 0)
+		metrics_scrape(
+			port,
+			"spanprof_samples_dropped_total{reason=\"span_name_over_user_share\"}",
+			&over);
+	agent_proc_stop(&r.agent);
+	kill(flooder, SIGKILL);
+	waitpid(flooder, NULL, 0);
+	unpriv_user_remove(&user);
+	printf("  the flooding user's new names over its share: %.0f\n", over);
+	assert_true(over > 0);
+	check_normal(dir, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+			test_name_flood_by_another_user_leaves_a_root_writer_named, setup,
+			teardown),
 		cmocka_unit_test_setup_teardown(test_many_pending_processes_are_retried_in_turns,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dlopened_tlsdesc_writer_labels_samples, setup,

@@ -300,6 +300,52 @@ static int run_obi(const char *path)
 	return 0;
 }
 
+/* "flood": threads whose record names a new span every 0.2 ms of CPU, as a user flooding the
+ * shared span-name table through its thread context would (each sample of them interns a new
+ * name). */
+static __attribute__((noinline)) void tctx_flood(double end)
+{
+	spin(end);
+}
+
+static void *flood(void *arg)
+{
+	static _Thread_local uint8_t rec[2][640] __attribute__((aligned(8)));
+	double end = cpu_s() + seconds, now;
+	struct tctx_attr name = { 2, NULL };
+	uint8_t trace[16], span[8];
+	unsigned long n = (unsigned long)arg << 32;
+	char text[32];
+
+	ids(trace, span, 0x70);
+	while ((now = cpu_s()) < end) {
+		snprintf(text, sizeof(text), "flood-%lx", n++);
+		name.value = text;
+		if (!w.build(rec[n & 1], sizeof(rec[0]), trace, span, &name, 1))
+			return NULL;
+		w.set(rec[n & 1]);
+		tctx_flood(now + 0.0002);
+	}
+	w.set(NULL);
+	return NULL;
+}
+
+static int run_flood(void)
+{
+	pthread_t pt[2];
+	long i;
+
+	if (w.publish("tctx-flood", keys, NKEYS_FIRST))
+		return -1;
+	printf("ready\n");
+	fflush(stdout);
+	for (i = 0; i < 2; i++)
+		pthread_create(&pt[i], NULL, flood, (void *)i);
+	for (i = 0; i < 2; i++)
+		pthread_join(pt[i], NULL);
+	return 0;
+}
+
 static int bind_writer(const char *mode, const char *lib)
 {
 	void *dl;
@@ -338,6 +384,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	seconds = atof(argv[4]);
+	if (!strcmp(argv[3], "flood"))
+		return run_flood() ? 1 : 0;
 	if (!strcmp(argv[3], "both")) {
 		void *hook = argc > 5 ? dlopen(argv[5], RTLD_NOW) : NULL;
 
