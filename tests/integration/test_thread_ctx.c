@@ -40,6 +40,7 @@
 #define UNKNOWN_SPAN "5051525354555657"
 #define HUGE_SPAN "6061626364656667"
 #define OBI_SPAN "7071727374757677"
+#define WAIT_SPAN "8081828384858687"
 #define HOOK_SPAN "5a5a000000000042"
 #define WAIT_TCTX "reading OpenTelemetry thread context of pid %d:"
 #define WAIT_OBI "reading OBI's trace context map"
@@ -572,9 +573,87 @@ static void test_name_flood_by_another_user_leaves_a_root_writer_named(void **st
 	check_normal(dir, NULL);
 }
 
+/* Off-CPU nanoseconds of dir's <service>.off_cpu.pb.gz files under function fn, with span_id
+ * span (right) or any other or no span (*other). */
+static int64_t off_cpu_under(const char *dir, const char *service, const char *fn, const char *span,
+			     int64_t *other)
+{
+	char suffix[160], path[1024];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int64_t right = 0;
+	size_t i;
+
+	assert_non_null(d);
+	*other = 0;
+	snprintf(suffix, sizeof(suffix), "-%s.off_cpu.pb.gz", service);
+	while ((de = readdir(d))) {
+		Perftools__Profiles__Profile *p;
+
+		if (!has_suffix(de->d_name, suffix))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		p = pprof_file_read(path);
+		assert_non_null(p);
+		for (i = 0; i < p->n_sample; i++) {
+			const Perftools__Profiles__Sample *smp = p->sample[i];
+			const char *id = pprof_sample_label(p, smp, "span_id");
+
+			if (!smp->n_value || !pprof_sample_has_function(p, smp, fn))
+				continue;
+			if (id && !strcmp(id, span))
+				right += smp->value[0];
+			else
+				*other += smp->value[0];
+		}
+		pprof_file_free(p);
+	}
+	closedir(d);
+	return right;
+}
+
+/* A thread that sleeps under its record (no spanprof hook): its waits are followed off the CPU
+ * and carry the record's span, as a hook span's waits do; the workload times its sleeps itself. */
+static void test_waits_under_a_record_are_off_cpu_with_its_span(void **state)
+{
+	const char *dir = *state;
+	const char *argv[] = { build_path("tests/workloads/tctx_workload"),
+			       "dl",
+			       build_path("tests/workloads/libtctx_writer.so"),
+			       "wait",
+			       "3",
+			       NULL };
+	char out[1024], line[128];
+	long long wait_ns = 0;
+	int64_t right, other;
+	struct profiled_run r;
+	FILE *f;
+
+	if (!dir)
+		skip();
+	run(dir, argv, NULL, &r);
+	snprintf(out, sizeof(out), "%s/workload-%d.out", dir, (int)r.pid);
+	f = fopen(out, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		sscanf(line, "wait_ns %lld", &wait_ns);
+	fclose(f);
+	right = off_cpu_under(dir, "tctx-svc", "tctx_wait_in_record", WAIT_SPAN, &other);
+	printf("  the thread slept %.1f ms under its record; off-CPU profile: %.1f ms under it with "
+	       "its span, %.1f ms without\n",
+	       wait_ns / 1e6, right / 1e6, other / 1e6);
+	assert_true(wait_ns > 1000000000ll);
+	/* The window being written at exit may miss the last waits; run-queue delay adds some. */
+	assert_true(right >= 0.8 * wait_ns);
+	assert_true(right <= 1.5 * wait_ns);
+	assert_true(other <= 0.05 * right);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_waits_under_a_record_are_off_cpu_with_its_span,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_name_flood_by_another_user_leaves_a_root_writer_named, setup,
 			teardown),
