@@ -38,8 +38,9 @@
 		__type(value, struct span_name);              \
 	} span_names SEC(".maps")
 
-/* What each user (each process, for root) spent of its span hook budgets this second
- * (struct user_budget, span_hook.bpf.c): written by the span hook only. */
+/* What each user (each process, for root) spent of its budgets this second (struct user_budget,
+ * user_budget.bpf.h): defined by the span hook; the sampler and the sched_switch program charge
+ * the span names they intern to it too. */
 #define USER_BUDGETS_MAP                                        \
 	struct {                                                \
 		__uint(type, BPF_MAP_TYPE_LRU_HASH);            \

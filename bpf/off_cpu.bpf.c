@@ -238,6 +238,101 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	counter_inc(&event_counts, SPANPROF_EVENT_OFF_CPU);
 }
 
+/* Waits of threads whose span comes from an OpenTelemetry thread context record, not from
+ * spanprof's hook (which owns span_tasks): the same bookkeeping, in its own task storage, made
+ * only for threads of processes that publish thread context, blocking under a valid record. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct span_task);
+} tctx_waits SEC(".maps");
+
+/* 1 when task (current) of process pid has a valid thread context record naming a span: two
+ * reads of its memory, made only when its process publishes thread context. */
+static __always_inline int tctx_in_span(struct task_struct *task, __u32 pid)
+{
+	struct tctx_proc *tp = bpf_map_lookup_elem(&tctx_procs, &pid);
+	__u8 hdr[TCTX_OFF_VALID + 1];
+	__u64 slot, rec = 0;
+
+	if (!tp)
+		return 0;
+	slot = tctx_slot(tp, task);
+	if (!slot || bpf_probe_read_user(&rec, sizeof(rec), (void *)slot) || !rec ||
+	    bpf_probe_read_user(hdr, sizeof(hdr), (void *)rec))
+		return 0;
+	return hdr[TCTX_OFF_VALID] == 1 && !labels_zero8(hdr + TCTX_OFF_SPAN_ID);
+}
+
+/* prev blocks with no span of the hook's: if it is under a thread context record, its wait
+ * starts (frame-pointer stacks taken now in fp mode, as switch_out does). */
+static __always_inline void tctx_switch_out(void *ctx, struct task_struct *prev, __u64 now,
+					    bool blocks)
+{
+	__u32 pid = prev->tgid;
+	struct span_task *st;
+
+	if (!blocks || !bpf_map_lookup_elem(&tctx_procs, &pid))
+		return;
+	st = bpf_task_storage_get(&span_tasks, prev, NULL, 0);
+	if ((st && st->active) || !tctx_in_span(prev, pid))
+		return;
+	st = bpf_task_storage_get(&tctx_waits, prev, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st)
+		return;
+	st->active = 1;
+	st->off_since_ns = now;
+	st->pending_ns = 0;
+	if (!cfg_off_cpu_full_stacks)
+		capture_wait(ctx, prev, st, 0, KERN_SKIP_AT_SWITCH);
+}
+
+/* next runs again after a wait under a thread context record: counted as switch_in counts a
+ * hook span's wait. */
+static __always_inline void tctx_switch_in(struct task_struct *next, __u64 now)
+{
+	struct span_task *st = bpf_task_storage_get(&tctx_waits, next, NULL, 0);
+	__u64 delta;
+
+	if (!st || !st->off_since_ns)
+		return;
+	delta = now - st->off_since_ns;
+	st->off_since_ns = 0;
+	if (delta < cfg_off_cpu_min_ns) {
+		counter_inc(&event_counts, SPANPROF_EVENT_OFF_CPU_SHORT);
+		return;
+	}
+	if (cfg_off_cpu_full_stacks) {
+		st->pending_ns += delta;
+		return;
+	}
+	add_time(off_cpu_slot ? (void *)&off_cpu_counts_1 : (void *)&off_cpu_counts_0, &st->key,
+		 delta);
+	counter_inc(&event_counts, SPANPROF_EVENT_OFF_CPU);
+}
+
+/* on_sched_exit's part for those waits: stacks and the record's span taken in the thread's own
+ * context, as for a hook span's wait. */
+static __always_inline void tctx_resume(void *ctx, struct task_struct *task)
+{
+	struct span_task *st = bpf_task_storage_get(&tctx_waits, task, NULL, 0);
+	__u32 slot;
+	__u64 ns;
+
+	if (!st || !st->pending_ns)
+		return;
+	ns = st->pending_ns;
+	st->pending_ns = 0;
+	slot = off_cpu_slot;
+	capture_wait(ctx, task, st, slot, KERN_SKIP_AT_RESUME);
+	/* The record may have been left while the thread waited: no span, nothing counted. */
+	if (!st->key.has_span)
+		return;
+	add_time(slot ? (void *)&off_cpu_counts_1 : (void *)&off_cpu_counts_0, &st->key, ns);
+	counter_inc(&event_counts, SPANPROF_EVENT_OFF_CPU);
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
@@ -247,7 +342,9 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	/* Only a thread that stops being runnable (TASK_RUNNING is 0) waits for something; a
 	 * preempted one is neither on the CPU nor blocked until it runs again. */
 	switch_out(ctx, prev, now, !preempt && prev_state);
+	tctx_switch_out(ctx, prev, now, !preempt && prev_state);
 	switch_in(next, now);
+	tctx_switch_in(next, now);
 	return 0;
 }
 
@@ -265,6 +362,7 @@ int BPF_PROG(on_sched_exit, bool is_switch)
 	if (!is_switch)
 		return 0;
 	task = bpf_get_current_task_btf();
+	tctx_resume(ctx, task);
 	st = bpf_task_storage_get(&span_tasks, task, NULL, 0);
 	if (!st || !st->pending_ns)
 		return 0;

@@ -115,6 +115,12 @@ static __always_inline __u64 label_name_id(const struct go_string *v)
 	/* Bytes after the NUL are another name's leftovers; span_names values allow that. */
 	if (!id || bpf_map_lookup_elem(&span_names, &id))
 		return id;
+	/* A new name, as a hook's: the sampled thread's user pays for it. */
+	if (!user_budget_take(&user_budgets, &drop_counts,
+			      user_budget_key((__u32)bpf_get_current_uid_gid(),
+					      bpf_get_current_pid_tgid() >> 32),
+			      BUDGET_NAMES, SPANPROF_DROP_SPAN_NAME_BUDGET))
+		return 0;
 	if (bpf_map_update_elem(&span_names, &id, buf, BPF_ANY)) {
 		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_NAME);
 		return 0;

@@ -10,6 +10,7 @@
 #include "helpers.bpf.h"
 #include "maps.bpf.h"
 #include "span_names.bpf.h"
+#include "user_budget.bpf.h"
 
 THREAD_SPANS_MAP;
 GOROUTINE_SPANS_MAP;
@@ -20,16 +21,7 @@ EVENT_COUNTS_MAP;
 TARGET_PIDS_MAP;
 SPAN_TASKS_MAP;
 SPAN_ENDS_MAP;
-
-/* One user's spending in the current second (see SPANPROF_NEW_NAMES_PER_USER_S). */
-struct user_budget {
-	__u64 second; /* bpf_ktime_get_ns() / 1e9 of the counts below */
-	__u32 names, ends;
-};
-
 USER_BUDGETS_MAP;
-
-enum budget_kind { BUDGET_NAMES, BUDGET_ENDS };
 
 /* Keep each thread's span segment in span_tasks for the sched_switch program (--off-cpu). */
 const volatile bool cfg_span_tasks = false;
@@ -44,45 +36,13 @@ _Static_assert(sizeof(struct goroutine_span) == 120, "goroutine_span ABI");
 _Static_assert(__builtin_offsetof(struct span_ctx, name_id) == SPANPROF_ABI_SPAN_NAME_OFFSET,
 	       "the ids are the hook struct's first 40 bytes");
 
-/* The budget key of the calling task: its uid, or for root (uid 0) its process. */
-static __always_inline __u64 budget_key(void)
-{
-	__u32 uid = (__u32)bpf_get_current_uid_gid();
-
-	return uid ? uid : (1ULL << 32) | (bpf_get_current_pid_tgid() >> 32);
-}
-
-/* 1 when the caller's user may spend one more of kind this second (and it is spent), 0 when
- * its share is spent (counted as drop). A full budget table or a race between CPUs can let a
- * few more through, never fewer: the bound is on a flood, not on exact counts. */
+/* The calling task's user_budget_take() (user_budget.bpf.h). */
 static __always_inline int budget_take(enum budget_kind kind, __u32 drop)
 {
-	struct user_budget fresh = { 0 }, *b;
-	__u64 key = budget_key(), second = bpf_ktime_get_ns() / 1000000000ULL;
-	__u32 *used, limit;
+	__u64 ids = bpf_get_current_uid_gid(), key;
 
-	b = bpf_map_lookup_elem(&user_budgets, &key);
-	if (!b) {
-		fresh.second = second;
-		bpf_map_update_elem(&user_budgets, &key, &fresh, BPF_NOEXIST);
-		b = bpf_map_lookup_elem(&user_budgets, &key);
-		if (!b)
-			return 1;
-	}
-	if (b->second != second) {
-		b->second = second;
-		b->names = 0;
-		b->ends = 0;
-	}
-	used = kind == BUDGET_NAMES ? &b->names : &b->ends;
-	limit = kind == BUDGET_NAMES ? SPANPROF_NEW_NAMES_PER_USER_S :
-				       SPANPROF_SPAN_ENDS_PER_USER_S;
-	if (*used >= limit) {
-		counter_inc(&drop_counts, drop);
-		return 0;
-	}
-	(*used)++;
-	return 1;
+	key = user_budget_key((__u32)ids, bpf_get_current_pid_tgid() >> 32);
+	return user_budget_take(&user_budgets, &drop_counts, key, kind, drop);
 }
 
 /* Reads the hook's name (63 bytes at most for ABI v1, 255 for v2) and returns its id, adding

@@ -15,8 +15,10 @@
 #include "maps.bpf.h"
 #include "span_names.bpf.h"
 #include "thread_ctx_maps.bpf.h"
+#include "user_budget.bpf.h"
 
 /* The includer declares span_names, drop_counts and event_counts (extern) before including. */
+extern USER_BUDGETS_MAP;
 extern TCTX_PROCS_MAP;
 extern TCTX_SCRATCH_MAP;
 /* thread_ctx.bpf.c: OBI's ids of thread pid_tgid into *out. Returns 1 when OBI's map is known
@@ -122,8 +124,10 @@ static __always_inline void tctx_root_id(const struct tctx_scratch *s, const str
 }
 
 /* Joins the span name and the label values with SPANPROF_TCTX_SEP into s->out, interns it in
- * span_names, and returns its id (0: no piece was present, or it could not be stored). */
-static __always_inline __u64 tctx_label_id(struct tctx_scratch *s, const struct tctx_walk *w)
+ * span_names, a new one charged to the budget of `budget` (user_budget_key), and returns its id
+ * (0: no piece was present, or it could not be stored). */
+static __always_inline __u64 tctx_label_id(struct tctx_scratch *s, const struct tctx_walk *w,
+					   __u64 budget)
 {
 	__u32 off = 0, len, i, any = 0;
 	__u64 id;
@@ -152,6 +156,10 @@ static __always_inline __u64 tctx_label_id(struct tctx_scratch *s, const struct 
 	id = name_hash(s->out);
 	if (!id || bpf_map_lookup_elem(&span_names, &id))
 		return id;
+	/* A new name, as a hook's: the user's share of new names this second pays for it. */
+	if (!user_budget_take(&user_budgets, &drop_counts, budget, BUDGET_NAMES,
+			      SPANPROF_DROP_SPAN_NAME_BUDGET))
+		return 0;
 	if (bpf_map_update_elem(&span_names, &id, s->out, BPF_ANY)) {
 		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_NAME);
 		return 0;
@@ -237,7 +245,9 @@ static __always_inline int tctx_record_span(struct span_ctx *span, struct tctx_p
 	if (w.unknown && !tp->rescan)
 		tp->rescan = 1;
 	tctx_root_id(s, &w, span->root_span_id);
-	span->name_id = tctx_label_id(s, &w);
+	span->name_id = tctx_label_id(
+		s, &w,
+		user_budget_key(BPF_CORE_READ(task, cred, uid.val), BPF_CORE_READ(task, tgid)));
 	return 1;
 }
 

@@ -46,11 +46,18 @@ static uint8_t *gopclntab(uint64_t nfunc, size_t name_len, size_t *len)
 
 int parser_bomb_gopclntab(const char *path, uint64_t nfunc, size_t name_len)
 {
+	return parser_bomb_gopclntab_sized(path, nfunc, name_len, 0);
+}
+
+int parser_bomb_gopclntab_sized(const char *path, uint64_t nfunc, size_t name_len,
+				uint64_t table_bytes)
+{
 	size_t len;
 	uint8_t *t = gopclntab(nfunc, name_len, &len);
 	struct crafted_section secs[] = {
 		{ ".text", SHT_PROGBITS, 0x1000, ret_text, sizeof(ret_text), 0 },
-		{ ".gopclntab", SHT_PROGBITS, 0x100000, t, len, 0 },
+		{ ".gopclntab", SHT_PROGBITS, 0x100000, t, len,
+		  table_bytes > len ? table_bytes : 0 },
 	};
 	int err;
 

@@ -12,6 +12,11 @@
  * string. Returns 0 or -1. */
 int parser_bomb_gopclntab(const char *path, uint64_t nfunc, size_t name_len);
 
+/* The same, with a .gopclntab of table_bytes (a hole after the rows, nothing on disk): the
+ * agent's name search budget grows with the table's size, so each parse costs it more. */
+int parser_bomb_gopclntab_sized(const char *path, uint64_t nfunc, size_t name_len,
+				uint64_t table_bytes);
+
 #define SPARSE_GOPCLNTAB 1u /* a .gopclntab claiming 2 GiB (read by hook discovery) */
 #define SPARSE_BUILDINFO 2u /* a .go.buildinfo claiming 1 GiB (the Go version) */
 #define SPARSE_EH_FRAME 4u /* an .eh_frame claiming 1 GiB (unwind tables) */

@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <sys/mount.h>
@@ -22,10 +24,13 @@
 #include <bpf/bpf.h>
 
 #include "agent_proc.h"
+#include "fixture_build.h"
+#include "metrics_scrape.h"
 #include "pprof_file.h"
 #include "profile_census.h"
 #include "profiled_run.h"
 #include "tmpdir.h"
+#include "unpriv_user.h"
 
 /* The ids tctx_workload puts in its records (ids(): span bytes tag, tag + 1, ...). */
 #define ALPHA_ROOT "00000000000000aa"
@@ -35,6 +40,7 @@
 #define UNKNOWN_SPAN "5051525354555657"
 #define HUGE_SPAN "6061626364656667"
 #define OBI_SPAN "7071727374757677"
+#define WAIT_SPAN "8081828384858687"
 #define HOOK_SPAN "5a5a000000000042"
 #define WAIT_TCTX "reading OpenTelemetry thread context of pid %d:"
 #define WAIT_OBI "reading OBI's trace context map"
@@ -413,9 +419,246 @@ static void test_obi_map_labels_a_thread_without_record(void **state)
 	assert_mostly(census_get(&c, "tctx_work_outside"), 1.0);
 }
 
+/* Processes that load a thread-context writer but never publish their process context stay
+ * pending and are retried at drains. */
+#define PENDING_PROCS 40
+
+/* Starts argv held on a pipe as its stdin (the workload waits for a line there). Returns the pid
+ * and the pipe's write end in *in. */
+static pid_t start_held(const char *const *argv, int *in)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(fds[0], 0);
+		close(fds[0]);
+		close(fds[1]);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(fds[0]);
+	*in = fds[1];
+	return pid;
+}
+
+/* 40 pending processes beside a writer: the drain retries a few of them at a time (counted in
+ * /metrics), and the writer found meanwhile still has its samples labelled. */
+static void test_many_pending_processes_are_retried_in_turns(void **state)
+{
+	const char *dir = *state;
+	const char *plain[] = { build_path("tests/workloads/tctx_workload"),
+				"dl",
+				build_path("tests/workloads/libtctx_writer.so"),
+				"plain",
+				"3",
+				NULL };
+	const char *argv[] = { plain[0], "dl", plain[2], "normal", "3", NULL };
+	const char *args[8 + 2 * PENDING_PROCS] = { "--output",
+						    dir,
+						    "--interval",
+						    "1",
+						    "--thread-ctx-labels",
+						    "http.route",
+						    "--metrics-addr",
+						    "127.0.0.1:0" };
+	char pids[PENDING_PROCS][16];
+	pid_t held[PENDING_PROCS];
+	int in[PENDING_PROCS], i, n = 8, port;
+	double deferred = -1;
+	struct profiled_run r;
+
+	if (!dir)
+		skip();
+	for (i = 0; i < PENDING_PROCS; i++) {
+		held[i] = start_held(plain, &in[i]);
+		assert_true(held[i] > 0);
+		snprintf(pids[i], sizeof(pids[i]), "%d", (int)held[i]);
+		args[n++] = "--pid";
+		args[n++] = pids[i];
+	}
+	args[n] = NULL;
+	r = (struct profiled_run){ .dir = dir,
+				   .agent_args = args,
+				   .workload_argv = argv,
+				   .wait_log = WAIT_TCTX,
+				   .keep_agent = 1 };
+	assert_int_equal(profiled_run(&r), 0);
+	port = metrics_scrape_port(r.agent.log_path);
+	if (port > 0)
+		metrics_scrape(port, "spanprof_input_guards_total{guard=\"thread_ctx_deferred\"}",
+			       &deferred);
+	agent_proc_stop(&r.agent);
+	for (i = 0; i < PENDING_PROCS; i++) {
+		close(in[i]);
+		kill(held[i], SIGKILL);
+		waitpid(held[i], NULL, 0);
+	}
+	printf("  %d pending processes: %.0f retries put off to a later drain\n", PENDING_PROCS,
+	       deferred);
+	assert_true(deferred > 0);
+	check_normal(dir, NULL);
+}
+
+/* An unprivileged user's threads name a new span in their records all the time, at a higher
+ * sampling rate: each name the sampler interns is charged to that user's share of new names, as
+ * a hook's are (counted), and a root writer alongside keeps every one of its span names. */
+static void test_name_flood_by_another_user_leaves_a_root_writer_named(void **state)
+{
+	const char *dir = *state;
+	const char *argv[] = { build_path("tests/workloads/tctx_workload"),
+			       "dl",
+			       build_path("tests/workloads/libtctx_writer.so"),
+			       "normal",
+			       "1",
+			       NULL };
+	char work[600], lib[600], out[600], pid_arg[16];
+	const char *flood[] = { work, "dl", lib, "flood", "20", NULL };
+	const char *args[] = { "--output",
+			       dir,
+			       "--interval",
+			       "1",
+			       "--frequency",
+			       "999",
+			       "--thread-ctx-labels",
+			       "http.route",
+			       "--metrics-addr",
+			       "127.0.0.1:0",
+			       "--pid",
+			       pid_arg,
+			       NULL };
+	struct unpriv_user user = { .uid = -1 };
+	double over = -1;
+	struct profiled_run r;
+	pid_t flooder;
+	int port;
+
+	if (!dir)
+		skip();
+	if (unpriv_user_create(&user)) {
+		printf("  cannot create an unprivileged user here: skipped\n");
+		skip();
+	}
+	snprintf(work, sizeof(work), "%s/tctx_workload", dir);
+	snprintf(lib, sizeof(lib), "%s/libtctx_writer.so", dir);
+	snprintf(out, sizeof(out), "%s/flood.out", dir);
+	assert_int_equal(fixture_sh("chmod 0755 '%s' && cp '%s' '%s' && cp '%s' '%s'", dir, argv[0],
+				    work, argv[2], lib),
+			 0);
+	flooder = unpriv_user_start(user.uid, "tctx-flood", NULL, out, flood);
+	assert_true(flooder > 0);
+	assert_int_equal(unpriv_wait_file_has(out, "ready", 20), 0);
+	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)flooder);
+	r = (struct profiled_run){ .dir = dir,
+				   .agent_args = args,
+				   .workload_argv = argv,
+				   .wait_log = WAIT_TCTX,
+				   .keep_agent = 1 };
+	assert_int_equal(profiled_run(&r), 0);
+	port = metrics_scrape_port(r.agent.log_path);
+	if (port > 0)
+		metrics_scrape(
+			port,
+			"spanprof_samples_dropped_total{reason=\"span_name_over_user_share\"}",
+			&over);
+	agent_proc_stop(&r.agent);
+	kill(flooder, SIGKILL);
+	waitpid(flooder, NULL, 0);
+	unpriv_user_remove(&user);
+	printf("  the flooding user's new names over its share: %.0f\n", over);
+	assert_true(over > 0);
+	check_normal(dir, NULL);
+}
+
+/* Off-CPU nanoseconds of dir's <service>.off_cpu.pb.gz files under function fn, with span_id
+ * span (right) or any other or no span (*other). */
+static int64_t off_cpu_under(const char *dir, const char *service, const char *fn, const char *span,
+			     int64_t *other)
+{
+	char suffix[160], path[1024];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int64_t right = 0;
+	size_t i;
+
+	assert_non_null(d);
+	*other = 0;
+	snprintf(suffix, sizeof(suffix), "-%s.off_cpu.pb.gz", service);
+	while ((de = readdir(d))) {
+		Perftools__Profiles__Profile *p;
+
+		if (!has_suffix(de->d_name, suffix))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		p = pprof_file_read(path);
+		assert_non_null(p);
+		for (i = 0; i < p->n_sample; i++) {
+			const Perftools__Profiles__Sample *smp = p->sample[i];
+			const char *id = pprof_sample_label(p, smp, "span_id");
+
+			if (!smp->n_value || !pprof_sample_has_function(p, smp, fn))
+				continue;
+			if (id && !strcmp(id, span))
+				right += smp->value[0];
+			else
+				*other += smp->value[0];
+		}
+		pprof_file_free(p);
+	}
+	closedir(d);
+	return right;
+}
+
+/* A thread that sleeps under its record (no spanprof hook): its waits are followed off the CPU
+ * and carry the record's span, as a hook span's waits do; the workload times its sleeps itself. */
+static void test_waits_under_a_record_are_off_cpu_with_its_span(void **state)
+{
+	const char *dir = *state;
+	const char *argv[] = { build_path("tests/workloads/tctx_workload"),
+			       "dl",
+			       build_path("tests/workloads/libtctx_writer.so"),
+			       "wait",
+			       "3",
+			       NULL };
+	char out[1024], line[128];
+	long long wait_ns = 0;
+	int64_t right, other;
+	struct profiled_run r;
+	FILE *f;
+
+	if (!dir)
+		skip();
+	run(dir, argv, NULL, &r);
+	snprintf(out, sizeof(out), "%s/workload-%d.out", dir, (int)r.pid);
+	f = fopen(out, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		sscanf(line, "wait_ns %lld", &wait_ns);
+	fclose(f);
+	right = off_cpu_under(dir, "tctx-svc", "tctx_wait_in_record", WAIT_SPAN, &other);
+	printf("  the thread slept %.1f ms under its record; off-CPU profile: %.1f ms under it with "
+	       "its span, %.1f ms without\n",
+	       wait_ns / 1e6, right / 1e6, other / 1e6);
+	assert_true(wait_ns > 1000000000ll);
+	/* The window being written at exit may miss the last waits; run-queue delay adds some. */
+	assert_true(right >= 0.8 * wait_ns);
+	assert_true(right <= 1.5 * wait_ns);
+	assert_true(other <= 0.05 * right);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_waits_under_a_record_are_off_cpu_with_its_span,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_name_flood_by_another_user_leaves_a_root_writer_named, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(test_many_pending_processes_are_retried_in_turns,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dlopened_tlsdesc_writer_labels_samples, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_dynamic_tls_block_is_found_through_the_dtv,
@@ -434,5 +677,8 @@ int main(void)
 						teardown),
 	};
 
+	/* TCTX_TEST=<name> runs one test. */
+	if (getenv("TCTX_TEST"))
+		cmocka_set_test_filter(getenv("TCTX_TEST"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -134,6 +134,34 @@ static int run_map_after(const char *path, const char *gate, double secs)
 	return run_map(path, secs);
 }
 
+/* Says ready, waits for the file gate, then maps every file of files[] executable (a user
+ * whose many crafted hook files appear while the agent runs) and keeps the CPU a little busy. */
+static int run_map_many(const char *gate, double secs, char **files, int n)
+{
+	struct stat st;
+	int i, fd;
+
+	printf("ready\n");
+	fflush(stdout);
+	while (access(gate, F_OK))
+		usleep(20000);
+	for (i = 0; i < n; i++) {
+		fd = open(files[i], O_RDONLY);
+		if (fd < 0 || fstat(fd, &st) ||
+		    mmap(NULL, st.st_size, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0) ==
+			    MAP_FAILED) {
+			perror(files[i]);
+			return 1;
+		}
+		close(fd);
+	}
+	printf("mapped %d\n", n);
+	fflush(stdout);
+	for (double end = now_s() + secs; now_s() < end; usleep(45000))
+		hostile_spin(now_s() + 0.005);
+	return 0;
+}
+
 /* End of the library's loaded file contents: what it may keep when truncated. */
 static int loaded_end(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -191,13 +219,16 @@ int main(int argc, char **argv)
 		return run_map(argv[2], atof(argv[3]));
 	if (argc == 5 && !strcmp(argv[1], "mapafter"))
 		return run_map_after(argv[2], argv[3], atof(argv[4]));
+	if (argc >= 5 && !strcmp(argv[1], "mapmany"))
+		return run_map_many(argv[2], atof(argv[3]), argv + 4, argc - 4);
 	if (argc == 5 && !strcmp(argv[1], "truncate"))
 		return run_truncate(argv[2], argv[3], atof(argv[4]));
 	fprintf(stderr,
 		"usage: %s jit fifo|devzero|link:PATH|own|big:LINES|none SECONDS\n"
 		"       %s map FILE SECONDS\n"
 		"       %s mapafter FILE GATE SECONDS\n"
+		"       %s mapmany GATE SECONDS FILE...\n"
 		"       %s truncate LIB GO_FILE SECONDS\n",
-		argv[0], argv[0], argv[0], argv[0]);
+		argv[0], argv[0], argv[0], argv[0], argv[0]);
 	return 2;
 }

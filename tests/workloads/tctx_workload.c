@@ -300,6 +300,101 @@ static int run_obi(const char *path)
 	return 0;
 }
 
+/* "wait": a thread that sleeps 20 ms at a time under its record, then works a little outside
+ * it; it prints the time it slept under the record ("wait_ns N"). */
+static __attribute__((noinline)) void tctx_wait_in_record(void)
+{
+	usleep(20000);
+	__asm__ volatile("" ::: "memory"); /* not a tail call: this frame stays on the stack */
+}
+
+static double wall_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void *waiter(void *arg)
+{
+	static uint8_t rec[640] __attribute__((aligned(8)));
+	struct tctx_attr name[] = { { 1, "/wait" }, { 2, "wait-span" } };
+	double end = wall_s() + seconds, t0, *slept = arg;
+	uint8_t trace[16], span[8];
+
+	ids(trace, span, 0x80);
+	print_id("wait_span", span);
+	if (!w.build(rec, sizeof(rec), trace, span, name, 2))
+		return NULL;
+	while (wall_s() < end) {
+		w.set(rec);
+		t0 = wall_s();
+		tctx_wait_in_record();
+		*slept += wall_s() - t0;
+		w.set(NULL);
+		tctx_work_outside(cpu_s() + 0.002);
+	}
+	return NULL;
+}
+
+static int run_wait(void)
+{
+	double slept = 0;
+	pthread_t pt;
+
+	if (pthread_create(&pt, NULL, waiter, &slept) || pthread_join(pt, NULL))
+		return -1;
+	printf("wait_ns %lld\n", (long long)(slept * 1e9));
+	return 0;
+}
+
+/* "flood": threads whose record names a new span every 0.2 ms of CPU, as a user flooding the
+ * shared span-name table through its thread context would (each sample of them interns a new
+ * name). */
+static __attribute__((noinline)) void tctx_flood(double end)
+{
+	spin(end);
+}
+
+static void *flood(void *arg)
+{
+	static _Thread_local uint8_t rec[2][640] __attribute__((aligned(8)));
+	double end = cpu_s() + seconds, now;
+	struct tctx_attr name = { 2, NULL };
+	uint8_t trace[16], span[8];
+	unsigned long n = (unsigned long)arg << 32;
+	char text[32];
+
+	ids(trace, span, 0x70);
+	while ((now = cpu_s()) < end) {
+		snprintf(text, sizeof(text), "flood-%lx", n++);
+		name.value = text;
+		if (!w.build(rec[n & 1], sizeof(rec[0]), trace, span, &name, 1))
+			return NULL;
+		w.set(rec[n & 1]);
+		tctx_flood(now + 0.0002);
+	}
+	w.set(NULL);
+	return NULL;
+}
+
+static int run_flood(void)
+{
+	pthread_t pt[2];
+	long i;
+
+	if (w.publish("tctx-flood", keys, NKEYS_FIRST))
+		return -1;
+	printf("ready\n");
+	fflush(stdout);
+	for (i = 0; i < 2; i++)
+		pthread_create(&pt[i], NULL, flood, (void *)i);
+	for (i = 0; i < 2; i++)
+		pthread_join(pt[i], NULL);
+	return 0;
+}
+
 static int bind_writer(const char *mode, const char *lib)
 {
 	void *dl;
@@ -338,6 +433,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	seconds = atof(argv[4]);
+	if (!strcmp(argv[3], "flood"))
+		return run_flood() ? 1 : 0;
 	if (!strcmp(argv[3], "both")) {
 		void *hook = argc > 5 ? dlopen(argv[5], RTLD_NOW) : NULL;
 
@@ -359,6 +456,8 @@ int main(int argc, char **argv)
 		return 1;
 	if (!strcmp(argv[3], "obi"))
 		err = argc > 5 ? run_obi(argv[5]) : -1;
+	else if (!strcmp(argv[3], "wait"))
+		err = run_wait();
 	else
 		err = hostile ? run_hostile() : run_normal();
 	if (err || getrusage(RUSAGE_SELF, &ru))

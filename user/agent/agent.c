@@ -458,6 +458,17 @@ static void warm_kernel_symbols(struct agent *a)
 	symcache_resolve_kernel(a->symcache, UINT64_MAX, &scratch);
 }
 
+/* Processes whose hook file was parsed (off the run loop) are scanned again now: that scan
+ * attaches the file through the descriptor that was parsed. */
+static void poll_hook_parses(struct agent *a, uint64_t now)
+{
+	pid_t pids[256];
+	size_t i, n = hook_registry_poll(a->hooks, now, pids, sizeof(pids) / sizeof(pids[0]));
+
+	for (i = 0; i < n; i++)
+		scan_queue_push(&a->scans, pids[i], now);
+}
+
 static uint64_t earliest(uint64_t a, uint64_t b)
 {
 	return a < b ? a : b;
@@ -489,6 +500,7 @@ static void run_loop(struct agent *a, volatile sig_atomic_t *stop)
 		next_due = earliest(next_due, earliest(unwind_due, events_due));
 		agent_wait(a, next_due > now ? next_due - now : 0);
 		now = agent_now_ns(CLOCK_MONOTONIC);
+		poll_hook_parses(a, now);
 		while (scan_queue_pop_due(&a->scans, now, &pid))
 			scan_pid(a, pid, 1);
 		unwind_due = unwind_poll(a->unwind);

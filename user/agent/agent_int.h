@@ -176,6 +176,8 @@ void agent_thread_ctx_scan(struct agent *a, pid_t pid, const struct proc_maps *m
 void agent_thread_ctx_drain(struct agent *a);
 void agent_thread_ctx_forget(struct agent *a, pid_t pid);
 uint64_t agent_thread_ctx_count(const struct agent *a); /* processes tracked */
+/* Retries, key re-reads and file parses put off to a later drain by the per-drain caps. */
+uint64_t agent_thread_ctx_deferred(const struct agent *a);
 
 /* Copies the counters of every part of the agent into its metrics registry. */
 void agent_publish_metrics(struct agent *a);

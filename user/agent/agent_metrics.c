@@ -45,6 +45,8 @@ static void publish_kernel(struct agent *a)
 	struct span_names_stats ns = { 0 };
 
 	metrics_set(a->metrics.reg, METRIC_THREAD_CTX_PROCESSES, agent_thread_ctx_count(a));
+	metrics_set_at(a->metrics.reg, METRIC_INPUT_GUARDS, METRIC_GUARD_TCTX_DEFERRED,
+		       agent_thread_ctx_deferred(a));
 	drain_get_stats(a->drain, &ds);
 	if (a->span_cpu.names)
 		span_names_get_stats(a->span_cpu.names, &ns);
@@ -175,7 +177,12 @@ static void publish_user(struct agent *a)
 		       hs.slot_reclaims);
 	metrics_set_at(a->metrics.reg, METRIC_FAIR_SHARE, METRIC_FAIR_HOOK_SLOT_REFUSED,
 		       hs.slot_refusals);
-	metrics_set(a->metrics.reg, METRIC_LOG_SUPPRESSED, log_suppressed_total());
+	metrics_set_at(a->metrics.reg, METRIC_FAIR_SHARE, METRIC_FAIR_HOOK_PARSE_DEFERRED,
+		       hs.parse_deferred);
+	metrics_set_at(a->metrics.reg, METRIC_LOG_SUPPRESSED, LOG_SUPPRESSED_RATE,
+		       log_suppressed_total(LOG_SUPPRESSED_RATE));
+	metrics_set_at(a->metrics.reg, METRIC_LOG_SUPPRESSED, LOG_SUPPRESSED_SOURCES_FULL,
+		       log_suppressed_total(LOG_SUPPRESSED_SOURCES_FULL));
 	metrics_set(a->metrics.reg, METRIC_PROCESSES_TRACKED, proc_table_count(a->procs));
 	metrics_set(a->metrics.reg, METRIC_PROCESSES_REAPED, proc_table_reaped(a->procs));
 	symcache_get_stats(a->symcache, &ss);

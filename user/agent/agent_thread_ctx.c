@@ -21,6 +21,13 @@
 #define REAP_DRAINS 30
 /* Files known not to export otel_thread_ctx_v1 (about 64 bytes each). */
 #define NEGATIVE_FILES 16384
+/* Work per drain on the run loop, at most: pending processes retried (each reads its maps and
+ * parses its new files), key maps re-read, and time spent parsing files not seen before (scans
+ * included; one file's parse may overrun it, bounded by the section caps). Past these the
+ * work waits for the next drain, counted; pending processes take turns. */
+#define RETRIES_PER_DRAIN 16
+#define REREADS_PER_DRAIN 64
+#define PARSE_NS_PER_DRAIN (20ull * 1000000ull)
 
 enum tctx_state {
 	TCTX_FOUND, /* the sampler reads it */
@@ -41,6 +48,9 @@ struct agent_tctx {
 	size_t n;
 	uint64_t full; /* processes not tracked: the table was full */
 	unsigned int drains; /* since the last sweep for processes gone */
+	size_t cursor; /* where the next drain's retries start: pending processes take turns */
+	uint64_t parse_ns; /* spent parsing new files since the last drain */
+	uint64_t deferred; /* work put off by the caps above */
 	int obi_set; /* OBI's map was handed to the sampler */
 	int obi_warned;
 };
@@ -136,11 +146,24 @@ void agent_thread_ctx_scan(struct agent *a, pid_t pid, const struct proc_maps *m
 	struct tctx_proc info;
 	int err, was;
 
+	struct tctx_pid *p;
+	uint64_t start;
+
 	if (!t)
 		return;
-	err = thread_ctx_find(t->files, a->cfg->proc_root, pid, maps, &t->labels, &info, &why);
-	if (err == -EAGAIN) {
+	start = agent_now_ns(CLOCK_MONOTONIC);
+	err = thread_ctx_find(
+		t->files, a->cfg->proc_root, pid, maps, &t->labels,
+		start + (t->parse_ns < PARSE_NS_PER_DRAIN ? PARSE_NS_PER_DRAIN - t->parse_ns : 0),
+		&info, &why);
+	t->parse_ns += agent_now_ns(CLOCK_MONOTONIC) - start;
+	if (err == -EAGAIN || err == -EINPROGRESS) {
 		track(t, pid, TCTX_PENDING);
+		/* Put off by the drain's time, not by the process: that try does not count. */
+		p = err == -EINPROGRESS ? find_pid(t, pid) : NULL;
+		if (p && p->state == TCTX_PENDING && p->tries < PENDING_TRIES)
+			p->tries++;
+		t->deferred += err == -EINPROGRESS;
 		return;
 	}
 	if (err == -ENOENT || err == -ESRCH) {
@@ -208,13 +231,19 @@ fail:
 	t->obi_warned = 1;
 }
 
-/* Re-reads the key map of processes whose records named a key the sampler did not know. */
-static void refresh_keys(struct agent *a, struct tctx_pid *p)
+/* Re-reads the key map of a process whose records named a key the sampler did not know, while
+ * *rereads last. */
+static void refresh_keys(struct agent *a, struct tctx_pid *p, size_t *rereads)
 {
 	struct tctx_proc info;
 
 	if (loader_get_tctx_proc(a->loader, p->pid, &info) || !info.rescan)
 		return;
+	if (!*rereads) {
+		a->tctx->deferred++;
+		return;
+	}
+	--*rereads;
 	if (thread_ctx_reread_keys(a->cfg->proc_root, p->pid, &a->tctx->labels, &info))
 		return; /* gone, or no context any more: the exit or next scan settles it */
 	loader_set_tctx_proc(a->loader, p->pid, &info);
@@ -236,23 +265,44 @@ static void retry_pending(struct agent *a, struct tctx_pid *p)
 void agent_thread_ctx_drain(struct agent *a)
 {
 	struct agent_tctx *t = a->tctx;
-	size_t i;
+	size_t i, k, n, rereads = REREADS_PER_DRAIN, nretry = 0;
+	pid_t retry[RETRIES_PER_DRAIN];
+	struct tctx_pid *p;
 	int reap;
 
 	if (!t)
 		return;
 	find_obi_map(a);
+	t->parse_ns = 0;
 	reap = ++t->drains >= REAP_DRAINS;
 	if (reap)
 		t->drains = 0;
 	/* Backwards: a forgotten entry is replaced by the last one, already visited. */
-	for (i = t->n; i-- > 0;) {
-		if (reap && !proc_table_pid_alive(a->cfg->proc_root, t->pids[i].pid))
+	for (i = t->n; reap && i-- > 0;)
+		if (!proc_table_pid_alive(a->cfg->proc_root, t->pids[i].pid))
 			agent_thread_ctx_forget(a, t->pids[i].pid);
-		else if (t->pids[i].state == TCTX_PENDING)
-			retry_pending(a, &t->pids[i]);
-		else if (t->pids[i].state == TCTX_FOUND)
-			refresh_keys(a, &t->pids[i]);
+	/* From the cursor round: the first RETRIES_PER_DRAIN pending processes are retried, the
+	 * next drain starts after the last of them. */
+	n = t->n;
+	for (k = 0; k < n; k++) {
+		i = (t->cursor + k) % n;
+		p = &t->pids[i];
+		if (p->state == TCTX_FOUND) {
+			refresh_keys(a, p, &rereads);
+		} else if (p->state == TCTX_PENDING) {
+			if (nretry == RETRIES_PER_DRAIN) {
+				t->deferred++;
+				continue;
+			}
+			retry[nretry++] = p->pid;
+			t->cursor = i + 1;
+		}
+	}
+	/* Retrying may forget entries (moving others): by pid, after the walk. */
+	for (k = 0; k < nretry; k++) {
+		p = find_pid(t, retry[k]);
+		if (p && p->state == TCTX_PENDING)
+			retry_pending(a, p);
 	}
 }
 
@@ -264,4 +314,9 @@ uint64_t agent_thread_ctx_count(const struct agent *a)
 	for (i = 0; a->tctx && i < a->tctx->n; i++)
 		n += a->tctx->pids[i].state != TCTX_REFUSED;
 	return n;
+}
+
+uint64_t agent_thread_ctx_deferred(const struct agent *a)
+{
+	return a->tctx ? a->tctx->deferred : 0;
 }

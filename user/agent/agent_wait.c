@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Where the run loop sleeps: one epoll set holding the BPF ring buffers (process events, ended
- * spans) and the unwind worker's finished-table signal. The loop sleeps until the next thing it
+ * spans), the unwind worker's finished-table signal and the hook parser's finished-parse signal. The loop sleeps until the next thing it
  * has to do, so an idle agent wakes once per drain; SIGINT and SIGTERM reach it only here. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -12,6 +12,7 @@
 #include <bpf/libbpf.h>
 
 #include "agent/agent_int.h"
+#include "agent/hook_registry.h"
 #include "unwind/unwind.h"
 #include "util/log.h"
 
@@ -36,6 +37,8 @@ int agent_wait_open(struct agent *a)
 	fd = unwind_wake_fd(a->unwind);
 	if (!err && fd >= 0)
 		err = watch(a->wait.fd, fd, "finished unwind tables");
+	if (!err)
+		err = watch(a->wait.fd, hook_registry_wake_fd(a->hooks), "parsed hook files");
 	return err;
 }
 
@@ -50,10 +53,10 @@ void agent_wait(struct agent *a, uint64_t wait_ns)
 {
 	/* Rounded up, so the loop does not wake just before its deadline and spin. */
 	uint64_t ms = wait_ns ? (wait_ns + NS_PER_MS - 1) / NS_PER_MS : 0;
-	struct epoll_event evs[2];
+	struct epoll_event evs[3];
 	int n;
 
-	n = epoll_pwait(a->wait.fd, evs, 2, ms > INT32_MAX ? INT32_MAX : (int)ms, a->wait.sigmask);
+	n = epoll_pwait(a->wait.fd, evs, 3, ms > INT32_MAX ? INT32_MAX : (int)ms, a->wait.sigmask);
 	if (n < 0 && errno != EINTR)
 		log_warn(-errno, "wait for events");
 	/* Read every ring whether or not it woke us: BPF skips most wake-ups on purpose. */

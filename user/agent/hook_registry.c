@@ -15,6 +15,7 @@
 #include "discover/hook_elf.h"
 #include "discover/hook_open.h"
 #include "agent/hook_registry.h"
+#include "discover/hook_parser.h"
 #include "discover/hook_slots.h"
 #include "discover/link_reaper.h"
 #include "spanprof_abi.h"
@@ -62,6 +63,7 @@ struct hook_registry {
 	 * all limits.max_pids of them. */
 	size_t pids_end;
 	struct link_reaper *reaper; /* destroys detached links off the run loop */
+	struct hook_parser *parser; /* parses new files off the run loop */
 	struct hook_slot *view; /* max_files: what the fair-share rule sees of files */
 	struct file_id *negative; /* open addressing, negative_cap slots (a power of two) */
 	size_t negative_cap, negative_count;
@@ -84,8 +86,9 @@ struct hook_registry *hook_registry_new(struct loader *loader,
 	r->pids = calloc(limits->max_pids, sizeof(*r->pids));
 	r->negative = calloc(r->negative_cap, sizeof(*r->negative));
 	r->reaper = link_reaper_new(DETACH_THREADS, limits->max_files);
+	r->parser = hook_parser_new();
 	r->view = calloc(limits->max_files, sizeof(*r->view));
-	if (!r->files || !r->pids || !r->negative || !r->reaper || !r->view) {
+	if (!r->files || !r->pids || !r->negative || !r->reaper || !r->parser || !r->view) {
 		hook_registry_free(r);
 		errno = ENOMEM;
 		return NULL;
@@ -113,6 +116,7 @@ void hook_registry_free(struct hook_registry *r)
 
 	if (!r)
 		return;
+	hook_parser_free(r->parser);
 	/* Removing a uprobe takes the kernel about 0.1 s, one at a time: with more than a few
 	 * attached, a holder process inherits them and removes them as it exits, so the agent
 	 * stops at once. */
@@ -344,63 +348,133 @@ static int open_failed(struct hook_registry *r, pid_t pid, const struct proc_map
 			     pid, why ? why : "cannot open");
 }
 
-/* Index of the hook file behind mapping m, attaching it if new; -ENOENT if m has no hook. The
- * file is opened once, by the mapping (hook_open.h), and both parsed and probed through that fd. */
+/* A file the parser found without a usable hook: logged with the path and pid it was found
+ * for, and remembered, so it is not parsed again. */
+static void refuse_file(struct hook_registry *r, const struct hook_parse_result *res)
+{
+	pid_t pid = res->pid;
+	int err = res->err;
+
+	if (err == -ENOEXEC)
+		r->stats.elf_errors++;
+	if (err == -EFBIG) {
+		r->stats.oversized++;
+		log_warn_from(
+			pid, err,
+			"span hook candidate %s (pid %d) refused: a section over its size cap, "
+			"or a Go function table over its search budget",
+			res->path, pid);
+	}
+	if (err == -EPROTONOSUPPORT)
+		log_warn_from(
+			pid, err,
+			"Go executable %s (pid %d, %s): runtime layout unknown to this agent: "
+			"no spans for its goroutines (%s, pprof labels and inheritance are "
+			"off; supported: go1.18-go1.26)",
+			res->path, pid, res->site.go_version,
+			res->site.site_offset ? "span hook not attached" : "no span hook");
+	if (err == -ENOTSUP)
+		log_warn_from(
+			pid, err,
+			"Go file %s (pid %d): its goroutine pointer's TLS slot is not known (a "
+			"stripped PIE linked externally, or a Go shared library): no spans for "
+			"it",
+			res->path, pid);
+	add_negative(r, res->dev, res->inode);
+}
+
+static int is_refusal(int err)
+{
+	return err == -ENODATA || err == -ENOEXEC || err == -ENOTSUP || err == -EPROTONOSUPPORT ||
+	       err == -EFBIG;
+}
+
+/* hook_parser_poll()'s callback: a refusal is settled at once; a file with a hook is kept for
+ * its waiters' rescan, which attaches it (the attach needs the process's current mapping). */
+static int on_parsed(void *ctx, const struct hook_parse_result *res)
+{
+	struct hook_registry *r = ctx;
+
+	if (is_refusal(res->err)) {
+		refuse_file(r, res);
+		return 0;
+	}
+	if (res->err) {
+		if (res->err != -ENOENT && res->err != -ESRCH) {
+			r->stats.open_refused++;
+			log_warn_from(res->pid, res->err,
+				      "span hook candidate %s (pid %d) not opened: cannot read it",
+				      res->path, res->pid);
+		}
+		return 0;
+	}
+	return 1;
+}
+
+/* Sends mapping m's file to the parser; -EINPROGRESS when queued (the process is rescanned
+ * once the verdict is in), or an error. */
+static long submit_parse(struct hook_registry *r, pid_t pid, const struct proc_map *m)
+{
+	struct hook_parse_request req = {
+		.dev = m->dev, .inode = m->inode, .pid = pid, .path = m->path
+	};
+	const char *why = NULL;
+	uid_t euid;
+	int err;
+
+	if (proc_file_uids(r->limits.proc_root, pid, &req.uid, &euid))
+		return -ESRCH;
+	req.fd = hook_open_mapping(r->limits.proc_root, pid, m, &why);
+	if (req.fd < 0)
+		return open_failed(r, pid, m, req.fd, why);
+	err = hook_parser_submit(r->parser, &req);
+	if (err) {
+		/* Not lost: counted (hook_parse_deferred), and pid is scanned again once a
+		 * parse finishes. */
+		close(req.fd);
+		log_debug("span hook candidate %s (pid %d, uid %u) waits: %d files are being "
+			  "parsed, or its user's half of them",
+			  m->path, pid, (unsigned int)req.uid, HOOK_PARSER_JOBS);
+		return err;
+	}
+	return -EINPROGRESS;
+}
+
+/* Index of the hook file behind mapping m, attaching it if its parse found a hook; -ENOENT if
+ * m has no hook; -EINPROGRESS while it is being parsed. The file is opened once, by the mapping
+ * (hook_open.h), and both parsed (off the run loop, hook_parser.h) and probed through that fd. */
 static long hook_file_for(struct hook_registry *r, pid_t pid, const struct proc_map *m)
 {
-	struct hook_site site;
-	const char *why = NULL;
+	struct hook_parse_result res;
 	long idx;
-	int fd, err;
+	int found;
 
 	if (!m->inode || is_negative(r, m->dev, m->inode))
 		return -ENOENT;
 	idx = find_file(r, m->dev, m->inode);
 	if (idx >= 0)
 		return idx;
-	fd = hook_open_mapping(r->limits.proc_root, pid, m, &why);
-	if (fd < 0)
-		return open_failed(r, pid, m, fd, why);
-	err = hook_elf_find_fd(fd, &site);
-	if (err == -ENODATA || err == -ENOEXEC || err == -ENOTSUP || err == -EPROTONOSUPPORT ||
-	    err == -EFBIG) {
-		if (err == -ENOEXEC)
-			r->stats.elf_errors++;
-		if (err == -EFBIG) {
-			r->stats.oversized++;
-			log_warn_from(pid, err,
-				      "span hook candidate %s (pid %d) refused: a section over its "
-				      "size cap, or a Go function table over its search budget",
-				      m->path, pid);
-		}
-		if (err == -EPROTONOSUPPORT)
-			log_warn_from(
-				pid, err,
-				"Go executable %s (pid %d, %s): runtime layout unknown to this agent: "
-				"no spans for its goroutines (%s, pprof labels and inheritance "
-				"are off; supported: go1.18-go1.26)",
-				m->path, pid, site.go_version,
-				site.site_offset ? "span hook not attached" : "no span hook");
-		if (err == -ENOTSUP)
-			log_warn_from(
-				pid, err,
-				"Go file %s (pid %d): its goroutine pointer's TLS slot is not known "
-				"(a stripped PIE linked externally, or a Go shared library): no "
-				"spans for it",
-				m->path, pid);
-		add_negative(r, m->dev, m->inode);
-		idx = -ENOENT;
-	} else if (err) {
-		idx = open_failed(r, pid, m, err, "cannot read it");
-	} else {
-		if (site.go_layout_from_dwarf)
-			log_info(
-				"Go executable %s (pid %d, %s): runtime layout read from its DWARF",
-				m->path, pid, site.go_version);
-		idx = attach_file(r, pid, m, fd, &site);
-	}
-	close(fd); /* the uprobe holds its own reference to the file */
+	found = hook_parser_claim(r->parser, m->dev, m->inode, pid, &res);
+	if (found == 0)
+		return submit_parse(r, pid, m);
+	if (found == 1)
+		return -EINPROGRESS;
+	if (res.site.go_layout_from_dwarf)
+		log_info("Go executable %s (pid %d, %s): runtime layout read from its DWARF",
+			 m->path, pid, res.site.go_version);
+	idx = attach_file(r, pid, m, res.fd, &res.site);
+	close(res.fd); /* the uprobe holds its own reference to the file */
 	return idx;
+}
+
+size_t hook_registry_poll(struct hook_registry *r, uint64_t now_ns, pid_t *rescan, size_t max)
+{
+	return hook_parser_poll(r->parser, now_ns, on_parsed, r, rescan, max);
+}
+
+int hook_registry_wake_fd(const struct hook_registry *r)
+{
+	return hook_parser_wake_fd(r->parser);
 }
 
 /* Detaches file idx (its link goes to the reaper) and frees its slot. */
@@ -549,8 +623,13 @@ size_t hook_registry_reap(struct hook_registry *r, int (*alive)(void *ctx, pid_t
 void hook_registry_get_stats(struct hook_registry *r, struct hook_registry_stats *out)
 {
 	struct link_reaper_stats rs;
+	struct hook_parser_stats ps;
 
 	link_reaper_get_stats(r->reaper, &rs);
+	hook_parser_get_stats(r->parser, &ps);
 	*out = r->stats;
 	out->detach_pending = rs.pending;
+	out->parse_pending = ps.pending;
+	out->parse_deferred = ps.deferred;
+	out->parses = ps.parsed;
 }

@@ -31,6 +31,9 @@ struct hook_registry_stats {
 	uint64_t slot_refusals; /* files not attached: the table full, their user at its share */
 	uint64_t detach_pending; /* uprobes being removed by the detach threads (now) */
 	uint64_t oversized; /* files refused: a section over its stated maximum (elf_section.h) */
+	uint64_t parses; /* files parsed (off the run loop) */
+	uint64_t parse_pending; /* files queued for parsing or being parsed (now) */
+	uint64_t parse_deferred; /* files not queued: the queue full or their user at half of it */
 };
 
 /* Attaching goes through `loader` (not owned). NULL with errno on failure. */
@@ -38,8 +41,9 @@ struct hook_registry *hook_registry_new(struct loader *loader,
 					const struct hook_registry_limits *limits);
 void hook_registry_free(struct hook_registry *r); /* detaches everything; NULL-safe */
 
-/* Re-evaluates which hook files pid maps (given its executable mappings): attaches files seen for
- * the first time and releases those it no longer maps. Returns the number of hook files pid maps,
+/* Re-evaluates which hook files pid maps (given its executable mappings): attaches files whose
+ * parse found a hook, sends files seen for the first time to the parser (pid is handed back by
+ * hook_registry_poll() for a rescan) and releases those it no longer maps. Returns the number of hook files pid maps,
  * or -errno (the process vanished: -ENOENT/-ESRCH). Errors on single files are counted/logged. */
 int hook_registry_update_pid(struct hook_registry *r, pid_t pid, const struct proc_maps *maps);
 
@@ -49,6 +53,12 @@ void hook_registry_forget_pid(struct hook_registry *r, pid_t pid);
 /* Forgets (as hook_registry_forget_pid) every tracked pid for which alive(ctx, pid) is 0: the
  * exit event of those was lost. Returns how many. */
 size_t hook_registry_reap(struct hook_registry *r, int (*alive)(void *ctx, pid_t pid), void *ctx);
+
+/* Settles the parses that finished (off the run loop, discover/hook_parser.h) and fills
+ * rescan[] (up to max) with the processes to scan again now, so that their files are attached.
+ * Call it whenever hook_registry_wake_fd() polls readable, and at least once per drain. */
+size_t hook_registry_poll(struct hook_registry *r, uint64_t now_ns, pid_t *rescan, size_t max);
+int hook_registry_wake_fd(const struct hook_registry *r);
 
 void hook_registry_get_stats(struct hook_registry *r, struct hook_registry_stats *out);
 

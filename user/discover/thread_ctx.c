@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "discover/hook_open.h"
@@ -207,9 +208,18 @@ static int resolve_tls(int memfd, const struct tctx_elf *te, uint64_t bias, int 
 	return -ENOTSUP;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
 /* The first module among maps that exports the variable, resolved into out. */
 static int find_module(struct thread_ctx_files *files, const char *proc_root, pid_t pid,
-		       const struct proc_maps *maps, struct tctx_proc *out, const char **why)
+		       const struct proc_maps *maps, uint64_t deadline_ns, struct tctx_proc *out,
+		       const char **why)
 {
 	uint64_t seen_dev[THREAD_CTX_MAX_FILES], seen_ino[THREAD_CTX_MAX_FILES], bias;
 	size_t i, j, nseen = 0;
@@ -227,6 +237,11 @@ static int find_module(struct thread_ctx_files *files, const char *proc_root, pi
 				break;
 		if (j < nseen)
 			continue;
+		/* A file not parsed yet: only within the caller's time (each parse is bounded by
+		 * the section caps; the files already parsed are remembered, so a retry goes on
+		 * from here). */
+		if (deadline_ns != UINT64_MAX && mono_ns() >= deadline_ns)
+			return -EINPROGRESS;
 		seen_dev[nseen] = m->dev;
 		seen_ino[nseen++] = m->inode;
 		fd = hook_open_mapping(proc_root, pid, m, NULL);
@@ -302,14 +317,14 @@ int thread_ctx_reread_keys(const char *proc_root, pid_t pid, const struct thread
 
 int thread_ctx_find(struct thread_ctx_files *files, const char *proc_root, pid_t pid,
 		    const struct proc_maps *maps, const struct thread_ctx_labels *labels,
-		    struct tctx_proc *out, const char **why)
+		    uint64_t deadline_ns, struct tctx_proc *out, const char **why)
 {
 	struct process_ctx *ctx;
 	int err;
 
 	*why = NULL;
 	memset(out, 0, sizeof(*out));
-	err = find_module(files, proc_root, pid, maps, out, why);
+	err = find_module(files, proc_root, pid, maps, deadline_ns, out, why);
 	if (err)
 		return err;
 	ctx = malloc(sizeof(*ctx));

@@ -39,11 +39,13 @@ void thread_ctx_files_free(struct thread_ctx_files *f); /* NULL-safe */
  * filled; -ENOENT when no module exports the variable, or the process context names no
  * thread-local schema; -EAGAIN when a module exports it but the process context is not
  * published yet, or the dynamic linker has not yet filled what tells where the variable is
- * (retry later); -ENOTSUP for a schema or TLS access this reader does not know (*why says
- * which); another -errno. Every byte read is treated as hostile. */
+ * (retry later); -EINPROGRESS when deadline_ns (CLOCK_MONOTONIC; UINT64_MAX: none) passed with
+ * files not parsed yet (retry later: the files parsed are remembered); -ENOTSUP for a schema or
+ * TLS access this reader does not know (*why says which); another -errno. Every byte read is
+ * treated as hostile. */
 int thread_ctx_find(struct thread_ctx_files *files, const char *proc_root, pid_t pid,
 		    const struct proc_maps *maps, const struct thread_ctx_labels *labels,
-		    struct tctx_proc *out, const char **why);
+		    uint64_t deadline_ns, struct tctx_proc *out, const char **why);
 
 /* Sets out's key fields (nkeys, root_key, name_key, label_keys) from ctx's key map and clears
  * its rescan flag; the TLS fields are left as they are. */

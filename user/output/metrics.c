@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "output/metrics.h"
+#include "util/log.h"
 
 #ifndef SPANPROF_VERSION
 #define SPANPROF_VERSION "dev"
@@ -96,6 +97,7 @@ static const char *const guards[] = {
 	[METRIC_GUARD_SECTION_REFUSED] = "elf_section_refused",
 	[METRIC_GUARD_CFI_BUDGET] = "cfi_budget_spent",
 	[METRIC_GUARD_PERF_MAP_SKIPPED] = "perf_map_reread_skipped",
+	[METRIC_GUARD_TCTX_DEFERRED] = "thread_ctx_deferred",
 };
 static const char *const
 	unwinders[] = { [METRIC_UNWINDER_CFI] = "cfi", [METRIC_UNWINDER_FP] = "frame_pointer" };
@@ -120,6 +122,11 @@ static const char *const interp_unread[] = {
 	[METRIC_UNREAD_RUBY_UNSUPPORTED] = "ruby_unsupported",
 	[METRIC_UNREAD_RUBY_FULL] = "ruby_table_full",
 };
+/* By enum log_suppressed_reason (util/log.h). */
+static const char *const log_reasons[] = {
+	[LOG_SUPPRESSED_RATE] = "rate_limit",
+	[LOG_SUPPRESSED_SOURCES_FULL] = "sources_full",
+};
 static const char *const fair_bounds[] = {
 	[METRIC_FAIR_HOOK_SLOT_RECLAIMED] = "hook_slot_reclaimed",
 	[METRIC_FAIR_HOOK_SLOT_REFUSED] = "hook_slot_refused",
@@ -129,6 +136,7 @@ static const char *const fair_bounds[] = {
 	[METRIC_FAIR_SPAN_LOG_BUFFER] = "span_log_buffer",
 	[METRIC_FAIR_SPAN_LOG_REMOVED] = "span_log_removed",
 	[METRIC_FAIR_UNWIND_REFUSED] = "unwind_table_refused",
+	[METRIC_FAIR_HOOK_PARSE_DEFERRED] = "hook_parse_deferred",
 };
 _Static_assert(sizeof(fair_bounds) / sizeof(fair_bounds[0]) == METRIC_FAIR__COUNT, "labels");
 static const char *const memory_parts[] = {
@@ -260,8 +268,11 @@ static const struct metric_def defs[METRIC__COUNT] = {
 				"processes was enforced, by bound (see docs/security.md).",
 				LABELLED("bound", fair_bounds) },
 	[METRIC_LOG_SUPPRESSED] = { "spanprof_log_suppressed_total", METRIC_COUNTER,
-				    "Warnings not printed because their source (a pid or file) "
-				    "repeated them past the rate limit." },
+				    "Warnings not printed, by reason: rate_limit, their source (a "
+				    "pid or file) repeated them past the rate limit; sources_full, "
+				    "the log's table of sources was full and the newcomers of their "
+				    "kind had used their allowance (docs/security.md).",
+				    LABELLED("reason", log_reasons) },
 	[METRIC_MEMORY_BYTES] = { "spanprof_memory_bytes", METRIC_GAUGE,
 				  "The agent's memory by part, at the last drain. total: rss plus "
 				  "every bpf_* part, what the agent's cgroup is charged. rss: "

@@ -48,7 +48,7 @@ enum metric_id {
 	METRIC_INTERP_PROCESSES, /* gauge, label interpreter: enum metric_interp */
 	METRIC_INTERP_UNREAD, /* counter, label reason: enum metric_interp_unread */
 	METRIC_FAIR_SHARE, /* counter, label bound: enum metric_fair_bound */
-	METRIC_LOG_SUPPRESSED, /* counter: warnings not printed by the per-source rate limit */
+	METRIC_LOG_SUPPRESSED, /* counter, label reason: enum log_suppressed_reason (util/log.h) */
 	METRIC_MEMORY_BYTES, /* gauge, label part: enum metric_memory_part */
 	METRIC_OTHER_SPAN_SAMPLES, /* counter, label source: enum metric_span_source */
 	METRIC_THREAD_CTX_PROCESSES, /* gauge: processes whose thread context is read or awaited */
@@ -97,6 +97,7 @@ enum metric_fair_bound {
 	METRIC_FAIR_SPAN_LOG_BUFFER, /* span records dropped: the service held its buffer share */
 	METRIC_FAIR_SPAN_LOG_REMOVED, /* span log files removed to keep the total bound */
 	METRIC_FAIR_UNWIND_REFUSED, /* unwind tables not built: the user holds its budget share */
+	METRIC_FAIR_HOOK_PARSE_DEFERRED, /* hook files not queued for parsing: queue or share full */
 	METRIC_FAIR__COUNT,
 };
 enum metric_mapping_kind { METRIC_MAPPING_FILE = 0, METRIC_MAPPING_ANONYMOUS };
@@ -131,6 +132,7 @@ enum metric_guard {
 	METRIC_GUARD_SECTION_REFUSED, /* ELF section over its stated maximum, or parse budget */
 	METRIC_GUARD_CFI_BUDGET, /* unwind table build over its step or time budget */
 	METRIC_GUARD_PERF_MAP_SKIPPED, /* perf map re-read skipped: unchanged, or budget spent */
+	METRIC_GUARD_TCTX_DEFERRED, /* thread-context work put off: a drain's cap or time spent */
 	METRIC_GUARD__COUNT,
 };
 

@@ -17,13 +17,20 @@
 #define LINE_MAX_BYTES 8192
 /* Room kept at the end of a line for the closing quote, brace and newline. */
 #define LINE_RESERVE 8
-/* (format, source) pairs being limited. A pair not in the table starts afresh, so a flood of
- * many sources costs the others nothing but their summary's count. */
-#define LIMIT_SLOTS 256
+/* (format, source) pairs being limited: a fixed table. A pair keeps its slot until its window
+ * is over, so no flood of other sources can take it or reset its count. */
+#define LIMIT_SLOTS LOG_LIMIT_SOURCES
+/* When every slot holds a pair whose window is still running, a line from a new pair is limited
+ * with the other newcomers of its format (one slot per format, keyed by format alone), and when
+ * those are all taken too, with every newcomer (one last slot). */
+#define OVERFLOW_SLOTS LOG_LIMIT_OVERFLOW_FORMATS
+#define SOURCE_OVERFLOW (-2L) /* the source of a per-format overflow slot */
 /* An escaped byte takes at most 6 bytes (\u00XX): the longest message, with an error text or a
  * summary's last message, always fits, so lines are never cut in practice. */
 _Static_assert(LINE_MAX_BYTES > 6 * (MSG_MAX + LAST_MAX) + 256, "log line buffer");
 #define NS_PER_S 1000000000ull
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 /* One format string from one source being rate-limited. */
 struct limit_slot {
@@ -44,9 +51,9 @@ static FILE *output;
 static log_clock_fn clock_fn;
 static unsigned int limit_burst = 10;
 static uint64_t limit_window_ns = 60 * NS_PER_S;
-static struct limit_slot slots[LIMIT_SLOTS];
+static struct limit_slot slots[LIMIT_SLOTS + OVERFLOW_SLOTS + 1];
 static size_t pending; /* slots with suppressed > 0 */
-static atomic_ullong suppressed_total; /* lines not printed, ever */
+static atomic_ullong suppressed_total[LOG_SUPPRESSED_REASONS]; /* lines not printed, ever */
 
 static const char *const level_names[] = {
 	[LOG_LEVEL_ERROR] = "error",
@@ -250,17 +257,23 @@ static void emit_msg(uint64_t ts, enum log_level level, const char *msg, const c
 	emit(ts, level, keys, values, 2);
 }
 
+static int is_overflow(const struct limit_slot *s)
+{
+	return s >= &slots[LIMIT_SLOTS];
+}
+
 /* Prints slot's summary line, if it suppressed anything, and empties it. Called locked. */
 static void flush_slot(struct limit_slot *s, uint64_t now)
 {
 	static const char *const keys[] = { "msg", "last" };
 	const char *values[2];
-	char msg[64];
+	char msg[160];
 
 	if (!s->suppressed)
 		return;
-	snprintf(msg, sizeof(msg), "suppressed %llu similar message%s", s->suppressed,
-		 s->suppressed == 1 ? "" : "s");
+	snprintf(msg, sizeof(msg), "suppressed %llu similar message%s%s", s->suppressed,
+		 s->suppressed == 1 ? "" : "s",
+		 is_overflow(s) ? " from sources past the log's table of " STR(LIMIT_SLOTS) : "");
 	values[0] = msg;
 	values[1] = s->last;
 	emit(now, s->level, keys, values, 2);
@@ -273,33 +286,55 @@ static void flush_expired(uint64_t now, int all)
 {
 	size_t i;
 
-	for (i = 0; pending && i < LIMIT_SLOTS; i++)
+	for (i = 0; pending && i < sizeof(slots) / sizeof(slots[0]); i++)
 		if (all || now < slots[i].start_ns || now - slots[i].start_ns >= limit_window_ns)
 			flush_slot(&slots[i], now);
 }
 
-/* The slot for (fmt, source): its own, a free one, or the one whose window started first.
- * Called locked. */
-static struct limit_slot *find_slot(const char *fmt, long source, uint64_t now)
+static int window_over(const struct limit_slot *s, uint64_t now)
 {
-	struct limit_slot *s, *oldest = &slots[0];
+	return !s->fmt || now < s->start_ns || now - s->start_ns >= limit_window_ns;
+}
+
+/* Looks (fmt, source) up among n slots: its own slot, else one that is free or whose window is
+ * over (its summary printed, then emptied for the pair), else NULL. Called locked. */
+static struct limit_slot *slot_in(struct limit_slot *table, size_t n, const char *fmt, long source,
+				  uint64_t now)
+{
+	struct limit_slot *s, *reuse = NULL;
 	size_t i;
 
-	for (i = 0; i < LIMIT_SLOTS; i++) {
-		s = &slots[i];
+	for (i = 0; i < n; i++) {
+		s = &table[i];
 		if (s->fmt == fmt && s->source == source)
 			return s;
-		if (!s->fmt || s->start_ns < oldest->start_ns)
-			oldest = s;
+		if (!reuse && window_over(s, now))
+			reuse = s;
 		if (!s->fmt)
 			break;
 	}
-	flush_slot(oldest, now);
-	memset(oldest, 0, sizeof(*oldest));
-	oldest->fmt = fmt;
-	oldest->source = source;
-	oldest->start_ns = now;
-	return oldest;
+	if (!reuse)
+		return NULL;
+	flush_slot(reuse, now);
+	memset(reuse, 0, sizeof(*reuse));
+	reuse->fmt = fmt;
+	reuse->source = source;
+	reuse->start_ns = now;
+	return reuse;
+}
+
+/* The slot for (fmt, source): its own, or a free one; when all are held by pairs whose window
+ * still runs, the overflow slot of fmt, or the last slot shared by every format. Called
+ * locked. */
+static struct limit_slot *find_slot(const char *fmt, long source, uint64_t now)
+{
+	static const char any_format[] = "";
+	struct limit_slot *last = &slots[LIMIT_SLOTS + OVERFLOW_SLOTS];
+	struct limit_slot *s = slot_in(slots, LIMIT_SLOTS, fmt, source, now);
+
+	s = s ?: slot_in(&slots[LIMIT_SLOTS], OVERFLOW_SLOTS, fmt, SOURCE_OVERFLOW, now);
+	s = s ?: slot_in(last, 1, any_format, SOURCE_OVERFLOW, now);
+	return s ?: last;
 }
 
 /* 1 when a warning or error with this format about source may print now. Called locked. */
@@ -324,7 +359,9 @@ static int limit_admit(const char *fmt, long source, enum log_level level, const
 	}
 	if (!s->suppressed++)
 		pending++;
-	atomic_fetch_add(&suppressed_total, 1);
+	atomic_fetch_add(&suppressed_total[is_overflow(s) ? LOG_SUPPRESSED_SOURCES_FULL :
+							    LOG_SUPPRESSED_RATE],
+			 1);
 	len = strlen(msg);
 	if (len >= sizeof(s->last))
 		len = utf8_boundary(msg, sizeof(s->last) - 1);
@@ -396,7 +433,7 @@ int log_warn_from(long source, int err, const char *fmt, ...)
 	return err;
 }
 
-uint64_t log_suppressed_total(void)
+uint64_t log_suppressed_total(enum log_suppressed_reason reason)
 {
-	return atomic_load(&suppressed_total);
+	return reason < LOG_SUPPRESSED_REASONS ? atomic_load(&suppressed_total[reason]) : 0;
 }

@@ -46,9 +46,14 @@ void log_set_clock(log_clock_fn clock);
 /* Warnings and errors with the same format string and source (log_warn_from) print at most
  * `burst` times per window of `window_s` seconds; the rest are counted, and once the window is
  * over one line says "suppressed K similar messages". Default 10 per 60 s; burst 0 turns the
- * limit off. Resets what was counted so far (without printing it). The table of (format,
- * source) pairs is bounded; a pair pushed out of it starts afresh, so one source's flood never
- * silences another source's lines. */
+ * limit off. Resets what was counted so far (without printing it).
+ *
+ * The table of (format, source) pairs has LOG_LIMIT_SOURCES slots, a fixed size. A pair keeps
+ * its slot until its window is over, so a pair that holds one prints its first `burst` lines of
+ * every window, however many other sources flood. When every slot is held by a running window,
+ * a new pair is limited together with the other newcomers of its format (LOG_LIMIT_OVERFLOW_FORMATS
+ * formats, then one slot for all), counted as LOG_SUPPRESSED_SOURCES_FULL: warnings printed per
+ * window never exceed (LOG_LIMIT_SOURCES + LOG_LIMIT_OVERFLOW_FORMATS + 1) * burst. */
 void log_set_rate_limit(unsigned int burst, unsigned int window_s);
 
 /* Prints the summary lines still pending for suppressed messages, even if their windows are not
@@ -68,8 +73,18 @@ int log_warn(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3))
 #define LOG_NO_SOURCE (-1L)
 int log_warn_from(long source, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Lines the rate limit did not print since the start (for /metrics). */
-uint64_t log_suppressed_total(void);
+#define LOG_LIMIT_SOURCES 256
+#define LOG_LIMIT_OVERFLOW_FORMATS 32
+
+/* Why a line was not printed. */
+enum log_suppressed_reason {
+	LOG_SUPPRESSED_RATE = 0, /* its (format, source) printed `burst` lines this window */
+	LOG_SUPPRESSED_SOURCES_FULL, /* no slot of its own: its format's newcomers printed theirs */
+	LOG_SUPPRESSED_REASONS,
+};
+
+/* Lines the rate limit did not print since the start, for one reason (for /metrics). */
+uint64_t log_suppressed_total(enum log_suppressed_reason reason);
 
 #define log_info(...) log_msg(LOG_LEVEL_INFO, __VA_ARGS__)
 #define log_debug(...) log_msg(LOG_LEVEL_DEBUG, __VA_ARGS__)

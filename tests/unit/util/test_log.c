@@ -210,7 +210,7 @@ static void test_log_rate_limit_counts_each_format_apart(void **state)
 static void test_log_rate_limit_per_source_cannot_silence_another(void **state)
 {
 	struct captured *c = *state;
-	uint64_t before = log_suppressed_total();
+	uint64_t before = log_suppressed_total(LOG_SUPPRESSED_RATE);
 	int i;
 
 	log_set_rate_limit(3, 60);
@@ -220,15 +220,47 @@ static void test_log_rate_limit_per_source_cannot_silence_another(void **state)
 	log_warn_from(1, -ENOSPC, "hook in %s (pid %d) not attached", "/opt/victim.so", 1);
 	assert_int_equal(count_of(text(c), "/tmp/evil.so"), 3);
 	assert_int_equal(count_of(text(c), "/opt/victim.so (pid 1)"), 1);
-	assert_int_equal(log_suppressed_total() - before, 97);
-	/* Sources beyond the table's size start afresh: a flood of pids cannot silence one. */
-	for (i = 0; i < 2000; i++)
-		log_warn_from(5000 + i, -ENOSPC, "hook in %s (pid %d) not attached", "/tmp/e2.so",
+	assert_int_equal(log_suppressed_total(LOG_SUPPRESSED_RATE) - before, 97);
+}
+
+/* A flood from many more sources than the table holds: the warnings printed stay bounded, a
+ * source that holds a slot keeps its allowance (the flood neither takes its slot nor resets its
+ * count), newcomers of another format still print, the overflow is counted apart, and the
+ * table's memory comes back once the windows are over. */
+static void test_log_flood_of_sources_is_bounded_and_spares_slot_holders(void **state)
+{
+	struct captured *c = *state;
+	uint64_t full0 = log_suppressed_total(LOG_SUPPRESSED_SOURCES_FULL);
+	size_t lines, bound = (LOG_LIMIT_SOURCES + LOG_LIMIT_OVERFLOW_FORMATS + 1) * 2;
+	int i;
+
+	log_set_rate_limit(2, 60);
+	log_warn_from(1, -ENOSPC, "hook in %s (pid %d) not attached", "/opt/victim.so", 1);
+	for (i = 0; i < 20000; i++)
+		log_warn_from(5000 + i, -ENOSPC, "hook in %s (pid %d) not attached", "/tmp/e.so",
 			      5000 + i);
+	lines = count_lines(text(c));
+	printf("  20000 flooding sources printed %zu lines (bound %zu)\n", lines, bound);
+	/* One line from each source in the table, then the newcomers' shared allowance (2). */
+	assert_int_equal(lines, 1 + (LOG_LIMIT_SOURCES - 1) + 2);
+	assert_true(lines <= bound);
+	assert_int_equal(log_suppressed_total(LOG_SUPPRESSED_SOURCES_FULL) - full0,
+			 20000 - (LOG_LIMIT_SOURCES - 1) - 2);
+	/* The victim held a slot before the flood: its second line of the window prints. */
 	log_warn_from(1, -ENOSPC, "hook in %s (pid %d) not attached", "/opt/victim2.so", 1);
-	log_warn_from(2, -ENOSPC, "hook in %s (pid %d) not attached", "/opt/victim3.so", 2);
 	assert_int_equal(count_of(text(c), "/opt/victim2.so (pid 1)"), 1);
-	assert_int_equal(count_of(text(c), "/opt/victim3.so (pid 2)"), 1);
+	/* A newcomer with another kind of warning has its format's own allowance. */
+	log_warn_from(2, -EIO, "read %s (pid %d)", "/opt/lib.so", 2);
+	assert_int_equal(count_of(text(c), "read /opt/lib.so (pid 2)"), 1);
+	/* A newcomer of the flooded kind waits for the windows to end... */
+	log_warn_from(3, -ENOSPC, "hook in %s (pid %d) not attached", "/opt/victim3.so", 3);
+	assert_int_equal(count_of(text(c), "/opt/victim3.so (pid 3)"), 0);
+	/* ...then the slots are free again: the summaries print, and it gets its own. */
+	fake_now += 61 * SEC;
+	log_warn_from(3, -ENOSPC, "hook in %s (pid %d) not attached", "/opt/victim4.so", 3);
+	assert_int_equal(count_of(text(c), "/opt/victim4.so (pid 3)"), 1);
+	assert_non_null(strstr(text(c), "from sources past the log's table of 256\" "
+					"last=\"hook in /opt/victim3.so (pid 3) not attached\""));
 }
 
 static void test_log_summary_prints_when_the_window_ends_or_on_flush(void **state)
@@ -296,6 +328,7 @@ int main(void)
 		T(test_log_rate_limits_a_repeating_warning_then_summarises),
 		T(test_log_rate_limit_counts_each_format_apart),
 		T(test_log_rate_limit_per_source_cannot_silence_another),
+		T(test_log_flood_of_sources_is_bounded_and_spares_slot_holders),
 		T(test_log_summary_prints_when_the_window_ends_or_on_flush),
 		T(test_log_rate_limit_zero_turns_it_off),
 		T(test_log_parses_level_and_format_names),
