@@ -126,25 +126,24 @@ static void load_dwarf(struct elf_syms *es)
 	es->has_dwarf = dwfl_module_getdwarf(es->mod, &bias) != NULL;
 }
 
-/* Loads the symbol table now, so a separate debug file is found (and kept open) while the
- * process's root directory still exists, and records what was found. DWARF itself is loaded at
- * the first lookup (load_dwarf): libdw decompresses every debug section when it opens them, tens
- * of MB for a libc, which a process that is never sampled should not cost. */
+/* Finds the separate debug file now, while the process's root directory exists, and records
+ * it. The symbol table and DWARF are read at the first lookup (symbol_at, load_dwarf): a
+ * libc's symbol table is MBs, its DWARF tens of MB, which a file that is never sampled (most
+ * of the files of a node's processes) should not cost. */
 static int load_debug(struct elf_syms *es)
 {
-	const char *debug_file = NULL;
+	GElf_Addr bias;
 	struct stat st;
+	Elf *elf;
 
 	es->has_dwarf = -1; /* not looked at yet */
-	if (dwfl_module_getsymtab(es->mod) < 0)
-		log_debug("no symbol table in %s: %s", es->path, dwfl_errmsg(-1));
-	dwfl_module_info(es->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug_file);
-	if (!debug_file)
+	elf = dwfl_module_getelf(es->mod, &bias);
+	if (!elf || !elf_debug_prefind(&es->dbg, elf))
 		return 0;
-	es->debug_file = strdup(debug_file);
+	es->debug_file = strdup(es->dbg.found_name);
 	if (!es->debug_file)
 		return -ENOMEM;
-	if (!stat(debug_file, &st))
+	if (!fstat(es->dbg.found_fd, &st))
 		es->bytes += st.st_size;
 	return 0;
 }
@@ -221,7 +220,11 @@ static int copy_names(struct elf_syms *es, const char *path, const char *root,
 	if (!es->path || !es->root || (debug_root && !es->debug_root))
 		return -ENOMEM;
 	es->dbg = (struct elf_debug_ctx){
-		.path = es->path, .root = es->root, .debug_root = es->debug_root, .main_fd = -1
+		.path = es->path,
+		.root = es->root,
+		.debug_root = es->debug_root,
+		.main_fd = -1,
+		.found_fd = -1,
 	};
 	return 0;
 }
@@ -288,6 +291,7 @@ void elf_syms_free(struct elf_syms *es)
 		elf_end(es->dbg.main_elf);
 		close(es->dbg.main_fd);
 	}
+	elf_debug_release(&es->dbg);
 	free(es->debug_file);
 	free(es->build_id);
 	free(es->debug_root);
