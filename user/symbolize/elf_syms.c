@@ -38,7 +38,6 @@ struct elf_syms {
 	char *build_id;
 	char *debug_file;
 	int has_dwarf; /* -1: not loaded yet */
-	size_t bytes;
 	size_t dwarf_bytes; /* DWARF bytes of the main file itself */
 	int dwarf_refused; /* DWARF not loaded: larger than the limit */
 	struct elf_seg segs[ELF_SYMS_MAX_SEGS];
@@ -133,7 +132,6 @@ static void load_dwarf(struct elf_syms *es)
 static int load_debug(struct elf_syms *es)
 {
 	GElf_Addr bias;
-	struct stat st;
 	Elf *elf;
 
 	es->has_dwarf = -1; /* not looked at yet */
@@ -141,11 +139,7 @@ static int load_debug(struct elf_syms *es)
 	if (!elf || !elf_debug_prefind(&es->dbg, elf))
 		return 0;
 	es->debug_file = strdup(es->dbg.found_name);
-	if (!es->debug_file)
-		return -ENOMEM;
-	if (!fstat(es->dbg.found_fd, &st))
-		es->bytes += st.st_size;
-	return 0;
+	return es->debug_file ? 0 : -ENOMEM;
 }
 
 /* The address range libdwfl gives the module so that its bias is 0: from the first PT_LOAD's
@@ -175,12 +169,9 @@ static int report_module(struct elf_syms *es, int fd)
 {
 	GElf_Addr low = 0, high = 0;
 	void **userdata;
-	struct stat st;
 	Elf *elf;
 	int err;
 
-	if (!fstat(fd, &st))
-		es->bytes = st.st_size;
 	elf = elf_guard_begin(fd);
 	if (!elf) {
 		err = -errno;
@@ -324,7 +315,7 @@ int elf_syms_has_dwarf(struct elf_syms *es)
 
 size_t elf_syms_size(const struct elf_syms *es)
 {
-	return es->bytes;
+	return sizeof(*es) + es->syms.bytes;
 }
 
 size_t elf_syms_dwarf_bytes(const struct elf_syms *es)
