@@ -315,7 +315,10 @@ int elf_syms_has_dwarf(struct elf_syms *es)
 
 size_t elf_syms_size(const struct elf_syms *es)
 {
-	return sizeof(*es) + es->syms.bytes;
+	/* Go's function table, when read (libelf's copy of its section) */
+	size_t go = es->gopcln_state > 0 ? es->gopcln.size : 0;
+
+	return sizeof(*es) + es->syms.bytes + go;
 }
 
 size_t elf_syms_dwarf_bytes(const struct elf_syms *es)

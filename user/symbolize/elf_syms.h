@@ -49,8 +49,9 @@ int elf_syms_has_dwarf(struct elf_syms *es); /* loads DWARF if not done yet */
 int elf_syms_dwarf_loaded(const struct elf_syms *es);
 
 /* Heap this module holds for its symbol table: the sorted index and the symbol and string
- * sections libelf read for it (none before the first lookup), for the symbol cache's byte
- * budget. DWARF is accounted apart (elf_syms_dwarf_bytes). */
+ * sections libelf read for it, and Go's function table when one was read (none before the
+ * first lookup), for the symbol cache's byte budget. DWARF is accounted apart
+ * (elf_syms_dwarf_bytes). */
 size_t elf_syms_size(const struct elf_syms *es);
 
 /* Bytes libdw will hold for this module's DWARF once loaded (decompressed debug sections of
