@@ -20,11 +20,30 @@
 #include "util/elf_section.h"
 #include "util/sorted_u64.h"
 
-/* Rows as read, with the end of each (FDEs may come in any order). */
+/* Rows as read, with the length of each (FDEs may come in any order), packed: a large file
+ * has hundreds of thousands, all held until they are sorted. A row's length fits 32 bits (a
+ * file's text is at most CFI_TABLE_MAX_TEXT; a longer one from a crafted FDE is cut). */
 struct raw_row {
-	uint64_t pc, end;
-	struct spanprof_unwind_rule rule;
+	uint64_t pc;
+	uint32_t len;
+	int32_t cfa_off, rbp_off;
+	uint8_t cfa_kind, rbp_kind;
 };
+
+_Static_assert(sizeof(struct raw_row) == 24, "a raw row packs into 24 bytes");
+
+static uint64_t raw_end(const struct raw_row *r)
+{
+	return r->pc + r->len;
+}
+
+static struct spanprof_unwind_rule raw_rule(const struct raw_row *r)
+{
+	return (struct spanprof_unwind_rule){ .cfa_kind = r->cfa_kind,
+					      .rbp_kind = r->rbp_kind,
+					      .cfa_off = r->cfa_off,
+					      .rbp_off = r->rbp_off };
+}
 
 struct builder {
 	Dwarf_CFI *cfi;
@@ -64,15 +83,24 @@ static int add_raw(struct builder *b, uint64_t pc, uint64_t end,
 		   const struct spanprof_unwind_rule *rule)
 {
 	struct raw_row *n;
+	size_t cap;
 
 	if (b->nraw == b->cap) {
-		n = realloc(b->raw, (b->cap ? 2 * b->cap : 1024) * sizeof(*n));
+		cap = b->cap ? b->cap + b->cap / 2 :
+			       1024; /* by half: less unused room at the end */
+		n = realloc(b->raw, cap * sizeof(*n));
 		if (!n)
 			return -ENOMEM;
 		b->raw = n;
-		b->cap = b->cap ? 2 * b->cap : 1024;
+		b->cap = cap;
 	}
-	b->raw[b->nraw++] = (struct raw_row){ pc, end, *rule };
+	b->raw[b->nraw++] =
+		(struct raw_row){ .pc = pc,
+				  .len = end - pc > UINT32_MAX ? UINT32_MAX : (uint32_t)(end - pc),
+				  .cfa_off = rule->cfa_off,
+				  .rbp_off = rule->rbp_off,
+				  .cfa_kind = rule->cfa_kind,
+				  .rbp_kind = rule->rbp_kind };
 	return 0;
 }
 
@@ -137,7 +165,7 @@ static int cmp_raw(const void *pa, const void *pb)
 
 	if (a->pc != b->pc)
 		return a->pc < b->pc ? -1 : 1;
-	return a->end < b->end ? -1 : a->end > b->end;
+	return a->len < b->len ? -1 : a->len > b->len;
 }
 
 /* Appends a row to t, or merges it with the last one. With t->rows NULL, only counts: the same
@@ -189,11 +217,13 @@ static void merge_rows(const struct builder *b, struct cfi_table *t, int go)
 	if (go && b->nraw && b->raw[0].pc)
 		push_row(t, &last, 0, gap);
 	for (i = 0; i < b->nraw; i++) {
+		struct spanprof_unwind_rule rule = raw_rule(&b->raw[i]);
+
 		if (i && covered < b->raw[i].pc)
 			push_row(t, &last, covered, gap);
-		push_row(t, &last, b->raw[i].pc, &b->raw[i].rule);
-		if (b->raw[i].end > covered)
-			covered = b->raw[i].end;
+		push_row(t, &last, b->raw[i].pc, &rule);
+		if (raw_end(&b->raw[i]) > covered)
+			covered = raw_end(&b->raw[i]);
 	}
 	if (b->nraw)
 		push_row(t, &last, covered, gap);
