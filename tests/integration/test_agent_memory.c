@@ -113,7 +113,7 @@ static int within(double got, double want, double ratio)
  * none does in TRIES drains. total is rss plus the map parts, exactly. */
 static void test_memory_metrics_match_proc_status_and_fdinfo(void **state)
 {
-	double rss, maps, total, heap;
+	double rss, maps, total, heap, symbols;
 	struct proc_memory k;
 	struct agent_proc a;
 	pid_t workload;
@@ -128,6 +128,7 @@ static void test_memory_metrics_match_proc_status_and_fdinfo(void **state)
 			sleep(1);
 		rss = scrape_or_fail(port, "spanprof_memory_bytes{part=\"rss\"}");
 		heap = scrape_or_fail(port, "spanprof_memory_bytes{part=\"heap\"}");
+		symbols = scrape_or_fail(port, "spanprof_memory_bytes{part=\"symbols\"}");
 		total = scrape_or_fail(port, "spanprof_memory_bytes{part=\"total\"}");
 		for (maps = 0, p = 0; p < sizeof(bpf_parts) / sizeof(bpf_parts[0]); p++)
 			maps += scrape_or_fail(port, bpf_parts[p]);
@@ -141,6 +142,8 @@ static void test_memory_metrics_match_proc_status_and_fdinfo(void **state)
 #ifndef __SANITIZE_ADDRESS__
 		/* (Under ASan its allocator holds the heap, which glibc's mallinfo2 does not see.) */
 		assert_true(heap > 0);
+		/* the workload's files are open for its symbols, which the heap holds */
+		assert_true(symbols > 0 && symbols < heap);
 #endif
 		ok = within(rss, k.rss, 0.10) && within(maps, k.bpf_maps, 0.10);
 	}

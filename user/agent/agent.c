@@ -346,6 +346,7 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 	struct symcache_limits sl = {
 		.max_modules = cfg->max_modules,
 		.max_pids = cfg->max_pid_snapshots,
+		.max_bytes = cfg->symbol_budget,
 		.proc_root = cfg->proc_root,
 		.debug_root = "/usr/lib/debug",
 		.kallsyms_path = "/proc/kallsyms",

@@ -111,6 +111,7 @@ static void publish_guards(struct metrics *m, const struct symcache_stats *ss)
 		       ss->perf_maps_over_budget);
 	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_PERF_MAP_SKIPPED,
 		       ss->perf_map_rereads_skipped);
+	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_SYMBOL_EVICTED, ss->symbol_evictions);
 	metrics_set(m, METRIC_DWARF_BYTES, ss->dwarf_bytes);
 	metrics_is_healthy(m, now, &age);
 	metrics_set(m, METRIC_LAST_WINDOW_AGE, age / NS_PER_S);
@@ -249,6 +250,7 @@ static void publish_memory(struct agent *a)
 		       ss.kernel_symbol_bytes);
 	metrics_set_at(a->metrics.reg, METRIC_MEMORY_BYTES, METRIC_MEM_PERF_MAPS,
 		       ss.perf_map_bytes);
+	metrics_set_at(a->metrics.reg, METRIC_MEMORY_BYTES, METRIC_MEM_SYMBOLS, ss.symbol_bytes);
 	metrics_set_at(a->metrics.reg, METRIC_MEMORY_BYTES, METRIC_MEM_TOTAL, total);
 }
 

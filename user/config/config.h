@@ -97,6 +97,7 @@ struct spanprof_config {
 	unsigned int perf_map_max_lines; /* --perf-map-max-lines */
 	uint64_t perf_map_budget; /* --perf-map-budget: perf maps held, all processes */
 	uint64_t max_dwarf_bytes; /* --dwarf-budget: DWARF held, all modules together */
+	uint64_t symbol_budget; /* --symbol-budget: symbol tables held, all modules together */
 	unsigned int load_budget_ms; /* --load-budget: ELF/DWARF/perf-map loading per drain */
 	const char *obi_map; /* --obi-map: OBI's pinned trace context map; "": not read */
 	const char *proc_root;

@@ -17,6 +17,7 @@
 #include "util/gopclntab.h"
 #include "util/elf_guard.h"
 #include "util/elf_layout.h"
+#include "util/file_find.h"
 #include "util/elf_section.h"
 #include "util/proc_file.h"
 
@@ -260,6 +261,23 @@ static int go_semaphore_from_code(const struct hook_file_ref *f, uint64_t entry,
 /* Stripped Go binaries (-ldflags=-s): the hook function from .gopclntab's function table,
  * the semaphore from the function's first instruction. The table is read only within its size
  * cap and searched within its name budget (gopclntab.h): linear in the table's size. */
+/* 0 when f's Go function table cannot name the hook: its section holds no copy of the name.
+ * Looked for through a small buffer: most Go executables have no hook, and their tables (tens of
+ * MB for a large one) are then never read into memory. 1 otherwise (also when unsure). */
+static int pclntab_may_name_hook(const struct hook_file_ref *f)
+{
+	static const char name[] = HOOK_GO_FUNC_SUFFIX;
+	GElf_Shdr sh;
+	Elf_Scn *scn = elf_section_named(f->elf, ".gopclntab", ELF_SCN_ANY, &sh);
+
+	if (!scn)
+		scn = elf_section_named(f->elf, ".data.rel.ro.gopclntab", ELF_SCN_ANY, &sh);
+	if (!scn || sh.sh_type != SHT_PROGBITS || sh.sh_flags & SHF_COMPRESSED ||
+	    !in_file(sh.sh_offset, sh.sh_size, f->size))
+		return 1;
+	return file_find(f->fd, sh.sh_offset, sh.sh_size, name, sizeof(name) - 1) != 0;
+}
+
 static int resolve_go_pclntab(const struct hook_file_ref *f, struct hook_site *site)
 {
 	struct gopclntab t;
@@ -267,6 +285,8 @@ static int resolve_go_pclntab(const struct hook_file_ref *f, struct hook_site *s
 	uint64_t func_off, sem_off;
 	int err;
 
+	if (!pclntab_may_name_hook(f))
+		return -ENODATA;
 	err = gopclntab_from_elf(&t, f->elf);
 	if (!err)
 		err = gopclntab_find_name(&t, HOOK_GO_FUNC_SUFFIX, 1, &fn);

@@ -98,6 +98,7 @@ static const char *const guards[] = {
 	[METRIC_GUARD_CFI_BUDGET] = "cfi_budget_spent",
 	[METRIC_GUARD_PERF_MAP_SKIPPED] = "perf_map_reread_skipped",
 	[METRIC_GUARD_TCTX_DEFERRED] = "thread_ctx_deferred",
+	[METRIC_GUARD_SYMBOL_EVICTED] = "symbol_evicted",
 };
 static const char *const
 	unwinders[] = { [METRIC_UNWINDER_CFI] = "cfi", [METRIC_UNWINDER_FP] = "frame_pointer" };
@@ -146,6 +147,7 @@ static const char *const memory_parts[] = {
 	[METRIC_MEM_DWARF] = "dwarf",
 	[METRIC_MEM_KERNEL_SYMBOLS] = "kernel_symbols",
 	[METRIC_MEM_PERF_MAPS] = "perf_maps",
+	[METRIC_MEM_SYMBOLS] = "symbols",
 	[METRIC_MEM_BPF_WINDOWS] = "bpf_windows",
 	[METRIC_MEM_BPF_UNWIND] = "bpf_unwind",
 	[METRIC_MEM_BPF_SPANS] = "bpf_spans",
@@ -278,8 +280,8 @@ static const struct metric_def defs[METRIC__COUNT] = {
 				  "every bpf_* part, what the agent's cgroup is charged. rss: "
 				  "resident memory (/proc/self/status VmRSS), which holds heap "
 				  "(bytes malloc handed out), itself holding dwarf (debug info "
-				  "kept for symbols), kernel_symbols (the kallsyms table) and "
-				  "perf_maps (JIT symbols). "
+				  "kept for symbols), kernel_symbols (the kallsyms table), "
+				  "perf_maps (JIT symbols) and symbols (ELF symbol tables). "
 				  "bpf_*: kernel memory of the BPF maps of a group, as "
 				  "memlock in /proc/self/fdinfo: windows (sample counts and "
 				  "stacks), unwind (CFI tables, process mappings), spans, off_cpu, "

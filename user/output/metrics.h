@@ -102,7 +102,7 @@ enum metric_fair_bound {
 };
 enum metric_mapping_kind { METRIC_MAPPING_FILE = 0, METRIC_MAPPING_ANONYMOUS };
 /* The agent's memory by part. total = rss + every bpf_* part (what its cgroup is charged);
- * heap is inside rss; dwarf, kernel_symbols and perf_maps inside heap; bpf_* are kernel memory of BPF map groups (memlock in fdinfo),
+ * heap is inside rss; dwarf, kernel_symbols, perf_maps and symbols inside heap; bpf_* are kernel memory of BPF map groups (memlock in fdinfo),
  * in the order of enum loader_map_group (loader.h). */
 enum metric_memory_part {
 	METRIC_MEM_TOTAL = 0,
@@ -111,6 +111,7 @@ enum metric_memory_part {
 	METRIC_MEM_DWARF,
 	METRIC_MEM_KERNEL_SYMBOLS,
 	METRIC_MEM_PERF_MAPS,
+	METRIC_MEM_SYMBOLS,
 	METRIC_MEM_BPF_WINDOWS,
 	METRIC_MEM_BPF_UNWIND,
 	METRIC_MEM_BPF_SPANS,
@@ -133,6 +134,7 @@ enum metric_guard {
 	METRIC_GUARD_CFI_BUDGET, /* unwind table build over its step or time budget */
 	METRIC_GUARD_PERF_MAP_SKIPPED, /* perf map re-read skipped: unchanged, or budget spent */
 	METRIC_GUARD_TCTX_DEFERRED, /* thread-context work put off: a drain's cap or time spent */
+	METRIC_GUARD_SYMBOL_EVICTED, /* module closed to stay within the symbol budget */
 	METRIC_GUARD__COUNT,
 };
 

@@ -121,6 +121,43 @@ static int by_debuglink(struct elf_debug_ctx *ctx, const char *link, const unsig
 	return fd;
 }
 
+/* Finds the debug file of a module with build id (id, id_len) and .gnu_debuglink `link` (NULL:
+ * none). Returns an fd (*found set) or -1. */
+static int find(struct elf_debug_ctx *ctx, const unsigned char *id, int id_len, const char *link,
+		char **found)
+{
+	int fd = by_build_id(ctx, id, id_len, found);
+
+	if (fd < 0 && link)
+		fd = by_debuglink(ctx, link, id, id_len, found);
+	return fd;
+}
+
+int elf_debug_prefind(struct elf_debug_ctx *ctx, Elf *main)
+{
+	const void *id = NULL;
+	const char *link;
+	GElf_Word crc;
+	ssize_t id_len;
+
+	if (!ctx->path || ctx->found_fd >= 0)
+		return ctx->found_fd >= 0;
+	id_len = dwelf_elf_gnu_build_id(main, &id);
+	link = dwelf_elf_gnu_debuglink(main, &crc);
+	ctx->found_fd = find(ctx, id, id_len > 0 ? (int)id_len : 0, link, &ctx->found_name);
+	ctx->prefound = 1;
+	return ctx->found_fd >= 0;
+}
+
+void elf_debug_release(struct elf_debug_ctx *ctx)
+{
+	if (ctx->found_fd >= 0)
+		close(ctx->found_fd);
+	ctx->found_fd = -1;
+	free(ctx->found_name);
+	ctx->found_name = NULL;
+}
+
 int elf_debug_find(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 		   const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
 		   char **debuginfo_file_name)
@@ -138,10 +175,15 @@ int elf_debug_find(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf
 		errno = ENOENT;
 		return -1;
 	}
-	id_len = dwfl_module_build_id(mod, &id, &id_vaddr);
-	fd = by_build_id(ctx, id, id_len, debuginfo_file_name);
-	if (fd < 0 && debuglink_file)
-		fd = by_debuglink(ctx, debuglink_file, id, id_len, debuginfo_file_name);
+	if (ctx->prefound) { /* looked for at open: hand that over, once */
+		fd = ctx->found_fd;
+		*debuginfo_file_name = ctx->found_name;
+		ctx->found_fd = -1;
+		ctx->found_name = NULL;
+	} else {
+		id_len = dwfl_module_build_id(mod, &id, &id_vaddr);
+		fd = find(ctx, id, id_len, debuglink_file, debuginfo_file_name);
+	}
 	if (fd < 0)
 		errno = ENOENT;
 	return fd;

@@ -20,13 +20,28 @@ struct elf_debug_ctx {
 	 * callback (then reset to NULL / -1). */
 	Elf *main_elf;
 	int main_fd;
+	/* The debug file elf_debug_prefind() found (-1 / NULL: none), handed to libdwfl when it
+	 * first asks (then reset to -1 / NULL). */
+	int found_fd;
+	char *found_name;
+	int prefound; /* elf_debug_prefind() has looked: libdwfl gets its result, not a new search */
 };
 
 /* Debug files found inside a process's root directory (which the process may truncate or
  * rewrite) are handed to libdwfl as a private sealed copy of at most this many bytes. */
 #define ELF_DEBUG_MAX_COPY (256ull << 20)
 
-/* libdwfl find_debuginfo callback. Tries, in order: <debug_root>/.build-id/xx/rest.debug, then
+/* Looks for main's separate debug file now, as elf_debug_find() describes, while the process's
+ * root directory exists, and keeps it open in ctx->found_fd / found_name for libdwfl to ask for
+ * later: libdwfl asks only when it first reads the symbol table or DWARF, which the agent does
+ * only for a file that is sampled. Returns 1 when one was found, else 0. */
+int elf_debug_prefind(struct elf_debug_ctx *ctx, Elf *main);
+
+/* Closes and frees what elf_debug_prefind() found and libdwfl never asked for. */
+void elf_debug_release(struct elf_debug_ctx *ctx);
+
+/* libdwfl find_debuginfo callback: hands over what elf_debug_prefind() found, when called;
+ * otherwise searches itself. Tries, in order: <debug_root>/.build-id/xx/rest.debug, then
  * for a .gnu_debuglink name L: <root><dir>/L, <root><dir>/.debug/L and <debug_root><dir>/L, with
  * dir the directory of path. A candidate is accepted only when it is ELF and its build id equals
  * the module's (when the module has one). Returns an open fd and sets *debuginfo_file_name to a

@@ -38,7 +38,6 @@ struct elf_syms {
 	char *build_id;
 	char *debug_file;
 	int has_dwarf; /* -1: not loaded yet */
-	size_t bytes;
 	size_t dwarf_bytes; /* DWARF bytes of the main file itself */
 	int dwarf_refused; /* DWARF not loaded: larger than the limit */
 	struct elf_seg segs[ELF_SYMS_MAX_SEGS];
@@ -126,27 +125,21 @@ static void load_dwarf(struct elf_syms *es)
 	es->has_dwarf = dwfl_module_getdwarf(es->mod, &bias) != NULL;
 }
 
-/* Loads the symbol table now, so a separate debug file is found (and kept open) while the
- * process's root directory still exists, and records what was found. DWARF itself is loaded at
- * the first lookup (load_dwarf): libdw decompresses every debug section when it opens them, tens
- * of MB for a libc, which a process that is never sampled should not cost. */
+/* Finds the separate debug file now, while the process's root directory exists, and records
+ * it. The symbol table and DWARF are read at the first lookup (symbol_at, load_dwarf): a
+ * libc's symbol table is MBs, its DWARF tens of MB, which a file that is never sampled (most
+ * of the files of a node's processes) should not cost. */
 static int load_debug(struct elf_syms *es)
 {
-	const char *debug_file = NULL;
-	struct stat st;
+	GElf_Addr bias;
+	Elf *elf;
 
 	es->has_dwarf = -1; /* not looked at yet */
-	if (dwfl_module_getsymtab(es->mod) < 0)
-		log_debug("no symbol table in %s: %s", es->path, dwfl_errmsg(-1));
-	dwfl_module_info(es->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug_file);
-	if (!debug_file)
+	elf = dwfl_module_getelf(es->mod, &bias);
+	if (!elf || !elf_debug_prefind(&es->dbg, elf))
 		return 0;
-	es->debug_file = strdup(debug_file);
-	if (!es->debug_file)
-		return -ENOMEM;
-	if (!stat(debug_file, &st))
-		es->bytes += st.st_size;
-	return 0;
+	es->debug_file = strdup(es->dbg.found_name);
+	return es->debug_file ? 0 : -ENOMEM;
 }
 
 /* The address range libdwfl gives the module so that its bias is 0: from the first PT_LOAD's
@@ -176,12 +169,9 @@ static int report_module(struct elf_syms *es, int fd)
 {
 	GElf_Addr low = 0, high = 0;
 	void **userdata;
-	struct stat st;
 	Elf *elf;
 	int err;
 
-	if (!fstat(fd, &st))
-		es->bytes = st.st_size;
 	elf = elf_guard_begin(fd);
 	if (!elf) {
 		err = -errno;
@@ -221,7 +211,11 @@ static int copy_names(struct elf_syms *es, const char *path, const char *root,
 	if (!es->path || !es->root || (debug_root && !es->debug_root))
 		return -ENOMEM;
 	es->dbg = (struct elf_debug_ctx){
-		.path = es->path, .root = es->root, .debug_root = es->debug_root, .main_fd = -1
+		.path = es->path,
+		.root = es->root,
+		.debug_root = es->debug_root,
+		.main_fd = -1,
+		.found_fd = -1,
 	};
 	return 0;
 }
@@ -288,6 +282,7 @@ void elf_syms_free(struct elf_syms *es)
 		elf_end(es->dbg.main_elf);
 		close(es->dbg.main_fd);
 	}
+	elf_debug_release(&es->dbg);
 	free(es->debug_file);
 	free(es->build_id);
 	free(es->debug_root);
@@ -320,7 +315,10 @@ int elf_syms_has_dwarf(struct elf_syms *es)
 
 size_t elf_syms_size(const struct elf_syms *es)
 {
-	return es->bytes;
+	/* Go's function table, when read (libelf's copy of its section) */
+	size_t go = es->gopcln_state > 0 ? es->gopcln.size : 0;
+
+	return sizeof(*es) + es->syms.bytes + go;
 }
 
 size_t elf_syms_dwarf_bytes(const struct elf_syms *es)

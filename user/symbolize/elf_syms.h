@@ -48,7 +48,10 @@ int elf_syms_has_dwarf(struct elf_syms *es); /* loads DWARF if not done yet */
 /* 1 once DWARF was loaded (it is, lazily, by the first lookup). */
 int elf_syms_dwarf_loaded(const struct elf_syms *es);
 
-/* Bytes of file data behind this module (main plus debug file), for memory accounting. */
+/* Heap this module holds for its symbol table: the sorted index and the symbol and string
+ * sections libelf read for it, and Go's function table when one was read (none before the
+ * first lookup), for the symbol cache's byte budget. DWARF is accounted apart
+ * (elf_syms_dwarf_bytes). */
 size_t elf_syms_size(const struct elf_syms *es);
 
 /* Bytes libdw will hold for this module's DWARF once loaded (decompressed debug sections of

@@ -56,6 +56,35 @@ static void section_range(Elf *elf, GElf_Word shndx, GElf_Addr bias, struct sym_
 	}
 }
 
+/* Bytes of the sections libelf reads (and keeps, in a file opened without mmap) to list elf's
+ * symbols: the symbol table libdwfl uses (.symtab, else .dynsym), its string table and its
+ * extended section indices. */
+static size_t symtab_bytes(Elf *elf)
+{
+	Elf_Scn *scn = NULL, *dyn = NULL, *tab = NULL, *link;
+	size_t bytes = 0;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB)
+			tab = scn;
+		else if (sh.sh_type == SHT_DYNSYM)
+			dyn = scn;
+		else if (sh.sh_type == SHT_SYMTAB_SHNDX)
+			bytes += sh.sh_size;
+	}
+	tab = tab ? tab : dyn;
+	if (!tab || !gelf_getshdr(tab, &sh))
+		return bytes;
+	bytes += sh.sh_size;
+	link = elf_getscn(elf, sh.sh_link);
+	if (link && gelf_getshdr(link, &sh) && sh.sh_type != SHT_NOBITS)
+		bytes += sh.sh_size;
+	return bytes;
+}
+
 int sym_index_build(struct sym_index *idx, Dwfl_Module *mod)
 {
 	int i, n = dwfl_module_getsymtab(mod);
@@ -68,6 +97,8 @@ int sym_index_build(struct sym_index *idx, Dwfl_Module *mod)
 
 	idx->v = NULL;
 	idx->n = 0;
+	idx->bytes = 0;
+	elf = NULL;
 	if (n <= 1)
 		return 0;
 	idx->v = calloc((size_t)n, sizeof(*idx->v));
@@ -87,6 +118,11 @@ int sym_index_build(struct sym_index *idx, Dwfl_Module *mod)
 			section_range(elf, shndx, bias, e);
 	}
 	qsort(idx->v, idx->n, sizeof(*idx->v), by_addr);
+	/* Most symbols name no code (objects, files, sections): give their slots back. */
+	e = realloc(idx->v, (idx->n ? idx->n : 1) * sizeof(*idx->v));
+	if (e)
+		idx->v = e;
+	idx->bytes = idx->n * sizeof(*idx->v) + (elf ? symtab_bytes(elf) : 0);
 	return 0;
 }
 
@@ -95,6 +131,7 @@ void sym_index_free(struct sym_index *idx)
 	free(idx->v);
 	idx->v = NULL;
 	idx->n = 0;
+	idx->bytes = 0;
 }
 
 /* Index of the last entry with addr <= a (the first of its address's run), or -1. */

@@ -23,6 +23,8 @@ struct sym_index_entry {
 struct sym_index {
 	struct sym_index_entry *v;
 	size_t n;
+	/* Heap behind it: the entries, and the symbol and string sections libelf read for them. */
+	size_t bytes;
 };
 
 /* Fills idx from mod's symbol table (its .symtab, else .dynsym, as libdwfl finds them).

@@ -51,6 +51,8 @@ static void modules_trim(struct symcache *sc, struct sc_module *keep)
 		struct lru_node *newer = lru_newer(&sc->modules, n);
 
 		if (n != &keep->node) {
+			if (sc->modules.count <= sc->lim.max_modules)
+				sc->st.symbol_evictions++; /* the byte budget, not the count */
 			module_free(sc, lru_entry(n, struct sc_module, node));
 			sc->st.evictions++;
 		}
@@ -278,6 +280,19 @@ static void resolve_jit(struct symcache *sc, struct sc_pid *p, pid_t pid, uint64
 	out->lines[0].function = name;
 }
 
+/* Takes in what m's symbol table holds now (its first lookup reads it), closing the least
+ * recently used other modules beyond the symbol budget. */
+static void module_account(struct symcache *sc, struct sc_module *m)
+{
+	size_t bytes = elf_syms_size(m->es);
+
+	if (bytes == m->bytes)
+		return;
+	sc->module_bytes += bytes - m->bytes;
+	m->bytes = bytes;
+	modules_trim(sc, m);
+}
+
 /* Returns 1 when the frame may be cached (symbolized, or known to stay unsymbolized). */
 static int fill_lines(struct symcache *sc, struct sc_module *m, const struct proc_map *map,
 		      struct sym_frame *out)
@@ -292,6 +307,7 @@ static int fill_lines(struct symcache *sc, struct sc_module *m, const struct pro
 	if (ensure_dwarf(sc, m))
 		return 0; /* deferred: a later round symbolizes it */
 	n = elf_syms_lookup(m->es, vaddr, lines, SYM_MAX_INLINE);
+	module_account(sc, m);
 	if (elf_syms_take_refusal(m->es)) {
 		sc->st.sections_refused++;
 		log_warn(-EFBIG, "Go function table of %s not read: over its size cap", map->path);
@@ -407,6 +423,7 @@ void symcache_get_stats(const struct symcache *sc, struct symcache_stats *out)
 	out->modules = sc->modules.count;
 	out->pids = sc->pids.count;
 	out->kernel_symbol_bytes = ksyms_bytes(sc->kernel.ks);
+	out->symbol_bytes = sc->module_bytes;
 }
 
 static int copy_limits(struct symcache_limits *dst, const struct symcache_limits *src)

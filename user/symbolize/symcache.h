@@ -17,7 +17,9 @@
 struct symcache_limits {
 	size_t max_modules; /* ELF files kept open (LRU); >= 1 */
 	size_t max_pids; /* per-process mapping snapshots kept (LRU); >= 1 */
-	size_t max_bytes; /* soft cap on memory for cached symbol data; 0 = no cap */
+	size_t max_bytes; /* symbol tables of all modules together (elf_syms_size); least
+			   * recently used modules are closed beyond it (one alone may pass
+			   * it). 0: no cap */
 	size_t max_addrs; /* symbolized addresses cached; 0: SYMCACHE_DEFAULT_ADDRS */
 	const char *proc_root; /* normally "/proc"; tests may point elsewhere */
 	const char *debug_root; /* normally "/usr/lib/debug" (build-id and debuglink lookups) */
@@ -54,6 +56,8 @@ struct symcache_stats {
 	uint64_t dwarf_bytes; /* DWARF bytes held now */
 	uint64_t kernel_symbol_bytes; /* the kernel symbol table's heap bytes */
 	uint64_t perf_map_bytes; /* heap held by perf maps now */
+	uint64_t symbol_bytes; /* heap held by the modules' symbol tables now */
+	uint64_t symbol_evictions; /* modules closed to keep symbol tables within max_bytes */
 	uint64_t perf_maps_over_budget; /* perf maps read but not kept: beyond perf_map_budget */
 };
 

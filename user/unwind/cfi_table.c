@@ -20,11 +20,30 @@
 #include "util/elf_section.h"
 #include "util/sorted_u64.h"
 
-/* Rows as read, with the end of each (FDEs may come in any order). */
+/* Rows as read, with the length of each (FDEs may come in any order), packed: a large file
+ * has hundreds of thousands, all held until they are sorted. A row's length fits 32 bits (a
+ * file's text is at most CFI_TABLE_MAX_TEXT; a longer one from a crafted FDE is cut). */
 struct raw_row {
-	uint64_t pc, end;
-	struct spanprof_unwind_rule rule;
+	uint64_t pc;
+	uint32_t len;
+	int32_t cfa_off, rbp_off;
+	uint8_t cfa_kind, rbp_kind;
 };
+
+_Static_assert(sizeof(struct raw_row) == 24, "a raw row packs into 24 bytes");
+
+static uint64_t raw_end(const struct raw_row *r)
+{
+	return r->pc + r->len;
+}
+
+static struct spanprof_unwind_rule raw_rule(const struct raw_row *r)
+{
+	return (struct spanprof_unwind_rule){ .cfa_kind = r->cfa_kind,
+					      .rbp_kind = r->rbp_kind,
+					      .cfa_off = r->cfa_off,
+					      .rbp_off = r->rbp_off };
+}
 
 struct builder {
 	Dwarf_CFI *cfi;
@@ -64,15 +83,24 @@ static int add_raw(struct builder *b, uint64_t pc, uint64_t end,
 		   const struct spanprof_unwind_rule *rule)
 {
 	struct raw_row *n;
+	size_t cap;
 
 	if (b->nraw == b->cap) {
-		n = realloc(b->raw, (b->cap ? 2 * b->cap : 1024) * sizeof(*n));
+		cap = b->cap ? b->cap + b->cap / 2 :
+			       1024; /* by half: less unused room at the end */
+		n = realloc(b->raw, cap * sizeof(*n));
 		if (!n)
 			return -ENOMEM;
 		b->raw = n;
-		b->cap = b->cap ? 2 * b->cap : 1024;
+		b->cap = cap;
 	}
-	b->raw[b->nraw++] = (struct raw_row){ pc, end, *rule };
+	b->raw[b->nraw++] =
+		(struct raw_row){ .pc = pc,
+				  .len = end - pc > UINT32_MAX ? UINT32_MAX : (uint32_t)(end - pc),
+				  .cfa_off = rule->cfa_off,
+				  .rbp_off = rule->rbp_off,
+				  .cfa_kind = rule->cfa_kind,
+				  .rbp_kind = rule->rbp_kind };
 	return 0;
 }
 
@@ -137,19 +165,25 @@ static int cmp_raw(const void *pa, const void *pb)
 
 	if (a->pc != b->pc)
 		return a->pc < b->pc ? -1 : 1;
-	return a->end < b->end ? -1 : a->end > b->end;
+	return a->len < b->len ? -1 : a->len > b->len;
 }
 
-static void push_row(struct cfi_table *t, uint64_t pc, const struct spanprof_unwind_rule *rule)
+/* Appends a row to t, or merges it with the last one. With t->rows NULL, only counts: the same
+ * walk run twice sizes the table exactly before it is filled. */
+static void push_row(struct cfi_table *t, struct cfi_row *last, uint64_t pc,
+		     const struct spanprof_unwind_rule *rule)
 {
-	if (t->nrows && cfi_rule_equal(&t->rows[t->nrows - 1].rule, rule))
+	if (t->nrows && cfi_rule_equal(&last->rule, rule))
 		return;
-	if (t->nrows && t->rows[t->nrows - 1].pc == pc) {
-		t->rows[t->nrows - 1].rule = *rule; /* the later row of two at one PC wins */
+	if (t->nrows && last->pc == pc) {
+		last->rule = *rule; /* the later row of two at one PC wins */
+		if (t->rows)
+			t->rows[t->nrows - 1].rule = *rule;
 		return;
 	}
-	t->rows[t->nrows].pc = pc;
-	t->rows[t->nrows].rule = *rule;
+	*last = (struct cfi_row){ pc, *rule };
+	if (t->rows)
+		t->rows[t->nrows] = *last;
 	t->nrows++;
 }
 
@@ -169,32 +203,53 @@ static int is_go_executable(Elf *elf)
 	return 0;
 }
 
-/* Sorted, merged rows with a "no row" entry at every gap and after the last FDE; in a Go
- * executable, a frame-pointer entry instead, also before the first FDE. */
-static int compact(struct builder *b, struct cfi_table *t, int go)
+/* The walk behind compact(): with t->rows NULL it counts the rows, else it fills them. */
+static void merge_rows(const struct builder *b, struct cfi_table *t, int go)
 {
 	static const struct spanprof_unwind_rule none = { .cfa_kind = SPANPROF_CFA_NONE };
 	static const struct spanprof_unwind_rule fp = { .cfa_kind = SPANPROF_CFA_FP };
 	const struct spanprof_unwind_rule *gap = go ? &fp : &none;
+	struct cfi_row last = { 0 };
 	uint64_t covered = 0;
 	size_t i;
 
-	qsort(b->raw, b->nraw, sizeof(*b->raw), cmp_raw);
-	t->rows = malloc((2 * b->nraw + 2) * sizeof(*t->rows));
-	if (!t->rows)
-		return -ENOMEM;
+	t->nrows = 0;
 	if (go && b->nraw && b->raw[0].pc)
-		push_row(t, 0, gap);
+		push_row(t, &last, 0, gap);
 	for (i = 0; i < b->nraw; i++) {
+		struct spanprof_unwind_rule rule = raw_rule(&b->raw[i]);
+
 		if (i && covered < b->raw[i].pc)
-			push_row(t, covered, gap);
-		push_row(t, b->raw[i].pc, &b->raw[i].rule);
-		if (b->raw[i].end > covered)
-			covered = b->raw[i].end;
+			push_row(t, &last, covered, gap);
+		push_row(t, &last, b->raw[i].pc, &rule);
+		if (raw_end(&b->raw[i]) > covered)
+			covered = raw_end(&b->raw[i]);
 	}
 	if (b->nraw)
-		push_row(t, covered, gap);
-	return 0;
+		push_row(t, &last, covered, gap);
+}
+
+/* Sorted, merged rows with a "no row" entry at every gap and after the last FDE; in a Go
+ * executable, a frame-pointer entry instead, also before the first FDE. The raw rows are
+ * trimmed to their count first and the table is allocated at its exact size: for a large
+ * file both are tens of MB, held together for a moment by the unwind worker. */
+static int compact(struct builder *b, struct cfi_table *t, int go)
+{
+	struct raw_row *trimmed;
+	size_t n;
+
+	qsort(b->raw, b->nraw, sizeof(*b->raw), cmp_raw);
+	trimmed = realloc(b->raw, (b->nraw ? b->nraw : 1) * sizeof(*b->raw));
+	if (trimmed)
+		b->raw = trimmed;
+	t->rows = NULL;
+	merge_rows(b, t, go);
+	n = t->nrows;
+	t->rows = malloc((n ? n : 1) * sizeof(*t->rows));
+	if (!t->rows)
+		return -ENOMEM;
+	merge_rows(b, t, go);
+	return t->nrows == n ? 0 : -EINVAL;
 }
 
 static uint64_t text_bytes(Elf *elf)

@@ -15,12 +15,18 @@
  * new process or library has to be unwound correctly). */
 #define REPUBLISH_NS (200 * 1000 * 1000ull)
 
+/* Files a waiting process remembers it waits for: it is published again (its maps read) once
+ * one of them is done. One with more waits for these first, then for the rest. */
+#define WAIT_FILES 4
+
 struct pid_entry {
 	struct lru_node node; /* k1 = pid */
 	uint64_t sampled_round; /* the last drain round its samples were noted in */
 	uint64_t sig; /* hash of the last value written */
 	int pending; /* mappings whose table was being built at the last publish */
 	int ready_logged;
+	int nwait;
+	uint64_t wait[WAIT_FILES][2]; /* unwind_file_ref keys of files it waits for */
 };
 
 struct unwind {
@@ -33,6 +39,8 @@ struct unwind {
 	int republish; /* tables finished since the last pass over the waiting processes */
 	uint64_t last_republish_ns;
 	struct spanprof_unwind_proc value; /* scratch for one publish */
+	uint64_t wait[WAIT_FILES][2]; /* the files that publish waits for (scratch) */
+	int nwait;
 	struct spanprof_unwind_proc sampled; /* scratch for unwind_note_sampled */
 	uint64_t round; /* drain rounds (unwind_new_round) */
 };
@@ -115,6 +123,10 @@ static int add_file(struct unwind *u, pid_t pid, const struct proc_map *fm)
 		m->gen = ref.gen;
 	} else if (ref.state == UNWIND_FILE_PENDING) {
 		m->table = SPANPROF_UNWIND_TABLE_PENDING;
+		if (u->nwait < WAIT_FILES) {
+			u->wait[u->nwait][0] = ref.key[0];
+			u->wait[u->nwait++][1] = ref.key[1];
+		}
 		return 1;
 	}
 	return 0;
@@ -155,6 +167,7 @@ static int fill(struct unwind *u, pid_t pid, const struct proc_maps *maps)
 
 	anon_room = files < SPANPROF_UNWIND_MAX_MAPPINGS ? SPANPROF_UNWIND_MAX_MAPPINGS - files : 0;
 	v->nmaps = 0;
+	u->nwait = 0;
 	while (i < maps->count || j < maps->anon_count) {
 		if (j < maps->anon_count &&
 		    (i == maps->count || maps->anon[j].start < maps->maps[i].start)) {
@@ -240,6 +253,8 @@ void unwind_scan_pid(struct unwind *u, pid_t pid, const struct proc_maps *maps)
 		p->sig = sig;
 	}
 	p->pending = pending;
+	p->nwait = u->nwait;
+	memcpy(p->wait, u->wait, sizeof(p->wait));
 	if (pending)
 		p->ready_logged = 0;
 	else if (!p->ready_logged) {
@@ -280,6 +295,20 @@ void unwind_forget_pid(struct unwind *u, pid_t pid)
 }
 
 /* Processes whose last publish waited for a table. */
+/* 1 when p waits for a table and one it waits for is done: its maps are worth reading again.
+ * Until then a waiting process costs a few hash lookups per pass, not a /proc read. */
+static int wait_over(const struct unwind *u, const struct pid_entry *p)
+{
+	int i;
+
+	if (!p->pending)
+		return 0;
+	for (i = 0; i < p->nwait; i++)
+		if (!unwind_files_pending(u->files, p->wait[i]))
+			return 1;
+	return !p->nwait;
+}
+
 static size_t waiting_pids(struct unwind *u, pid_t **out)
 {
 	struct lru_node *n;
@@ -290,7 +319,7 @@ static size_t waiting_pids(struct unwind *u, pid_t **out)
 	if (!pids)
 		return 0;
 	for (n = lru_oldest(&u->pids); n; n = lru_newer(&u->pids, n))
-		if (lru_entry(n, struct pid_entry, node)->pending)
+		if (wait_over(u, lru_entry(n, struct pid_entry, node)))
 			pids[count++] = n->k1;
 	*out = pids;
 	return count;

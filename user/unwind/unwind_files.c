@@ -423,10 +423,14 @@ int unwind_files_resolve(struct unwind_files *fs, pid_t pid, const struct proc_m
 
 	if (!strcmp(m->path, VDSO_PATH)) {
 		f = vdso_file(fs);
+		out->key[0] = KEY_VDSO;
+		out->key[1] = 0;
 	} else if (!m->inode) {
 		return -ENOENT; /* another pseudo file ([vsyscall], ...) */
 	} else {
-		n = lru_find(&fs->aliases, KEY_DEVINO | m->dev, m->inode);
+		out->key[0] = KEY_DEVINO | m->dev;
+		out->key[1] = m->inode;
+		n = lru_find(&fs->aliases, out->key[0], out->key[1]);
 		f = n ? lru_entry(n, struct alias, node)->file : NULL;
 		if (f && f->state == UNWIND_FILE_EVICTED && retry_due(f)) {
 			free_file(fs, f); /* time to try again */
@@ -441,6 +445,21 @@ int unwind_files_resolve(struct unwind_files *fs, pid_t pid, const struct proc_m
 	out->table = f->table;
 	out->gen = f->gen;
 	return bias_of(f, m, &out->bias);
+}
+
+int unwind_files_pending(const struct unwind_files *fs, const uint64_t key[2])
+{
+	const struct lru_node *n;
+	const struct file *f;
+
+	if (key[0] == KEY_VDSO) {
+		n = lru_find(&fs->files, KEY_VDSO, 0);
+		f = n ? lru_entry(n, struct file, node) : NULL;
+	} else {
+		n = lru_find(&fs->aliases, key[0], key[1]);
+		f = n ? lru_entry(n, struct alias, node)->file : NULL;
+	}
+	return f && f->state == UNWIND_FILE_PENDING;
 }
 
 /* Puts a built table into the maps, evicting least recently used tables for room. */

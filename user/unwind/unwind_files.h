@@ -54,6 +54,7 @@ struct unwind_file_ref {
 	enum unwind_file_state state;
 	uint32_t table, gen; /* READY only */
 	uint64_t bias; /* address - bias = the file's virtual address */
+	uint64_t key[2]; /* names the file for unwind_files_pending() */
 };
 
 struct unwind_files *unwind_files_new(const struct unwind_files_options *opts);
@@ -68,6 +69,10 @@ int unwind_files_resolve(struct unwind_files *fs, pid_t pid, const struct proc_m
 /* A sampled process uses table (of generation gen, as its published mappings say): its file
  * becomes the most recently sampled, or, evicted, due for a rebuild sooner. */
 void unwind_files_note_sampled(struct unwind_files *fs, uint32_t table, uint32_t gen);
+
+/* 1 while the file a unwind_file_ref's key names still waits for its table; 0 once it is
+ * ready, failed, evicted or forgotten. A hash lookup: no file or /proc read. */
+int unwind_files_pending(const struct unwind_files *fs, const uint64_t key[2]);
 
 /* Stores the tables the worker finished. Returns how many builds ended (ready or not). */
 size_t unwind_files_poll(struct unwind_files *fs);

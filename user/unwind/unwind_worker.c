@@ -116,7 +116,10 @@ static void *worker_main(void *arg)
 
 	pthread_mutex_lock(&w->lock);
 	while (!atomic_load(&w->stop)) {
-		j = list_pop(&w->todo);
+		/* One finished table at a time: the next build starts once the taker has the last
+		 * one, so a large table waiting for the run loop is never held beside another's
+		 * transient rows (tens of MB each for a large binary). */
+		j = w->done.head ? NULL : list_pop(&w->todo);
 		if (!j) {
 			pthread_cond_wait(&w->wake, &w->lock);
 			continue;
@@ -237,6 +240,8 @@ struct unwind_job *unwind_worker_take_done(struct unwind_worker *w)
 	pthread_mutex_lock(&w->lock);
 	head = w->done.head;
 	w->done.head = w->done.tail = NULL;
+	if (head)
+		pthread_cond_signal(&w->wake); /* the worker waits for this before its next build */
 	/* Under the lock: a job pushed after this read signals anew. EAGAIN when nothing was. */
 	if (read(w->done_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
 		log_debug("unwind worker: cannot reset the finished-job signal: %s",

@@ -27,7 +27,8 @@ void unwind_worker_free(struct unwind_worker *w);
 /* Queues a job (ownership passes to the worker until it comes back from take_done). */
 void unwind_worker_submit(struct unwind_worker *w, struct unwind_job *job);
 
-/* Finished jobs, oldest first (a list through ->next), or NULL. Never blocks on a build. */
+/* Finished jobs, oldest first (a list through ->next), or NULL. Never blocks on a build. The
+ * worker holds at most one finished job: it starts the next build once this took the last. */
 struct unwind_job *unwind_worker_take_done(struct unwind_worker *w);
 
 /* A descriptor that polls readable (POLLIN) while finished jobs wait for take_done, so the

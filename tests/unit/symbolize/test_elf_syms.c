@@ -166,6 +166,35 @@ static void test_elf_syms_finds_debuglink_file_next_to_exe(void **state)
 	elf_syms_free(es);
 }
 
+/* The debug file is found when the module is opened and read at its first lookup: a process's
+ * root directory may be gone by then, so it must be held open from the start. */
+static void test_elf_syms_keeps_the_debug_file_found_at_open(void **state)
+{
+	const struct fixture_set *fs = *state;
+	struct elf_sym_line lines[ELF_SYMS_MAX_LINES];
+	char *dir = tmpdir_new("elf-syms-debug");
+	char exe[2048], dbg[2100], cmd[8192];
+	struct elf_syms *es;
+	uint64_t vaddr;
+
+	assert_non_null(dir);
+	snprintf(exe, sizeof(exe), "%s/%s", dir, strrchr(fs->dbglink, '/') + 1);
+	snprintf(dbg, sizeof(dbg), "%s.debug", exe);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && cp '%s.debug' '%s'", fs->dbglink, exe,
+		 fs->dbglink, dbg);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(fixture_addr(fs->dbglink, "leaf", &vaddr), 0);
+	es = elf_syms_open(exe, NULL);
+	assert_non_null(es);
+	assert_string_equal(elf_syms_debug_file(es), dbg);
+	assert_int_equal(unlink(dbg), 0);
+	assert_true(elf_syms_lookup(es, vaddr, lines, ELF_SYMS_MAX_LINES) >= 1);
+	assert_string_equal(lines[0].function, "symfix_leaf");
+	assert_non_null(lines[0].file); /* from the DWARF of the vanished debug file */
+	elf_syms_free(es);
+	tmpdir_remove(dir);
+}
+
 static void test_elf_syms_finds_debug_file_by_build_id(void **state)
 {
 	const struct fixture_set *fs = *state;
@@ -241,6 +270,7 @@ int main(void)
 		cmocka_unit_test(test_elf_syms_demangles_cxx_names),
 		cmocka_unit_test(test_elf_syms_resolves_shared_library_symbols),
 		cmocka_unit_test(test_elf_syms_finds_debuglink_file_next_to_exe),
+		cmocka_unit_test(test_elf_syms_keeps_the_debug_file_found_at_open),
 		cmocka_unit_test(test_elf_syms_finds_debug_file_by_build_id),
 		cmocka_unit_test(test_elf_syms_translates_file_offset_through_pt_load),
 		cmocka_unit_test(test_elf_syms_rejects_garbage_and_survives_truncation),

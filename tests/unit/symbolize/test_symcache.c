@@ -280,6 +280,51 @@ static void test_symcache_byte_cap_keeps_only_the_module_in_use(void **state)
 	assert_int_equal(st.modules, 1);
 }
 
+/* Symbol tables are read at a module's first lookup and counted against the symbol budget
+ * (DWARF refused here, so lookups use them): past it, the least recently used module is closed,
+ * counted, and reopened when one of its addresses comes again. */
+static void test_symcache_symbol_budget_closes_modules_and_counts(void **state)
+{
+	struct test_state *s = *state;
+	uint64_t leaf = PIE_BASE + fixture_key(s->fs.pie, "leaf"), lib_entry;
+	struct symcache_limits lim = {
+		.max_modules = 64,
+		.max_pids = 8,
+		.max_bytes = 1,
+		.max_addrs = 1,
+		.max_dwarf_bytes = 1,
+		.proc_root = s->proc_root ? s->proc_root : s->root,
+		.debug_root = s->fs.debug_root,
+		.perf_map_dir = "/tmp",
+	};
+	struct symcache_stats st;
+	char maps[4096];
+	struct sym_frame f;
+
+	standard_maps(s, maps, sizeof(maps));
+	fake_pid(s, 100, maps, NULL);
+	assert_int_equal(fixture_nm(s->fs.lib, "symfix_lib_entry", &lib_entry), 0);
+	s->sc = symcache_new(&lim);
+	assert_non_null(s->sc);
+	symcache_resolve_user(s->sc, 100, leaf, &f);
+	assert_string_equal(f.lines[0].function, "symfix_leaf");
+	assert_null(f.lines[0].file); /* from the symbol table */
+	symcache_get_stats(s->sc, &st);
+	assert_true(st.symbol_bytes > 1024); /* the executable's .symtab and .strtab at least */
+	assert_int_equal(st.modules, 1);
+
+	symcache_resolve_user(s->sc, 100, LIB_BASE + lib_entry, &f);
+	assert_string_equal(f.lines[0].function, "symfix_lib_entry");
+	symcache_get_stats(s->sc, &st);
+	assert_int_equal(st.modules, 1);
+	assert_true(st.symbol_evictions >= 1);
+	symcache_resolve_user(s->sc, 100, leaf, &f); /* reopened */
+	assert_string_equal(f.lines[0].function, "symfix_leaf");
+	symcache_get_stats(s->sc, &st);
+	assert_true(st.symbol_evictions >= 2);
+	assert_int_equal(st.modules, 1);
+}
+
 static void test_symcache_evicts_oldest_pid_when_full(void **state)
 {
 	struct test_state *s = *state;
@@ -705,6 +750,7 @@ int main(void)
 		T(test_symcache_evicts_oldest_module_when_full),
 		T(test_symcache_answers_hot_addresses_after_idle_modules_close),
 		T(test_symcache_byte_cap_keeps_only_the_module_in_use),
+		T(test_symcache_symbol_budget_closes_modules_and_counts),
 		T(test_symcache_evicts_oldest_pid_when_full),
 		T(test_symcache_missing_or_malformed_files_stay_unsymbolized),
 		T(test_symcache_resolves_jit_frames_from_container_perf_map),

@@ -157,7 +157,10 @@ static void test_miss_is_built_then_shared_by_build_id(void **state)
 	assert_int_equal(unwind_files_resolve(c->files, getpid(), &m, &ref), 0);
 	assert_int_equal(ref.state, UNWIND_FILE_PENDING);
 	assert_int_equal(ref.bias, 0x7f0000000000ull); /* start - vaddr of the segment */
+	/* A process waiting for it asks by key, with no /proc read, until the build is done. */
+	assert_int_equal(unwind_files_pending(c->files, ref.key), 1);
 	wait_builds(c, 1);
+	assert_int_equal(unwind_files_pending(c->files, ref.key), 0);
 	assert_int_equal(unwind_files_resolve(c->files, getpid(), &m, &ref), 0);
 	assert_int_equal(ref.state, UNWIND_FILE_READY);
 	assert_true(ref.gen != 0);
