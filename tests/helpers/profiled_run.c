@@ -112,6 +112,17 @@ static int wait_attach(struct profiled_run *r, int gate_fd)
 		printf("  the agent did not log \"%s\" within %d s\n", want, ATTACH_TIMEOUT_S);
 		return -1;
 	}
+	/* The attach comes once the hook file is parsed (off the agent's run loop): maybe after
+	 * the text waited for. */
+	if (r->wait_log && r->wait_hook_too) {
+		snprintf(want, sizeof(want), "span hook attached: %s (pid %d,",
+			 realpath(file, real) ? real : file, r->pid);
+		if (!agent_proc_wait_log(&r->agent, want, ATTACH_TIMEOUT_S)) {
+			printf("  the agent did not log \"%s\" within %d s\n", want,
+			       ATTACH_TIMEOUT_S);
+			return -1;
+		}
+	}
 	r->attach_s = now_s() - t0;
 	return 0;
 }

@@ -41,6 +41,7 @@ struct profiled_run {
 	/* Instead of the hook's attach, wait for this agent log text: a printf format whose one
 	 * %d is the workload's pid (NULL: wait for the attach). */
 	const char *wait_log;
+	int wait_hook_too; /* with wait_log: also wait for hook_file's attach */
 	int agent_stops_itself; /* agent_args has --duration: wait for the agent's exit */
 	int keep_agent; /* leave the agent running; the caller stops it (agent_proc_stop) */
 	/* Out. */

@@ -237,14 +237,21 @@ static void test_hook_span_wins_over_the_record(void **state)
 			       "3",
 			       hook,
 			       NULL };
-	const char *extra[] = { "--span-scope", "all", NULL };
+	const char *args[] = { "--output", dir, "--interval", "1", "--span-scope", "all", NULL };
 	struct census c = { 0 };
 	struct profiled_run r;
 
 	if (!dir)
 		skip();
 	snprintf(hook, sizeof(hook), "%s", build_path("libspanprof.so"));
-	run(dir, argv, extra, &r);
+	/* Both the record's reader and the hook's uprobe are in place before the workload runs. */
+	r = (struct profiled_run){ .dir = dir,
+				   .agent_args = args,
+				   .workload_argv = argv,
+				   .wait_log = WAIT_TCTX,
+				   .hook_file = hook,
+				   .wait_hook_too = 1 };
+	assert_int_equal(profiled_run(&r), 0);
 	assert_true(agent_proc_log_contains(&r.agent, "span hook attached"));
 	census_watch(&c, "tctx_work_alpha", HOOK_SPAN);
 	census_watch(&c, "tctx_work_beta", BETA_SPAN);
