@@ -50,7 +50,7 @@ AGENT_SRCS := $(filter-out user/main.c,$(wildcard user/*.c user/*/*.c))
 AGENT_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(AGENT_SRCS))
 AGENT_LIB := $(OUTPUT)/libagent.a
 
-HOOK_SRCS := hooks/c/span_hook.c hooks/c/process_ctx.c
+HOOK_SRCS := hooks/c/span_hook.c hooks/c/process_ctx.c hooks/c/thread_record.c
 HOOK_OBJS := $(patsubst hooks/c/%.c,$(OUTPUT)/hooks/%.pic.o,$(HOOK_SRCS))
 HOOK_SO := $(OUTPUT)/libspanprof.so
 HOOK_A := $(OUTPUT)/libspanprof.a
@@ -129,10 +129,12 @@ $(OUTPUT)/spanprof: $(OUTPUT)/user/main.o $(AGENT_LIB)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 # --- the hook library apps link ----------------------------------------------------------
-$(OUTPUT)/hooks/%.pic.o: hooks/c/%.c include/spanprof.h
+# TLS descriptors (the model OpenTelemetry thread context recommends) for the record's pointer.
+HOOK_TLS_CFLAGS := $(if $(filter x86,$(ARCH)),-mtls-dialect=gnu2)
+$(OUTPUT)/hooks/%.pic.o: hooks/c/%.c include/spanprof.h hooks/c/thread_record.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(HOOK_TLS_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
 $(HOOK_SO): $(HOOK_OBJS)
 	$(call msg,LINK,$@)
@@ -427,6 +429,12 @@ $(OUTPUT)/tests/hooks/test_process_ctx_publish: $(OUTPUT)/tests/hooks/test_proce
 						$(HOOK_A) $(AGENT_LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -lcmocka -o $@
+
+# The hook library's thread context record, read as a third party would and by the agent's reader.
+$(OUTPUT)/tests/hooks/test_thread_record: $(OUTPUT)/tests/hooks/test_thread_record.o $(AGENT_LIB) \
+					  | $(HOOK_SO)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(filter %.o %.a,$^) $(LDLIBS) -ldl -lcmocka -o $@
 
 define run-hook-tests
 $(Q)$(HOOK_ENV) tests/hooks/run_hook_tests.sh $(HOOK_C_TESTS)

@@ -4,6 +4,7 @@
 #include <stddef.h>
 
 #include "spanprof.h"
+#include "thread_record.h"
 
 #define SPANPROF_EXPORT __attribute__((visibility("default")))
 
@@ -38,6 +39,8 @@ __attribute__((section(".probes"), used)) volatile unsigned short spanprof_span_
 
 SPANPROF_EXPORT void spanprof_span_set(const struct spanprof_span *span)
 {
+	/* Every thread-context reader sees the span through the record, agent or not. */
+	thread_record_set(span);
 	if (__builtin_expect(spanprof_span_set_semaphore == 0, 1))
 		return;
 #if defined(__x86_64__)
