@@ -15,8 +15,12 @@
 /* The key map's names, indexed by the THREAD_RECORD_KEY_* values. */
 extern const char *const thread_record_keys[2] __attribute__((visibility("hidden")));
 
-/* Publishes span (NULL: none) in the calling thread's record, under the valid protocol. */
-void thread_record_set(const struct spanprof_span *span) __attribute__((visibility("hidden")));
+/* Publishes span (NULL: none) in the calling thread's record, under the valid protocol. With
+ * sem (the hook's semaphore) not 0, an agent is attached: the change is queued in the thread's
+ * ring, and the return value, when not NULL, is what the caller must pass to the uprobe site
+ * (hook ABI version 3: the area's registration, a new root name, or a ring to read). */
+const void *thread_record_set(const struct spanprof_span *span, unsigned short sem)
+	__attribute__((visibility("hidden")));
 
 /* process_ctx.c: publishes the process context with an empty resource unless the app already
  * published one, so readers learn the record's schema and key map. Returns 0 or -errno. */
