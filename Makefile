@@ -190,6 +190,21 @@ $(OUTPUT)/tests/workloads/span_workload_dl: tests/workloads/span_workload.c
 
 WORKLOADS += $(OUTPUT)/tests/workloads/span_workload_static $(OUTPUT)/tests/workloads/span_workload_dl
 
+# The hook library as built for hook ABI version 2 (a uprobe entry at every call), which programs
+# linked with an older libspanprof still run: tests check the agent serves it, benchmarks compare.
+HOOK_V2_SO := $(OUTPUT)/tests/workloads/libspanprof_v2.so
+$(OUTPUT)/hooks/span_hook_v2.pic.o: hooks/c/span_hook.c include/spanprof.h hooks/c/thread_record.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -DSPANPROF_HOOK_ABI_V2 -fPIC -fvisibility=hidden -c $< -o $@
+
+$(HOOK_V2_SO): $(OUTPUT)/hooks/span_hook_v2.pic.o $(filter-out %/span_hook.pic.o,$(HOOK_OBJS))
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(SAN_CFLAGS) -shared -Wl,-soname,libspanprof.so $^ -o $@
+
+WORKLOADS += $(HOOK_V2_SO)
+
 # Waits through libc, -O2 with frame pointers (the pattern rule) and without: only a CFI walk
 # finds the function that called libc's wrappers in the second.
 $(OUTPUT)/tests/workloads/off_cpu_waits: WORKLOAD_CFLAGS += -O2
