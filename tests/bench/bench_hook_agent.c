@@ -66,7 +66,9 @@ static pid_t spawn(struct phase *ph, const char *secs)
 static int start(struct phase *ph, const char *root, const char *secs)
 {
 	char pid_arg[16], want[96];
-	const char *argv[] = { "--pid", pid_arg, "--output", ph->dir, NULL };
+	const char *argv[] = {
+		"--pid", pid_arg, "--output", ph->dir, "--log-level", "debug", NULL
+	};
 
 	snprintf(ph->dir, sizeof(ph->dir), "%s/%s", root, ph->tag);
 	snprintf(ph->service, sizeof(ph->service), "bench-hook-%s-%d", ph->tag, (int)getpid());
