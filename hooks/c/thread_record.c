@@ -96,6 +96,8 @@ static int zero8(const uint8_t id[8])
 static void child_after_fork(void)
 {
 	announced = 0;
+	/* The child's one thread is a new task: the agent has no area registered for it. */
+	state.sem = 0;
 }
 
 __attribute__((constructor)) static void thread_record_init(void)
