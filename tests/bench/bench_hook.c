@@ -341,7 +341,7 @@ int main(void)
 	nop1 = time_lib_with_link(l, &v2, v2.site.site_offset, &span, "1-byte nop site:");
 	entry = time_lib_with_link(l, &v2, entry_off, &span, "function entry:");
 	loader_close(l);
-	/* Last: a semaphore written by hand is not raised by a later attach on this kernel. */
+	/* Last, so that the semaphore raised by hand never overlaps an attach. */
 	clock_ns = time_clock(5000000);
 	spanprof_span_set_semaphore = 1;
 	hook_alone = time_calls(&span, 5000000);
