@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -256,14 +257,32 @@ SPANPROF_EXPORT int spanprof_process_context_publish(const char *const *keys,
 	return err;
 }
 
+/* 1 when the process already has an OTEL_CTX mapping this library did not make: another
+ * OpenTelemetry SDK published the process's context (OTEP 4719 allows one per process). */
+static int other_context_published(void)
+{
+	FILE *maps = fopen("/proc/self/maps", "re");
+	char line[512];
+	int found = 0;
+
+	if (!maps)
+		return 0;
+	while (!found && fgets(line, sizeof(line), maps))
+		found = strstr(line, "OTEL_CTX") != NULL;
+	fclose(maps);
+	return found;
+}
+
 int process_ctx_announce(void)
 {
 	int err = 0;
 
 	while (__atomic_exchange_n(&ctx_lock, 1, __ATOMIC_ACQUIRE))
 		;
-	/* Every publish carries the key map: only a process with none yet publishes here. */
-	if (!ctx_map || ctx_pid != getpid())
+	/* Every publish carries the key map: only a process with none yet publishes here. A
+	 * context another SDK published is left alone: its resource names the service, and the
+	 * agent reads this library's records through the slot the hook registers. */
+	if ((!ctx_map || ctx_pid != getpid()) && !other_context_published())
 		err = publish_locked(NULL, NULL, 0);
 	__atomic_store_n(&ctx_lock, 0, __ATOMIC_RELEASE);
 	return err;
