@@ -75,7 +75,7 @@ $(foreach s,proto $(STAGES),$(eval stage_chain := $(call stage_lib,$(s)) $(stage
 	$(eval STAGE_LINK_$(s) := $(stage_chain)))
 AGENT_LIB := $(STAGE_LINK_agent)
 
-HOOK_SRCS := hooks/c/span_hook.c hooks/c/process_ctx.c
+HOOK_SRCS := hooks/c/span_hook.c hooks/c/process_ctx.c hooks/c/thread_record.c
 HOOK_OBJS := $(patsubst hooks/c/%.c,$(OUTPUT)/hooks/%.pic.o,$(HOOK_SRCS))
 HOOK_SO := $(OUTPUT)/libspanprof.so
 HOOK_A := $(OUTPUT)/libspanprof.a
@@ -157,10 +157,12 @@ $(OUTPUT)/spanprof: $(OUTPUT)/user/main.o $(AGENT_LIB)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 # --- the hook library apps link ----------------------------------------------------------
-$(OUTPUT)/hooks/%.pic.o: hooks/c/%.c include/spanprof.h
+# TLS descriptors (the model OpenTelemetry thread context recommends) for the record's pointer.
+HOOK_TLS_CFLAGS := $(if $(filter x86,$(ARCH)),-mtls-dialect=gnu2)
+$(OUTPUT)/hooks/%.pic.o: hooks/c/%.c include/spanprof.h hooks/c/thread_record.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(HOOK_TLS_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
 $(HOOK_SO): $(HOOK_OBJS)
 	$(call msg,LINK,$@)
@@ -229,6 +231,21 @@ $(OUTPUT)/tests/workloads/span_workload_dl: tests/workloads/span_workload.c
 
 WORKLOADS += $(OUTPUT)/tests/workloads/span_workload_static $(OUTPUT)/tests/workloads/span_workload_dl
 WORKLOADS += $(OUTPUT)/tests/faults/spanprof_faulty
+
+# The hook library as built for hook ABI version 2 (a uprobe entry at every call), which programs
+# linked with an older libspanprof still run: tests check the agent serves it, benchmarks compare.
+HOOK_V2_SO := $(OUTPUT)/tests/workloads/libspanprof_v2.so
+$(OUTPUT)/hooks/span_hook_v2.pic.o: hooks/c/span_hook.c include/spanprof.h hooks/c/thread_record.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -DSPANPROF_HOOK_ABI_V2 -fPIC -fvisibility=hidden -c $< -o $@
+
+$(HOOK_V2_SO): $(OUTPUT)/hooks/span_hook_v2.pic.o $(filter-out %/span_hook.pic.o,$(HOOK_OBJS))
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(SAN_CFLAGS) -shared -Wl,-soname,libspanprof.so $^ -o $@
+
+WORKLOADS += $(HOOK_V2_SO)
 
 # Waits through libc, -O2 with frame pointers (the pattern rule) and without: only a CFI walk
 # finds the function that called libc's wrappers in the second.

@@ -27,6 +27,15 @@ static __always_inline void counter_inc(void *map, __u32 index)
 		*value += 1;
 }
 
+/* Adds n to a per-CPU counter. */
+static __always_inline void counter_add(void *map, __u32 index, __u64 n)
+{
+	__u64 *value = bpf_map_lookup_elem(map, &index);
+
+	if (value)
+		*value += n;
+}
+
 /* Stores an interpreter stack (struct interp_stack, CPython or CRuby frames) in a window slot's
  * interp_stacks map under its hash, made non-zero (0 means "no interpreter frames" in a sample).
  * Returns the hash, or 0 when the map is full, counted in drops at drop_reason. */

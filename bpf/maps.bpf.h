@@ -136,6 +136,16 @@ struct span_task {
 		__type(value, struct span_task);         \
 	} span_tasks SEC(".maps")
 
+/* Threads whose hook library (ABI version 3) registered its per-thread area: where it is, how
+ * far its ring of span changes was read, and the span segment it is in. */
+#define SPAN_AREAS_MAP                                   \
+	struct {                                         \
+		__uint(type, BPF_MAP_TYPE_TASK_STORAGE); \
+		__uint(map_flags, BPF_F_NO_PREALLOC);    \
+		__type(key, int);                        \
+		__type(value, struct span_area);         \
+	} span_areas SEC(".maps")
+
 /* Records of ended spans (struct spanprof_span_end) for the agent. */
 #define SPAN_ENDS_MAP                                          \
 	struct {                                               \

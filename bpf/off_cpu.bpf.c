@@ -33,11 +33,17 @@ const volatile bool cfg_off_cpu_full_stacks = true;
 __u32 off_cpu_slot = 0;
 
 extern THREAD_SPANS_MAP;
+extern SPAN_AREAS_MAP;
 extern SPAN_TASKS_MAP;
 /* drop_counts and event_counts: declared by unwind_native.bpf.h. */
 extern SPAN_NAMES_MAP;
 
 #include "thread_ctx.bpf.h"
+#include "span_area.bpf.h"
+
+/* span_hook.bpf.c: the span changes the current thread's hook queued (hook ABI version 3) end
+ * and start its span segments, up to now. */
+extern int span_ring_switch_out(__u64 now);
 
 /* python_frames.bpf.c, ruby_frames.bpf.c: the current thread's interpreter frames into window
  * slot's off_cpu_interp_stacks, walked with their own scratch. */
@@ -149,8 +155,10 @@ static __always_inline void capture_wait(void *ctx, struct task_struct *task, st
 	key->has_span = ts != NULL;
 	if (ts)
 		__builtin_memcpy(&key->span, &ts->slot[ts->current & 1], sizeof(key->span));
-	else /* another tracer's span: OpenTelemetry thread context, else OBI's map */
-		key->has_span = thread_ctx_span(&key->span, task, pid, TCTX_SCRATCH_OFF_CPU);
+	else /* the hook's record (ABI version 3), else another tracer's span: OpenTelemetry
+	      * thread context, else OBI's map */
+		key->has_span = own_record_span(&key->span, task, TCTX_SCRATCH_OFF_CPU) ||
+				thread_ctx_span(&key->span, task, pid, TCTX_SCRATCH_OFF_CPU);
 	key->kern_stack_id = bpf_get_stackid(ctx, &off_cpu_stacks, BPF_F_REUSE_STACKID | kern_skip);
 	note_stack_error(key->kern_stack_id, SPANPROF_DROP_OFF_CPU_KERN_STACK);
 	key->user_stack_hash = 0;
@@ -174,8 +182,10 @@ static __always_inline void capture_wait(void *ctx, struct task_struct *task, st
 /* prev leaves the CPU: its time on it goes to its span; if it blocks, the wait starts. */
 static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u64 now, bool blocks)
 {
-	struct span_task *st = bpf_task_storage_get(&span_tasks, prev, NULL, 0);
+	struct span_task *st;
 
+	span_ring_switch_out(now);
+	st = bpf_task_storage_get(&span_tasks, prev, NULL, 0);
 	if (!st || !st->active)
 		return;
 	/* on_cpu_ns is 0 or later than now only if the span hook, preempted between its clock

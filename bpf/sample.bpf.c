@@ -22,11 +22,13 @@ const volatile bool cfg_filter_pids = false;
 __u32 window_slot = 0;
 
 extern THREAD_SPANS_MAP;
+extern SPAN_AREAS_MAP;
 extern GOROUTINE_SPANS_MAP;
 extern GO_PIDS_MAP;
 extern SPAN_NAMES_MAP;
 
 #include "thread_ctx.bpf.h"
+#include "span_area.bpf.h"
 
 /* python_frames.bpf.c: the thread's CPython frames into window slot's interp_stacks. */
 extern __u64 py_capture(__u32 pid, __u32 slot);
@@ -217,8 +219,10 @@ static __always_inline void copy_span(struct sample_key *key, struct task_struct
 	 * thread that never set a span. */
 	ts = bpf_task_storage_get(&thread_spans, task, NULL, 0);
 	if (!ts || !ts->active) {
-		/* No span from the hook: another tracer's (docs/thread-context.md). */
-		key->has_span = thread_ctx_span(&key->span, task, key->pid, TCTX_SCRATCH_SAMPLE);
+		/* No span from the hook's uprobe: from its thread context record (hook ABI
+		 * version 3), else another tracer's (docs/thread-context.md). */
+		key->has_span = own_record_span(&key->span, task, TCTX_SCRATCH_SAMPLE) ||
+				thread_ctx_span(&key->span, task, key->pid, TCTX_SCRATCH_SAMPLE);
 		return;
 	}
 	__builtin_memcpy(&key->span, &ts->slot[ts->current & 1], sizeof(key->span));

@@ -21,6 +21,7 @@ EVENT_COUNTS_MAP;
 TARGET_PIDS_MAP;
 SPAN_TASKS_MAP;
 SPAN_ENDS_MAP;
+SPAN_AREAS_MAP;
 USER_BUDGETS_MAP;
 
 /* Keep each thread's span segment in span_tasks for the sched_switch program (--off-cpu). */
@@ -200,15 +201,206 @@ static __always_inline void span_cleared(struct task_struct *task, struct thread
 		end_span(st, &ts->slot[ts->current & 1], now);
 }
 
+/* ---- Hook ABI version 3: span changes read from the thread's ring ---- */
+
+/* State of one read of a ring (bpf_loop callback context). */
+struct ring_walk {
+	__u64 area; /* the thread's struct spanprof_thread_area */
+	__u64 pos, end; /* entries [pos, end) are read */
+	__u64 now; /* no change is later than this */
+};
+
+static __always_inline int ring_same_span(const struct span_ctx *cur,
+					  const struct spanprof_ring_entry *e)
+{
+	const __u64 *x = (const __u64 *)cur->trace_id, *y = (const __u64 *)e->trace_id;
+
+	return x[0] == y[0] && x[1] == y[1] && x[2] == y[2];
+}
+
+/* From ns on, the thread is in e's span: the segment it was in ends, the next starts. */
+static __always_inline void ring_change(struct task_struct *task, struct span_area *sa,
+					const struct spanprof_ring_entry *e, __u64 ns)
+{
+	struct span_task *st = bpf_task_storage_get(&span_tasks, task, NULL, 0);
+	__u64 span_id;
+
+	if (st && st->active) {
+		if (ring_same_span(&sa->cur, e))
+			return;
+		if (ns < st->start_ns)
+			ns = st->start_ns;
+		/* ns is after the thread came on the CPU (the ring is read at every switch-out),
+		 * so end_span adds ns - on_cpu_ns, the span's time on the CPU since then. */
+		end_span(st, &sa->cur, ns);
+	}
+	__builtin_memcpy(&span_id, e->span_id, sizeof(span_id));
+	if (!span_id)
+		return;
+	sa->cur.abi_version = SPANPROF_ABI_VERSION_V3;
+	__builtin_memcpy(sa->cur.trace_id, e->trace_id, sizeof(sa->cur.trace_id));
+	__builtin_memcpy(sa->cur.span_id, e->span_id, sizeof(sa->cur.span_id));
+	__builtin_memset(sa->cur.root_span_id, 0, sizeof(sa->cur.root_span_id));
+	sa->cur.name_id = sa->name_id;
+	start_span(task, ns);
+}
+
+static long ring_step(__u64 index, void *ctx)
+{
+	struct ring_walk *w = ctx;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct span_area *sa = bpf_task_storage_get(&span_areas, task, NULL, 0);
+	struct spanprof_ring_entry e;
+	__u64 at, ns;
+
+	if (!sa || w->pos >= w->end)
+		return 1;
+	at = w->area + __builtin_offsetof(struct spanprof_thread_area, ring) +
+	     (w->pos & SPANPROF_RING_MASK) * sizeof(e);
+	w->pos++;
+	if (bpf_probe_read_user(&e, sizeof(e), (const void *)at)) {
+		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_RING_LOST);
+		return 0;
+	}
+	/* A change is never before the last read of the ring (the hook was preempted between
+	 * its clock read and its store) nor after now. */
+	ns = e.ns;
+	if (ns > w->now)
+		ns = w->now;
+	if (ns < sa->floor_ns)
+		ns = sa->floor_ns;
+	ring_change(task, sa, &e, ns);
+	return 0;
+}
+
+/* Reads the thread's ring up to entry end (exclusive). A ring that wrapped past what was read
+ * lost its oldest changes: counted, and their time goes to the segment the thread was in. */
+static __always_inline void ring_read(struct span_area *sa, __u64 end, __u64 now)
+{
+	struct ring_walk w = { .area = sa->area, .pos = sa->consumed, .end = end, .now = now };
+
+	if (end <= w.pos) {
+		if (end < w.pos) /* the hook's head went back: a hostile or reset area */
+			sa->consumed = end;
+		return;
+	}
+	if (end - w.pos > SPANPROF_RING_ENTRIES) {
+		counter_add(&drop_counts, SPANPROF_DROP_SPAN_RING_LOST,
+			    end - w.pos - SPANPROF_RING_ENTRIES);
+		w.pos = end - SPANPROF_RING_ENTRIES;
+	}
+	sa->consumed = end;
+	bpf_loop(SPANPROF_RING_ENTRIES, ring_step, &w, 0);
+	sa->floor_ns = now;
+}
+
+static __always_inline int ring_head(const struct span_area *sa, __u64 *head)
+{
+	return bpf_probe_read_user(
+		head, sizeof(*head),
+		(const void *)(sa->area + __builtin_offsetof(struct spanprof_thread_area, head)));
+}
+
+/* The sched_switch program, as the current thread leaves the CPU (off_cpu.bpf.c): the span
+ * changes its hook queued while it ran end and start its span segments before its time on the
+ * CPU is added to the segment it is in. Global, so off_cpu.bpf.c can call it. */
+__noinline int span_ring_switch_out(__u64 now)
+{
+	struct task_struct *task;
+	struct span_area *sa;
+	__u64 head;
+
+	if (!cfg_span_tasks)
+		return 0;
+	task = bpf_get_current_task_btf();
+	sa = bpf_task_storage_get(&span_areas, task, NULL, 0);
+	if (!sa || !sa->area)
+		return 0;
+	if (ring_head(sa, &head)) {
+		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_RING_LOST);
+		return 0;
+	}
+	ring_read(sa, head, now);
+	return 0;
+}
+
+/* A thread exits: the changes it queued since its last switch-out still end its span
+ * segments (its memory is still there: the tracepoint fires before the thread lets go of it). */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_thread_exit, struct task_struct *task)
+{
+	span_ring_switch_out(bpf_ktime_get_ns());
+	return 0;
+}
+
+/* The hook (ABI version 3) entered the uprobe: to register its area, with a new root name, or
+ * to have its ring read. user_span is struct spanprof_span's layout, then the area's address
+ * and the ring index of the change this call queued. */
+static __always_inline int on_area(struct task_struct *task, const void *user_span)
+{
+	__u64 tail[3], head = 0, now;
+	struct span_area *sa;
+	struct span_task *st;
+	__u64 name_id;
+
+	/* tail: the area, the ring index of this call's change, the otel_thread_ctx_v1 slot. */
+	if (bpf_probe_read_user(tail, sizeof(tail),
+				(const char *)user_span + SPANPROF_ABI_V3_AREA_OFFSET)) {
+		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_READ);
+		return 0;
+	}
+	counter_inc(&event_counts, SPANPROF_EVENT_SPAN_SET);
+	sa = bpf_task_storage_get(&span_areas, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!sa) {
+		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_STORAGE);
+		return 0;
+	}
+	/* Samples read the record through the slot (span_area.bpf.h). */
+	sa->slot = tail[2];
+	if (!cfg_span_tasks) {
+		sa->area = tail[0];
+		return 0;
+	}
+	name_id = intern_name(user_span, SPANPROF_ABI_VERSION_V3, sa->name_id);
+	now = bpf_ktime_get_ns();
+	if (sa->area != tail[0]) {
+		/* A new area (or a new agent): its ring is read from this call's change on. */
+		sa->area = tail[0];
+		sa->consumed = tail[1];
+		sa->floor_ns = 0;
+	} else {
+		/* The changes queued before this call belong to the name before it. */
+		ring_read(sa, tail[1], now);
+	}
+	sa->name_id = name_id;
+	if (ring_head(sa, &head)) {
+		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_RING_LOST);
+		return 0;
+	}
+	st = bpf_task_storage_get(&span_tasks, task, NULL, 0);
+	/* No change queued by this call: the same span, renamed; its segment goes on under the
+	 * new name. */
+	if (head == tail[1] && st && st->active)
+		sa->cur.name_id = name_id;
+	/* This call's change happened after the uprobe's own time (as the v1/v2 path reads its
+	 * clock after the copy): that time is the hook's, not the span's. */
+	sa->floor_ns = now;
+	ring_read(sa, head, now);
+	return 0;
+}
+
 /* BPF_KPROBE reads the argument registers; libbpf 1.1 has no BPF_UPROBE spelling yet. */
 SEC("uprobe")
 int BPF_KPROBE(on_span_set, const void *user_span)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct thread_span *ts;
+	__u32 was_active, version;
 	__u64 now;
-	__u32 was_active;
 
+	if (user_span && !bpf_probe_read_user(&version, sizeof(version), user_span) &&
+	    version == SPANPROF_ABI_VERSION_V3)
+		return on_area(task, user_span);
 	if (!user_span) {
 		/* Clearing needs no storage: a thread that never set a span has none. */
 		ts = bpf_task_storage_get(&thread_spans, task, NULL, 0);

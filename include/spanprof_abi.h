@@ -253,6 +253,55 @@ struct tctx_proc {
 	__u32 _pad2;
 };
 
+/* Hook ABI version 3 (docs/thread-context.md, "spanprof's hook as a writer"): the hook library
+ * keeps each thread's span in an OpenTelemetry thread context record at the start of a
+ * per-thread area (struct spanprof_thread_area), and with span times on it also queues every
+ * span change, with its CLOCK_MONOTONIC time, in the area's ring. It enters the uprobe only to
+ * register the area (once per thread and agent), when the local root's name changes, and when
+ * SPANPROF_RING_TRAP_EVERY changes were queued since its last entry. It then passes struct
+ * spanprof_span's version 2 layout with abi_version 3, followed by the area's address, the
+ * ring index of the change that call queued (= head: it queued none), and the address of the
+ * thread's otel_thread_ctx_v1 (the slot that points at the record: samples read it there). */
+#define SPANPROF_ABI_VERSION_V3 3
+#define SPANPROF_ABI_V3_AREA_OFFSET 296
+#define SPANPROF_ABI_V3_RING_FROM_OFFSET 304
+#define SPANPROF_ABI_V3_SLOT_OFFSET 312
+#define SPANPROF_ABI_V3_SIZE 320
+/* Changes queued per thread; the ring wraps. A thread that queued more than this since the
+ * agent last read its ring (at its last switch-out or uprobe entry) loses the oldest. */
+#define SPANPROF_RING_ENTRIES 256
+#define SPANPROF_RING_MASK (SPANPROF_RING_ENTRIES - 1)
+#define SPANPROF_RING_TRAP_EVERY (SPANPROF_RING_ENTRIES / 2)
+/* Room for the OTEP record at the start of the area: 28 bytes of header, the local root span id
+ * attribute (18 bytes) and the name attribute (2 + 255 bytes), rounded up. */
+#define SPANPROF_AREA_RECORD_SIZE 304
+
+/* One span change: from ns on, the thread is in the span (trace_id, span_id); a zero span_id:
+ * in none. */
+struct spanprof_ring_entry {
+	__u64 ns;
+	__u8 trace_id[16];
+	__u8 span_id[8];
+};
+
+/* The hook library's per-thread area (in its TLS). */
+struct spanprof_thread_area {
+	__u8 record[SPANPROF_AREA_RECORD_SIZE]; /* the OTEP 4947 record */
+	__u64 head; /* changes queued so far; entry i is ring[i & SPANPROF_RING_MASK] */
+	__u64 _reserved;
+	struct spanprof_ring_entry ring[SPANPROF_RING_ENTRIES];
+};
+
+/* Per-thread BPF state of a registered area (task storage span_areas). */
+struct span_area {
+	__u64 area; /* address of the thread's struct spanprof_thread_area */
+	__u64 slot; /* address of the thread's otel_thread_ctx_v1 */
+	__u64 consumed; /* ring entries read so far */
+	__u64 floor_ns; /* when the ring was last read: no later change happened before it */
+	__u64 name_id; /* the local root's name the hook last entered the uprobe with */
+	struct span_ctx cur; /* the span the thread's current span segment belongs to */
+};
+
 /* Value of OBI's pinned map (key: the thread's pid_tgid). */
 struct obi_trace_ctx {
 	__u8 trace_id[16];
@@ -427,6 +476,9 @@ enum spanprof_drop {
 	SPANPROF_DROP_OFF_CPU_UNWIND_STALE,
 	SPANPROF_DROP_TCTX_READ, /* a thread context (TLS slot or record) could not be read */
 	SPANPROF_DROP_TCTX_ATTRS, /* a record's attributes were cut: torn, too long or unmapped */
+	/* span changes the hook queued that were overwritten before they were read (or could not
+	 * be read): their time went to the span before them */
+	SPANPROF_DROP_SPAN_RING_LOST,
 	SPANPROF_DROP__COUNT,
 };
 

@@ -25,6 +25,12 @@ $(OUTPUT)/tests/hooks/test_process_ctx_publish: $(OUTPUT)/tests/hooks/test_proce
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -lcmocka -o $@
 
+# The hook library's thread context record, read as a third party would and by the agent's reader.
+$(OUTPUT)/tests/hooks/test_thread_record: $(OUTPUT)/tests/hooks/test_thread_record.o $(AGENT_LIB) \
+					  | $(HOOK_SO)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(filter %.o %.a,$^) $(LDLIBS) -ldl -lcmocka -o $@
+
 define run-hook-tests
 $(Q)$(HOOK_ENV) tests/hooks/run_hook_tests.sh $(HOOK_C_TESTS)
 endef

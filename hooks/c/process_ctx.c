@@ -2,10 +2,12 @@
 /* Publishes the app's OpenTelemetry resource as OTEP 4719 process context: a mapping named
  * OTEL_CTX (a memfd "OTEL_CTX", else anonymous memory, named with prctl PR_SET_VMA_ANON_NAME)
  * holding a 32-byte header and, right after it, a protobuf ProcessContext{resource{attributes:
- * string KeyValues}}. Part of libspanprof. */
+ * string KeyValues}, attributes: the thread context's schema and key map (thread_record.c)}.
+ * Part of libspanprof. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -13,6 +15,7 @@
 #include <time.h>
 
 #include "spanprof.h"
+#include "thread_record.h"
 
 #define SPANPROF_EXPORT __attribute__((visibility("default")))
 
@@ -39,7 +42,13 @@ struct ctx_header {
 static struct ctx_header *ctx_map;
 static size_t ctx_map_size;
 static int ctx_map_named; /* a memfd: found by its file name whether or not prctl works */
+static pid_t ctx_pid; /* the process that mapped it: a forked child has no mapping */
 static int ctx_lock;
+
+#define TLS_SCHEMA_KEY "threadlocal.schema_version"
+#define TLS_SCHEMA "tlsdesc_v1_dev"
+#define TLS_KEY_MAP_KEY "threadlocal.attribute_key_map"
+#define TLS_NKEYS (sizeof(thread_record_keys) / sizeof(thread_record_keys[0]))
 
 static size_t varint_len(uint64_t v)
 {
@@ -83,27 +92,71 @@ static size_t kv_len(const char *key, const char *value)
 	return field_len(strlen(key)) + field_len(field_len(strlen(value)));
 }
 
-/* Encodes ProcessContext{resource 1: Resource{attributes 1...}} into out (cap bytes) and
- * returns its size; 0 when it does not fit. */
+/* Size of ArrayValue{values 1: AnyValue{string_value 1}...} of the record's key names. */
+static size_t key_array_len(void)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < TLS_NKEYS; i++)
+		n += field_len(field_len(strlen(thread_record_keys[i])));
+	return n;
+}
+
+/* Size of KeyValue{key 1, value 2: AnyValue{array_value 5: ArrayValue}} of the key map. */
+static size_t key_map_kv_len(void)
+{
+	return field_len(strlen(TLS_KEY_MAP_KEY)) + field_len(field_len(key_array_len()));
+}
+
+/* ProcessContext's own attributes (field 2): the thread context's schema and key map. */
+static size_t thread_attrs_len(void)
+{
+	return field_len(kv_len(TLS_SCHEMA_KEY, TLS_SCHEMA)) + field_len(key_map_kv_len());
+}
+
+static uint8_t *put_string_kv(uint8_t *p, unsigned field, const char *key, const char *value)
+{
+	p = put_bytes(p, field, NULL, kv_len(key, value));
+	p = put_bytes(p, 1, key, strlen(key));
+	p = put_bytes(p, 2, NULL, field_len(strlen(value)));
+	return put_bytes(p, 1, value, strlen(value));
+}
+
+static uint8_t *put_thread_attrs(uint8_t *p)
+{
+	size_t arr = key_array_len();
+
+	p = put_string_kv(p, 2, TLS_SCHEMA_KEY, TLS_SCHEMA);
+	p = put_bytes(p, 2, NULL, key_map_kv_len());
+	p = put_bytes(p, 1, TLS_KEY_MAP_KEY, strlen(TLS_KEY_MAP_KEY));
+	p = put_bytes(p, 2, NULL, field_len(arr));
+	p = put_bytes(p, 5, NULL, arr);
+	for (size_t i = 0; i < TLS_NKEYS; i++) {
+		const char *k = thread_record_keys[i];
+
+		p = put_bytes(p, 1, NULL, field_len(strlen(k)));
+		p = put_bytes(p, 1, k, strlen(k));
+	}
+	return p;
+}
+
+/* Encodes ProcessContext{resource 1: Resource{attributes 1...}, attributes 2...} into out (cap
+ * bytes) and returns its size; 0 when it does not fit. */
 static size_t encode(const char *const *keys, const char *const *values, size_t n, uint8_t *out,
 		     size_t cap)
 {
-	size_t res = 0, i, kv, total;
+	size_t res = 0, i, total;
 	uint8_t *p = out;
 
 	for (i = 0; i < n; i++)
 		res += field_len(kv_len(keys[i], values[i]));
-	total = field_len(res);
+	total = field_len(res) + thread_attrs_len();
 	if (total > cap)
 		return 0;
 	p = put_bytes(p, 1, NULL, res);
-	for (i = 0; i < n; i++) {
-		kv = kv_len(keys[i], values[i]);
-		p = put_bytes(p, 1, NULL, kv);
-		p = put_bytes(p, 1, keys[i], strlen(keys[i]));
-		p = put_bytes(p, 2, NULL, field_len(strlen(values[i])));
-		p = put_bytes(p, 1, values[i], strlen(values[i]));
-	}
+	for (i = 0; i < n; i++)
+		p = put_string_kv(p, 1, keys[i], values[i]);
+	p = put_thread_attrs(p);
 	return (size_t)(p - out);
 }
 
@@ -142,13 +195,21 @@ static struct ctx_header *new_mapping(size_t size, int *named)
 static int publish_locked(const char *const *keys, const char *const *values, size_t n)
 {
 	size_t page = 4096, need = CTX_HEADER, size;
-	struct ctx_header *h = ctx_map;
+	struct ctx_header *h;
 	uint8_t *payload;
 	int named;
+
+	if (ctx_map && ctx_pid != getpid()) {
+		/* A forked child: the parent's mapping was not inherited (MADV_DONTFORK). */
+		ctx_map = NULL;
+		ctx_map_size = 0;
+	}
+	h = ctx_map;
 
 	for (size_t i = 0; i < n; i++)
 		need += field_len(kv_len(keys[i], values[i]));
 	need += 8; /* ProcessContext's own tag and length */
+	need += thread_attrs_len();
 	if (need > CTX_HEADER + CTX_PAYLOAD_MAX)
 		return -EMSGSIZE;
 	size = (need + page - 1) / page * page;
@@ -161,6 +222,7 @@ static int publish_locked(const char *const *keys, const char *const *values, si
 		ctx_map = h;
 		ctx_map_size = size;
 		ctx_map_named = named;
+		ctx_pid = getpid();
 	}
 	/* Update protocol: a zero timestamp tells readers to retry until it is set again. */
 	__atomic_store_n(&h->published_at_ns, 0, __ATOMIC_SEQ_CST);
@@ -191,6 +253,37 @@ SPANPROF_EXPORT int spanprof_process_context_publish(const char *const *keys,
 	while (__atomic_exchange_n(&ctx_lock, 1, __ATOMIC_ACQUIRE))
 		; /* publishing is rare: start-up, or a resource change */
 	err = publish_locked(keys, values, n);
+	__atomic_store_n(&ctx_lock, 0, __ATOMIC_RELEASE);
+	return err;
+}
+
+/* 1 when the process already has an OTEL_CTX mapping this library did not make: another
+ * OpenTelemetry SDK published the process's context (OTEP 4719 allows one per process). */
+static int other_context_published(void)
+{
+	FILE *maps = fopen("/proc/self/maps", "re");
+	char line[512];
+	int found = 0;
+
+	if (!maps)
+		return 0;
+	while (!found && fgets(line, sizeof(line), maps))
+		found = strstr(line, "OTEL_CTX") != NULL;
+	fclose(maps);
+	return found;
+}
+
+int process_ctx_announce(void)
+{
+	int err = 0;
+
+	while (__atomic_exchange_n(&ctx_lock, 1, __ATOMIC_ACQUIRE))
+		;
+	/* Every publish carries the key map: only a process with none yet publishes here. A
+	 * context another SDK published is left alone: its resource names the service, and the
+	 * agent reads this library's records through the slot the hook registers. */
+	if ((!ctx_map || ctx_pid != getpid()) && !other_context_published())
+		err = publish_locked(NULL, NULL, 0);
 	__atomic_store_n(&ctx_lock, 0, __ATOMIC_RELEASE);
 	return err;
 }

@@ -4,6 +4,7 @@
 #include <stddef.h>
 
 #include "spanprof.h"
+#include "thread_record.h"
 
 #define SPANPROF_EXPORT __attribute__((visibility("default")))
 
@@ -38,18 +39,31 @@ __attribute__((section(".probes"), used)) volatile unsigned short spanprof_span_
 
 SPANPROF_EXPORT void spanprof_span_set(const struct spanprof_span *span)
 {
+#ifdef SPANPROF_HOOK_ABI_V2
+	/* Test and benchmark builds only: the library as built for hook ABI version 2, which
+	 * enters the uprobe at every call (as programs linked with an older libspanprof do). */
+	const void *arg = span;
+
 	if (__builtin_expect(spanprof_span_set_semaphore == 0, 1))
 		return;
+#else
+	/* Every thread-context reader sees the span through the record, agent or not; the uprobe
+	 * is entered only when the record asks for it (hook ABI version 3). */
+	const void *arg = thread_record_set(span, spanprof_span_set_semaphore);
+
+	if (__builtin_expect(!arg, 1))
+		return;
+#endif
 #if defined(__x86_64__)
 	/* "D" pins the pointer in %rdi, the register the uprobe program reads. The 1-byte nop is the
 	 * classic USDT site; the 5-byte nop right after it is the one 6.18+ kernels optimize. */
 	__asm__ __volatile__("990: nop\n"
 			     ".byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n" SPANPROF_NOTE("8@%%rdi")
 			     :
-			     : "D"(span)
+			     : "D"(arg)
 			     : "memory");
 #elif defined(__aarch64__)
-	register const struct spanprof_span *x0 __asm__("x0") = span;
+	register const void *x0 __asm__("x0") = arg;
 
 	__asm__ __volatile__("990: nop\n" SPANPROF_NOTE("8@x0") : : "r"(x0) : "memory");
 #else

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Benchmark: cost of one spanprof_span_set() call with no agent, with the agent's uprobe on the
- * 5-byte nop (optimized on 6.18+ x86-64), on the 1-byte nop, and on the function entry (a plain
- * uprobe, for reference), and on the nop5 site with span times on (a record per ended span, read
- * by a thread as the agent would). Prints ns per call and ratios measured in this one run. */
+/* Benchmark: cost of one spanprof_span_set() call, in one run, of
+ *  - this executable's hook (ABI version 3: a thread context record and, with an agent, a ring
+ *    of span changes; the uprobe is entered once per 128 changes), and
+ *  - the library as built for hook ABI version 2 (build/tests/workloads/libspanprof_v2.so,
+ *    dlopen'ed: the uprobe at every call, what programs linked with an older libspanprof run),
+ * each with no agent, with the agent's default options (off-CPU and span times on: a record per
+ * ended span, read by a thread as the agent would) and with span times off; also the older
+ * comparisons of the version 2 probe sites (1-byte nop, plain uprobe on the function entry).
+ * Prints ns per call and ratios measured in this one run. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +21,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <dlfcn.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -57,20 +64,27 @@ struct spanprof_span_v1 {
 	char name[64];
 };
 
+typedef void (*span_set_fn)(const struct spanprof_span *);
+
 /* Best of 5 runs of n calls, in ns per call: the minimum filters out preemption noise. */
-static double time_calls(const struct spanprof_span *span, long n)
+static double time_calls_of(span_set_fn set, const struct spanprof_span *span, long n)
 {
 	double best = 1e18, t;
 
 	for (int run = 0; run < 5; run++) {
 		t = now_ns();
 		for (long i = 0; i < n; i++)
-			spanprof_span_set((i & 1) ? span : NULL);
+			set((i & 1) ? span : NULL);
 		t = (now_ns() - t) / n;
 		if (t < best)
 			best = t;
 	}
 	return best;
+}
+
+static double time_calls(const struct spanprof_span *span, long n)
+{
+	return time_calls_of(spanprof_span_set, span, n);
 }
 
 /* Run time and count of the hook's BPF program so far (kernel run-time statistics). */
@@ -87,10 +101,19 @@ static void prog_stats(struct loader *l, uint64_t *ns, uint64_t *cnt)
 	}
 }
 
-static double time_with_link(struct loader *l, const char *exe, uint64_t offset, uint64_t semaphore,
-			     const struct spanprof_span *span, const char *what)
+/* The hook under test: its file, probe site, and entry point. */
+struct hook_lib {
+	const char *path;
+	struct hook_site site;
+	span_set_fn set;
+	const char *name; /* for the output */
+};
+
+static double time_lib_with_link(struct loader *l, const struct hook_lib *h, uint64_t offset,
+				 const struct spanprof_span *span, const char *what)
 {
-	struct bpf_link *link = loader_attach_hook(l, exe, offset, semaphore, LOADER_HOOK_C, 0);
+	struct bpf_link *link =
+		loader_attach_hook(l, h->path, offset, h->site.semaphore_offset, LOADER_HOOK_C, 0);
 	uint64_t ns0, cnt0, ns1, cnt1;
 	double ns;
 
@@ -99,18 +122,20 @@ static double time_with_link(struct loader *l, const char *exe, uint64_t offset,
 			strerror(errno));
 		return -1;
 	}
-	if (!spanprof_active())
+	if (h->set == spanprof_span_set && !spanprof_active())
 		fprintf(stderr, "warning: semaphore not raised after attach\n");
-	time_calls(span, 1000); /* first hits install the trampoline */
+	time_calls_of(h->set, span, 1000); /* first hits install the trampoline */
 	prog_stats(l, &ns0, &cnt0);
-	ns = time_calls(span, 200000);
+	ns = time_calls_of(h->set, span, 200000);
 	prog_stats(l, &ns1, &cnt1);
 	bpf_link__destroy(link);
 	/* The BPF program alone, set and clear calls alike: what the hook ABI decides. Needs the
-	 * kernel's run-time statistics, enabled for this process's lifetime below. */
+	 * kernel's run-time statistics, enabled for this process's lifetime below. Per call: a
+	 * version 3 hook enters it at one call in 128. */
 	if (cnt1 > cnt0)
-		printf("  BPF program alone, %-22s %7.1f ns per call\n", what,
-		       (double)(ns1 - ns0) / (cnt1 - cnt0));
+		printf("  BPF program alone, %-8s %-22s %7.1f ns per call (%llu entries in %d calls)\n",
+		       h->name, what, (double)(ns1 - ns0) / (5 * 200000),
+		       (unsigned long long)(cnt1 - cnt0), 5 * 200000);
 	return ns;
 }
 
@@ -144,17 +169,18 @@ static void *read_records(void *arg)
 	return NULL;
 }
 
-/* The nop5 site with off-CPU and span times on: every clear ends a span, one record each. */
-static double time_with_span_times(const char *exe, const struct hook_site *site,
-				   const struct spanprof_span *span)
+/* The nop5 site with the agent's default options, off-CPU and span times on (span_times 0: span
+ * times off): every clear ends a span, one record each. */
+static double time_with_span_times(const struct hook_lib *h, const struct spanprof_span *span,
+				   int span_times)
 {
 	struct loader_options lo = {
 		.frequency = 100,
 		.stack_entries = 1024,
 		.count_entries = 1024,
-		.off_cpu = 1,
+		.off_cpu = span_times,
 		.off_cpu_min_ns = 1000000,
-		.span_times = 1,
+		.span_times = span_times,
 	};
 	struct span_reader r = { 0 };
 	uint64_t drops[SPANPROF_DROP__COUNT] = { 0 };
@@ -167,14 +193,16 @@ static double time_with_span_times(const char *exe, const struct hook_site *site
 	r.rb = loader_proc_events(l, ignore_event, NULL);
 	if (r.rb && !loader_add_span_ends(l, r.rb, count_record, &r) &&
 	    !pthread_create(&t, NULL, read_records, &r)) {
-		ns = time_with_link(l, exe, site->nop5_offset, site->semaphore_offset, span,
-				    "with span times:");
+		ns = time_lib_with_link(l, h, h->site.nop5_offset, span,
+					span_times ? "default options:" : "span times off:");
 		atomic_store(&r.stop, 1);
 		pthread_join(t, NULL);
 		loader_read_drops(l, drops, SPANPROF_DROP__COUNT);
-		printf("  span records read: %llu, lost (ring buffer full): %llu\n",
-		       (unsigned long long)r.records,
-		       (unsigned long long)drops[SPANPROF_DROP_SPAN_END_FULL]);
+		printf("  %s: span records read: %llu, lost (ring buffer full): %llu, span changes "
+		       "lost (hook ring): %llu\n",
+		       h->name, (unsigned long long)r.records,
+		       (unsigned long long)drops[SPANPROF_DROP_SPAN_END_FULL],
+		       (unsigned long long)drops[SPANPROF_DROP_SPAN_RING_LOST]);
 	}
 	ring_buffer__free(r.rb);
 	loader_close(l);
@@ -211,6 +239,50 @@ static int symbol_offset(const char *path, const char *name, uint64_t *offset)
 	return err;
 }
 
+/* The hook's semaphore in this executable (libspanprof.a is linked in): raised by hand, the hook
+ * does what it does under an agent (record, ring, an uprobe site entry every 128 changes) with
+ * no uprobe attached: the hook's own user-space cost. */
+extern volatile unsigned short spanprof_span_set_semaphore;
+
+static double time_clock(long n)
+{
+	double best = 1e18, t;
+	struct timespec ts;
+	uint64_t sum = 0;
+
+	for (int run = 0; run < 5; run++) {
+		t = now_ns();
+		for (long i = 0; i < n; i++) {
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			sum += (uint64_t)ts.tv_nsec;
+		}
+		t = (now_ns() - t) / n;
+		if (t < best)
+			best = t;
+	}
+	return sum ? best : best; /* sum keeps the calls */
+}
+
+/* The version 2 library beside this executable's hook: dlopen'ed, its site found as the agent
+ * finds it. Returns 0, or -1 with the reason printed. */
+static int open_v2(struct hook_lib *v2, char *path, size_t size, const char *exe)
+{
+	const char *slash = strrchr(exe, '/');
+	void *lib;
+
+	/* build/tests/bench/bench_hook -> build/tests/workloads/libspanprof_v2.so */
+	snprintf(path, size, "%.*s/../workloads/libspanprof_v2.so", (int)(slash - exe), exe);
+	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!lib || hook_elf_find(path, &v2->site)) {
+		fprintf(stderr, "bench_hook: no ABI v2 library at %s (make it first)\n", path);
+		return -1;
+	}
+	v2->path = path;
+	v2->set = (span_set_fn)(uintptr_t)dlsym(lib, "spanprof_span_set");
+	v2->name = "v2";
+	return v2->set ? 0 : -1;
+}
+
 int main(void)
 {
 	struct loader_options lo = { .frequency = 100,
@@ -220,65 +292,83 @@ int main(void)
 	struct spanprof_span long_span = span;
 	struct spanprof_span_v1 v1 = { .abi_version = 1, .name = "bench" };
 	const struct spanprof_span *v1p = (const struct spanprof_span *)(const void *)&v1;
-	double none, nop5 = -1, nop5_long = -1, nop5_v1 = -1, nop1, entry = -1, times = -1;
+	double none, none_v2, v3_def = -1, v3_off = -1, v2_def = -1, v2_off = -1;
+	double nop5_long = -1, nop5_v1 = -1, nop1, entry = -1, clock_ns, hook_alone;
+	struct hook_lib v3 = { .set = spanprof_span_set, .name = "v3" }, v2;
+	char exe[4096], v2_path[4200];
 	uint64_t entry_off = 0;
-	struct hook_site site;
 	struct loader *l;
-	char exe[4096];
 	ssize_t n;
 
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n < 0)
 		return 1;
 	exe[n] = '\0';
+	v3.path = exe;
 	log_set_level(LOG_LEVEL_WARN);
-	if (hook_elf_find(exe, &site) || symbol_offset(exe, "spanprof_span_set", &entry_off)) {
-		fprintf(stderr, "bench_hook: no hook site or symbol in %s\n", exe);
+	if (hook_elf_find(exe, &v3.site) || !v3.site.nop5_offset ||
+	    open_v2(&v2, v2_path, sizeof(v2_path), exe) ||
+	    symbol_offset(v2_path, "spanprof_span_set", &entry_off)) {
+		fprintf(stderr, "bench_hook: no hook site (nop5) or symbol in %s or %s\n", exe,
+			v2_path);
 		return 1;
 	}
+	/* Non-zero ids: a span with a zero span id is no span, and queues no change. */
+	span.trace_id[15] = 1;
+	span.span_id[7] = 2;
+	span.root_span_id[7] = 3;
+	long_span = span;
+	memcpy(v1.trace_id, span.trace_id, sizeof(v1.trace_id));
+	memcpy(v1.span_id, span.span_id, sizeof(v1.span_id));
 	memset(long_span.name, 'n', 200); /* a 200-byte name: ABI v1 would have cut it at 63 */
-	none = time_calls(&span, 50000000);
+	none = time_calls(&span, 5000000);
+	none_v2 = time_calls_of(v2.set, &span, 5000000);
+
 	/* Kernel run-time statistics while this process lives (released with the fd at exit). */
 	if (bpf_enable_stats(BPF_STATS_RUN_TIME) < 0)
 		fprintf(stderr, "bench_hook: no BPF run-time statistics: %s\n", strerror(errno));
+	v3_def = time_with_span_times(&v3, &span, 1);
+	v2_def = time_with_span_times(&v2, &span, 1);
+	v3_off = time_with_span_times(&v3, &span, 0);
+	v2_off = time_with_span_times(&v2, &span, 0);
 	l = loader_open(&lo);
 	if (!l) {
 		fprintf(stderr, "bench_hook: cannot load BPF (needs root): %s\n", strerror(errno));
 		return 1;
 	}
-	if (site.nop5_offset) {
-		nop5 = time_with_link(l, exe, site.nop5_offset, site.semaphore_offset, &span,
-				      "5-byte name:");
-		nop5_long = time_with_link(l, exe, site.nop5_offset, site.semaphore_offset,
-					   &long_span, "200-byte name:");
-		nop5_v1 = time_with_link(l, exe, site.nop5_offset, site.semaphore_offset, v1p,
-					 "ABI v1 struct:");
-	}
-	nop1 = time_with_link(l, exe, site.site_offset, site.semaphore_offset, &span,
-			      "1-byte nop site:");
-	entry = time_with_link(l, exe, entry_off, site.semaphore_offset, &span, "function entry:");
+	nop5_long = time_lib_with_link(l, &v2, v2.site.nop5_offset, &long_span, "200-byte name:");
+	nop5_v1 = time_lib_with_link(l, &v2, v2.site.nop5_offset, v1p, "ABI v1 struct:");
+	nop1 = time_lib_with_link(l, &v2, v2.site.site_offset, &span, "1-byte nop site:");
+	entry = time_lib_with_link(l, &v2, entry_off, &span, "function entry:");
 	loader_close(l);
-	if (site.nop5_offset)
-		times = time_with_span_times(exe, &site, &span);
+	/* Last, so that the semaphore raised by hand never overlaps an attach. */
+	clock_ns = time_clock(5000000);
+	spanprof_span_set_semaphore = 1;
+	hook_alone = time_calls(&span, 5000000);
+	spanprof_span_set_semaphore = 0;
 
-	printf("\n== hook cost per spanprof_span_set() call (best of 5 runs) ==\n");
-	printf("  no agent (semaphore down)        %10.2f ns\n", none);
-	if (nop5 > 0) {
-		printf("  agent attached, nop5 site        %10.2f ns   (%.0fx no agent)\n", nop5,
-		       nop5 / none);
-		printf("    ... 200-byte span name         %10.2f ns   (%.2fx a 5-byte name)\n",
-		       nop5_long, nop5_long / nop5);
-		printf("    ... ABI v1 struct (old build)  %10.2f ns   (%.2fx ABI v2)\n", nop5_v1,
-		       nop5_v1 / nop5);
-	}
-	printf("  agent attached, 1-byte nop site  %10.2f ns   (%.0fx no agent)\n", nop1,
-	       nop1 / none);
-	printf("  plain uprobe on function entry   %10.2f ns   (%.0fx no agent)\n", entry,
-	       entry / none);
-	if (nop5 > 0)
-		printf("  nop5 site vs plain entry uprobe: %.1fx faster\n", entry / nop5);
-	if (times > 0)
-		printf("  nop5 site, span times on         %10.2f ns   (%.2fx span times off)\n",
-		       times, times / nop5);
+	printf("\n== hook cost per spanprof_span_set() call (best of 5 runs; calls alternate "
+	       "set and clear) ==\n");
+	printf("  %-44s %10.2f ns\n", "ABI v3 (TLS record), no agent", none);
+	printf("  %-44s %10.2f ns   (%.1fx no agent)\n",
+	       "ABI v3, semaphore up, no BPF (hook alone)", hook_alone, hook_alone / none);
+	printf("    ... of which clock_gettime(MONOTONIC)    %10.2f ns\n", clock_ns);
+	printf("  %-44s %10.2f ns   (%.1fx no agent)\n", "ABI v3, agent, default options", v3_def,
+	       v3_def / none);
+	printf("  %-44s %10.2f ns   (%.1fx no agent)\n", "ABI v3, agent, span times off", v3_off,
+	       v3_off / none);
+	printf("  %-44s %10.2f ns\n", "ABI v2 (uprobe per call), no agent", none_v2);
+	printf("  %-44s %10.2f ns   (%.1fx ABI v3)\n", "ABI v2, agent, default options (nop5)",
+	       v2_def, v2_def / v3_def);
+	printf("  %-44s %10.2f ns   (%.1fx ABI v3)\n", "ABI v2, agent, span times off (nop5)",
+	       v2_off, v2_off / v3_off);
+	printf("    ... 200-byte span name                   %10.2f ns   (%.2fx a 5-byte name)\n",
+	       nop5_long, nop5_long / v2_off);
+	printf("    ... ABI v1 struct (old build)            %10.2f ns   (%.2fx ABI v2)\n", nop5_v1,
+	       nop5_v1 / v2_off);
+	printf("  %-44s %10.2f ns   (%.0fx no agent)\n", "ABI v2, agent, 1-byte nop site", nop1,
+	       nop1 / none_v2);
+	printf("  %-44s %10.2f ns   (%.0fx no agent)\n", "ABI v2, plain uprobe on function entry",
+	       entry, entry / none_v2);
 	return 0;
 }

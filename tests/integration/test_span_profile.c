@@ -167,6 +167,28 @@ static void test_dlopened_copy_is_hooked(void **state)
 	check_span_census(dir, service);
 }
 
+/* A program whose libspanprof predates hook ABI version 3 (it enters the uprobe at every call,
+ * with no thread context record) is served by the uprobe path as before. */
+static void test_abi_v2_library_still_labels_samples(void **state)
+{
+	const char *dir = *state;
+	char lib[512], cmd[1200], service[64];
+	const char *argv[] = {
+		build_path("tests/workloads/span_workload_dl"), "dlopen", "1", "2", lib, NULL
+	};
+	struct profiled_run r;
+
+	if (!dir)
+		skip();
+	snprintf(lib, sizeof(lib), "%s/libspanprof-v2.so", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", build_path("tests/workloads/libspanprof_v2.so"),
+		 lib);
+	assert_int_equal(system(cmd), 0);
+	snprintf(service, sizeof(service), "it-abi-v2-%d", getpid());
+	run_workload(dir, argv, lib, service, &r);
+	check_span_census(dir, service);
+}
+
 /* Programs built against the version 1 header (64-byte name) keep working with this agent. */
 static void test_old_abi_v1_hook_calls_still_label_samples(void **state)
 {
@@ -252,6 +274,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_static_copy_in_executable_is_hooked, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_dlopened_copy_is_hooked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_abi_v2_library_still_labels_samples, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_old_abi_v1_hook_calls_still_label_samples,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_long_span_names_reach_the_label_whole, setup,

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "discover/hook_elf.h"
 #include "discover/hook_open.h"
 #include "discover/tctx_elf.h"
 #include "discover/thread_ctx.h"
@@ -216,16 +217,43 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-/* The first module among maps that exports the variable, resolved into out. */
+/* m's module (which exports the variable, read into te) resolved into out. */
+static int resolve_module(const char *proc_root, pid_t pid, const struct proc_maps *maps,
+			  const struct proc_map *m, const struct tctx_elf *te,
+			  struct tctx_proc *out, const char **why)
+{
+	char path[64];
+	uint64_t bias;
+	int memfd, err;
+
+	if (elf_loads_bias(&te->loads, m->start, m->offset, &bias)) {
+		*why = "the module exporting otel_thread_ctx_v1 is mapped unlike its headers";
+		return -ENOTSUP;
+	}
+	snprintf(path, sizeof(path), "%s/%d/mem", proc_root, (int)pid);
+	memfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (memfd < 0)
+		return -errno;
+	err = resolve_tls(memfd, te, bias, is_executable(proc_root, pid, m), is_musl(maps), out,
+			  why);
+	close(memfd);
+	return err;
+}
+
+/* The first module among maps that exports the variable, resolved into out. spanprof's own
+ * hook library exports it too, but the agent reads its records through the slot the hook
+ * registers per thread: another module (an SDK in the same process) comes first, and the hook
+ * library is resolved only when no other module exports the variable. */
 static int find_module(struct thread_ctx_files *files, const char *proc_root, pid_t pid,
 		       const struct proc_maps *maps, uint64_t deadline_ns, struct tctx_proc *out,
 		       const char **why)
 {
-	uint64_t seen_dev[THREAD_CTX_MAX_FILES], seen_ino[THREAD_CTX_MAX_FILES], bias;
+	uint64_t seen_dev[THREAD_CTX_MAX_FILES], seen_ino[THREAD_CTX_MAX_FILES];
+	const struct proc_map *hook_map = NULL;
+	struct tctx_elf te, hook_te;
 	size_t i, j, nseen = 0;
-	struct tctx_elf te;
-	char path[64];
-	int fd, memfd, err;
+	struct hook_site site;
+	int fd, err, is_hook;
 
 	for (i = 0; i < maps->count && nseen < THREAD_CTX_MAX_FILES; i++) {
 		const struct proc_map *m = &maps->maps[i];
@@ -248,24 +276,21 @@ static int find_module(struct thread_ctx_files *files, const char *proc_root, pi
 		if (fd < 0)
 			continue;
 		err = tctx_elf_read(fd, &te);
+		is_hook = !err && !hook_elf_find_fd(fd, &site) && !site.is_go;
 		close(fd);
 		if (err == -ENOENT || err == -ENOEXEC || err == -EFBIG)
 			note_without(files, m); /* not parsed again: refusals included */
 		if (err)
 			continue;
-		if (elf_loads_bias(&te.loads, m->start, m->offset, &bias)) {
-			*why = "the module exporting otel_thread_ctx_v1 is mapped unlike its headers";
-			return -ENOTSUP;
+		if (!is_hook)
+			return resolve_module(proc_root, pid, maps, m, &te, out, why);
+		if (!hook_map) {
+			hook_map = m;
+			hook_te = te;
 		}
-		snprintf(path, sizeof(path), "%s/%d/mem", proc_root, (int)pid);
-		memfd = open(path, O_RDONLY | O_CLOEXEC);
-		if (memfd < 0)
-			return -errno;
-		err = resolve_tls(memfd, &te, bias, is_executable(proc_root, pid, m), is_musl(maps),
-				  out, why);
-		close(memfd);
-		return err;
 	}
+	if (hook_map)
+		return resolve_module(proc_root, pid, maps, hook_map, &hook_te, out, why);
 	return -ENOENT;
 }
 

@@ -32,7 +32,7 @@ struct metrics {
 };
 
 /* A new enum spanprof_drop value needs its name below (and this count raised). */
-_Static_assert(SPANPROF_DROP__COUNT == 34, "name every drop reason in drop_reasons");
+_Static_assert(SPANPROF_DROP__COUNT == 35, "name every drop reason in drop_reasons");
 
 static const char *const drop_reasons[METRIC_DROP__COUNT] = {
 	[SPANPROF_DROP_COUNTS_FULL] = "counts_map_full",
@@ -69,6 +69,7 @@ static const char *const drop_reasons[METRIC_DROP__COUNT] = {
 	[SPANPROF_DROP_OFF_CPU_UNWIND_STALE] = "off_cpu_unwind_table_evicted",
 	[SPANPROF_DROP_TCTX_READ] = "thread_context_unreadable",
 	[SPANPROF_DROP_TCTX_ATTRS] = "thread_context_attrs_cut",
+	[SPANPROF_DROP_SPAN_RING_LOST] = "span_ring_lost",
 	[METRIC_DROP_SERVICE_OVERFLOW] = "service_overflow",
 	[METRIC_DROP_ENCODE_ERROR] = "encode_error",
 	[METRIC_DROP_SPAN_LOG] = "span_log_dropped",

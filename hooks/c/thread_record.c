@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Each thread's span as an OpenTelemetry thread context record: the exported TLS pointer
+ * otel_thread_ctx_v1 points at the record at the start of the thread's area (struct
+ * spanprof_thread_area), rewritten at every spanprof_span_set(). The local root's name and id
+ * travel as attributes (keys in thread_record.h), announced in the process context. While an
+ * agent is attached, every span change is also queued with its time in the area's ring, and the
+ * call asks the caller to enter the uprobe only to register the area, on a new root name, or
+ * every SPANPROF_RING_TRAP_EVERY changes (hook ABI version 3). Part of libspanprof. */
+#include <linux/types.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include "spanprof_abi.h"
+#include "thread_record.h"
+
+#define SPANPROF_EXPORT __attribute__((visibility("default")))
+
+#define ROOT_HEX 16
+#define NAME_MAX_LEN (SPANPROF_SPAN_NAME_MAX - 1)
+/* Attributes: the name {key, len, <= 255 bytes}, then the root id {key, len, 16 hex digits}. */
+#define RECORD_ATTRS_MAX (2 + NAME_MAX_LEN + 2 + ROOT_HEX)
+
+/* The record as OTEP 4947 lays it out: packed, 2-byte aligned, 303 bytes at most. */
+struct thread_record {
+	uint8_t trace_id[16];
+	uint8_t span_id[8];
+	uint8_t valid;
+	uint8_t trace_flags;
+	uint16_t attrs_data_size;
+	uint8_t attrs[RECORD_ATTRS_MAX];
+} __attribute__((packed, aligned(8)));
+
+_Static_assert(__builtin_offsetof(struct thread_record, valid) == 24, "OTEP record layout");
+_Static_assert(__builtin_offsetof(struct thread_record, attrs) == 28, "OTEP record layout");
+_Static_assert(sizeof(struct thread_record) <= SPANPROF_AREA_RECORD_SIZE, "record fits its area");
+
+/* What the uprobe reads when the hook enters it: struct spanprof_span, then the area. */
+struct span_v3 {
+	struct spanprof_span span;
+	uint64_t area;
+	uint64_t ring_from;
+	uint64_t slot;
+};
+
+_Static_assert(__builtin_offsetof(struct span_v3, area) == SPANPROF_ABI_V3_AREA_OFFSET, "ABI v3");
+_Static_assert(__builtin_offsetof(struct span_v3, ring_from) == SPANPROF_ABI_V3_RING_FROM_OFFSET,
+	       "ABI v3");
+_Static_assert(__builtin_offsetof(struct span_v3, slot) == SPANPROF_ABI_V3_SLOT_OFFSET, "ABI v3");
+_Static_assert(sizeof(struct span_v3) == SPANPROF_ABI_V3_SIZE, "ABI v3");
+
+/* Everything a thread keeps, in one TLS block (one TLS descriptor call per span change). */
+struct thread_state {
+	struct spanprof_thread_area area;
+	struct span_v3 trap; /* the argument of the last uprobe entry */
+	uint64_t trap_head; /* area.head at the last uprobe entry */
+	uint16_t sem; /* the semaphore's value at the last entry; 0: not registered */
+	uint16_t name_len; /* of the name attribute at attrs[2]; 0: none */
+};
+
+const char *const thread_record_keys[2] = {
+	[THREAD_RECORD_KEY_ROOT] = "spanprof.local_root_span_id",
+	[THREAD_RECORD_KEY_NAME] = "spanprof.span_name",
+};
+
+/* Readers find it in .dynsym; NULL until the thread first sets a span. */
+SPANPROF_EXPORT __thread struct thread_record *otel_thread_ctx_v1;
+
+static __thread struct thread_state state __attribute__((aligned(64)));
+
+/* Set once the process context announces the key map (reset in a forked child, which does not
+ * inherit the mapping). */
+static int announced;
+
+#define barrier() __asm__ __volatile__("" ::: "memory")
+
+static void hex8(uint8_t *out, const uint8_t id[8])
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (int i = 0; i < 8; i++) {
+		out[2 * i] = (uint8_t)digits[id[i] >> 4];
+		out[2 * i + 1] = (uint8_t)digits[id[i] & 15];
+	}
+}
+
+static int zero8(const uint8_t id[8])
+{
+	uint64_t v;
+
+	memcpy(&v, id, sizeof(v));
+	return !v;
+}
+
+static void child_after_fork(void)
+{
+	announced = 0;
+	/* The child's one thread is a new task: the agent has no area registered for it. */
+	state.sem = 0;
+}
+
+__attribute__((constructor)) static void thread_record_init(void)
+{
+	/* The process context mapping is not inherited: a child announces its own. */
+	pthread_atfork(NULL, NULL, child_after_fork);
+}
+
+static __attribute__((noinline, cold)) void announce(void)
+{
+	if (!process_ctx_announce())
+		__atomic_store_n(&announced, 1, __ATOMIC_RELAXED);
+}
+
+/* Writes span into the record under the valid protocol. Returns 1 when the name changed. */
+static int write_record(struct thread_state *t, const struct spanprof_span *span)
+{
+	struct thread_record *r = (struct thread_record *)t->area.record;
+	/* A program built against the version 1 header passes a 64-byte name. */
+	size_t len = strnlen(span->name, span->abi_version == SPANPROF_ABI_VERSION_V1 ?
+						 SPANPROF_ABI_SPAN_NAME_MAX_V1 - 1 :
+						 NAME_MAX_LEN);
+	uint8_t *a = r->attrs;
+	int renamed = 0;
+
+	/* Readers only read while this thread is interrupted or switched out: compiler barriers
+	 * order the stores as seen from this thread. */
+	r->valid = 0;
+	barrier();
+	memcpy(r->trace_id, span->trace_id, sizeof(r->trace_id));
+	memcpy(r->span_id, span->span_id, sizeof(r->span_id));
+	r->trace_flags = 1;
+	if (len != t->name_len || memcmp(a + 2, span->name, len)) {
+		/* Integrations re-set the same root name at every child span: copied only when it
+		 * changes. */
+		a[0] = THREAD_RECORD_KEY_NAME;
+		a[1] = (uint8_t)len;
+		memcpy(a + 2, span->name, len);
+		t->name_len = (uint16_t)len;
+		renamed = 1;
+	}
+	if (len)
+		a += 2 + len;
+	if (!zero8(span->root_span_id)) {
+		a[0] = THREAD_RECORD_KEY_ROOT;
+		a[1] = ROOT_HEX;
+		hex8(a + 2, span->root_span_id);
+		a += 2 + ROOT_HEX;
+	}
+	r->attrs_data_size = (uint16_t)(a - r->attrs);
+	if (__builtin_expect(!otel_thread_ctx_v1, 0))
+		otel_thread_ctx_v1 = r;
+	barrier();
+	r->valid = 1;
+	return renamed;
+}
+
+/* Queues the change to span (NULL: none) unless it is the span queued last. Returns the index
+ * of the entry queued, or head when none was. */
+static uint64_t queue_change(struct spanprof_thread_area *area, const struct spanprof_span *span,
+			     int always)
+{
+	static const uint8_t none[24];
+	const uint8_t *ids = span ? span->trace_id : none;
+	uint64_t h = area->head;
+	struct spanprof_ring_entry *e = &area->ring[(h - 1) & SPANPROF_RING_MASK];
+	struct timespec ts;
+
+	/* trace_id and span_id are adjacent in both structs. */
+	if (!always && h && !memcmp(e->trace_id, ids, 24))
+		return h;
+	e = &area->ring[h & SPANPROF_RING_MASK];
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	e->ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	memcpy(e->trace_id, ids, 24);
+	barrier();
+	area->head = h + 1;
+	return h;
+}
+
+static __attribute__((noinline)) const void *trap_arg(struct thread_state *t,
+						      const struct spanprof_span *span,
+						      unsigned short sem, uint64_t from)
+{
+	memset(&t->trap.span, 0, sizeof(t->trap.span));
+	if (span) {
+		memcpy(&t->trap.span, span, SPANPROF_ABI_SPAN_NAME_OFFSET);
+		memcpy(t->trap.span.name, span->name, t->name_len);
+	}
+	t->trap.span.abi_version = SPANPROF_ABI_VERSION_V3;
+	t->trap.area = (uint64_t)(uintptr_t)&t->area;
+	t->trap.ring_from = from;
+	t->trap.slot = (uint64_t)(uintptr_t)&otel_thread_ctx_v1;
+	t->trap_head = t->area.head;
+	t->sem = sem;
+	return &t->trap;
+}
+
+const void *thread_record_set(const struct spanprof_span *span, unsigned short sem)
+{
+	struct thread_state *t = &state;
+	uint64_t from;
+	int renamed = 0;
+
+	if (__builtin_expect(!__atomic_load_n(&announced, __ATOMIC_RELAXED), 0))
+		announce();
+	if (span && span->abi_version != SPANPROF_ABI_VERSION &&
+	    span->abi_version != SPANPROF_ABI_VERSION_V1)
+		return NULL; /* a version this library does not know: ignored, as agents do */
+	if (span) {
+		renamed = write_record(t, span);
+	} else {
+		/* Left as invalid: the thread is in no span. */
+		((struct thread_record *)t->area.record)->valid = 0;
+		barrier();
+	}
+	if (!sem) {
+		t->sem = 0; /* the next agent registers the area anew */
+		return NULL;
+	}
+	/* A new agent starts from this change: it must see the thread's span. */
+	from = queue_change(&t->area, span, t->sem != sem);
+	if (__builtin_expect(t->sem == sem && !renamed &&
+				     t->area.head - t->trap_head < SPANPROF_RING_TRAP_EVERY,
+			     1))
+		return NULL;
+	return trap_arg(t, span, sem, from);
+}
