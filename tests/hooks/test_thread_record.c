@@ -197,7 +197,7 @@ static void test_agent_reader_finds_the_record(void **state)
 	fill(&s, 0x77, 0x70, "found");
 	span_set(&s);
 	assert_int_equal(proc_maps_read(getpid(), &maps), 0);
-	err = thread_ctx_find(files, "/proc", getpid(), &maps, &labels, &tp, &why);
+	err = thread_ctx_find(files, "/proc", getpid(), &maps, &labels, UINT64_MAX, &tp, &why);
 	if (err)
 		fprintf(stderr, "thread_ctx_find: %d (%s)\n", err, why ? why : "");
 	assert_int_equal(err, 0);
