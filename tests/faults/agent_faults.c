@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "profile/drain.h"
-#include "symbolize/ruby_symbols.h"
+#include "interp/ruby_symbols.h"
 #include "symbolize/symcache.h"
 
 struct symcache *__real_symcache_new(const struct symcache_limits *limits);
