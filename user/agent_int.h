@@ -11,6 +11,7 @@
 #include "discover/hook_registry.h"
 #include "discover/thread_ctx.h"
 #include "discover/proc_table.h"
+#include "discover/scan_known.h"
 #include "discover/scan_queue.h"
 #include "loader.h"
 #include "output/local_out.h"
@@ -68,6 +69,7 @@ struct agent {
 	struct unwind *unwind; /* CFI tables for the BPF unwinder */
 	struct agent_tctx *tctx; /* processes publishing thread context (agent_thread_ctx.c) */
 	struct scan_queue scans;
+	struct scan_known known; /* processes a rescan may skip */
 	struct local_out out; /* used when cfg->output_dir is set */
 	unsigned int file_seq;
 	uint64_t profiles_written, write_errors;
