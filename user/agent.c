@@ -251,6 +251,24 @@ static void forget_exited(void *ctx, pid_t pid)
 	forget_interpreters(a, pid);
 }
 
+void agent_prepare_keys(void *ctx, const struct sample_key *keys, uint32_t n)
+{
+	struct agent *a = ctx;
+	struct proc_info scratch;
+	pid_t last = 0;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		if ((pid_t)keys[i].pid <= 0 || (pid_t)keys[i].pid == last)
+			continue;
+		last = keys[i].pid;
+		proc_table_get(a->procs, last, &scratch);
+		/* A process never sampled with user frames (a kernel thread) needs no snapshot. */
+		if (keys[i].user_stack_hash || keys[i].user_stack_id >= 0)
+			symcache_prepare_pid(a->symcache, last);
+	}
+}
+
 void agent_resolve_sample(struct agent *a, const struct sample *s)
 {
 	int ruby = s->py && s->py->interp == SPANPROF_INTERP_RUBY;
@@ -455,6 +473,8 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 	if (err)
 		return err; /* logged */
 	a->drain = drain_new(ms.counts);
+	if (a->drain)
+		drain_set_keys_fn(a->drain, agent_prepare_keys, a);
 	a->pyprocs = interp_procs_new(&python_interp, cfg->proc_root, cfg->max_procs);
 	a->pysyms = python_symbols_new(cfg->proc_root, PY_CODE_CACHE_ENTRIES);
 	a->rbprocs = interp_procs_new(&ruby_interp, cfg->proc_root, cfg->max_procs);
