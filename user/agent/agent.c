@@ -69,6 +69,12 @@ static void scan_pid(struct agent *a, pid_t pid, int fresh)
 			log_debug("read maps of pid %d: %s", pid, strerror(-err));
 		return;
 	}
+	/* Read whole: until its next event, a rescan need not read it again. */
+	if (scan_known_add(&a->known, pid) == -ENOSPC && a->known.untracked == 1)
+		log_warn(-ENOSPC,
+			 "pid %d: more than %zu processes: the others are read by every rescan "
+			 "(logged once, counted in spanprof_rescan_processes_total)",
+			 (int)pid, a->known.max);
 	/* A process named with --pid, or one with a span hook, gets its service name now, while
 	 * it lives: one that ends before the next drain would otherwise be "unknown_service". */
 	if (hook_registry_update_pid(a->hooks, pid, &maps) > 0 || a->cfg->npids)
@@ -84,8 +90,25 @@ static void scan_pid(struct agent *a, pid_t pid, int fresh)
 		symcache_snapshot_pid(a->symcache, pid);
 }
 
-static void scan_all(struct agent *a)
+/* Sets *lost to the kernel's count of process events lost to a full ring. Returns 0 or -errno. */
+static int proc_events_lost(struct agent *a, uint64_t *lost)
 {
+	uint64_t drops[SPANPROF_DROP__COUNT];
+	int err = loader_read_drops(a->loader, drops, SPANPROF_DROP__COUNT);
+
+	*lost = err ? 0 : drops[SPANPROF_DROP_PROC_EVENT];
+	return err;
+}
+
+/* The safety net for missed events. Processes read since their last exec, while every event
+ * reached the agent, are left alone (scan_known.h): an idle process costs nothing here. Returns
+ * 1 when it read every process. */
+static int scan_all(struct agent *a)
+{
+	uint64_t lost;
+	/* Events the agent cannot count or does not get: every process is read. */
+	int complete = !proc_events_lost(a, &lost) && loader_code_events_attached(a->loader);
+	int full = scan_known_begin(&a->known, lost, complete);
 	struct dirent *de;
 	char *end;
 	DIR *dir;
@@ -94,15 +117,16 @@ static void scan_all(struct agent *a)
 	dir = opendir(a->cfg->proc_root);
 	if (!dir) {
 		log_warn(-errno, "open %s for the process scan", a->cfg->proc_root);
-		return;
+		return full;
 	}
 	while ((de = readdir(dir))) {
 		pid = strtol(de->d_name, &end, 10);
-		if (*end || pid <= 0)
+		if (*end || pid <= 0 || (!full && scan_known_skip(&a->known, pid)))
 			continue;
 		scan_pid(a, pid, 0);
 	}
 	closedir(dir);
+	return full;
 }
 
 /* Copies a fixed-size, maybe unterminated field of a BPF event into a C string. */
@@ -155,6 +179,8 @@ static int on_proc_event(void *ctx, void *data, size_t size)
 	if (size < sizeof(*ev))
 		return 0;
 	a->proc_events_seen = 1;
+	/* Exec'd, mapped code, exited, or new (a fork, maybe on a reused pid): read it again. */
+	scan_known_forget(&a->known, ev->pid);
 	if (ev->type == SPANPROF_PROC_EXIT) {
 		hook_registry_forget_pid(a->hooks, ev->pid);
 		unwind_forget_pid(a->unwind, ev->pid);
@@ -182,6 +208,24 @@ static void forget_exited(void *ctx, pid_t pid)
 
 	symcache_forget_pid(a->symcache, pid);
 	agent_interp_forget(a, pid);
+}
+
+void agent_prepare_keys(void *ctx, const struct sample_key *keys, uint32_t n)
+{
+	struct agent *a = ctx;
+	struct proc_info scratch;
+	pid_t last = 0;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		if ((pid_t)keys[i].pid <= 0 || (pid_t)keys[i].pid == last)
+			continue;
+		last = keys[i].pid;
+		proc_table_get(a->procs, last, &scratch);
+		/* A process never sampled with user frames (a kernel thread) needs no snapshot. */
+		if (keys[i].user_stack_hash || keys[i].user_stack_id >= 0)
+			symcache_prepare_pid(a->symcache, last);
+	}
 }
 
 void agent_resolve_sample(struct agent *a, const struct sample *s)
@@ -375,6 +419,10 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 
 	a->cfg = cfg;
 	scan_queue_init(&a->scans);
+	err = scan_known_init(&a->known,
+			      cfg->max_procs < SCAN_KNOWN_MAX ? cfg->max_procs : SCAN_KNOWN_MAX);
+	if (err)
+		return log_err(err, "allocate the set of scanned processes");
 	err = preflight_check();
 	err = err ?: agent_open_outputs(a);
 	err = err ?: agent_open_metrics(a);
@@ -391,6 +439,7 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 	if (err)
 		return err; /* logged */
 	SET_UP_PART(a->drain = drain_new(ms.counts), "the CPU sample drain");
+	drain_set_keys_fn(a->drain, agent_prepare_keys, a);
 	err = agent_interp_open(a);
 	if (err)
 		return err;
@@ -424,6 +473,7 @@ static void teardown(struct agent *a)
 	proc_table_free(a->procs);
 	symcache_free(a->symcache);
 	loader_close(a->loader);
+	scan_known_release(&a->known);
 }
 
 /* Every --pid must exist; one the agent cannot read is profiled, but said so at once. */
@@ -515,8 +565,9 @@ static void run_loop(struct agent *a, volatile sig_atomic_t *stop)
 			next_flush += cfg->interval_s * NS_PER_S;
 		}
 		if (now >= next_rescan) {
-			scan_all(a);
-			reap_dead(a);
+			/* A lost exit event makes the rescan a full one: reaping then suffices. */
+			if (scan_all(a))
+				reap_dead(a);
 			next_rescan = now + cfg->rescan_s * NS_PER_S;
 		}
 	}

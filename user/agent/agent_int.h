@@ -11,6 +11,7 @@
 #include "agent/hook_registry.h"
 #include "discover/thread_ctx.h"
 #include "discover/proc_table.h"
+#include "discover/scan_known.h"
 #include "discover/scan_queue.h"
 #include "agent/loader.h"
 #include "output/local_out.h"
@@ -105,6 +106,7 @@ struct agent {
 	struct unwind *unwind; /* CFI tables for the BPF unwinder */
 	struct agent_tctx *tctx; /* processes publishing thread context (agent_thread_ctx.c) */
 	struct scan_queue scans;
+	struct scan_known known; /* processes a rescan may skip */
 	struct agent_output output;
 };
 
@@ -133,6 +135,8 @@ void agent_flush(struct agent *a);
 /* Symbolizes a drained sample's stacks into a->resolve, with its Python or Ruby frames merged in
  * (agent.c; CPU samples and off-CPU waits alike). */
 void agent_resolve_sample(struct agent *a, const struct sample *s);
+/* drain_keys_fn: reads what the window's processes need before its samples are resolved. */
+void agent_prepare_keys(void *ctx, const struct sample_key *keys, uint32_t n);
 
 /* Python and Ruby (agent/agent_interp.c): open returns 0 or -errno (logged, naming the table
  * or cache that failed); scan tells the sampler how to read pid's interpreter frames; forget

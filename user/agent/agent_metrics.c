@@ -186,6 +186,12 @@ static void publish_user(struct agent *a)
 		       log_suppressed_total(LOG_SUPPRESSED_SOURCES_FULL));
 	metrics_set(a->metrics.reg, METRIC_PROCESSES_TRACKED, proc_table_count(a->procs));
 	metrics_set(a->metrics.reg, METRIC_PROCESSES_REAPED, proc_table_reaped(a->procs));
+	metrics_set_at(a->metrics.reg, METRIC_RESCAN_PROCESSES, METRIC_RESCAN_SKIPPED,
+		       a->known.skipped);
+	metrics_set_at(a->metrics.reg, METRIC_RESCAN_PROCESSES, METRIC_RESCAN_UNTRACKED,
+		       a->known.untracked);
+	metrics_set_at(a->metrics.reg, METRIC_RESCAN_PROCESSES, METRIC_RESCAN_FULL,
+		       a->known.full_rescans);
 	symcache_get_stats(a->symcache, &ss);
 	metrics_set_at(a->metrics.reg, METRIC_SYMCACHE_ENTRIES, METRIC_SYMCACHE_MODULES,
 		       ss.modules);

@@ -47,6 +47,7 @@ void agent_off_cpu_drain(struct agent *a)
 		return;
 	w = loader_off_cpu_window(a->loader);
 	drain_set_interp_stacks(a->off_cpu.drain, w.interp_stacks_fd);
+	drain_set_keys_fn(a->off_cpu.drain, agent_prepare_keys, a);
 	drain_window_shared_stacks(a->off_cpu.drain, w.counts_fd, w.stacks_fd, w.user_stacks_fd,
 				   w.names_fd, on_off_cpu, a);
 }

@@ -256,6 +256,7 @@ static void retry_pending(struct agent *a, struct tctx_pid *p)
 
 	if (--p->tries <= 0 || proc_maps_read_at(a->cfg->proc_root, pid, &maps)) {
 		agent_thread_ctx_forget(a, pid);
+		scan_known_forget(&a->known, pid); /* the next rescan looks again */
 		return;
 	}
 	agent_thread_ctx_scan(a, pid, &maps);

@@ -455,6 +455,11 @@ void loader_scan_done(struct loader *l, pid_t pid)
 	bpf_map_delete_elem(bpf_map__fd(l->skel->maps.pending_scans), &key);
 }
 
+int loader_code_events_attached(const struct loader *l)
+{
+	return l->mmap_link && l->mprotect_link;
+}
+
 int loader_read_drops(struct loader *l, uint64_t *out, size_t n)
 {
 	if (n > SPANPROF_DROP__COUNT)

@@ -108,6 +108,10 @@ int loader_span_names_fd(struct loader *l);
 /* Forgets a pending rescan request so the next exec/mmap of pid raises a new event. */
 void loader_scan_done(struct loader *l, pid_t pid);
 
+/* 1 when the optional code-mapping events (mmap and mprotect with PROT_EXEC) are attached: then
+ * every change a rescan would find in a process raises an event. */
+int loader_code_events_attached(const struct loader *l);
+
 struct loader_unwind_maps loader_unwind_maps(struct loader *l);
 
 /* The fd of the program a hook of this kind runs (for its run-time statistics). */

@@ -363,6 +363,15 @@ const struct proc_info *proc_table_get(struct proc_table *t, pid_t pid, struct p
 	return &n->info;
 }
 
+const struct proc_info *proc_table_find(const struct proc_table *t, pid_t pid)
+{
+	const struct proc_node *n = t->buckets[(unsigned int)pid % NBUCKETS];
+
+	while (n && n->info.pid != pid)
+		n = n->next;
+	return n ? &n->info : NULL;
+}
+
 void proc_table_set_k8s(struct proc_table *t, struct k8s_meta *k8s)
 {
 	t->k8s = k8s;

@@ -49,6 +49,9 @@ void proc_table_free(struct proc_table *t); /* NULL-safe */
  * Never NULL: a process already gone gets the service name "unknown_service". */
 const struct proc_info *proc_table_get(struct proc_table *t, pid_t pid, struct proc_info *scratch);
 
+/* The entry proc_table_get() keeps for pid, or NULL; reads nothing (no file, no clock). */
+const struct proc_info *proc_table_find(const struct proc_table *t, pid_t pid);
+
 /* With k8s set (not owned), entries also carry their pod's namespace/pod/container, and the
  * service name of a process that names no OTel service is "<namespace>/<container>". */
 void proc_table_set_k8s(struct proc_table *t, struct k8s_meta *k8s);

@@ -160,6 +160,9 @@ _Static_assert(sizeof(memory_parts) / sizeof(memory_parts[0]) == METRIC_MEM__COU
 _Static_assert((int)METRIC_MEM__COUNT <= (int)METRIC_MAX_LABEL_VALUES, "parts");
 static const char *const span_sources
 	[] = { [METRIC_SOURCE_THREAD_CTX] = "thread_context", [METRIC_SOURCE_OBI] = "obi" };
+static const char *const rescan_results[] = { [METRIC_RESCAN_SKIPPED] = "skipped",
+					      [METRIC_RESCAN_UNTRACKED] = "untracked",
+					      [METRIC_RESCAN_FULL] = "full_rescan" };
 static const char *const versions[] = { SPANPROF_VERSION };
 
 #define LABELLED(label, values) label, values, sizeof(values) / sizeof(values[0])
@@ -295,6 +298,14 @@ static const struct metric_def defs[METRIC__COUNT] = {
 	[METRIC_THREAD_CTX_PROCESSES] = { "spanprof_thread_context_processes", METRIC_GAUGE,
 					  "Processes publishing OpenTelemetry thread context "
 					  "that the sampler reads, or whose set-up is awaited." },
+	[METRIC_RESCAN_PROCESSES] = { "spanprof_rescan_processes_total", METRIC_COUNTER,
+				      "What the periodic rescan did: processes skipped (read "
+				      "since their last exec, no process event lost), processes "
+				      "read every time because the set of read ones was full "
+				      "(untracked), and rescans that read every process "
+				      "(full_rescan: the first, after a lost event, and every "
+				      "tenth).",
+				      LABELLED("result", rescan_results) },
 };
 
 struct metrics *metrics_new(void)

@@ -52,6 +52,7 @@ enum metric_id {
 	METRIC_MEMORY_BYTES, /* gauge, label part: enum metric_memory_part */
 	METRIC_OTHER_SPAN_SAMPLES, /* counter, label source: enum metric_span_source */
 	METRIC_THREAD_CTX_PROCESSES, /* gauge: processes whose thread context is read or awaited */
+	METRIC_RESCAN_PROCESSES, /* counter, label result: enum metric_rescan */
 	METRIC__COUNT,
 };
 
@@ -99,6 +100,12 @@ enum metric_fair_bound {
 	METRIC_FAIR_UNWIND_REFUSED, /* unwind tables not built: the user holds its budget share */
 	METRIC_FAIR_HOOK_PARSE_DEFERRED, /* hook files not queued for parsing: queue or share full */
 	METRIC_FAIR__COUNT,
+};
+/* What a periodic rescan did with a process (scan_known.h). */
+enum metric_rescan {
+	METRIC_RESCAN_SKIPPED = 0, /* left alone: read since its last exec, no event lost */
+	METRIC_RESCAN_UNTRACKED, /* read again each rescan: the set of read processes was full */
+	METRIC_RESCAN_FULL, /* rescans that read every process (counts rescans, not processes) */
 };
 enum metric_mapping_kind { METRIC_MAPPING_FILE = 0, METRIC_MAPPING_ANONYMOUS };
 /* The agent's memory by part. total = rss + every bpf_* part (what its cgroup is charged);

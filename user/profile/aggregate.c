@@ -217,7 +217,11 @@ void aggregate_add(struct aggregate *a, const struct sample *s, const struct sym
 	struct pprof_builder *b;
 	size_t nlabels;
 
-	proc = proc_table_get(a->procs, key->pid, &scratch);
+	/* Read before the window's samples (the agent's keys pass); a table full of live
+	 * processes keeps none, and only then is the process read here. */
+	proc = proc_table_find(a->procs, key->pid);
+	if (!proc)
+		proc = proc_table_get(a->procs, key->pid, &scratch);
 	b = builder_for(a, proc->service);
 	if (!b) {
 		a->stats.service_overflow += s->count;

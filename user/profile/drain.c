@@ -38,6 +38,8 @@ struct drain {
 	 * map is cleared key by key after). */
 	struct hash_take user_take, interp_take;
 	int user_taken, interp_taken;
+	drain_keys_fn keys_fn; /* NULL: none */
+	void *keys_ctx;
 };
 
 struct drain *drain_new(uint32_t max_keys)
@@ -167,6 +169,12 @@ static void clear_user_stacks(struct drain *d, int fd)
 void drain_set_interp_stacks(struct drain *d, int interp_stacks_fd)
 {
 	d->interp_fd = interp_stacks_fd;
+}
+
+void drain_set_keys_fn(struct drain *d, drain_keys_fn fn, void *ctx)
+{
+	d->keys_fn = fn;
+	d->keys_ctx = ctx;
 }
 
 /* The sample's Python or Ruby frames; NULL when it has none or they cannot be read. */
@@ -303,6 +311,8 @@ static int drain_counts(struct drain *d, int counts_fd, int stacks_fd, int user_
 	d->stats.last_keys = n;
 	d->stats.last_user_stacks = d->user_take.n;
 	d->stats.last_interp_stacks = d->interp_take.n;
+	if (d->keys_fn && n)
+		d->keys_fn(d->keys_ctx, d->keys, n);
 	for (i = 0; i < n; i++) {
 		key = &d->keys[i];
 		s.count = d->counts[i];

@@ -34,6 +34,10 @@ struct drain_stats {
 };
 
 typedef void (*drain_sample_fn)(void *ctx, const struct sample *s);
+/* Called once per drain with the window's n keys, after they are read and before the first
+ * sample is handed on: where the processes they name are resolved (their /proc files read),
+ * so that no stage reads a file while it holds a sample. */
+typedef void (*drain_keys_fn)(void *ctx, const struct sample_key *keys, uint32_t n);
 
 /* max_keys: the count map's size (keys drained per window at most). NULL with errno. */
 struct drain *drain_new(uint32_t max_keys);
@@ -52,6 +56,9 @@ int drain_window(struct drain *d, int counts_fd, int stacks_fd, int user_stacks_
  * which reads each sample's Python or Ruby frames from it and empties it; -1 (the default):
  * none. */
 void drain_set_interp_stacks(struct drain *d, int interp_stacks_fd);
+
+/* The function the next drains call with each window's keys before its samples (NULL: none). */
+void drain_set_keys_fn(struct drain *d, drain_keys_fn fn, void *ctx);
 
 /* drain_window(), but the stack map (stacks_fd) is left as it is: it is shared by both windows
  * and outlives them (the off-CPU kernel and frame-pointer stacks, which may be taken when a

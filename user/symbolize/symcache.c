@@ -255,6 +255,11 @@ int symcache_snapshot_pid(struct symcache *sc, pid_t pid)
 	return 0;
 }
 
+int symcache_prepare_pid(struct symcache *sc, pid_t pid)
+{
+	return lru_find(&sc->pids, (uint64_t)pid, 0) ? 0 : symcache_snapshot_pid(sc, pid);
+}
+
 void symcache_forget_pid(struct symcache *sc, pid_t pid)
 {
 	struct lru_node *n = lru_find(&sc->pids, (uint64_t)pid, 0);

@@ -71,6 +71,11 @@ void symcache_free(struct symcache *sc);
  * (-ENOENT/-ESRCH: process gone; its previous snapshot, if any, is kept). */
 int symcache_snapshot_pid(struct symcache *sc, pid_t pid);
 
+/* Snapshots pid only when the cache holds none for it: called for a window's processes before
+ * its samples are symbolized, so a sample in hand finds its process read. Returns 0 or -errno as
+ * symcache_snapshot_pid(). */
+int symcache_prepare_pid(struct symcache *sc, pid_t pid);
+
 /* Forgets a process's snapshot (after it exited and its last samples were written). */
 void symcache_forget_pid(struct symcache *sc, pid_t pid);
 

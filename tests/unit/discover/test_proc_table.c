@@ -267,6 +267,25 @@ static void test_proc_table_caches_entry_until_refreshed(void **state)
 	assert_int_equal(proc_table_count(s->t), 1);
 }
 
+/* find answers from what get kept, and reads nothing: a pid it does not know stays unknown even
+ * though its files are there, and a changed file is not seen. */
+static void test_proc_table_find_reads_nothing(void **state)
+{
+	struct test_state *s = *state;
+	const struct proc_info *got;
+	struct proc_info scratch;
+
+	fake_service(s, 600, "first");
+	new_table(s, 8);
+	assert_null(proc_table_find(s->t, 600));
+	assert_int_equal(proc_table_count(s->t), 0);
+	got = proc_table_get(s->t, 600, &scratch);
+	fake_service(s, 600, "changed");
+	assert_ptr_equal(proc_table_find(s->t, 600), got);
+	assert_string_equal(proc_table_find(s->t, 600)->service, "first");
+	assert_null(proc_table_find(s->t, 600 + 4096)); /* same bucket, other pid */
+}
+
 static void record_swept(void *ctx, pid_t pid)
 {
 	struct test_state *s = ctx;
@@ -594,6 +613,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proc_table_adopts_a_context_published_later,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_proc_table_find_reads_nothing, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_proc_table_caches_entry_until_refreshed, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_proc_table_sweeps_exactly_the_exited_pids,

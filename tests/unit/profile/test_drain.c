@@ -34,6 +34,8 @@ struct test_state {
 	struct drain *d;
 	struct seen seen[MAX_KEYS];
 	size_t nseen;
+	__u32 key_pids[MAX_KEYS]; /* what the keys function was handed */
+	size_t nkey_calls, nkeys, seen_at_keys; /* nseen when it was called */
 };
 
 static int setup(void **state)
@@ -367,6 +369,49 @@ static void test_drain_clears_many_cfi_and_python_stacks(void **state)
 	close(py_fd);
 }
 
+static void on_keys(void *ctx, const struct sample_key *keys, uint32_t n)
+{
+	struct test_state *s = ctx;
+	uint32_t i;
+
+	s->nkey_calls++;
+	s->seen_at_keys = s->nseen;
+	for (i = 0; i < n && s->nkeys < MAX_KEYS; i++)
+		s->key_pids[s->nkeys++] = keys[i].pid;
+}
+
+/* The keys function sees every key of the window once, before the first sample is handed on:
+ * the agent reads the processes' files there, never with a sample in hand. */
+static void test_drain_hands_the_keys_over_before_the_samples(void **state)
+{
+	struct test_state *s = start(state);
+	int found100 = 0, found200 = 0;
+	size_t i;
+
+	put_stack(s, 1, 0x401000);
+	put(s, 100, 1, 1, 7);
+	put(s, 200, 1, 1, 3);
+	drain_set_keys_fn(s->d, on_keys, s);
+	assert_int_equal(
+		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, -1, on_sample, s),
+		0);
+	assert_int_equal(s->nkey_calls, 1);
+	assert_int_equal(s->seen_at_keys, 0);
+	assert_int_equal(s->nseen, 2);
+	assert_int_equal(s->nkeys, 2);
+	for (i = 0; i < s->nkeys; i++) {
+		found100 += s->key_pids[i] == 100;
+		found200 += s->key_pids[i] == 200;
+	}
+	assert_int_equal(found100, 1);
+	assert_int_equal(found200, 1);
+	/* An empty window calls nothing. */
+	assert_int_equal(
+		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, -1, on_sample, s),
+		0);
+	assert_int_equal(s->nkey_calls, 1);
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int main(void)
@@ -381,6 +426,7 @@ int main(void)
 		T(test_drain_counts_a_missing_stack_as_map_error),
 		T(test_drain_reads_cfi_stacks_by_hash),
 		T(test_drain_clears_many_cfi_and_python_stacks),
+		T(test_drain_hands_the_keys_over_before_the_samples),
 	};
 
 	return cmocka_run_group_tests_name("drain", tests, NULL, NULL);

@@ -172,6 +172,28 @@ static void test_symcache_resolves_pie_library_and_inline_frames(void **state)
 	free(id);
 }
 
+/* prepare reads a process once; its samples are then symbolized without reading its maps
+ * again, here gone before the first sample, and a second prepare reads nothing. */
+static void test_symcache_prepare_reads_a_pid_once(void **state)
+{
+	struct test_state *s = *state;
+	char maps[4096], path[PATH_MAX];
+	struct sym_frame f;
+
+	standard_maps(s, maps, sizeof(maps));
+	fake_pid(s, 100, maps, NULL);
+	new_cache(s, 8, 8, 0, NULL);
+	assert_int_equal(symcache_prepare_pid(s->sc, 100), 0);
+	snprintf(path, sizeof(path), "%s/100/maps", s->root);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(symcache_prepare_pid(s->sc, 100), 0);
+	symcache_resolve_user(s->sc, 100, PIE_BASE + fixture_key(s->fs.pie, "leaf"), &f);
+	assert_int_equal(f.nlines, 1);
+	assert_string_equal(f.lines[0].function, "symfix_leaf");
+	/* A process never seen and gone: prepare says so. */
+	assert_int_equal(symcache_prepare_pid(s->sc, 101), -ENOENT);
+}
+
 static void test_symcache_leaves_vdso_and_unmapped_addresses_unsymbolized(void **state)
 {
 	struct test_state *s = *state;
@@ -746,6 +768,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_symcache_resolves_pie_library_and_inline_frames),
+		T(test_symcache_prepare_reads_a_pid_once),
 		T(test_symcache_leaves_vdso_and_unmapped_addresses_unsymbolized),
 		T(test_symcache_evicts_oldest_module_when_full),
 		T(test_symcache_answers_hot_addresses_after_idle_modules_close),

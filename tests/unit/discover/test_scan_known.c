@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Unit tests for user/discover/scan_known.c. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "discover/scan_known.h"
+
+static void test_scan_known_first_rescan_is_full_then_skips_read_pids(void **state)
+{
+	struct scan_known k;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(scan_known_init(&k, 2000), 0);
+	assert_int_equal(scan_known_begin(&k, 0, 1), 1);
+	for (pid = 1; pid <= 1000; pid++)
+		assert_int_equal(scan_known_add(&k, pid), 0);
+	assert_int_equal(scan_known_begin(&k, 0, 1), 0);
+	for (pid = 1; pid <= 1000; pid++)
+		assert_true(scan_known_skip(&k, pid));
+	assert_false(scan_known_skip(&k, 1001)); /* new since: read */
+	assert_int_equal(k.skipped, 1000);
+	assert_int_equal(k.full_rescans, 1);
+	scan_known_release(&k);
+}
+
+static void test_scan_known_lost_event_or_missing_mmap_events_read_all(void **state)
+{
+	struct scan_known k;
+
+	(void)state;
+	assert_int_equal(scan_known_init(&k, 16), 0);
+	assert_int_equal(scan_known_begin(&k, 5, 1), 1);
+	scan_known_add(&k, 42);
+	assert_int_equal(scan_known_begin(&k, 5, 1), 0);
+	assert_true(scan_known_skip(&k, 42));
+	/* An event lost since the last rescan: any process may have changed unseen. */
+	assert_int_equal(scan_known_begin(&k, 6, 1), 1);
+	assert_false(scan_known_skip(&k, 42));
+	scan_known_add(&k, 42);
+	/* Without the code-mapping events a dlopen raises nothing: every rescan reads all. */
+	assert_int_equal(scan_known_begin(&k, 6, 0), 1);
+	assert_false(scan_known_skip(&k, 42));
+	assert_int_equal(k.full_rescans, 3);
+	scan_known_release(&k);
+}
+
+static void test_scan_known_reads_all_every_full_every_rescans(void **state)
+{
+	struct scan_known k;
+	int i, full = 0;
+
+	(void)state;
+	assert_int_equal(scan_known_init(&k, 16), 0);
+	assert_int_equal(scan_known_begin(&k, 0, 1), 1);
+	for (i = 0; i < 3 * SCAN_KNOWN_FULL_EVERY; i++)
+		full += scan_known_begin(&k, 0, 1);
+	assert_int_equal(full, 3);
+	scan_known_release(&k);
+}
+
+/* Forgetting keeps every other pid findable, also along shared probe runs. */
+static void test_scan_known_forget_keeps_the_others(void **state)
+{
+	struct scan_known k;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(scan_known_init(&k, 4096), 0);
+	scan_known_begin(&k, 0, 1);
+	for (pid = 1; pid <= 4096; pid++)
+		assert_int_equal(scan_known_add(&k, pid * 8192), 0); /* many collide */
+	for (pid = 1; pid <= 4096; pid += 2)
+		scan_known_forget(&k, pid * 8192);
+	scan_known_forget(&k, 77); /* never added: nothing happens */
+	assert_int_equal(k.count, 2048);
+	for (pid = 1; pid <= 4096; pid++)
+		assert_int_equal(scan_known_skip(&k, pid * 8192), !(pid & 1));
+	scan_known_release(&k);
+}
+
+static void test_scan_known_full_set_is_counted_and_read_each_time(void **state)
+{
+	struct scan_known k;
+
+	(void)state;
+	assert_int_equal(scan_known_init(&k, 2), 0);
+	scan_known_begin(&k, 0, 1);
+	assert_int_equal(scan_known_add(&k, 1), 0);
+	assert_int_equal(scan_known_add(&k, 2), 0);
+	assert_int_equal(scan_known_add(&k, 2), 0); /* already in: no room needed */
+	assert_int_equal(scan_known_add(&k, 3), -ENOSPC);
+	assert_int_equal(k.untracked, 1);
+	scan_known_begin(&k, 0, 1);
+	assert_false(scan_known_skip(&k, 3));
+	scan_known_release(&k);
+	assert_int_equal(scan_known_init(&k, 0), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_scan_known_first_rescan_is_full_then_skips_read_pids),
+		cmocka_unit_test(test_scan_known_lost_event_or_missing_mmap_events_read_all),
+		cmocka_unit_test(test_scan_known_reads_all_every_full_every_rescans),
+		cmocka_unit_test(test_scan_known_forget_keeps_the_others),
+		cmocka_unit_test(test_scan_known_full_set_is_counted_and_read_each_time),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

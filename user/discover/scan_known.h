@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Which processes a periodic rescan can leave alone: those read since their last exec while the
+ * kernel's process events (exec, code mapped, exit) all reached the agent. Such a process raises
+ * an event for every change a scan would find, so re-reading its maps only costs CPU, and on a
+ * node of a thousand idle processes that was most of the agent's work. A rescan reads every
+ * process again when an event was lost, when the code-mapping events are not attached, and every
+ * SCAN_KNOWN_FULL_EVERY rescans as a safety net for what events cannot tell. */
+#ifndef SPANPROF_SCAN_KNOWN_H
+#define SPANPROF_SCAN_KNOWN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Every this many rescans one reads all processes whatever the events said. */
+#define SCAN_KNOWN_FULL_EVERY 10
+/* The most processes an agent keeps in its set (4 bytes each, twice over); a node with more
+ * reads the others on every rescan, counted as untracked. */
+#define SCAN_KNOWN_MAX 16384
+
+struct scan_known {
+	pid_t *slots; /* open addressing, linear probing; 0: empty */
+	size_t mask; /* capacity - 1 */
+	size_t count, max; /* at most max pids are kept (half the capacity) */
+	uint64_t events_lost; /* the kernel's lost-event count at the last rescan */
+	unsigned int since_full; /* rescans since the last full one */
+	int started; /* a rescan has begun before */
+	uint64_t full_rescans, skipped, untracked; /* untracked: not kept, the set was full */
+};
+
+/* A set for at most max pids (>= 1). Returns 0 or -ENOMEM / -EINVAL. */
+int scan_known_init(struct scan_known *k, size_t max);
+void scan_known_release(struct scan_known *k);
+
+/* Starts a rescan. events_lost: the kernel's count of process events lost so far; complete: the
+ * code-mapping events are attached. Returns 1 when this rescan must read every process (the set
+ * is emptied), 0 when it may skip the known ones. */
+int scan_known_begin(struct scan_known *k, uint64_t events_lost, int complete);
+
+/* Whether pid was read since its last exec; a rescan skips it (counted) when so. */
+int scan_known_skip(struct scan_known *k, pid_t pid);
+
+/* pid was read whole. Returns 0, or -ENOSPC (counted) when the set is full: it is then read by
+ * every rescan, which costs time, not correctness. */
+int scan_known_add(struct scan_known *k, pid_t pid);
+
+/* pid exec'd, exited or is new (a fork; its pid may be a reused one): read it again. */
+void scan_known_forget(struct scan_known *k, pid_t pid);
+
+#endif /* SPANPROF_SCAN_KNOWN_H */
