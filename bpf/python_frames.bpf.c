@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* CPython frames of the interrupted thread (issue 9): the thread state through the autoTSSkey
+/* CPython frames of the interrupted thread (docs/interpreters.md): the thread state through the autoTSSkey
  * pthread key (glibc x86-64 TSD), then the frame chain with bpf_loop. The frames go into the
  * window's py_stacks map under a hash that the sampler puts in the sample's key. */
 #include "vmlinux.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* CRuby control frames of the interrupted thread (issue 9): the execution context through
+/* CRuby control frames of the interrupted thread (docs/interpreters.md): the execution context through
  * ruby_current_ec (TLS, via the thread's dtv) or a global, then the rb_control_frame_t array from
  * ec->cfp outwards with bpf_loop. The frames go into the window's py_stacks map (interp RUBY)
  * under a hash that the sampler puts in the sample's key. */

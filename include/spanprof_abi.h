@@ -122,7 +122,7 @@ struct goroutine_span {
 #define SPANPROF_GO_COOKIE(g_tls_offset, goid_offset) \
 	((__u64)(__u32)(g_tls_offset) | (__u64)(goid_offset) << 32)
 
-/* Python interpreter frames (issue 9). Per process, the agent writes where the thread state's
+/* Python interpreter frames (docs/interpreters.md). Per process, the agent writes where the thread state's
  * pthread key lives and the frame-chain offsets of its CPython version; the sampler walks up to
  * SPANPROF_PY_MAX_FRAMES frames of the interrupted thread and stores them per window in
  * py_stacks, keyed by a hash the sample's key carries. */
@@ -189,7 +189,7 @@ struct py_stack {
 	struct py_frame frames[SPANPROF_PY_MAX_FRAMES]; /* innermost first */
 };
 
-/* CRuby control frames (issue 9). Per process the agent writes how to reach the thread's
+/* CRuby control frames (docs/interpreters.md). Per process the agent writes how to reach the thread's
  * rb_execution_context_t (ruby_current_ec through the dtv, or a global pointer before 3.0) and
  * the offsets of its Ruby version. */
 #define SPANPROF_MAX_RB_PROCS 4096
@@ -272,7 +272,7 @@ struct sample_key {
 	__u64 py_stack_hash; /* key in py_stacks; 0: no interpreter frames */
 };
 
-/* One record per ended span segment (exact CPU time per span, issue 13): a thread's span id
+/* One record per ended span segment (exact CPU time per span): a thread's span id
  * changed or was cleared. Times are the thread's within that segment: cpu_ns on the CPU,
  * off_cpu_ns blocked (every voluntary switch-out until it ran again, whatever its length),
  * wall_ns from the hook call that set the span to the one that ended it. */
@@ -288,7 +288,7 @@ struct spanprof_span_end {
 	__u64 end_ns; /* bpf_ktime_get_ns() when it ended (CLOCK_MONOTONIC) */
 };
 
-/* ---- Native unwinding from the binaries' CFI (bpf/unwind_native.bpf.c, user/unwind/) ---- */
+/* ---- Native unwinding from the binaries' CFI (bpf/unwind_native.bpf.h, user/unwind/) ---- */
 
 /* How a row finds the canonical frame address (CFA); the return address is at CFA - 8. */
 enum spanprof_cfa_kind {

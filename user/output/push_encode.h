@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Pyroscope push requests (push.v1.PushRequest, WIRE.md): one series per service around one
+/* Pyroscope push requests (push.v1.PushRequest, docs/wire-format.md): one series per service around one
  * pprof profile, gzipped, and the checks the server applies to series labels. */
 #ifndef SPANPROF_PUSH_ENCODE_H
 #define SPANPROF_PUSH_ENCODE_H

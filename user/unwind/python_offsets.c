@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The per-version CPython offsets table (UNWIND.md A2 and A4). */
+/* The per-version CPython offsets table (docs/interpreters.md lists them). */
 #include <stddef.h>
 
 #include "unwind/python_offsets.h"
