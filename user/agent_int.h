@@ -23,6 +23,7 @@
 #include "profile/span_names.h"
 #include "symbolize/stack_resolve.h"
 #include "symbolize/symcache.h"
+#include "util/clock.h"
 #include "util/spanprof_types.h"
 #include "symbolize/python_symbols.h"
 #include "unwind/interp_procs.h"
@@ -30,9 +31,6 @@
 #include "symbolize/ruby_symbols.h"
 #include "unwind/ruby_proc.h"
 #include "unwind/unwind.h"
-
-#define NS_PER_MS 1000000ull
-#define NS_PER_S 1000000000ull
 
 struct uploader;
 struct agent_tctx;
@@ -73,14 +71,6 @@ struct agent {
 	uint64_t profiles_written, write_errors;
 	uint64_t last_drops[SPANPROF_DROP__COUNT]; /* BPF drop counters at the last window */
 };
-
-static inline uint64_t agent_now_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
-}
 
 /* Prepares the local directory (when configured) and starts the uploader (with --server).
  * Returns 0 or -errno (logged). agent_close_outputs() delivers or spools what is queued. */

@@ -94,7 +94,7 @@ static void publish_kernel(struct agent *a)
 
 static void publish_guards(struct metrics *m, const struct symcache_stats *ss)
 {
-	uint64_t now = agent_now_ns(CLOCK_MONOTONIC), age = 0;
+	uint64_t now = clock_mono_ns(), age = 0;
 
 	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_PERF_MAP_REFUSED,
 		       ss->perf_maps_refused);

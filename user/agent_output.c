@@ -88,7 +88,7 @@ static int write_local(struct agent *a, const char *service, int64_t start_ns,
 
 static int write_profile(void *ctx, const char *service, int64_t start_ns, struct pprof_builder *b)
 {
-	int64_t end_ns = agent_now_ns(CLOCK_REALTIME);
+	int64_t end_ns = clock_real_ns();
 	struct agent *a = ctx;
 	int err = 0, ret;
 
@@ -145,7 +145,7 @@ static void log_window(struct agent *a, uint64_t written, uint64_t failed)
 void agent_flush(struct agent *a)
 {
 	uint64_t written = a->profiles_written, failed = a->write_errors;
-	int64_t now = agent_now_ns(CLOCK_REALTIME);
+	int64_t now = clock_real_ns();
 
 	aggregate_flush(a->agg, now, write_profile, a);
 	if (a->off_cpu)
@@ -153,6 +153,6 @@ void agent_flush(struct agent *a)
 	metrics_add(a->metrics, METRIC_WINDOWS_WRITTEN, 1);
 	/* A window whose profiles could not be written does not count for liveness. */
 	if (a->write_errors == failed)
-		metrics_window_written(a->metrics, agent_now_ns(CLOCK_MONOTONIC));
+		metrics_window_written(a->metrics, clock_mono_ns());
 	log_window(a, a->profiles_written - written, a->write_errors - failed);
 }

@@ -15,6 +15,7 @@
 #include "k8s/k8s_http.h"
 #include "k8s/k8s_pods.h"
 #include "util/backoff.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 #define RV_LEN 128
@@ -299,13 +300,7 @@ static void pause_ms(struct k8s_pods *p, unsigned int ms)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	ts = clock_after_ms(CLOCK_MONOTONIC, ms);
 	pthread_mutex_lock(&p->lock);
 	while (!atomic_load(&p->stop) &&
 	       pthread_cond_timedwait(&p->cond, &p->lock, &ts) != ETIMEDOUT)
@@ -387,13 +382,7 @@ int k8s_pods_wait_synced(struct k8s_pods *p, unsigned int timeout_ms)
 	struct timespec ts;
 	int err = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	ts = clock_after_ms(CLOCK_MONOTONIC, timeout_ms);
 	pthread_mutex_lock(&p->lock);
 	while (!p->st.synced && err != ETIMEDOUT)
 		err = pthread_cond_timedwait(&p->cond, &p->lock, &ts);

@@ -16,6 +16,7 @@
 #include <microhttpd.h>
 
 #include "output/metrics_http.h"
+#include "util/clock.h"
 #include "util/hostport.h"
 #include "util/log.h"
 
@@ -90,14 +91,12 @@ static enum MHD_Result reply_metrics(struct MHD_Connection *conn, const struct m
 static enum MHD_Result reply_health(struct MHD_Connection *conn, const struct metrics *m,
 				    int readiness)
 {
-	struct timespec ts;
 	uint64_t age;
 	char text[96];
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	if (!metrics_is_healthy(m, (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec, &age)) {
+	if (!metrics_is_healthy(m, clock_mono_ns(), &age)) {
 		snprintf(text, sizeof(text), "no window written for %llu s\n",
-			 (unsigned long long)(age / 1000000000ull));
+			 (unsigned long long)(age / NS_PER_S));
 		return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, text);
 	}
 	if (readiness && !metrics_is_ready(m))

@@ -14,6 +14,7 @@
 
 #include "discover/map_open.h"
 #include "unwind/unwind_files.h"
+#include "util/clock.h"
 #include "util/elf_guard.h"
 #include "util/elf_section.h"
 #include "util/log.h"
@@ -112,14 +113,6 @@ void unwind_files_free(struct unwind_files *fs)
 	free(fs);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static void set_state(struct unwind_files *fs, struct file *f, enum unwind_file_state s)
 {
 	fs->stats.files[f->state]--;
@@ -192,7 +185,7 @@ static int evict_table(struct unwind_files *fs, const struct file *want)
 			continue;
 		unwind_store_drop(fs->opts.store, f->table);
 		set_state(fs, f, UNWIND_FILE_EVICTED);
-		f->evicted_ns = now_ns();
+		f->evicted_ns = clock_mono_ns();
 		fs->stats.evicted++;
 		return 0;
 	}
@@ -397,11 +390,11 @@ static int bias_of(const struct file *f, const struct proc_map *m, uint64_t *bia
  * a process using it was sampled since: it is wanted, not just mapped. */
 static int retry_due(const struct file *f)
 {
-	uint64_t age = now_ns() - f->evicted_ns;
+	uint64_t age = clock_mono_ns() - f->evicted_ns;
 
 	if (f->sampled_ns > f->evicted_ns)
-		return age > UNWIND_SAMPLED_RETRY_S * 1000000000ull;
-	return age > UNWIND_EVICTED_RETRY_S * 1000000000ull;
+		return age > UNWIND_SAMPLED_RETRY_S * NS_PER_S;
+	return age > UNWIND_EVICTED_RETRY_S * NS_PER_S;
 }
 
 void unwind_files_note_sampled(struct unwind_files *fs, uint32_t table, uint32_t gen)
@@ -410,7 +403,7 @@ void unwind_files_note_sampled(struct unwind_files *fs, uint32_t table, uint32_t
 
 	if (!f || f->table != table || f->gen != gen)
 		return;
-	f->sampled_ns = now_ns();
+	f->sampled_ns = clock_mono_ns();
 	if (f->state == UNWIND_FILE_READY)
 		lru_touch(&fs->files, &f->node);
 }
@@ -463,7 +456,7 @@ static void store(struct unwind_files *fs, struct file *f, struct unwind_job *j)
 			      "the table budget; frame pointers there",
 			      f->path ?: "?", (unsigned int)f->uid);
 		set_state(fs, f, UNWIND_FILE_EVICTED);
-		f->evicted_ns = now_ns();
+		f->evicted_ns = clock_mono_ns();
 		return;
 	}
 	if (err) {

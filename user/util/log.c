@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/utf8.h"
 
@@ -23,7 +24,6 @@
 /* An escaped byte takes at most 6 bytes (\u00XX): the longest message, with an error text or a
  * summary's last message, always fits, so lines are never cut in practice. */
 _Static_assert(LINE_MAX_BYTES > 6 * (MSG_MAX + LAST_MAX) + 256, "log line buffer");
-#define NS_PER_S 1000000000ull
 
 /* One format string from one source being rate-limited. */
 struct limit_slot {
@@ -132,16 +132,6 @@ void log_set_rate_limit(unsigned int burst, unsigned int window_s)
 	memset(slots, 0, sizeof(slots));
 	pending = 0;
 	pthread_mutex_unlock(&lock);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	if (clock_fn)
-		return clock_fn();
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
 }
 
 /* A line being built; appends that do not fit are dropped whole, so escapes are never cut. */
@@ -342,7 +332,7 @@ static void log_vprint(enum log_level level, long source, int err, const char *f
 		return;
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	pthread_mutex_lock(&lock);
-	now = now_ns();
+	now = clock_fn ? clock_fn() : clock_real_ns();
 	if (pending)
 		flush_expired(now, 0);
 	if (limit_admit(fmt, source, level, msg, now))
@@ -353,7 +343,7 @@ static void log_vprint(enum log_level level, long source, int err, const char *f
 void log_flush_suppressed(void)
 {
 	pthread_mutex_lock(&lock);
-	flush_expired(now_ns(), 1);
+	flush_expired(clock_fn ? clock_fn() : clock_real_ns(), 1);
 	pthread_mutex_unlock(&lock);
 }
 
