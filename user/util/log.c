@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "util/clock.h"
+#include "util/json_escape.h"
 #include "util/log.h"
 #include "util/utf8.h"
 
@@ -153,39 +154,15 @@ static void put(struct line *l, const char *s)
 	put_n(l, s, strlen(s));
 }
 
-/* Appends s as the inside of a JSON string, which is also a valid quoted logfmt value: quotes,
- * backslashes and control characters escaped, bytes that are not UTF-8 replaced by U+FFFD. */
+static void put_piece(void *ctx, const char *s, size_t n)
+{
+	put_n(ctx, s, n);
+}
+
+/* Appends s as the inside of a JSON string, which is also a valid quoted logfmt value. */
 static void put_escaped(struct line *l, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	char esc[8];
-	size_t n;
-
-	while (*p) {
-		if (*p == '"' || *p == '\\') {
-			esc[0] = '\\';
-			esc[1] = *p;
-			put_n(l, esc, 2);
-		} else if (*p == '\n') {
-			put(l, "\\n");
-		} else if (*p == '\r') {
-			put(l, "\\r");
-		} else if (*p == '\t') {
-			put(l, "\\t");
-		} else if (*p < 0x20 || *p == 0x7f) {
-			snprintf(esc, sizeof(esc), "\\u%04x", *p);
-			put(l, esc);
-		} else if (*p < 0x80) {
-			put_n(l, (const char *)p, 1);
-		} else if ((n = utf8_seq_len(p))) {
-			put_n(l, (const char *)p, n);
-			p += n;
-			continue;
-		} else {
-			put(l, "\\ufffd");
-		}
-		p++;
-	}
+	json_escape(s, put_piece, l);
 }
 
 static void put_stamp(struct line *l, uint64_t ns)
