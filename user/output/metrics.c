@@ -149,6 +149,14 @@ _Static_assert(sizeof(memory_parts) / sizeof(memory_parts[0]) == METRIC_MEM__COU
 _Static_assert((int)METRIC_MEM__COUNT <= (int)METRIC_MAX_LABEL_VALUES, "parts");
 static const char *const span_sources
 	[] = { [METRIC_SOURCE_THREAD_CTX] = "thread_context", [METRIC_SOURCE_OBI] = "obi" };
+static const char *const interp_cache_results[] = {
+	[METRIC_ICACHE_HIT] = "hit",	       [METRIC_ICACHE_MISS] = "miss",
+	[METRIC_ICACHE_STALE] = "stale",       [METRIC_ICACHE_READ_ERROR] = "read_error",
+	[METRIC_ICACHE_EVICTION] = "eviction",
+};
+_Static_assert(sizeof(interp_cache_results) / sizeof(interp_cache_results[0]) ==
+		       METRIC_ICACHE__COUNT,
+	       "labels");
 static const char *const versions[] = { SPANPROF_VERSION };
 
 #define LABELLED(label, values) label, values, sizeof(values) / sizeof(values[0])
@@ -281,6 +289,22 @@ static const struct metric_def defs[METRIC__COUNT] = {
 	[METRIC_THREAD_CTX_PROCESSES] = { "spanprof_thread_context_processes", METRIC_GAUGE,
 					  "Processes publishing OpenTelemetry thread context "
 					  "that the sampler reads, or whose set-up is awaited." },
+	[METRIC_INTERP_FRAMES_DROPPED] = { "spanprof_interpreter_frames_dropped_total",
+					   METRIC_COUNTER,
+					   "Python or Ruby frames read by the sampler that did not "
+					   "fit a sample's frame array when merged with its native "
+					   "frames.",
+					   LABELLED("interpreter", interpreters) },
+	[METRIC_PYTHON_CODE_CACHE] = { "spanprof_python_code_cache_total", METRIC_COUNTER,
+				       "Lookups of Python code objects (names, files, line "
+				       "tables) in the agent's cache, by result; stale and "
+				       "read_error ones show a placeholder frame.",
+				       LABELLED("result", interp_cache_results) },
+	[METRIC_RUBY_ISEQ_CACHE] = { "spanprof_ruby_iseq_cache_total", METRIC_COUNTER,
+				     "Lookups of Ruby iseqs (labels, paths, line tables) in the "
+				     "agent's cache, by result; stale and read_error ones show a "
+				     "placeholder frame.",
+				     LABELLED("result", interp_cache_results) },
 };
 
 struct metrics *metrics_new(void)

@@ -76,11 +76,6 @@ void log_set_format(enum log_format format)
 	atomic_store(&line_format, format);
 }
 
-enum log_format log_get_format(void)
-{
-	return atomic_load(&line_format);
-}
-
 static int find_name(const char *const *names, int n, const char *s)
 {
 	int i;
