@@ -109,6 +109,53 @@
 		__type(value, struct py_stack);                  \
 	} name SEC(".maps")
 
+/* The CFI tables of each file (user/unwind/), written by the agent: the rows in 32 KiB chunks,
+ * the interned rules, each file's list of chunks, and each process's executable mappings. Only
+ * processes whose mappings the agent has published are unwound with CFI; the others keep the
+ * frame-pointer stack of bpf_get_stackid. Defined in unwind_tables.bpf.c. */
+#define UNWIND_CHUNKS_MAP                                                                  \
+	struct {                                                                           \
+		__uint(type, BPF_MAP_TYPE_HASH);                                           \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                                      \
+		__uint(max_entries, 1); /* set from the table memory budget before load */ \
+		__type(key, __u32);                                                        \
+		__type(value, struct spanprof_unwind_chunk);                               \
+	} unwind_chunks SEC(".maps")
+#define UNWIND_RULES_MAP                                        \
+	struct {                                                \
+		__uint(type, BPF_MAP_TYPE_ARRAY);               \
+		__uint(max_entries, SPANPROF_UNWIND_MAX_RULES); \
+		__type(key, __u32);                             \
+		__type(value, struct spanprof_unwind_rule);     \
+	} unwind_rules SEC(".maps")
+#define UNWIND_TABLES_MAP                                        \
+	struct {                                                 \
+		__uint(type, BPF_MAP_TYPE_HASH);                 \
+		__uint(map_flags, BPF_F_NO_PREALLOC);            \
+		__uint(max_entries, SPANPROF_UNWIND_MAX_TABLES); \
+		__type(key, __u32);                              \
+		__type(value, struct spanprof_unwind_table);     \
+	} unwind_tables SEC(".maps")
+#define UNWIND_PROCS_MAP                                                                \
+	struct {                                                                        \
+		__uint(type, BPF_MAP_TYPE_HASH);                                        \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                                   \
+		__uint(max_entries, 4096); /* the agent sets it to its process limit */ \
+		__type(key, __u32);                                                     \
+		__type(value, struct spanprof_unwind_proc);                             \
+	} unwind_procs SEC(".maps")
+
+/* CFI-unwound stacks of each window, keyed by a hash of the frames (the sample key names it);
+ * each program that unwinds defines its own pair. */
+#define USER_STACKS_MAP(name)                                 \
+	struct {                                              \
+		__uint(type, BPF_MAP_TYPE_HASH);              \
+		__uint(map_flags, BPF_F_NO_PREALLOC);         \
+		__uint(max_entries, SPANPROF_DEFAULT_STACKS); \
+		__type(key, __u64);                           \
+		__type(value, struct spanprof_user_stack);    \
+	} name SEC(".maps")
+
 /* What the kernel keeps per thread in a span for exact CPU time per span and for off-CPU
  * profiles: the span hook starts and ends a span's segment, the sched_switch program adds the
  * thread's time on and off the CPU. BPF-only: user space never reads it. */

@@ -486,4 +486,34 @@ enum spanprof_event {
 	SPANPROF_EVENT__COUNT,
 };
 
+/* Every struct's size, checked wherever this header is compiled: by clang for BPF and by the C
+ * compiler for the agent, so a field that changes size or padding on one side fails both builds
+ * instead of being read at the wrong offset. */
+#define SPANPROF_ABI_SIZE(type, size) _Static_assert(sizeof(struct type) == (size), #type " ABI")
+SPANPROF_ABI_SIZE(span_ctx, 48);
+SPANPROF_ABI_SIZE(span_name, SPANPROF_ABI_SPAN_NAME_MAX);
+SPANPROF_ABI_SIZE(thread_span, 104);
+SPANPROF_ABI_SIZE(go_proc, 24);
+SPANPROF_ABI_SIZE(goroutine_key, 16);
+SPANPROF_ABI_SIZE(goroutine_span, 120);
+SPANPROF_ABI_SIZE(py_proc_info, 40);
+SPANPROF_ABI_SIZE(py_frame, 24);
+SPANPROF_ABI_SIZE(py_stack, 8 + 24 * SPANPROF_PY_MAX_FRAMES);
+SPANPROF_ABI_SIZE(rb_proc_info, 40);
+SPANPROF_ABI_SIZE(tctx_proc, 56);
+SPANPROF_ABI_SIZE(obi_trace_ctx, 24);
+SPANPROF_ABI_SIZE(sample_key, 80);
+SPANPROF_ABI_SIZE(spanprof_span_end, 72);
+SPANPROF_ABI_SIZE(spanprof_unwind_rule, 16);
+SPANPROF_ABI_SIZE(spanprof_unwind_row, 8);
+SPANPROF_ABI_SIZE(spanprof_unwind_chunk, 8 * SPANPROF_UNWIND_CHUNK_ROWS);
+SPANPROF_ABI_SIZE(spanprof_unwind_table, 8 + 8 * SPANPROF_UNWIND_TABLE_CHUNKS);
+SPANPROF_ABI_SIZE(spanprof_unwind_mapping, 32);
+SPANPROF_ABI_SIZE(spanprof_unwind_proc, 8 + 32 * SPANPROF_UNWIND_MAX_MAPPINGS);
+SPANPROF_ABI_SIZE(spanprof_user_stack, 8 + 8 * SPANPROF_MAX_STACK_DEPTH);
+SPANPROF_ABI_SIZE(spanprof_proc_event, 8);
+SPANPROF_ABI_SIZE(spanprof_fork_event, 16);
+SPANPROF_ABI_SIZE(spanprof_exec_event, 8 + SPANPROF_EXEC_COMM_MAX + SPANPROF_EXEC_SERVICE_MAX +
+					       SPANPROF_EXEC_RESOURCE_MAX + 8);
+
 #endif /* SPANPROF_ABI_H */
