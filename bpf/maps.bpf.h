@@ -156,6 +156,22 @@
 		__type(value, struct spanprof_user_stack);    \
 	} name SEC(".maps")
 
+/* Window slot's interpreter stack maps, for CPU samples and for off-CPU stacks. */
+#define PY_STACKS_OF(slot) ((slot) ? (void *)&py_stacks_1 : (void *)&py_stacks_0)
+#define OFF_CPU_PY_STACKS_OF(slot) \
+	((slot) ? (void *)&off_cpu_py_stacks_1 : (void *)&off_cpu_py_stacks_0)
+
+/* An interpreter walk's per-CPU state (a py_stack is too big for the 512-byte stack), one per
+ * program that walks: the sampler can interrupt the off-CPU program on its CPU, so they must
+ * not share one. */
+#define WALK_SCRATCH_MAP(name, walk_type)                \
+	struct {                                         \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); \
+		__uint(max_entries, 1);                  \
+		__type(key, __u32);                      \
+		__type(value, walk_type);                \
+	} name SEC(".maps")
+
 /* What the kernel keeps per thread in a span for exact CPU time per span and for off-CPU
  * profiles: the span hook starts and ends a span's segment, the sched_switch program adds the
  * thread's time on and off the CPU. BPF-only: user space never reads it. */
