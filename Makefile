@@ -41,7 +41,7 @@ endif
 
 # Link order matters to bpftool 7.1's linker: the file that defines a map must come before the
 # files that declare it extern (otherwise "map relo failed to find map").
-BPF_UNITS := span_hook proc_events python_frames ruby_frames thread_ctx sample off_cpu
+BPF_UNITS := span_hook proc_events python_frames ruby_frames thread_ctx unwind_tables sample off_cpu
 BPF_OBJS := $(patsubst %,$(OUTPUT)/bpf/%.bpf.o,$(BPF_UNITS))
 PROTO_SRCS := $(wildcard proto/*.proto)
 PROTO_C := $(patsubst proto/%.proto,$(OUTPUT)/proto/%.pb-c.c,$(PROTO_SRCS))

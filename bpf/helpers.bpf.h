@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* BPF-only helper functions shared by the programs: counters, lookup-or-init of a map entry,
- * the current goroutine. Map definitions are in maps.bpf.h. */
+ * user-memory reads, the interpreter walkers' common steps, the current goroutine. Map
+ * definitions are in maps.bpf.h. */
 #ifndef SPANPROF_HELPERS_BPF_H
 #define SPANPROF_HELPERS_BPF_H
 
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
+
+#include "spanprof_abi.h"
 
 /* vmlinux.h has no errno macros; these are the values BPF helpers return, negated. */
 #ifndef ENOENT
@@ -50,6 +53,54 @@ static __always_inline __u64 interp_stack_store(void *stacks, void *drops, __u64
 	}
 	return hash;
 }
+
+/* Reads a word of user memory; 0 when it cannot be read (the walkers treat 0 as "none"). */
+static __always_inline __u64 user_read_u64(__u64 addr)
+{
+	__u64 v = 0;
+
+	bpf_probe_read_user(&v, sizeof(v), (void *)addr);
+	return v;
+}
+
+static __always_inline __u32 user_read_u32(__u64 addr)
+{
+	__u32 v = 0;
+
+	bpf_probe_read_user(&v, sizeof(v), (void *)addr);
+	return v;
+}
+
+/* Empties an interpreter stack before a walk, for interpreter interp (enum spanprof_interp). */
+static __always_inline void interp_stack_begin(struct interp_stack *stack, __u16 interp)
+{
+	stack->nframes = 0;
+	stack->truncated = 0;
+	stack->interp = interp;
+}
+
+/* Runs a walk: step (a bpf_loop callback that finds its state in its program's per-CPU
+ * scratch, as bpf_loop's context must live on the stack) up to max times, then stores stack
+ * under *hash as interp_stack_store() does. Returns the hash, or 0 when the walk found no
+ * frames or the map is full. */
+static __always_inline __u64 interp_walk_run(long (*step)(__u32, void *), __u32 max,
+					     const struct interp_stack *stack, const __u64 *hash,
+					     void *stacks, void *drops, __u32 drop_reason)
+{
+	bpf_loop(max, step, NULL, 0);
+	if (!stack->nframes)
+		return 0;
+	return interp_stack_store(stacks, drops, *hash, stack, drop_reason);
+}
+
+/* A bpf_loop callback named fn that runs walk_fn on the walk state in the per-CPU map scratch
+ * (a lookup is a few instructions; the state is too big for the 512-byte stack). */
+#define WALK_STEP_FN(fn, walk_fn, scratch)                              \
+	static long fn(__u32 i, void *ctx)                              \
+	{                                                               \
+		__u32 zero = 0;                                         \
+		return walk_fn(bpf_map_lookup_elem(&(scratch), &zero)); \
+	}
 
 /* The running goroutine of a Go amd64 program: the runtime keeps its g pointer at g_tls_offset
  * from the thread's FS base (-8 when Go's own linker linked it; an offset into the executable's

@@ -110,6 +110,69 @@
 		__type(value, struct interp_stack);                  \
 	} name SEC(".maps")
 
+/* The CFI tables of each file (user/unwind/), written by the agent: the rows in 32 KiB chunks,
+ * the interned rules, each file's list of chunks, and each process's executable mappings. Only
+ * processes whose mappings the agent has published are unwound with CFI; the others keep the
+ * frame-pointer stack of bpf_get_stackid. Defined in unwind_tables.bpf.c. */
+#define UNWIND_CHUNKS_MAP                                                                  \
+	struct {                                                                           \
+		__uint(type, BPF_MAP_TYPE_HASH);                                           \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                                      \
+		__uint(max_entries, 1); /* set from the table memory budget before load */ \
+		__type(key, __u32);                                                        \
+		__type(value, struct spanprof_unwind_chunk);                               \
+	} unwind_chunks SEC(".maps")
+#define UNWIND_RULES_MAP                                        \
+	struct {                                                \
+		__uint(type, BPF_MAP_TYPE_ARRAY);               \
+		__uint(max_entries, SPANPROF_UNWIND_MAX_RULES); \
+		__type(key, __u32);                             \
+		__type(value, struct spanprof_unwind_rule);     \
+	} unwind_rules SEC(".maps")
+#define UNWIND_TABLES_MAP                                        \
+	struct {                                                 \
+		__uint(type, BPF_MAP_TYPE_HASH);                 \
+		__uint(map_flags, BPF_F_NO_PREALLOC);            \
+		__uint(max_entries, SPANPROF_UNWIND_MAX_TABLES); \
+		__type(key, __u32);                              \
+		__type(value, struct spanprof_unwind_table);     \
+	} unwind_tables SEC(".maps")
+#define UNWIND_PROCS_MAP                                                                \
+	struct {                                                                        \
+		__uint(type, BPF_MAP_TYPE_HASH);                                        \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                                   \
+		__uint(max_entries, 4096); /* the agent sets it to its process limit */ \
+		__type(key, __u32);                                                     \
+		__type(value, struct spanprof_unwind_proc);                             \
+	} unwind_procs SEC(".maps")
+
+/* CFI-unwound stacks of each window, keyed by a hash of the frames (the sample key names it);
+ * each program that unwinds defines its own pair. */
+#define USER_STACKS_MAP(name)                                 \
+	struct {                                              \
+		__uint(type, BPF_MAP_TYPE_HASH);              \
+		__uint(map_flags, BPF_F_NO_PREALLOC);         \
+		__uint(max_entries, SPANPROF_DEFAULT_STACKS); \
+		__type(key, __u64);                           \
+		__type(value, struct spanprof_user_stack);    \
+	} name SEC(".maps")
+
+/* Window slot's interpreter stack maps, for CPU samples and for off-CPU stacks. */
+#define INTERP_STACKS_OF(slot) ((slot) ? (void *)&interp_stacks_1 : (void *)&interp_stacks_0)
+#define OFF_CPU_INTERP_STACKS_OF(slot) \
+	((slot) ? (void *)&off_cpu_interp_stacks_1 : (void *)&off_cpu_interp_stacks_0)
+
+/* An interpreter walk's per-CPU state (an interp_stack is too big for the 512-byte stack), one per
+ * program that walks: the sampler can interrupt the off-CPU program on its CPU, so they must
+ * not share one. */
+#define WALK_SCRATCH_MAP(name, walk_type)                \
+	struct {                                         \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); \
+		__uint(max_entries, 1);                  \
+		__type(key, __u32);                      \
+		__type(value, walk_type);                \
+	} name SEC(".maps")
+
 /* What the kernel keeps per thread in a span for exact CPU time per span and for off-CPU
  * profiles: the span hook starts and ends a span's segment, the sched_switch program adds the
  * thread's time on and off the CPU. BPF-only: user space never reads it. */

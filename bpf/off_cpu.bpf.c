@@ -20,7 +20,6 @@
 
 #include "helpers.bpf.h"
 #include "maps.bpf.h"
-#define SPANPROF_UNWIND_TABLES_EXTERN
 #include "unwind_native.bpf.h"
 
 /* Blocked times below this are not put in the off-CPU profile (the agent sets it:

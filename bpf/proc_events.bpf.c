@@ -16,14 +16,14 @@ extern DROP_COUNTS_MAP;
 
 /* With --pid, only the processes named (target_pids) raise events: the agent has nothing to do
  * for the others, and a node's exec and exit storm would cost it a map update or delete each. */
-const volatile bool cfg_events_filter_pids = false;
+extern const volatile bool cfg_filter_pids; /* span_hook.bpf.c */
 
 /* Defined by span_hook.bpf.c, the first in link order. */
 extern TARGET_PIDS_MAP;
 
 static __always_inline bool wanted(__u32 pid)
 {
-	return !cfg_events_filter_pids || bpf_map_lookup_elem(&target_pids, &pid);
+	return !cfg_filter_pids || bpf_map_lookup_elem(&target_pids, &pid);
 }
 
 struct {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* CPython frames of the interrupted thread (issue 9): the thread state through the autoTSSkey
+/* CPython frames of the interrupted thread (docs/interpreters.md): the thread state through the autoTSSkey
  * pthread key (glibc x86-64 TSD), then the frame chain with bpf_loop. The frames go into the
  * window's interp_stacks map under a hash that the sampler puts in the sample's key. */
 #include "vmlinux.h"
@@ -39,34 +39,8 @@ struct py_walk {
 	__u64 hash;
 };
 
-/* One per program that walks: the sampler can interrupt the off-CPU program on its CPU, so
- * they must not share a walk state. */
-#define PY_WALK_SCRATCH(name)                            \
-	struct {                                         \
-		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); \
-		__uint(max_entries, 1);                  \
-		__type(key, __u32);                      \
-		__type(value, struct py_walk);           \
-	} name SEC(".maps")
-
-PY_WALK_SCRATCH(py_walk_scratch);
-PY_WALK_SCRATCH(off_cpu_py_walk_scratch);
-
-static __always_inline __u64 read_u64(__u64 addr)
-{
-	__u64 v = 0;
-
-	bpf_probe_read_user(&v, sizeof(v), (void *)addr);
-	return v;
-}
-
-static __always_inline __u32 read_u32(__u64 addr)
-{
-	__u32 v = 0;
-
-	bpf_probe_read_user(&v, sizeof(v), (void *)addr);
-	return v;
-}
+WALK_SCRATCH_MAP(py_walk_scratch, struct py_walk);
+WALK_SCRATCH_MAP(off_cpu_py_walk_scratch, struct py_walk);
 
 /* The instruction of frame f: f_lasti (<= 3.10), else the instruction pointer made an index. */
 static __always_inline __u32 frame_lasti(const struct py_proc_info *info, __u64 f, __u64 code)
@@ -74,8 +48,8 @@ static __always_inline __u32 frame_lasti(const struct py_proc_info *info, __u64 
 	__u64 ip;
 
 	if (info->minor <= 10)
-		return read_u32(f + info->frame_lasti);
-	ip = read_u64(f + info->frame_lasti);
+		return user_read_u32(f + info->frame_lasti);
+	ip = user_read_u64(f + info->frame_lasti);
 	if (ip < code + info->code_adaptive)
 		return 0;
 	return (ip - code - info->code_adaptive) / 2;
@@ -107,7 +81,7 @@ static __always_inline long py_step_walk(struct py_walk *w)
 	if (!w || !w->frame)
 		return 1;
 	f = w->frame;
-	w->frame = read_u64(f + w->info.frame_back);
+	w->frame = user_read_u64(f + w->info.frame_back);
 	n = w->stack.nframes;
 	if (w->info.frame_owner != SPANPROF_PY_NO_FIELD) {
 		bpf_probe_read_user(&owner, 1, (void *)(f + w->info.frame_owner));
@@ -120,7 +94,7 @@ static __always_inline long py_step_walk(struct py_walk *w)
 			return 0;
 		}
 	}
-	code = read_u64(f + w->info.frame_code);
+	code = user_read_u64(f + w->info.frame_code);
 	if (!code)
 		return 0;
 	if (n >= SPANPROF_INTERP_MAX_FRAMES) {
@@ -129,36 +103,23 @@ static __always_inline long py_step_walk(struct py_walk *w)
 	}
 	out = &w->stack.frames[n];
 	out->code = code;
-	out->firstlineno = read_u32(code + w->info.code_firstlineno);
+	out->firstlineno = user_read_u32(code + w->info.code_firstlineno);
 	out->lasti = frame_lasti(&w->info, f, code);
 	out->flags = frame_entry(&w->info, f);
-	out->check = SPANPROF_PY_CHECK(read_u64(code + w->info.code_name),
-				       read_u64(code + w->info.code_filename),
+	out->check = SPANPROF_PY_CHECK(user_read_u64(code + w->info.code_name),
+				       user_read_u64(code + w->info.code_filename),
 				       w->info.code_qualname != SPANPROF_PY_NO_FIELD ?
-					       read_u64(code + w->info.code_qualname) :
+					       user_read_u64(code + w->info.code_qualname) :
 					       0,
-				       read_u64(code + w->info.code_linetable));
+				       user_read_u64(code + w->info.code_linetable));
 	w->hash = (w->hash ^ code ^ ((__u64)out->lasti << 40) ^ ((__u64)out->flags << 62)) *
 		  0x100000001b3ull;
 	w->stack.nframes = n + 1;
 	return 0;
 }
 
-/* bpf_loop's context must live on the stack, so each walk's callback looks its state up again
- * (a per-CPU array lookup is a few instructions). */
-static long py_step(__u32 i, void *ctx)
-{
-	__u32 zero = 0;
-
-	return py_step_walk(bpf_map_lookup_elem(&py_walk_scratch, &zero));
-}
-
-static long py_step_off_cpu(__u32 i, void *ctx)
-{
-	__u32 zero = 0;
-
-	return py_step_walk(bpf_map_lookup_elem(&off_cpu_py_walk_scratch, &zero));
-}
+WALK_STEP_FN(py_step, py_step_walk, py_walk_scratch)
+WALK_STEP_FN(py_step_off_cpu, py_step_walk, off_cpu_py_walk_scratch)
 
 /* The first frame: tstate->frame, ->cframe->current_frame or ->current_frame. */
 static __always_inline __u64 top_frame(const struct py_proc_info *info)
@@ -169,15 +130,15 @@ static __always_inline __u64 top_frame(const struct py_proc_info *info)
 
 	if (!fsbase)
 		return 0;
-	key = read_u32(info->tss_key_addr);
+	key = user_read_u32(info->tss_key_addr);
 	if (key >= GLIBC_TSD_STATIC_KEYS)
 		return 0;
-	tstate = read_u64(fsbase + GLIBC_TSD_OFFSET + 16 * key + 8);
+	tstate = user_read_u64(fsbase + GLIBC_TSD_OFFSET + 16 * key + 8);
 	if (!tstate)
 		return 0;
-	frame = read_u64(tstate + info->tstate_frame);
+	frame = user_read_u64(tstate + info->tstate_frame);
 	if (frame && info->cframe_current != SPANPROF_PY_NO_FIELD)
-		frame = read_u64(frame + info->cframe_current);
+		frame = user_read_u64(frame + info->cframe_current);
 	return frame;
 }
 
@@ -193,17 +154,13 @@ static __always_inline __u64 py_walk_store(__u32 pid, struct py_walk *w,
 	if (!info || !w)
 		return 0;
 	w->info = *info;
-	w->stack.nframes = 0;
-	w->stack.truncated = 0;
-	w->stack.interp = SPANPROF_INTERP_PYTHON;
+	interp_stack_begin(&w->stack, SPANPROF_INTERP_PYTHON);
 	w->hash = 0xcbf29ce484222325ull;
 	w->frame = top_frame(&w->info);
 	if (!w->frame)
 		return 0;
-	bpf_loop(SPANPROF_INTERP_MAX_FRAMES + 8, step, NULL, 0);
-	if (!w->stack.nframes)
-		return 0;
-	return interp_stack_store(stacks, &drop_counts, w->hash, &w->stack, drop_reason);
+	return interp_walk_run(step, SPANPROF_INTERP_MAX_FRAMES + 8, &w->stack, &w->hash, stacks,
+			       &drop_counts, drop_reason);
 }
 
 /* Records the current thread's Python frames in window slot's interp_stacks (a CPU sample). */
@@ -212,8 +169,7 @@ __noinline __u64 py_capture(__u32 pid, __u32 slot)
 	__u32 zero = 0;
 
 	return py_walk_store(pid, bpf_map_lookup_elem(&py_walk_scratch, &zero), py_step,
-			     slot ? (void *)&interp_stacks_1 : (void *)&interp_stacks_0,
-			     SPANPROF_DROP_PY_STACK);
+			     INTERP_STACKS_OF(slot), SPANPROF_DROP_PY_STACK);
 }
 
 /* The same for an off-CPU stack, into window slot's off_cpu_interp_stacks. */
@@ -221,8 +177,7 @@ __noinline __u64 py_capture_off_cpu(__u32 pid, __u32 slot)
 {
 	__u32 zero = 0;
 
-	return py_walk_store(
-		pid, bpf_map_lookup_elem(&off_cpu_py_walk_scratch, &zero), py_step_off_cpu,
-		slot ? (void *)&off_cpu_interp_stacks_1 : (void *)&off_cpu_interp_stacks_0,
-		SPANPROF_DROP_OFF_CPU_INTERP_STACK);
+	return py_walk_store(pid, bpf_map_lookup_elem(&off_cpu_py_walk_scratch, &zero),
+			     py_step_off_cpu, OFF_CPU_INTERP_STACKS_OF(slot),
+			     SPANPROF_DROP_OFF_CPU_INTERP_STACK);
 }

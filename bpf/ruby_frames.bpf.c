@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* CRuby control frames of the interrupted thread (issue 9): the execution context through
+/* CRuby control frames of the interrupted thread (docs/interpreters.md): the execution context through
  * ruby_current_ec (TLS, via the thread's dtv) or a global, then the rb_control_frame_t array from
  * ec->cfp outwards with bpf_loop. The frames go into the window's interp_stacks map (interp RUBY)
  * under a hash that the sampler puts in the sample's key. */
@@ -51,17 +51,8 @@ struct rb_walk {
 	__u64 hash;
 };
 
-/* One per program that walks: the sampler can interrupt the off-CPU program on its CPU. */
-#define RB_WALK_SCRATCH(name)                            \
-	struct {                                         \
-		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); \
-		__uint(max_entries, 1);                  \
-		__type(key, __u32);                      \
-		__type(value, struct rb_walk);           \
-	} name SEC(".maps")
-
-RB_WALK_SCRATCH(rb_walk_scratch);
-RB_WALK_SCRATCH(off_cpu_rb_walk_scratch);
+WALK_SCRATCH_MAP(rb_walk_scratch, struct rb_walk);
+WALK_SCRATCH_MAP(off_cpu_rb_walk_scratch, struct rb_walk);
 
 struct rb_cfp {
 	__u64 pc, sp, iseq, self, ep;
@@ -71,23 +62,15 @@ struct rb_location {
 	__u64 pathobj, base_label, label, first_lineno;
 };
 
-static __always_inline __u64 rb_read_u64(__u64 addr)
-{
-	__u64 v = 0;
-
-	bpf_probe_read_user(&v, sizeof(v), (void *)addr);
-	return v;
-}
-
 /* A C function's frame: its method's called_id when ep[-2] is the method entry, else 0. */
 static __always_inline void cfunc_frame(const struct rb_cfp *cf, struct interp_frame *out)
 {
-	__u64 me = rb_read_u64(cf->ep - 16), flags = me ? rb_read_u64(me) : 0;
+	__u64 me = user_read_u64(cf->ep - 16), flags = me ? user_read_u64(me) : 0;
 
 	out->flags = SPANPROF_RB_FRAME_CFUNC;
 	out->code = 0;
 	if ((flags & RB_T_MASK) == RB_T_IMEMO && ((flags >> 12) & 0xf) == RB_IMEMO_MENT)
-		out->code = rb_read_u64(me + RB_ME_CALLED_ID);
+		out->code = user_read_u64(me + RB_ME_CALLED_ID);
 }
 
 /* An iseq frame: the iseq, what identifies it (body, label, path, first line) and pc's
@@ -95,12 +78,12 @@ static __always_inline void cfunc_frame(const struct rb_cfp *cf, struct interp_f
 static __always_inline int iseq_frame(const struct rb_walk *w, const struct rb_cfp *cf,
 				      struct interp_frame *out)
 {
-	__u64 body = rb_read_u64(cf->iseq + RB_ISEQ_BODY), encoded, pos;
+	__u64 body = user_read_u64(cf->iseq + RB_ISEQ_BODY), encoded, pos;
 	struct rb_location loc;
 
 	if (!body || bpf_probe_read_user(&loc, sizeof(loc), (void *)(body + w->info.body_location)))
 		return -1;
-	encoded = rb_read_u64(body + w->info.body_encoded);
+	encoded = user_read_u64(body + w->info.body_encoded);
 	pos = cf->pc >= encoded ? (cf->pc - encoded) / 8 : 0;
 	/* pc points past the running instruction (rb_vm_get_sourceline's calc_pos). */
 	if (pos)
@@ -128,7 +111,7 @@ static __always_inline long rb_step_walk(struct rb_walk *w)
 	w->cfp += w->info.cfp_size;
 	if (!cf.ep)
 		return 0;
-	flags = rb_read_u64(cf.ep);
+	flags = user_read_u64(cf.ep);
 	magic = flags & RB_FRAME_MAGIC_MASK;
 	if (magic == RB_FRAME_MAGIC_DUMMY || magic == RB_FRAME_MAGIC_IFUNC)
 		return 0;
@@ -151,21 +134,8 @@ static __always_inline long rb_step_walk(struct rb_walk *w)
 	return 0;
 }
 
-/* bpf_loop's context must live on the stack, so each walk's callback looks its state up again
- * (a per-CPU array lookup is a few instructions). */
-static long rb_step(__u32 i, void *ctx)
-{
-	__u32 zero = 0;
-
-	return rb_step_walk(bpf_map_lookup_elem(&rb_walk_scratch, &zero));
-}
-
-static long rb_step_off_cpu(__u32 i, void *ctx)
-{
-	__u32 zero = 0;
-
-	return rb_step_walk(bpf_map_lookup_elem(&off_cpu_rb_walk_scratch, &zero));
-}
+WALK_STEP_FN(rb_step, rb_step_walk, rb_walk_scratch)
+WALK_STEP_FN(rb_step_off_cpu, rb_step_walk, off_cpu_rb_walk_scratch)
 
 /* The thread's rb_execution_context_t, or 0 (no Ruby thread, or unreadable). */
 static __always_inline __u64 current_ec(const struct rb_proc_info *info)
@@ -174,7 +144,7 @@ static __always_inline __u64 current_ec(const struct rb_proc_info *info)
 	__u64 fsbase, dtv, block;
 
 	if (info->ec_mode == SPANPROF_RB_EC_GLOBAL)
-		return rb_read_u64(info->ec_addr);
+		return user_read_u64(info->ec_addr);
 	if (info->ec_mode != SPANPROF_RB_EC_TLS)
 		return 0;
 	task = bpf_get_current_task_btf();
@@ -182,14 +152,14 @@ static __always_inline __u64 current_ec(const struct rb_proc_info *info)
 	if (!fsbase)
 		return 0;
 	/* glibc: tcb->dtv at fsbase + 8; dtv_t entries are 16 bytes {void *val; void *to_free}. */
-	dtv = rb_read_u64(fsbase + 8);
+	dtv = user_read_u64(fsbase + 8);
 	if (!dtv)
 		return 0;
-	block = rb_read_u64(dtv + 16 * info->tls_modid);
+	block = user_read_u64(dtv + 16 * info->tls_modid);
 	/* TLS_DTV_UNALLOCATED (-1): the module's block was never set up in this thread. */
 	if (!block || block == ~0ull)
 		return 0;
-	return rb_read_u64(block + info->tls_offset);
+	return user_read_u64(block + info->tls_offset);
 }
 
 /* Sets up the walk from ec: cfp and the end of the VM stack. Returns 0 or -1. */
@@ -219,9 +189,7 @@ static __always_inline __u64 rb_walk_store(__u32 pid, struct rb_walk *w,
 	if (!info || !w)
 		return 0;
 	w->info = *info;
-	w->stack.nframes = 0;
-	w->stack.truncated = 0;
-	w->stack.interp = SPANPROF_INTERP_RUBY;
+	interp_stack_begin(&w->stack, SPANPROF_INTERP_RUBY);
 	w->hash = 0x84222325cbf29ce4ull;
 	ec = current_ec(&w->info);
 	if (!ec)
@@ -230,10 +198,8 @@ static __always_inline __u64 rb_walk_store(__u32 pid, struct rb_walk *w,
 		counter_inc(&drop_counts, SPANPROF_DROP_RB_EC);
 		return 0;
 	}
-	bpf_loop(SPANPROF_INTERP_MAX_FRAMES + 16, step, NULL, 0);
-	if (!w->stack.nframes)
-		return 0;
-	return interp_stack_store(stacks, &drop_counts, w->hash, &w->stack, drop_reason);
+	return interp_walk_run(step, SPANPROF_INTERP_MAX_FRAMES + 16, &w->stack, &w->hash, stacks,
+			       &drop_counts, drop_reason);
 }
 
 /* Records the current thread's Ruby frames in window slot's interp_stacks (a CPU sample). */
@@ -242,8 +208,7 @@ __noinline __u64 rb_capture(__u32 pid, __u32 slot)
 	__u32 zero = 0;
 
 	return rb_walk_store(pid, bpf_map_lookup_elem(&rb_walk_scratch, &zero), rb_step,
-			     slot ? (void *)&interp_stacks_1 : (void *)&interp_stacks_0,
-			     SPANPROF_DROP_RB_STACK);
+			     INTERP_STACKS_OF(slot), SPANPROF_DROP_RB_STACK);
 }
 
 /* The same for an off-CPU stack, into window slot's off_cpu_interp_stacks. */
@@ -251,8 +216,7 @@ __noinline __u64 rb_capture_off_cpu(__u32 pid, __u32 slot)
 {
 	__u32 zero = 0;
 
-	return rb_walk_store(
-		pid, bpf_map_lookup_elem(&off_cpu_rb_walk_scratch, &zero), rb_step_off_cpu,
-		slot ? (void *)&off_cpu_interp_stacks_1 : (void *)&off_cpu_interp_stacks_0,
-		SPANPROF_DROP_OFF_CPU_INTERP_STACK);
+	return rb_walk_store(pid, bpf_map_lookup_elem(&off_cpu_rb_walk_scratch, &zero),
+			     rb_step_off_cpu, OFF_CPU_INTERP_STACKS_OF(slot),
+			     SPANPROF_DROP_OFF_CPU_INTERP_STACK);
 }

@@ -12,11 +12,8 @@
 #include "span_names.bpf.h"
 #include "unwind_native.bpf.h"
 
-_Static_assert(sizeof(struct sample_key) == 80, "sample_key ABI");
-_Static_assert(sizeof(struct spanprof_unwind_proc) == 8 + 32 * SPANPROF_UNWIND_MAX_MAPPINGS, "ABI");
-
-/* Only count processes listed in target_pids (--pid). */
-const volatile bool cfg_filter_pids = false;
+/* Only count processes listed in target_pids (--pid): span_hook.bpf.c's knob. */
+extern const volatile bool cfg_filter_pids;
 
 /* Which window (0 or 1) samples go to; user space flips it before draining the other. */
 __u32 window_slot = 0;
@@ -36,6 +33,61 @@ extern __u64 py_capture(__u32 pid, __u32 slot);
 extern __u64 rb_capture(__u32 pid, __u32 slot);
 
 extern TARGET_PIDS_MAP;
+
+/* CFI-unwound user stacks of each window, and the unwinder's per-CPU state. */
+USER_STACKS_MAP(user_stacks_0);
+USER_STACKS_MAP(user_stacks_1);
+UNWIND_SCRATCH_MAP(unwind_scratch);
+
+#if defined(__TARGET_ARCH_x86)
+static long unwind_step(__u32 index, void *ctx)
+{
+	struct native_unwind *st;
+	__u32 zero = 0;
+
+	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	if (!st)
+		return 1;
+	return unwind_frame(st);
+}
+
+/* Unwinds the current user stack with CFI into the window's user_stacks map. Returns 1 with
+ * *hash set when it did, 0 when the sample should use bpf_get_stackid instead (no tables for
+ * this process yet, a table being built or evicted, no user context). The registers are the
+ * sample's own when it hit user mode, else the ones saved on kernel entry. */
+static __always_inline int unwind_user_stack(struct bpf_perf_event_data *ctx, __u32 pid,
+					     void *stacks, __u64 *hash)
+{
+	struct native_unwind *st;
+	struct pt_regs *regs;
+	__u64 ip = ctx->regs.ip;
+	__u32 zero = 0;
+
+	if (!bpf_map_lookup_elem(&unwind_procs, &pid))
+		return 0;
+	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	if (!st)
+		return 0;
+	if (!(ip >> 63)) { /* kernel addresses have the top bit set */
+		unwind_begin(st, pid, ip, ctx->regs.sp, ctx->regs.bp, 0);
+	} else {
+		regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+		unwind_begin(st, pid, BPF_CORE_READ(regs, ip), BPF_CORE_READ(regs, sp),
+			     BPF_CORE_READ(regs, bp), 0);
+	}
+	if (!unwind_walk(st, unwind_step, stacks, hash, SPANPROF_DROP_USER_STACK))
+		return 0;
+	counter_inc(&event_counts, SPANPROF_EVENT_UNWIND_CFI);
+	return 1;
+}
+#else /* !__TARGET_ARCH_x86: frame pointers only (bpf_get_stackid) for now */
+
+static __always_inline int unwind_user_stack(struct bpf_perf_event_data *ctx, __u32 pid,
+					     void *stacks, __u64 *hash)
+{
+	return 0;
+}
+#endif
 
 /* Sizes are set by the agent before load (bpf_map__set_max_entries). */
 #define STACK_MAP(name)                                                       \

@@ -28,12 +28,11 @@ USER_BUDGETS_MAP;
 const volatile bool cfg_span_tasks = false;
 /* ... and emit a record when one ends: exact CPU time per span (--span-stats-max above 0). */
 const volatile bool cfg_span_records = false;
-/* Only processes listed in target_pids (--pid) get span times. */
-const volatile bool cfg_span_filter_pids = false;
+/* With --pid, only the processes listed in target_pids are profiled: they alone are sampled
+ * (sample.bpf.c), raise process events (proc_events.bpf.c) and get span times (here). One knob,
+ * defined here beside target_pids and declared extern by the others. */
+const volatile bool cfg_filter_pids = false;
 
-_Static_assert(sizeof(struct span_ctx) == 48, "span_ctx ABI");
-_Static_assert(sizeof(struct thread_span) == 104, "thread_span ABI");
-_Static_assert(sizeof(struct goroutine_span) == 120, "goroutine_span ABI");
 _Static_assert(__builtin_offsetof(struct span_ctx, name_id) == SPANPROF_ABI_SPAN_NAME_OFFSET,
 	       "the ids are the hook struct's first 40 bytes");
 
@@ -149,7 +148,7 @@ static __always_inline void start_span(struct task_struct *task, __u64 now)
 	__u32 pid = task->tgid;
 	struct span_task *st;
 
-	if (cfg_span_filter_pids && !bpf_map_lookup_elem(&target_pids, &pid))
+	if (cfg_filter_pids && !bpf_map_lookup_elem(&target_pids, &pid))
 		return;
 	st = bpf_task_storage_get(&span_tasks, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st) {

@@ -26,59 +26,14 @@
 
 #include "maps.bpf.h"
 
-/* The sampler (sample.bpf.c) defines the table maps; another program that unwinds (off_cpu.bpf.c)
- * defines SPANPROF_UNWIND_TABLES_EXTERN before including this file, declares them extern and
- * brings its own scratch and stack maps: a program the sampler can interrupt must not share the
- * sampler's per-CPU scratch. */
-#ifdef SPANPROF_UNWIND_TABLES_EXTERN
-#define UNWIND_TABLE_MAP extern
-#else
-#define UNWIND_TABLE_MAP
-#endif
-
-/* Written by the agent: the rows, rules and tables of each file with CFI. */
-UNWIND_TABLE_MAP struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 1); /* set from the table memory budget before load */
-	__type(key, __u32);
-	__type(value, struct spanprof_unwind_chunk);
-} unwind_chunks SEC(".maps");
-
-UNWIND_TABLE_MAP struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, SPANPROF_UNWIND_MAX_RULES);
-	__type(key, __u32);
-	__type(value, struct spanprof_unwind_rule);
-} unwind_rules SEC(".maps");
-
-UNWIND_TABLE_MAP struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, SPANPROF_UNWIND_MAX_TABLES);
-	__type(key, __u32);
-	__type(value, struct spanprof_unwind_table);
-} unwind_tables SEC(".maps");
-
-/* pid -> executable mappings. Only processes whose mappings the agent has published are unwound
- * with CFI; the others keep the frame-pointer stack of bpf_get_stackid. */
-UNWIND_TABLE_MAP struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 4096); /* the agent sets it to its process limit */
-	__type(key, __u32);
-	__type(value, struct spanprof_unwind_proc);
-} unwind_procs SEC(".maps");
-
-/* CFI-unwound stacks of each window, keyed by a hash of the frames (the sample key names it). */
-#define USER_STACKS_MAP(name)                                 \
-	struct {                                              \
-		__uint(type, BPF_MAP_TYPE_HASH);              \
-		__uint(map_flags, BPF_F_NO_PREALLOC);         \
-		__uint(max_entries, SPANPROF_DEFAULT_STACKS); \
-		__type(key, __u64);                           \
-		__type(value, struct spanprof_user_stack);    \
-	} name SEC(".maps")
+/* The CFI tables, written by the agent and defined in unwind_tables.bpf.c; every program that
+ * unwinds reads them. Each such program brings its own scratch (UNWIND_SCRATCH_MAP) and stack
+ * maps (USER_STACKS_MAP): a program the sampler can interrupt must not share the sampler's
+ * per-CPU scratch. */
+extern UNWIND_CHUNKS_MAP;
+extern UNWIND_RULES_MAP;
+extern UNWIND_TABLES_MAP;
+extern UNWIND_PROCS_MAP;
 
 struct native_unwind {
 	__u64 pc, sp, bp;
@@ -100,12 +55,6 @@ struct native_unwind {
 		__type(key, __u32);                      \
 		__type(value, struct native_unwind);     \
 	} name SEC(".maps")
-
-#ifndef SPANPROF_UNWIND_TABLES_EXTERN
-USER_STACKS_MAP(user_stacks_0);
-USER_STACKS_MAP(user_stacks_1);
-UNWIND_SCRATCH_MAP(unwind_scratch);
-#endif
 
 extern DROP_COUNTS_MAP;
 extern EVENT_COUNTS_MAP;
@@ -415,59 +364,6 @@ static __always_inline int unwind_walk(struct native_unwind *st, long (*step)(__
 	return 1;
 }
 
-#ifndef SPANPROF_UNWIND_TABLES_EXTERN
-
-static long unwind_step(__u32 index, void *ctx)
-{
-	struct native_unwind *st;
-	__u32 zero = 0;
-
-	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
-	if (!st)
-		return 1;
-	return unwind_frame(st);
-}
-
-/* Unwinds the current user stack with CFI into the window's user_stacks map. Returns 1 with
- * *hash set when it did, 0 when the sample should use bpf_get_stackid instead (no tables for
- * this process yet, a table being built or evicted, no user context). The registers are the
- * sample's own when it hit user mode, else the ones saved on kernel entry. */
-static __always_inline int unwind_user_stack(struct bpf_perf_event_data *ctx, __u32 pid,
-					     void *stacks, __u64 *hash)
-{
-	struct native_unwind *st;
-	struct pt_regs *regs;
-	__u64 ip = ctx->regs.ip;
-	__u32 zero = 0;
-
-	if (!bpf_map_lookup_elem(&unwind_procs, &pid))
-		return 0;
-	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
-	if (!st)
-		return 0;
-	if (!(ip >> 63)) { /* kernel addresses have the top bit set */
-		unwind_begin(st, pid, ip, ctx->regs.sp, ctx->regs.bp, 0);
-	} else {
-		regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-		unwind_begin(st, pid, BPF_CORE_READ(regs, ip), BPF_CORE_READ(regs, sp),
-			     BPF_CORE_READ(regs, bp), 0);
-	}
-	if (!unwind_walk(st, unwind_step, stacks, hash, SPANPROF_DROP_USER_STACK))
-		return 0;
-	counter_inc(&event_counts, SPANPROF_EVENT_UNWIND_CFI);
-	return 1;
-}
-
-#endif /* !SPANPROF_UNWIND_TABLES_EXTERN */
-
-#else /* !__TARGET_ARCH_x86: frame pointers only (bpf_get_stackid) for now */
-
-static __always_inline int unwind_user_stack(struct bpf_perf_event_data *ctx, __u32 pid,
-					     void *stacks, __u64 *hash)
-{
-	return 0;
-}
-
-#endif
+#endif /* __TARGET_ARCH_x86 */
 
 #endif /* SPANPROF_UNWIND_NATIVE_BPF_H */

@@ -122,7 +122,7 @@ struct goroutine_span {
 #define SPANPROF_GO_COOKIE(g_tls_offset, goid_offset) \
 	((__u64)(__u32)(g_tls_offset) | (__u64)(goid_offset) << 32)
 
-/* Python interpreter frames (issue 9). Per process, the agent writes where the thread state's
+/* Python interpreter frames (docs/interpreters.md). Per process, the agent writes where the thread state's
  * pthread key lives and the frame-chain offsets of its CPython version; the sampler walks up to
  * SPANPROF_INTERP_MAX_FRAMES frames of the interrupted thread and stores them per window in
  * interp_stacks, keyed by a hash the sample's key carries. */
@@ -189,7 +189,7 @@ struct interp_stack {
 	struct interp_frame frames[SPANPROF_INTERP_MAX_FRAMES]; /* innermost first */
 };
 
-/* CRuby control frames (issue 9). Per process the agent writes how to reach the thread's
+/* CRuby control frames (docs/interpreters.md). Per process the agent writes how to reach the thread's
  * rb_execution_context_t (ruby_current_ec through the dtv, or a global pointer before 3.0) and
  * the offsets of its Ruby version. */
 #define SPANPROF_MAX_RB_PROCS 4096
@@ -321,7 +321,7 @@ struct sample_key {
 	__u64 interp_stack_hash; /* key in interp_stacks; 0: no interpreter frames */
 };
 
-/* One record per ended span segment (exact CPU time per span, issue 13): a thread's span id
+/* One record per ended span segment (exact CPU time per span): a thread's span id
  * changed or was cleared. Times are the thread's within that segment: cpu_ns on the CPU,
  * off_cpu_ns blocked (every voluntary switch-out until it ran again, whatever its length),
  * wall_ns from the hook call that set the span to the one that ended it. */
@@ -337,7 +337,7 @@ struct spanprof_span_end {
 	__u64 end_ns; /* bpf_ktime_get_ns() when it ended (CLOCK_MONOTONIC) */
 };
 
-/* ---- Native unwinding from the binaries' CFI (bpf/unwind_native.bpf.c, user/unwind/) ---- */
+/* ---- Native unwinding from the binaries' CFI (bpf/unwind_native.bpf.h, user/unwind/) ---- */
 
 /* How a row finds the canonical frame address (CFA); the return address is at CFA - 8. */
 enum spanprof_cfa_kind {
@@ -537,5 +537,35 @@ enum spanprof_event {
 	SPANPROF_EVENT_OBI_SPAN, /* samples whose span came from OBI's map */
 	SPANPROF_EVENT__COUNT,
 };
+
+/* Every struct's size, checked wherever this header is compiled: by clang for BPF and by the C
+ * compiler for the agent, so a field that changes size or padding on one side fails both builds
+ * instead of being read at the wrong offset. */
+#define SPANPROF_ABI_SIZE(type, size) _Static_assert(sizeof(struct type) == (size), #type " ABI")
+SPANPROF_ABI_SIZE(span_ctx, 48);
+SPANPROF_ABI_SIZE(span_name, SPANPROF_ABI_SPAN_NAME_MAX);
+SPANPROF_ABI_SIZE(thread_span, 104);
+SPANPROF_ABI_SIZE(go_proc, 24);
+SPANPROF_ABI_SIZE(goroutine_key, 16);
+SPANPROF_ABI_SIZE(goroutine_span, 120);
+SPANPROF_ABI_SIZE(py_proc_info, 40);
+SPANPROF_ABI_SIZE(interp_frame, 24);
+SPANPROF_ABI_SIZE(interp_stack, 8 + 24 * SPANPROF_INTERP_MAX_FRAMES);
+SPANPROF_ABI_SIZE(rb_proc_info, 40);
+SPANPROF_ABI_SIZE(tctx_proc, 56);
+SPANPROF_ABI_SIZE(obi_trace_ctx, 24);
+SPANPROF_ABI_SIZE(sample_key, 80);
+SPANPROF_ABI_SIZE(spanprof_span_end, 72);
+SPANPROF_ABI_SIZE(spanprof_unwind_rule, 16);
+SPANPROF_ABI_SIZE(spanprof_unwind_row, 8);
+SPANPROF_ABI_SIZE(spanprof_unwind_chunk, 8 * SPANPROF_UNWIND_CHUNK_ROWS);
+SPANPROF_ABI_SIZE(spanprof_unwind_table, 8 + 8 * SPANPROF_UNWIND_TABLE_CHUNKS);
+SPANPROF_ABI_SIZE(spanprof_unwind_mapping, 32);
+SPANPROF_ABI_SIZE(spanprof_unwind_proc, 8 + 32 * SPANPROF_UNWIND_MAX_MAPPINGS);
+SPANPROF_ABI_SIZE(spanprof_user_stack, 8 + 8 * SPANPROF_MAX_STACK_DEPTH);
+SPANPROF_ABI_SIZE(spanprof_proc_event, 8);
+SPANPROF_ABI_SIZE(spanprof_fork_event, 16);
+SPANPROF_ABI_SIZE(spanprof_exec_event, 8 + SPANPROF_EXEC_COMM_MAX + SPANPROF_EXEC_SERVICE_MAX +
+					       SPANPROF_EXEC_RESOURCE_MAX + 8);
 
 #endif /* SPANPROF_ABI_H */

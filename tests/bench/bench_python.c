@@ -32,7 +32,7 @@
  * idle CPUs, and returns early: the cost of such a run is measured this long before "go" (the
  * workloads wait) and after both ended, and taken out. */
 #define BASELINE_S 2
-/* The target: agent CPU with two busy Python threads, share of the profiled CPU. */
+/* The target: agent CPU with two busy Python threads, share of the profiled CPU. */
 #define TARGET_PCT 0.5
 
 struct phase {

@@ -259,8 +259,8 @@ static void run_python_modes(const char *python, const char *const *modes, size_
 	run_python_frames(python, modes, n, 1, c);
 }
 
-/* Share of a span's samples that must show its function: the issue's 95%. The misses are samples
- * in the binding's set/clear calls, inside the span but outside its function (0.5-2.5% of a
+/* Share of a span's samples that must show its function: the required 95%. The misses are
+ * samples in the binding's set/clear calls, inside the span but outside its function (0.5-2.5% of a
  * span's samples with the 3-8 ms spans py_spans.py used to draw; it now draws 10-30 ms). (A
  * variant running the three modes at once, three processes under one agent, once saw 89.5% for a
  * thread, cause not found; the modes run one at a time.) */

@@ -167,7 +167,7 @@ static void on_fork(struct agent *a, const struct spanprof_fork_event *ev)
 
 static void queue_scan(struct agent *a, pid_t pid)
 {
-	if (scan_queue_push(&a->scans, pid, agent_now_ns(CLOCK_MONOTONIC) + SCAN_DELAY_NS))
+	if (scan_queue_push(&a->scans, pid, clock_mono_ns() + SCAN_DELAY_NS))
 		loader_scan_done(a->loader, pid); /* let a later event try again */
 }
 
@@ -270,7 +270,7 @@ static void drain(struct agent *a)
 
 	w = loader_flip_window(a->loader);
 	/* The samples aggregated so far were all taken before this instant. */
-	a->output.window_closed_ns = agent_now_ns(CLOCK_REALTIME);
+	a->output.window_closed_ns = clock_real_ns();
 
 	symcache_new_round(a->symcache);
 	unwind_new_round(a->unwind);
@@ -528,7 +528,7 @@ static uint64_t earliest(uint64_t a, uint64_t b)
 static void run_loop(struct agent *a, volatile sig_atomic_t *stop)
 {
 	const struct spanprof_config *cfg = a->cfg;
-	uint64_t now = agent_now_ns(CLOCK_MONOTONIC), next_due;
+	uint64_t now = clock_mono_ns(), next_due;
 	uint64_t next_drain = now + cfg->drain_ms * NS_PER_MS;
 	uint64_t next_flush = now + cfg->interval_s * NS_PER_S;
 	uint64_t next_rescan = now + cfg->rescan_s * NS_PER_S;
@@ -540,7 +540,7 @@ static void run_loop(struct agent *a, volatile sig_atomic_t *stop)
 		/* BPF wakes the loop for one process event per 100 ms at most: after reading one
 		 * (here or in a drain), look again soon for those it let through without a wake-up
 		 * (proc_events.bpf.c). */
-		now = agent_now_ns(CLOCK_MONOTONIC);
+		now = clock_mono_ns();
 		if (a->proc_events_seen)
 			events_due = now + SPANPROF_EVENTS_FOLLOWUP_MS * NS_PER_MS;
 		else if (now >= events_due)
@@ -550,7 +550,7 @@ static void run_loop(struct agent *a, volatile sig_atomic_t *stop)
 		next_due = earliest(next_due, scan_queue_next_due(&a->scans));
 		next_due = earliest(next_due, earliest(unwind_due, events_due));
 		agent_wait(a, next_due > now ? next_due - now : 0);
-		now = agent_now_ns(CLOCK_MONOTONIC);
+		now = clock_mono_ns();
 		poll_hook_parses(a, now);
 		while (scan_queue_pop_due(&a->scans, now, &pid))
 			scan_pid(a, pid, 1);
@@ -584,7 +584,7 @@ int agent_run(const struct spanprof_config *cfg, volatile sig_atomic_t *stop,
 	if (err)
 		goto out_teardown;
 	/* Liveness: a window every interval; three missed ones mean the agent is wedged. */
-	metrics_set_stale_after(a.metrics.reg, agent_now_ns(CLOCK_MONOTONIC),
+	metrics_set_stale_after(a.metrics.reg, clock_mono_ns(),
 				3ull * cfg->interval_s * NS_PER_S + cfg->drain_ms * NS_PER_MS);
 	scan_all(&a);
 	warm_kernel_symbols(&a);
@@ -594,7 +594,7 @@ int agent_run(const struct spanprof_config *cfg, volatile sig_atomic_t *stop,
 		 cfg->interval_s, cfg->output_dir ? " into " : "",
 		 cfg->output_dir ? cfg->output_dir : "");
 	/* The first window starts with the loop, after the start-up scans. */
-	a.output.window_closed_ns = agent_now_ns(CLOCK_REALTIME);
+	a.output.window_closed_ns = clock_real_ns();
 	aggregate_start(a.agg, a.output.window_closed_ns);
 	if (a.off_cpu.agg)
 		aggregate_start(a.off_cpu.agg, a.output.window_closed_ns);

@@ -24,6 +24,7 @@
 #include "profile/span_names.h"
 #include "symbolize/stack_resolve.h"
 #include "symbolize/symcache.h"
+#include "util/clock.h"
 #include "util/spanprof_types.h"
 #include "interp/python_symbols.h"
 #include "interp/interp_procs.h"
@@ -31,9 +32,6 @@
 #include "interp/ruby_symbols.h"
 #include "interp/ruby_proc.h"
 #include "unwind/unwind.h"
-
-#define NS_PER_MS 1000000ull
-#define NS_PER_S 1000000000ull
 
 struct uploader;
 struct agent_tctx;
@@ -109,14 +107,6 @@ struct agent {
 	struct scan_known known; /* processes a rescan may skip */
 	struct agent_output output;
 };
-
-static inline uint64_t agent_now_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
-}
 
 /* Prepares the local directory (when configured) and starts the uploader (with --server).
  * Returns 0 or -errno (logged). agent_close_outputs() delivers or spools what is queued. */

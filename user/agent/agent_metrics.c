@@ -98,7 +98,7 @@ static void publish_kernel(struct agent *a)
 
 static void publish_guards(struct metrics *m, const struct symcache_stats *ss)
 {
-	uint64_t now = agent_now_ns(CLOCK_MONOTONIC), age = 0;
+	uint64_t now = clock_mono_ns(), age = 0;
 
 	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_PERF_MAP_REFUSED,
 		       ss->perf_maps_refused);
@@ -142,6 +142,30 @@ static void publish_unwind(struct agent *a)
 		       st.anon_dropped);
 }
 
+static void publish_interp_cache(struct metrics *m, enum metric_id id, uint64_t hits,
+				 uint64_t misses, uint64_t stale, uint64_t read_errors,
+				 uint64_t evictions)
+{
+	metrics_set_at(m, id, METRIC_ICACHE_HIT, hits);
+	metrics_set_at(m, id, METRIC_ICACHE_MISS, misses);
+	metrics_set_at(m, id, METRIC_ICACHE_STALE, stale);
+	metrics_set_at(m, id, METRIC_ICACHE_READ_ERROR, read_errors);
+	metrics_set_at(m, id, METRIC_ICACHE_EVICTION, evictions);
+}
+
+static void publish_interp_caches(struct agent *a)
+{
+	struct python_symbols_stats py;
+	struct ruby_symbols_stats rb;
+
+	python_symbols_get_stats(a->interp.pysyms, &py);
+	ruby_symbols_get_stats(a->interp.rbsyms, &rb);
+	publish_interp_cache(a->metrics.reg, METRIC_PYTHON_CODE_CACHE, py.hits, py.misses, py.stale,
+			     py.read_errors, py.evictions);
+	publish_interp_cache(a->metrics.reg, METRIC_RUBY_ISEQ_CACHE, rb.hits, rb.misses, rb.stale,
+			     rb.read_errors, rb.evictions);
+}
+
 static void publish_interpreters(struct agent *a)
 {
 	struct interp_procs_stats py, rb;
@@ -156,6 +180,11 @@ static void publish_interpreters(struct agent *a)
 	metrics_set_at(a->metrics.reg, METRIC_INTERP_UNREAD, METRIC_UNREAD_RUBY_UNSUPPORTED,
 		       rb.unsupported);
 	metrics_set_at(a->metrics.reg, METRIC_INTERP_UNREAD, METRIC_UNREAD_RUBY_FULL, rb.full);
+	metrics_set_at(a->metrics.reg, METRIC_INTERP_FRAMES_DROPPED, METRIC_INTERP_PYTHON,
+		       a->interp.py_frames_dropped);
+	metrics_set_at(a->metrics.reg, METRIC_INTERP_FRAMES_DROPPED, METRIC_INTERP_RUBY,
+		       a->interp.rb_frames_dropped);
+	publish_interp_caches(a);
 }
 
 static void publish_user(struct agent *a)

@@ -164,6 +164,6 @@ void agent_flush(struct agent *a)
 	metrics_add(a->metrics.reg, METRIC_WINDOWS_WRITTEN, 1);
 	/* A window whose profiles could not be written does not count for liveness. */
 	if (a->output.write_errors == failed)
-		metrics_window_written(a->metrics.reg, agent_now_ns(CLOCK_MONOTONIC));
+		metrics_window_written(a->metrics.reg, clock_mono_ns());
 	log_window(a, a->output.profiles_written - written, a->output.write_errors - failed);
 }

@@ -38,13 +38,11 @@ int agent_span_cpu_open_stats(struct agent *a)
  * is dated by the span's own end, not by the read. */
 static uint64_t unix_ns_of(uint64_t mono_ns)
 {
-	struct timespec mono, real;
 	int64_t offset;
 
-	if (!mono_ns || clock_gettime(CLOCK_MONOTONIC, &mono) ||
-	    clock_gettime(CLOCK_REALTIME, &real))
+	if (!mono_ns)
 		return 0;
-	offset = (real.tv_sec - mono.tv_sec) * 1000000000LL + (real.tv_nsec - mono.tv_nsec);
+	offset = (int64_t)clock_real_ns() - (int64_t)clock_mono_ns();
 	return offset + (int64_t)mono_ns > 0 ? (uint64_t)(offset + (int64_t)mono_ns) : 0;
 }
 

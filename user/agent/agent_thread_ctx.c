@@ -151,12 +151,12 @@ void agent_thread_ctx_scan(struct agent *a, pid_t pid, const struct proc_maps *m
 
 	if (!t)
 		return;
-	start = agent_now_ns(CLOCK_MONOTONIC);
+	start = clock_mono_ns();
 	err = thread_ctx_find(
 		t->files, a->cfg->proc_root, pid, maps, &t->labels,
 		start + (t->parse_ns < PARSE_NS_PER_DRAIN ? PARSE_NS_PER_DRAIN - t->parse_ns : 0),
 		&info, &why);
-	t->parse_ns += agent_now_ns(CLOCK_MONOTONIC) - start;
+	t->parse_ns += clock_mono_ns() - start;
 	if (err == -EAGAIN || err == -EINPROGRESS) {
 		track(t, pid, TCTX_PENDING);
 		/* Put off by the drain's time, not by the process: that try does not count. */

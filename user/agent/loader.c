@@ -32,14 +32,7 @@ _Static_assert(__builtin_offsetof(struct spanprof_span, name) == SPANPROF_ABI_SP
 	       "hook ABI");
 _Static_assert(SPANPROF_ABI_SPAN_NAME_MAX == SPANPROF_SPAN_NAME_MAX, "hook ABI");
 _Static_assert(SPANPROF_ABI_VERSION == SPANPROF_SPAN_ABI_VERSION, "hook ABI");
-_Static_assert(sizeof(struct sample_key) == 80, "BPF ABI");
-_Static_assert(sizeof(struct spanprof_unwind_row) == 8, "BPF ABI");
-_Static_assert(sizeof(struct spanprof_unwind_rule) == 16, "BPF ABI");
-_Static_assert(sizeof(struct spanprof_unwind_table) == 8 + 8 * SPANPROF_UNWIND_TABLE_CHUNKS,
-	       "BPF ABI");
-_Static_assert(sizeof(struct spanprof_unwind_proc) == 8 + 32 * SPANPROF_UNWIND_MAX_MAPPINGS,
-	       "BPF ABI");
-_Static_assert(sizeof(struct spanprof_user_stack) == 8 + 8 * SPANPROF_MAX_STACK_DEPTH, "BPF ABI");
+/* Every ABI struct's size is checked in spanprof_abi.h itself, on both sides. */
 _Static_assert(1 << SPANPROF_UNWIND_CHUNK_SHIFT == SPANPROF_UNWIND_CHUNK_ROWS, "BPF ABI");
 _Static_assert(1 << SPANPROF_UNWIND_TABLE_SHIFT == SPANPROF_UNWIND_TABLE_CHUNKS, "BPF ABI");
 _Static_assert(1 << SPANPROF_UNWIND_MAPS_SHIFT == SPANPROF_UNWIND_MAX_MAPPINGS, "BPF ABI");
@@ -172,8 +165,6 @@ static int configure(struct loader *l, const struct loader_options *opts)
 	int err = 0;
 
 	skel->rodata->cfg_filter_pids = opts->npids > 0;
-	skel->rodata->cfg_events_filter_pids = opts->npids > 0;
-	skel->rodata->cfg_span_filter_pids = opts->npids > 0;
 	skel->rodata->cfg_off_cpu_min_ns = opts->off_cpu_min_ns;
 	skel->rodata->cfg_span_tasks = opts->off_cpu;
 	skel->rodata->cfg_span_records = opts->off_cpu && opts->span_times;

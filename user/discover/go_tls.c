@@ -9,7 +9,6 @@
 #include "discover/go_tls.h"
 #include "util/gopclntab.h"
 #include "util/elf_layout.h"
-#include "util/elf_section.h"
 
 #define TLSG_NAME "runtime.tlsg"
 #define TLSG_SIZE 8
@@ -54,37 +53,33 @@ static int find_pt_tls(Elf *elf, GElf_Phdr *tls)
 	return found;
 }
 
-/* st_value of runtime.tlsg (its offset in the TLS segment) from .symtab. Returns 0, or
- * -ENODATA when there is no such symbol (stripped). */
+struct tlsg_scan {
+	int found;
+	uint64_t value;
+};
+
+static void on_symbol(void *ctx, const char *name, const GElf_Sym *sym)
+{
+	struct tlsg_scan *t = ctx;
+
+	if (!t->found && GELF_ST_TYPE(sym->st_info) == STT_TLS && !strcmp(name, TLSG_NAME)) {
+		t->value = sym->st_value;
+		t->found = 1;
+	}
+}
+
+/* st_value of runtime.tlsg (its offset in the TLS segment) from the symbol tables. Returns 0,
+ * -ENODATA when there is no such symbol (stripped), or -EFBIG (a table over the cap). */
 static int tlsg_value(Elf *elf, uint64_t *value)
 {
-	Elf_Scn *scn = NULL;
-	GElf_Shdr shdr;
-	GElf_Sym sym;
-	Elf_Data *data;
-	const char *name;
-	size_t i, n;
-	int err;
+	struct tlsg_scan t = { 0 };
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_SYMTAB || !shdr.sh_entsize)
-			continue;
-		err = elf_section_data(scn, ELF_SECTION_MAX_SYMBOLS, &data);
-		if (err == -EFBIG)
-			return err;
-		n = data ? data->d_size / shdr.sh_entsize : 0; /* what was read, not sh_size */
-		for (i = 0; i < n; i++) {
-			if (!gelf_getsym(data, (int)i, &sym) ||
-			    GELF_ST_TYPE(sym.st_info) != STT_TLS)
-				continue;
-			name = elf_strptr(elf, shdr.sh_link, sym.st_name);
-			if (name && !strcmp(name, TLSG_NAME)) {
-				*value = sym.st_value;
-				return 0;
-			}
-		}
-	}
-	return -ENODATA;
+	if (elf_each_defined_symbol(elf, on_symbol, &t) == -EFBIG)
+		return -EFBIG;
+	if (!t.found)
+		return -ENODATA;
+	*value = t.value;
+	return 0;
 }
 
 /* The %fs displacement of `mov %fs:disp32, reg` (64 REX.W 8b ModRM SIB disp32 with mod 00,

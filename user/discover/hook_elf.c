@@ -183,52 +183,42 @@ static uint64_t find_nop_pair(const struct hook_file_ref *f, uint64_t off, uint6
 	return 0;
 }
 
+struct go_site_scan {
+	Elf *elf;
+	uint64_t func_off, func_size, sem_off;
+};
+
+static void on_go_symbol(void *ctx, const char *name, const GElf_Sym *sym)
+{
+	struct go_site_scan *g = ctx;
+
+	if (!sym->st_value)
+		return;
+	/* Go's linker marks assembly (ABI0) functions with an ".abi0" suffix. */
+	if ((has_suffix(name, HOOK_GO_FUNC_SUFFIX) ||
+	     has_suffix(name, HOOK_GO_FUNC_SUFFIX ".abi0")) &&
+	    !elf_vaddr_to_offset(g->elf, sym->st_value, 1, PF_X, &g->func_off))
+		g->func_size = sym->st_size ? sym->st_size : 64;
+	else if (has_suffix(name, HOOK_GO_SEMAPHORE_SUFFIX))
+		elf_vaddr_to_offset(g->elf, sym->st_value, 1, PF_W, &g->sem_off);
+}
+
 /* The Go hook: the function and semaphore symbols, the site found inside the function. */
 static int resolve_go_site(const struct hook_file_ref *f, struct hook_site *site)
 {
-	Elf *elf = f->elf;
-	uint64_t func_off = 0, func_size = 0, sem_off = 0;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr shdr;
-	GElf_Sym sym;
-	Elf_Data *data;
-	const char *name;
-	size_t i, n;
-	int err;
+	struct go_site_scan g = { .elf = f->elf };
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_SYMTAB || !shdr.sh_entsize)
-			continue;
-		err = elf_section_data(scn, ELF_SECTION_MAX_SYMBOLS, &data);
-		if (err == -EFBIG)
-			return err;
-		/* From the data libelf read, not sh_size: a crafted sh_size must not set the
-		 * loop's length. */
-		n = data ? data->d_size / shdr.sh_entsize : 0;
-		for (i = 0; i < n; i++) {
-			if (!gelf_getsym(data, i, &sym) || !sym.st_value)
-				continue;
-			name = elf_strptr(elf, shdr.sh_link, sym.st_name);
-			if (!name)
-				continue;
-			/* Go's linker marks assembly (ABI0) functions with an ".abi0" suffix. */
-			if ((has_suffix(name, HOOK_GO_FUNC_SUFFIX) ||
-			     has_suffix(name, HOOK_GO_FUNC_SUFFIX ".abi0")) &&
-			    !elf_vaddr_to_offset(elf, sym.st_value, 1, PF_X, &func_off))
-				func_size = sym.st_size ? sym.st_size : 64;
-			else if (has_suffix(name, HOOK_GO_SEMAPHORE_SUFFIX))
-				elf_vaddr_to_offset(elf, sym.st_value, 1, PF_W, &sem_off);
-		}
-	}
-	if (!func_size)
+	if (elf_each_defined_symbol(f->elf, on_go_symbol, &g) == -EFBIG)
+		return -EFBIG;
+	if (!g.func_size)
 		return -ENODATA;
-	site->site_offset = find_nop_pair(f, func_off, func_size);
-	if (!site->site_offset || !sem_off)
+	site->site_offset = find_nop_pair(f, g.func_off, g.func_size);
+	if (!site->site_offset || !g.sem_off)
 		return -ENOEXEC; /* a hook symbol without its site or semaphore: not ours to probe */
-	if (check_offsets(f, site->site_offset, sem_off))
+	if (check_offsets(f, site->site_offset, g.sem_off))
 		return -ENOEXEC;
 	site->nop5_offset = site->site_offset + 1;
-	site->semaphore_offset = sem_off;
+	site->semaphore_offset = g.sem_off;
 	site->is_go = 1;
 	return 0;
 }

@@ -10,6 +10,7 @@
 
 #include "discover/proc_table.h"
 #include "discover/process_ctx.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/utf8.h"
 
@@ -135,14 +136,6 @@ static int read_process_ctx(const struct proc_table *t, pid_t pid, struct proc_i
 	return 1;
 }
 
-static int64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Schedules the next look for a process context: 1, 2, 4 ... 32 s after the first one. */
 static void schedule_ctx_check(struct proc_info *info)
 {
@@ -150,7 +143,8 @@ static void schedule_ctx_check(struct proc_info *info)
 		info->ctx_next_ns = 0;
 		return;
 	}
-	info->ctx_next_ns = monotonic_ns() + (1000000000LL << (info->ctx_checks - 1));
+	info->ctx_next_ns =
+		(int64_t)clock_mono_ns() + ((int64_t)NS_PER_S << (info->ctx_checks - 1));
 }
 
 /* A due look for a process context that was not there before; adopts its service name. */
@@ -159,7 +153,7 @@ static void recheck_ctx(const struct proc_table *t, struct proc_node *n)
 	struct proc_info *info = &n->info;
 	char *buf;
 
-	if (!info->ctx_next_ns || info->exited || monotonic_ns() < info->ctx_next_ns)
+	if (!info->ctx_next_ns || info->exited || (int64_t)clock_mono_ns() < info->ctx_next_ns)
 		return;
 	buf = malloc(LABELS_SERVICE_MAX);
 	if (buf && read_process_ctx(t, info->pid, info, buf)) {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The per-version CRuby offsets table (UNWIND.md B4). */
+/* The per-version CRuby offsets table (docs/interpreters.md explains them). */
 #include <stddef.h>
 
 #include "interp/ruby_offsets.h"

@@ -10,11 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <curl/curl.h>
 #include <json-c/json.h>
 
 #include "k8s/k8s_http.h"
 #include "k8s/k8s_pods.h"
 #include "util/backoff.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 #define RV_LEN 128
@@ -58,28 +60,11 @@ static void count(struct k8s_pods *p, uint64_t *counter, uint64_t n)
 	pthread_mutex_unlock(&p->lock);
 }
 
-/* Percent-encodes all but RFC 3986's unreserved characters. Returns malloc'ed text or NULL. */
+/* libcurl percent-encodes all but RFC 3986's unreserved characters (letters, digits, "-._~");
+ * it ignores the handle since 7.82. Returns text to curl_free(), or NULL. */
 static char *url_escape(const char *s)
 {
-	static const char hex[] = "0123456789ABCDEF";
-	char *out = malloc(strlen(s) * 3 + 1), *o = out;
-	unsigned char ch;
-
-	if (!out)
-		return NULL;
-	for (; *s; s++) {
-		ch = (unsigned char)*s;
-		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-		    (ch >= '0' && ch <= '9') || ch == '-' || ch == '.' || ch == '_' || ch == '~') {
-			*o++ = ch;
-		} else {
-			*o++ = '%';
-			*o++ = hex[ch >> 4];
-			*o++ = hex[ch & 15];
-		}
-	}
-	*o = '\0';
-	return out;
+	return curl_easy_escape(NULL, s, 0);
 }
 
 struct list_ctx {
@@ -147,7 +132,7 @@ static char *list_url(struct k8s_pods *p, const char *cont)
 			      "&resourceVersion=0",
 			      p->api_url, p->node_escaped, p->page_size);
 	}
-	free(esc);
+	curl_free(esc);
 	return rc < 0 ? NULL : url;
 }
 
@@ -276,10 +261,10 @@ static int watch_pods(struct k8s_pods *p)
 			    "%s/api/v1/pods?fieldSelector=spec.nodeName%%3D%s&watch=1"
 			    "&resourceVersion=%s&allowWatchBookmarks=true&timeoutSeconds=%u",
 			    p->api_url, p->node_escaped, rv, p->watch_timeout_s) < 0) {
-		free(rv);
+		curl_free(rv);
 		return -ENOMEM;
 	}
-	free(rv);
+	curl_free(rv);
 	pthread_mutex_lock(&p->lock);
 	p->st.watches++;
 	before = p->st.watch_events;
@@ -299,13 +284,7 @@ static void pause_ms(struct k8s_pods *p, unsigned int ms)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	ts = clock_after_ms(CLOCK_MONOTONIC, ms);
 	pthread_mutex_lock(&p->lock);
 	while (!atomic_load(&p->stop) &&
 	       pthread_cond_timedwait(&p->cond, &p->lock, &ts) != ETIMEDOUT)
@@ -387,13 +366,7 @@ int k8s_pods_wait_synced(struct k8s_pods *p, unsigned int timeout_ms)
 	struct timespec ts;
 	int err = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	ts = clock_after_ms(CLOCK_MONOTONIC, timeout_ms);
 	pthread_mutex_lock(&p->lock);
 	while (!p->st.synced && err != ETIMEDOUT)
 		err = pthread_cond_timedwait(&p->cond, &p->lock, &ts);
@@ -454,7 +427,7 @@ static void free_fields(struct k8s_pods *p)
 	k8s_http_free(p->http);
 	free(p->api_url);
 	free(p->node);
-	free(p->node_escaped);
+	curl_free(p->node_escaped);
 	free(p);
 }
 

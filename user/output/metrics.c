@@ -163,6 +163,14 @@ static const char *const span_sources
 static const char *const rescan_results[] = { [METRIC_RESCAN_SKIPPED] = "skipped",
 					      [METRIC_RESCAN_UNTRACKED] = "untracked",
 					      [METRIC_RESCAN_FULL] = "full_rescan" };
+static const char *const interp_cache_results[] = {
+	[METRIC_ICACHE_HIT] = "hit",	       [METRIC_ICACHE_MISS] = "miss",
+	[METRIC_ICACHE_STALE] = "stale",       [METRIC_ICACHE_READ_ERROR] = "read_error",
+	[METRIC_ICACHE_EVICTION] = "eviction",
+};
+_Static_assert(sizeof(interp_cache_results) / sizeof(interp_cache_results[0]) ==
+		       METRIC_ICACHE__COUNT,
+	       "labels");
 static const char *const versions[] = { SPANPROF_VERSION };
 
 #define LABELLED(label, values) label, values, sizeof(values) / sizeof(values[0])
@@ -306,6 +314,22 @@ static const struct metric_def defs[METRIC__COUNT] = {
 				      "(full_rescan: the first, after a lost event, and every "
 				      "tenth).",
 				      LABELLED("result", rescan_results) },
+	[METRIC_INTERP_FRAMES_DROPPED] = { "spanprof_interpreter_frames_dropped_total",
+					   METRIC_COUNTER,
+					   "Python or Ruby frames read by the sampler that did not "
+					   "fit a sample's frame array when merged with its native "
+					   "frames.",
+					   LABELLED("interpreter", interpreters) },
+	[METRIC_PYTHON_CODE_CACHE] = { "spanprof_python_code_cache_total", METRIC_COUNTER,
+				       "Lookups of Python code objects (names, files, line "
+				       "tables) in the agent's cache, by result; stale and "
+				       "read_error ones show a placeholder frame.",
+				       LABELLED("result", interp_cache_results) },
+	[METRIC_RUBY_ISEQ_CACHE] = { "spanprof_ruby_iseq_cache_total", METRIC_COUNTER,
+				     "Lookups of Ruby iseqs (labels, paths, line tables) in the "
+				     "agent's cache, by result; stale and read_error ones show a "
+				     "placeholder frame.",
+				     LABELLED("result", interp_cache_results) },
 };
 
 struct metrics *metrics_new(void)

@@ -53,6 +53,9 @@ enum metric_id {
 	METRIC_OTHER_SPAN_SAMPLES, /* counter, label source: enum metric_span_source */
 	METRIC_THREAD_CTX_PROCESSES, /* gauge: processes whose thread context is read or awaited */
 	METRIC_RESCAN_PROCESSES, /* counter, label result: enum metric_rescan */
+	METRIC_INTERP_FRAMES_DROPPED, /* counter, label interpreter: enum metric_interp */
+	METRIC_PYTHON_CODE_CACHE, /* counter, label result: enum metric_interp_cache */
+	METRIC_RUBY_ISEQ_CACHE, /* counter, label result: enum metric_interp_cache */
 	METRIC__COUNT,
 };
 
@@ -79,6 +82,16 @@ enum metric_off_cpu_map {
 enum metric_table_bytes { METRIC_TABLE_BYTES_USED = 0, METRIC_TABLE_BYTES_BUDGET };
 enum metric_interp { METRIC_INTERP_PYTHON = 0, METRIC_INTERP_RUBY };
 enum metric_span_source { METRIC_SOURCE_THREAD_CTX = 0, METRIC_SOURCE_OBI };
+/* Lookups in the caches of Python code objects and Ruby iseqs (python_symbols_stats,
+ * ruby_symbols_stats), by result; evictions are entries dropped to stay within the bound. */
+enum metric_interp_cache {
+	METRIC_ICACHE_HIT = 0,
+	METRIC_ICACHE_MISS,
+	METRIC_ICACHE_STALE,
+	METRIC_ICACHE_READ_ERROR,
+	METRIC_ICACHE_EVICTION,
+	METRIC_ICACHE__COUNT,
+};
 /* Scans that found an interpreter whose frames are not read: per interpreter, unsupported (its
  * version or build) or not tracked (--max-procs processes were). */
 enum metric_interp_unread {

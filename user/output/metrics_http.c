@@ -16,7 +16,9 @@
 #include <microhttpd.h>
 
 #include "output/metrics_http.h"
+#include "util/clock.h"
 #include "util/hostport.h"
+#include "util/http_serve.h"
 #include "util/log.h"
 
 #define LISTEN_BACKLOG 128
@@ -42,16 +44,9 @@ struct metrics_http {
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, const char *type,
 			     struct MHD_Response *resp)
 {
-	enum MHD_Result ret;
-
-	if (!resp)
-		return MHD_NO; /* out of memory: MHD closes the connection */
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+	if (resp && status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-	ret = MHD_queue_response(conn, status, resp);
-	MHD_destroy_response(resp);
-	return ret;
+	return http_serve_reply(conn, status, type, resp);
 }
 
 static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned int status,
@@ -90,14 +85,12 @@ static enum MHD_Result reply_metrics(struct MHD_Connection *conn, const struct m
 static enum MHD_Result reply_health(struct MHD_Connection *conn, const struct metrics *m,
 				    int readiness)
 {
-	struct timespec ts;
 	uint64_t age;
 	char text[96];
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	if (!metrics_is_healthy(m, (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec, &age)) {
+	if (!metrics_is_healthy(m, clock_mono_ns(), &age)) {
 		snprintf(text, sizeof(text), "no window written for %llu s\n",
-			 (unsigned long long)(age / 1000000000ull));
+			 (unsigned long long)(age / NS_PER_S));
 		return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, text);
 	}
 	if (readiness && !metrics_is_ready(m))
@@ -126,20 +119,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
 }
 
-/* libmicrohttpd's own messages (client errors, mostly) go through our rate-limited logger. */
-static void on_mhd_log(void *cls, const char *fmt, va_list ap)
-{
-	char buf[512];
-	size_t len;
-
-	(void)cls;
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	len = strlen(buf);
-	if (len && buf[len - 1] == '\n')
-		buf[len - 1] = '\0';
-	log_warn(0, "metrics server: %s", buf);
-}
-
 /* A bound, listening socket for ai, or -errno. */
 static int listen_on(const struct addrinfo *ai, int any_address)
 {
@@ -159,18 +138,6 @@ static int listen_on(const struct addrinfo *ai, int any_address)
 		return err;
 	}
 	return fd;
-}
-
-static unsigned int bound_port(int fd)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-
-	if (getsockname(fd, (struct sockaddr *)&ss, &len))
-		return 0;
-	if (ss.ss_family == AF_INET6)
-		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
 }
 
 /* Resolves addr and listens on its first address that works (for ":PORT", IPv6 first, as it
@@ -206,6 +173,12 @@ static int open_listener(const char *addr)
 
 struct metrics_http *metrics_http_start(struct metrics *m, const char *addr)
 {
+	static const struct http_serve_limits limits = {
+		.max_connections = MAX_CONNECTIONS,
+		.timeout_s = CONNECTION_TIMEOUT_S,
+		.max_per_ip = MAX_CONNECTIONS_PER_IP,
+		.connection_memory = CONNECTION_MEMORY,
+	};
 	struct metrics_http *h;
 	int fd, err;
 
@@ -220,14 +193,8 @@ struct metrics_http *metrics_http_start(struct metrics *m, const char *addr)
 		goto out_free;
 	}
 	h->metrics = m;
-	h->port = bound_port(fd);
-	h->daemon = MHD_start_daemon(
-		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, h,
-		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET,
-		(MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS_PER_IP,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY, MHD_OPTION_END);
+	h->port = http_serve_bound_port(fd);
+	h->daemon = http_serve_start(fd, &limits, on_request, h, "metrics server");
 	if (!h->daemon) {
 		err = log_err(errno ? -errno : -EIO, "--metrics-addr '%s': start the HTTP server",
 			      addr);

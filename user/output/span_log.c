@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "output/span_log.h"
+#include "util/json_escape.h"
 #include "util/log.h"
 #include "util/utf8.h"
 
@@ -52,30 +53,16 @@ static void put_str(struct out *o, const char *s)
 	put(o, s, strlen(s));
 }
 
+static void put_piece(void *ctx, const char *s, size_t n)
+{
+	put(ctx, s, n);
+}
+
 /* s as a JSON string, quotes included. */
 static void put_json_str(struct out *o, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-	char esc[8];
-	size_t n;
-
 	put(o, "\"", 1);
-	while (*p) {
-		n = utf8_seq_len(p);
-		if (*p == '"' || *p == '\\') {
-			esc[0] = '\\', esc[1] = *p;
-			put(o, esc, 2);
-		} else if (*p < 0x20) {
-			snprintf(esc, sizeof(esc), "\\u%04x", *p);
-			put(o, esc, 6);
-		} else if (!n) {
-			put_str(o, "\\ufffd");
-			n = 1;
-		} else {
-			put(o, (const char *)p, n);
-		}
-		p += n ? n : 1;
-	}
+	json_escape(s, put_piece, o);
 	put(o, "\"", 1);
 }
 

@@ -12,9 +12,8 @@
 #include "output/push_encode.h"
 #include "output/upload_int.h"
 #include "output/window_encode.h"
+#include "util/clock.h"
 #include "util/log.h"
-
-#define NS_PER_MS 1000000LL
 
 #define DEFAULT(field, value)               \
 	do {                                \
@@ -317,7 +316,7 @@ int uploader_submit(struct uploader *u, const char *service, struct pprof_builde
 	p.omit_key = u->o.trace_id_label ? NULL : "trace_id";
 	p.max_samples = u->o.max_profile_samples;
 	p.max_bytes = u->o.max_profile_bytes;
-	min_ts = upload_now_real_ns() - (int64_t)u->o.max_age_s * 1000000000LL;
+	min_ts = (int64_t)clock_real_ns() - (int64_t)u->o.max_age_s * (int64_t)NS_PER_S;
 	pthread_mutex_lock(&u->lock);
 	stopping = u->stopping;
 	p.nlabels = static_label_budget(u, b, service);
@@ -368,13 +367,7 @@ static void join_thread(struct uploader *u, unsigned int flush_ms)
 	struct timespec ts;
 
 	if (flush_ms) {
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += flush_ms / 1000;
-		ts.tv_nsec += (long)(flush_ms % 1000) * NS_PER_MS;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		ts = clock_after_ms(CLOCK_REALTIME, flush_ms);
 		if (!pthread_timedjoin_np(u->thread, NULL, &ts))
 			return;
 	}
@@ -395,7 +388,7 @@ void uploader_stop(struct uploader *u, unsigned int flush_ms)
 		return;
 	}
 	u->stopping = 1;
-	u->flush_deadline_ns = upload_now_mono_ns() + (int64_t)flush_ms * NS_PER_MS;
+	u->flush_deadline_ns = (int64_t)clock_mono_ns() + (int64_t)flush_ms * (int64_t)NS_PER_MS;
 	pthread_cond_signal(&u->wake);
 	pthread_mutex_unlock(&u->lock);
 	join_thread(u, flush_ms);

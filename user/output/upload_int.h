@@ -52,9 +52,6 @@ struct uploader {
 	struct reject_log rejects[UPLOAD_REJECT_LOG_SLOTS];
 };
 
-int64_t upload_now_mono_ns(void);
-int64_t upload_now_real_ns(void);
-
 /* Thread body (upload_send.c). */
 void *upload_thread_main(void *arg);
 

@@ -9,9 +9,8 @@
 #include <time.h>
 
 #include "output/upload_int.h"
+#include "util/clock.h"
 #include "util/log.h"
-
-#define NS_PER_MS 1000000LL
 
 /* The request being sent: the queue's taken item, or a spooled one read into body. */
 struct pending {
@@ -23,22 +22,6 @@ struct pending {
 	int64_t ts_ns;
 	const char *service; /* for log lines */
 };
-
-int64_t upload_now_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-int64_t upload_now_real_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 void upload_log_drop(uint64_t count, const char *reason, const char *service)
 {
@@ -55,7 +38,7 @@ void upload_log_drop(uint64_t count, const char *reason, const char *service)
  * anywhere. */
 static void expire_old(struct uploader *u)
 {
-	int64_t min_ts = upload_now_real_ns() - (int64_t)u->o.max_age_s * 1000000000LL;
+	int64_t min_ts = (int64_t)clock_real_ns() - (int64_t)u->o.max_age_s * (int64_t)NS_PER_S;
 	struct upload_item *it;
 	size_t n;
 
@@ -143,7 +126,7 @@ static void on_retry(struct uploader *u, struct pending *p, const struct upload_
 	u->stats.retries++;
 	if (!put_back(u, p))
 		u->stats.requests_retried++;
-	u->retry_at_ns = upload_now_mono_ns() + delay * NS_PER_MS;
+	u->retry_at_ns = (int64_t)clock_mono_ns() + (int64_t)delay * (int64_t)NS_PER_MS;
 	if (r->status >= 300 && r->status < 400)
 		log_msg(u->failing ? LOG_LEVEL_DEBUG : LOG_LEVEL_WARN,
 			"push to %s: HTTP %ld: a redirect that cannot be followed (no Location?); "
@@ -182,7 +165,7 @@ static void log_reject(struct uploader *u, const struct pending *p,
 		       const struct upload_http_result *r)
 {
 	struct reject_log *l = reject_slot(u, r->status);
-	int64_t now = upload_now_mono_ns();
+	int64_t now = (int64_t)clock_mono_ns();
 
 	if (l->status && now - l->logged_ns < UPLOAD_REJECT_LOG_WINDOW_NS) {
 		l->suppressed++;
@@ -240,7 +223,7 @@ static unsigned int attempt_timeout_ms(const struct uploader *u, int64_t now)
 
 	if (!u->stopping)
 		return u->o.total_timeout_ms;
-	left = (u->flush_deadline_ns - now) / NS_PER_MS;
+	left = (u->flush_deadline_ns - now) / (int64_t)NS_PER_MS;
 	if (left < 1)
 		left = 1;
 	return left < u->o.total_timeout_ms ? (unsigned int)left : u->o.total_timeout_ms;
@@ -270,7 +253,7 @@ static int done_flushing(const struct uploader *u, int64_t now)
 static void step(struct uploader *u)
 {
 	struct upload_http_result res;
-	int64_t now = upload_now_mono_ns();
+	int64_t now = (int64_t)clock_mono_ns();
 	unsigned int timeout_ms;
 	struct pending p;
 	int err;
@@ -306,7 +289,7 @@ void *upload_thread_main(void *arg)
 	struct uploader *u = arg;
 
 	pthread_mutex_lock(&u->lock);
-	while (!done_flushing(u, upload_now_mono_ns()))
+	while (!done_flushing(u, (int64_t)clock_mono_ns()))
 		step(u);
 	pthread_mutex_unlock(&u->lock);
 	return NULL;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Private to pprof.c (interning) and pprof_encode.c (protobuf output): the builder's tables.
+/* Private to pprof.c (interning), pprof_tables.c (the tables) and pprof_chunk.c (protobuf
+ * output): the builder's tables.
  * Ids in pprof are 1-based; every table here is 0-based, so id = position + 1. */
 #ifndef SPANPROF_PPROF_INT_H
 #define SPANPROF_PPROF_INT_H

@@ -301,11 +301,6 @@ const char *elf_syms_debug_file(const struct elf_syms *es)
 	return es->debug_file;
 }
 
-int elf_syms_dwarf_loaded(const struct elf_syms *es)
-{
-	return es->has_dwarf > 0;
-}
-
 int elf_syms_has_dwarf(struct elf_syms *es)
 {
 	if (es->has_dwarf < 0)

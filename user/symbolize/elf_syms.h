@@ -45,8 +45,6 @@ const char *elf_syms_debug_file(const struct elf_syms *es);
 
 /* 1 when DWARF (own or separate) is available, else 0. */
 int elf_syms_has_dwarf(struct elf_syms *es); /* loads DWARF if not done yet */
-/* 1 once DWARF was loaded (it is, lazily, by the first lookup). */
-int elf_syms_dwarf_loaded(const struct elf_syms *es);
 
 /* Heap this module holds for its symbol table: the sorted index and the symbol and string
  * sections libelf read for it, and Go's function table when one was read (none before the

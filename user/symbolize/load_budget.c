@@ -3,14 +3,7 @@
 #include <time.h>
 
 #include "symbolize/load_budget.h"
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
+#include "util/clock.h"
 
 void load_budget_init(struct load_budget *b, uint64_t per_round_ns)
 {
@@ -28,7 +21,7 @@ int load_budget_begin(struct load_budget *b)
 		b->deferred++;
 		return 0;
 	}
-	b->started_ns = mono_ns();
+	b->started_ns = clock_mono_ns();
 	return 1;
 }
 
@@ -38,7 +31,7 @@ int load_budget_end(struct load_budget *b)
 
 	if (!b->started_ns)
 		return 0;
-	took = mono_ns() - b->started_ns;
+	took = clock_mono_ns() - b->started_ns;
 	b->started_ns = 0;
 	b->spent_ns += took;
 	if (took <= b->per_round_ns)

@@ -17,19 +17,12 @@
 #include "symbolize/symcache.h"
 #include "symbolize/symcache_int.h"
 #include "symbolize/symcache_kernel.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/lru.h"
 
 /* A snapshot older than this is re-read when an address falls outside every mapping (dlopen). */
-#define SNAPSHOT_REFRESH_NS 1000000000ull
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
+#define SNAPSHOT_REFRESH_NS NS_PER_S
 
 /* Unlinks and frees a module, with its share of the byte and DWARF accounting. */
 static void module_free(struct symcache *sc, struct sc_module *m)
@@ -115,7 +108,7 @@ static struct sc_module *module_insert(struct symcache *sc, const struct proc_ma
 	m->node.k2 = map->inode;
 	m->es = es;
 	m->bytes = es ? elf_syms_size(es) : 0;
-	m->last_used_ns = now_ns();
+	m->last_used_ns = clock_mono_ns();
 	sc->module_bytes += m->bytes;
 	lru_add(&sc->modules, &m->node);
 	modules_trim(sc, m);
@@ -141,7 +134,7 @@ static struct sc_module *module_get(struct symcache *sc, struct sc_pid *p, size_
 	struct elf_syms *es;
 
 	if (n) {
-		lru_entry(n, struct sc_module, node)->last_used_ns = now_ns();
+		lru_entry(n, struct sc_module, node)->last_used_ns = clock_mono_ns();
 		lru_touch(&sc->modules, n);
 		sc->st.hits += count;
 		record_build_id(info, lru_entry(n, struct sc_module, node)->es);
@@ -246,7 +239,7 @@ int symcache_snapshot_pid(struct symcache *sc, pid_t pid)
 	proc_maps_release(&p->maps);
 	p->maps = maps;
 	p->info = info;
-	p->taken_ns = now_ns();
+	p->taken_ns = clock_mono_ns();
 	p->jit_loaded_ns = 0;
 	/* open every module now: after the process exits its files may be unreachable */
 	for (i = 0; i < p->maps.count; i++)
@@ -275,8 +268,9 @@ static void resolve_jit(struct symcache *sc, struct sc_pid *p, pid_t pid, uint64
 {
 	const char *name = p->jit ? perf_map_find(p->jit, addr, NULL, NULL) : NULL;
 
-	if (!name && (!p->jit_loaded_ns || now_ns() - p->jit_loaded_ns > SNAPSHOT_REFRESH_NS)) {
-		symcache_load_jit(sc, p, pid, now_ns());
+	if (!name &&
+	    (!p->jit_loaded_ns || clock_mono_ns() - p->jit_loaded_ns > SNAPSHOT_REFRESH_NS)) {
+		symcache_load_jit(sc, p, pid, clock_mono_ns());
 		name = p->jit ? perf_map_find(p->jit, addr, NULL, NULL) : NULL;
 	}
 	if (!name)
@@ -343,11 +337,11 @@ static const struct proc_map *find_map(struct symcache *sc, pid_t pid, uint64_t 
 	if (!p)
 		return NULL;
 	map = proc_maps_find(&p->maps, addr);
-	if (map || now_ns() - p->taken_ns <= SNAPSHOT_REFRESH_NS)
+	if (map || clock_mono_ns() - p->taken_ns <= SNAPSHOT_REFRESH_NS)
 		return map;
 	if (symcache_snapshot_pid(sc, pid) == 0)
 		return proc_maps_find(&p->maps, addr);
-	p->taken_ns = now_ns(); /* gone: don't re-read maps for every unknown frame */
+	p->taken_ns = clock_mono_ns(); /* gone: don't re-read maps for every unknown frame */
 	return NULL;
 }
 
@@ -391,7 +385,7 @@ void symcache_resolve_user(struct symcache *sc, pid_t pid, uint64_t addr, struct
 void symcache_release_idle(struct symcache *sc, uint64_t idle_ns)
 {
 	struct lru_node *n = lru_oldest(&sc->modules), *newer;
-	uint64_t now = now_ns();
+	uint64_t now = clock_mono_ns();
 	struct sc_module *m;
 
 	int freed = 0;

@@ -8,18 +8,11 @@
 #include <time.h>
 
 #include "symbolize/symcache_kernel.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 /* Modules come and go rarely; comparing /proc/modules more often than this is wasted work. */
-#define MODULES_RECHECK_NS (5 * 1000000000ull)
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
+#define MODULES_RECHECK_NS (5 * NS_PER_S)
 
 /* FNV-1a over each module's name and size: reference counts change, the symbols don't. */
 static uint64_t modules_signature(const char *proc_root)
@@ -65,7 +58,7 @@ void symcache_kernel_release(struct symcache_kernel *kc)
 /* Makes kc->ks current. Returns 0 when symbols are usable. */
 static int refresh(struct symcache_kernel *kc)
 {
-	uint64_t now = now_ns(), sig;
+	uint64_t now = clock_mono_ns(), sig;
 	struct ksyms *ks;
 
 	if (kc->checked_ns && now - kc->checked_ns < MODULES_RECHECK_NS)

@@ -15,6 +15,7 @@
 #include "unwind/cfi_fde.h"
 #include "unwind/cfi_rule.h"
 #include "unwind/cfi_table.h"
+#include "util/clock.h"
 #include "util/elf_guard.h"
 #include "util/elf_layout.h"
 #include "util/elf_section.h"
@@ -55,14 +56,6 @@ struct builder {
 	uint64_t cpu_start_ns; /* this thread's CPU time when the build began */
 };
 
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 /* Before each row: -ECANCELED once asked to stop, -ETIME once the file has spent its budget. */
 static int row_allowed(struct builder *b, uint64_t program_bytes)
 {
@@ -73,8 +66,8 @@ static int row_allowed(struct builder *b, uint64_t program_bytes)
 	b->stats->replay_bytes += program_bytes + 1;
 	if (b->stats->replay_bytes > CFI_TABLE_MAX_REPLAY_BYTES)
 		return -ETIME;
-	if (!(++b->stats->rows_read & 1023) &&
-	    thread_cpu_ns() - b->cpu_start_ns > CFI_TABLE_MAX_BUILD_CPU_MS * 1000000ull)
+	if (!(++b->stats->rows_read & 1023) && clock_ns(CLOCK_THREAD_CPUTIME_ID) - b->cpu_start_ns >
+						       CFI_TABLE_MAX_BUILD_CPU_MS * 1000000ull)
 		return -ETIME;
 	return 0;
 }
@@ -332,22 +325,14 @@ static int read_rows(Elf *elf, struct builder *b)
 	return read_debug_frame(elf, b);
 }
 
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 static int build(Elf *elf, int fd, struct cfi_table *out, const atomic_int *cancel)
 {
 	struct builder b = { .stats = &out->stats, .cancel = cancel, .fd = fd };
-	uint64_t t0 = now_us();
+	uint64_t t0 = clock_mono_ns() / NS_PER_US;
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	b.cpu_start_ns = thread_cpu_ns();
+	b.cpu_start_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	out->stats.text_bytes = text_bytes(elf);
 	if (out->stats.text_bytes > CFI_TABLE_MAX_TEXT)
 		return -E2BIG;
@@ -356,7 +341,7 @@ static int build(Elf *elf, int fd, struct cfi_table *out, const atomic_int *canc
 		err = -ENOENT;
 	err = err ?: compact(&b, out, is_go_executable(elf));
 	free(b.raw);
-	out->stats.build_us = now_us() - t0;
+	out->stats.build_us = clock_mono_ns() / NS_PER_US - t0;
 	if (err)
 		cfi_table_release(out);
 	return err;

@@ -7,6 +7,7 @@
 
 #include <bpf/bpf.h>
 
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/lru.h"
 #include "unwind/unwind.h"
@@ -325,14 +326,6 @@ static size_t waiting_pids(struct unwind *u, pid_t **out)
 	return count;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 uint64_t unwind_poll(struct unwind *u)
 {
 	struct proc_maps maps;
@@ -346,7 +339,7 @@ uint64_t unwind_poll(struct unwind *u)
 		u->republish = 1;
 	/* At start a node has hundreds of tables to build and processes waiting for them: one
 	 * pass over the waiting processes per REPUBLISH_NS, not one per finished table. */
-	now = now_ns();
+	now = clock_mono_ns();
 	if (!u->republish)
 		return UINT64_MAX;
 	if (now - u->last_republish_ns < REPUBLISH_NS)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "unwind/unwind_worker.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 #ifdef __SANITIZE_ADDRESS__
@@ -184,10 +185,7 @@ static int wait_exit(struct unwind_worker *w)
 	struct timespec deadline;
 	int err = 0;
 
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_nsec += STOP_WAIT_MS * 1000000L;
-	deadline.tv_sec += deadline.tv_nsec / 1000000000L;
-	deadline.tv_nsec %= 1000000000L;
+	deadline = clock_after_ms(CLOCK_REALTIME, STOP_WAIT_MS);
 	while (w->running && !err)
 		err = pthread_cond_timedwait(&w->exited, &w->lock, &deadline);
 	return w->running ? -ETIMEDOUT : 0;

@@ -6,17 +6,16 @@
 #include <time.h>
 
 #include "util/backoff.h"
+#include "util/clock.h"
 
 static uint64_t seed_from_kernel(void)
 {
-	struct timespec ts;
 	uint64_t s = 0;
 
 	if (getrandom(&s, sizeof(s), GRND_NONBLOCK) == sizeof(s) && s)
 		return s;
 	/* No entropy yet (early boot): any varying value spreads agents well enough. */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((uint64_t)ts.tv_sec * 1000000007ULL) ^ (uint64_t)ts.tv_nsec ^ (uintptr_t)&s;
+	return (clock_mono_ns() * 1000000007ULL) ^ (uintptr_t)&s;
 }
 
 void backoff_init(struct backoff *b, unsigned int initial_ms, unsigned int max_ms, uint64_t seed)

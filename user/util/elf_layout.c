@@ -122,7 +122,7 @@ int elf_read_vaddr(Elf *elf, int fd, uint64_t vaddr, void *buf, size_t len)
 	return 0;
 }
 
-void elf_each_defined_symbol(Elf *elf, elf_symbol_fn fn, void *ctx)
+int elf_each_defined_symbol(Elf *elf, elf_symbol_fn fn, void *ctx)
 {
 	Elf_Scn *scn = NULL;
 	Elf_Data *data;
@@ -130,12 +130,16 @@ void elf_each_defined_symbol(Elf *elf, elf_symbol_fn fn, void *ctx)
 	GElf_Shdr sh;
 	GElf_Sym sym;
 	size_t i, n;
+	int err, ret = 0;
 
 	while ((scn = elf_nextscn(elf, scn))) {
 		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB))
+		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) || !sh.sh_entsize)
 			continue;
-		if (!sh.sh_entsize || elf_section_data(scn, ELF_SECTION_MAX_SYMBOLS, &data))
+		err = elf_section_data(scn, ELF_SECTION_MAX_SYMBOLS, &data);
+		if (err == -EFBIG)
+			ret = err;
+		if (err)
 			continue;
 		n = data->d_size / sh.sh_entsize; /* what was read, not what sh_size claims */
 		for (i = 0; i < n; i++) {
@@ -146,6 +150,7 @@ void elf_each_defined_symbol(Elf *elf, elf_symbol_fn fn, void *ctx)
 				fn(ctx, name, &sym);
 		}
 	}
+	return ret;
 }
 
 int elf_each_rela(Elf *elf, elf_rela_fn fn, void *ctx)

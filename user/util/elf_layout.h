@@ -49,9 +49,11 @@ int elf_loads_bias(const struct elf_loads *l, uint64_t map_start, uint64_t map_o
 int elf_read_vaddr(Elf *elf, int fd, uint64_t vaddr, void *buf, size_t len);
 
 /* Calls fn for every defined symbol of .dynsym and .symtab (libelf bounds every entry by its
- * section's size; a symbol whose name cannot be read is skipped). */
+ * section's size; a symbol whose name cannot be read is skipped). A table claiming more than
+ * ELF_SECTION_MAX_SYMBOLS bytes is not read. Returns 0, or -EFBIG when a table was left out so
+ * (the others were walked). */
 typedef void (*elf_symbol_fn)(void *ctx, const char *name, const GElf_Sym *sym);
-void elf_each_defined_symbol(Elf *elf, elf_symbol_fn fn, void *ctx);
+int elf_each_defined_symbol(Elf *elf, elf_symbol_fn fn, void *ctx);
 
 /* Calls fn for every entry of the SHT_RELA sections, with the symbol it names (NULL when it names
  * none or its symbol table cannot be read). The relocation sections together may claim at most

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/clock.h"
+#include "util/json_escape.h"
 #include "util/log.h"
 #include "util/utf8.h"
 
@@ -28,7 +30,6 @@
 /* An escaped byte takes at most 6 bytes (\u00XX): the longest message, with an error text or a
  * summary's last message, always fits, so lines are never cut in practice. */
 _Static_assert(LINE_MAX_BYTES > 6 * (MSG_MAX + LAST_MAX) + 256, "log line buffer");
-#define NS_PER_S 1000000000ull
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
@@ -80,11 +81,6 @@ enum log_level log_get_level(void)
 void log_set_format(enum log_format format)
 {
 	atomic_store(&line_format, format);
-}
-
-enum log_format log_get_format(void)
-{
-	return atomic_load(&line_format);
 }
 
 static int find_name(const char *const *names, int n, const char *s)
@@ -141,16 +137,6 @@ void log_set_rate_limit(unsigned int burst, unsigned int window_s)
 	pthread_mutex_unlock(&lock);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	if (clock_fn)
-		return clock_fn();
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
-}
-
 /* A line being built; appends that do not fit are dropped whole, so escapes are never cut. */
 struct line {
 	char buf[LINE_MAX_BYTES];
@@ -170,39 +156,15 @@ static void put(struct line *l, const char *s)
 	put_n(l, s, strlen(s));
 }
 
-/* Appends s as the inside of a JSON string, which is also a valid quoted logfmt value: quotes,
- * backslashes and control characters escaped, bytes that are not UTF-8 replaced by U+FFFD. */
+static void put_piece(void *ctx, const char *s, size_t n)
+{
+	put_n(ctx, s, n);
+}
+
+/* Appends s as the inside of a JSON string, which is also a valid quoted logfmt value. */
 static void put_escaped(struct line *l, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	char esc[8];
-	size_t n;
-
-	while (*p) {
-		if (*p == '"' || *p == '\\') {
-			esc[0] = '\\';
-			esc[1] = *p;
-			put_n(l, esc, 2);
-		} else if (*p == '\n') {
-			put(l, "\\n");
-		} else if (*p == '\r') {
-			put(l, "\\r");
-		} else if (*p == '\t') {
-			put(l, "\\t");
-		} else if (*p < 0x20 || *p == 0x7f) {
-			snprintf(esc, sizeof(esc), "\\u%04x", *p);
-			put(l, esc);
-		} else if (*p < 0x80) {
-			put_n(l, (const char *)p, 1);
-		} else if ((n = utf8_seq_len(p))) {
-			put_n(l, (const char *)p, n);
-			p += n;
-			continue;
-		} else {
-			put(l, "\\ufffd");
-		}
-		p++;
-	}
+	json_escape(s, put_piece, l);
 }
 
 static void put_stamp(struct line *l, uint64_t ns)
@@ -379,7 +341,7 @@ static void log_vprint(enum log_level level, long source, int err, const char *f
 		return;
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	pthread_mutex_lock(&lock);
-	now = now_ns();
+	now = clock_fn ? clock_fn() : clock_real_ns();
 	if (pending)
 		flush_expired(now, 0);
 	if (limit_admit(fmt, source, level, msg, now))
@@ -390,7 +352,7 @@ static void log_vprint(enum log_level level, long source, int err, const char *f
 void log_flush_suppressed(void)
 {
 	pthread_mutex_lock(&lock);
-	flush_expired(now_ns(), 1);
+	flush_expired(clock_fn ? clock_fn() : clock_real_ns(), 1);
 	pthread_mutex_unlock(&lock);
 }
 

@@ -30,7 +30,6 @@ enum log_level log_get_level(void);
 
 /* Sets the line format (default LOG_FORMAT_LOGFMT). */
 void log_set_format(enum log_format format);
-enum log_format log_get_format(void);
 
 /* Parses "error|warn|info|debug" and "logfmt|json". Return 0, or -EINVAL for other text. */
 int log_parse_level(const char *s, enum log_level *out);

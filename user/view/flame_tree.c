@@ -206,8 +206,3 @@ void flame_tree_write_json(const struct flame_tree *ft, FILE *f)
 		(long long)ft->nodes[0].cpu_ns, (long long)ft->nodes[0].off_cpu_ns,
 		(unsigned long long)ft->samples, (unsigned long long)ft->truncated);
 }
-
-size_t flame_tree_nodes(const struct flame_tree *ft)
-{
-	return ft->n;
-}

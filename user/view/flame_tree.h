@@ -29,6 +29,4 @@ int flame_tree_add(struct flame_tree *ft, const struct view_profile *p,
  * direct children, whose subtrees follow it). */
 void flame_tree_write_json(const struct flame_tree *ft, FILE *f);
 
-size_t flame_tree_nodes(const struct flame_tree *ft);
-
 #endif /* SPANPROF_VIEW_FLAME_TREE_H */

@@ -2,30 +2,18 @@
 /* JSON string and hex writers. */
 #include <stddef.h>
 
-#include "util/utf8.h"
+#include "util/json_escape.h"
 #include "view/json_out.h"
+
+static void put_piece(void *ctx, const char *s, size_t n)
+{
+	fwrite(s, 1, n, ctx);
+}
 
 void json_out_str(FILE *f, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-	size_t n;
-
 	putc('"', f);
-	while (*p) {
-		n = utf8_seq_len(p);
-		if (*p == '"' || *p == '\\') {
-			putc('\\', f);
-			putc(*p, f);
-		} else if (*p < 0x20 || *p == '<') {
-			fprintf(f, "\\u%04x", *p);
-		} else if (!n) {
-			fputs("\\ufffd", f);
-			n = 1;
-		} else {
-			fwrite(p, 1, n, f);
-		}
-		p += n ? n : 1;
-	}
+	json_escape(s, put_piece, f);
 	putc('"', f);
 }
 

@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Writes s as a JSON string, quotes included: quote, backslash, control characters and '<'
- * ('</script>') escaped, bytes that are not UTF-8 as U+FFFD. */
+/* Writes s as a JSON string, quotes included, escaped by json_escape(), which also escapes '<'
+ * so that a "</script>" in a name cannot end the page's script. */
 void json_out_str(FILE *f, const char *s);
 
 /* Writes n bytes as a JSON string of lowercase hex digits. */

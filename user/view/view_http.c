@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <microhttpd.h>
 
+#include "util/http_serve.h"
 #include "util/log.h"
 #include "view/profile_query.h"
 #include "view/span_query.h"
@@ -32,19 +33,14 @@ struct view_http {
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, const char *type,
 			     struct MHD_Response *resp)
 {
-	enum MHD_Result ret;
-
-	if (!resp)
-		return MHD_NO;
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	/* Everything the page needs comes from here: no other origin may be loaded. */
-	MHD_add_response_header(resp, "Content-Security-Policy",
-				"default-src 'self'; img-src 'self' data:");
-	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-	ret = MHD_queue_response(conn, status, resp);
-	MHD_destroy_response(resp);
-	return ret;
+	if (resp) {
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+		/* Everything the page needs comes from here: no other origin may be loaded. */
+		MHD_add_response_header(resp, "Content-Security-Policy",
+					"default-src 'self'; img-src 'self' data:");
+		MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	}
+	return http_serve_reply(conn, status, type, resp);
 }
 
 static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned int status,
@@ -209,19 +205,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	return reply_asset(conn, url);
 }
 
-static void on_mhd_log(void *cls, const char *fmt, va_list ap)
-{
-	char buf[512];
-	size_t len;
-
-	(void)cls;
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	len = strlen(buf);
-	if (len && buf[len - 1] == '\n')
-		buf[len - 1] = '\0';
-	log_warn(0, "view server: %s", buf);
-}
-
 /* A listening socket on host (a numeric IPv4 or IPv6 address) and port, or -errno. */
 static int listen_on(const char *host, unsigned int port, unsigned int *bound)
 {
@@ -258,6 +241,10 @@ static int listen_on(const char *host, unsigned int port, unsigned int *bound)
 
 struct view_http *view_http_start(struct view_store *vs, const char *host, unsigned int port)
 {
+	static const struct http_serve_limits limits = {
+		.max_connections = MAX_CONNECTIONS,
+		.timeout_s = CONNECTION_TIMEOUT_S,
+	};
 	struct view_http *h = calloc(1, sizeof(*h));
 	int fd, err;
 
@@ -272,11 +259,7 @@ struct view_http *view_http_start(struct view_store *vs, const char *host, unsig
 		goto out_free;
 	}
 	h->vs = vs;
-	h->daemon = MHD_start_daemon(
-		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, h,
-		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET,
-		(MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S, MHD_OPTION_END);
+	h->daemon = http_serve_start(fd, &limits, on_request, h, "view server");
 	if (!h->daemon) {
 		close(fd);
 		err = log_err(errno ? -errno : -EIO, "view: start the HTTP server on %s port %u",

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/clock.h"
 #include "util/log.h"
 #include "view/file_read.h"
 #include "view/span_file.h"
@@ -20,14 +21,6 @@ void view_limits_default(struct view_limits *l)
 	l->max_cache_bytes = 512u << 20;
 	l->max_name_files = 600;
 	l->max_nodes = 200000;
-}
-
-static uint64_t now_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static int read_log(struct view_store *vs, const struct span_log_file *lf)
@@ -61,7 +54,7 @@ static int read_log(struct view_store *vs, const struct span_log_file *lf)
 
 int view_store_load(struct view_store *vs, const char *dir, const struct view_limits *limits)
 {
-	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+	uint64_t t0 = clock_mono_ns();
 	size_t i;
 	int err;
 
@@ -86,8 +79,8 @@ int view_store_load(struct view_store *vs, const char *dir, const struct view_li
 		view_store_release(vs);
 		return log_err(-ENOMEM, "view: load %s", dir);
 	}
-	vs->load_ms = (now_ns(CLOCK_MONOTONIC) - t0) / 1000000;
-	vs->loaded_at_ns = now_ns(CLOCK_REALTIME);
+	vs->load_ms = (clock_mono_ns() - t0) / NS_PER_MS;
+	vs->loaded_at_ns = clock_real_ns();
 	return 0;
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Unit tests for process_ctx: an OTEP 4719 context in a fake proc root (maps naming the mapping,
  * a sparse "mem" file holding header and payload at its address), payloads encoded by
- * protobuf-c from user/proto/process_context.proto, and hostile headers and payloads. */
+ * protobuf-c from proto/process_context.proto, and hostile headers and payloads. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

@@ -66,7 +66,7 @@ static void test_debian_python311(void **state)
 	(void)state;
 	if (access("/usr/bin/python3.11", R_OK))
 		skip();
-	/* UNWIND.md section 0: stripped, but .dynsym keeps both symbols. */
+	/* Like Debian's python3.11: stripped, but .dynsym keeps both symbols. */
 	assert_true(nm_symbol("/usr/bin/python3.11", "_PyRuntime", &rt, &rt_size));
 	assert_true(nm_symbol("/usr/bin/python3.11", "_PyEval_EvalFrameDefault", &ev, &ev_size));
 	assert_int_equal(read_file("/usr/bin/python3.11", &pe), 0);

@@ -259,7 +259,7 @@ static void test_version_strings(void **state)
 	assert_int_equal(ruby_elf_parse_version("300.1.1", &a, &b, &c), -EINVAL);
 }
 
-/* The table's columns (UNWIND.md B4): 3.1/3.2 frames carry jit_return, 3.2 moved insns_info
+/* The table's columns (docs/interpreters.md): 3.1/3.2 frames carry jit_return, 3.2 moved insns_info
  * and made first_lineno an int; 2.6 and 3.5 are not supported; 3.1, 3.3 and 3.4 are marked
  * tested (test_ruby_frames runs them). */
 static void test_offsets_table(void **state)

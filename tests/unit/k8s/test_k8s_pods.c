@@ -96,11 +96,12 @@ static void seed(struct fake_kube_api *api)
 	apply_pod(api, "ADDED", "shop", "other-1", UID_OTHER, "node-b", other, 1);
 }
 
-static struct k8s_pods *start(struct fixture *f, const char *url, unsigned int max_pods)
+static struct k8s_pods *start_on(struct fixture *f, const char *url, unsigned int max_pods,
+				 const char *node)
 {
 	struct k8s_pods_options o = {
 		.api_url = url,
-		.node_name = "node-a",
+		.node_name = node,
 		.token_path = f->token_path,
 		.max_pods = max_pods,
 		.connect_timeout_ms = 1000,
@@ -112,6 +113,11 @@ static struct k8s_pods *start(struct fixture *f, const char *url, unsigned int m
 	};
 
 	return k8s_pods_new(&o);
+}
+
+static struct k8s_pods *start(struct fixture *f, const char *url, unsigned int max_pods)
+{
+	return start_on(f, url, max_pods, "node-a");
 }
 
 static int setup(void **state)
@@ -201,6 +207,28 @@ static void test_k8s_pods_lists_this_nodes_pods_across_pages(void **state)
 	fake_kube_api_counts(f->api, &c);
 	assert_string_equal(c.field_selector, "spec.nodeName=node-a");
 	assert_string_equal(c.watch_rv, "1003"); /* the list's resourceVersion */
+}
+
+/* A node name with characters that mean something in a query ('&', '=', '%', '+', a space, a
+ * slash) reaches the server percent-encoded (libcurl's escaper), decoded back to the same name:
+ * the node's pods are listed and watched, no other node's. */
+static void test_k8s_pods_escapes_the_node_name_in_its_urls(void **state)
+{
+	static const char odd[] = "node a/b&c=d%2B+e";
+	const struct fake_kube_container app[] = { { "app", "containerd://" ID_E, NULL } };
+	struct fixture *f = *state;
+	struct fake_kube_counts c;
+
+	apply_pod(f->api, "ADDED", "odd", "odd-0", UID_NEW, odd, app, 1);
+	f->pods = start_on(f, fake_kube_api_url(f->api), 0, odd);
+	assert_non_null(f->pods);
+	assert_int_equal(k8s_pods_wait_synced(f->pods, 3000), 0);
+	assert_true(lookup(f, ID_E, "odd", "odd-0", "app"));
+	assert_true(gone(f, ID_A)); /* node-a's */
+	WAIT_FOR(open_watches(f) == 1);
+	fake_kube_api_counts(f->api, &c);
+	assert_string_equal(c.field_selector, "spec.nodeName=node a/b&c=d%2B+e");
+	assert_int_equal(c.unauthorized, 0);
 }
 
 static void test_k8s_pods_follows_added_modified_deleted_and_bookmarks(void **state)
@@ -496,6 +524,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_k8s_pods_lists_this_nodes_pods_across_pages),
+		T(test_k8s_pods_escapes_the_node_name_in_its_urls),
 		T(test_k8s_pods_follows_added_modified_deleted_and_bookmarks),
 		T(test_k8s_pods_resumes_a_watch_from_the_last_resource_version),
 		T(test_k8s_pods_relists_after_an_expired_error_event),

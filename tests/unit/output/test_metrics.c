@@ -144,6 +144,15 @@ static void test_metrics_have_the_documented_names(void **state)
 		"reason=\"proc_event_lost\"",
 		"spanprof_unwind_mappings_dropped_total{kind=\"file\"}",
 		"spanprof_unwind_mappings_dropped_total{kind=\"anonymous\"}",
+		"spanprof_interpreter_frames_dropped_total{interpreter=\"python\"}",
+		"spanprof_interpreter_frames_dropped_total{interpreter=\"ruby\"}",
+		"spanprof_python_code_cache_total{result=\"hit\"}",
+		"spanprof_python_code_cache_total{result=\"miss\"}",
+		"spanprof_python_code_cache_total{result=\"stale\"}",
+		"spanprof_python_code_cache_total{result=\"read_error\"}",
+		"spanprof_python_code_cache_total{result=\"eviction\"}",
+		"spanprof_ruby_iseq_cache_total{result=\"hit\"}",
+		"spanprof_ruby_iseq_cache_total{result=\"read_error\"}",
 	};
 	char *text = render(*state);
 	size_t i;

@@ -65,7 +65,7 @@ static void test_span_log_escapes_names(void **state)
 	fill(&r, NULL, "a\"b\\c\td\ne \xc3\xa9 \xff!");
 	span_log_format(&r, buf, sizeof(buf));
 	assert_non_null(strstr(buf, "\"service\":\"unknown_service\""));
-	assert_non_null(strstr(buf, "\"name\":\"a\\\"b\\\\c\\u0009d\\u000ae \xc3\xa9 \\ufffd!\""));
+	assert_non_null(strstr(buf, "\"name\":\"a\\\"b\\\\c\\td\\ne \xc3\xa9 \\ufffd!\""));
 	/* The only line feed ends the line. */
 	assert_ptr_equal(strchr(buf, '\n'), buf + strlen(buf) - 1);
 }

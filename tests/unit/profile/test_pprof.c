@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Unit tests for the pprof builder: encode hand-made stacks, decode them with protobuf-c and
- * check every reader rule of WIRE.md, merging, interning, gzip, and Go pprof's verdict. */
+ * check every reader rule of docs/wire-format.md, merging, interning, gzip, and Go pprof's verdict. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -122,7 +122,7 @@ static void assert_locations_valid(const Perftools__Profiles__Profile *p)
 	}
 }
 
-/* Every rule WIRE.md lists for readers, plus the cpu/nanoseconds shape. */
+/* Every rule docs/wire-format.md lists for readers, plus the cpu/nanoseconds shape. */
 static void assert_reader_rules(const Perftools__Profiles__Profile *p)
 {
 	size_t i, j;
