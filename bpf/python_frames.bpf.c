@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* CPython frames of the interrupted thread (docs/interpreters.md): the thread state through the autoTSSkey
- * pthread key (glibc x86-64 TSD), then the frame chain with bpf_loop. The frames go into the
- * window's interp_stacks map under a hash that the sampler puts in the sample's key. */
+/* CPython frames of the interrupted thread (docs/interpreters.md): the thread state through the
+ * autoTSSkey pthread key (glibc x86-64 TSD), then the frame chain with bpf_loop. The frames go into
+ * the window's interp_stacks map under a hash that the sampler puts in the sample's key. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* CRuby control frames of the interrupted thread (docs/interpreters.md): the execution context through
- * ruby_current_ec (TLS, via the thread's dtv) or a global, then the rb_control_frame_t array from
- * ec->cfp outwards with bpf_loop. The frames go into the window's interp_stacks map (interp RUBY)
- * under a hash that the sampler puts in the sample's key. */
+/* CRuby control frames of the interrupted thread (docs/interpreters.md): the execution context
+ * through ruby_current_ec (TLS, via the thread's dtv) or a global, then the rb_control_frame_t
+ * array from ec->cfp outwards with bpf_loop. The frames go into the window's interp_stacks map
+ * (interp RUBY) under a hash that the sampler puts in the sample's key. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>

@@ -122,9 +122,9 @@ struct goroutine_span {
 #define SPANPROF_GO_COOKIE(g_tls_offset, goid_offset) \
 	((__u64)(__u32)(g_tls_offset) | (__u64)(goid_offset) << 32)
 
-/* Python interpreter frames (docs/interpreters.md). Per process, the agent writes where the thread state's
- * pthread key lives and the frame-chain offsets of its CPython version; the sampler walks up to
- * SPANPROF_INTERP_MAX_FRAMES frames of the interrupted thread and stores them per window in
+/* Python interpreter frames (docs/interpreters.md). Per process, the agent writes where the thread
+ * state's pthread key lives and the frame-chain offsets of its CPython version; the sampler walks
+ * up to SPANPROF_INTERP_MAX_FRAMES frames of the interrupted thread and stores them per window in
  * interp_stacks, keyed by a hash the sample's key carries. */
 #define SPANPROF_INTERP_MAX_FRAMES 64
 #define SPANPROF_MAX_PY_PROCS 4096
@@ -189,9 +189,9 @@ struct interp_stack {
 	struct interp_frame frames[SPANPROF_INTERP_MAX_FRAMES]; /* innermost first */
 };
 
-/* CRuby control frames (docs/interpreters.md). Per process the agent writes how to reach the thread's
- * rb_execution_context_t (ruby_current_ec through the dtv, or a global pointer before 3.0) and
- * the offsets of its Ruby version. */
+/* CRuby control frames (docs/interpreters.md). Per process the agent writes how to reach the
+ * thread's rb_execution_context_t (ruby_current_ec through the dtv, or a global pointer before 3.0)
+ * and the offsets of its Ruby version. */
 #define SPANPROF_MAX_RB_PROCS 4096
 
 enum spanprof_rb_ec_mode {

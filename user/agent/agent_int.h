@@ -161,8 +161,8 @@ int agent_wait_open(struct agent *a);
 void agent_wait(struct agent *a, uint64_t wait_ns);
 void agent_wait_close(struct agent *a);
 
-/* Other tracers' spans (agent_thread_ctx.c): open returns 0 or -ENOMEM (logged); scan looks at pid's
- * thread context after its maps were read; drain retries, refreshes key maps and looks for
+/* Other tracers' spans (agent_thread_ctx.c): open returns 0 or -ENOMEM (logged); scan looks at
+ * pid's thread context after its maps were read; drain retries, refreshes key maps and looks for
  * OBI's map; forget drops an exited pid. */
 int agent_thread_ctx_open(struct agent *a);
 void agent_thread_ctx_close(struct agent *a);

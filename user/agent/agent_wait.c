@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Where the run loop sleeps: one epoll set holding the BPF ring buffers (process events, ended
- * spans), the unwind worker's finished-table signal and the hook parser's finished-parse signal. The loop sleeps until the next thing it
- * has to do, so an idle agent wakes once per drain; SIGINT and SIGTERM reach it only here. */
+ * spans), the unwind worker's finished-table signal and the hook parser's finished-parse signal.
+ * The loop sleeps until the next thing it has to do, so an idle agent wakes once per drain; SIGINT
+ * and SIGTERM reach it only here. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdint.h>

@@ -569,7 +569,8 @@ int hook_registry_update_pid(struct hook_registry *r, pid_t pid, const struct pr
 	if (!p) {
 		if (n == 0)
 			return 0;
-		/* Untracked user: give back files nobody else holds rather than leak their probes. */
+		/* Untracked user: give back files nobody else holds rather than leak their probes.
+		 */
 		r->stats.limit_drops++;
 		for (i = 0; i < n; i++)
 			if (r->files[now[i]].users == 0) {

@@ -43,8 +43,9 @@ void hook_registry_free(struct hook_registry *r); /* detaches everything; NULL-s
 
 /* Re-evaluates which hook files pid maps (given its executable mappings): attaches files whose
  * parse found a hook, sends files seen for the first time to the parser (pid is handed back by
- * hook_registry_poll() for a rescan) and releases those it no longer maps. Returns the number of hook files pid maps,
- * or -errno (the process vanished: -ENOENT/-ESRCH). Errors on single files are counted/logged. */
+ * hook_registry_poll() for a rescan) and releases those it no longer maps. Returns the number of
+ * hook files pid maps, or -errno (the process vanished: -ENOENT/-ESRCH). Errors on single files are
+ * counted/logged. */
 int hook_registry_update_pid(struct hook_registry *r, pid_t pid, const struct proc_maps *maps);
 
 /* The process exited: releases its files, detaching any that no tracked process maps. */

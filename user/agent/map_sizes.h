@@ -27,8 +27,8 @@ struct map_demand {
 };
 
 struct map_sizes {
-	/* sample_counts, user_stacks and interp_stacks of each window: a sample adds at most one key
-	 * to each. */
+	/* sample_counts, user_stacks and interp_stacks of each window: a sample adds at most one
+	 * key to each. */
 	uint32_t counts;
 	/* stack_traces of each window (kernel stacks, frame-pointer user stacks). */
 	uint32_t stacks;

@@ -86,7 +86,8 @@ struct spanprof_config {
 	struct config_upload upload;
 	/* BPF map sizes: --sample-map-entries (sample counts and CFI/interpreter stacks of a
 	 * window), --stack-map-entries (bpf_get_stackid stacks of a window); 0: from CPUs x
-	 * frequency x drain period (map_sizes.h). --go-span-map-entries: goroutines in a span at once. */
+	 * frequency x drain period (map_sizes.h). --go-span-map-entries: goroutines in a span at
+	 * once. */
 	unsigned int sample_entries, stack_entries, goroutine_entries;
 	/* Limits (not flags yet): cache sizes. */
 	size_t max_services, max_procs, max_hook_files, max_modules, max_pid_snapshots;

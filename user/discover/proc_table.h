@@ -43,10 +43,10 @@ void proc_table_free(struct proc_table *t); /* NULL-safe */
  * resource the process published as OTel process context (process_ctx.h), else from its
  * environment (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES), else Kubernetes or its executable.
  * SDKs publish that context some time after the process started (once their tracer provider
- * exists), so a process found without one is looked at again 1, 2, 4, ... 32 s later. When the table is full,
- * an exited entry is evicted; if there is none, the entry is filled in `scratch` (not kept).
- * A kernel thread (PF_KTHREAD in its stat flags) is named "kernel", all of them one service.
- * Never NULL: a process already gone gets the service name "unknown_service". */
+ * exists), so a process found without one is looked at again 1, 2, 4, ... 32 s later. When the
+ * table is full, an exited entry is evicted; if there is none, the entry is filled in `scratch`
+ * (not kept). A kernel thread (PF_KTHREAD in its stat flags) is named "kernel", all of them one
+ * service. Never NULL: a process already gone gets the service name "unknown_service". */
 const struct proc_info *proc_table_get(struct proc_table *t, pid_t pid, struct proc_info *scratch);
 
 /* The entry proc_table_get() keeps for pid, or NULL; reads nothing (no file, no clock). */
@@ -70,7 +70,8 @@ void proc_table_exec(struct proc_table *t, pid_t pid, const char *service, int g
  * parent's entry is made if needed). A child already known (a reused pid) is overwritten. */
 void proc_table_fork(struct proc_table *t, pid_t parent, pid_t child);
 
-/* Marks pid exited. Returns 1 when pid was in the table (its entry goes at a later sweep), else 0. */
+/* Marks pid exited. Returns 1 when pid was in the table (its entry goes at a later sweep), else 0.
+ */
 int proc_table_mark_exited(struct proc_table *t, pid_t pid);
 
 /* Removes the entries marked exited before the previous sweep, calling fn(ctx, pid) for each

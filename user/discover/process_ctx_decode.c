@@ -2,7 +2,8 @@
 /* Decodes the few fields spanprof needs from a ProcessContext protobuf (user/proto/
  * process_context.proto): resource(1).attributes(1) KeyValue{key 1, value 2: AnyValue{
  * string_value 1}}, and the context's attributes(2) for thread context keys (AnyValue
- * array_value 5: ArrayValue{values 1}). A bounded, non-recursive walk: hostile nesting cannot exhaust the stack. */
+ * array_value 5: ArrayValue{values 1}). A bounded, non-recursive walk: hostile nesting cannot
+ * exhaust the stack. */
 #include <errno.h>
 #include <string.h>
 

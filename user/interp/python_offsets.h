@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* CPython 3.8-3.13 structure offsets (docs/interpreters.md; each checked on a live build): the frame-chain
- * ones BPF needs and the code-object and string ones the resolver needs. */
+/* CPython 3.8-3.13 structure offsets (docs/interpreters.md; each checked on a live build): the
+ * frame-chain ones BPF needs and the code-object and string ones the resolver needs. */
 #ifndef SPANPROF_PYTHON_OFFSETS_H
 #define SPANPROF_PYTHON_OFFSETS_H
 

@@ -52,7 +52,8 @@ static int resolve(const struct k8s_meta_options *opts, struct k8s_pods_options 
 	po->api_url = opts->api_url ? opts->api_url : *url;
 	po->node_name = opts->node_name ? opts->node_name : getenv("NODE_NAME");
 	if (!po->node_name || !*po->node_name) {
-		/* In a cluster but told no node: the chart sets NODE_NAME, so this is a setup slip. */
+		/* In a cluster but told no node: the chart sets NODE_NAME, so this is a setup slip.
+		 */
 		log_warn(0, "kubernetes: no node name (set NODE_NAME from spec.nodeName): no pod "
 			    "labels");
 		return -ENOENT;

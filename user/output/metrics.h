@@ -122,8 +122,9 @@ enum metric_rescan {
 };
 enum metric_mapping_kind { METRIC_MAPPING_FILE = 0, METRIC_MAPPING_ANONYMOUS };
 /* The agent's memory by part. total = rss + every bpf_* part (what its cgroup is charged);
- * heap is inside rss; dwarf, kernel_symbols, perf_maps and symbols inside heap; bpf_* are kernel memory of BPF map groups (memlock in fdinfo),
- * in the order of enum loader_map_group (loader.h). */
+ * heap is inside rss; dwarf, kernel_symbols, perf_maps and symbols inside heap; bpf_* are kernel
+ * memory of BPF map groups (memlock in fdinfo), in the order of enum loader_map_group (loader.h).
+ */
 enum metric_memory_part {
 	METRIC_MEM_TOTAL = 0,
 	METRIC_MEM_RSS,

@@ -56,7 +56,8 @@ void span_log_free(struct span_log *sl); /* NULL-safe; what is buffered is not w
 int span_log_add(struct span_log *sl, const struct span_record *r);
 
 /* Appends every service's buffered lines to its file (O_APPEND; one write per service unless
- * the file rotates) and empties the buffers. Returns 0 or the first -errno (logged once per flush with the path). */
+ * the file rotates) and empties the buffers. Returns 0 or the first -errno (logged once per flush
+ * with the path). */
 int span_log_flush(struct span_log *sl);
 
 void span_log_get_stats(const struct span_log *sl, struct span_log_stats *out);

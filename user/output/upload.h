@@ -93,7 +93,8 @@ struct uploader *uploader_new(const struct upload_options *opts);
 int uploader_submit(struct uploader *u, const char *service, struct pprof_builder *b);
 
 /* Stops the thread: tries to deliver what is queued or spooled for up to flush_ms; what is left
- * stays in the spool (if any), the rest is counted as lost. Stats stay readable afterwards. Idempotent. */
+ * stays in the spool (if any), the rest is counted as lost. Stats stay readable afterwards.
+ * Idempotent. */
 void uploader_stop(struct uploader *u, unsigned int flush_ms);
 
 /* uploader_stop(u, flush_ms), then frees everything. NULL-safe. */

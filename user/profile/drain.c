@@ -318,7 +318,8 @@ static int drain_counts(struct drain *d, int counts_fd, int stacks_fd, int user_
 		s.count = d->counts[i];
 		s.key = key;
 		s.kern_ips = read_stack(d, stacks_fd, key->kern_stack_id, d->kern_ips);
-		/* -EFAULT: there is no such stack (a kernel thread has no user stack), nothing lost. */
+		/* -EFAULT: there is no such stack (a kernel thread has no user stack), nothing
+		 * lost. */
 		s.lost_kern = key->kern_stack_id < 0 && key->kern_stack_id != -EFAULT;
 		if (key->user_stack_hash) {
 			d->hashes[d->nhashes++] = key->user_stack_hash;

@@ -354,8 +354,9 @@ int elf_syms_file_to_vaddr(const struct elf_syms *es, uint64_t offset, uint64_t 
 
 	for (i = 0; i < es->nsegs; i++) {
 		const struct elf_seg *s = &es->segs[i];
-		/* the mapping starts at the page holding p_offset, which may lie a little before it;
-		 * p_align and p_offset + p_filesz come from the file: no wrap, powers of two only */
+		/* the mapping starts at the page holding p_offset, which may lie a little before
+		 * it; p_align and p_offset + p_filesz come from the file: no wrap, powers of two
+		 * only */
 		int pow2 = s->align > 1 && !(s->align & (s->align - 1));
 		uint64_t page = pow2 ? s->offset & ~(s->align - 1) : s->offset;
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Lists the PC ranges of the FDEs of one CFI section, walking it with libdw's dwarf_next_cfi and
- * decoding only the FDE's address fields (the pointer encoding its CIE's 'R' augmentation names). */
+ * decoding only the FDE's address fields (the pointer encoding its CIE's 'R' augmentation names).
+ */
 #ifndef SPANPROF_CFI_FDE_H
 #define SPANPROF_CFI_FDE_H
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Native unwinding, the agent's side: for each profiled process, publishes its executable
- * mappings (anonymous JIT code too, walked by frame pointer) and their files' CFI tables to the BPF unwinder (bpf/unwind_native.bpf.h), building
- * tables on a worker thread and keeping their memory within a budget. */
+ * mappings (anonymous JIT code too, walked by frame pointer) and their files' CFI tables to the BPF
+ * unwinder (bpf/unwind_native.bpf.h), building tables on a worker thread and keeping their memory
+ * within a budget. */
 #ifndef SPANPROF_UNWIND_H
 #define SPANPROF_UNWIND_H
 

@@ -123,7 +123,8 @@ struct file *unwind_files_open_file(struct unwind_files *fs, pid_t pid, const st
 		fs->stats.oversized++;
 		log_warn(-EFBIG, "unwind: %s (pid %d) not read: a note is over its size cap",
 			 m->path, (int)pid);
-		/* Remembered as failed (frame pointers), so it is refused, logged and counted once. */
+		/* Remembered as failed (frame pointers), so it is refused, logged and counted once.
+		 */
 		f = new_file(fs, k1, k2, m->path);
 		if (!f)
 			goto out_close;

@@ -25,8 +25,8 @@ int elf_guard_check(int fd);
  * never maps the file), then checks that the symbol and string tables fit
  * ELF_GUARD_MAX_SYMTAB_BYTES, the notes ELF_SECTION_MAX_NOTES, and that a .gnu_debugdata
  * section (at most ELF_SECTION_MAX_MINIDEBUG) decompresses to at most
- * ELF_GUARD_MAX_SYMTAB_BYTES (E2BIG otherwise). fd is not consumed and must outlive the Elf. Returns the Elf, or
- * NULL with errno set as above. */
+ * ELF_GUARD_MAX_SYMTAB_BYTES (E2BIG otherwise). fd is not consumed and must outlive the Elf.
+ * Returns the Elf, or NULL with errno set as above. */
 Elf *elf_guard_begin(int fd);
 
 /* Bytes the DWARF sections of elf take once libdw has opened (and decompressed) them: the sum of
