@@ -14,11 +14,16 @@
 
 static const uint8_t ret_text[16] = { 0xc3 };
 
-/* The .gopclntab: header, the name, nfunc + 1 functab rows, one _func record (nameoff 0) that
- * every row shares. */
+/* The Go hook's function name (discover/hook_elf.h's HOOK_GO_FUNC_SUFFIX, as a package path's
+ * last part): the agent reads a function table only when its section holds it somewhere, so a
+ * bomb carries it once, after the name every row shares, to reach the table's reader. */
+static const char hook_name[] = "main.spanprofGoSpanSet";
+
+/* The .gopclntab: header, the name, the hook's name, nfunc + 1 functab rows, one _func record
+ * (nameoff 0) that every row shares. */
 static uint8_t *gopclntab(uint64_t nfunc, size_t name_len, size_t *len)
 {
-	uint64_t hdr[9] = { 0 }, functab = (72 + name_len + 1 + 7) & ~7ull, i;
+	uint64_t hdr[9] = { 0 }, functab = (72 + name_len + 1 + sizeof(hook_name) + 7) & ~7ull, i;
 	uint64_t func = functab + (nfunc + 1) * 8;
 	uint8_t *t;
 
@@ -36,6 +41,7 @@ static uint8_t *gopclntab(uint64_t nfunc, size_t name_len, size_t *len)
 	hdr[7] = functab;
 	memcpy(t + 8, hdr, 64);
 	memset(t + 72, 'a', name_len);
+	memcpy(t + 72 + name_len + 1, hook_name, sizeof(hook_name));
 	for (i = 0; i <= nfunc; i++) {
 		uint32_t row[2] = { (uint32_t)(i * 16), (uint32_t)(func - functab) };
 

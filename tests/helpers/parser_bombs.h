@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 /* An ELF with a Go 1.20 .gopclntab of nfunc functab rows that all name one name_len-byte
- * string. Returns 0 or -1. */
+ * string, and the Go hook's name once (the agent reads no table without it). Returns 0 or -1. */
 int parser_bomb_gopclntab(const char *path, uint64_t nfunc, size_t name_len);
 
 /* The same, with a .gopclntab of table_bytes (a hole after the rows, nothing on disk): the
