@@ -11,6 +11,7 @@
 
 #include "discover/labels.h"
 #include "util/log.h"
+#include "util/series_labels.h"
 #include "util/text_clean.h"
 #include "util/utf8.h"
 
@@ -19,7 +20,6 @@
 
 /* Bound on what is read of /proc/PID/environ; the variables we want are normally near the top. */
 #define LABELS_ENVIRON_MAX (64 * 1024)
-#define LABELS_FALLBACK_SERVICE "unknown_service"
 
 /* A piece of a larger buffer: not NUL-terminated. */
 struct span {
@@ -166,7 +166,7 @@ int labels_service_from_environ(const char *environ, size_t environ_len, const c
 			return found;
 		if (!found) {
 			if (!exe_name || !*exe_name)
-				exe_name = LABELS_FALLBACK_SERVICE;
+				exe_name = SERIES_LABEL_UNKNOWN_SERVICE;
 			copy_out((struct span){ exe_name, strlen(exe_name) }, out, size);
 		}
 	}

@@ -12,10 +12,10 @@
 #include "discover/process_ctx.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/series_labels.h"
 #include "util/utf8.h"
 
 #define NBUCKETS 4096
-#define UNKNOWN_SERVICE "unknown_service"
 /* The one service of every kernel thread (kworker, ksoftirqd, kswapd, ...). */
 #define KERNEL_SERVICE "kernel"
 /* task->flags bit of a kernel thread, field 9 of /proc/PID/stat. */
@@ -25,7 +25,7 @@
 
 struct proc_node {
 	struct proc_info info;
-	char *service; /* info.service when allocated; NULL while it is UNKNOWN_SERVICE */
+	char *service; /* info.service when allocated; NULL while it is SERIES_LABEL_UNKNOWN_SERVICE */
 	uint64_t exited_sweep; /* the sweep count when it was marked exited */
 	struct proc_node *next;
 };
@@ -236,21 +236,21 @@ static int read_info(const struct proc_table *t, pid_t pid, struct proc_info *in
 	if (err) {
 		if (err != -ENOENT && err != -ESRCH)
 			log_debug("service name of pid %d: %s", pid, strerror(-err));
-		strcpy(buf, UNKNOWN_SERVICE);
+		strcpy(buf, SERIES_LABEL_UNKNOWN_SERVICE);
 	}
 	info->service = buf;
 	return err == -ENOENT || err == -ESRCH ? err : 0;
 }
 
-/* Sets a kept node's service to a copy of name (UNKNOWN_SERVICE without memory). */
+/* Sets a kept node's service to a copy of name (SERIES_LABEL_UNKNOWN_SERVICE without memory). */
 static void set_service(struct proc_node *n, const char *name)
 {
 	free(n->service);
 	n->service = name && *name ? strdup(name) : NULL;
-	n->info.service = n->service ? n->service : UNKNOWN_SERVICE;
+	n->info.service = n->service ? n->service : SERIES_LABEL_UNKNOWN_SERVICE;
 }
 
-/* Reads pid into a kept node: the name is copied to fit (UNKNOWN_SERVICE without memory).
+/* Reads pid into a kept node: the name is copied to fit (SERIES_LABEL_UNKNOWN_SERVICE without memory).
  * Returns read_info()'s result. */
 static int read_node(const struct proc_table *t, pid_t pid, struct proc_node *n)
 {
@@ -262,7 +262,7 @@ static int read_node(const struct proc_table *t, pid_t pid, struct proc_node *n)
 	if (!buf) {
 		memset(&n->info, 0, sizeof(n->info));
 		n->info.pid = pid;
-		n->info.service = UNKNOWN_SERVICE;
+		n->info.service = SERIES_LABEL_UNKNOWN_SERVICE;
 		return 0;
 	}
 	err = read_info(t, pid, &n->info, buf);
@@ -326,7 +326,7 @@ static struct proc_node *new_node(struct proc_table *t, pid_t pid)
 	if (!n)
 		return NULL;
 	n->info.pid = pid;
-	n->info.service = UNKNOWN_SERVICE;
+	n->info.service = SERIES_LABEL_UNKNOWN_SERVICE;
 	*slot_of(t, pid) = n;
 	t->count++;
 	return n;
@@ -411,7 +411,7 @@ void proc_table_fork(struct proc_table *t, pid_t parent, pid_t child)
 	char *service;
 
 	p = proc_table_get(t, parent, &scratch);
-	if (!strcmp(p->service, UNKNOWN_SERVICE))
+	if (!strcmp(p->service, SERIES_LABEL_UNKNOWN_SERVICE))
 		return; /* nothing to pass on: the child is read itself when sampled */
 	/* Copied first: making the child's entry may evict the parent's. */
 	copy = *p;

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Names and opens the file a process's interpreter lives in. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "discover/map_open.h"
 #include "interp/interp_file.h"
@@ -14,4 +16,33 @@ int interp_file_open(const char *proc_root, pid_t pid, const struct proc_map *m,
 	file->dev = m->dev;
 	file->inode = m->inode;
 	return map_open_fd(proc_root, pid, m);
+}
+
+int interp_file_read(const char *proc_root, pid_t pid, const struct proc_map *m,
+		     struct interp_file *file, interp_elf_read_fn read, void *ctx)
+{
+	const char *base;
+	int fd, err;
+
+	if (!m)
+		return -ENOENT;
+	fd = interp_file_open(proc_root, pid, m, file);
+	if (fd < 0)
+		return fd;
+	base = strrchr(m->path, '/');
+	err = read(fd, base ? base + 1 : m->path, ctx);
+	close(fd);
+	return err;
+}
+
+int interp_file_place(struct interp_file *file, const struct proc_map *m,
+		      const struct elf_loads *loads, int major, int minor, int patch,
+		      uint64_t *bias)
+{
+	if (elf_loads_bias(loads, m->start, m->offset, bias))
+		return -ENOEXEC;
+	file->major = major;
+	file->minor = minor;
+	file->patch = patch;
+	return 0;
 }

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "discover/proc_maps.h"
+#include "util/elf_layout.h"
 
 struct interp_file {
 	uint64_t dev, inode; /* the interpreter file */
@@ -22,5 +23,20 @@ struct interp_file {
  * inode). Returns the fd (O_CLOEXEC) or -errno. */
 int interp_file_open(const char *proc_root, pid_t pid, const struct proc_map *m,
 		     struct interp_file *file);
+
+/* A language's reader of its interpreter file: fd is open on the file, name its base name. */
+typedef int (*interp_elf_read_fn)(int fd, const char *name, void *ctx);
+
+/* The step every language takes first: opens the file mapping m names (interp_file_open()), has
+ * read() parse it into ctx, and closes it. Returns 0, -ENOENT when m is NULL (no interpreter
+ * mapped), the open's -errno or read()'s error. */
+int interp_file_read(const char *proc_root, pid_t pid, const struct proc_map *m,
+		     struct interp_file *file, interp_elf_read_fn read, void *ctx);
+
+/* Notes the version the reader found in file, and in *bias where the file's loads sit in memory
+ * through mapping m. Returns 0, or -ENOEXEC when m maps none of them. */
+int interp_file_place(struct interp_file *file, const struct proc_map *m,
+		      const struct elf_loads *loads, int major, int minor, int patch,
+		      uint64_t *bias);
 
 #endif /* SPANPROF_INTERP_FILE_H */

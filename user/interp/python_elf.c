@@ -13,32 +13,8 @@
 
 #define DEBUG_COOKIE "xdebugpy"
 
-struct wanted_syms {
-	GElf_Sym runtime, version, eval, eval_cold;
-	int have_runtime, have_version, have_eval, have_eval_cold;
-};
-
-static void note_sym(struct wanted_syms *w, const char *name, const GElf_Sym *sym)
-{
-	if (!strcmp(name, "_PyRuntime") && !w->have_runtime) {
-		w->runtime = *sym;
-		w->have_runtime = 1;
-	} else if (!strcmp(name, "Py_Version") && !w->have_version) {
-		w->version = *sym;
-		w->have_version = 1;
-	} else if (!strcmp(name, "_PyEval_EvalFrameDefault") && !w->have_eval) {
-		w->eval = *sym;
-		w->have_eval = 1;
-	} else if (!strcmp(name, "_PyEval_EvalFrameDefault.cold") && !w->have_eval_cold) {
-		w->eval_cold = *sym;
-		w->have_eval_cold = 1;
-	}
-}
-
-static void on_symbol(void *ctx, const char *name, const GElf_Sym *sym)
-{
-	note_sym(ctx, name, sym);
-}
+/* The symbols read, each the first of its name. */
+enum { SYM_RUNTIME, SYM_VERSION, SYM_EVAL, SYM_EVAL_COLD, SYM_COUNT };
 
 static void set_version_hex(struct python_elf *out, uint64_t hex)
 {
@@ -87,7 +63,14 @@ static void read_debug_offsets(Elf *elf, int fd, struct python_elf *out)
 
 int python_elf_read(int fd, const char *name, struct python_elf *out)
 {
-	struct wanted_syms w = { 0 };
+	struct elf_wanted_sym w[SYM_COUNT] = {
+		[SYM_RUNTIME] = { .name = "_PyRuntime" },
+		[SYM_VERSION] = { .name = "Py_Version" },
+		[SYM_EVAL] = { .name = "_PyEval_EvalFrameDefault" },
+		[SYM_EVAL_COLD] = { .name = "_PyEval_EvalFrameDefault.cold" },
+	};
+	const GElf_Sym *eval = &w[SYM_EVAL].sym, *cold = &w[SYM_EVAL_COLD].sym;
+	const GElf_Sym *version = &w[SYM_VERSION].sym;
 	uint64_t hex = 0;
 	Elf *elf;
 	int err = 0;
@@ -96,23 +79,23 @@ int python_elf_read(int fd, const char *name, struct python_elf *out)
 	elf = elf_guard_begin(fd);
 	if (!elf)
 		return -errno;
-	elf_each_defined_symbol(elf, on_symbol, &w);
-	if (!w.have_runtime) {
+	elf_find_symbols(elf, w, SYM_COUNT);
+	if (!w[SYM_RUNTIME].found) {
 		err = -ENOENT;
 		goto out;
 	}
-	out->runtime_vaddr = w.runtime.st_value;
+	out->runtime_vaddr = w[SYM_RUNTIME].sym.st_value;
 	elf_loads_read(elf, &out->loads);
-	if (w.have_eval) {
-		out->eval_lo = w.eval.st_value;
-		out->eval_hi = w.eval.st_value + w.eval.st_size;
+	if (w[SYM_EVAL].found) {
+		out->eval_lo = eval->st_value;
+		out->eval_hi = eval->st_value + eval->st_size;
 	}
-	if (w.have_eval && w.have_eval_cold) {
-		out->eval_cold_lo = w.eval_cold.st_value;
-		out->eval_cold_hi = w.eval_cold.st_value + w.eval_cold.st_size;
+	if (w[SYM_EVAL].found && w[SYM_EVAL_COLD].found) {
+		out->eval_cold_lo = cold->st_value;
+		out->eval_cold_hi = cold->st_value + cold->st_size;
 	}
-	if (w.have_version && w.version.st_size >= 4 &&
-	    !elf_read_vaddr(elf, fd, w.version.st_value, &hex, 4))
+	if (w[SYM_VERSION].found && version->st_size >= 4 &&
+	    !elf_read_vaddr(elf, fd, version->st_value, &hex, 4))
 		set_version_hex(out, hex);
 	read_debug_offsets(elf, fd, out);
 	if (!out->major && python_elf_name_version(name, &out->major, &out->minor))

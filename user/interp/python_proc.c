@@ -35,32 +35,27 @@ static const struct proc_map *interpreter_map(const struct proc_maps *maps)
 	return exe;
 }
 
+static int read_elf(int fd, const char *name, void *pe)
+{
+	return python_elf_read(fd, name, pe);
+}
+
 static int python_proc_find(const char *proc_root, pid_t pid, const struct proc_maps *maps,
 			    void *value)
 {
 	const struct proc_map *m = interpreter_map(maps);
 	struct python_proc *out = value;
 	struct python_elf pe;
-	const char *base;
 	uint64_t bias;
-	int fd, err;
+	int err;
 
 	memset(out, 0, sizeof(*out));
-	if (!m)
-		return -ENOENT;
-	fd = interp_file_open(proc_root, pid, m, &out->file);
-	if (fd < 0)
-		return fd;
-	base = strrchr(m->path, '/');
-	err = python_elf_read(fd, base ? base + 1 : m->path, &pe);
-	close(fd);
+	err = interp_file_read(proc_root, pid, m, &out->file, read_elf, &pe);
+	if (!err)
+		err = interp_file_place(&out->file, m, &pe.loads, pe.major, pe.minor, pe.patch,
+					&bias);
 	if (err)
 		return err;
-	if (elf_loads_bias(&pe.loads, m->start, m->offset, &bias))
-		return -ENOEXEC;
-	out->file.major = pe.major;
-	out->file.minor = pe.minor;
-	out->file.patch = pe.patch;
 	if (pe.eval_hi) {
 		out->eval_lo = pe.eval_lo + bias;
 		out->eval_hi = pe.eval_hi + bias;

@@ -23,27 +23,13 @@
 #define ALL_SYMBOLS_SCAN 64
 #define STR_SYM_OFFSET 8
 
-struct wanted_syms {
-	GElf_Sym version, all_symbols, errinfo, eval_main;
-	int have_version, have_all_symbols, have_errinfo, have_eval_main;
-};
+/* The symbols read, each the first of its name. */
+enum { SYM_VERSION, SYM_ALL_SYMBOLS, SYM_ERRINFO, SYM_EVAL_MAIN, SYM_COUNT };
 
-static void note_sym(struct ruby_elf *out, struct wanted_syms *w, const char *name,
-		     const GElf_Sym *sym)
+/* The symbols noted otherwise: the TLS kind of ruby_current_ec, the last of the others' names. */
+static void note_other_sym(struct ruby_elf *out, const char *name, const GElf_Sym *sym)
 {
-	if (!strcmp(name, "ruby_version") && !w->have_version) {
-		w->version = *sym;
-		w->have_version = 1;
-	} else if (!strcmp(name, "rb_sym_all_symbols") && !w->have_all_symbols) {
-		w->all_symbols = *sym;
-		w->have_all_symbols = 1;
-	} else if (!strcmp(name, "rb_errinfo") && !w->have_errinfo) {
-		w->errinfo = *sym;
-		w->have_errinfo = 1;
-	} else if (!strcmp(name, "rb_iseq_eval_main") && !w->have_eval_main) {
-		w->eval_main = *sym;
-		w->have_eval_main = 1;
-	} else if (!strcmp(name, EC_SYMBOL) && GELF_ST_TYPE(sym->st_info) == STT_TLS) {
+	if (!strcmp(name, EC_SYMBOL) && GELF_ST_TYPE(sym->st_info) == STT_TLS) {
 		out->has_tls_ec = 1;
 		out->tls_ec_offset = sym->st_value;
 	} else if (!strcmp(name, "ruby_current_execution_context_ptr")) {
@@ -58,14 +44,15 @@ static void note_sym(struct ruby_elf *out, struct wanted_syms *w, const char *na
 
 struct sym_scan {
 	struct ruby_elf *out;
-	struct wanted_syms *w;
+	struct elf_wanted_sym *w;
 };
 
 static void on_symbol(void *ctx, const char *name, const GElf_Sym *sym)
 {
 	struct sym_scan *scan = ctx;
 
-	note_sym(scan->out, scan->w, name, sym);
+	if (!elf_wanted_sym_note(scan->w, SYM_COUNT, name, sym))
+		note_other_sym(scan->out, name, sym);
 }
 
 /* Whether relocation r of a table whose symbols are in symscn names ruby_current_ec. */
@@ -163,7 +150,13 @@ int ruby_elf_parse_version(const char *s, int *major, int *minor, int *patch)
 
 int ruby_elf_read(int fd, struct ruby_elf *out)
 {
-	struct wanted_syms w = { 0 };
+	struct elf_wanted_sym w[SYM_COUNT] = {
+		[SYM_VERSION] = { .name = "ruby_version" },
+		[SYM_ALL_SYMBOLS] = { .name = "rb_sym_all_symbols" },
+		[SYM_ERRINFO] = { .name = "rb_errinfo" },
+		[SYM_EVAL_MAIN] = { .name = "rb_iseq_eval_main" },
+	};
+	const GElf_Sym *ver = &w[SYM_VERSION].sym;
 	char version[VERSION_MAX] = "";
 	size_t len;
 	Elf *elf;
@@ -173,15 +166,15 @@ int ruby_elf_read(int fd, struct ruby_elf *out)
 	elf = elf_guard_begin(fd);
 	if (!elf)
 		return -errno;
-	elf_each_defined_symbol(elf, on_symbol, &(struct sym_scan){ out, &w });
-	if (!w.have_version) {
+	elf_each_defined_symbol(elf, on_symbol, &(struct sym_scan){ out, w });
+	if (!w[SYM_VERSION].found) {
 		err = -ENOENT;
 		goto out;
 	}
-	len = w.version.st_size ? w.version.st_size : VERSION_MAX - 1;
+	len = ver->st_size ? ver->st_size : VERSION_MAX - 1;
 	if (len >= VERSION_MAX)
 		len = VERSION_MAX - 1;
-	if (elf_read_vaddr(elf, fd, w.version.st_value, version, len) ||
+	if (elf_read_vaddr(elf, fd, ver->st_value, version, len) ||
 	    ruby_elf_parse_version(version, &out->major, &out->minor, &out->patch)) {
 		err = -ENOEXEC;
 		goto out;
@@ -190,12 +183,12 @@ int ruby_elf_read(int fd, struct ruby_elf *out)
 	if (out->has_tls_ec)
 		find_dtpmod(elf, out);
 	/* 3.3+ keeps ruby_current_ec and rb_vm_exec local; their users still show them. */
-	if (!out->has_tls_ec && out->major >= 3 && w.have_errinfo)
-		ruby_elf_ec_from_code(elf, fd, &w.errinfo, out);
-	if (!out->exec_hi && w.have_eval_main)
-		ruby_elf_exec_from_code(elf, fd, &w.eval_main, out);
-	if (!out->global_symbols && w.have_all_symbols)
-		guess_global_symbols(elf, fd, &w.all_symbols, out);
+	if (!out->has_tls_ec && out->major >= 3 && w[SYM_ERRINFO].found)
+		ruby_elf_ec_from_code(elf, fd, &w[SYM_ERRINFO].sym, out);
+	if (!out->exec_hi && w[SYM_EVAL_MAIN].found)
+		ruby_elf_exec_from_code(elf, fd, &w[SYM_EVAL_MAIN].sym, out);
+	if (!out->global_symbols && w[SYM_ALL_SYMBOLS].found)
+		guess_global_symbols(elf, fd, &w[SYM_ALL_SYMBOLS].sym, out);
 out:
 	elf_end(elf);
 	return err;

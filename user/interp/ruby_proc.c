@@ -131,6 +131,12 @@ static uint64_t find_global_symbols(const char *proc_root, pid_t pid, const stru
 	return 0;
 }
 
+static int read_elf(int fd, const char *name, void *re)
+{
+	(void)name;
+	return ruby_elf_read(fd, re);
+}
+
 static int ruby_proc_find(const char *proc_root, pid_t pid, const struct proc_maps *maps,
 			  void *value)
 {
@@ -138,23 +144,15 @@ static int ruby_proc_find(const char *proc_root, pid_t pid, const struct proc_ma
 	struct ruby_proc *out = value;
 	struct ruby_elf re;
 	uint64_t bias;
-	int fd, err;
+	int err;
 
 	memset(out, 0, sizeof(*out));
-	if (!m)
-		return -ENOENT;
-	fd = interp_file_open(proc_root, pid, m, &out->file);
-	if (fd < 0)
-		return fd;
-	err = ruby_elf_read(fd, &re);
-	close(fd);
+	err = interp_file_read(proc_root, pid, m, &out->file, read_elf, &re);
+	if (!err)
+		err = interp_file_place(&out->file, m, &re.loads, re.major, re.minor, re.patch,
+					&bias);
 	if (err)
 		return err;
-	if (elf_loads_bias(&re.loads, m->start, m->offset, &bias))
-		return -ENOEXEC;
-	out->file.major = re.major;
-	out->file.minor = re.minor;
-	out->file.patch = re.patch;
 	if (re.exec_hi) {
 		out->exec_lo = re.exec_lo + bias;
 		out->exec_hi = re.exec_hi + bias;

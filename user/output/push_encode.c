@@ -7,35 +7,11 @@
 #include "output/push_encode.h"
 #include "profile/pprof.h"
 #include "proto/push.pb-c.h"
-#include "util/utf8.h"
 #include "util/uuid.h"
 
-static int pair_cmp(const void *a, const void *b)
-{
-	const Push__V1__LabelPair *const *x = a, *const *y = b;
-
-	return strcmp((*x)->name, (*y)->name);
-}
-
-/* service, repaired to UTF-8 and cut at a character boundary; malloc'ed. */
-static char *service_value(const char *service)
-{
-	char *s;
-	size_t n;
-
-	s = utf8_sanitize(service && *service ? service : PUSH_UNKNOWN_SERVICE);
-	if (!s)
-		return NULL;
-	n = strlen(s);
-	if (n > SERIES_LABEL_VALUE_MAX)
-		s[utf8_boundary(s, SERIES_LABEL_VALUE_MAX)] = '\0';
-	return s;
-}
-
 /* Packs the request around profile; *packed is malloc'ed. */
-static int pack_request(const char *name, char *service, const struct pprof_label *labels,
-			size_t nlabels, const uint8_t *profile, size_t len, uint8_t **packed,
-			size_t *packed_len)
+static int pack_request(const struct series_label_set *set, const uint8_t *profile, size_t len,
+			uint8_t **packed, size_t *packed_len)
 {
 	Push__V1__LabelPair pairs[SERIES_LABELS_MAX], *pairp[SERIES_LABELS_MAX];
 	Push__V1__PushRequest req = PUSH__V1__PUSH_REQUEST__INIT;
@@ -44,29 +20,22 @@ static int pack_request(const char *name, char *service, const struct pprof_labe
 	Push__V1__RawProfileSeries *seriesp = &series;
 	Push__V1__RawSample *samplep = &sample;
 	char id[UUID_STR_SIZE];
-	size_t i, n = 0;
+	size_t i;
 	int err;
 
 	err = uuid_v4(id);
 	if (err)
 		return err;
-	for (i = 0; i < nlabels + 2; i++) {
+	for (i = 0; i < set->n; i++) {
 		push__v1__label_pair__init(&pairs[i]);
+		pairs[i].name = (char *)set->labels[i].key;
+		pairs[i].value = (char *)set->labels[i].value;
 		pairp[i] = &pairs[i];
 	}
-	pairs[n].name = "__name__";
-	pairs[n++].value = (char *)name;
-	pairs[n].name = "service_name";
-	pairs[n++].value = service;
-	for (i = 0; i < nlabels; i++, n++) {
-		pairs[n].name = (char *)labels[i].key;
-		pairs[n].value = (char *)labels[i].value;
-	}
-	qsort(pairp, n, sizeof(pairp[0]), pair_cmp);
 	sample.raw_profile.data = (uint8_t *)profile;
 	sample.raw_profile.len = len;
 	sample.id = id;
-	series.n_labels = n;
+	series.n_labels = set->n;
 	series.labels = pairp;
 	series.n_samples = 1;
 	series.samples = &samplep;
@@ -96,21 +65,20 @@ int push_encode_named(const char *name, const char *service, const struct pprof_
 		      size_t nlabels, const uint8_t *profile, size_t len, uint8_t **out,
 		      size_t *out_len)
 {
+	struct series_label_set set;
 	uint8_t *packed = NULL;
 	size_t packed_len = 0;
-	char *svc;
 	int err;
 
-	if (!name || !name[0] || (!profile && len) || (!labels && nlabels) ||
-	    nlabels > SERIES_LABELS_MAX_STATIC || !out || !out_len)
+	if ((!profile && len) || !out || !out_len)
 		return -EINVAL;
-	svc = service_value(service);
-	if (!svc)
-		return -ENOMEM;
-	err = pack_request(name, svc, labels, nlabels, profile, len, &packed, &packed_len);
+	err = series_label_set_build(&set, name, service, labels, nlabels);
+	if (err)
+		return err;
+	err = pack_request(&set, profile, len, &packed, &packed_len);
 	if (!err)
 		err = pprof_gzip(packed, packed_len, out, out_len);
 	free(packed);
-	free(svc);
+	series_label_set_release(&set);
 	return err;
 }

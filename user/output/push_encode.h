@@ -11,13 +11,9 @@
 #include "util/series_labels.h"
 
 #define PUSH_PROFILE_NAME "process_cpu" /* __name__ of CPU profiles */
-#define PUSH_UNKNOWN_SERVICE "unknown_service" /* what the server would fill in */
 
-/* Builds a PushRequest with one RawProfileSeries labelled __name__=process_cpu,
- * service_name=<service> (PUSH_UNKNOWN_SERVICE when NULL or empty; repaired to UTF-8 and cut to
- * SERIES_LABEL_VALUE_MAX bytes) and the static labels (which must pass
- * series_labels_check_static()), sorted
- * by name, holding one RawSample: the uncompressed pprof `profile` and a new v4 UUID. The packed
+/* Builds a PushRequest with one RawProfileSeries labelled as series_label_set_build() says
+ * (__name__=process_cpu, service_name=<service> and the static labels), holding one RawSample: the uncompressed pprof `profile` and a new v4 UUID. The packed
  * request is gzipped into *out (malloc'ed, owned by the caller).
  * Returns 0 or -EINVAL, -ENOMEM, -EIO (getrandom or zlib). */
 int push_encode(const char *service, const struct pprof_label *labels, size_t nlabels,

@@ -13,6 +13,7 @@
 #include "output/span_log.h"
 #include "util/json_escape.h"
 #include "util/log.h"
+#include "util/series_labels.h"
 #include "util/utf8.h"
 
 #define SERVICE_FILE_MAX 128 /* bytes of the service kept in a file name */
@@ -87,7 +88,7 @@ size_t span_log_format(const struct span_record *r, char *buf, size_t size)
 	char num[160];
 
 	put_str(&o, "{\"service\":");
-	put_json_str(&o, r->service && *r->service ? r->service : "unknown_service");
+	put_json_str(&o, r->service && *r->service ? r->service : SERIES_LABEL_UNKNOWN_SERVICE);
 	put_str(&o, ",\"name\":");
 	put_json_str(&o, r->name);
 	put_str(&o, ",\"trace_id\":");
@@ -145,7 +146,7 @@ static void file_stem(const char *service, char *out)
 	char c;
 
 	if (!service || !*service)
-		service = "unknown_service";
+		service = SERIES_LABEL_UNKNOWN_SERVICE;
 	for (i = 0; service[i] && i < SERVICE_FILE_MAX; i++) {
 		c = service[i];
 		out[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||

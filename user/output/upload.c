@@ -12,6 +12,7 @@
 #include "output/push_encode.h"
 #include "output/upload_int.h"
 #include "output/window_encode.h"
+#include "profile/sample_labels.h"
 #include "util/clock.h"
 #include "util/log.h"
 
@@ -313,7 +314,7 @@ int uploader_submit(struct uploader *u, const char *service, struct pprof_builde
 	if (!pprof_builder_sample_count(b))
 		return 0;
 	c.start_ns = pprof_builder_time(b);
-	p.omit_key = u->o.trace_id_label ? NULL : "trace_id";
+	p.omit_key = sample_labels_push_omit(u->o.trace_id_label);
 	p.max_samples = u->o.max_profile_samples;
 	p.max_bytes = u->o.max_profile_bytes;
 	min_ts = (int64_t)clock_real_ns() - (int64_t)u->o.max_age_s * (int64_t)NS_PER_S;

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "discover/labels.h"
 #include "profile/aggregate.h"
+#include "profile/sample_labels.h"
 #include "util/spanprof_types.h"
 
 struct service_profile {
@@ -114,108 +114,16 @@ static struct pprof_builder *builder_for(struct aggregate *a, const char *servic
 	return s->builder;
 }
 
-/* Label names of the thread context attributes, and their values for one sample. */
-struct attr_labels {
-	char names[SPANPROF_TCTX_MAX_LABELS][72];
-	char values[SPANPROF_TCTX_MAX_LABELS][SPANPROF_ABI_SPAN_NAME_MAX + 1];
-};
-
-/* A thread context span's interned string is "<name>\x1f<value 1>\x1f...": cuts name at the
- * first separator and labels the values that are not empty. Returns how many were set. */
-static size_t attr_labels(const struct aggregate *a, char *name, struct attr_labels *al,
-			  struct pprof_label *labels)
-{
-	char *sep = strchr(name, SPANPROF_TCTX_SEP), *v, *next;
-	size_t i, n = 0, k;
-
-	if (!sep)
-		return 0;
-	*sep = '\0';
-	v = sep + 1;
-	for (i = 0; i < a->opts.ntctx_labels && i < SPANPROF_TCTX_MAX_LABELS && v; i++, v = next) {
-		next = strchr(v, SPANPROF_TCTX_SEP);
-		if (next)
-			*next++ = '\0';
-		if (!*v)
-			continue;
-		snprintf(al->names[n], sizeof(al->names[n]), "%s", a->opts.tctx_labels[i]);
-		for (k = 0; al->names[n][k]; k++)
-			if (al->names[n][k] == '.' || al->names[n][k] == '-')
-				al->names[n][k] = '_';
-		snprintf(al->values[n], sizeof(al->values[n]), "%s", v);
-		labels_clean(al->values[n]);
-		labels[n] = (struct pprof_label){ al->names[n], al->values[n] };
-		n++;
-	}
-	return n;
-}
-
-/* Span labels of one sample; returns how many were set. Hex and name buffers (name:
- * SPANPROF_ABI_SPAN_NAME_MAX + 1 bytes) belong to the caller. */
-static size_t span_labels(const struct aggregate *a, const struct sample *s,
-			  struct pprof_label *labels, char *span_hex, char *trace_hex, char *name,
-			  struct attr_labels *al)
-{
-	const struct sample_key *key = s->key;
-	const __u8 *id = key->span.span_id;
-	size_t n = 0, len;
-
-	if (!key->has_span)
-		return 0;
-	if (a->opts.scope == SPAN_SCOPE_ROOT && !labels_is_zero(key->span.root_span_id, 8))
-		id = key->span.root_span_id;
-	labels_hex(id, 8, span_hex);
-	labels_hex(key->span.trace_id, 16, trace_hex);
-	/* The application's bytes: no newline, ESC or broken UTF-8. A name evicted from span_names
-	 * before the drain (counted there) is NULL and leaves the label out. */
-	name[0] = '\0';
-	if (s->span_name) {
-		len = strnlen(s->span_name, SPANPROF_ABI_SPAN_NAME_MAX);
-		memcpy(name, s->span_name, len);
-		name[len] = '\0';
-		if (key->span.abi_version == SPANPROF_SPAN_FROM_TCTX)
-			n += attr_labels(a, name, al, labels + n);
-		labels_clean(name);
-	}
-	/* A zero id is an unsampled span (or a Go span_name label alone): like otel-profiling-go,
-	 * only its name is labelled, so per-name views still count all CPU. */
-	if (!labels_is_zero(id, 8))
-		labels[n++] = (struct pprof_label){ "span_id", span_hex };
-	if (!labels_is_zero(key->span.trace_id, 16))
-		labels[n++] = (struct pprof_label){ "trace_id", trace_hex };
-	if (name[0])
-		labels[n++] = (struct pprof_label){ "span_name", name };
-	return n;
-}
-
-/* Process labels of the sample (OTel service namespace, Kubernetes placement); returns how
- * many were set. */
-static size_t proc_labels(const struct proc_info *proc, struct pprof_label *labels)
-{
-	size_t n = 0;
-
-	if (proc->service_namespace[0])
-		labels[n++] = (struct pprof_label){ "service_namespace", proc->service_namespace };
-	if (proc->k8s_namespace[0])
-		labels[n++] = (struct pprof_label){ "namespace", proc->k8s_namespace };
-	if (proc->k8s_pod[0])
-		labels[n++] = (struct pprof_label){ "pod", proc->k8s_pod };
-	if (proc->k8s_container[0])
-		labels[n++] = (struct pprof_label){ "container", proc->k8s_container };
-	return n;
-}
-
 void aggregate_add(struct aggregate *a, const struct sample *s, const struct sym_frame *frames,
 		   size_t nframes)
 {
-	char span_hex[17], trace_hex[33], name[SPANPROF_ABI_SPAN_NAME_MAX + 1];
+	const struct sample_label_options lo = { a->opts.scope, a->opts.tctx_labels,
+						 a->opts.ntctx_labels };
 	const struct sample_key *key = s->key;
-	struct pprof_label labels[7 + SPANPROF_TCTX_MAX_LABELS];
-	struct attr_labels al;
+	struct sample_labels labels;
 	const struct proc_info *proc;
 	struct proc_info scratch;
 	struct pprof_builder *b;
-	size_t nlabels;
 
 	/* Read before the window's samples (the agent's keys pass); a table full of live
 	 * processes keeps none, and only then is the process read here. */
@@ -227,9 +135,8 @@ void aggregate_add(struct aggregate *a, const struct sample *s, const struct sym
 		a->stats.service_overflow += s->count;
 		return;
 	}
-	nlabels = span_labels(a, s, labels, span_hex, trace_hex, name, &al);
-	nlabels += proc_labels(proc, labels + nlabels);
-	if (pprof_builder_add_sample(b, frames, nframes, s->count, labels, nlabels)) {
+	sample_labels_build(&labels, &lo, s, proc);
+	if (pprof_builder_add_sample(b, frames, nframes, s->count, labels.labels, labels.n)) {
 		a->stats.encode_errors += s->count;
 		return;
 	}

@@ -153,6 +153,45 @@ int elf_each_defined_symbol(Elf *elf, elf_symbol_fn fn, void *ctx)
 	return ret;
 }
 
+int elf_wanted_sym_note(struct elf_wanted_sym *want, size_t n, const char *name,
+			const GElf_Sym *sym)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (strcmp(name, want[i].name))
+			continue;
+		if (!want[i].found) {
+			want[i].sym = *sym;
+			want[i].found = 1;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+struct wanted_walk {
+	struct elf_wanted_sym *want;
+	size_t n;
+};
+
+static void note_wanted(void *ctx, const char *name, const GElf_Sym *sym)
+{
+	struct wanted_walk *walk = ctx;
+
+	elf_wanted_sym_note(walk->want, walk->n, name, sym);
+}
+
+int elf_find_symbols(Elf *elf, struct elf_wanted_sym *want, size_t n)
+{
+	struct wanted_walk walk = { want, n };
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		want[i].found = 0;
+	return elf_each_defined_symbol(elf, note_wanted, &walk);
+}
+
 int elf_each_rela(Elf *elf, elf_rela_fn fn, void *ctx)
 {
 	Elf_Scn *scn = NULL, *symscn;

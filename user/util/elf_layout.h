@@ -55,6 +55,24 @@ int elf_read_vaddr(Elf *elf, int fd, uint64_t vaddr, void *buf, size_t len);
 typedef void (*elf_symbol_fn)(void *ctx, const char *name, const GElf_Sym *sym);
 int elf_each_defined_symbol(Elf *elf, elf_symbol_fn fn, void *ctx);
 
+/* A symbol asked for by name: found and sym tell the first defined symbol of that name (in
+ * elf_each_defined_symbol()'s order: table by table, entry by entry). */
+struct elf_wanted_sym {
+	const char *name;
+	int found;
+	GElf_Sym sym;
+};
+
+/* Notes sym in the entry of want[0..n) named name when that entry is not found yet. Returns 1
+ * when name is one of want's (found now or before), else 0: for a walk that also looks at other
+ * symbols. */
+int elf_wanted_sym_note(struct elf_wanted_sym *want, size_t n, const char *name,
+			const GElf_Sym *sym);
+
+/* Walks the defined symbols once, noting the first of each name in want[0..n). Returns
+ * elf_each_defined_symbol()'s result. */
+int elf_find_symbols(Elf *elf, struct elf_wanted_sym *want, size_t n);
+
 /* Calls fn for every entry of the SHT_RELA sections, with the symbol it names (NULL when it names
  * none or its symbol table cannot be read). The relocation sections together may claim at most
  * ELF_SECTION_MAX_SYMBOLS bytes, checked before libelf reads any (a sparse file can claim

@@ -123,3 +123,39 @@ size_t series_labels_budget(size_t lifted)
 		return 0;
 	return SERIES_LABELS_MAX_STATIC - lifted;
 }
+
+static int label_key_cmp(const void *a, const void *b)
+{
+	const struct pprof_label *x = a, *y = b;
+
+	return strcmp(x->key, y->key);
+}
+
+int series_label_set_build(struct series_label_set *set, const char *name, const char *service,
+			   const struct pprof_label *statics, size_t n)
+{
+	size_t i;
+
+	set->n = 0;
+	set->service = NULL;
+	if (!name || !name[0] || (!statics && n) || n > SERIES_LABELS_MAX_STATIC)
+		return -EINVAL;
+	set->service = utf8_sanitize(service && *service ? service : SERIES_LABEL_UNKNOWN_SERVICE);
+	if (!set->service)
+		return -ENOMEM;
+	if (strlen(set->service) > SERIES_LABEL_VALUE_MAX)
+		set->service[utf8_boundary(set->service, SERIES_LABEL_VALUE_MAX)] = '\0';
+	set->labels[set->n++] = (struct pprof_label){ "__name__", name };
+	set->labels[set->n++] = (struct pprof_label){ "service_name", set->service };
+	for (i = 0; i < n; i++)
+		set->labels[set->n++] = statics[i];
+	qsort(set->labels, set->n, sizeof(set->labels[0]), label_key_cmp);
+	return 0;
+}
+
+void series_label_set_release(struct series_label_set *set)
+{
+	free(set->service);
+	set->service = NULL;
+	set->n = 0;
+}

@@ -19,6 +19,8 @@ struct pprof_label {
 #define SERIES_LABELS_MAX 30
 #define SERIES_LABELS_BUILT_IN 2
 #define SERIES_LABELS_MAX_STATIC (SERIES_LABELS_MAX - SERIES_LABELS_BUILT_IN)
+/* service_name of a process nothing names (what the server would fill in too). */
+#define SERIES_LABEL_UNKNOWN_SERVICE "unknown_service"
 
 /* Compares two label names as the server does: Pyroscope reads '.' as '_' (unless its label
  * sanitization is off), so "a.b" and "a_b" are one name. Returns <0, 0 or >0 like strcmp. */
@@ -50,5 +52,22 @@ size_t series_labels_lifted_keys(const char *const *keys, size_t nkeys, int trac
 /* The label budget: how many static labels fit in a series beside the built-in ones and
  * `lifted` lifted ones (0 when none do). Every check of the 30-label limit uses it. */
 size_t series_labels_budget(size_t lifted);
+
+/* The labels of one series: __name__, service_name and the static ones, sorted by name. */
+struct series_label_set {
+	struct pprof_label labels[SERIES_LABELS_MAX];
+	size_t n;
+	char *service; /* service_name's value (malloc'ed) */
+};
+
+/* Fills set with __name__=<name>, service_name=<service> (SERIES_LABEL_UNKNOWN_SERVICE when
+ * NULL or empty; repaired to UTF-8 and cut at a character to SERIES_LABEL_VALUE_MAX bytes) and
+ * the n static labels (which must pass series_labels_check_static()), sorted by name. The
+ * labels point into name, statics and set->service. Returns 0, -EINVAL (NULL or empty name,
+ * too many statics) or -ENOMEM; release with series_label_set_release() after 0. */
+int series_label_set_build(struct series_label_set *set, const char *name, const char *service,
+			   const struct pprof_label *statics, size_t n);
+
+void series_label_set_release(struct series_label_set *set);
 
 #endif /* SPANPROF_SERIES_LABELS_H */

@@ -133,6 +133,40 @@ static void test_each_defined_symbol(void **state)
 	assert_int_equal(und.found, 0);
 }
 
+/* The first of each wanted name, as the walk sees it; a name the file lacks stays not found. */
+static void test_find_symbols(void **state)
+{
+	struct self *s = *state;
+	struct elf_wanted_sym w[] = {
+		{ .name = "marker" },
+		{ .name = "getauxval" }, /* imported: undefined here */
+		{ .name = "no_such_symbol_in_this_test" },
+	};
+	struct sym_find f = { .want = "marker" };
+
+	assert_int_equal(elf_find_symbols(s->elf, w, 3), 0);
+	elf_each_defined_symbol(s->elf, on_symbol, &f);
+	assert_true(w[0].found);
+	assert_int_equal(w[0].sym.st_value, f.value);
+	assert_false(w[1].found);
+	assert_false(w[2].found);
+}
+
+/* A note keeps the first symbol of a name and says which names are wanted. */
+static void test_wanted_sym_note_keeps_the_first(void **state)
+{
+	struct elf_wanted_sym w[] = { { .name = "a" }, { .name = "b" } };
+	GElf_Sym first = { .st_value = 0x1000 }, second = { .st_value = 0x2000 };
+
+	(void)state;
+	assert_int_equal(elf_wanted_sym_note(w, 2, "b", &first), 1);
+	assert_int_equal(elf_wanted_sym_note(w, 2, "b", &second), 1);
+	assert_int_equal(elf_wanted_sym_note(w, 2, "c", &second), 0);
+	assert_false(w[0].found);
+	assert_true(w[1].found);
+	assert_int_equal(w[1].sym.st_value, 0x1000);
+}
+
 /* dl_iterate_phdr's first object is the program itself; its dlpi_addr is its load bias. */
 static int main_program_bias(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -170,6 +204,8 @@ int main(void)
 		cmocka_unit_test(test_section_at_address),
 		cmocka_unit_test(test_vaddr_to_offset_and_read),
 		cmocka_unit_test(test_each_defined_symbol),
+		cmocka_unit_test(test_find_symbols),
+		cmocka_unit_test(test_wanted_sym_note_keeps_the_first),
 		cmocka_unit_test(test_loads_give_the_load_bias),
 	};
 

@@ -181,6 +181,52 @@ static void test_series_labels_budget_counts_what_the_server_lifts(void **state)
 	assert_int_equal(series_labels_budget(100), 0); /* never wraps */
 }
 
+/* A series: __name__, service_name (the fallback for none, repaired and cut) and the statics,
+ * sorted by name; bad arguments are refused before anything is allocated. */
+static void test_series_label_set_sorted_with_service(void **state)
+{
+	const struct pprof_label statics[] = { { "zone", "a" }, { "env", "prod" } };
+	struct pprof_label many[SERIES_LABELS_MAX_STATIC + 1] = { { NULL, NULL } };
+	struct series_label_set set;
+	char *long_svc;
+
+	(void)state;
+	assert_int_equal(series_label_set_build(&set, "process_cpu", "web", statics, 2), 0);
+	assert_int_equal(set.n, 4);
+	assert_string_equal(set.labels[0].key, "__name__");
+	assert_string_equal(set.labels[0].value, "process_cpu");
+	assert_string_equal(set.labels[1].key, "env");
+	assert_string_equal(set.labels[2].key, "service_name");
+	assert_string_equal(set.labels[2].value, "web");
+	assert_string_equal(set.labels[3].key, "zone");
+	series_label_set_release(&set);
+	assert_int_equal(series_label_set_build(&set, "process_cpu", "", NULL, 0), 0);
+	assert_string_equal(set.labels[1].value, SERIES_LABEL_UNKNOWN_SERVICE);
+	series_label_set_release(&set);
+	/* Broken UTF-8 is repaired; a value past the limit is cut at a character. */
+	assert_int_equal(series_label_set_build(&set, "n",
+						"a\xff"
+						"b",
+						NULL, 0),
+			 0);
+	assert_string_not_equal(set.labels[1].value, "a\xff"
+						     "b");
+	series_label_set_release(&set);
+	long_svc = malloc(SERIES_LABEL_VALUE_MAX + 2);
+	assert_non_null(long_svc);
+	memset(long_svc, 'x', SERIES_LABEL_VALUE_MAX - 1);
+	strcpy(long_svc + SERIES_LABEL_VALUE_MAX - 1, "\xc3\xa9"); /* 2-byte char over the limit */
+	assert_int_equal(series_label_set_build(&set, "n", long_svc, NULL, 0), 0);
+	assert_int_equal(strlen(set.labels[1].value), SERIES_LABEL_VALUE_MAX - 1);
+	series_label_set_release(&set);
+	free(long_svc);
+	assert_int_equal(series_label_set_build(&set, "", "web", NULL, 0), -EINVAL);
+	assert_int_equal(series_label_set_build(&set, "n", "web", NULL, 1), -EINVAL);
+	assert_int_equal(
+		series_label_set_build(&set, "n", "web", many, SERIES_LABELS_MAX_STATIC + 1),
+		-EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -192,6 +238,7 @@ int main(void)
 		cmocka_unit_test(test_series_labels_want_nonempty_utf8_values),
 		cmocka_unit_test(test_series_labels_check_static_sets_as_the_server_does),
 		cmocka_unit_test(test_series_labels_budget_counts_what_the_server_lifts),
+		cmocka_unit_test(test_series_label_set_sorted_with_service),
 	};
 
 	return cmocka_run_group_tests_name("series_labels", tests, NULL, NULL);
