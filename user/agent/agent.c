@@ -48,7 +48,7 @@ static void scan_pid(struct agent *a, pid_t pid, int fresh)
 {
 	struct proc_info scratch;
 	struct proc_maps maps;
-	int err;
+	int err, hooks, waiting = 0, complete;
 
 	/* Before reading maps: an mmap from now on raises a new event. */
 	loader_scan_done(a->loader, pid);
@@ -69,23 +69,27 @@ static void scan_pid(struct agent *a, pid_t pid, int fresh)
 			log_debug("read maps of pid %d: %s", pid, strerror(-err));
 		return;
 	}
-	/* Read whole: until its next event, a rescan need not read it again. */
-	if (scan_known_add(&a->known, pid) == -ENOSPC && a->known.untracked == 1)
-		log_warn(-ENOSPC,
-			 "pid %d: more than %zu processes: the others are read by every rescan "
-			 "(logged once, counted in spanprof_rescan_processes_total)",
-			 (int)pid, a->known.max);
 	/* A process named with --pid, or one with a span hook, gets its service name now, while
 	 * it lives: one that ends before the next drain would otherwise be "unknown_service". */
-	if (hook_registry_update_pid(a->hooks, pid, &maps) > 0 || a->cfg->npids)
+	hooks = hook_registry_update_pid(a->hooks, pid, &maps, &waiting);
+	if (hooks > 0 || a->cfg->npids)
 		proc_table_get(a->procs, pid, &scratch);
 	unwind_scan_pid(a->unwind, pid, &maps);
 	/* --interpreter-frames=false: the sampler never learns of an interpreter, so it reads
 	 * no Python or Ruby frames and stacks stay native. */
-	if (a->cfg->interpreter_frames)
-		agent_interp_scan(a, pid, &maps);
+	if (a->cfg->interpreter_frames && agent_interp_scan(a, pid, &maps))
+		waiting = 1;
 	agent_thread_ctx_scan(a, pid, &maps);
 	proc_maps_release(&maps);
+	/* Read whole: until its next event, a rescan need not read it again. Not so after an
+	 * event's scan (the mapping it announced may not exist yet) or one that left work to a
+	 * later scan (a hook verdict pending or not queued, a full table): the rescan retries. */
+	complete = !fresh && !waiting && hooks != -ENOSPC;
+	if (scan_known_scanned(&a->known, pid, complete) == -ENOSPC && a->known.untracked == 1)
+		log_warn(-ENOSPC,
+			 "pid %d: more than %zu processes: the others are read by every rescan "
+			 "(logged once, counted in spanprof_rescan_processes_total)",
+			 (int)pid, a->known.max);
 	if (fresh)
 		symcache_snapshot_pid(a->symcache, pid);
 }
