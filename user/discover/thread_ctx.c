@@ -11,7 +11,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "discover/hook_elf.h"
 #include "discover/hook_open.h"
 #include "discover/tctx_elf.h"
 #include "discover/thread_ctx.h"
@@ -252,8 +251,7 @@ static int find_module(struct thread_ctx_files *files, const char *proc_root, pi
 	const struct proc_map *hook_map = NULL;
 	struct tctx_elf te, hook_te;
 	size_t i, j, nseen = 0;
-	struct hook_site site;
-	int fd, err, is_hook;
+	int fd, err;
 
 	for (i = 0; i < maps->count && nseen < THREAD_CTX_MAX_FILES; i++) {
 		const struct proc_map *m = &maps->maps[i];
@@ -275,14 +273,15 @@ static int find_module(struct thread_ctx_files *files, const char *proc_root, pi
 		fd = hook_open_mapping(proc_root, pid, m, NULL);
 		if (fd < 0)
 			continue;
+		/* The hook library is told by the function it exports, from the .dynsym walk just
+		 * done: its probe note is parsed off the run loop (hook_parser.h), never here. */
 		err = tctx_elf_read(fd, &te);
-		is_hook = !err && !hook_elf_find_fd(fd, &site) && !site.is_go;
 		close(fd);
 		if (err == -ENOENT || err == -ENOEXEC || err == -EFBIG)
 			note_without(files, m); /* not parsed again: refusals included */
 		if (err)
 			continue;
-		if (!is_hook)
+		if (!te.span_hook)
 			return resolve_module(proc_root, pid, maps, m, &te, out, why);
 		if (!hook_map) {
 			hook_map = m;
