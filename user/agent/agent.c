@@ -459,6 +459,9 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 	a->loader = loader_open(&lo);
 	if (!a->loader)
 		return -errno;
+	/* The samplers run from here: the first window starts now, so its time and duration
+	 * cover the samples taken during the start-up scans too. */
+	a->output.window_closed_ns = clock_real_ns();
 	SET_UP_PART(a->symcache = symcache_new(&sl), "the symbol cache");
 	SET_UP_PART(a->procs = proc_table_new(cfg->max_procs, cfg->proc_root), "the process table");
 	SET_UP_PART(a->hooks = hook_registry_new(a->loader, &hl), "the span hook registry");
@@ -620,8 +623,7 @@ int agent_run(const struct spanprof_config *cfg, volatile sig_atomic_t *stop,
 		 cfg->npids ? "selected processes" : "all processes", cfg->frequency,
 		 cfg->interval_s, cfg->output_dir ? " into " : "",
 		 cfg->output_dir ? cfg->output_dir : "");
-	/* The first window starts with the loop, after the start-up scans. */
-	a.output.window_closed_ns = clock_real_ns();
+	/* The first window started when the samplers were attached (setup()). */
 	aggregate_start(a.agg, a.output.window_closed_ns);
 	if (a.off_cpu.agg)
 		aggregate_start(a.off_cpu.agg, a.output.window_closed_ns);
