@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "discover/hook_open.h"
 #include "discover/tctx_elf.h"
 #include "discover/thread_ctx.h"
+#include "util/clock.h"
 #include "util/lru.h"
 
 /* glibc and musl both keep the dtv pointer right after the thread pointer's self pointer. */
@@ -208,14 +208,6 @@ static int resolve_tls(int memfd, const struct tctx_elf *te, uint64_t bias, int 
 	return -ENOTSUP;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 /* m's module (which exports the variable, read into te) resolved into out. */
 static int resolve_module(const char *proc_root, pid_t pid, const struct proc_maps *maps,
 			  const struct proc_map *m, const struct tctx_elf *te,
@@ -266,7 +258,7 @@ static int find_module(struct thread_ctx_files *files, const char *proc_root, pi
 		/* A file not parsed yet: only within the caller's time (each parse is bounded by
 		 * the section caps; the files already parsed are remembered, so a retry goes on
 		 * from here). */
-		if (deadline_ns != UINT64_MAX && mono_ns() >= deadline_ns)
+		if (deadline_ns != UINT64_MAX && clock_mono_ns() >= deadline_ns)
 			return -EINPROGRESS;
 		seen_dev[nseen] = m->dev;
 		seen_ino[nseen++] = m->inode;
