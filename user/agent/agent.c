@@ -19,6 +19,7 @@
 #include "agent/map_sizes.h"
 #include "output/local_out.h"
 #include "output/upload.h"
+#include "profile/key_pids.h"
 #include "agent/preflight.h"
 #include "util/log.h"
 
@@ -48,7 +49,7 @@ static void scan_pid(struct agent *a, pid_t pid, int fresh)
 {
 	struct proc_info scratch;
 	struct proc_maps maps;
-	int err;
+	int err, hooks, waiting = 0, complete;
 
 	/* Before reading maps: an mmap from now on raises a new event. */
 	loader_scan_done(a->loader, pid);
@@ -69,23 +70,27 @@ static void scan_pid(struct agent *a, pid_t pid, int fresh)
 			log_debug("read maps of pid %d: %s", pid, strerror(-err));
 		return;
 	}
-	/* Read whole: until its next event, a rescan need not read it again. */
-	if (scan_known_add(&a->known, pid) == -ENOSPC && a->known.untracked == 1)
-		log_warn(-ENOSPC,
-			 "pid %d: more than %zu processes: the others are read by every rescan "
-			 "(logged once, counted in spanprof_rescan_processes_total)",
-			 (int)pid, a->known.max);
 	/* A process named with --pid, or one with a span hook, gets its service name now, while
 	 * it lives: one that ends before the next drain would otherwise be "unknown_service". */
-	if (hook_registry_update_pid(a->hooks, pid, &maps) > 0 || a->cfg->npids)
+	hooks = hook_registry_update_pid(a->hooks, pid, &maps, &waiting);
+	if (hooks > 0 || a->cfg->npids)
 		proc_table_get(a->procs, pid, &scratch);
 	unwind_scan_pid(a->unwind, pid, &maps);
 	/* --interpreter-frames=false: the sampler never learns of an interpreter, so it reads
 	 * no Python or Ruby frames and stacks stay native. */
-	if (a->cfg->interpreter_frames)
-		agent_interp_scan(a, pid, &maps);
+	if (a->cfg->interpreter_frames && agent_interp_scan(a, pid, &maps))
+		waiting = 1;
 	agent_thread_ctx_scan(a, pid, &maps);
 	proc_maps_release(&maps);
+	/* Read whole: until its next event, a rescan need not read it again. Not so after an
+	 * event's scan (the mapping it announced may not exist yet) or one that left work to a
+	 * later scan (a hook verdict pending or not queued, a full table): the rescan retries. */
+	complete = !fresh && !waiting && hooks != -ENOSPC;
+	if (scan_known_scanned(&a->known, pid, complete) == -ENOSPC && a->known.untracked == 1)
+		log_warn(-ENOSPC,
+			 "pid %d: more than %zu processes: the others are read by every rescan "
+			 "(logged once, counted in spanprof_rescan_processes_total)",
+			 (int)pid, a->known.max);
 	if (fresh)
 		symcache_snapshot_pid(a->symcache, pid);
 }
@@ -210,22 +215,44 @@ static void forget_exited(void *ctx, pid_t pid)
 	agent_interp_forget(a, pid);
 }
 
+/* Each process a drain's keys name is read once (its process-table entry, its symbol
+ * snapshot), before the sample loop, the busiest first, and at most as many as the symbol cache
+ * keeps snapshots of: more would evict the first ones before their samples are resolved. */
 void agent_prepare_keys(void *ctx, const struct sample_key *keys, uint32_t n)
 {
 	struct agent *a = ctx;
+	size_t i, npids, max = a->cfg->max_pid_snapshots;
 	struct proc_info scratch;
-	pid_t last = 0;
-	uint32_t i;
+	struct key_pid *pids;
 
-	for (i = 0; i < n; i++) {
-		if ((pid_t)keys[i].pid <= 0 || (pid_t)keys[i].pid == last)
-			continue;
-		last = keys[i].pid;
-		proc_table_get(a->procs, last, &scratch);
-		/* A process never sampled with user frames (a kernel thread) needs no snapshot. */
-		if (keys[i].user_stack_hash || keys[i].user_stack_id >= 0)
-			symcache_prepare_pid(a->symcache, last);
+	if (!n)
+		return;
+	pids = malloc(n * sizeof(*pids));
+	if (!pids) {
+		log_warn(-ENOMEM,
+			 "drain of %u keys: no room to list their processes: each is read "
+			 "when its samples are resolved",
+			 n);
+		return;
 	}
+	npids = key_pids_distinct(keys, n, pids);
+	if (npids > max) {
+		a->pids_unprepared += npids - max;
+		log_warn_from(
+			0, -ENOSPC,
+			"a drain names %zu processes, more than --max-pid-snapshots (%zu): the "
+			"others are read when their samples are resolved (counted in "
+			"spanprof_input_guards_total{guard=\"pids_unprepared\"})",
+			npids, max);
+		npids = max;
+	}
+	for (i = 0; i < npids; i++) {
+		proc_table_get(a->procs, pids[i].pid, &scratch);
+		/* A process never sampled with user frames (a kernel thread) needs no snapshot. */
+		if (pids[i].user)
+			symcache_prepare_pid(a->symcache, pids[i].pid);
+	}
+	free(pids);
 }
 
 void agent_resolve_sample(struct agent *a, const struct sample *s)
@@ -432,6 +459,9 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 	a->loader = loader_open(&lo);
 	if (!a->loader)
 		return -errno;
+	/* The samplers run from here: the first window starts now, so its time and duration
+	 * cover the samples taken during the start-up scans too. */
+	a->output.window_closed_ns = clock_real_ns();
 	SET_UP_PART(a->symcache = symcache_new(&sl), "the symbol cache");
 	SET_UP_PART(a->procs = proc_table_new(cfg->max_procs, cfg->proc_root), "the process table");
 	SET_UP_PART(a->hooks = hook_registry_new(a->loader, &hl), "the span hook registry");
@@ -593,8 +623,7 @@ int agent_run(const struct spanprof_config *cfg, volatile sig_atomic_t *stop,
 		 cfg->npids ? "selected processes" : "all processes", cfg->frequency,
 		 cfg->interval_s, cfg->output_dir ? " into " : "",
 		 cfg->output_dir ? cfg->output_dir : "");
-	/* The first window starts with the loop, after the start-up scans. */
-	a.output.window_closed_ns = clock_real_ns();
+	/* The first window started when the samplers were attached (setup()). */
 	aggregate_start(a.agg, a.output.window_closed_ns);
 	if (a.off_cpu.agg)
 		aggregate_start(a.off_cpu.agg, a.output.window_closed_ns);

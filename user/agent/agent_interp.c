@@ -77,10 +77,23 @@ static void scan_ruby(struct agent *a, pid_t pid, const struct proc_maps *maps)
 	}
 }
 
-void agent_interp_scan(struct agent *a, pid_t pid, const struct proc_maps *maps)
+/* Full tables refuse pids without an error: their counters tell. */
+static uint64_t tables_full(const struct agent *a)
 {
+	struct interp_procs_stats py, rb;
+
+	interp_procs_get_stats(a->interp.pyprocs, &py);
+	interp_procs_get_stats(a->interp.rbprocs, &rb);
+	return py.full + rb.full;
+}
+
+int agent_interp_scan(struct agent *a, pid_t pid, const struct proc_maps *maps)
+{
+	uint64_t full = tables_full(a);
+
 	scan_python(a, pid, maps);
 	scan_ruby(a, pid, maps);
+	return tables_full(a) != full ? -ENOSPC : 0;
 }
 
 void agent_interp_forget(struct agent *a, pid_t pid)

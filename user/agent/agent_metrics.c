@@ -228,6 +228,8 @@ static void publish_user(struct agent *a)
 	metrics_set_at(a->metrics.reg, METRIC_SYMCACHE_LOOKUPS, METRIC_LOOKUP_HIT, ss.hits);
 	metrics_set_at(a->metrics.reg, METRIC_SYMCACHE_LOOKUPS, METRIC_LOOKUP_MISS, ss.misses);
 	publish_guards(a->metrics.reg, &ss);
+	metrics_set_at(a->metrics.reg, METRIC_INPUT_GUARDS, METRIC_GUARD_PIDS_UNPREPARED,
+		       a->pids_unprepared);
 	/* Refused for size by any reader: hook discovery, symbolization, unwind tables. */
 	unwind_get_stats(a->unwind, &us);
 	metrics_set_at(a->metrics.reg, METRIC_INPUT_GUARDS, METRIC_GUARD_SECTION_REFUSED,

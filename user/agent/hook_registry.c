@@ -538,7 +538,8 @@ static void mark_go_pid(struct hook_registry *r, struct hook_pid *p, const unsig
 	p->go = go;
 }
 
-int hook_registry_update_pid(struct hook_registry *r, pid_t pid, const struct proc_maps *maps)
+int hook_registry_update_pid(struct hook_registry *r, pid_t pid, const struct proc_maps *maps,
+			     int *waiting)
 {
 	unsigned int now[FILES_PER_PID], n = 0, i, j, kept;
 	struct file_id ids[FILES_PER_PID];
@@ -548,6 +549,9 @@ int hook_registry_update_pid(struct hook_registry *r, pid_t pid, const struct pr
 
 	for (m = 0; m < maps->count && n < FILES_PER_PID; m++) {
 		idx = hook_file_for(r, pid, &maps->maps[m]);
+		/* -EINPROGRESS: parsing; -ENOSPC: the parser is full (hook_parser_submit). */
+		if (idx == -EINPROGRESS || idx == -ENOSPC)
+			*waiting = 1;
 		if (idx < 0)
 			continue;
 		for (j = 0; j < n && now[j] != (unsigned int)idx; j++)

@@ -44,9 +44,12 @@ void hook_registry_free(struct hook_registry *r); /* detaches everything; NULL-s
 /* Re-evaluates which hook files pid maps (given its executable mappings): attaches files whose
  * parse found a hook, sends files seen for the first time to the parser (pid is handed back by
  * hook_registry_poll() for a rescan) and releases those it no longer maps. Returns the number of
- * hook files pid maps, or -errno (the process vanished: -ENOENT/-ESRCH). Errors on single files are
- * counted/logged. */
-int hook_registry_update_pid(struct hook_registry *r, pid_t pid, const struct proc_maps *maps);
+ * hook files pid maps, or -errno (the process vanished: -ENOENT/-ESRCH; -ENOSPC: too many
+ * processes map hooks). Errors on single files are counted/logged. *waiting is set to 1 when a
+ * file's verdict is not in yet (being parsed, or not queued: the parser was full): a later scan
+ * must look again. */
+int hook_registry_update_pid(struct hook_registry *r, pid_t pid, const struct proc_maps *maps,
+			     int *waiting);
 
 /* The process exited: releases its files, detaching any that no tracked process maps. */
 void hook_registry_forget_pid(struct hook_registry *r, pid_t pid);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "discover/hook_parser.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 #ifdef __SANITIZE_ADDRESS__
@@ -136,13 +137,9 @@ struct hook_parser *hook_parser_new(void)
 /* Waits up to STOP_WAIT_MS for the thread to return; returns 0 when it did. Called locked. */
 static int wait_exit(struct hook_parser *p)
 {
-	struct timespec deadline;
+	struct timespec deadline = clock_after_ms(CLOCK_REALTIME, STOP_WAIT_MS);
 	int err = 0;
 
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_nsec += STOP_WAIT_MS * 1000000L;
-	deadline.tv_sec += deadline.tv_nsec / 1000000000L;
-	deadline.tv_nsec %= 1000000000L;
 	while (p->running && !err)
 		err = pthread_cond_timedwait(&p->exited, &p->lock, &deadline);
 	return p->running ? -ETIMEDOUT : 0;

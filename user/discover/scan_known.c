@@ -112,3 +112,11 @@ void scan_known_forget(struct scan_known *k, pid_t pid)
 		}
 	}
 }
+
+int scan_known_scanned(struct scan_known *k, pid_t pid, int complete)
+{
+	if (complete)
+		return scan_known_add(k, pid);
+	scan_known_forget(k, pid);
+	return 0;
+}

@@ -44,6 +44,12 @@ int scan_known_skip(struct scan_known *k, pid_t pid);
  * every rescan, which costs time, not correctness. */
 int scan_known_add(struct scan_known *k, pid_t pid);
 
+/* A scan of pid ended. Only a scan that read pid whole (complete) lets rescans skip it: one
+ * raised by an event may have run before the kernel made the mapping it announced, and one that
+ * left work undone (a hook file still being parsed or not queued, a full table) relies on the
+ * next rescan to finish it, so pid is forgotten. Returns scan_known_add()'s result, or 0. */
+int scan_known_scanned(struct scan_known *k, pid_t pid, int complete);
+
 /* pid exec'd, exited or is new (a fork; its pid may be a reused one): read it again. */
 void scan_known_forget(struct scan_known *k, pid_t pid);
 

@@ -14,7 +14,8 @@
 #define R_TLS_TPOFF64 18
 #define R_TLS_TLSDESC 36
 
-/* The variable in .dynsym: only an exported symbol is a publisher the OTEP describes. */
+/* The variable in .dynsym: only an exported symbol is a publisher the OTEP describes. The same
+ * walk tells whether the module is spanprof's hook library (out->span_hook). */
 static int find_symbol(Elf *elf, struct tctx_elf *out, size_t *symndx)
 {
 	GElf_Shdr sh;
@@ -23,24 +24,31 @@ static int find_symbol(Elf *elf, struct tctx_elf *out, size_t *symndx)
 	const char *name;
 	GElf_Sym sym;
 	size_t i, n;
+	int found = 0;
 
 	/* elf_guard_begin() capped the symbol and string tables together; stated here too. */
 	if (!scn || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
 	    elf_section_data(scn, ELF_SECTION_MAX_SYMBOLS, &data) || !data->d_buf)
 		return -ENOENT;
 	n = data->d_size / sh.sh_entsize;
-	for (i = 1; i < n; i++) {
-		if (!gelf_getsym(data, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_TLS ||
-		    sym.st_shndx == SHN_UNDEF)
+	for (i = 1; i < n && !(found && out->span_hook); i++) {
+		if (!gelf_getsym(data, i, &sym) || sym.st_shndx == SHN_UNDEF)
+			continue;
+		if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && !out->span_hook) {
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			out->span_hook = name && !strcmp(name, TCTX_SPAN_HOOK_SYMBOL);
+			continue;
+		}
+		if (found || GELF_ST_TYPE(sym.st_info) != STT_TLS)
 			continue;
 		name = elf_strptr(elf, sh.sh_link, sym.st_name);
 		if (name && !strcmp(name, TCTX_SYMBOL)) {
 			out->sym_offset = sym.st_value;
 			*symndx = i;
-			return 0;
+			found = 1;
 		}
 	}
-	return -ENOENT;
+	return found ? 0 : -ENOENT;
 }
 
 static int read_tls_segment(Elf *elf, struct tctx_elf *out)

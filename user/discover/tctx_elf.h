@@ -11,6 +11,9 @@
 #include "util/elf_layout.h"
 
 #define TCTX_SYMBOL "otel_thread_ctx_v1"
+/* The function spanprof's own hook library exports (include/spanprof.h): a module that defines
+ * it in .dynsym is that library, told apart without parsing its probe note. */
+#define TCTX_SPAN_HOOK_SYMBOL "spanprof_span_set"
 
 struct tctx_elf {
 	uint64_t sym_offset; /* st_value: the variable's offset in the module's TLS block */
@@ -21,6 +24,7 @@ struct tctx_elf {
 	uint64_t tlsdesc_got; /* R_X86_64_TLSDESC: {resolver, argument} (TLSDESC) */
 	uint64_t tpoff_got; /* R_X86_64_TPOFF64 of the variable: offset from the thread pointer */
 	struct elf_loads loads;
+	int span_hook; /* .dynsym also defines TCTX_SPAN_HOOK_SYMBOL: spanprof's hook library */
 };
 
 /* Reads fd (an ELF file, untrusted). Returns 0 with *out filled when the file defines

@@ -8,13 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "discover/hook_elf.h"
 #include "discover/hook_open.h"
 #include "discover/tctx_elf.h"
 #include "discover/thread_ctx.h"
+#include "util/clock.h"
 #include "util/lru.h"
 
 /* glibc and musl both keep the dtv pointer right after the thread pointer's self pointer. */
@@ -209,14 +208,6 @@ static int resolve_tls(int memfd, const struct tctx_elf *te, uint64_t bias, int 
 	return -ENOTSUP;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 /* m's module (which exports the variable, read into te) resolved into out. */
 static int resolve_module(const char *proc_root, pid_t pid, const struct proc_maps *maps,
 			  const struct proc_map *m, const struct tctx_elf *te,
@@ -252,8 +243,7 @@ static int find_module(struct thread_ctx_files *files, const char *proc_root, pi
 	const struct proc_map *hook_map = NULL;
 	struct tctx_elf te, hook_te;
 	size_t i, j, nseen = 0;
-	struct hook_site site;
-	int fd, err, is_hook;
+	int fd, err;
 
 	for (i = 0; i < maps->count && nseen < THREAD_CTX_MAX_FILES; i++) {
 		const struct proc_map *m = &maps->maps[i];
@@ -268,21 +258,22 @@ static int find_module(struct thread_ctx_files *files, const char *proc_root, pi
 		/* A file not parsed yet: only within the caller's time (each parse is bounded by
 		 * the section caps; the files already parsed are remembered, so a retry goes on
 		 * from here). */
-		if (deadline_ns != UINT64_MAX && mono_ns() >= deadline_ns)
+		if (deadline_ns != UINT64_MAX && clock_mono_ns() >= deadline_ns)
 			return -EINPROGRESS;
 		seen_dev[nseen] = m->dev;
 		seen_ino[nseen++] = m->inode;
 		fd = hook_open_mapping(proc_root, pid, m, NULL);
 		if (fd < 0)
 			continue;
+		/* The hook library is told by the function it exports, from the .dynsym walk just
+		 * done: its probe note is parsed off the run loop (hook_parser.h), never here. */
 		err = tctx_elf_read(fd, &te);
-		is_hook = !err && !hook_elf_find_fd(fd, &site) && !site.is_go;
 		close(fd);
 		if (err == -ENOENT || err == -ENOEXEC || err == -EFBIG)
 			note_without(files, m); /* not parsed again: refusals included */
 		if (err)
 			continue;
-		if (!is_hook)
+		if (!te.span_hook)
 			return resolve_module(proc_root, pid, maps, m, &te, out, why);
 		if (!hook_map) {
 			hook_map = m;

@@ -156,6 +156,7 @@ enum metric_guard {
 	METRIC_GUARD_PERF_MAP_SKIPPED, /* perf map re-read skipped: unchanged, or budget spent */
 	METRIC_GUARD_TCTX_DEFERRED, /* thread-context work put off: a drain's cap or time spent */
 	METRIC_GUARD_SYMBOL_EVICTED, /* module closed to stay within the symbol budget */
+	METRIC_GUARD_PIDS_UNPREPARED, /* processes of a drain past --max-pid-snapshots */
 	METRIC_GUARD__COUNT,
 };
 

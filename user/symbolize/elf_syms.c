@@ -316,6 +316,12 @@ size_t elf_syms_size(const struct elf_syms *es)
 	return sizeof(*es) + es->syms.bytes + go;
 }
 
+int elf_syms_tables_pending(const struct elf_syms *es)
+{
+	/* With DWARF loaded a lookup reads these only when DWARF has no answer: not predicted. */
+	return es->has_dwarf <= 0 && (!es->syms_state || !es->gopcln_state);
+}
+
 size_t elf_syms_dwarf_bytes(const struct elf_syms *es)
 {
 	if (es->dwarf_bytes || !es->debug_file)

@@ -52,6 +52,11 @@ int elf_syms_has_dwarf(struct elf_syms *es); /* loads DWARF if not done yet */
  * (elf_syms_dwarf_bytes). */
 size_t elf_syms_size(const struct elf_syms *es);
 
+/* 1 while a lookup may still read a table for the first time (the sorted symbol index, Go's
+ * function table): such a lookup is a load, for the caller's load budget. A module whose DWARF
+ * is loaded reads them only for addresses DWARF cannot answer, and says 0. */
+int elf_syms_tables_pending(const struct elf_syms *es);
+
 /* Bytes libdw will hold for this module's DWARF once loaded (decompressed debug sections of
  * the file itself or of its separate debug file), as far as known now; 0 when unknown or none. */
 size_t elf_syms_dwarf_bytes(const struct elf_syms *es);

@@ -34,23 +34,49 @@ static void module_free(struct symcache *sc, struct sc_module *m)
 	free(m);
 }
 
-/* Evicts least recently used modules beyond the limits, never `keep` (the one being used). */
-static void modules_trim(struct symcache *sc, struct sc_module *keep)
+/* Evicts least recently used modules beyond the limits, never `keep` (the one being used).
+ * The symbol byte budget closes only modules not used in this round: frames of one drain that
+ * alternate between a file larger than the budget and the others would otherwise close and
+ * re-read them in turn, and a module closed after its process exited often cannot be reopened.
+ * What the byte budget bounds is what stays across rounds (symcache_new_round). */
+static void modules_trim(struct symcache *sc, const struct sc_module *keep)
 {
-	struct lru_node *n = lru_oldest(&sc->modules);
+	struct lru_node *n = lru_oldest(&sc->modules), *newer;
+	struct sc_module *m;
+	int over_count;
 
-	while (n && (sc->modules.count > sc->lim.max_modules ||
+	while (n && ((over_count = sc->modules.count > sc->lim.max_modules) ||
 		     (sc->lim.max_bytes && sc->module_bytes > sc->lim.max_bytes))) {
-		struct lru_node *newer = lru_newer(&sc->modules, n);
-
-		if (n != &keep->node) {
-			if (sc->modules.count <= sc->lim.max_modules)
+		newer = lru_newer(&sc->modules, n);
+		m = lru_entry(n, struct sc_module, node);
+		if (m != keep && (over_count || m->round != sc->round)) {
+			if (!over_count)
 				sc->st.symbol_evictions++; /* the byte budget, not the count */
-			module_free(sc, lru_entry(n, struct sc_module, node));
+			module_free(sc, m);
 			sc->st.evictions++;
 		}
 		n = newer;
 	}
+}
+
+/* At a round's start: a module whose tables alone exceed the symbol budget is closed first
+ * (it is reopened, within the load budget, when a later round needs it) rather than the
+ * budget closing every other module; then the least recently used go until the rest fits. */
+static void modules_trim_round(struct symcache *sc)
+{
+	struct lru_node *n = lru_oldest(&sc->modules), *newer;
+	struct sc_module *m;
+
+	for (; n && sc->lim.max_bytes && sc->module_bytes > sc->lim.max_bytes; n = newer) {
+		newer = lru_newer(&sc->modules, n);
+		m = lru_entry(n, struct sc_module, node);
+		if (m->bytes <= sc->lim.max_bytes)
+			continue;
+		module_free(sc, m);
+		sc->st.symbol_evictions++;
+		sc->st.evictions++;
+	}
+	modules_trim(sc, NULL);
 }
 
 /* Closes least recently used modules holding DWARF (never keep) until `need` more bytes fit
@@ -109,6 +135,7 @@ static struct sc_module *module_insert(struct symcache *sc, const struct proc_ma
 	m->es = es;
 	m->bytes = es ? elf_syms_size(es) : 0;
 	m->last_used_ns = clock_mono_ns();
+	m->round = sc->round;
 	sc->module_bytes += m->bytes;
 	lru_add(&sc->modules, &m->node);
 	modules_trim(sc, m);
@@ -280,11 +307,12 @@ static void resolve_jit(struct symcache *sc, struct sc_pid *p, pid_t pid, uint64
 }
 
 /* Takes in what m's symbol table holds now (its first lookup reads it), closing the least
- * recently used other modules beyond the symbol budget. */
+ * recently used other modules not used in this round beyond the symbol budget. */
 static void module_account(struct symcache *sc, struct sc_module *m)
 {
 	size_t bytes = elf_syms_size(m->es);
 
+	m->round = sc->round;
 	if (bytes == m->bytes)
 		return;
 	sc->module_bytes += bytes - m->bytes;
@@ -298,14 +326,22 @@ static int fill_lines(struct symcache *sc, struct sc_module *m, const struct pro
 {
 	struct elf_sym_line lines[SYM_MAX_INLINE];
 	uint64_t vaddr;
-	int i, n;
+	int i, n, pending;
 
 	out->mapping.build_id = elf_syms_build_id(m->es);
 	if (elf_syms_file_to_vaddr(m->es, out->addr - map->start + map->offset, &vaddr))
 		return 1;
 	if (ensure_dwarf(sc, m))
 		return 0; /* deferred: a later round symbolizes it */
+	/* A lookup that may read a table the first time (the sorted symbol index, Go's function
+	 * table: tens of MB in a large binary) is a load like an open, within the round's budget. */
+	pending = elf_syms_tables_pending(m->es);
+	if (pending && !load_budget_begin(&sc->budget))
+		return 0; /* deferred: a later round symbolizes it */
 	n = elf_syms_lookup(m->es, vaddr, lines, SYM_MAX_INLINE);
+	if (pending && load_budget_end(&sc->budget))
+		log_info("reading the symbol tables of %s took longer than a round's load budget",
+			 map->path);
 	module_account(sc, m);
 	if (elf_syms_take_refusal(m->es)) {
 		sc->st.sections_refused++;
@@ -411,6 +447,8 @@ void symcache_resolve_kernel(struct symcache *sc, uint64_t addr, struct sym_fram
 void symcache_new_round(struct symcache *sc)
 {
 	load_budget_new_round(&sc->budget);
+	sc->round++;
+	modules_trim_round(sc);
 }
 
 void symcache_get_stats(const struct symcache *sc, struct symcache_stats *out)

@@ -23,6 +23,7 @@ struct sc_module {
 	size_t bytes;
 	size_t dwarf_bytes; /* accounted against limits.max_dwarf_bytes while DWARF is loaded */
 	uint64_t last_used_ns;
+	uint64_t round; /* the drain round it was last opened or looked up in */
 };
 
 /* What a snapshot learnt about one mapping, parallel to proc_maps.maps. */
@@ -58,6 +59,7 @@ struct symcache {
 	struct symcache_kernel kernel;
 	struct addr_cache *addrs; /* symbolized addresses, so idle modules can be closed */
 	struct load_budget budget;
+	uint64_t round; /* drain rounds begun (symcache_new_round) */
 	struct symcache_stats st;
 };
 

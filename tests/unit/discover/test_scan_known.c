@@ -102,6 +102,27 @@ static void test_scan_known_full_set_is_counted_and_read_each_time(void **state)
 	assert_int_equal(scan_known_init(&k, 0), -EINVAL);
 }
 
+/* Only a complete scan lets rescans skip a pid; a partial one (or an event-raised one) undoes an
+ * earlier complete one, so the next rescan reads the pid again. */
+static void test_scan_known_partial_scan_leaves_pid_to_the_rescan(void **state)
+{
+	struct scan_known k;
+
+	(void)state;
+	assert_int_equal(scan_known_init(&k, 16), 0);
+	assert_int_equal(scan_known_begin(&k, 0, 1), 1);
+	assert_int_equal(scan_known_scanned(&k, 10, 0), 0);
+	assert_int_equal(scan_known_scanned(&k, 11, 1), 0);
+	assert_int_equal(scan_known_begin(&k, 0, 1), 0);
+	assert_false(scan_known_skip(&k, 10));
+	assert_true(scan_known_skip(&k, 11));
+	assert_int_equal(scan_known_scanned(&k, 11, 0), 0); /* a later scan left work undone */
+	assert_int_equal(scan_known_begin(&k, 0, 1), 0);
+	assert_false(scan_known_skip(&k, 11));
+	assert_int_equal(k.count, 0);
+	scan_known_release(&k);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -110,6 +131,7 @@ int main(void)
 		cmocka_unit_test(test_scan_known_reads_all_every_full_every_rescans),
 		cmocka_unit_test(test_scan_known_forget_keeps_the_others),
 		cmocka_unit_test(test_scan_known_full_set_is_counted_and_read_each_time),
+		cmocka_unit_test(test_scan_known_partial_scan_leaves_pid_to_the_rescan),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -94,6 +94,29 @@ static void test_executable_exports_its_static_variable(void **state)
 	assert_true(te.tls_align >= 8 && te.tls_memsz >= 8);
 }
 
+/* spanprof's hook library is told by the function it exports, in the same .dynsym walk: no
+ * probe-note parse on the run loop. A publisher without that function is not the hook. */
+static void test_hook_library_is_told_by_its_exported_function(void **state)
+{
+	const char *dir = *state;
+	char out[4200];
+	struct tctx_elf te;
+
+	if (!src())
+		skip();
+	snprintf(out, sizeof(out), "%s/libhook.so", dir);
+	assert_int_equal(fixture_sh("printf 'void spanprof_span_set(const void *s){(void)s;}' > "
+				    "%s/hook.c && cc -O1 -fPIC -shared %s %s/hook.c -o %s",
+				    dir, src(), dir, out),
+			 0);
+	assert_int_equal(read_file(out, &te), 0);
+	assert_int_equal(te.span_hook, 1);
+	snprintf(out, sizeof(out), "%s/libsdk.so", dir);
+	assert_int_equal(fixture_sh("cc -O1 -fPIC -shared %s -o %s", src(), out), 0);
+	assert_int_equal(read_file(out, &te), 0);
+	assert_int_equal(te.span_hook, 0);
+}
+
 static void test_files_without_the_variable_are_refused(void **state)
 {
 	const char *dir = *state;
@@ -172,6 +195,7 @@ int main(void)
 		T(test_tlsdesc_library_has_its_descriptor),
 		T(test_general_dynamic_library_has_module_and_offset_slots),
 		T(test_executable_exports_its_static_variable),
+		T(test_hook_library_is_told_by_its_exported_function),
 		T(test_files_without_the_variable_are_refused),
 		T(test_keys_map_to_indexes),
 	};
