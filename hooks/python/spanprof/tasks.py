@@ -9,7 +9,8 @@ at every switch the hook is handed the span of the code about to run:
 - asyncio: a task factory wraps each task's coroutine; before each step of the task the hook gets
   the task's span, after it the span the thread had before (normally none: the event loop's own
   work belongs to no task). install() sets the factory on every event loop the policy makes from
-  then on, and on the running loop.
+  then on, on every loop an asyncio.Runner makes with its loop_factory (3.11+: asyncio.run(...,
+  loop_factory=...), uvloop.run()), and on the running loop.
 - gevent: a greenlet trace function (greenlet.settrace, per thread) hands the hook the span of
   the greenlet switched to; the hub has none.
 
@@ -30,7 +31,7 @@ ENV_SWITCH = "SPANPROF_TASKS"
 _log = logging.getLogger("spanprof")
 _span = _current.span
 _thread = _current._thread  # read in every step: a module global is the cheapest lookup
-_installed = {}  # what install() changed, to undo it: "policy", "greenlet"
+_installed = {}  # what install() changed, to undo it: "policy", "runner", "greenlet"
 
 
 def enabled(env=None):
@@ -139,7 +140,7 @@ def _greenlet_tracer(hook, previous):
 
 def install(hook=None, asyncio=True, gevent=None):
     """Turns per-task spans on: asyncio (when asyncio is True) for the running event loop and
-    every loop the event loop policy makes from now on; gevent (when gevent is True, or None
+    every loop the event loop policy or an asyncio.Runner makes from now on; gevent (when gevent is True, or None
     and gevent is imported) for the calling thread's greenlets. Returns what it turned on, a
     set of "asyncio" and "gevent"; nothing when SPANPROF_TASKS is off."""
     if not enabled():
@@ -179,11 +180,31 @@ def _install_asyncio(hook):
 
         _installed["policy"] = (policy, new_event_loop)
         policy.new_event_loop = instrumented_new_event_loop
+    _install_runner(hook)
     try:
         instrument_loop(asyncio.get_running_loop(), hook)
     except RuntimeError:
         pass  # no loop running in this thread
     return True
+
+
+def _install_runner(hook):
+    """asyncio.Runner (3.11+) makes its loop with loop_factory, bypassing the policy: that is
+    asyncio.run(..., loop_factory=...) (3.12+) and uvloop.run(). Its loop is instrumented once
+    made, before the Runner creates the main task."""
+    runner = getattr(__import__("asyncio.runners").runners, "Runner", None)
+    lazy_init = getattr(runner, "_lazy_init", None)
+    if lazy_init is None or "runner" in _installed:
+        return
+
+    def instrumented_lazy_init(self):
+        lazy_init(self)
+        loop = getattr(self, "_loop", None)
+        if loop is not None:
+            instrument_loop(loop, hook)
+
+    _installed["runner"] = (runner, lazy_init)
+    runner._lazy_init = instrumented_lazy_init
 
 
 def _install_greenlet(hook):
@@ -206,6 +227,9 @@ def uninstall():
     patched = _installed.pop("policy", None)
     if patched is not None:
         patched[0].new_event_loop = patched[1]
+    patched = _installed.pop("runner", None)
+    if patched is not None:
+        patched[0]._lazy_init = patched[1]
     if "greenlet" in _installed:
         import greenlet
 

@@ -170,6 +170,28 @@ class AsyncioTest(unittest.TestCase):
         self.assertIsNone(loop.get_task_factory())
         loop.close()
 
+    @unittest.skipIf(not hasattr(asyncio, "Runner"),
+                     "asyncio.Runner(loop_factory=...) is new in Python 3.11")
+    def test_install_instruments_a_runners_loop_factory(self):
+        seen = []
+
+        async def main():
+            seen.append(asyncio.get_running_loop().get_task_factory())
+            spanprof.set_span(TRACE, ONE, 0, "t")
+            await asyncio.sleep(0)
+            spanprof.clear_span()
+
+        try:
+            tasks.install(self.hook, gevent=False)
+            with asyncio.Runner(loop_factory=asyncio.SelectorEventLoop) as runner:
+                runner.run(main())
+        finally:
+            tasks.uninstall()
+        self.assertTrue(getattr(seen[0], "spanprof", False))
+        self.assertEqual(spans_of(self.hook.take()), [ONE, None, ONE, None])
+        with asyncio.Runner(loop_factory=asyncio.SelectorEventLoop) as runner:
+            self.assertIsNone(runner.get_loop().get_task_factory())
+
 
 try:
     import gevent
