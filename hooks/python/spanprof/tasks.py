@@ -31,7 +31,21 @@ ENV_SWITCH = "SPANPROF_TASKS"
 _log = logging.getLogger("spanprof")
 _span = _current.span
 _thread = _current._thread  # read in every step: a module global is the cheapest lookup
-_installed = {}  # what install() changed, to undo it: "policy", "runner", "greenlet"
+_installed = {}  # what install() changed, to undo it: "seam", "policy", "runner", "greenlet"
+
+
+class _Seam:
+    """Whether the seams one install() set are on. uninstall() turns them off where it cannot
+    take them out: loops that keep their factory, greenlet tracers of other threads. Then their
+    tasks run without hook calls, so spans from before never come back."""
+
+    __slots__ = ("on",)
+
+    def __init__(self):
+        self.on = True
+
+
+_ALWAYS = _Seam()  # for factories made by hand (task_factory(), instrument_loop())
 
 
 def enabled(env=None):
@@ -50,12 +64,14 @@ class _Steps(collections.abc.Coroutine):
     span in the hook (read from the task's context, which the task enters around each step),
     and the thread's span from before the step is put back after it."""
 
-    __slots__ = ("_coro", "_hook")
+    __slots__ = ("_coro", "_hook", "_seam")
 
-    def __init__(self, coro, hook):
-        self._coro, self._hook = coro, hook
+    def __init__(self, coro, hook, seam=_ALWAYS):
+        self._coro, self._hook, self._seam = coro, hook, seam
 
     def send(self, value):
+        if not self._seam.on:
+            return self._coro.send(value)
         before = self._enter()
         try:
             return self._coro.send(value)
@@ -64,6 +80,8 @@ class _Steps(collections.abc.Coroutine):
                 self._give(before)
 
     def throw(self, *args):
+        if not self._seam.on:
+            return self._coro.throw(*args)
         before = self._enter()
         try:
             return self._coro.throw(*args)
@@ -99,7 +117,7 @@ class _Steps(collections.abc.Coroutine):
         return repr(self._coro)
 
 
-def task_factory(hook=None, inner=None):
+def task_factory(hook=None, inner=None, _seam=_ALWAYS):
     """A task factory for loop.set_task_factory() giving each task its own span; inner is a
     factory already set on the loop, which then makes the tasks (of the wrapped coroutines)."""
     import asyncio
@@ -109,32 +127,36 @@ def task_factory(hook=None, inner=None):
 
     def factory(loop, coro, **kwargs):
         if is_coroutine(coro) and not isinstance(coro, _Steps):
-            coro = _Steps(coro, hook)
+            coro = _Steps(coro, hook, _seam)
         if inner is not None:
             return inner(loop, coro, **kwargs)
         return asyncio.Task(coro, loop=loop, **kwargs)
 
     factory.spanprof = True
+    factory.seam, factory.inner = _seam, inner
     return factory
 
 
-def instrument_loop(loop, hook=None):
+def instrument_loop(loop, hook=None, _seam=_ALWAYS):
     """Sets the per-task span factory on loop, around a factory it has already. Idempotent."""
     current = loop.get_task_factory()
     if getattr(current, "spanprof", False):
-        return
-    loop.set_task_factory(task_factory(hook, current))
+        if current.seam.on:
+            return
+        current = current.inner  # uninstall() turned it off: replace it
+    loop.set_task_factory(task_factory(hook, current, _seam))
 
 
-def _greenlet_tracer(hook, previous):
+def _greenlet_tracer(hook, previous, seam):
     def trace(event, args):
         # Called in the greenlet switched to: its context holds its span.
-        if event in ("switch", "throw"):
+        if seam.on and event in ("switch", "throw"):
             _current.switch_to(hook, _span.get())
         if previous is not None:
             previous(event, args)
 
     trace.spanprof = True
+    trace.seam, trace.previous = seam, previous
     return trace
 
 
@@ -147,17 +169,18 @@ def install(hook=None, asyncio=True, gevent=None):
         _log.info("spanprof: per-task spans are off (%s)", ENV_SWITCH)
         return set()
     hook = _default_hook() if hook is None else hook
+    seam = _installed.setdefault("seam", _Seam())
     done = set()
     if asyncio:
-        if _install_asyncio(hook):
+        if _install_asyncio(hook, seam):
             done.add("asyncio")
     if gevent or (gevent is None and "gevent" in sys.modules):
-        if _install_greenlet(hook):
+        if _install_greenlet(hook, seam):
             done.add("gevent")
     return done
 
 
-def _install_asyncio(hook):
+def _install_asyncio(hook, seam):
     import asyncio
     import asyncio.events as events
 
@@ -175,20 +198,20 @@ def _install_asyncio(hook):
 
         def instrumented_new_event_loop(self):
             loop = new_event_loop(self)
-            instrument_loop(loop, hook)
+            instrument_loop(loop, hook, seam)
             return loop
 
         _installed["policy"] = (policy, new_event_loop)
         policy.new_event_loop = instrumented_new_event_loop
-    _install_runner(hook)
+    _install_runner(hook, seam)
     try:
-        instrument_loop(asyncio.get_running_loop(), hook)
+        instrument_loop(asyncio.get_running_loop(), hook, seam)
     except RuntimeError:
         pass  # no loop running in this thread
     return True
 
 
-def _install_runner(hook):
+def _install_runner(hook, seam):
     """asyncio.Runner (3.11+) makes its loop with loop_factory, bypassing the policy: that is
     asyncio.run(..., loop_factory=...) (3.12+) and uvloop.run(). Its loop is instrumented once
     made, before the Runner creates the main task."""
@@ -201,13 +224,13 @@ def _install_runner(hook):
         lazy_init(self)
         loop = getattr(self, "_loop", None)
         if loop is not None:
-            instrument_loop(loop, hook)
+            instrument_loop(loop, hook, seam)
 
     _installed["runner"] = (runner, lazy_init)
     runner._lazy_init = instrumented_lazy_init
 
 
-def _install_greenlet(hook):
+def _install_greenlet(hook, seam):
     try:
         import greenlet
     except ImportError:
@@ -215,15 +238,20 @@ def _install_greenlet(hook):
         return False
     previous = greenlet.gettrace()
     if getattr(previous, "spanprof", False):
-        return True
-    greenlet.settrace(_greenlet_tracer(hook, previous))
+        if previous.seam.on:
+            return True
+        previous = previous.previous  # uninstall() turned it off: replace it
+    greenlet.settrace(_greenlet_tracer(hook, previous, seam))
     _installed["greenlet"] = previous
     return True
 
 
 def uninstall():
-    """Undoes install() for loops made from now on and the calling thread's greenlets; loops
-    made meanwhile keep their factory."""
+    """Undoes install(): loops made from now on get no factory, the calling thread's greenlets
+    no tracer; loops made meanwhile and other threads keep theirs, turned off (no hook call)."""
+    seam = _installed.pop("seam", None)
+    if seam is not None:
+        seam.on = False
     patched = _installed.pop("policy", None)
     if patched is not None:
         patched[0].new_event_loop = patched[1]

@@ -152,6 +152,42 @@ class AsyncioTest(unittest.TestCase):
         last_a = max(i for i, c in enumerate(names) if c and a in (c[0], c[1]))
         self.assertEqual(names[last_a][0], a)  # a's last step runs in its root, not b's
 
+    def test_after_uninstall_a_stale_task_makes_no_hook_call(self):
+        async def stale():
+            spanprof.set_span(TRACE, ONE, 0, "t")
+            await asyncio.sleep(0)
+            tasks.uninstall()  # as the processor's shutdown() does, from any task
+            for _ in range(3):
+                await asyncio.sleep(0)
+
+        tasks.install(self.hook, gevent=False)
+        loop = asyncio.new_event_loop()  # instrumented by install()
+        try:
+            loop.run_until_complete(loop.create_task(stale()))
+            # the step that uninstalled still puts back what it found; the later ones call nothing
+            self.assertEqual(spans_of(self.hook.take()), [ONE, None, ONE, None])
+            tasks.instrument_loop(loop, self.hook)  # replaces the factory turned off
+            loop.run_until_complete(loop.create_task(stale()))
+            self.assertEqual(spans_of(self.hook.take()), [ONE, None] * 5)
+        finally:
+            tasks.uninstall()
+            loop.close()
+
+    def test_processor_shutdown_undoes_what_install_turned_on(self):
+        from tests.mini_sdk import TracerProvider
+
+        processor = otel.install(TracerProvider(), hook=self.hook)
+        self.addCleanup(tasks.uninstall)
+        loop = asyncio.new_event_loop()
+        self.addCleanup(loop.close)
+        factory = loop.get_task_factory()
+        self.assertTrue(getattr(factory, "spanprof", False))
+        processor.shutdown()
+        self.assertFalse(factory.seam.on)
+        fresh = asyncio.new_event_loop()
+        self.addCleanup(fresh.close)
+        self.assertIsNone(fresh.get_task_factory())
+
     def test_off_switch(self):
         self.assertFalse(tasks.enabled({"SPANPROF_TASKS": "off"}))
         self.assertFalse(tasks.enabled({"SPANPROF_TASKS": "0"}))

@@ -102,6 +102,19 @@ class FibersTest < Minitest::Test
     SpanProf.clear_span
   end
 
+  def test_processor_shutdown_turns_the_seam_off
+    SpanProf::Fibers.uninstall
+    provider = Object.new
+    def provider.add_span_processor(_processor); end
+    processor = SpanProf::Otel.install(provider, hook: @hook)
+    assert SpanProf::Fibers.installed?
+    processor.shutdown
+    refute SpanProf::Fibers.installed?
+    # fibers keep the spans they set; switching to them no longer hands those to the hook
+    work = ->(span) { -> { SpanProf.set_span(trace_id: TRACE, span_id: span, name: "f"); 2.times { sleep 0 } } }
+    assert_equal [ONE, TWO], spans(scheduled(work.call(ONE), work.call(TWO)))
+  end
+
   def test_off_switch
     refute SpanProf::Fibers.enabled?("SPANPROF_TASKS" => "off")
     refute SpanProf::Fibers.enabled?("SPANPROF_TASKS" => "0")
