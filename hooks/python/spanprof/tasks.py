@@ -14,9 +14,10 @@ at every switch the hook is handed the span of the code about to run:
 - gevent: a greenlet trace function (greenlet.settrace, per thread) hands the hook the span of
   the greenlet switched to; the hub has none.
 
-A switch to a task whose span the thread's hook already holds costs no hook call, and without an
-agent attached no span is recorded, so switches cost only the check. SPANPROF_TASKS=off in the
-environment makes install() do nothing.
+A switch to code whose span the thread's hook already holds costs no hook call, and without an
+agent attached no span is recorded, so switches cost only the check. An asyncio task in a span
+still costs two calls per step (its span before the step, the loop's none after it), even alone.
+SPANPROF_TASKS=off in the environment makes install() do nothing.
 """
 
 import collections.abc
@@ -162,9 +163,9 @@ def _greenlet_tracer(hook, previous, seam):
 
 def install(hook=None, asyncio=True, gevent=None):
     """Turns per-task spans on: asyncio (when asyncio is True) for the running event loop and
-    every loop the event loop policy or an asyncio.Runner makes from now on; gevent (when gevent is True, or None
-    and gevent is imported) for the calling thread's greenlets. Returns what it turned on, a
-    set of "asyncio" and "gevent"; nothing when SPANPROF_TASKS is off."""
+    every loop the event loop policy or an asyncio.Runner makes from now on; gevent (when gevent
+    is True, or None and gevent is imported) for the calling thread's greenlets. Returns what it
+    turned on, a set of "asyncio" and "gevent"; nothing when SPANPROF_TASKS is off."""
     if not enabled():
         _log.info("spanprof: per-task spans are off (%s)", ENV_SWITCH)
         return set()

@@ -69,13 +69,26 @@ class AsyncioTest(unittest.TestCase):
         # loop between them in none
         self.assertEqual(seen, [[ONE, None, ONE, None, ONE]])
 
-    def test_no_switch_costs_a_call_when_the_span_is_held_already(self):
+    def test_no_step_costs_a_call_when_no_task_has_a_span(self):
         async def main():
             for _ in range(5):
                 await asyncio.sleep(0)
 
         self.run_loop(main)
         self.assertEqual(self.hook.take(), [])
+
+    def test_a_lone_task_in_a_span_costs_two_hook_calls_per_step(self):
+        # docs/task-spans.md: the loop's work between two steps belongs to no task, so even the
+        # only task on the loop hands its span over before each step and takes it back after.
+        async def main():
+            spanprof.set_span(TRACE, ONE, 0, "t")
+            self.hook.take()
+            for _ in range(10):
+                await asyncio.sleep(0)
+            spanprof.clear_span()
+
+        self.run_loop(main)
+        self.assertEqual(spans_of(self.hook.take()), [None] + [ONE, None] * 10)
 
     def test_cancellation_goes_through_and_restores(self):
         async def work():

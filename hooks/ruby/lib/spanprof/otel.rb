@@ -52,7 +52,9 @@ module SpanProf
       processor = SpanProcessor.new(**options)
       tracer_provider.add_span_processor(processor)
       processor.publish_resource(tracer_provider.resource) if tracer_provider.respond_to?(:resource)
-      processor.owns_fibers = Fibers.install(options[:hook] || SpanProf.hook) if per_fiber && processor.enabled?
+      if per_fiber && processor.enabled?
+        processor.owns_fibers = Fibers.install(options[:hook] || SpanProf.hook)
+      end
       processor
     end
 
