@@ -97,6 +97,7 @@ class SpanProcessor(_SDKSpanProcessor):
         # locked in free-threaded builds), so no lock is needed.
         self._live = {}
         self._logged = set()  # what was already logged once
+        self._owns_tasks = False  # install() turned per-task spans on for it: shutdown() undoes
         self._published = False  # the SDK's resource went out as process context
         self._names = {}  # span name -> its bounded UTF-8 bytes; names are few, encode once
 
@@ -130,11 +131,15 @@ class SpanProcessor(_SDKSpanProcessor):
             self._log_error("on_end")
 
     def shutdown(self):
-        """Stops the processor; the calling thread is left with no span."""
+        """Stops the processor; the calling thread is left with no span, and the per-task seams
+        install() turned on are undone (tasks.uninstall())."""
         if not self._enabled:
             return
         self._enabled = False
         try:
+            if self._owns_tasks:
+                self._owns_tasks = False
+                tasks.uninstall()  # the seams would hand the hook this processor's spans
             if self._stack_var.get():
                 self._stack_var.set(())
                 if self._hook.active():
@@ -286,7 +291,7 @@ def install(provider, per_task=True, **options):
     provider.add_span_processor(processor)
     processor.publish_resource(getattr(provider, "resource", None))
     if per_task and processor._enabled:
-        tasks.install(processor._hook)
+        processor._owns_tasks = bool(tasks.install(processor._hook))
     return processor
 
 

@@ -9,13 +9,15 @@ at every switch the hook is handed the span of the code about to run:
 - asyncio: a task factory wraps each task's coroutine; before each step of the task the hook gets
   the task's span, after it the span the thread had before (normally none: the event loop's own
   work belongs to no task). install() sets the factory on every event loop the policy makes from
-  then on, and on the running loop.
+  then on, on every loop an asyncio.Runner makes with its loop_factory (3.11+: asyncio.run(...,
+  loop_factory=...), uvloop.run()), and on the running loop.
 - gevent: a greenlet trace function (greenlet.settrace, per thread) hands the hook the span of
   the greenlet switched to; the hub has none.
 
-A switch to a task whose span the thread's hook already holds costs no hook call, and without an
-agent attached no span is recorded, so switches cost only the check. SPANPROF_TASKS=off in the
-environment makes install() do nothing.
+A switch to code whose span the thread's hook already holds costs no hook call, and without an
+agent attached no span is recorded, so switches cost only the check. An asyncio task in a span
+still costs two calls per step (its span before the step, the loop's none after it), even alone.
+SPANPROF_TASKS=off in the environment makes install() do nothing.
 """
 
 import collections.abc
@@ -30,7 +32,21 @@ ENV_SWITCH = "SPANPROF_TASKS"
 _log = logging.getLogger("spanprof")
 _span = _current.span
 _thread = _current._thread  # read in every step: a module global is the cheapest lookup
-_installed = {}  # what install() changed, to undo it: "policy", "greenlet"
+_installed = {}  # what install() changed, to undo it: "seam", "policy", "runner", "greenlet"
+
+
+class _Seam:
+    """Whether the seams one install() set are on. uninstall() turns them off where it cannot
+    take them out: loops that keep their factory, greenlet tracers of other threads. Then their
+    tasks run without hook calls, so spans from before never come back."""
+
+    __slots__ = ("on",)
+
+    def __init__(self):
+        self.on = True
+
+
+_ALWAYS = _Seam()  # for factories made by hand (task_factory(), instrument_loop())
 
 
 def enabled(env=None):
@@ -49,12 +65,14 @@ class _Steps(collections.abc.Coroutine):
     span in the hook (read from the task's context, which the task enters around each step),
     and the thread's span from before the step is put back after it."""
 
-    __slots__ = ("_coro", "_hook")
+    __slots__ = ("_coro", "_hook", "_seam")
 
-    def __init__(self, coro, hook):
-        self._coro, self._hook = coro, hook
+    def __init__(self, coro, hook, seam=_ALWAYS):
+        self._coro, self._hook, self._seam = coro, hook, seam
 
     def send(self, value):
+        if not self._seam.on:
+            return self._coro.send(value)
         before = self._enter()
         try:
             return self._coro.send(value)
@@ -63,6 +81,8 @@ class _Steps(collections.abc.Coroutine):
                 self._give(before)
 
     def throw(self, *args):
+        if not self._seam.on:
+            return self._coro.throw(*args)
         before = self._enter()
         try:
             return self._coro.throw(*args)
@@ -98,7 +118,7 @@ class _Steps(collections.abc.Coroutine):
         return repr(self._coro)
 
 
-def task_factory(hook=None, inner=None):
+def task_factory(hook=None, inner=None, _seam=_ALWAYS):
     """A task factory for loop.set_task_factory() giving each task its own span; inner is a
     factory already set on the loop, which then makes the tasks (of the wrapped coroutines)."""
     import asyncio
@@ -108,55 +128,60 @@ def task_factory(hook=None, inner=None):
 
     def factory(loop, coro, **kwargs):
         if is_coroutine(coro) and not isinstance(coro, _Steps):
-            coro = _Steps(coro, hook)
+            coro = _Steps(coro, hook, _seam)
         if inner is not None:
             return inner(loop, coro, **kwargs)
         return asyncio.Task(coro, loop=loop, **kwargs)
 
     factory.spanprof = True
+    factory.seam, factory.inner = _seam, inner
     return factory
 
 
-def instrument_loop(loop, hook=None):
+def instrument_loop(loop, hook=None, _seam=_ALWAYS):
     """Sets the per-task span factory on loop, around a factory it has already. Idempotent."""
     current = loop.get_task_factory()
     if getattr(current, "spanprof", False):
-        return
-    loop.set_task_factory(task_factory(hook, current))
+        if current.seam.on:
+            return
+        current = current.inner  # uninstall() turned it off: replace it
+    loop.set_task_factory(task_factory(hook, current, _seam))
 
 
-def _greenlet_tracer(hook, previous):
+def _greenlet_tracer(hook, previous, seam):
     def trace(event, args):
         # Called in the greenlet switched to: its context holds its span.
-        if event in ("switch", "throw"):
+        if seam.on and event in ("switch", "throw"):
             _current.switch_to(hook, _span.get())
         if previous is not None:
             previous(event, args)
 
     trace.spanprof = True
+    trace.seam, trace.previous = seam, previous
     return trace
 
 
 def install(hook=None, asyncio=True, gevent=None):
     """Turns per-task spans on: asyncio (when asyncio is True) for the running event loop and
-    every loop the event loop policy makes from now on; gevent (when gevent is True, or None
-    and gevent is imported) for the calling thread's greenlets. Returns what it turned on, a
-    set of "asyncio" and "gevent"; nothing when SPANPROF_TASKS is off."""
+    every loop the event loop policy or an asyncio.Runner makes from now on; gevent (when gevent
+    is True, or None and gevent is imported) for the calling thread's greenlets. Returns what it
+    turned on, a set of "asyncio" and "gevent"; nothing when SPANPROF_TASKS is off."""
     if not enabled():
         _log.info("spanprof: per-task spans are off (%s)", ENV_SWITCH)
         return set()
     hook = _default_hook() if hook is None else hook
+    seam = _installed.setdefault("seam", _Seam())
     done = set()
     if asyncio:
-        if _install_asyncio(hook):
+        if _install_asyncio(hook, seam):
             done.add("asyncio")
     if gevent or (gevent is None and "gevent" in sys.modules):
-        if _install_greenlet(hook):
+        if _install_greenlet(hook, seam):
             done.add("gevent")
     return done
 
 
-def _install_asyncio(hook):
+def _install_asyncio(hook, seam):
     import asyncio
     import asyncio.events as events
 
@@ -174,19 +199,39 @@ def _install_asyncio(hook):
 
         def instrumented_new_event_loop(self):
             loop = new_event_loop(self)
-            instrument_loop(loop, hook)
+            instrument_loop(loop, hook, seam)
             return loop
 
         _installed["policy"] = (policy, new_event_loop)
         policy.new_event_loop = instrumented_new_event_loop
+    _install_runner(hook, seam)
     try:
-        instrument_loop(asyncio.get_running_loop(), hook)
+        instrument_loop(asyncio.get_running_loop(), hook, seam)
     except RuntimeError:
         pass  # no loop running in this thread
     return True
 
 
-def _install_greenlet(hook):
+def _install_runner(hook, seam):
+    """asyncio.Runner (3.11+) makes its loop with loop_factory, bypassing the policy: that is
+    asyncio.run(..., loop_factory=...) (3.12+) and uvloop.run(). Its loop is instrumented once
+    made, before the Runner creates the main task."""
+    runner = getattr(__import__("asyncio.runners").runners, "Runner", None)
+    lazy_init = getattr(runner, "_lazy_init", None)
+    if lazy_init is None or "runner" in _installed:
+        return
+
+    def instrumented_lazy_init(self):
+        lazy_init(self)
+        loop = getattr(self, "_loop", None)
+        if loop is not None:
+            instrument_loop(loop, hook, seam)
+
+    _installed["runner"] = (runner, lazy_init)
+    runner._lazy_init = instrumented_lazy_init
+
+
+def _install_greenlet(hook, seam):
     try:
         import greenlet
     except ImportError:
@@ -194,18 +239,26 @@ def _install_greenlet(hook):
         return False
     previous = greenlet.gettrace()
     if getattr(previous, "spanprof", False):
-        return True
-    greenlet.settrace(_greenlet_tracer(hook, previous))
+        if previous.seam.on:
+            return True
+        previous = previous.previous  # uninstall() turned it off: replace it
+    greenlet.settrace(_greenlet_tracer(hook, previous, seam))
     _installed["greenlet"] = previous
     return True
 
 
 def uninstall():
-    """Undoes install() for loops made from now on and the calling thread's greenlets; loops
-    made meanwhile keep their factory."""
+    """Undoes install(): loops made from now on get no factory, the calling thread's greenlets
+    no tracer; loops made meanwhile and other threads keep theirs, turned off (no hook call)."""
+    seam = _installed.pop("seam", None)
+    if seam is not None:
+        seam.on = False
     patched = _installed.pop("policy", None)
     if patched is not None:
         patched[0].new_event_loop = patched[1]
+    patched = _installed.pop("runner", None)
+    if patched is not None:
+        patched[0]._lazy_init = patched[1]
     if "greenlet" in _installed:
         import greenlet
 

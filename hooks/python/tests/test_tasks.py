@@ -69,13 +69,26 @@ class AsyncioTest(unittest.TestCase):
         # loop between them in none
         self.assertEqual(seen, [[ONE, None, ONE, None, ONE]])
 
-    def test_no_switch_costs_a_call_when_the_span_is_held_already(self):
+    def test_no_step_costs_a_call_when_no_task_has_a_span(self):
         async def main():
             for _ in range(5):
                 await asyncio.sleep(0)
 
         self.run_loop(main)
         self.assertEqual(self.hook.take(), [])
+
+    def test_a_lone_task_in_a_span_costs_two_hook_calls_per_step(self):
+        # docs/task-spans.md: the loop's work between two steps belongs to no task, so even the
+        # only task on the loop hands its span over before each step and takes it back after.
+        async def main():
+            spanprof.set_span(TRACE, ONE, 0, "t")
+            self.hook.take()
+            for _ in range(10):
+                await asyncio.sleep(0)
+            spanprof.clear_span()
+
+        self.run_loop(main)
+        self.assertEqual(spans_of(self.hook.take()), [None] + [ONE, None] * 10)
 
     def test_cancellation_goes_through_and_restores(self):
         async def work():
@@ -152,6 +165,42 @@ class AsyncioTest(unittest.TestCase):
         last_a = max(i for i, c in enumerate(names) if c and a in (c[0], c[1]))
         self.assertEqual(names[last_a][0], a)  # a's last step runs in its root, not b's
 
+    def test_after_uninstall_a_stale_task_makes_no_hook_call(self):
+        async def stale():
+            spanprof.set_span(TRACE, ONE, 0, "t")
+            await asyncio.sleep(0)
+            tasks.uninstall()  # as the processor's shutdown() does, from any task
+            for _ in range(3):
+                await asyncio.sleep(0)
+
+        tasks.install(self.hook, gevent=False)
+        loop = asyncio.new_event_loop()  # instrumented by install()
+        try:
+            loop.run_until_complete(loop.create_task(stale()))
+            # the step that uninstalled still puts back what it found; the later ones call nothing
+            self.assertEqual(spans_of(self.hook.take()), [ONE, None, ONE, None])
+            tasks.instrument_loop(loop, self.hook)  # replaces the factory turned off
+            loop.run_until_complete(loop.create_task(stale()))
+            self.assertEqual(spans_of(self.hook.take()), [ONE, None] * 5)
+        finally:
+            tasks.uninstall()
+            loop.close()
+
+    def test_processor_shutdown_undoes_what_install_turned_on(self):
+        from tests.mini_sdk import TracerProvider
+
+        processor = otel.install(TracerProvider(), hook=self.hook)
+        self.addCleanup(tasks.uninstall)
+        loop = asyncio.new_event_loop()
+        self.addCleanup(loop.close)
+        factory = loop.get_task_factory()
+        self.assertTrue(getattr(factory, "spanprof", False))
+        processor.shutdown()
+        self.assertFalse(factory.seam.on)
+        fresh = asyncio.new_event_loop()
+        self.addCleanup(fresh.close)
+        self.assertIsNone(fresh.get_task_factory())
+
     def test_off_switch(self):
         self.assertFalse(tasks.enabled({"SPANPROF_TASKS": "off"}))
         self.assertFalse(tasks.enabled({"SPANPROF_TASKS": "0"}))
@@ -169,6 +218,28 @@ class AsyncioTest(unittest.TestCase):
         loop = asyncio.new_event_loop()
         self.assertIsNone(loop.get_task_factory())
         loop.close()
+
+    @unittest.skipIf(not hasattr(asyncio, "Runner"),
+                     "asyncio.Runner(loop_factory=...) is new in Python 3.11")
+    def test_install_instruments_a_runners_loop_factory(self):
+        seen = []
+
+        async def main():
+            seen.append(asyncio.get_running_loop().get_task_factory())
+            spanprof.set_span(TRACE, ONE, 0, "t")
+            await asyncio.sleep(0)
+            spanprof.clear_span()
+
+        try:
+            tasks.install(self.hook, gevent=False)
+            with asyncio.Runner(loop_factory=asyncio.SelectorEventLoop) as runner:
+                runner.run(main())
+        finally:
+            tasks.uninstall()
+        self.assertTrue(getattr(seen[0], "spanprof", False))
+        self.assertEqual(spans_of(self.hook.take()), [ONE, None, ONE, None])
+        with asyncio.Runner(loop_factory=asyncio.SelectorEventLoop) as runner:
+            self.assertIsNone(runner.get_loop().get_task_factory())
 
 
 try:

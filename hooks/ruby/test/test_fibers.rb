@@ -78,6 +78,43 @@ class FibersTest < Minitest::Test
     assert_equal :clear, calls.last[0]
   end
 
+  def test_an_enumerators_block_runs_in_the_span_of_its_caller_at_no_hook_call
+    seen = []
+    e = Enumerator.new { |y| 3.times { |i| seen << SpanProf::Fibers.published; y << i } }
+    SpanProf.set_span(trace_id: TRACE, span_id: ONE, name: "f")
+    @hook.calls.clear
+    3.times { e.next }
+    e.peek rescue StopIteration
+    assert_empty @hook.calls, "hook calls for next without a span change"
+    refute_nil seen.first
+    assert_equal [SpanProf::Fibers.published] * 3, seen
+    SpanProf.clear_span
+  end
+
+  def test_a_span_set_inside_an_enumerator_is_taken_back_by_its_caller
+    e = Enumerator.new do |y|
+      SpanProf.set_span(trace_id: TRACE, span_id: TWO, name: "g")
+      y << 1
+    end
+    SpanProf.set_span(trace_id: TRACE, span_id: ONE, name: "f")
+    e.next
+    assert_equal [ONE, TWO, ONE], spans(@hook.calls)
+    SpanProf.clear_span
+  end
+
+  def test_processor_shutdown_turns_the_seam_off
+    SpanProf::Fibers.uninstall
+    provider = Object.new
+    def provider.add_span_processor(_processor); end
+    processor = SpanProf::Otel.install(provider, hook: @hook)
+    assert SpanProf::Fibers.installed?
+    processor.shutdown
+    refute SpanProf::Fibers.installed?
+    # fibers keep the spans they set; switching to them no longer hands those to the hook
+    work = ->(span) { -> { SpanProf.set_span(trace_id: TRACE, span_id: span, name: "f"); 2.times { sleep 0 } } }
+    assert_equal [ONE, TWO], spans(scheduled(work.call(ONE), work.call(TWO)))
+  end
+
   def test_off_switch
     refute SpanProf::Fibers.enabled?("SPANPROF_TASKS" => "off")
     refute SpanProf::Fibers.enabled?("SPANPROF_TASKS" => "0")

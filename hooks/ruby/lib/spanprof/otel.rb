@@ -52,7 +52,9 @@ module SpanProf
       processor = SpanProcessor.new(**options)
       tracer_provider.add_span_processor(processor)
       processor.publish_resource(tracer_provider.resource) if tracer_provider.respond_to?(:resource)
-      Fibers.install(options[:hook] || SpanProf.hook) if per_fiber && processor.enabled?
+      if per_fiber && processor.enabled?
+        processor.owns_fibers = Fibers.install(options[:hook] || SpanProf.hook)
+      end
       processor
     end
 
@@ -101,6 +103,9 @@ module SpanProf
         @enabled
       end
 
+      # Set by Otel.install when it turned per-fiber spans on: shutdown turns them off again.
+      attr_writer :owns_fibers
+
       # --- the SDK's SpanProcessor interface -----------------------------------------------
       # Without an agent nothing is tracked: the processor costs one semaphore read per span.
       def on_start(span, parent_context)
@@ -123,10 +128,13 @@ module SpanProf
         success
       end
 
-      # Stops the processor; the calling thread is left with no span.
+      # Stops the processor; the calling thread is left with no span, and the per-fiber spans
+      # Otel.install turned on are off (the TracePoint would hand the hook this processor's spans).
       def shutdown(timeout: nil) # rubocop:disable Lint/UnusedMethodArgument
         if @enabled
           @enabled = false
+          Fibers.uninstall if @owns_fibers
+          @owns_fibers = false
           stack = Thread.current[@stack_key]
           if stack && !stack.empty?
             stack.clear
