@@ -361,6 +361,10 @@ static __always_inline int on_area(struct task_struct *task, const void *user_sp
 		return 0;
 	}
 	name_id = intern_name(user_span, SPANPROF_ABI_VERSION_V3, sa->name_id);
+	/* The hook always sends the thread's root name; an empty one (a hook that sent none) keeps
+	 * the name the thread had. */
+	if (!name_id)
+		name_id = sa->name_id;
 	now = bpf_ktime_get_ns();
 	if (sa->area != tail[0]) {
 		/* A new area (or a new agent): its ring is read from this call's change on. */

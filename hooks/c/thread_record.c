@@ -183,10 +183,12 @@ static __attribute__((noinline)) const void *trap_arg(struct thread_state *t,
 						      unsigned short sem, uint64_t from)
 {
 	memset(&t->trap.span, 0, sizeof(t->trap.span));
-	if (span) {
+	if (span)
 		memcpy(&t->trap.span, span, SPANPROF_ABI_SPAN_NAME_OFFSET);
-		memcpy(t->trap.span.name, span->name, t->name_len);
-	}
+	/* The thread's root name, whatever this call set: a clear leaves the record's attributes
+	 * alone, and a trap that carried no name would rename the thread's segments to none. */
+	memcpy(t->trap.span.name, ((const struct thread_record *)t->area.record)->attrs + 2,
+	       t->name_len);
 	t->trap.span.abi_version = SPANPROF_ABI_VERSION_V3;
 	t->trap.area = (uint64_t)(uintptr_t)&t->area;
 	t->trap.ring_from = from;
