@@ -312,6 +312,10 @@ __noinline int span_ring_switch_out(__u64 now)
 	if (!cfg_span_tasks)
 		return 0;
 	task = bpf_get_current_task_btf();
+	/* An exiting thread that let go of its memory (its last switch-out, after exit_mm()): user
+	 * memory cannot be read any more, and nothing is lost that a read could still save. */
+	if (!task->mm)
+		return 0;
 	sa = bpf_task_storage_get(&span_areas, task, NULL, 0);
 	if (!sa || !sa->area)
 		return 0;
@@ -324,7 +328,9 @@ __noinline int span_ring_switch_out(__u64 now)
 }
 
 /* A thread exits: the changes it queued since its last switch-out still end its span
- * segments (its memory is still there: the tracepoint fires before the thread lets go of it). */
+ * segments. From Linux 6.16 the tracepoint fires before the thread lets go of its memory, so
+ * its ring is read here; on older kernels it fires after exit_mm(), the ring can no longer be
+ * read, and span_ring_switch_out skips it (those last changes are lost, uncounted). */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_thread_exit, struct task_struct *task)
 {
