@@ -261,8 +261,9 @@ static long ring_step(__u64 index, void *ctx)
 		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_RING_LOST);
 		return 0;
 	}
-	/* A change is never before the last read of the ring (the hook was preempted between
-	 * its clock read and its store) nor after now. */
+	/* A change is never before the thread last came on the CPU (the hook was preempted
+	 * between its clock read and its store, so the entry showed up a run late) nor after
+	 * now: clamped, the time between goes to the span the thread was in, never a wait. */
 	ns = e.ns;
 	if (ns > w->now)
 		ns = w->now;

@@ -297,7 +297,7 @@ struct span_area {
 	__u64 area; /* address of the thread's struct spanprof_thread_area */
 	__u64 slot; /* address of the thread's otel_thread_ctx_v1 */
 	__u64 consumed; /* ring entries read so far */
-	__u64 floor_ns; /* when the ring was last read: no later change happened before it */
+	__u64 floor_ns; /* when the thread last came on the CPU (or the ring was last read) */
 	__u64 name_id; /* the local root's name the hook last entered the uprobe with */
 	struct span_ctx cur; /* the span the thread's current span segment belongs to */
 };
