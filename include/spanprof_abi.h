@@ -288,7 +288,7 @@ struct spanprof_ring_entry {
 struct spanprof_thread_area {
 	__u8 record[SPANPROF_AREA_RECORD_SIZE]; /* the OTEP 4947 record */
 	__u64 head; /* changes queued so far; entry i is ring[i & SPANPROF_RING_MASK] */
-	__u64 _reserved;
+	__u64 nested; /* calls dropped: made while another ran on this thread (a signal handler) */
 	struct spanprof_ring_entry ring[SPANPROF_RING_ENTRIES];
 };
 

@@ -9,6 +9,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <linux/types.h>
@@ -73,11 +76,66 @@ static void test_periodic_traps_on_clears_keep_the_name(void **state)
 	assert_int_equal(named, traps);
 }
 
+/* Set by a test: the hook's next clock read runs a nested call, as a signal handler that
+ * interrupts spanprof_span_set() in the middle of it would. */
+static int nest_at_clock;
+static int nested_ran;
+static const void *nested_arg;
+
+/* The hook's clock read, linked in place of the C library's (thread_record.c is linked into this
+ * executable): the point inside a call where the ring's head was read but not yet stored. */
+int clock_gettime(clockid_t clock, struct timespec *ts)
+{
+	if (nest_at_clock) {
+		struct spanprof_span s;
+
+		nest_at_clock = 0;
+		fill(&s, 9, "handler");
+		nested_arg = thread_record_set(&s, 5);
+		nested_ran = 1;
+	}
+	return (int)syscall(SYS_clock_gettime, clock, ts);
+}
+
+/* A call made while another runs on the same thread is dropped and counted: the ring's head
+ * moves by the outer call's one change, and the record holds the outer call's span. */
+static void test_nested_call_is_dropped_and_counted(void **state)
+{
+	struct spanprof_span s;
+	const struct spanprof_thread_area *area;
+	const void *arg;
+	uint64_t head;
+
+	(void)state;
+	fill(&s, 4, "orders");
+	arg = thread_record_set(&s, 5); /* registers: the argument names the area */
+	assert_non_null(arg);
+	memcpy(&head, (const char *)arg + SPANPROF_ABI_V3_AREA_OFFSET, sizeof(head));
+	area = (const struct spanprof_thread_area *)(uintptr_t)head;
+	head = area->head;
+	assert_int_equal(area->nested, 0);
+	fill(&s, 5, "orders");
+	nest_at_clock = 1;
+	thread_record_set(&s, 5);
+	assert_true(nested_ran);
+	assert_null(nested_arg);
+	assert_int_equal(area->nested, 1);
+	assert_int_equal(area->head, head + 1);
+	assert_int_equal(area->ring[head & SPANPROF_RING_MASK].span_id[7], 5);
+	assert_int_equal(area->record[16 + 7], 5); /* the OTEP record's span id */
+	/* The next call runs again. */
+	fill(&s, 6, "orders");
+	thread_record_set(&s, 5);
+	assert_int_equal(area->head, head + 2);
+	assert_int_equal(area->nested, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_clear_trap_carries_the_root_name),
 		cmocka_unit_test(test_periodic_traps_on_clears_keep_the_name),
+		cmocka_unit_test(test_nested_call_is_dropped_and_counted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
