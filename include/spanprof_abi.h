@@ -554,6 +554,13 @@ SPANPROF_ABI_SIZE(interp_stack, 8 + 24 * SPANPROF_INTERP_MAX_FRAMES);
 SPANPROF_ABI_SIZE(rb_proc_info, 40);
 SPANPROF_ABI_SIZE(tctx_proc, 56);
 SPANPROF_ABI_SIZE(obi_trace_ctx, 24);
+/* The area lives in apps built separately from the agent: its layout is read by offset. */
+SPANPROF_ABI_SIZE(spanprof_ring_entry, 32);
+SPANPROF_ABI_SIZE(spanprof_thread_area,
+		  SPANPROF_AREA_RECORD_SIZE + 16 + 32 * SPANPROF_RING_ENTRIES);
+_Static_assert(__builtin_offsetof(struct spanprof_thread_area, head) == 304, "area ABI");
+_Static_assert(__builtin_offsetof(struct spanprof_thread_area, ring) == 320, "area ABI");
+SPANPROF_ABI_SIZE(span_area, 40 + 48);
 SPANPROF_ABI_SIZE(sample_key, 80);
 SPANPROF_ABI_SIZE(spanprof_span_end, 72);
 SPANPROF_ABI_SIZE(spanprof_unwind_rule, 16);
