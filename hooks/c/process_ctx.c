@@ -285,6 +285,12 @@ static int other_context_published(void)
 	return found;
 }
 
+void process_ctx_after_fork(void)
+{
+	/* The child's one thread cannot be the holder another thread of the parent was. */
+	__atomic_store_n(&ctx_lock, 0, __ATOMIC_RELAXED);
+}
+
 int process_ctx_announce(void)
 {
 	int err = 0;

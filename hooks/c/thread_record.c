@@ -96,6 +96,7 @@ static int zero8(const uint8_t id[8])
 
 static void child_after_fork(void)
 {
+	process_ctx_after_fork();
 	announced = 0;
 	/* The child's one thread is a new task: the agent has no area registered for it. */
 	state.sem = 0;

@@ -30,4 +30,8 @@ const void *thread_record_set(const struct spanprof_span *span, unsigned short s
  * process context; try again later). */
 int process_ctx_announce(void) __attribute__((visibility("hidden")));
 
+/* process_ctx.c: in a forked child, releases the process context's lock, which a thread of the
+ * parent may have held at the fork. */
+void process_ctx_after_fork(void) __attribute__((visibility("hidden")));
+
 #endif /* SPANPROF_THREAD_RECORD_H */

@@ -6,10 +6,12 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -79,6 +81,8 @@ static void test_periodic_traps_on_clears_keep_the_name(void **state)
 /* Set by a test: the hook's next clock read runs a nested call, as a signal handler that
  * interrupts spanprof_span_set() in the middle of it would. */
 static int nest_at_clock;
+static int hold_at_clock; /* the next clock read tells held[1], then waits on release[0] */
+static int held[2], release[2];
 static int nested_ran;
 static const void *nested_arg;
 
@@ -86,6 +90,12 @@ static const void *nested_arg;
  * executable): the point inside a call where the ring's head was read but not yet stored. */
 int clock_gettime(clockid_t clock, struct timespec *ts)
 {
+	if (__atomic_exchange_n(&hold_at_clock, 0, __ATOMIC_ACQ_REL)) {
+		char c = 0;
+
+		if (write(held[1], &c, 1) != 1 || read(release[0], &c, 1) != 1)
+			return -1;
+	}
 	if (nest_at_clock) {
 		struct spanprof_span s;
 
@@ -130,12 +140,66 @@ static void test_nested_call_is_dropped_and_counted(void **state)
 	assert_int_equal(area->nested, 1);
 }
 
+/* 1 when this process maps a process context. */
+static int has_context_mapping(void)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "re");
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, "OTEL_CTX") != NULL;
+	fclose(f);
+	return found;
+}
+
+static void *publisher(void *arg)
+{
+	(void)arg;
+	spanprof_process_context_publish(NULL, NULL, 0);
+	return NULL;
+}
+
+/* A child forked while another thread of the parent held the process context's lock (in the
+ * middle of a publish) still announces its own context at its first span set. */
+static void test_child_forked_under_the_lock_announces(void **state)
+{
+	pthread_t thread;
+	int status = 0;
+	pid_t forked;
+	char c = 0;
+
+	(void)state;
+	assert_int_equal(pipe(held), 0);
+	assert_int_equal(pipe(release), 0);
+	hold_at_clock = 1;
+	assert_int_equal(pthread_create(&thread, NULL, publisher, NULL), 0);
+	assert_int_equal(read(held[0], &c, 1), 1); /* the publisher holds the lock */
+	forked = fork();
+	assert_true(forked >= 0);
+	if (forked == 0) {
+		struct spanprof_span s;
+
+		fill(&s, 7, "child");
+		thread_record_set(&s, 0);
+		_exit(has_context_mapping() ? 0 : 1);
+	}
+	assert_int_equal(waitpid(forked, &status, 0), forked);
+	assert_int_equal(write(release[1], &c, 1), 1);
+	assert_int_equal(pthread_join(thread, NULL), 0);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_clear_trap_carries_the_root_name),
 		cmocka_unit_test(test_periodic_traps_on_clears_keep_the_name),
 		cmocka_unit_test(test_nested_call_is_dropped_and_counted),
+		cmocka_unit_test(test_child_forked_under_the_lock_announces),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
