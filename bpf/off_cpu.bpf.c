@@ -221,9 +221,15 @@ static __always_inline void add_time(void *counts, struct sample_key *key, __u64
  * stacks). */
 static __always_inline void switch_in(struct task_struct *next, __u64 now)
 {
-	struct span_task *st = bpf_task_storage_get(&span_tasks, next, NULL, 0);
+	struct span_area *sa = bpf_task_storage_get(&span_areas, next, NULL, 0);
+	struct span_task *st;
 	__u64 delta;
 
+	/* A span change the hook queued from now on happened on the CPU since now: the floor of
+	 * its time when the ring is read (span_hook.bpf.c), so no wait is counted as CPU time. */
+	if (sa)
+		sa->floor_ns = now;
+	st = bpf_task_storage_get(&span_tasks, next, NULL, 0);
 	if (!st || !st->active)
 		return;
 	st->on_cpu_ns = now;

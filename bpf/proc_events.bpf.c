@@ -20,6 +20,9 @@ extern const volatile bool cfg_filter_pids; /* span_hook.bpf.c */
 
 /* Defined by span_hook.bpf.c, the first in link order. */
 extern TARGET_PIDS_MAP;
+extern THREAD_SPANS_MAP;
+extern SPAN_TASKS_MAP;
+extern SPAN_AREAS_MAP;
 
 static __always_inline bool wanted(__u32 pid)
 {
@@ -164,6 +167,12 @@ int BPF_PROG(on_exec, struct task_struct *p)
 	struct spanprof_exec_event *ev;
 	__u8 one = 1;
 
+	/* Task storage survives exec, but the span, the span segment and the hook's area it
+	 * describes belonged to the old program: read on, the area's and the record slot's
+	 * addresses would be read in the new one. The new program's hook registers anew. */
+	bpf_task_storage_delete(&span_areas, p);
+	bpf_task_storage_delete(&span_tasks, p);
+	bpf_task_storage_delete(&thread_spans, p);
 	if (!wanted(pid))
 		return 0;
 	bpf_map_update_elem(&pending_scans, &pid, &one, BPF_ANY);

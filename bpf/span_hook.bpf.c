@@ -261,8 +261,9 @@ static long ring_step(__u64 index, void *ctx)
 		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_RING_LOST);
 		return 0;
 	}
-	/* A change is never before the last read of the ring (the hook was preempted between
-	 * its clock read and its store) nor after now. */
+	/* A change is never before the thread last came on the CPU (the hook was preempted
+	 * between its clock read and its store, so the entry showed up a run late) nor after
+	 * now: clamped, the time between goes to the span the thread was in, never a wait. */
 	ns = e.ns;
 	if (ns > w->now)
 		ns = w->now;
@@ -312,6 +313,10 @@ __noinline int span_ring_switch_out(__u64 now)
 	if (!cfg_span_tasks)
 		return 0;
 	task = bpf_get_current_task_btf();
+	/* An exiting thread that let go of its memory (its last switch-out, after exit_mm()): user
+	 * memory cannot be read any more, and nothing is lost that a read could still save. */
+	if (!task->mm)
+		return 0;
 	sa = bpf_task_storage_get(&span_areas, task, NULL, 0);
 	if (!sa || !sa->area)
 		return 0;
@@ -324,7 +329,9 @@ __noinline int span_ring_switch_out(__u64 now)
 }
 
 /* A thread exits: the changes it queued since its last switch-out still end its span
- * segments (its memory is still there: the tracepoint fires before the thread lets go of it). */
+ * segments. From Linux 6.16 the tracepoint fires before the thread lets go of its memory, so
+ * its ring is read here; on older kernels it fires after exit_mm(), the ring can no longer be
+ * read, and span_ring_switch_out skips it (those last changes are lost, uncounted). */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_thread_exit, struct task_struct *task)
 {
@@ -361,6 +368,10 @@ static __always_inline int on_area(struct task_struct *task, const void *user_sp
 		return 0;
 	}
 	name_id = intern_name(user_span, SPANPROF_ABI_VERSION_V3, sa->name_id);
+	/* The hook always sends the thread's root name; an empty one (a hook that sent none) keeps
+	 * the name the thread had. */
+	if (!name_id)
+		name_id = sa->name_id;
 	now = bpf_ktime_get_ns();
 	if (sa->area != tail[0]) {
 		/* A new area (or a new agent): its ring is read from this call's change on. */

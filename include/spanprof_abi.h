@@ -288,7 +288,7 @@ struct spanprof_ring_entry {
 struct spanprof_thread_area {
 	__u8 record[SPANPROF_AREA_RECORD_SIZE]; /* the OTEP 4947 record */
 	__u64 head; /* changes queued so far; entry i is ring[i & SPANPROF_RING_MASK] */
-	__u64 _reserved;
+	__u64 nested; /* calls dropped: made while another ran on this thread (a signal handler) */
 	struct spanprof_ring_entry ring[SPANPROF_RING_ENTRIES];
 };
 
@@ -297,7 +297,7 @@ struct span_area {
 	__u64 area; /* address of the thread's struct spanprof_thread_area */
 	__u64 slot; /* address of the thread's otel_thread_ctx_v1 */
 	__u64 consumed; /* ring entries read so far */
-	__u64 floor_ns; /* when the ring was last read: no later change happened before it */
+	__u64 floor_ns; /* when the thread last came on the CPU (or the ring was last read) */
 	__u64 name_id; /* the local root's name the hook last entered the uprobe with */
 	struct span_ctx cur; /* the span the thread's current span segment belongs to */
 };
@@ -554,6 +554,13 @@ SPANPROF_ABI_SIZE(interp_stack, 8 + 24 * SPANPROF_INTERP_MAX_FRAMES);
 SPANPROF_ABI_SIZE(rb_proc_info, 40);
 SPANPROF_ABI_SIZE(tctx_proc, 56);
 SPANPROF_ABI_SIZE(obi_trace_ctx, 24);
+/* The area lives in apps built separately from the agent: its layout is read by offset. */
+SPANPROF_ABI_SIZE(spanprof_ring_entry, 32);
+SPANPROF_ABI_SIZE(spanprof_thread_area,
+		  SPANPROF_AREA_RECORD_SIZE + 16 + 32 * SPANPROF_RING_ENTRIES);
+_Static_assert(__builtin_offsetof(struct spanprof_thread_area, head) == 304, "area ABI");
+_Static_assert(__builtin_offsetof(struct spanprof_thread_area, ring) == 320, "area ABI");
+SPANPROF_ABI_SIZE(span_area, 40 + 48);
 SPANPROF_ABI_SIZE(sample_key, 80);
 SPANPROF_ABI_SIZE(spanprof_span_end, 72);
 SPANPROF_ABI_SIZE(spanprof_unwind_rule, 16);

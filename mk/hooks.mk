@@ -31,6 +31,13 @@ $(OUTPUT)/tests/hooks/test_thread_record: $(OUTPUT)/tests/hooks/test_thread_reco
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(filter %.o %.a,$^) $(LDLIBS) -ldl -lcmocka -o $@
 
+# The hook's record and ring code linked on its own, called as span_hook.c calls it.
+$(OUTPUT)/tests/hooks/test_thread_record_trap: $(OUTPUT)/tests/hooks/test_thread_record_trap.o \
+					       $(OUTPUT)/hooks/thread_record.pic.o \
+					       $(OUTPUT)/hooks/process_ctx.pic.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -lcmocka -o $@
+
 define run-hook-tests
 $(Q)$(HOOK_ENV) tests/hooks/run_hook_tests.sh $(HOOK_C_TESTS)
 endef

@@ -6,8 +6,8 @@
  * Part of libspanprof. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -261,24 +261,43 @@ SPANPROF_EXPORT int spanprof_process_context_publish(const char *const *keys,
  * OpenTelemetry SDK published the process's context (OTEP 4719 allows one per process). */
 static int other_context_published(void)
 {
-	FILE *maps = fopen("/proc/self/maps", "re");
-	char line[512];
+	static const char tag[] = "OTEL_CTX";
+	const size_t keep = sizeof(tag) - 2; /* a match may straddle two reads */
+	/* open/read, no stdio: the first span set may come from a signal handler. */
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	char buf[1024];
+	size_t have = 0;
 	int found = 0;
+	ssize_t n;
 
-	if (!maps)
+	if (fd < 0)
 		return 0;
-	while (!found && fgets(line, sizeof(line), maps))
-		found = strstr(line, "OTEL_CTX") != NULL;
-	fclose(maps);
+	while (!found && (n = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0) {
+		have += (size_t)n;
+		buf[have] = '\0';
+		found = memmem(buf, have, tag, sizeof(tag) - 1) != NULL;
+		if (have > keep) {
+			memmove(buf, buf + have - keep, keep);
+			have = keep;
+		}
+	}
+	close(fd);
 	return found;
+}
+
+void process_ctx_after_fork(void)
+{
+	/* The child's one thread cannot be the holder another thread of the parent was. */
+	__atomic_store_n(&ctx_lock, 0, __ATOMIC_RELAXED);
 }
 
 int process_ctx_announce(void)
 {
 	int err = 0;
 
-	while (__atomic_exchange_n(&ctx_lock, 1, __ATOMIC_ACQUIRE))
-		;
+	/* Never waits: the caller may be a signal handler that interrupted the lock's holder. */
+	if (__atomic_exchange_n(&ctx_lock, 1, __ATOMIC_ACQUIRE))
+		return -EBUSY;
 	/* Every publish carries the key map: only a process with none yet publishes here. A
 	 * context another SDK published is left alone: its resource names the service, and the
 	 * agent reads this library's records through the slot the hook registers. */

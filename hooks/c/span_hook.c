@@ -46,6 +46,15 @@ SPANPROF_EXPORT void spanprof_span_set(const struct spanprof_span *span)
 
 	if (__builtin_expect(spanprof_span_set_semaphore == 0, 1))
 		return;
+#elif !defined(__x86_64__)
+	/* Other architectures: the record for every thread-context reader, and the uprobe at every
+	 * call as with hook ABI version 2, because the agent's BPF side reads a registered record
+	 * on x86-64 only so far (docs/thread-context.md, "spanprof's hook as a writer"). */
+	const void *arg = span;
+
+	thread_record_set(span, 0);
+	if (__builtin_expect(spanprof_span_set_semaphore == 0, 1))
+		return;
 #else
 	/* Every thread-context reader sees the span through the record, agent or not; the uprobe
 	 * is entered only when the record asks for it (hook ABI version 3). */

@@ -57,6 +57,7 @@ struct thread_state {
 	uint64_t trap_head; /* area.head at the last uprobe entry */
 	uint16_t sem; /* the semaphore's value at the last entry; 0: not registered */
 	uint16_t name_len; /* of the name attribute at attrs[2]; 0: none */
+	uint8_t busy; /* a call is running on this thread */
 };
 
 const char *const thread_record_keys[2] = {
@@ -95,6 +96,7 @@ static int zero8(const uint8_t id[8])
 
 static void child_after_fork(void)
 {
+	process_ctx_after_fork();
 	announced = 0;
 	/* The child's one thread is a new task: the agent has no area registered for it. */
 	state.sem = 0;
@@ -106,6 +108,8 @@ __attribute__((constructor)) static void thread_record_init(void)
 	pthread_atfork(NULL, NULL, child_after_fork);
 }
 
+/* Not spinning: a signal handler's call may have interrupted the thread that holds the process
+ * context's lock. Busy, it tries again at a later call. */
 static __attribute__((noinline, cold)) void announce(void)
 {
 	if (!process_ctx_announce())
@@ -183,10 +187,12 @@ static __attribute__((noinline)) const void *trap_arg(struct thread_state *t,
 						      unsigned short sem, uint64_t from)
 {
 	memset(&t->trap.span, 0, sizeof(t->trap.span));
-	if (span) {
+	if (span)
 		memcpy(&t->trap.span, span, SPANPROF_ABI_SPAN_NAME_OFFSET);
-		memcpy(t->trap.span.name, span->name, t->name_len);
-	}
+	/* The thread's root name, whatever this call set: a clear leaves the record's attributes
+	 * alone, and a trap that carried no name would rename the thread's segments to none. */
+	memcpy(t->trap.span.name, ((const struct thread_record *)t->area.record)->attrs + 2,
+	       t->name_len);
 	t->trap.span.abi_version = SPANPROF_ABI_VERSION_V3;
 	t->trap.area = (uint64_t)(uintptr_t)&t->area;
 	t->trap.ring_from = from;
@@ -196,17 +202,14 @@ static __attribute__((noinline)) const void *trap_arg(struct thread_state *t,
 	return &t->trap;
 }
 
-const void *thread_record_set(const struct spanprof_span *span, unsigned short sem)
+static inline __attribute__((always_inline)) const void *
+set_span(struct thread_state *t, const struct spanprof_span *span, unsigned short sem)
 {
-	struct thread_state *t = &state;
 	uint64_t from;
 	int renamed = 0;
 
 	if (__builtin_expect(!__atomic_load_n(&announced, __ATOMIC_RELAXED), 0))
 		announce();
-	if (span && span->abi_version != SPANPROF_ABI_VERSION &&
-	    span->abi_version != SPANPROF_ABI_VERSION_V1)
-		return NULL; /* a version this library does not know: ignored, as agents do */
 	if (span) {
 		renamed = write_record(t, span);
 	} else {
@@ -225,4 +228,28 @@ const void *thread_record_set(const struct spanprof_span *span, unsigned short s
 			     1))
 		return NULL;
 	return trap_arg(t, span, sem, from);
+}
+
+const void *thread_record_set(const struct spanprof_span *span, unsigned short sem)
+{
+	struct thread_state *t = &state;
+	const void *arg;
+
+	if (span && span->abi_version != SPANPROF_ABI_VERSION &&
+	    span->abi_version != SPANPROF_ABI_VERSION_V1)
+		return NULL; /* a version this library does not know: ignored, as agents do */
+	/* A call from a signal handler that interrupted a call on this thread would tear the
+	 * record and move the ring's head back under the interrupted call: it is dropped and
+	 * counted. A handler that sets a span restores the one it interrupted before it returns,
+	 * so the record is right again when the handler is done. */
+	if (__builtin_expect(t->busy, 0)) {
+		t->area.nested++;
+		return NULL;
+	}
+	t->busy = 1;
+	barrier();
+	arg = set_span(t, span, sem);
+	barrier();
+	t->busy = 0;
+	return arg;
 }

@@ -18,12 +18,20 @@ extern const char *const thread_record_keys[2] __attribute__((visibility("hidden
 /* Publishes span (NULL: none) in the calling thread's record, under the valid protocol. With
  * sem (the hook's semaphore) not 0, an agent is attached: the change is queued in the thread's
  * ring, and the return value, when not NULL, is what the caller must pass to the uprobe site
- * (hook ABI version 3: the area's registration, a new root name, or a ring to read). */
+ * (hook ABI version 3: the area's registration, a new root name, or a ring to read). A call
+ * made while another runs on the same thread (a signal handler's) is dropped and counted in the
+ * area's nested field. */
 const void *thread_record_set(const struct spanprof_span *span, unsigned short sem)
 	__attribute__((visibility("hidden")));
 
 /* process_ctx.c: publishes the process context with an empty resource unless the app already
- * published one, so readers learn the record's schema and key map. Returns 0 or -errno. */
+ * published one, so readers learn the record's schema and key map. Never waits and allocates
+ * nothing (it may run in a signal handler). Returns 0 or -errno (-EBUSY: another call holds the
+ * process context; try again later). */
 int process_ctx_announce(void) __attribute__((visibility("hidden")));
+
+/* process_ctx.c: in a forked child, releases the process context's lock, which a thread of the
+ * parent may have held at the fork. */
+void process_ctx_after_fork(void) __attribute__((visibility("hidden")));
 
 #endif /* SPANPROF_THREAD_RECORD_H */

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* What the hook (hooks/c/thread_record.c, linked on its own) hands the uprobe when an agent is
+ * attached: when it asks for an entry, the name it sends, and the ring it keeps. The uprobe's
+ * argument is read with the hook ABI version 3 layout from include/spanprof_abi.h. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <linux/types.h>
+
+#include "spanprof.h"
+#include "spanprof_abi.h"
+#include "thread_record.h"
+
+static void fill(struct spanprof_span *s, uint8_t span, const char *name)
+{
+	memset(s, 0, sizeof(*s));
+	s->abi_version = SPANPROF_SPAN_ABI_VERSION;
+	s->trace_id[15] = 1;
+	s->span_id[7] = span;
+	s->root_span_id[7] = 1;
+	snprintf(s->name, sizeof(s->name), "%s", name);
+}
+
+static const char *trap_name(const void *arg)
+{
+	return ((const struct spanprof_span *)arg)->name;
+}
+
+/* A clear that registers the thread with a new agent still sends the thread's root name: the
+ * agent names the thread's span segments from the entry's name. */
+static void test_clear_trap_carries_the_root_name(void **state)
+{
+	struct spanprof_span s;
+	const void *arg;
+
+	(void)state;
+	fill(&s, 2, "checkout");
+	arg = thread_record_set(&s, 1);
+	assert_non_null(arg);
+	assert_string_equal(trap_name(arg), "checkout");
+	/* Agent 1 went, agent 2 came (the semaphore moved): the first call, a clear, registers. */
+	arg = thread_record_set(NULL, 2);
+	assert_non_null(arg);
+	assert_string_equal(trap_name(arg), "checkout");
+	assert_int_equal(((const struct spanprof_span *)arg)->abi_version, SPANPROF_ABI_VERSION_V3);
+}
+
+/* Set and clear alternate: the periodic entries (every SPANPROF_RING_TRAP_EVERY changes) land
+ * on the clears, and each one still names the root. */
+static void test_periodic_traps_on_clears_keep_the_name(void **state)
+{
+	struct spanprof_span s;
+	unsigned traps = 0, named = 0;
+
+	(void)state;
+	fill(&s, 3, "payment");
+	assert_non_null(thread_record_set(&s, 3)); /* a new root name and agent */
+	for (unsigned i = 0; i < 4 * SPANPROF_RING_TRAP_EVERY; i++) {
+		const void *arg = thread_record_set(i & 1 ? &s : NULL, 3);
+
+		if (arg) {
+			traps++;
+			named += !strcmp(trap_name(arg), "payment");
+		}
+	}
+	assert_true(traps >= 3);
+	assert_int_equal(named, traps);
+}
+
+/* Set by a test: the hook's next clock read runs a nested call, as a signal handler that
+ * interrupts spanprof_span_set() in the middle of it would. */
+static int nest_at_clock;
+static int hold_at_clock; /* the next clock read tells held[1], then waits on release[0] */
+static int held[2], release[2];
+static int nested_ran;
+static const void *nested_arg;
+
+/* The hook's clock read, linked in place of the C library's (thread_record.c is linked into this
+ * executable): the point inside a call where the ring's head was read but not yet stored. */
+int clock_gettime(clockid_t clock, struct timespec *ts)
+{
+	if (__atomic_exchange_n(&hold_at_clock, 0, __ATOMIC_ACQ_REL)) {
+		char c = 0;
+
+		if (write(held[1], &c, 1) != 1 || read(release[0], &c, 1) != 1)
+			return -1;
+	}
+	if (nest_at_clock) {
+		struct spanprof_span s;
+
+		nest_at_clock = 0;
+		fill(&s, 9, "handler");
+		nested_arg = thread_record_set(&s, 5);
+		nested_ran = 1;
+	}
+	return (int)syscall(SYS_clock_gettime, clock, ts);
+}
+
+/* A call made while another runs on the same thread is dropped and counted: the ring's head
+ * moves by the outer call's one change, and the record holds the outer call's span. */
+static void test_nested_call_is_dropped_and_counted(void **state)
+{
+	struct spanprof_span s;
+	const struct spanprof_thread_area *area;
+	const void *arg;
+	uint64_t head;
+
+	(void)state;
+	fill(&s, 4, "orders");
+	arg = thread_record_set(&s, 5); /* registers: the argument names the area */
+	assert_non_null(arg);
+	memcpy(&head, (const char *)arg + SPANPROF_ABI_V3_AREA_OFFSET, sizeof(head));
+	area = (const struct spanprof_thread_area *)(uintptr_t)head;
+	head = area->head;
+	assert_int_equal(area->nested, 0);
+	fill(&s, 5, "orders");
+	nest_at_clock = 1;
+	thread_record_set(&s, 5);
+	assert_true(nested_ran);
+	assert_null(nested_arg);
+	assert_int_equal(area->nested, 1);
+	assert_int_equal(area->head, head + 1);
+	assert_int_equal(area->ring[head & SPANPROF_RING_MASK].span_id[7], 5);
+	assert_int_equal(area->record[16 + 7], 5); /* the OTEP record's span id */
+	/* The next call runs again. */
+	fill(&s, 6, "orders");
+	thread_record_set(&s, 5);
+	assert_int_equal(area->head, head + 2);
+	assert_int_equal(area->nested, 1);
+}
+
+/* 1 when this process maps a process context. */
+static int has_context_mapping(void)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "re");
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, "OTEL_CTX") != NULL;
+	fclose(f);
+	return found;
+}
+
+static void *publisher(void *arg)
+{
+	(void)arg;
+	spanprof_process_context_publish(NULL, NULL, 0);
+	return NULL;
+}
+
+/* A child forked while another thread of the parent held the process context's lock (in the
+ * middle of a publish) still announces its own context at its first span set. */
+static void test_child_forked_under_the_lock_announces(void **state)
+{
+	pthread_t thread;
+	int status = 0;
+	pid_t forked;
+	char c = 0;
+
+	(void)state;
+	assert_int_equal(pipe(held), 0);
+	assert_int_equal(pipe(release), 0);
+	hold_at_clock = 1;
+	assert_int_equal(pthread_create(&thread, NULL, publisher, NULL), 0);
+	assert_int_equal(read(held[0], &c, 1), 1); /* the publisher holds the lock */
+	forked = fork();
+	assert_true(forked >= 0);
+	if (forked == 0) {
+		struct spanprof_span s;
+
+		fill(&s, 7, "child");
+		thread_record_set(&s, 0);
+		_exit(has_context_mapping() ? 0 : 1);
+	}
+	assert_int_equal(waitpid(forked, &status, 0), forked);
+	assert_int_equal(write(release[1], &c, 1), 1);
+	assert_int_equal(pthread_join(thread, NULL), 0);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_clear_trap_carries_the_root_name),
+		cmocka_unit_test(test_periodic_traps_on_clears_keep_the_name),
+		cmocka_unit_test(test_nested_call_is_dropped_and_counted),
+		cmocka_unit_test(test_child_forked_under_the_lock_announces),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
