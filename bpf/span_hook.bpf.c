@@ -252,8 +252,13 @@ static long ring_step(__u64 index, void *ctx)
 	struct spanprof_ring_entry e;
 	__u64 at, ns;
 
-	if (!sa || w->pos >= w->end)
+	if (w->pos >= w->end)
 		return 1;
+	if (!sa) {
+		/* The rest of the walk is lost (consumed was already moved past it): counted. */
+		counter_add(&drop_counts, SPANPROF_DROP_SPAN_RING_LOST, w->end - w->pos);
+		return 1;
+	}
 	at = w->area + __builtin_offsetof(struct spanprof_thread_area, ring) +
 	     (w->pos & SPANPROF_RING_MASK) * sizeof(e);
 	w->pos++;

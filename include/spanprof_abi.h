@@ -258,7 +258,8 @@ struct tctx_proc {
  * per-thread area (struct spanprof_thread_area), and with span times on it also queues every
  * span change, with its CLOCK_MONOTONIC time, in the area's ring. It enters the uprobe only to
  * register the area (once per thread and agent), when the local root's name changes, and when
- * SPANPROF_RING_TRAP_EVERY changes were queued since its last entry. It then passes struct
+ * SPANPROF_RING_TRAP_EVERY changes were queued since its last entry, or a second passed since
+ * then (a new agent may have come unseen). It then passes struct
  * spanprof_span's version 2 layout with abi_version 3, followed by the area's address, the
  * ring index of the change that call queued (= head: it queued none), and the address of the
  * thread's otel_thread_ctx_v1 (the slot that points at the record: samples read it there). */

@@ -55,6 +55,7 @@ struct thread_state {
 	struct spanprof_thread_area area;
 	struct span_v3 trap; /* the argument of the last uprobe entry */
 	uint64_t trap_head; /* area.head at the last uprobe entry */
+	uint64_t trap_ns; /* time of the change queued at the last uprobe entry that queued one */
 	uint16_t sem; /* the semaphore's value at the last entry; 0: not registered */
 	uint16_t name_len; /* of the name attribute at attrs[2]; 0: none */
 	uint8_t busy; /* a call is running on this thread */
@@ -75,6 +76,11 @@ static __thread struct thread_state state __attribute__((aligned(64)));
 static int announced;
 
 #define barrier() __asm__ __volatile__("" ::: "memory")
+
+/* A change this long after the last uprobe entry enters it again: an agent that attached while
+ * the semaphore went 1, 0, 1 between two calls of this thread (the value alone does not show
+ * it) learns of the thread's area within this time of its next change. */
+#define TRAP_AGE_NS 1000000000ull
 
 static void hex8(uint8_t *out, const uint8_t id[8])
 {
@@ -198,6 +204,8 @@ static __attribute__((noinline)) const void *trap_arg(struct thread_state *t,
 	t->trap.ring_from = from;
 	t->trap.slot = (uint64_t)(uintptr_t)&otel_thread_ctx_v1;
 	t->trap_head = t->area.head;
+	if (t->area.head != from)
+		t->trap_ns = t->area.ring[from & SPANPROF_RING_MASK].ns;
 	t->sem = sem;
 	return &t->trap;
 }
@@ -223,9 +231,12 @@ set_span(struct thread_state *t, const struct spanprof_span *span, unsigned shor
 	}
 	/* A new agent starts from this change: it must see the thread's span. */
 	from = queue_change(&t->area, span, t->sem != sem);
-	if (__builtin_expect(t->sem == sem && !renamed &&
-				     t->area.head - t->trap_head < SPANPROF_RING_TRAP_EVERY,
-			     1))
+	if (__builtin_expect(
+		    t->sem == sem && !renamed &&
+			    t->area.head - t->trap_head < SPANPROF_RING_TRAP_EVERY &&
+			    (t->area.head == from ||
+			     t->area.ring[from & SPANPROF_RING_MASK].ns - t->trap_ns < TRAP_AGE_NS),
+		    1))
 		return NULL;
 	return trap_arg(t, span, sem, from);
 }

@@ -81,6 +81,7 @@ static void test_periodic_traps_on_clears_keep_the_name(void **state)
 /* Set by a test: the hook's next clock read runs a nested call, as a signal handler that
  * interrupts spanprof_span_set() in the middle of it would. */
 static int nest_at_clock;
+static time_t clock_skew_s; /* added to every clock read */
 static int hold_at_clock; /* the next clock read tells held[1], then waits on release[0] */
 static int held[2], release[2];
 static int nested_ran;
@@ -104,7 +105,10 @@ int clock_gettime(clockid_t clock, struct timespec *ts)
 		nested_arg = thread_record_set(&s, 5);
 		nested_ran = 1;
 	}
-	return (int)syscall(SYS_clock_gettime, clock, ts);
+	if (syscall(SYS_clock_gettime, clock, ts))
+		return -1;
+	ts->tv_sec += clock_skew_s;
+	return 0;
 }
 
 /* A call made while another runs on the same thread is dropped and counted: the ring's head
@@ -193,6 +197,29 @@ static void test_child_forked_under_the_lock_announces(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* A thread whose last uprobe entry is over a second old enters it again at its next change:
+ * an agent that came while the semaphore went 1, 0, 1 unseen learns of its area. */
+static void test_old_entry_enters_again(void **state)
+{
+	struct spanprof_span s;
+
+	(void)state;
+	fill(&s, 10, "search");
+	assert_non_null(thread_record_set(&s, 11)); /* registers */
+	for (uint8_t i = 11; i < 20; i++) {
+		fill(&s, i, "search");
+		assert_null(thread_record_set(&s, 11));
+	}
+	clock_skew_s += 2;
+	fill(&s, 20, "search");
+	assert_non_null(thread_record_set(&s, 11));
+	fill(&s, 21, "search");
+	assert_null(thread_record_set(&s, 11));
+	/* A call that queues no change reads no clock, and does not enter. */
+	clock_skew_s += 2;
+	assert_null(thread_record_set(&s, 11));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -200,6 +227,7 @@ int main(void)
 		cmocka_unit_test(test_periodic_traps_on_clears_keep_the_name),
 		cmocka_unit_test(test_nested_call_is_dropped_and_counted),
 		cmocka_unit_test(test_child_forked_under_the_lock_announces),
+		cmocka_unit_test(test_old_entry_enters_again),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
