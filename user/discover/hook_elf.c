@@ -262,8 +262,10 @@ static int pclntab_may_name_hook(const struct hook_file_ref *f)
 
 	if (!scn)
 		scn = elf_section_named(f->elf, ".data.rel.ro.gopclntab", ELF_SCN_ANY, &sh);
+	/* A table over its cap is left to the reader, which refuses it without reading it (and
+	 * says so): searching it here would read up to its claimed size, gigabytes if sparse. */
 	if (!scn || sh.sh_type != SHT_PROGBITS || sh.sh_flags & SHF_COMPRESSED ||
-	    !in_file(sh.sh_offset, sh.sh_size, f->size))
+	    sh.sh_size > ELF_SECTION_MAX_GO_TABLE || !in_file(sh.sh_offset, sh.sh_size, f->size))
 		return 1;
 	return file_find(f->fd, sh.sh_offset, sh.sh_size, name, sizeof(name) - 1) != 0;
 }
