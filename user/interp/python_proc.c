@@ -35,8 +35,13 @@ static const struct proc_map *interpreter_map(const struct proc_maps *maps)
 	return exe;
 }
 
+static int parse_file(int fd, const char *name, void *out)
+{
+	return python_elf_read(fd, name, out);
+}
+
 static int python_proc_find(const char *proc_root, pid_t pid, const struct proc_maps *maps,
-			    void *value)
+			    struct interp_verdicts *verdicts, void *value)
 {
 	const struct proc_map *m = interpreter_map(maps);
 	struct python_proc *out = value;
@@ -52,7 +57,7 @@ static int python_proc_find(const char *proc_root, pid_t pid, const struct proc_
 	if (fd < 0)
 		return fd;
 	base = strrchr(m->path, '/');
-	err = python_elf_read(fd, base ? base + 1 : m->path, &pe);
+	err = interp_verdicts_read(verdicts, fd, base ? base + 1 : m->path, parse_file, &pe);
 	close(fd);
 	if (err)
 		return err;
@@ -88,5 +93,6 @@ static int python_proc_find(const char *proc_root, pid_t pid, const struct proc_
 const struct interp_kind python_interp = {
 	.name = "CPython",
 	.value_size = sizeof(struct python_proc),
+	.parsed_size = sizeof(struct python_elf),
 	.find = python_proc_find,
 };

@@ -131,8 +131,14 @@ static uint64_t find_global_symbols(const char *proc_root, pid_t pid, const stru
 	return 0;
 }
 
+static int parse_file(int fd, const char *name, void *out)
+{
+	(void)name;
+	return ruby_elf_read(fd, out);
+}
+
 static int ruby_proc_find(const char *proc_root, pid_t pid, const struct proc_maps *maps,
-			  void *value)
+			  struct interp_verdicts *verdicts, void *value)
 {
 	const struct proc_map *m = interpreter_map(maps);
 	struct ruby_proc *out = value;
@@ -146,7 +152,7 @@ static int ruby_proc_find(const char *proc_root, pid_t pid, const struct proc_ma
 	fd = interp_file_open(proc_root, pid, m, &out->file);
 	if (fd < 0)
 		return fd;
-	err = ruby_elf_read(fd, &re);
+	err = interp_verdicts_read(verdicts, fd, base_name(m->path), parse_file, &re);
 	close(fd);
 	if (err)
 		return err;
@@ -179,5 +185,6 @@ static int ruby_proc_find(const char *proc_root, pid_t pid, const struct proc_ma
 const struct interp_kind ruby_interp = {
 	.name = "CRuby",
 	.value_size = sizeof(struct ruby_proc),
+	.parsed_size = sizeof(struct ruby_elf),
 	.find = ruby_proc_find,
 };
