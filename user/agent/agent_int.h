@@ -129,11 +129,12 @@ void agent_resolve_sample(struct agent *a, const struct sample *s);
 void agent_prepare_keys(void *ctx, const struct sample_key *keys, uint32_t n);
 
 /* Python and Ruby (agent/agent_interp.c): open returns 0 or -errno (logged, naming the table
- * or cache that failed); scan tells the sampler how to read pid's interpreter frames; forget
+ * or cache that failed); scan tells the sampler how to read pid's interpreter frames and
+ * returns 1 when an interpreter file's parse was put off (scan pid again later), else 0; forget
  * drops what is known of an exited pid; merge adds a resolved sample's interpreter frames. */
 int agent_interp_open(struct agent *a);
 void agent_interp_close(struct agent *a);
-void agent_interp_scan(struct agent *a, pid_t pid, const struct proc_maps *maps);
+int agent_interp_scan(struct agent *a, pid_t pid, const struct proc_maps *maps);
 void agent_interp_forget(struct agent *a, pid_t pid);
 void agent_interp_merge(struct agent *a, const struct sample *s);
 

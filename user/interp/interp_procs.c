@@ -139,6 +139,11 @@ const void *interp_procs_update(struct interp_procs *ip, pid_t pid, const struct
 		return NULL; /* the next scan tries again */
 	file = (const struct interp_file *)e->value;
 	err = ip->kind->find(ip->proc_root, pid, maps, ip->verdicts, e->value);
+	if (err == -EBUSY) {
+		free(e);
+		errno = EBUSY;
+		return NULL;
+	}
 	if (err) {
 		if (err != -ENOENT)
 			log_debug("pid %d: no %s frames: %s", (int)pid, ip->kind->name,

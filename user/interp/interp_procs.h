@@ -20,8 +20,8 @@ struct interp_kind {
 	size_t parsed_size; /* what parsing its file gives, remembered per file in verdicts */
 	/* Looks for the interpreter among maps (pid's executable mappings) and fills value,
 	 * parsing its file through verdicts. Returns 0 when one was found (supported or not: see
-	 * its interp_file), -ENOENT when none, -EAGAIN when the parse was put off, another
-	 * -errno when it could not be read. */
+	 * its interp_file), -ENOENT when none, -EBUSY when the parse was put off (the parse
+	 * budget was spent), another -errno when it could not be read. */
 	int (*find)(const char *proc_root, pid_t pid, const struct proc_maps *maps,
 		    struct interp_verdicts *verdicts, void *value);
 };
@@ -46,7 +46,8 @@ struct interp_procs *interp_procs_new(const struct interp_kind *kind, const char
 void interp_procs_free(struct interp_procs *ip);
 
 /* Rescans pid. Returns its value when the sampler must read its frames, NULL when it must not
- * (no interpreter of this kind, unsupported, unreadable, or the table is full). */
+ * (no interpreter of this kind, unsupported, unreadable, or the table is full); NULL with errno
+ * EBUSY when its interpreter file's parse was put off: scan it again in a second. */
 const void *interp_procs_update(struct interp_procs *ip, pid_t pid, const struct proc_maps *maps);
 
 /* What the last scan found for pid (supported only), or NULL. Valid until the next update or

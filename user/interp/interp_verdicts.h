@@ -33,8 +33,8 @@ void interp_verdicts_free(struct interp_verdicts *v); /* NULL-safe */
 
 /* The verdict for fd: the remembered one when the file is unchanged, else parse()'s, which is
  * then remembered. Fills out (value_size bytes) and returns the verdict's 0 or -errno; returns
- * -EAGAIN without parsing when this second's budget is spent (the caller retries at a later
- * scan), or fstat's -errno. */
+ * -EBUSY without parsing when this second's budget is spent and the file is not owned by root
+ * (the caller retries in a second), or fstat's -errno. */
 int interp_verdicts_read(struct interp_verdicts *v, int fd, const char *name, interp_parse_fn parse,
 			 void *out);
 
