@@ -83,7 +83,7 @@ static void scan_pid(struct agent *a, pid_t pid, int fresh)
 	/* --interpreter-frames=false: the sampler never learns of an interpreter, so it reads
 	 * no Python or Ruby frames and stacks stay native. */
 	if (a->cfg->interpreter_frames && agent_interp_scan(a, pid, &maps))
-		/* The parse budget refills every second: a put-off file is parsed then. */
+		/* Its interpreter file is being parsed off the loop: the verdict is there then. */
 		scan_queue_push(&a->scans, pid, clock_mono_ns() + NS_PER_S);
 	agent_thread_ctx_scan(a, pid, &maps);
 	proc_maps_release(&maps);

@@ -39,8 +39,7 @@ struct interp_procs *interp_procs_new(const struct interp_kind *kind, const char
 	ip->kind = kind;
 	ip->proc_root = proc_root;
 	ip->max_pids = max_pids;
-	ip->verdicts =
-		interp_verdicts_new(INTERP_MAX_FILES, kind->parsed_size, INTERP_PARSE_BUDGET_NS);
+	ip->verdicts = interp_verdicts_new(INTERP_MAX_FILES, kind->parsed_size);
 	if (!ip->verdicts || lru_init(&ip->pids, max_pids) ||
 	    lru_init(&ip->noted, MAX_NOTED_FILES)) {
 		interp_procs_free(ip);

@@ -20,8 +20,8 @@ struct interp_kind {
 	size_t parsed_size; /* what parsing its file gives, remembered per file in verdicts */
 	/* Looks for the interpreter among maps (pid's executable mappings) and fills value,
 	 * parsing its file through verdicts. Returns 0 when one was found (supported or not: see
-	 * its interp_file), -ENOENT when none, -EBUSY when the parse was put off (the parse
-	 * budget was spent), another -errno when it could not be read. */
+	 * its interp_file), -ENOENT when none, -EBUSY when its file is being parsed (off the
+	 * run loop), another -errno when it could not be read. */
 	int (*find)(const char *proc_root, pid_t pid, const struct proc_maps *maps,
 		    struct interp_verdicts *verdicts, void *value);
 };
@@ -37,8 +37,6 @@ struct interp_procs_stats {
 
 /* Interpreter files whose verdicts are remembered, per kind (about 0.5 KiB each). */
 #define INTERP_MAX_FILES 1024
-/* Parse time of files new to the agent, per kind and second, on the run loop. */
-#define INTERP_PARSE_BUDGET_NS (50 * 1000 * 1000ull)
 
 /* A table of at most max_pids processes of kind. NULL (errno ENOMEM) on failure. */
 struct interp_procs *interp_procs_new(const struct interp_kind *kind, const char *proc_root,
@@ -47,7 +45,7 @@ void interp_procs_free(struct interp_procs *ip);
 
 /* Rescans pid. Returns its value when the sampler must read its frames, NULL when it must not
  * (no interpreter of this kind, unsupported, unreadable, or the table is full); NULL with errno
- * EBUSY when its interpreter file's parse was put off: scan it again in a second. */
+ * EBUSY when its interpreter file is being parsed: scan it again later. */
 const void *interp_procs_update(struct interp_procs *ip, pid_t pid, const struct proc_maps *maps);
 
 /* What the last scan found for pid (supported only), or NULL. Valid until the next update or

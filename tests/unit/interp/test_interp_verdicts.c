@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Unit tests for the per-file interpreter verdicts: a file is parsed once however often it is
- * met, again when it changes, the LRU's bound is kept and counted, and parses beyond the
- * second's budget are put off and counted. A counting parser stands in for the ELF readers. */
+ * met, again when it changes, the LRU's bound is kept and counted, and files of owners other
+ * than root are parsed on the thread, one owner holding at most half its queue. A counting
+ * parser stands in for the ELF readers. The first two tests run as root (root's files are
+ * parsed by the caller). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,8 +20,6 @@
 
 #include "interp/interp_verdicts.h"
 #include "tmpdir.h"
-
-#define SECOND_NS 1000000000ull
 
 struct parsed {
 	int calls_at_parse; /* which parse produced this value */
@@ -48,10 +49,21 @@ static int new_file(const char *dir, int i, size_t len)
 	return fd;
 }
 
+/* The caller parses root's files itself: the first two tests need theirs to be root's. */
+static int need_root(void **state)
+{
+	(void)state;
+	if (geteuid() != 0) {
+		printf("  skip: the files must be root's\n");
+		skip();
+	}
+	return 0;
+}
+
 static void test_parsed_once_per_file(void **state)
 {
 	char *dir = tmpdir_new("verdicts");
-	struct interp_verdicts *v = interp_verdicts_new(8, sizeof(struct parsed), SECOND_NS);
+	struct interp_verdicts *v = interp_verdicts_new(8, sizeof(struct parsed));
 	struct interp_verdicts_stats st;
 	struct parsed p;
 	int fd = new_file(dir, 0, 10), i;
@@ -84,7 +96,7 @@ static void test_parsed_once_per_file(void **state)
 static void test_bounded_and_counted(void **state)
 {
 	char *dir = tmpdir_new("verdicts");
-	struct interp_verdicts *v = interp_verdicts_new(4, sizeof(struct parsed), SECOND_NS);
+	struct interp_verdicts *v = interp_verdicts_new(4, sizeof(struct parsed));
 	struct interp_verdicts_stats st;
 	struct parsed p;
 	int fds[6], i;
@@ -108,45 +120,78 @@ static void test_bounded_and_counted(void **state)
 	tmpdir_remove(dir);
 }
 
-static void test_budget_defers_new_files(void **state)
+/* Parses on the parsing thread wait while hold is set. */
+static volatile int hold;
+static pthread_t parse_thread;
+
+static int held_parse(int fd, const char *name, void *out)
+{
+	while (hold)
+		usleep(1000);
+	parse_thread = pthread_self();
+	return counting_parse(fd, name, out);
+}
+
+/* Asks until the verdict is there (the thread parsed it); fails after 10 s. */
+static int read_when_parsed(struct interp_verdicts *v, int fd, interp_parse_fn parse)
+{
+	struct parsed p;
+	int err, i;
+
+	for (i = 0; i < 10000; i++) {
+		err = interp_verdicts_read(v, fd, "libruby.so", parse, &p);
+		if (err != -EBUSY)
+			return err;
+		usleep(1000);
+	}
+	fail_msg("no verdict after 10 s");
+	return -1;
+}
+
+static void test_other_owners_files_parse_off_the_caller(void **state)
 {
 	char *dir = tmpdir_new("verdicts");
-	/* 1 ns a second: the first parse of a second uses it up. */
-	struct interp_verdicts *v = interp_verdicts_new(8, sizeof(struct parsed), 1);
+	struct interp_verdicts *v = interp_verdicts_new(64, sizeof(struct parsed));
 	struct interp_verdicts_stats st;
 	struct parsed p;
-	int a = new_file(dir, 0, 1), b = new_file(dir, 1, 2);
+	int fds[INTERP_VERDICTS_JOBS / 2 + 3], i, n = INTERP_VERDICTS_JOBS / 2 + 3;
 
 	(void)state;
-	if (geteuid() == 0) {
-		/* Files owned by root are never put off: hand the two to another owner. */
-		assert_int_equal(fchown(a, 65534, 65534), 0);
-		assert_int_equal(fchown(b, 65534, 65534), 0);
+	if (geteuid() != 0) {
+		interp_verdicts_free(v);
+		tmpdir_remove(dir);
+		printf("  skip: giving files to other owners needs root\n");
+		skip();
 	}
 	parse_calls = 0;
-	assert_int_equal(interp_verdicts_read(v, a, "ruby", counting_parse, &p), 0);
-	assert_int_equal(interp_verdicts_read(v, b, "ruby", counting_parse, &p), -EBUSY);
-	/* A remembered verdict costs no budget. */
-	assert_int_equal(interp_verdicts_read(v, a, "ruby", counting_parse, &p), 0);
-	assert_int_equal(parse_calls, 1);
-	interp_verdicts_get_stats(v, &st);
-	assert_int_equal(st.deferred, 1);
-	if (geteuid() == 0) {
-		/* One owned by root is parsed at once. */
-		int r = new_file(dir, 2, 3);
-
-		assert_int_equal(fchown(r, 0, 0), 0);
-		assert_int_equal(interp_verdicts_read(v, r, "ruby", counting_parse, &p), 0);
-		assert_int_equal(parse_calls, 2);
-		parse_calls = 1;
-		close(r);
+	hold = 1;
+	/* One owner's files: half the queue is theirs, the rest are refused (and counted). */
+	for (i = 0; i < n - 1; i++) {
+		fds[i] = new_file(dir, i, 1);
+		assert_int_equal(fchown(fds[i], 65534, 65534), 0);
+		assert_int_equal(interp_verdicts_read(v, fds[i], "libruby.so", held_parse, &p),
+				 -EBUSY);
 	}
-	/* The next second has budget again. */
-	usleep(1100 * 1000);
-	assert_int_equal(interp_verdicts_read(v, b, "ruby", counting_parse, &p), 0);
-	assert_int_equal(parse_calls, 2);
-	close(a);
-	close(b);
+	interp_verdicts_get_stats(v, &st);
+	assert_int_equal(st.refused, n - 1 - INTERP_VERDICTS_JOBS / 2);
+	/* Another owner's file still gets a place. */
+	fds[n - 1] = new_file(dir, n - 1, 1);
+	assert_int_equal(fchown(fds[n - 1], 65533, 65533), 0);
+	assert_int_equal(interp_verdicts_read(v, fds[n - 1], "libruby.so", held_parse, &p), -EBUSY);
+	interp_verdicts_get_stats(v, &st);
+	assert_int_equal(st.refused, n - 1 - INTERP_VERDICTS_JOBS / 2);
+	assert_int_equal(parse_calls, 0);
+	hold = 0;
+	/* Asked again, each is parsed (the refused ones queued now), on the thread, once. */
+	for (i = 0; i < n; i++)
+		assert_int_equal(read_when_parsed(v, fds[i], held_parse), 0);
+	assert_int_equal(parse_calls, n);
+	assert_false(pthread_equal(parse_thread, pthread_self()));
+	for (i = 0; i < n; i++) {
+		assert_int_equal(interp_verdicts_read(v, fds[i], "libruby.so", held_parse, &p), 0);
+		close(fds[i]);
+	}
+	assert_int_equal(parse_calls, n);
 	interp_verdicts_free(v);
 	tmpdir_remove(dir);
 }
@@ -154,9 +199,9 @@ static void test_budget_defers_new_files(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parsed_once_per_file),
-		cmocka_unit_test(test_bounded_and_counted),
-		cmocka_unit_test(test_budget_defers_new_files),
+		cmocka_unit_test_setup(test_parsed_once_per_file, need_root),
+		cmocka_unit_test_setup(test_bounded_and_counted, need_root),
+		cmocka_unit_test(test_other_owners_files_parse_off_the_caller),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
