@@ -2,9 +2,11 @@
 /* Test-only: crafted files against the agent's parsers (see parser_bombs.h). */
 #define _GNU_SOURCE
 #include <elf.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "crafted_elf.h"
 #include "fixture_build.h"
@@ -114,4 +116,51 @@ int parser_bomb_cfi(const char *dir, const char *lib, int rows)
 	if (fclose(fp))
 		return -1;
 	return fixture_sh("cc -shared -nostdlib -o '%s' '%s'", lib, src) ? -1 : 0;
+}
+
+/* Points section idx of path at its string table link and gives it entsize (crafted_elf_write
+ * leaves both 0). */
+static int link_section(const char *path, unsigned int idx, uint32_t link, uint64_t entsize)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh;
+	off_t at;
+	int fd = open(path, O_RDWR | O_CLOEXEC), err = -1;
+
+	if (fd < 0)
+		return -1;
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh))
+		goto out;
+	at = (off_t)(eh.e_shoff + (uint64_t)idx * sizeof(sh));
+	if (pread(fd, &sh, sizeof(sh), at) != (ssize_t)sizeof(sh))
+		goto out;
+	sh.sh_link = link;
+	sh.sh_entsize = entsize;
+	err = pwrite(fd, &sh, sizeof(sh), at) == (ssize_t)sizeof(sh) ? 0 : -1;
+out:
+	close(fd);
+	return err;
+}
+
+int parser_bomb_symtab(const char *path, uint64_t symtab_bytes)
+{
+	static const char strtab[] = "\0crafted_symbol";
+	Elf64_Sym first[2] = { { 0 },
+			       { .st_name = 1,
+				 .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+				 .st_shndx = 1,
+				 .st_value = 0x1000,
+				 .st_size = 1 } };
+	/* Sections 1, 2, 3: .text, .strtab, .symtab (0 is the null section). */
+	const struct crafted_section secs[] = {
+		{ ".text", SHT_PROGBITS, 0x1000, ret_text, sizeof(ret_text), 0 },
+		{ ".strtab", SHT_STRTAB, 0, strtab, sizeof(strtab), 0 },
+		/* libelf refuses a table that is not a whole number of entries. */
+		{ ".symtab", SHT_SYMTAB, 0, first, sizeof(first),
+		  symtab_bytes / sizeof(Elf64_Sym) * sizeof(Elf64_Sym) },
+	};
+
+	if (crafted_elf_write(path, secs, 3))
+		return -1;
+	return link_section(path, 3, 2, sizeof(Elf64_Sym));
 }

@@ -29,4 +29,10 @@ int parser_bomb_sparse(const char *path, unsigned int which);
  * -1. */
 int parser_bomb_cfi(const char *dir, const char *lib, int rows);
 
+/* An ELF whose .symtab claims symtab_bytes (a hole after its first, defined symbol: nothing on
+ * disk), so that whoever reads its symbols walks symtab_bytes / 24 entries. Named like an
+ * interpreter (libpython3.11.so.1.0, libruby.so) it is a file the agent parses to look for one.
+ * Returns 0 or -1. */
+int parser_bomb_symtab(const char *path, uint64_t symtab_bytes);
+
 #endif /* SPANPROF_TEST_PARSER_BOMBS_H */

@@ -387,6 +387,115 @@ static void test_many_crafted_hook_files_do_not_delay_windows(void **state)
 	assert_true(gap < 1.9);
 }
 
+/* More hook files from one user than the whole parse queue (64 jobs, half per user). */
+#define HOG_FILES 72
+#define HOG_TABLE_BYTES (12ull << 20)
+
+static double fair_limited(int port, const char *bound)
+{
+	char metric[128];
+	double v = -1;
+
+	snprintf(metric, sizeof(metric), "spanprof_fair_share_limited_total{bound=\"%s\"}", bound);
+	if (metrics_scrape(port, metric, &v))
+		fail_msg("/metrics has no %s", metric);
+	return v;
+}
+
+/* One user maps 72 slow-to-parse crafted hook files at once: 32 take the user's half of the
+ * parse queue, the rest are refused (counted) and come back as room is made. A root service
+ * started behind them maps its own hook library, new to the agent: it gets a place in the
+ * queue at once, so it is parsed and attached after at most the user's half, while the user's
+ * other files still wait. Were the queue first come, first served, the user's files would hold
+ * all 64 places and the root service's would come after them. */
+static void test_one_user_cannot_fill_the_hook_parse_queue(void **state)
+{
+	struct hostile_fixture *f = *state;
+	char out[600], gate[700], victim_gate[700], victim_dir[700], victim_lib[800], log[700];
+	char pids[2][16], attached[900], waited[900], paths[HOG_FILES][700];
+	const char *mapmany[HOG_FILES + 5] = { f ? f->workload : "", "mapmany", gate, "60" };
+	const char *victim[] = { "/bin/sh",
+				 "-c",
+				 "while [ ! -e \"$0\" ]; do sleep 0.05; done; "
+				 "LD_LIBRARY_PATH=\"$2\" exec \"$1\" spans 1 60",
+				 victim_gate,
+				 build_path("tests/workloads/span_workload"),
+				 victim_dir,
+				 NULL };
+	const char *argv[] = { "--output",    out,     "--interval", "1",     "--metrics-addr",
+			       "127.0.0.1:0", "--pid", pids[0],	     "--pid", pids[1],
+			       "--log-level", "debug", NULL };
+	double deferred0, deferred, opened, attached_s = -1, took;
+	struct agent_proc agent;
+	int i, port, status;
+
+	if (!f)
+		skip();
+	snprintf(out, sizeof(out), "%s/out", f->dir);
+	snprintf(gate, sizeof(gate), "%s/map-many-go", f->dir);
+	snprintf(victim_gate, sizeof(victim_gate), "%s/victim-go", f->dir);
+	snprintf(victim_dir, sizeof(victim_dir), "%s/victim", f->dir);
+	snprintf(victim_lib, sizeof(victim_lib), "%s/libspanprof.so", victim_dir);
+	snprintf(log, sizeof(log), "%s/many.out", f->dir);
+	assert_int_equal(mkdir(out, 0755), 0);
+	assert_int_equal(mkdir(victim_dir, 0755), 0);
+	/* The root service's own copy of the hook library: a file the agent has not parsed. */
+	assert_int_equal(fixture_sh("cp '%s' '%s'", build_path("libspanprof.so"), victim_lib), 0);
+	for (i = 0; i < HOG_FILES; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "%s/hog-hook-%02d.so", f->dir, i);
+		assert_int_equal(
+			parser_bomb_gopclntab_sized(paths[i], 100000, 60000, HOG_TABLE_BYTES), 0);
+		mapmany[4 + i] = paths[i];
+	}
+	if (hostile_fixture_spawn(f, f->user.uid, "it-parsers-attacker", "many.out", mapmany, 20) <
+	    0)
+		fail_msg("the attacker never started");
+	if (hostile_fixture_spawn(f, -1, "it-parsers-victim", "victim.out", victim, 0) < 0)
+		fail_msg("the root service never started");
+	snprintf(pids[0], sizeof(pids[0]), "%d", (int)f->pids[0]);
+	snprintf(pids[1], sizeof(pids[1]), "%d", (int)f->pids[1]);
+	assert_int_equal(hostile_fixture_start_agent(f, &agent, argv), 0);
+	port = metrics_scrape_port(agent.log_path);
+	assert_true(port > 0);
+	deferred0 = fair_limited(port, "hook_parse_deferred");
+	close(open(gate, O_WRONLY | O_CREAT, 0644));
+	assert_int_equal(unpriv_wait_file_has(log, "mapped", 20), 0);
+	/* The user's files fill its half of the queue: the ones beyond it are refused. */
+	opened = hostile_now_s();
+	while ((deferred = fair_limited(port, "hook_parse_deferred") - deferred0) <= 0 &&
+	       hostile_now_s() - opened < 20)
+		usleep(50000);
+	if (deferred <= 0)
+		fail_msg("the user's %d hook files never filled its half of the parse queue",
+			 HOG_FILES);
+	/* Now the root service starts and maps its own hook library. */
+	close(open(victim_gate, O_WRONLY | O_CREAT, 0644));
+	opened = hostile_now_s();
+	snprintf(attached, sizeof(attached), "span hook attached: %s (pid %s", victim_lib, pids[1]);
+	snprintf(waited, sizeof(waited), "span hook candidate %s (pid %s, uid 0) waits", victim_lib,
+		 pids[1]);
+	while (hostile_now_s() - opened < 60) {
+		if (agent_proc_log_contains(&agent, attached)) {
+			attached_s = hostile_now_s() - opened;
+			break;
+		}
+		usleep(50000);
+	}
+	took = hostile_sigterm(agent.pid, &status);
+	printf("  %d crafted hook files of one user, %.0f refusals at its half of the queue before "
+	       "the root service started; its hook attached %.2f s after it started, its file "
+	       "never waiting; stopped %.2f s after SIGTERM\n",
+	       HOG_FILES, deferred, attached_s, took);
+	if (took < 0)
+		fail_msg("agent ignored SIGTERM for 30 s");
+	if (attached_s < 0)
+		fail_msg("the root service's hook library was never attached");
+	/* Its file got a place at once: the user held at most half the queue. First come, first
+	 * served, the user's files would have held all of it and the root service's would have
+	 * waited (logged at debug level). */
+	assert_false(agent_proc_log_contains(&agent, waited));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -397,6 +506,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cfi_bomb_does_not_starve_table_building, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_many_crafted_hook_files_do_not_delay_windows,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_user_cannot_fill_the_hook_parse_queue,
 						setup, teardown),
 	};
 

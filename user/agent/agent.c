@@ -78,8 +78,15 @@ static void scan_pid(struct agent *a, pid_t pid, int fresh)
 	unwind_scan_pid(a->unwind, pid, &maps);
 	/* --interpreter-frames=false: the sampler never learns of an interpreter, so it reads
 	 * no Python or Ruby frames and stacks stay native. */
-	if (a->cfg->interpreter_frames && agent_interp_scan(a, pid, &maps))
-		waiting = 1;
+	if (a->cfg->interpreter_frames) {
+		int interp = agent_interp_scan(a, pid, &maps);
+
+		if (interp)
+			waiting = 1;
+		/* Its interpreter file is being parsed off the loop: the verdict is there then. */
+		if (interp > 0)
+			scan_queue_push(&a->scans, pid, clock_mono_ns() + NS_PER_S);
+	}
 	agent_thread_ctx_scan(a, pid, &maps);
 	proc_maps_release(&maps);
 	/* Read whole: until its next event, a rescan need not read it again. Not so after an

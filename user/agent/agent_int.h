@@ -132,7 +132,8 @@ void agent_prepare_keys(void *ctx, const struct sample_key *keys, uint32_t n);
 
 /* Python and Ruby (agent/agent_interp.c): open returns 0 or -errno (logged, naming the table
  * or cache that failed); scan tells the sampler how to read pid's interpreter frames and
- * returns 0, or -ENOSPC when a table was too full to take pid (a later scan tries again); forget
+ * returns 0, 1 when an interpreter file's parse was put off (scan pid again later), or -ENOSPC
+ * when a table was too full to take pid (a later scan tries again); forget
  * drops what is known of an exited pid; merge adds a resolved sample's interpreter frames. */
 int agent_interp_open(struct agent *a);
 void agent_interp_close(struct agent *a);

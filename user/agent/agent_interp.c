@@ -51,30 +51,44 @@ void agent_interp_close(struct agent *a)
 	*in = (struct agent_interp){ 0 };
 }
 
-/* Tells the sampler whether and how to read pid's CPython frames. */
-static void scan_python(struct agent *a, pid_t pid, const struct proc_maps *maps)
+/* Tells the sampler whether and how to read pid's CPython frames. Returns 1 when the parse of
+ * its interpreter file was put off, else 0. */
+static int scan_python(struct agent *a, pid_t pid, const struct proc_maps *maps)
 {
-	const struct python_proc *py = interp_procs_update(a->interp.pyprocs, pid, maps);
-	int err = loader_set_py_proc(a->loader, pid, py ? &py->bpf : NULL);
+	const struct python_proc *py;
+	int put_off, err;
+
+	errno = 0;
+	py = interp_procs_update(a->interp.pyprocs, pid, maps);
+	put_off = !py && errno == EBUSY;
+	err = loader_set_py_proc(a->loader, pid, py ? &py->bpf : NULL);
 
 	if (err) {
 		log_warn_from(pid, err, "pid %d: cannot tell the sampler about its CPython frames",
 			      (int)pid);
 		interp_procs_forget(a->interp.pyprocs, pid);
 	}
+	return put_off;
 }
 
-/* Tells the sampler whether and how to read pid's CRuby frames. */
-static void scan_ruby(struct agent *a, pid_t pid, const struct proc_maps *maps)
+/* Tells the sampler whether and how to read pid's CRuby frames. Returns 1 when the parse of its
+ * interpreter file was put off, else 0. */
+static int scan_ruby(struct agent *a, pid_t pid, const struct proc_maps *maps)
 {
-	const struct ruby_proc *rb = interp_procs_update(a->interp.rbprocs, pid, maps);
-	int err = loader_set_rb_proc(a->loader, pid, rb ? &rb->bpf : NULL);
+	const struct ruby_proc *rb;
+	int put_off, err;
+
+	errno = 0;
+	rb = interp_procs_update(a->interp.rbprocs, pid, maps);
+	put_off = !rb && errno == EBUSY;
+	err = loader_set_rb_proc(a->loader, pid, rb ? &rb->bpf : NULL);
 
 	if (err) {
 		log_warn_from(pid, err, "pid %d: cannot tell the sampler about its CRuby frames",
 			      (int)pid);
 		interp_procs_forget(a->interp.rbprocs, pid);
 	}
+	return put_off;
 }
 
 /* Full tables refuse pids without an error: their counters tell. */
@@ -90,10 +104,12 @@ static uint64_t tables_full(const struct agent *a)
 int agent_interp_scan(struct agent *a, pid_t pid, const struct proc_maps *maps)
 {
 	uint64_t full = tables_full(a);
+	int put_off = scan_python(a, pid, maps);
 
-	scan_python(a, pid, maps);
-	scan_ruby(a, pid, maps);
-	return tables_full(a) != full ? -ENOSPC : 0;
+	put_off |= scan_ruby(a, pid, maps);
+	if (tables_full(a) != full)
+		return -ENOSPC;
+	return put_off;
 }
 
 void agent_interp_forget(struct agent *a, pid_t pid)

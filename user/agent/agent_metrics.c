@@ -184,6 +184,10 @@ static void publish_interpreters(struct agent *a)
 		       a->interp.py_frames_dropped);
 	metrics_set_at(a->metrics.reg, METRIC_INTERP_FRAMES_DROPPED, METRIC_INTERP_RUBY,
 		       a->interp.rb_frames_dropped);
+	metrics_set_at(a->metrics.reg, METRIC_INPUT_GUARDS, METRIC_GUARD_INTERP_DEFERRED,
+		       py.files.deferred + rb.files.deferred);
+	metrics_set_at(a->metrics.reg, METRIC_INPUT_GUARDS, METRIC_GUARD_INTERP_EVICTED,
+		       py.files.evicted + rb.files.evicted);
 	publish_interp_caches(a);
 }
 

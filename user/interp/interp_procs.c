@@ -25,6 +25,7 @@ struct interp_procs {
 	const char *proc_root;
 	size_t max_pids;
 	struct lru pids, noted;
+	struct interp_verdicts *verdicts;
 	struct interp_procs_stats stats;
 };
 
@@ -38,7 +39,9 @@ struct interp_procs *interp_procs_new(const struct interp_kind *kind, const char
 	ip->kind = kind;
 	ip->proc_root = proc_root;
 	ip->max_pids = max_pids;
-	if (lru_init(&ip->pids, max_pids) || lru_init(&ip->noted, MAX_NOTED_FILES)) {
+	ip->verdicts = interp_verdicts_new(INTERP_MAX_FILES, kind->parsed_size);
+	if (!ip->verdicts || lru_init(&ip->pids, max_pids) ||
+	    lru_init(&ip->noted, MAX_NOTED_FILES)) {
 		interp_procs_free(ip);
 		errno = ENOMEM;
 		return NULL;
@@ -63,6 +66,7 @@ void interp_procs_free(struct interp_procs *ip)
 		return;
 	drop_all(&ip->pids, offsetof(struct proc_entry, node));
 	drop_all(&ip->noted, offsetof(struct file_entry, node));
+	interp_verdicts_free(ip->verdicts);
 	free(ip);
 }
 
@@ -133,7 +137,12 @@ const void *interp_procs_update(struct interp_procs *ip, pid_t pid, const struct
 	if (!e)
 		return NULL; /* the next scan tries again */
 	file = (const struct interp_file *)e->value;
-	err = ip->kind->find(ip->proc_root, pid, maps, e->value);
+	err = ip->kind->find(ip->proc_root, pid, maps, ip->verdicts, e->value);
+	if (err == -EBUSY) {
+		free(e);
+		errno = EBUSY;
+		return NULL;
+	}
 	if (err) {
 		if (err != -ENOENT)
 			log_debug("pid %d: no %s frames: %s", (int)pid, ip->kind->name,
@@ -165,4 +174,5 @@ drop:
 void interp_procs_get_stats(const struct interp_procs *ip, struct interp_procs_stats *out)
 {
 	*out = ip->stats;
+	interp_verdicts_get_stats(ip->verdicts, &out->files);
 }

@@ -35,22 +35,38 @@ static const struct proc_map *interpreter_map(const struct proc_maps *maps)
 	return exe;
 }
 
-static int read_elf(int fd, const char *name, void *pe)
+static int parse_file(int fd, const char *name, void *out)
 {
-	return python_elf_read(fd, name, pe);
+	return python_elf_read(fd, name, out);
+}
+
+/* A file and the verdicts remembered across processes (interp_verdicts.h). */
+struct verdict_read {
+	struct interp_verdicts *verdicts;
+	struct python_elf *out;
+};
+
+/* interp_file_read's reader: the file's remembered verdict, its parse (root's files), or -EBUSY
+ * while the parse thread has it. */
+static int read_elf(int fd, const char *name, void *ctx)
+{
+	struct verdict_read *r = ctx;
+
+	return interp_verdicts_read(r->verdicts, fd, name, parse_file, r->out);
 }
 
 static int python_proc_find(const char *proc_root, pid_t pid, const struct proc_maps *maps,
-			    void *value)
+			    struct interp_verdicts *verdicts, void *value)
 {
 	const struct proc_map *m = interpreter_map(maps);
 	struct python_proc *out = value;
 	struct python_elf pe;
+	struct verdict_read r = { verdicts, &pe };
 	uint64_t bias;
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	err = interp_file_read(proc_root, pid, m, &out->file, read_elf, &pe);
+	err = interp_file_read(proc_root, pid, m, &out->file, read_elf, &r);
 	if (!err)
 		err = interp_file_place(&out->file, m, &pe.loads, pe.major, pe.minor, pe.patch,
 					&bias);
@@ -83,5 +99,6 @@ static int python_proc_find(const char *proc_root, pid_t pid, const struct proc_
 const struct interp_kind python_interp = {
 	.name = "CPython",
 	.value_size = sizeof(struct python_proc),
+	.parsed_size = sizeof(struct python_elf),
 	.find = python_proc_find,
 };

@@ -131,23 +131,39 @@ static uint64_t find_global_symbols(const char *proc_root, pid_t pid, const stru
 	return 0;
 }
 
-static int read_elf(int fd, const char *name, void *re)
+static int parse_file(int fd, const char *name, void *out)
 {
 	(void)name;
-	return ruby_elf_read(fd, re);
+	return ruby_elf_read(fd, out);
+}
+
+/* A file and the verdicts remembered across processes (interp_verdicts.h). */
+struct verdict_read {
+	struct interp_verdicts *verdicts;
+	struct ruby_elf *out;
+};
+
+/* interp_file_read's reader: the file's remembered verdict, its parse (root's files), or -EBUSY
+ * while the parse thread has it. */
+static int read_elf(int fd, const char *name, void *ctx)
+{
+	struct verdict_read *r = ctx;
+
+	return interp_verdicts_read(r->verdicts, fd, name, parse_file, r->out);
 }
 
 static int ruby_proc_find(const char *proc_root, pid_t pid, const struct proc_maps *maps,
-			  void *value)
+			  struct interp_verdicts *verdicts, void *value)
 {
 	const struct proc_map *m = interpreter_map(maps);
 	struct ruby_proc *out = value;
 	struct ruby_elf re;
+	struct verdict_read r = { verdicts, &re };
 	uint64_t bias;
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	err = interp_file_read(proc_root, pid, m, &out->file, read_elf, &re);
+	err = interp_file_read(proc_root, pid, m, &out->file, read_elf, &r);
 	if (!err)
 		err = interp_file_place(&out->file, m, &re.loads, re.major, re.minor, re.patch,
 					&bias);
@@ -177,5 +193,6 @@ static int ruby_proc_find(const char *proc_root, pid_t pid, const struct proc_ma
 const struct interp_kind ruby_interp = {
 	.name = "CRuby",
 	.value_size = sizeof(struct ruby_proc),
+	.parsed_size = sizeof(struct ruby_elf),
 	.find = ruby_proc_find,
 };

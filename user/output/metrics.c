@@ -101,6 +101,8 @@ static const char *const guards[] = {
 	[METRIC_GUARD_TCTX_DEFERRED] = "thread_ctx_deferred",
 	[METRIC_GUARD_SYMBOL_EVICTED] = "symbol_evicted",
 	[METRIC_GUARD_PIDS_UNPREPARED] = "pids_unprepared",
+	[METRIC_GUARD_INTERP_DEFERRED] = "interp_file_deferred",
+	[METRIC_GUARD_INTERP_EVICTED] = "interp_file_evicted",
 };
 static const char *const
 	unwinders[] = { [METRIC_UNWINDER_CFI] = "cfi", [METRIC_UNWINDER_FP] = "frame_pointer" };

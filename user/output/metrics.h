@@ -157,6 +157,8 @@ enum metric_guard {
 	METRIC_GUARD_TCTX_DEFERRED, /* thread-context work put off: a drain's cap or time spent */
 	METRIC_GUARD_SYMBOL_EVICTED, /* module closed to stay within the symbol budget */
 	METRIC_GUARD_PIDS_UNPREPARED, /* processes of a drain past --max-pid-snapshots */
+	METRIC_GUARD_INTERP_DEFERRED, /* interpreter file parse put off: the parse thread has it */
+	METRIC_GUARD_INTERP_EVICTED, /* interpreter file verdict forgotten: the LRU was full */
 	METRIC_GUARD__COUNT,
 };
 

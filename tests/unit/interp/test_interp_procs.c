@@ -28,11 +28,13 @@ static struct {
 	uint64_t inode;
 } answer;
 
-static int fake_find(const char *proc_root, pid_t pid, const struct proc_maps *maps, void *value)
+static int fake_find(const char *proc_root, pid_t pid, const struct proc_maps *maps,
+		     struct interp_verdicts *verdicts, void *value)
 {
 	struct fake_proc *p = value;
 
 	(void)proc_root;
+	(void)verdicts;
 	(void)maps;
 	memset(p, 0, sizeof(*p));
 	if (answer.err)
