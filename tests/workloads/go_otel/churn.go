@@ -15,19 +15,30 @@ import (
 )
 
 //go:noinline
-func goRPC(d time.Duration) { spin(d) }
+func goRPC(blocks int) { work(blocks) }
 
 //go:noinline
-func goAfterEnd(d time.Duration) { spin(d) }
+func goAfterEnd(blocks int) { work(blocks) }
 
 //go:noinline
-func goFresh(d time.Duration) { spin(d) }
+func goFresh(blocks int) { work(blocks) }
 
 //go:noinline
-func goBoundWorker(d time.Duration) { spin(d) }
+func goBoundWorker(blocks int) { work(blocks) }
 
 //go:noinline
-func goAfterUnbind(d time.Duration) { spin(d) }
+func goAfterUnbind(blocks int) { work(blocks) }
+
+// work spins for a fixed amount of work, not for a wall-time slice: each function of the loop
+// below then gets the same share of the CPU however often the runtime or a loaded machine
+// preempts it (a wall-time slice gave a function that was often preempted too few samples).
+func work(blocks int) {
+	for b := 0; b < blocks && cpuSeconds() < cpuEnd; b++ {
+		for i := 0; i < 2000; i++ {
+			sink += uint64(i)
+		}
+	}
+}
 
 // run starts f on a new goroutine and waits for it.
 func run(f func()) {
@@ -56,7 +67,7 @@ func churn() {
 	// goroutine) carries no span labels to pass on.
 	run(func() { bindCtx, bindRoot = tr.Start(context.Background(), "bind-root") })
 	fmt.Printf("goBoundWorker %s\n", bindRoot.SpanContext().SpanID())
-	const slice = 300 * time.Microsecond
+	const slice = 200 // blocks of work: about 0.3 ms of CPU each on this project's VMs
 	wallEnd := time.Now().Add(60 * time.Second)
 	n := 0
 	for cpuSeconds() < cpuEnd && time.Now().Before(wallEnd) {
