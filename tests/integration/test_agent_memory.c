@@ -144,6 +144,8 @@ static void test_memory_metrics_match_proc_status_and_fdinfo(void **state)
 		assert_true(heap > 0);
 		/* the workload's files are open for its symbols, which the heap holds */
 		assert_true(symbols > 0 && symbols < heap);
+#else
+		assert_true(symbols > 0); /* held, though ASan's heap is not in `heap` */
 #endif
 		ok = within(rss, k.rss, 0.10) && within(maps, k.bpf_maps, 0.10);
 	}
