@@ -187,10 +187,15 @@ static void test_loads_give_the_load_bias(void **state)
 	elf_loads_read(s->elf, &loads);
 	assert_true(loads.n >= 2);
 	dl_iterate_phdr(main_program_bias, &want);
-	/* The last segment's file offset (not 0, and not equal to its vaddr in a PIE: the data
-	 * segment), mapped where the linker put its vaddr. */
-	last = loads.n - 1;
-	assert_true(loads.seg[last].vaddr != loads.seg[last].offset);
+	/* A segment whose file offset is not its vaddr (a PIE's data segment, usually the last), so
+	 * that the two cannot be confused, mapped where the linker put its vaddr. Some layouts (the
+	 * sanitizer build's) place every segment at its own offset: the bias is checked all the
+	 * same, on the last one. */
+	for (last = loads.n - 1; last > 0 && loads.seg[last].vaddr == loads.seg[last].offset;
+	     last--)
+		;
+	if (loads.seg[last].vaddr == loads.seg[last].offset)
+		last = loads.n - 1;
 	start = want + loads.seg[last].vaddr;
 	assert_int_equal(elf_loads_bias(&loads, start, loads.seg[last].offset, &bias), 0);
 	assert_int_equal(bias, want);
