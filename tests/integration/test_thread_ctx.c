@@ -628,7 +628,7 @@ static void test_waits_under_a_record_are_off_cpu_with_its_span(void **state)
 			       "dl",
 			       build_path("tests/workloads/libtctx_writer.so"),
 			       "wait",
-			       "3",
+			       "6", /* long beside what the first and last windows may miss */
 			       NULL };
 	char out[1024], line[128];
 	long long wait_ns = 0;
