@@ -464,14 +464,14 @@ static void test_many_pending_processes_are_retried_in_turns(void **state)
 				"3",
 				NULL };
 	const char *argv[] = { plain[0], "dl", plain[2], "normal", "3", NULL };
-	const char *args[8 + 2 * PENDING_PROCS] = { "--output",
-						    dir,
-						    "--interval",
-						    "1",
-						    "--thread-ctx-labels",
-						    "http.route",
-						    "--metrics-addr",
-						    "127.0.0.1:0" };
+	const char *args[8 + 2 * PENDING_PROCS + 1] = { "--output",
+							dir,
+							"--interval",
+							"1",
+							"--thread-ctx-labels",
+							"http.route",
+							"--metrics-addr",
+							"127.0.0.1:0" };
 	char pids[PENDING_PROCS][16];
 	pid_t held[PENDING_PROCS];
 	int in[PENDING_PROCS], i, n = 8, port;
