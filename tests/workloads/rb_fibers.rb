@@ -1,50 +1,18 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Ruby workload for the per-fiber spans test: after "go" on stdin, two fibers take turns on one
-# thread under a minimal fiber scheduler (below), each in its own span (set once, at its start),
-# each burning CPU in its own method (fiber one: parse_order, fiber two: price_cart) in bursts of
-# 3-12 ms of thread CPU time and yielding to the other (sleep 0) between bursts, until its own
-# bursts reached SECONDS of CPU time. Prints each fiber's CPU time as it measured it
-# (task=1 cpu_ns=...) and cpu_s=.
+# thread under a minimal fiber scheduler (hooks/ruby/test/mini_scheduler.rb), each in its own span
+# (set once, at its start), each burning CPU in its own method (fiber one: parse_order, fiber two:
+# price_cart) in bursts of 3-12 ms of thread CPU time and yielding to the other (sleep 0) between
+# bursts, until its own bursts reached SECONDS of CPU time. Prints each fiber's CPU time as it
+# measured it (task=1 cpu_ns=...) and cpu_s=.
 $LOAD_PATH.unshift(ENV.fetch("SPANPROF_RUBY_LIB"))
 require "spanprof"
 
 TRACE = "5a5a0000000000000000000000000001"
 SPANS = { 1 => ["5a5a000000000001", "GET /one"], 2 => ["5a5a000000000002", "GET /two"] }.freeze
 
-# A fiber scheduler that knows sleeping only: enough for fibers that take turns.
-class TurnScheduler
-  def initialize
-    @ready = []
-  end
-
-  def fiber(&block)
-    f = Fiber.new(blocking: false, &block)
-    f.resume
-    f
-  end
-
-  def kernel_sleep(_duration = nil)
-    @ready << Fiber.current
-    Fiber.yield
-  end
-
-  def block(_blocker, _timeout = nil)
-    kernel_sleep
-  end
-
-  def unblock(_blocker, fiber)
-    @ready << fiber
-  end
-
-  def io_wait(_io, events, _timeout)
-    kernel_sleep
-    events
-  end
-
-  def close
-    @ready.shift.resume until @ready.empty?
-  end
-end
+# The hook tests' fiber scheduler (it knows sleeping only: enough for fibers that take turns).
+require File.expand_path("../test/mini_scheduler", ENV.fetch("SPANPROF_RUBY_LIB"))
 
 def now_ns
   Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID, :nanosecond)
@@ -96,7 +64,7 @@ exit 1 unless $stdin.gets&.strip == "go"
 seconds = Float(ARGV.fetch(0))
 abort "per-fiber spans did not turn on" unless SpanProf::Fibers.install
 Thread.new do
-  Fiber.set_scheduler(TurnScheduler.new)
+  Fiber.set_scheduler(MiniScheduler.new)
   [1, 2].each { |task| Fiber.schedule { run_fiber(task, seconds) } }
 end.join
 $stdout.puts format("cpu_s=%.3f", Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID))
