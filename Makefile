@@ -328,18 +328,20 @@ include mk/go.mk mk/deploy.mk mk/hooks.mk
 
 # --- test and bench: one rule each -----------------------------------------------------------
 # `test` runs the hook suites last, through tests/run_tests.sh, so that the final line sums
-# every suite.
+# every suite. TEST_JOBS=N runs up to N test binaries at once (each one's output shown whole when
+# it ends; CI uses 2); the default runs them one at a time, their output as it comes.
+TEST_JOBS ?= 1
 test: all check-layout $(UNIT_TESTS) $(INTEG_TESTS) $(WORKLOADS) $(DEPLOY_GO_LINKS) $(HOOK_C_TESTS) \
 	$(GO_MOD)/vendor/modules.txt
-	$(Q)tests/run_tests.sh $(UNIT_TESTS) $(INTEG_TESTS) "$(GO_TEST)" $(GO_TC_TESTS) \
+	$(Q)tests/run_tests.sh -j$(TEST_JOBS) $(UNIT_TESTS) $(INTEG_TESTS) "$(GO_TEST)" $(GO_TC_TESTS) \
 		"$(DEPLOY_TEST)" \
 		"$(HOOK_ENV) tests/hooks/run_hook_tests.sh $(HOOK_C_TESTS)"
 
 unit-tests: $(UNIT_TESTS)
-	$(Q)tests/run_tests.sh $(UNIT_TESTS)
+	$(Q)tests/run_tests.sh -j$(TEST_JOBS) $(UNIT_TESTS)
 
 integration-tests: all $(INTEG_TESTS) $(WORKLOADS)
-	$(Q)tests/run_tests.sh $(INTEG_TESTS)
+	$(Q)tests/run_tests.sh -j$(TEST_JOBS) $(INTEG_TESTS)
 
 # The agent, the hook, the C workloads and the unit and integration tests built with ASan (leaks
 # included) and UBSan into their own output directory, then both suites run; a sanitizer report

@@ -1,38 +1,116 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Runs cmocka test binaries, or commands that print cmocka-style summaries or a final
-# "N passed, N failed, N skipped" line, in order; stops at the first failing one, and ends with
-# one line "N passed, N failed, N skipped" summing the test cases of all of them.
+# "N passed, N failed, N skipped" line; stops at the first failing one, and ends with one line
+# "N passed, N failed, N skipped" summing the test cases of all of them.
+# Each one's wall time is printed when it ends ("=== CMD took N s"), and the ten slowest are
+# listed, slowest first, before the sum: where a run's time went.
+# Usage: tests/run_tests.sh [-j N] CMD...   (TEST_JOBS=N does the same as -j N)
+# With N = 1 (the default) the commands run one at a time in the order given, their output shown
+# as it comes. With N > 1 up to N run at once, each started in the order given as a place frees;
+# each one's output is kept and shown whole when it ends, so the log reads as a serial run's
+# (only the order of the commands differs). After a failure no further command starts; those
+# already running finish and are counted. The integration tests each run their own agent on
+# processes they started (--pid) and are written to hold on a loaded machine beside another
+# agent, which is what a second test running beside them is.
 set -u
-passed=0 failed=0 skipped=0
-for bin in "$@"; do
-	echo "=== $bin"
-	out=$(mktemp)
-	t0=$SECONDS
-	bash -c "$bin" 2>&1 | tee "$out"
-	rc=${PIPESTATUS[0]}
-	echo "=== $bin took $((SECONDS - t0)) s"
-	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -n 1)
-	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -n 1)
-	s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$out" | tail -n 1)
+jobs=${TEST_JOBS:-1}
+case "${1:-}" in
+-j) jobs=${2:?-j needs a number}; shift 2 ;;
+-j*) jobs=${1#-j}; shift ;;
+esac
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "run_tests.sh: -j/TEST_JOBS must be a number >= 1, not '$jobs'" >&2; exit 2; }
+
+passed=0 failed=0 skipped=0 status=0
+times=() # "SECONDS<TAB>CMD" per command that ended
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# Adds the test-case counts of one command's output to the totals and records its time; prints
+# why it failed when its status is not 0 and sets status.
+tally() { # cmd output-file rc seconds
+	local p f s sum
+
+	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$2" | tail -n 1)
+	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$2" | tail -n 1)
+	s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$2" | tail -n 1)
 	# A command that sums up several suites itself ends with "N passed, N failed, N skipped".
 	if [ -z "$p$f$s" ]; then
-		sum=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out" | tail -n 1)
+		sum=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$2" | tail -n 1)
 		p=$(echo "$sum" | sed -n 's/^\([0-9]*\) passed.*/\1/p')
 		f=$(echo "$sum" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
 		s=$(echo "$sum" | sed -n 's/.* \([0-9]*\) skipped.*/\1/p')
 		[ "${f:-0}" -eq 0 ] && f=
 	fi
-	rm -f "$out"
 	passed=$((passed + ${p:-0}))
 	failed=$((failed + ${f:-0}))
 	skipped=$((skipped + ${s:-0}))
-	if [ "$rc" -ne 0 ]; then
+	times+=("$4"$'\t'"$1")
+	if [ "$3" -ne 0 ]; then
 		# A crash or a failed group setup may print no summary: still count the binary once.
 		[ -z "${f:-}" ] && failed=$((failed + 1))
-		echo "FAILED: $bin exited with status $rc"
-		echo "$passed passed, $failed failed, $skipped skipped"
-		exit 1
+		echo "FAILED: $1 exited with status $3"
+		status=1
 	fi
+}
+
+# The ten slowest commands, then the sum of all test cases; exits 1 after a failure.
+finish() {
+	local secs cmd
+
+	if [ "${#times[@]}" -gt 1 ]; then
+		echo "=== slowest of ${#times[@]} (wall seconds):"
+		printf '%s\n' "${times[@]}" | sort -t $'\t' -k1,1nr | head -n 10 |
+			while IFS=$'\t' read -r secs cmd; do
+				# A long command line (environment, flags) is cut: its start names it.
+				[ "${#cmd}" -le 110 ] || cmd="${cmd:0:107}..."
+				printf '%6s s  %s\n' "$secs" "$cmd"
+			done
+	fi
+	echo "$passed passed, $failed failed, $skipped skipped"
+	exit "$status"
+}
+
+if [ "$jobs" -eq 1 ]; then
+	for bin in "$@"; do
+		echo "=== $bin"
+		out=$work/out
+		t0=$SECONDS
+		bash -c "$bin" 2>&1 | tee "$out"
+		rc=${PIPESTATUS[0]}
+		echo "=== $bin took $((SECONDS - t0)) s"
+		tally "$bin" "$out" "$rc" $((SECONDS - t0))
+		[ "$status" -eq 0 ] || finish
+	done
+	finish
+fi
+
+# Parallel: pid -> index of the command it runs, and each one's start.
+declare -A running=()
+declare -a started=()
+cmds=("$@")
+next=0
+# Ends the commands still running when this script is stopped: none is left behind.
+trap 'for p in "${!running[@]}"; do kill -TERM -- "-$p" 2>/dev/null; done; exit 130' INT TERM
+set -m # each command in its own process group, so the trap above reaches its children too
+while [ "$next" -lt "${#cmds[@]}" ] || [ "${#running[@]}" -gt 0 ]; do
+	while [ "$status" -eq 0 ] && [ "$next" -lt "${#cmds[@]}" ] && [ "${#running[@]}" -lt "$jobs" ]; do
+		echo "=== started: ${cmds[next]}"
+		started[next]=$SECONDS
+		bash -c "${cmds[next]}" >"$work/$next.out" 2>&1 </dev/null &
+		running[$!]=$next
+		next=$((next + 1))
+	done
+	[ "${#running[@]}" -gt 0 ] || break
+	rc=0
+	wait -n -p done_pid "${!running[@]}" || rc=$?
+	i=${running[$done_pid]}
+	unset "running[$done_pid]"
+	secs=$((SECONDS - started[i]))
+	echo "=== ${cmds[i]}"
+	cat "$work/$i.out"
+	echo "=== ${cmds[i]} took $secs s"
+	tally "${cmds[i]}" "$work/$i.out" "$rc" "$secs"
+	rm -f "$work/$i.out"
 done
-echo "$passed passed, $failed failed, $skipped skipped"
+finish
