@@ -3,8 +3,8 @@
 # Runs cmocka test binaries, or commands that print cmocka-style summaries or a final
 # "N passed, N failed, N skipped" line; stops at the first failing one, and ends with one line
 # "N passed, N failed, N skipped" summing the test cases of all of them.
-# Each one's wall time is printed when it ends ("=== CMD took N s"), and the ten slowest are
-# listed, slowest first, before the sum: where a run's time went.
+# Each one's wall and CPU time are printed when it ends ("=== CMD took N s (CPU N s)"), and the
+# ten slowest are listed, slowest first, before the sum: where a run's time went.
 # Usage: tests/run_tests.sh [-j N] CMD...   (TEST_JOBS=N does the same as -j N)
 # With N = 1 (the default) the commands run one at a time in the order given, their output shown
 # as it comes. With N > 1 up to N run at once, each started in the order given as a place frees;
@@ -71,23 +71,31 @@ finish() {
 	exit "$status"
 }
 
+# From a file holding bash's "real user sys" of one command: wall, its wall seconds, and cpu,
+# the CPU seconds of it and of every process it waited for (its agents and workloads). CPU well
+# below wall means it mostly waited, leaving a CPU to a command beside it.
+read_time() { # time-file
+	read -r wall cpu < <(awk '{ printf "%.0f %.1f\n", $1, $2 + $3 }' "$1" 2>/dev/null)
+	wall=${wall:-0} cpu=${cpu:-?}
+}
+TIMEFORMAT='%R %U %S'
+
 if [ "$jobs" -eq 1 ]; then
 	for bin in "$@"; do
 		echo "=== $bin"
 		out=$work/out
-		t0=$SECONDS
-		bash -c "$bin" 2>&1 | tee "$out"
+		{ time bash -c "$bin" 2>&1 | tee "$out"; } 2>"$work/time"
 		rc=${PIPESTATUS[0]}
-		echo "=== $bin took $((SECONDS - t0)) s"
-		tally "$bin" "$out" "$rc" $((SECONDS - t0))
+		read_time "$work/time"
+		echo "=== $bin took $wall s (CPU $cpu s)"
+		tally "$bin" "$out" "$rc" "$wall"
 		[ "$status" -eq 0 ] || finish
 	done
 	finish
 fi
 
-# Parallel: pid -> index of the command it runs, and each one's start.
+# Parallel: pid -> index of the command it runs.
 declare -A running=()
-declare -a started=()
 cmds=("$@")
 next=0
 # Ends the commands still running when this script is stopped: none is left behind.
@@ -96,8 +104,7 @@ set -m # each command in its own process group, so the trap above reaches its ch
 while [ "$next" -lt "${#cmds[@]}" ] || [ "${#running[@]}" -gt 0 ]; do
 	while [ "$status" -eq 0 ] && [ "$next" -lt "${#cmds[@]}" ] && [ "${#running[@]}" -lt "$jobs" ]; do
 		echo "=== started: ${cmds[next]}"
-		started[next]=$SECONDS
-		bash -c "${cmds[next]}" >"$work/$next.out" 2>&1 </dev/null &
+		{ time bash -c "${cmds[next]}" >"$work/$next.out" 2>&1 </dev/null; } 2>"$work/$next.time" &
 		running[$!]=$next
 		next=$((next + 1))
 	done
@@ -106,11 +113,11 @@ while [ "$next" -lt "${#cmds[@]}" ] || [ "${#running[@]}" -gt 0 ]; do
 	wait -n -p done_pid "${!running[@]}" || rc=$?
 	i=${running[$done_pid]}
 	unset "running[$done_pid]"
-	secs=$((SECONDS - started[i]))
 	echo "=== ${cmds[i]}"
 	cat "$work/$i.out"
-	echo "=== ${cmds[i]} took $secs s"
-	tally "${cmds[i]}" "$work/$i.out" "$rc" "$secs"
-	rm -f "$work/$i.out"
+	read_time "$work/$i.time"
+	echo "=== ${cmds[i]} took $wall s (CPU $cpu s)"
+	tally "${cmds[i]}" "$work/$i.out" "$rc" "$wall"
+	rm -f "$work/$i.out" "$work/$i.time"
 done
 finish
