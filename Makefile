@@ -85,6 +85,11 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,\
 		$(wildcard tests/unit/*/test_*.c))
 INTEG_TESTS := $(patsubst tests/integration/%.c,$(OUTPUT)/tests/integration/%,\
 		 $(wildcard tests/integration/test_*.c))
+# The longest ones where pyenv's Pythons are installed (one run per version) go first, so that
+# with TEST_JOBS=2 none of them is left running alone at the end.
+INTEG_FIRST := $(filter $(INTEG_TESTS),$(patsubst %,$(OUTPUT)/tests/integration/test_%,\
+		 python_frames task_spans off_cpu_interp))
+INTEG_TESTS := $(INTEG_FIRST) $(filter-out $(INTEG_FIRST),$(INTEG_TESTS))
 BENCHES := $(patsubst tests/bench/%.c,$(OUTPUT)/tests/bench/%,$(wildcard tests/bench/bench_*.c))
 WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/tests/workloads/%,$(wildcard tests/workloads/*.c))
 TEST_HELPER_OBJS := $(patsubst tests/helpers/%.c,$(OUTPUT)/tests/helpers/%.o,$(wildcard tests/helpers/*.c))
