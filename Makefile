@@ -95,7 +95,7 @@ WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/tests/workloads/%,$(wildca
 TEST_HELPER_OBJS := $(patsubst tests/helpers/%.c,$(OUTPUT)/tests/helpers/%.o,$(wildcard tests/helpers/*.c))
 TEST_HELPER_LIB := $(OUTPUT)/libtesthelpers.a
 
-.PHONY: all test unit-tests integration-tests bench clean install vmlinux format check-format \
+.PHONY: all test unit-tests integration-tests unit-and-integration-tests bench clean install vmlinux format check-format \
 	check-layout
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -336,17 +336,24 @@ include mk/go.mk mk/deploy.mk mk/hooks.mk
 # every suite. TEST_JOBS=N runs up to N test binaries at once (each one's output shown whole when
 # it ends; CI uses 2); the default runs them one at a time, their output as it comes.
 TEST_JOBS ?= 1
+# Tests that bound the agent's wall-clock latency (a window every second, a stop within 2 s of
+# SIGTERM, a hook attached within 1 s) run with no other test beside them, whatever TEST_JOBS.
+TEST_ALONE ?= /test_(hostile_combined|hostile_files|hostile_inputs|hostile_interp|span_profile|fair_share)$$
 test: all check-layout $(UNIT_TESTS) $(INTEG_TESTS) $(WORKLOADS) $(DEPLOY_GO_LINKS) $(HOOK_C_TESTS) \
 	$(GO_MOD)/vendor/modules.txt
-	$(Q)tests/run_tests.sh -j$(TEST_JOBS) $(UNIT_TESTS) $(INTEG_TESTS) "$(GO_TEST)" $(GO_TC_TESTS) \
-		"$(DEPLOY_TEST)" \
+	$(Q)tests/run_tests.sh -j$(TEST_JOBS) -a '$(TEST_ALONE)' $(UNIT_TESTS) $(INTEG_TESTS) \
+		"$(GO_TEST)" $(GO_TC_TESTS) "$(DEPLOY_TEST)" \
 		"$(HOOK_ENV) tests/hooks/run_hook_tests.sh $(HOOK_C_TESTS)"
 
 unit-tests: $(UNIT_TESTS)
-	$(Q)tests/run_tests.sh -j$(TEST_JOBS) $(UNIT_TESTS)
+	$(Q)tests/run_tests.sh -j$(TEST_JOBS) -a '$(TEST_ALONE)' $(UNIT_TESTS)
 
 integration-tests: all $(INTEG_TESTS) $(WORKLOADS)
-	$(Q)tests/run_tests.sh -j$(TEST_JOBS) $(INTEG_TESTS)
+	$(Q)tests/run_tests.sh -j$(TEST_JOBS) -a '$(TEST_ALONE)' $(INTEG_TESTS)
+
+# Both, in one run: one summary line, and TEST_ALONE holds across both suites.
+unit-and-integration-tests: all $(UNIT_TESTS) $(INTEG_TESTS) $(WORKLOADS)
+	$(Q)tests/run_tests.sh -j$(TEST_JOBS) -a '$(TEST_ALONE)' $(UNIT_TESTS) $(INTEG_TESTS)
 
 # The agent, the hook, the C workloads and the unit and integration tests built with ASan (leaks
 # included) and UBSan into their own output directory, then both suites run; a sanitizer report
@@ -357,7 +364,7 @@ SANITIZE_OUTPUT := build-san
 sanitize:
 	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 		$(MAKE) --no-print-directory OUTPUT=$(SANITIZE_OUTPUT) \
-		SAN_CFLAGS="$(SANITIZE_FLAGS)" GO_VERSIONS= unit-tests integration-tests
+		SAN_CFLAGS="$(SANITIZE_FLAGS)" GO_VERSIONS= unit-and-integration-tests
 
 bench: all $(BENCHES) $(WORKLOADS) $(OUTPUT)/tests/bench/go_hook bench-hooks
 	$(Q)for b in $(BENCHES); do $$b || exit 1; done

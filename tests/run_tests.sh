@@ -5,20 +5,28 @@
 # "N passed, N failed, N skipped" summing the test cases of all of them.
 # Each one's wall and CPU time are printed when it ends ("=== CMD took N s (CPU N s)"), and the
 # ten slowest are listed, slowest first, before the sum: where a run's time went.
-# Usage: tests/run_tests.sh [-j N] CMD...   (TEST_JOBS=N does the same as -j N)
+# Usage: tests/run_tests.sh [-j N] [-a ERE] CMD...
+#   (TEST_JOBS=N and TEST_ALONE=ERE in the environment do the same as -j N and -a ERE)
 # With N = 1 (the default) the commands run one at a time in the order given, their output shown
 # as it comes. With N > 1 up to N run at once, each started in the order given as a place frees;
 # each one's output is kept and shown whole when it ends, so the log reads as a serial run's
 # (only the order of the commands differs). After a failure no further command starts; those
 # already running finish and are counted. The integration tests each run their own agent on
-# processes they started (--pid) and are written to hold on a loaded machine beside another
-# agent, which is what a second test running beside them is.
+# processes they started (--pid), wait for exact events and compare what the agent saw with
+# what their workload measured itself, so a second test beside them is one more load they are
+# written to hold. A command matching ERE (grep -E) still runs with nothing beside it: for tests
+# that bound the agent's wall-clock latency (windows every second, a stop within 2 s).
 set -u
 jobs=${TEST_JOBS:-1}
-case "${1:-}" in
--j) jobs=${2:?-j needs a number}; shift 2 ;;
--j*) jobs=${1#-j}; shift ;;
-esac
+alone=${TEST_ALONE:-}
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-j) jobs=${2:-}; shift 2 || shift ;;
+	-j*) jobs=${1#-j}; shift ;;
+	-a) alone=${2:-}; shift 2 || shift ;;
+	*) break ;;
+	esac
+done
 [[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "run_tests.sh: -j/TEST_JOBS must be a number >= 1, not '$jobs'" >&2; exit 2; }
 
 passed=0 failed=0 skipped=0 status=0
@@ -94,18 +102,29 @@ if [ "$jobs" -eq 1 ]; then
 	finish
 fi
 
-# Parallel: pid -> index of the command it runs.
+# Parallel: pid -> index of the command it runs; alone_pid: the one running by itself, if any.
 declare -A running=()
 cmds=("$@")
-next=0
+next=0 alone_pid=
+
+runs_alone() { # cmd
+	[ -n "$alone" ] && printf '%s\n' "$1" | grep -qE -- "$alone"
+}
 # Ends the commands still running when this script is stopped: none is left behind.
 trap 'for p in "${!running[@]}"; do kill -TERM -- "-$p" 2>/dev/null; done; exit 130' INT TERM
 set -m # each command in its own process group, so the trap above reaches its children too
 while [ "$next" -lt "${#cmds[@]}" ] || [ "${#running[@]}" -gt 0 ]; do
-	while [ "$status" -eq 0 ] && [ "$next" -lt "${#cmds[@]}" ] && [ "${#running[@]}" -lt "$jobs" ]; do
-		echo "=== started: ${cmds[next]}"
+	while [ "$status" -eq 0 ] && [ "$next" -lt "${#cmds[@]}" ] && [ -z "$alone_pid" ] &&
+		[ "${#running[@]}" -lt "$jobs" ]; do
+		if runs_alone "${cmds[next]}"; then
+			[ "${#running[@]}" -eq 0 ] || break # it waits until the others have ended
+			echo "=== started, alone: ${cmds[next]}"
+		else
+			echo "=== started: ${cmds[next]}"
+		fi
 		{ time bash -c "${cmds[next]}" >"$work/$next.out" 2>&1 </dev/null; } 2>"$work/$next.time" &
 		running[$!]=$next
+		runs_alone "${cmds[next]}" && alone_pid=$!
 		next=$((next + 1))
 	done
 	[ "${#running[@]}" -gt 0 ] || break
@@ -113,6 +132,7 @@ while [ "$next" -lt "${#cmds[@]}" ] || [ "${#running[@]}" -gt 0 ]; do
 	wait -n -p done_pid "${!running[@]}" || rc=$?
 	i=${running[$done_pid]}
 	unset "running[$done_pid]"
+	[ "$done_pid" != "$alone_pid" ] || alone_pid=
 	echo "=== ${cmds[i]}"
 	cat "$work/$i.out"
 	read_time "$work/$i.time"
