@@ -95,7 +95,8 @@ WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/tests/workloads/%,$(wildca
 TEST_HELPER_OBJS := $(patsubst tests/helpers/%.c,$(OUTPUT)/tests/helpers/%.o,$(wildcard tests/helpers/*.c))
 TEST_HELPER_LIB := $(OUTPUT)/libtesthelpers.a
 
-.PHONY: all test unit-tests integration-tests unit-and-integration-tests bench clean install vmlinux format check-format \
+.PHONY: all test test-build unit-tests integration-tests unit-and-integration-tests \
+	unit-and-integration-build bench clean install vmlinux format check-format \
 	check-layout
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -339,8 +340,10 @@ TEST_JOBS ?= 1
 # Tests that bound the agent's wall-clock latency (a window every second, a stop within 2 s of
 # SIGTERM, a hook attached within 1 s) run with no other test beside them, whatever TEST_JOBS.
 TEST_ALONE ?= /test_(hostile_combined|hostile_files|hostile_inputs|hostile_interp|span_profile|fair_share)$$
-test: all check-layout $(UNIT_TESTS) $(INTEG_TESTS) $(WORKLOADS) $(DEPLOY_GO_LINKS) $(HOOK_C_TESTS) \
+# test-build builds what `make test` runs, and runs nothing (CI builds it ahead, in the background).
+test-build: all $(UNIT_TESTS) $(INTEG_TESTS) $(WORKLOADS) $(DEPLOY_GO_LINKS) $(HOOK_C_TESTS) \
 	$(GO_MOD)/vendor/modules.txt
+test: test-build check-layout
 	$(Q)tests/run_tests.sh -j$(TEST_JOBS) -a '$(TEST_ALONE)' $(UNIT_TESTS) $(INTEG_TESTS) \
 		"$(GO_TEST)" $(GO_TC_TESTS) "$(DEPLOY_TEST)" \
 		"$(HOOK_ENV) tests/hooks/run_hook_tests.sh $(HOOK_C_TESTS)"
@@ -352,7 +355,8 @@ integration-tests: all $(INTEG_TESTS) $(WORKLOADS)
 	$(Q)tests/run_tests.sh -j$(TEST_JOBS) -a '$(TEST_ALONE)' $(INTEG_TESTS)
 
 # Both, in one run: one summary line, and TEST_ALONE holds across both suites.
-unit-and-integration-tests: all $(UNIT_TESTS) $(INTEG_TESTS) $(WORKLOADS)
+unit-and-integration-build: all $(UNIT_TESTS) $(INTEG_TESTS) $(WORKLOADS)
+unit-and-integration-tests: unit-and-integration-build
 	$(Q)tests/run_tests.sh -j$(TEST_JOBS) -a '$(TEST_ALONE)' $(UNIT_TESTS) $(INTEG_TESTS)
 
 # The agent, the hook, the C workloads and the unit and integration tests built with ASan (leaks
@@ -360,11 +364,17 @@ unit-and-integration-tests: all $(UNIT_TESTS) $(INTEG_TESTS) $(WORKLOADS)
 # aborts the process that made it, so it fails its test.
 SANITIZE_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SANITIZE_OUTPUT := build-san
-.PHONY: sanitize
+# (Each recipe names $(MAKE) itself: make passes its -j on only to a recipe that does.)
+SANITIZE_ARGS = --no-print-directory OUTPUT=$(SANITIZE_OUTPUT) SAN_CFLAGS="$(SANITIZE_FLAGS)" \
+		GO_VERSIONS=
+.PHONY: sanitize sanitize-build
 sanitize:
 	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
-		$(MAKE) --no-print-directory OUTPUT=$(SANITIZE_OUTPUT) \
-		SAN_CFLAGS="$(SANITIZE_FLAGS)" GO_VERSIONS= unit-and-integration-tests
+		$(MAKE) $(SANITIZE_ARGS) unit-and-integration-tests
+
+# Builds what `make sanitize` runs, and runs nothing (CI builds it ahead, in the background).
+sanitize-build:
+	$(Q)$(MAKE) $(SANITIZE_ARGS) unit-and-integration-build
 
 bench: all $(BENCHES) $(WORKLOADS) $(OUTPUT)/tests/bench/go_hook bench-hooks
 	$(Q)for b in $(BENCHES); do $$b || exit 1; done
