@@ -66,7 +66,9 @@ bind "$debs" /var/cache/apt/archives
 bind "$roots" /var/cache/spanprof-ci
 echo "root-binds: mounted ${mounted[*]#"$root"}"
 
-# A root login's environment: nothing of this machine's PATH (pyenv, cargo) leaks in.
+# A root login's environment: nothing of this machine's PATH (pyenv, cargo) leaks in. TEST_JOBS
+# alone is passed on (.ci/run sets it): how many test binaries `make test` runs at once.
 chroot "$root" /usr/bin/env -i HOME=/root USER=root LOGNAME=root SHELL=/bin/bash TERM=dumb \
 	LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+	TEST_JOBS="${TEST_JOBS:-1}" \
 	/bin/bash -c 'cd /root/spanprof && exec .ci/readme-commands.sh'
