@@ -14,8 +14,9 @@
 # already running finish and are counted. The integration tests each run their own agent on
 # processes they started (--pid), wait for exact events and compare what the agent saw with
 # what their workload measured itself, so a second test beside them is one more load they are
-# written to hold. A command matching ERE (grep -E) still runs with nothing beside it: for tests
-# that bound the agent's wall-clock latency (windows every second, a stop within 2 s).
+# written to hold. A command matching ERE (grep -E) still runs with nothing beside it (for tests
+# that bound the agent's wall-clock latency: windows every second, a stop within 2 s); while
+# others run, the commands after it start first.
 set -u
 jobs=${TEST_JOBS:-1}
 alone=${TEST_ALONE:-}
@@ -102,31 +103,46 @@ if [ "$jobs" -eq 1 ]; then
 	finish
 fi
 
-# Parallel: pid -> index of the command it runs; alone_pid: the one running by itself, if any.
+# Parallel: running maps pid -> index of the command it runs; pending holds the indexes not yet
+# started, in order; alone_pid is the command running by itself, if any.
 declare -A running=()
 cmds=("$@")
-next=0 alone_pid=
+pending=("${!cmds[@]}")
+alone_pid=
+solo=() # 1 for a command that runs alone
+for i in "${!cmds[@]}"; do
+	solo[i]=0
+	if [ -n "$alone" ] && printf '%s\n' "${cmds[i]}" | grep -qE -- "$alone"; then solo[i]=1; fi
+done
 
-runs_alone() { # cmd
-	[ -n "$alone" ] && printf '%s\n' "$1" | grep -qE -- "$alone"
+# Starts the first pending command that may start now: one that runs alone only when nothing
+# runs, so while others run the commands after it go first. Returns 1 when none may start.
+start_next() {
+	local k i
+
+	for k in "${!pending[@]}"; do
+		i=${pending[k]}
+		if [ "${solo[i]}" -eq 1 ]; then
+			[ "${#running[@]}" -eq 0 ] || continue
+			echo "=== started, alone: ${cmds[i]}"
+		else
+			echo "=== started: ${cmds[i]}"
+		fi
+		{ time bash -c "${cmds[i]}" >"$work/$i.out" 2>&1 </dev/null; } 2>"$work/$i.time" &
+		running[$!]=$i
+		[ "${solo[i]}" -eq 0 ] || alone_pid=$!
+		unset "pending[k]"
+		return 0
+	done
+	return 1
 }
+
 # Ends the commands still running when this script is stopped: none is left behind.
 trap 'for p in "${!running[@]}"; do kill -TERM -- "-$p" 2>/dev/null; done; exit 130' INT TERM
 set -m # each command in its own process group, so the trap above reaches its children too
-while [ "$next" -lt "${#cmds[@]}" ] || [ "${#running[@]}" -gt 0 ]; do
-	while [ "$status" -eq 0 ] && [ "$next" -lt "${#cmds[@]}" ] && [ -z "$alone_pid" ] &&
-		[ "${#running[@]}" -lt "$jobs" ]; do
-		if runs_alone "${cmds[next]}"; then
-			[ "${#running[@]}" -eq 0 ] || break # it waits until the others have ended
-			echo "=== started, alone: ${cmds[next]}"
-		else
-			echo "=== started: ${cmds[next]}"
-		fi
-		{ time bash -c "${cmds[next]}" >"$work/$next.out" 2>&1 </dev/null; } 2>"$work/$next.time" &
-		running[$!]=$next
-		runs_alone "${cmds[next]}" && alone_pid=$!
-		next=$((next + 1))
-	done
+while [ "${#pending[@]}" -gt 0 ] || [ "${#running[@]}" -gt 0 ]; do
+	while [ "$status" -eq 0 ] && [ -z "$alone_pid" ] && [ "${#running[@]}" -lt "$jobs" ] &&
+		start_next; do :; done
 	[ "${#running[@]}" -gt 0 ] || break
 	rc=0
 	wait -n -p done_pid "${!running[@]}" || rc=$?
