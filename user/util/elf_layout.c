@@ -197,7 +197,7 @@ int elf_each_rela(Elf *elf, elf_rela_fn fn, void *ctx)
 	Elf_Scn *scn = NULL, *symscn;
 	Elf_Data *data, *syms;
 	uint64_t total = 0;
-	GElf_Shdr sh;
+	GElf_Shdr sh, symsh;
 	GElf_Rela r;
 	GElf_Sym sym;
 	size_t i, n;
@@ -210,8 +210,12 @@ int elf_each_rela(Elf *elf, elf_rela_fn fn, void *ctx)
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize ||
 		    elf_section_data(scn, ELF_SECTION_MAX_SYMBOLS, &data) || !data->d_buf)
 			continue;
+		/* Only a symbol table: the guard capped those together (elf_guard.h), while any
+		 * other section named here would be read whole, each up to the cap. */
 		symscn = elf_getscn(elf, sh.sh_link);
-		if (!symscn || elf_section_data(symscn, ELF_SECTION_MAX_SYMBOLS, &syms))
+		if (!symscn || !gelf_getshdr(symscn, &symsh) ||
+		    (symsh.sh_type != SHT_DYNSYM && symsh.sh_type != SHT_SYMTAB) ||
+		    elf_section_data(symscn, ELF_SECTION_MAX_SYMBOLS, &syms))
 			syms = NULL;
 		n = data->d_size / sh.sh_entsize; /* what was read, not what sh_size claims */
 		for (i = 0; i < n; i++) {

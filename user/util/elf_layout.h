@@ -74,9 +74,10 @@ int elf_wanted_sym_note(struct elf_wanted_sym *want, size_t n, const char *name,
 int elf_find_symbols(Elf *elf, struct elf_wanted_sym *want, size_t n);
 
 /* Calls fn for every entry of the SHT_RELA sections, with the symbol it names (NULL when it names
- * none or its symbol table cannot be read). The relocation sections together may claim at most
- * ELF_SECTION_MAX_SYMBOLS bytes, checked before libelf reads any (a sparse file can claim
- * gigabytes). Returns 0, or -EFBIG (nothing was read). */
+ * none, or its section's sh_link is not a symbol table (SHT_DYNSYM, SHT_SYMTAB: those the guard
+ * caps together) or cannot be read; any other section named there is not read). The relocation
+ * sections together may claim at most ELF_SECTION_MAX_SYMBOLS bytes, checked before libelf reads
+ * any (a sparse file can claim gigabytes). Returns 0, or -EFBIG (nothing was read). */
 typedef void (*elf_rela_fn)(void *ctx, const GElf_Rela *rela, const GElf_Sym *sym);
 int elf_each_rela(Elf *elf, elf_rela_fn fn, void *ctx);
 

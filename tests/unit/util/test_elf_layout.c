@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Unit tests for elf_layout: sections by name, kind and address, and vaddr -> file offset with
- * permissions, on this test binary itself (compared with what its own headers say). */
+ * permissions, on this test binary itself (compared with what its own headers say); and the
+ * relocation walk on a crafted file. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -9,12 +10,15 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "crafted_elf.h"
+#include "tmpdir.h"
 #include "util/elf_guard.h"
 #include "util/elf_layout.h"
 
@@ -202,6 +206,83 @@ static void test_loads_give_the_load_bias(void **state)
 	assert_int_equal(elf_loads_bias(&loads, start, UINT64_MAX - 1, &bias), -ENOENT);
 }
 
+static void count_rela(void *ctx, const GElf_Rela *rela, const GElf_Sym *sym)
+{
+	int *n = ctx;
+
+	(void)rela;
+	n[0]++;
+	n[1] += sym != NULL;
+}
+
+/* Resident memory of this process in bytes (VmRSS), 0 when unknown. */
+static uint64_t rss_bytes(void)
+{
+	unsigned long long kb = 0;
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %llu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb * 1024;
+}
+
+#define LINKED_CLAIM (48ull << 20)
+
+/* A relocation section whose sh_link names a section that is not a symbol table (here one that
+ * claims 48 MiB, a hole after two symbols): that section is not read (the guard caps only symbol
+ * tables together, so each such section could make libelf read up to the per-section cap, one
+ * per relocation section), and its relocation has no symbol. */
+static void test_rela_names_symbols_only_from_a_symbol_table(void **state)
+{
+	Elf64_Rela rela = { .r_offset = 0x2000, .r_info = ELF64_R_INFO(1, R_X86_64_64) };
+	Elf64_Sym syms[2] = { { 0 },
+			      { .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+				.st_shndx = 1,
+				.st_value = 0x1234 } };
+	const struct crafted_section secs[] = {
+		{ ".rela.dyn", SHT_RELA, 0, &rela, sizeof(rela), 0 },
+		{ ".data", SHT_PROGBITS, 0, syms, sizeof(syms), LINKED_CLAIM },
+	};
+	char *dir = tmpdir_new("elf-layout"), path[512];
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh;
+	int fd, seen[2] = { 0, 0 };
+	uint64_t before, grew;
+	Elf *elf;
+
+	(void)state;
+	assert_non_null(dir);
+	snprintf(path, sizeof(path), "%s/rela.so", dir);
+	assert_int_equal(crafted_elf_write(path, secs, 2), 0);
+	/* .rela.dyn (section 1) names .data (section 2) as its symbol table. */
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &eh, sizeof(eh), 0), sizeof(eh));
+	assert_int_equal(pread(fd, &sh, sizeof(sh), (off_t)(eh.e_shoff + sizeof(sh))), sizeof(sh));
+	sh.sh_link = 2;
+	sh.sh_entsize = sizeof(Elf64_Rela);
+	assert_int_equal(pwrite(fd, &sh, sizeof(sh), (off_t)(eh.e_shoff + sizeof(sh))), sizeof(sh));
+	elf = elf_guard_begin(fd);
+	assert_non_null(elf);
+	before = rss_bytes();
+	assert_int_equal(elf_each_rela(elf, count_rela, seen), 0);
+	/* libelf keeps what it read until elf_end(). */
+	grew = rss_bytes() - before;
+	elf_end(elf);
+	close(fd);
+	tmpdir_remove(dir);
+	printf("  resident memory grew by %llu KiB while walking the relocations\n",
+	       (unsigned long long)grew >> 10);
+	assert_true(before > 0);
+	assert_true(grew < LINKED_CLAIM / 4);
+	assert_int_equal(seen[0], 1);
+	assert_int_equal(seen[1], 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -212,6 +293,7 @@ int main(void)
 		cmocka_unit_test(test_find_symbols),
 		cmocka_unit_test(test_wanted_sym_note_keeps_the_first),
 		cmocka_unit_test(test_loads_give_the_load_bias),
+		cmocka_unit_test(test_rela_names_symbols_only_from_a_symbol_table),
 	};
 
 	return cmocka_run_group_tests(tests, open_self, close_self);
