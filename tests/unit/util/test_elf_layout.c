@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -283,6 +284,93 @@ static void test_rela_names_symbols_only_from_a_symbol_table(void **state)
 	assert_int_equal(seen[1], 0);
 }
 
+static void count_symbol(void *ctx, const char *name, const GElf_Sym *sym)
+{
+	size_t *n = ctx;
+
+	(void)sym;
+	n[0]++;
+	n[1] += !strcmp(name, "crafted_symbol");
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+#define STRTAB_BYTES (16u << 20)
+#define NSYMS 20000
+
+/* A string table of 16 MiB that does not end with a NUL (its names at its start, then no NUL at
+ * all), and 20,000 symbols naming its first name: every name is found at the cost of the name,
+ * where elf_strptr() looked for the table's last NUL from its end each time (6 s for 8 MiB and
+ * 20,000 symbols). A name with no NUL within ELF_NAME_MAX is no name. */
+static void test_names_cost_their_length_in_a_table_without_final_nul(void **state)
+{
+	char *dir = tmpdir_new("elf-names"), path[512], *strtab = malloc(STRTAB_BYTES);
+	Elf64_Sym *syms = calloc(NSYMS, sizeof(*syms));
+	struct crafted_section secs[3];
+	size_t seen[2] = { 0, 0 };
+	double took;
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh;
+	int fd, i;
+	Elf *elf;
+
+	(void)state;
+	assert_non_null(dir);
+	assert_non_null(strtab);
+	assert_non_null(syms);
+	memset(strtab, 'A', STRTAB_BYTES);
+	memcpy(strtab, "\0crafted_symbol", sizeof("\0crafted_symbol"));
+	for (i = 1; i < NSYMS; i++)
+		syms[i] = (Elf64_Sym){ .st_name = 1,
+				       .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+				       .st_shndx = 1,
+				       .st_value = 0x1000 };
+	/* The last symbol names the unterminated run of 'A's. */
+	syms[NSYMS - 1].st_name = 100;
+	secs[0] = (struct crafted_section){ ".text", SHT_PROGBITS, 0x1000, "\xc3", 1, 0 };
+	secs[1] = (struct crafted_section){ ".strtab", SHT_STRTAB, 0, strtab, STRTAB_BYTES, 0 };
+	secs[2] = (struct crafted_section){
+		".symtab", SHT_SYMTAB, 0, syms, NSYMS * sizeof(*syms), 0
+	};
+	snprintf(path, sizeof(path), "%s/names.so", dir);
+	assert_int_equal(crafted_elf_write(path, secs, 3), 0);
+	free(strtab);
+	free(syms);
+	/* .symtab (section 3) takes its names from .strtab (section 2). */
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &eh, sizeof(eh), 0), sizeof(eh));
+	assert_int_equal(pread(fd, &sh, sizeof(sh), (off_t)(eh.e_shoff + 3 * sizeof(sh))),
+			 sizeof(sh));
+	sh.sh_link = 2;
+	sh.sh_entsize = sizeof(Elf64_Sym);
+	assert_int_equal(pwrite(fd, &sh, sizeof(sh), (off_t)(eh.e_shoff + 3 * sizeof(sh))),
+			 sizeof(sh));
+	elf = elf_guard_begin(fd);
+	assert_non_null(elf);
+	took = mono_s();
+	assert_int_equal(elf_each_defined_symbol(elf, count_symbol, seen), 0);
+	took = mono_s() - took;
+	assert_string_equal(elf_name_at(elf, 2, 1), "crafted_symbol");
+	assert_null(elf_name_at(elf, 2, 100));
+	assert_null(elf_name_at(elf, 2, STRTAB_BYTES));
+	assert_null(elf_name_at(elf, 3, 0)); /* not a string table */
+	assert_non_null(elf_section_named(elf, ".symtab", ELF_SCN_ANY, &sh));
+	elf_end(elf);
+	close(fd);
+	tmpdir_remove(dir);
+	printf("  %zu names read in %.3f s\n", seen[0], took);
+	assert_int_equal(seen[0], NSYMS - 2);
+	assert_int_equal(seen[1], NSYMS - 2);
+	assert_true(took < 1.0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -294,6 +382,7 @@ int main(void)
 		cmocka_unit_test(test_wanted_sym_note_keeps_the_first),
 		cmocka_unit_test(test_loads_give_the_load_bias),
 		cmocka_unit_test(test_rela_names_symbols_only_from_a_symbol_table),
+		cmocka_unit_test(test_names_cost_their_length_in_a_table_without_final_nul),
 	};
 
 	return cmocka_run_group_tests(tests, open_self, close_self);
