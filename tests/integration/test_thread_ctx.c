@@ -524,6 +524,13 @@ static void test_many_pending_processes_are_retried_in_turns(void **state)
 #define CRAFTED_LINKED_BYTES (48ull << 20)
 #define WRITER_SECONDS "40"
 #define WAIT_REFUSED "pid %d: its OpenTelemetry thread context is not read"
+/* Longest time between two of the writer's 1 s windows while the modules are parsed (parsed on
+ * the run loop they were 6.8 s apart); a sanitized agent on a loaded node runs late more. */
+#if defined(__SANITIZE_ADDRESS__)
+#define MAX_WINDOW_GAP_S 1.9
+#else
+#define MAX_WINDOW_GAP_S 1.6
+#endif
 
 /* Polls a guard until it counts at least want; returns the last value read. */
 static double wait_guard_at_least(int port, const char *guard, double want, double timeout_s)
@@ -658,7 +665,7 @@ static void test_crafted_modules_of_a_user_do_not_delay_windows(void **state)
 	/* Every module went to the thread: parsed on the run loop, none would be put off. */
 	assert_true(deferred >= CRAFTED_MODULES);
 	assert_true(windows >= (int)parsed_s);
-	assert_true(gap < 1.6);
+	assert_true(gap < MAX_WINDOW_GAP_S);
 	assert_int_equal(agent_proc_stop(&agent), 0);
 	f->agent_started = 0;
 	check_normal(out, NULL);
