@@ -164,3 +164,68 @@ int parser_bomb_symtab(const char *path, uint64_t symtab_bytes)
 		return -1;
 	return link_section(path, 3, 2, sizeof(Elf64_Sym));
 }
+
+/* Adds a PT_TLS of 16 bytes (at vaddr 0x3000) after the PT_LOAD crafted_elf_write wrote: both
+ * fit in the first page, before the sections. */
+static int add_tls_segment(const char *path)
+{
+	Elf64_Phdr tls = {
+		.p_type = PT_TLS, .p_flags = PF_R, .p_vaddr = 0x3000, .p_memsz = 16, .p_align = 8
+	};
+	Elf64_Ehdr eh;
+	int fd = open(path, O_RDWR | O_CLOEXEC), err = -1;
+
+	if (fd < 0)
+		return -1;
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || eh.e_phnum != 1)
+		goto out;
+	eh.e_phnum = 2;
+	if (pwrite(fd, &tls, sizeof(tls), (off_t)(eh.e_phoff + sizeof(tls))) != sizeof(tls) ||
+	    pwrite(fd, &eh, sizeof(eh), 0) != sizeof(eh))
+		goto out;
+	err = 0;
+out:
+	close(fd);
+	return err;
+}
+
+int parser_bomb_thread_ctx(const char *path, uint64_t table_bytes, uint64_t linked_bytes)
+{
+	static const char dynstr[] = "\0otel_thread_ctx_v1";
+	Elf64_Sym syms[2] = { { 0 },
+			      { .st_name = 1,
+				.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_TLS),
+				.st_shndx = 1,
+				.st_size = 8 } };
+	static const Elf64_Rela rela = { 0 };
+	struct crafted_section secs[4 + 2 * THREAD_CTX_BOMB_LINKED];
+	unsigned int i, n = 0;
+
+	/* 1 .tbss, 2 .dynstr, 3 .dynsym, 4 .rela.dyn, then the small relocation sections and the
+	 * sections they name as their symbol tables. libelf refuses a table that is not a whole
+	 * number of entries. */
+	secs[n++] = (struct crafted_section){ ".tbss", SHT_NOBITS, 0x3000, NULL, 0, 16 };
+	secs[n++] = (struct crafted_section){ ".dynstr", SHT_STRTAB, 0, dynstr, sizeof(dynstr), 0 };
+	secs[n++] = (struct crafted_section){
+		".dynsym", SHT_DYNSYM,	 0,
+		syms,	   sizeof(syms), table_bytes / sizeof(syms[0]) * sizeof(syms[0])
+	};
+	secs[n++] = (struct crafted_section){
+		".rela.dyn", SHT_RELA,	   0,
+		&rela,	     sizeof(rela), table_bytes / sizeof(rela) * sizeof(rela)
+	};
+	for (i = 0; i < THREAD_CTX_BOMB_LINKED; i++)
+		secs[n++] = (struct crafted_section){ ".rela.linked", SHT_RELA,	    0,
+						      &rela,	      sizeof(rela), 0 };
+	for (i = 0; i < THREAD_CTX_BOMB_LINKED; i++)
+		secs[n++] = (struct crafted_section){ ".linked", SHT_PROGBITS, 0, NULL,
+						      0,	 linked_bytes };
+	if (crafted_elf_write(path, secs, n) || add_tls_segment(path) ||
+	    link_section(path, 3, 2, sizeof(Elf64_Sym)) ||
+	    link_section(path, 4, 3, sizeof(Elf64_Rela)))
+		return -1;
+	for (i = 0; i < THREAD_CTX_BOMB_LINKED; i++)
+		if (link_section(path, 5 + i, 5 + THREAD_CTX_BOMB_LINKED + i, sizeof(Elf64_Rela)))
+			return -1;
+	return 0;
+}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Test-only: crafted files a local user maps to attack the agent's parsers: a .gopclntab whose
- * rows all name one long string, sections claiming gigabytes of a sparse file, and an .eh_frame
- * FDE of very many CFI rows. */
+ * rows all name one long string, sections claiming gigabytes of a sparse file, an .eh_frame FDE
+ * of very many CFI rows, and a thread context module with huge tables. */
 #ifndef SPANPROF_TEST_PARSER_BOMBS_H
 #define SPANPROF_TEST_PARSER_BOMBS_H
 
@@ -34,5 +34,16 @@ int parser_bomb_cfi(const char *dir, const char *lib, int rows);
  * interpreter (libpython3.11.so.1.0, libruby.so) it is a file the agent parses to look for one.
  * Returns 0 or -1. */
 int parser_bomb_symtab(const char *path, uint64_t symtab_bytes);
+
+/* Relocation sections of parser_bomb_thread_ctx() that each name a section of their own as
+ * their symbol table. */
+#define THREAD_CTX_BOMB_LINKED 6
+
+/* A module that exports the OpenTelemetry thread context variable (otel_thread_ctx_v1, TLS, in
+ * .dynsym, and a PT_TLS), with a .dynsym and a .rela.dyn that each claim table_bytes (holes
+ * after their first entries: nothing on disk), and THREAD_CTX_BOMB_LINKED relocation sections
+ * of one entry whose symbol table is a section of its own claiming linked_bytes (not a symbol
+ * table: a hole). Returns 0 or -1. */
+int parser_bomb_thread_ctx(const char *path, uint64_t table_bytes, uint64_t linked_bytes);
 
 #endif /* SPANPROF_TEST_PARSER_BOMBS_H */

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -25,9 +26,12 @@
 
 #include "agent_proc.h"
 #include "fixture_build.h"
+#include "hostile_fixture.h"
 #include "metrics_scrape.h"
+#include "parser_bombs.h"
 #include "pprof_file.h"
 #include "profile_census.h"
+#include "profile_windows.h"
 #include "profiled_run.h"
 #include "tmpdir.h"
 #include "unpriv_user.h"
@@ -510,6 +514,163 @@ static void test_many_pending_processes_are_retried_in_turns(void **state)
 	check_normal(dir, NULL);
 }
 
+/* Crafted modules an unprivileged user owns and maps, each exporting otel_thread_ctx_v1 with a
+ * .dynsym and a .rela.dyn of 32 MiB each (holes on disk; within the caps, so each is read
+ * whole: a few tenths of a second of parsing, seconds on a loaded node) and relocation sections
+ * naming 48 MiB non-symbol sections (which the reader once read whole too). The writer runs
+ * long enough for the parses; the test stops it when they are done. */
+#define CRAFTED_MODULES 4
+#define CRAFTED_TABLE_BYTES (32ull << 20)
+#define CRAFTED_LINKED_BYTES (48ull << 20)
+#define WRITER_SECONDS "40"
+#define WAIT_REFUSED "pid %d: its OpenTelemetry thread context is not read"
+/* Longest time between two of the writer's 1 s windows while the modules are parsed (parsed on
+ * the run loop they were 6.8 s apart); a sanitized agent on a loaded node runs late more. */
+#if defined(__SANITIZE_ADDRESS__)
+#define MAX_WINDOW_GAP_S 1.9
+#else
+#define MAX_WINDOW_GAP_S 1.6
+#endif
+
+/* Polls a guard until it counts at least want; returns the last value read. */
+static double wait_guard_at_least(int port, const char *guard, double want, double timeout_s)
+{
+	double end = hostile_now_s() + timeout_s, v = -1;
+
+	while (hostile_now_s() < end) {
+		if (!hostile_guard(port, guard, &v) && v >= want)
+			break;
+		usleep(100000);
+	}
+	return v;
+}
+
+/* The modules are parsed on the thread-context parse thread, not on the run loop: while they
+ * are, a root writer's windows keep coming every second with its samples labelled, and each
+ * module is put off to the thread (counted) and settled (logged once per process). */
+static int setup_hostile(void **state)
+{
+	struct hostile_fixture *f = NULL;
+
+	if (hostile_fixture_new("it-tctx-modules", &f))
+		return -1;
+	*state = f; /* NULL: no BPF or no unprivileged user here (printed why) */
+	return 0;
+}
+
+static int teardown_hostile(void **state)
+{
+	hostile_fixture_free(*state);
+	return 0;
+}
+
+static void test_crafted_modules_of_a_user_do_not_delay_windows(void **state)
+{
+	struct hostile_fixture *f = *state;
+	const char *writer[] = { build_path("tests/workloads/tctx_workload"),
+				 "dl",
+				 build_path("tests/workloads/libtctx_writer.so"),
+				 "normal",
+				 WRITER_SECONDS,
+				 NULL };
+	char out[700], gate[700], files[CRAFTED_MODULES][700], outs[CRAFTED_MODULES][32];
+	char pids[CRAFTED_MODULES + 1][16], want[200];
+	const char *args[10 + 2 * (CRAFTED_MODULES + 1) + 1] = { "--output",
+								 out,
+								 "--interval",
+								 "1",
+								 "--thread-ctx-labels",
+								 "http.route",
+								 "--metrics-addr",
+								 "127.0.0.1:0" };
+	double since, start, parsed_s = -1, gap = -1, deferred0 = -1, deferred;
+	struct agent_proc agent;
+	int i, n = 8, in = -1, port, windows, settled = 0;
+	pid_t held;
+	uint64_t rss;
+
+	if (!f)
+		skip();
+	snprintf(out, sizeof(out), "%s/out", f->dir);
+	snprintf(gate, sizeof(gate), "%s/map-go", f->dir);
+	assert_int_equal(mkdir(out, 0755), 0);
+	/* The user's own files: what a user crafts is owned by that user. */
+	for (i = 0; i < CRAFTED_MODULES; i++) {
+		const char *map[] = { f->workload, "mapafter", files[i], gate, "60", NULL };
+
+		snprintf(files[i], sizeof(files[i]), "%s/libcrafted-tctx-%d.so", f->dir, i);
+		assert_int_equal(
+			parser_bomb_thread_ctx(files[i], CRAFTED_TABLE_BYTES, CRAFTED_LINKED_BYTES),
+			0);
+		assert_int_equal(chown(files[i], f->user.uid, f->user.uid), 0);
+		snprintf(outs[i], sizeof(outs[i]), "attacker%d.out", i);
+		if (hostile_fixture_spawn(f, f->user.uid, "tctx-attacker", outs[i], map, 20) < 0)
+			fail_msg("attacker %d never started", i);
+		snprintf(pids[i], sizeof(pids[i]), "%d", (int)f->pids[i]);
+		args[n++] = "--pid";
+		args[n++] = pids[i];
+	}
+	held = start_held(writer, &in);
+	assert_true(held > 0);
+	f->pids[f->npids++] = held;
+	snprintf(pids[CRAFTED_MODULES], sizeof(pids[0]), "%d", (int)held);
+	args[n++] = "--pid";
+	args[n++] = pids[CRAFTED_MODULES];
+	args[n] = NULL;
+	assert_int_equal(hostile_fixture_start_agent(f, &agent, args), 0);
+	port = metrics_scrape_port(agent.log_path);
+	assert_true(port > 0);
+	snprintf(want, sizeof(want), WAIT_TCTX, (int)held);
+	if (!agent_proc_wait_log(&agent, want, 30))
+		fail_msg("the agent never found the root writer's thread context");
+	assert_int_equal(write(in, "go\n", 3), 3);
+	/* Windows of the writer are being written: then the user maps its modules. */
+	start = hostile_now_s();
+	while (profile_windows_since(out, "tctx-svc", 0, NULL) < 2 && hostile_now_s() - start < 20)
+		usleep(50000);
+	hostile_guard(port, "thread_ctx_file_deferred", &deferred0);
+	since = profile_windows_now_s() - 1;
+	start = hostile_now_s();
+	close(open(gate, O_WRONLY | O_CREAT, 0644));
+	/* Each process's module is parsed on the thread; its verdict settles the process (the
+	 * module has no TLS relocation the reader knows): logged once per process. */
+	while (settled < CRAFTED_MODULES && hostile_now_s() - start < 60) {
+		for (i = settled = 0; i < CRAFTED_MODULES; i++) {
+			snprintf(want, sizeof(want), WAIT_REFUSED, (int)f->pids[i]);
+			settled += agent_proc_log_contains(&agent, want);
+		}
+		usleep(100000);
+	}
+	parsed_s = hostile_now_s() - start;
+	deferred = wait_guard_at_least(port, "thread_ctx_file_deferred",
+				       deferred0 + CRAFTED_MODULES, 5) -
+		   deferred0;
+	/* A window more, so that any gap of the parsing time is closed. */
+	usleep(1200000);
+	windows = profile_windows_since(out, "tctx-svc", since, &gap);
+	rss = hostile_peak_rss(agent.pid);
+	printf("  %d of %d crafted modules settled %.2f s after they were mapped (%.0f parses "
+	       "put off to the thread); %d windows of the root writer since, at most %.2f s "
+	       "apart; agent peak RSS %llu MB\n",
+	       settled, CRAFTED_MODULES, parsed_s, deferred, windows, gap,
+	       (unsigned long long)rss >> 20);
+	close(in); /* the writer ends on its own; the fixture stops it and the agent */
+	if (settled < CRAFTED_MODULES)
+		fail_msg("%d of %d crafted modules were settled within 60 s", settled,
+			 CRAFTED_MODULES);
+	if (parsed_s > atof(WRITER_SECONDS) - 4)
+		fail_msg("the modules took %.1f s, too long beside the writer's %s s to measure "
+			 "its windows",
+			 parsed_s, WRITER_SECONDS);
+	/* Every module went to the thread: parsed on the run loop, none would be put off. */
+	assert_true(deferred >= CRAFTED_MODULES);
+	assert_true(windows >= (int)parsed_s);
+	assert_true(gap < MAX_WINDOW_GAP_S);
+	assert_int_equal(agent_proc_stop(&agent), 0);
+	f->agent_started = 0;
+	check_normal(out, NULL);
+}
+
 /* An unprivileged user's threads name a new span in their records all the time, at a higher
  * sampling rate: each name the sampler interns is charged to that user's share of new names, as
  * a hook's are (counted), and a root writer alongside keeps every one of its span names. */
@@ -666,6 +827,8 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(test_many_pending_processes_are_retried_in_turns,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_crafted_modules_of_a_user_do_not_delay_windows,
+						setup_hostile, teardown_hostile),
 		cmocka_unit_test_setup_teardown(test_dlopened_tlsdesc_writer_labels_samples, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_dynamic_tls_block_is_found_through_the_dtv,

@@ -176,6 +176,9 @@ void agent_thread_ctx_forget(struct agent *a, pid_t pid);
 uint64_t agent_thread_ctx_count(const struct agent *a); /* processes tracked */
 /* Retries, key re-reads and file parses put off to a later drain by the per-drain caps. */
 uint64_t agent_thread_ctx_deferred(const struct agent *a);
+/* The module files' parse verdicts: parses put off to their thread, refused by its queue's
+ * per-owner half, verdicts forgotten (file_verdicts.h). */
+void agent_thread_ctx_parse_stats(const struct agent *a, struct file_verdicts_stats *out);
 
 /* Copies the counters of every part of the agent into its metrics registry. */
 void agent_publish_metrics(struct agent *a);

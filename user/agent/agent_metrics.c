@@ -43,10 +43,18 @@ static void publish_kernel(struct agent *a)
 	unsigned int i;
 
 	struct span_names_stats ns = { 0 };
+	struct file_verdicts_stats tp;
 
 	metrics_set(a->metrics.reg, METRIC_THREAD_CTX_PROCESSES, agent_thread_ctx_count(a));
 	metrics_set_at(a->metrics.reg, METRIC_INPUT_GUARDS, METRIC_GUARD_TCTX_DEFERRED,
 		       agent_thread_ctx_deferred(a));
+	agent_thread_ctx_parse_stats(a, &tp);
+	metrics_set_at(a->metrics.reg, METRIC_INPUT_GUARDS, METRIC_GUARD_TCTX_FILE_DEFERRED,
+		       tp.deferred);
+	metrics_set_at(a->metrics.reg, METRIC_INPUT_GUARDS, METRIC_GUARD_TCTX_FILE_EVICTED,
+		       tp.evicted);
+	metrics_set_at(a->metrics.reg, METRIC_FAIR_SHARE, METRIC_FAIR_TCTX_PARSE_DEFERRED,
+		       tp.refused);
 	drain_get_stats(a->drain, &ds);
 	if (a->span_cpu.names)
 		span_names_get_stats(a->span_cpu.names, &ns);
@@ -188,6 +196,8 @@ static void publish_interpreters(struct agent *a)
 		       py.files.deferred + rb.files.deferred);
 	metrics_set_at(a->metrics.reg, METRIC_INPUT_GUARDS, METRIC_GUARD_INTERP_EVICTED,
 		       py.files.evicted + rb.files.evicted);
+	metrics_set_at(a->metrics.reg, METRIC_FAIR_SHARE, METRIC_FAIR_INTERP_PARSE_DEFERRED,
+		       py.files.refused + rb.files.refused);
 	publish_interp_caches(a);
 }
 

@@ -11,6 +11,8 @@
 #include <bpf/bpf.h>
 
 #include "agent/agent_int.h"
+#include "discover/tctx_elf.h"
+#include "util/file_verdicts.h"
 #include "util/log.h"
 
 /* A process that exports the variable but has not published its process context, or whose
@@ -21,10 +23,15 @@
 #define REAP_DRAINS 30
 /* Files known not to export otel_thread_ctx_v1 (about 64 bytes each). */
 #define NEGATIVE_FILES 16384
+/* Parse verdicts of module files (about 0.4 KiB each): those that export the variable are not
+ * parsed again for each process that maps them. */
+#define VERDICT_FILES 1024
 /* Work per drain on the run loop, at most: pending processes retried (each reads its maps and
- * parses its new files), key maps re-read, and time spent parsing files not seen before (scans
- * included; one file's parse may overrun it, bounded by the section caps). Past these the
- * work waits for the next drain, counted; pending processes take turns. */
+ * opens its new files), key maps re-read, and time spent on files not seen before (scans
+ * included). A file new to the agent is parsed on the verdicts' thread (file_verdicts.h; root's
+ * files excepted, each parsed once on the loop within the section caps), and its process
+ * retried once the verdict is in. Past these the work waits for the next drain, counted;
+ * pending processes take turns. */
 #define RETRIES_PER_DRAIN 16
 #define REREADS_PER_DRAIN 64
 #define PARSE_NS_PER_DRAIN (20ull * 1000000ull)
@@ -44,6 +51,8 @@ struct tctx_pid {
 struct agent_tctx {
 	struct thread_ctx_labels labels;
 	struct thread_ctx_files *files;
+	struct file_verdicts
+		*verdicts; /* what each module file's parse gave, parsed off the loop */
 	struct tctx_pid *pids; /* `n` used of SPANPROF_MAX_TCTX_PROCS */
 	size_t n;
 	uint64_t full; /* processes not tracked: the table was full */
@@ -55,22 +64,42 @@ struct agent_tctx {
 	int obi_warned;
 };
 
+static int parse_module(int fd, const char *name, void *out)
+{
+	(void)name;
+	return tctx_elf_read(fd, out);
+}
+
+/* thread_ctx_files' reader: the remembered verdict, or -EBUSY while the thread parses it. */
+static int read_module(void *ctx, int fd, const char *path, struct tctx_elf *out)
+{
+	const char *base = strrchr(path, '/');
+
+	return file_verdicts_read(ctx, fd, base ? base + 1 : path, parse_module, out);
+}
+
 int agent_thread_ctx_open(struct agent *a)
 {
 	const struct config_upload *up = &a->cfg->upload;
 	struct agent_tctx *t = calloc(1, sizeof(*t));
 	size_t i;
+	int err;
 
 	if (!t)
 		return log_err(-ENOMEM, "set up the thread context table");
 	t->pids = calloc(SPANPROF_MAX_TCTX_PROCS, sizeof(*t->pids));
 	t->files = thread_ctx_files_new(NEGATIVE_FILES);
-	if (!t->pids || !t->files) {
+	t->verdicts =
+		file_verdicts_new(VERDICT_FILES, sizeof(struct tctx_elf), "thread context module");
+	if (!t->pids || !t->files || !t->verdicts) {
+		err = !t->verdicts && errno ? -errno : -ENOMEM;
+		file_verdicts_free(t->verdicts);
 		thread_ctx_files_free(t->files);
 		free(t->pids);
 		free(t);
-		return log_err(-ENOMEM, "set up the thread context table");
+		return log_err(err, "set up the thread context table and its parse thread");
 	}
+	thread_ctx_files_set_reader(t->files, read_module, t->verdicts);
 	for (i = 0; i < up->nthread_ctx_labels && i < SPANPROF_TCTX_MAX_LABELS; i++)
 		t->labels.names[t->labels.n++] = up->thread_ctx_labels[i];
 	a->tctx = t;
@@ -82,6 +111,7 @@ void agent_thread_ctx_close(struct agent *a)
 	if (!a->tctx)
 		return;
 	thread_ctx_files_free(a->tctx->files);
+	file_verdicts_free(a->tctx->verdicts);
 	free(a->tctx->pids);
 	free(a->tctx);
 	a->tctx = NULL;
@@ -320,4 +350,11 @@ uint64_t agent_thread_ctx_count(const struct agent *a)
 uint64_t agent_thread_ctx_deferred(const struct agent *a)
 {
 	return a->tctx ? a->tctx->deferred : 0;
+}
+
+void agent_thread_ctx_parse_stats(const struct agent *a, struct file_verdicts_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (a->tctx)
+		file_verdicts_get_stats(a->tctx->verdicts, out);
 }

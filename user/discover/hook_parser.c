@@ -50,22 +50,39 @@ struct hook_parser {
 	int running; /* the thread has not returned yet */
 	int wake_fd; /* eventfd, readable while finished jobs wait for a poll */
 	uint64_t seq;
+	uid_t last_uid; /* whose file was parsed last (turn_taken: one was) */
+	int turn_taken;
 	struct job jobs[HOOK_PARSER_JOBS];
 	pid_t deferred[DEFERRED_MAX];
 	unsigned int ndeferred;
 	struct hook_parser_stats stats;
 };
 
-/* The oldest queued job, or NULL. Called locked. */
+/* The oldest queued job of another user than the last one parsed, else the oldest queued job,
+ * or NULL: users take turns, so the files one user queued first delay another user's file by
+ * about one parse per user waiting, not by the whole of that user's half of the queue. Called
+ * locked. */
 static struct job *next_job(struct hook_parser *p)
 {
-	struct job *best = NULL;
+	struct job *oldest = NULL, *other = NULL, *j;
 	size_t i;
 
-	for (i = 0; i < HOOK_PARSER_JOBS; i++)
-		if (p->jobs[i].state == JOB_QUEUED && (!best || p->jobs[i].seq < best->seq))
-			best = &p->jobs[i];
-	return best;
+	for (i = 0; i < HOOK_PARSER_JOBS; i++) {
+		j = &p->jobs[i];
+		if (j->state != JOB_QUEUED)
+			continue;
+		if (!oldest || j->seq < oldest->seq)
+			oldest = j;
+		if (p->turn_taken && j->uid == p->last_uid)
+			continue;
+		if (!other || j->seq < other->seq)
+			other = j;
+	}
+	if (other) {
+		p->last_uid = other->uid;
+		p->turn_taken = 1;
+	}
+	return other ? other : oldest;
 }
 
 static void *parser_main(void *arg)

@@ -12,7 +12,9 @@
 
 #include "discover/hook_elf.h"
 
-/* Files queued or parsed and not yet claimed, at most; one user holds at most half of them. */
+/* Files queued or parsed and not yet claimed, at most; one user holds at most half of them, and
+ * users take turns at the parser (the oldest file of another user than the last parsed goes
+ * next). */
 #define HOOK_PARSER_JOBS 64
 /* Processes noted as waiting for one file's verdict (more are found by the periodic rescan). */
 #define HOOK_PARSER_WAITERS 32

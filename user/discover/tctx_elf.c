@@ -35,13 +35,13 @@ static int find_symbol(Elf *elf, struct tctx_elf *out, size_t *symndx)
 		if (!gelf_getsym(data, i, &sym) || sym.st_shndx == SHN_UNDEF)
 			continue;
 		if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && !out->span_hook) {
-			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			name = elf_name_at(elf, sh.sh_link, sym.st_name);
 			out->span_hook = name && !strcmp(name, TCTX_SPAN_HOOK_SYMBOL);
 			continue;
 		}
 		if (found || GELF_ST_TYPE(sym.st_info) != STT_TLS)
 			continue;
-		name = elf_strptr(elf, sh.sh_link, sym.st_name);
+		name = elf_name_at(elf, sh.sh_link, sym.st_name);
 		if (name && !strcmp(name, TCTX_SYMBOL)) {
 			out->sym_offset = sym.st_value;
 			*symndx = i;

@@ -28,6 +28,8 @@
 struct thread_ctx_files {
 	struct lru lru;
 	size_t max;
+	thread_ctx_elf_fn read; /* NULL: tctx_elf_read() here */
+	void *read_ctx;
 };
 
 struct no_symbol {
@@ -44,6 +46,17 @@ struct thread_ctx_files *thread_ctx_files_new(size_t max_files)
 	}
 	f->max = max_files;
 	return f;
+}
+
+void thread_ctx_files_set_reader(struct thread_ctx_files *f, thread_ctx_elf_fn read, void *ctx)
+{
+	f->read = read;
+	f->read_ctx = ctx;
+}
+
+static int read_module(struct thread_ctx_files *f, int fd, const char *path, struct tctx_elf *out)
+{
+	return f->read ? f->read(f->read_ctx, fd, path, out) : tctx_elf_read(fd, out);
 }
 
 void thread_ctx_files_free(struct thread_ctx_files *f)
@@ -234,7 +247,8 @@ static int resolve_module(const char *proc_root, pid_t pid, const struct proc_ma
 /* The first module among maps that exports the variable, resolved into out. spanprof's own
  * hook library exports it too, but the agent reads its records through the slot the hook
  * registers per thread: another module (an SDK in the same process) comes first, and the hook
- * library is resolved only when no other module exports the variable. */
+ * library is resolved only when no other module exports the variable, and no file whose parse
+ * was put off (by the reader) may still turn out to be such a module. */
 static int find_module(struct thread_ctx_files *files, const char *proc_root, pid_t pid,
 		       const struct proc_maps *maps, uint64_t deadline_ns, struct tctx_proc *out,
 		       const char **why)
@@ -243,7 +257,7 @@ static int find_module(struct thread_ctx_files *files, const char *proc_root, pi
 	const struct proc_map *hook_map = NULL;
 	struct tctx_elf te, hook_te;
 	size_t i, j, nseen = 0;
-	int fd, err;
+	int fd, err, busy = 0;
 
 	for (i = 0; i < maps->count && nseen < THREAD_CTX_MAX_FILES; i++) {
 		const struct proc_map *m = &maps->maps[i];
@@ -265,12 +279,13 @@ static int find_module(struct thread_ctx_files *files, const char *proc_root, pi
 		fd = hook_open_mapping(proc_root, pid, m, NULL);
 		if (fd < 0)
 			continue;
-		/* The hook library is told by the function it exports, from the .dynsym walk just
-		 * done: its probe note is parsed off the run loop (hook_parser.h), never here. */
-		err = tctx_elf_read(fd, &te);
+		/* The hook library is told by the function it exports, from the .dynsym walk: its
+		 * probe note is parsed off the run loop (hook_parser.h), never here. */
+		err = read_module(files, fd, m->path, &te);
 		close(fd);
 		if (err == -ENOENT || err == -ENOEXEC || err == -EFBIG)
 			note_without(files, m); /* not parsed again: refusals included */
+		busy |= err == -EBUSY;
 		if (err)
 			continue;
 		if (!te.span_hook)
@@ -280,6 +295,8 @@ static int find_module(struct thread_ctx_files *files, const char *proc_root, pi
 			hook_te = te;
 		}
 	}
+	if (busy)
+		return -EINPROGRESS;
 	if (hook_map)
 		return resolve_module(proc_root, pid, maps, hook_map, &hook_te, out, why);
 	return -ENOENT;

@@ -12,6 +12,7 @@
 
 #include "discover/proc_maps.h"
 #include "discover/process_ctx.h"
+#include "discover/tctx_elf.h"
 #include "spanprof_abi.h"
 
 /* Schemas of the TLS record: the OTEP's development name and its announced stable name. */
@@ -35,12 +36,22 @@ struct thread_ctx_files;
 struct thread_ctx_files *thread_ctx_files_new(size_t max_files); /* NULL: ENOMEM */
 void thread_ctx_files_free(struct thread_ctx_files *f); /* NULL-safe */
 
+/* Reads a mapped module's ELF file fd (path is the mapping's): tctx_elf_read()'s results, or
+ * -EBUSY when the file's verdict is not known yet because it is being parsed elsewhere (off the
+ * caller's thread): the process is then retried later. */
+typedef int (*thread_ctx_elf_fn)(void *ctx, int fd, const char *path, struct tctx_elf *out);
+
+/* Routes the files' parses through read(ctx, ...); by default (NULL) tctx_elf_read() runs in
+ * the caller. */
+void thread_ctx_files_set_reader(struct thread_ctx_files *f, thread_ctx_elf_fn read, void *ctx);
+
 /* Looks for pid's thread context among maps (its executable mappings). Returns 0 with *out
  * filled; -ENOENT when no module exports the variable, or the process context names no
  * thread-local schema; -EAGAIN when a module exports it but the process context is not
  * published yet, or the dynamic linker has not yet filled what tells where the variable is
  * (retry later); -EINPROGRESS when deadline_ns (CLOCK_MONOTONIC; UINT64_MAX: none) passed with
- * files not parsed yet (retry later: the files parsed are remembered); -ENOTSUP for a schema or
+ * files not parsed yet, or when the reader put off a file's parse and no other module settles
+ * the process (retry later: the files parsed are remembered); -ENOTSUP for a schema or
  * TLS access this reader does not know (*why says which); another -errno. Every byte read is
  * treated as hostile. */
 int thread_ctx_find(struct thread_ctx_files *files, const char *proc_root, pid_t pid,

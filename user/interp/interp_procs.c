@@ -25,7 +25,7 @@ struct interp_procs {
 	const char *proc_root;
 	size_t max_pids;
 	struct lru pids, noted;
-	struct interp_verdicts *verdicts;
+	struct file_verdicts *verdicts;
 	struct interp_procs_stats stats;
 };
 
@@ -39,7 +39,7 @@ struct interp_procs *interp_procs_new(const struct interp_kind *kind, const char
 	ip->kind = kind;
 	ip->proc_root = proc_root;
 	ip->max_pids = max_pids;
-	ip->verdicts = interp_verdicts_new(INTERP_MAX_FILES, kind->parsed_size);
+	ip->verdicts = file_verdicts_new(INTERP_MAX_FILES, kind->parsed_size, "interpreter");
 	if (!ip->verdicts || lru_init(&ip->pids, max_pids) ||
 	    lru_init(&ip->noted, MAX_NOTED_FILES)) {
 		interp_procs_free(ip);
@@ -66,7 +66,7 @@ void interp_procs_free(struct interp_procs *ip)
 		return;
 	drop_all(&ip->pids, offsetof(struct proc_entry, node));
 	drop_all(&ip->noted, offsetof(struct file_entry, node));
-	interp_verdicts_free(ip->verdicts);
+	file_verdicts_free(ip->verdicts);
 	free(ip);
 }
 
@@ -174,5 +174,5 @@ drop:
 void interp_procs_get_stats(const struct interp_procs *ip, struct interp_procs_stats *out)
 {
 	*out = ip->stats;
-	interp_verdicts_get_stats(ip->verdicts, &out->files);
+	file_verdicts_get_stats(ip->verdicts, &out->files);
 }

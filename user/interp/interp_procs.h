@@ -11,7 +11,7 @@
 
 #include "discover/proc_maps.h"
 #include "interp/interp_file.h"
-#include "interp/interp_verdicts.h"
+#include "util/file_verdicts.h"
 
 /* An interpreter kind: python_proc.h and ruby_proc.h define one each. */
 struct interp_kind {
@@ -23,7 +23,7 @@ struct interp_kind {
 	 * its interp_file), -ENOENT when none, -EBUSY when its file is being parsed (off the
 	 * run loop), another -errno when it could not be read. */
 	int (*find)(const char *proc_root, pid_t pid, const struct proc_maps *maps,
-		    struct interp_verdicts *verdicts, void *value);
+		    struct file_verdicts *verdicts, void *value);
 };
 
 struct interp_procs;
@@ -32,7 +32,7 @@ struct interp_procs_stats {
 	uint64_t supported; /* processes whose frames the sampler reads now */
 	uint64_t unsupported; /* scans that found an interpreter this agent cannot read */
 	uint64_t full; /* processes not tracked because max_pids were */
-	struct interp_verdicts_stats files; /* the per-file verdicts and parse budget */
+	struct file_verdicts_stats files; /* the per-file verdicts and parse budget */
 };
 
 /* Interpreter files whose verdicts are remembered, per kind (about 0.5 KiB each). */

@@ -66,7 +66,7 @@ static int names_ec(Elf *elf, Elf_Scn *symscn, const GElf_Rela *r)
 	if (elf_section_data(symscn, ELF_SECTION_MAX_SYMBOLS, &data) ||
 	    !gelf_getshdr(symscn, &sh) || !gelf_getsym(data, GELF_R_SYM(r->r_info), &sym))
 		return 0;
-	name = elf_strptr(elf, sh.sh_link, sym.st_name);
+	name = elf_name_at(elf, sh.sh_link, sym.st_name);
 	return name && !strcmp(name, EC_SYMBOL);
 }
 

@@ -137,9 +137,9 @@ static int parse_file(int fd, const char *name, void *out)
 	return ruby_elf_read(fd, out);
 }
 
-/* A file and the verdicts remembered across processes (interp_verdicts.h). */
+/* A file and the verdicts remembered across processes (util/file_verdicts.h). */
 struct verdict_read {
-	struct interp_verdicts *verdicts;
+	struct file_verdicts *verdicts;
 	struct ruby_elf *out;
 };
 
@@ -149,11 +149,11 @@ static int read_elf(int fd, const char *name, void *ctx)
 {
 	struct verdict_read *r = ctx;
 
-	return interp_verdicts_read(r->verdicts, fd, name, parse_file, r->out);
+	return file_verdicts_read(r->verdicts, fd, name, parse_file, r->out);
 }
 
 static int ruby_proc_find(const char *proc_root, pid_t pid, const struct proc_maps *maps,
-			  struct interp_verdicts *verdicts, void *value)
+			  struct file_verdicts *verdicts, void *value)
 {
 	const struct proc_map *m = interpreter_map(maps);
 	struct ruby_proc *out = value;

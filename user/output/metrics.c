@@ -103,6 +103,8 @@ static const char *const guards[] = {
 	[METRIC_GUARD_PIDS_UNPREPARED] = "pids_unprepared",
 	[METRIC_GUARD_INTERP_DEFERRED] = "interp_file_deferred",
 	[METRIC_GUARD_INTERP_EVICTED] = "interp_file_evicted",
+	[METRIC_GUARD_TCTX_FILE_DEFERRED] = "thread_ctx_file_deferred",
+	[METRIC_GUARD_TCTX_FILE_EVICTED] = "thread_ctx_file_evicted",
 };
 static const char *const
 	unwinders[] = { [METRIC_UNWINDER_CFI] = "cfi", [METRIC_UNWINDER_FP] = "frame_pointer" };
@@ -142,6 +144,8 @@ static const char *const fair_bounds[] = {
 	[METRIC_FAIR_SPAN_LOG_REMOVED] = "span_log_removed",
 	[METRIC_FAIR_UNWIND_REFUSED] = "unwind_table_refused",
 	[METRIC_FAIR_HOOK_PARSE_DEFERRED] = "hook_parse_deferred",
+	[METRIC_FAIR_INTERP_PARSE_DEFERRED] = "interp_parse_deferred",
+	[METRIC_FAIR_TCTX_PARSE_DEFERRED] = "thread_ctx_parse_deferred",
 };
 _Static_assert(sizeof(fair_bounds) / sizeof(fair_bounds[0]) == METRIC_FAIR__COUNT, "labels");
 static const char *const memory_parts[] = {

@@ -112,6 +112,8 @@ enum metric_fair_bound {
 	METRIC_FAIR_SPAN_LOG_REMOVED, /* span log files removed to keep the total bound */
 	METRIC_FAIR_UNWIND_REFUSED, /* unwind tables not built: the user holds its budget share */
 	METRIC_FAIR_HOOK_PARSE_DEFERRED, /* hook files not queued for parsing: queue or share full */
+	METRIC_FAIR_INTERP_PARSE_DEFERRED, /* interpreter files not queued: queue or share full */
+	METRIC_FAIR_TCTX_PARSE_DEFERRED, /* thread-context module files not queued: the same */
 	METRIC_FAIR__COUNT,
 };
 /* What a periodic rescan did with a process (scan_known.h). */
@@ -159,6 +161,8 @@ enum metric_guard {
 	METRIC_GUARD_PIDS_UNPREPARED, /* processes of a drain past --max-pid-snapshots */
 	METRIC_GUARD_INTERP_DEFERRED, /* interpreter file parse put off: the parse thread has it */
 	METRIC_GUARD_INTERP_EVICTED, /* interpreter file verdict forgotten: the LRU was full */
+	METRIC_GUARD_TCTX_FILE_DEFERRED, /* thread-context module parse put off to its thread */
+	METRIC_GUARD_TCTX_FILE_EVICTED, /* thread-context module verdict forgotten: LRU full */
 	METRIC_GUARD__COUNT,
 };
 

@@ -200,7 +200,7 @@ size_t elf_guard_dwarf_bytes(Elf *elf, int fd)
 	while ((scn = elf_nextscn(elf, scn))) {
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
 			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		name = elf_name_at(elf, shstrndx, sh.sh_name);
 		if (name && !strncmp(name, ".debug_", 7))
 			total += section_bytes(elf, fd, &sh);
 		else if (name && !strncmp(name, ".zdebug_", 8))

@@ -20,6 +20,23 @@ static int kind_ok(const GElf_Shdr *shdr, enum elf_scn_kind kind)
 	}
 }
 
+const char *elf_name_at(Elf *elf, size_t strndx, size_t off)
+{
+	Elf_Scn *scn = elf_getscn(elf, strndx);
+	Elf_Data *data;
+	const char *s;
+	GElf_Shdr sh;
+	size_t left;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_STRTAB ||
+	    elf_section_data(scn, ELF_SECTION_MAX_SYMBOLS, &data) || !data->d_buf ||
+	    off >= data->d_size)
+		return NULL;
+	s = (const char *)data->d_buf + off;
+	left = data->d_size - off;
+	return memchr(s, '\0', left < ELF_NAME_MAX ? left : ELF_NAME_MAX) ? s : NULL;
+}
+
 Elf_Scn *elf_section_named(Elf *elf, const char *name, enum elf_scn_kind kind, GElf_Shdr *shdr)
 {
 	Elf_Scn *scn = NULL;
@@ -31,7 +48,7 @@ Elf_Scn *elf_section_named(Elf *elf, const char *name, enum elf_scn_kind kind, G
 	while ((scn = elf_nextscn(elf, scn))) {
 		if (!gelf_getshdr(scn, shdr) || !kind_ok(shdr, kind))
 			continue;
-		sname = elf_strptr(elf, shstrndx, shdr->sh_name);
+		sname = elf_name_at(elf, shstrndx, shdr->sh_name);
 		if (sname && !strcmp(sname, name))
 			return scn;
 	}
@@ -145,7 +162,7 @@ int elf_each_defined_symbol(Elf *elf, elf_symbol_fn fn, void *ctx)
 		for (i = 0; i < n; i++) {
 			if (!gelf_getsym(data, i, &sym) || sym.st_shndx == SHN_UNDEF)
 				continue;
-			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			name = elf_name_at(elf, sh.sh_link, sym.st_name);
 			if (name)
 				fn(ctx, name, &sym);
 		}
@@ -197,7 +214,7 @@ int elf_each_rela(Elf *elf, elf_rela_fn fn, void *ctx)
 	Elf_Scn *scn = NULL, *symscn;
 	Elf_Data *data, *syms;
 	uint64_t total = 0;
-	GElf_Shdr sh;
+	GElf_Shdr sh, symsh;
 	GElf_Rela r;
 	GElf_Sym sym;
 	size_t i, n;
@@ -210,8 +227,12 @@ int elf_each_rela(Elf *elf, elf_rela_fn fn, void *ctx)
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize ||
 		    elf_section_data(scn, ELF_SECTION_MAX_SYMBOLS, &data) || !data->d_buf)
 			continue;
+		/* Only a symbol table: the guard capped those together (elf_guard.h), while any
+		 * other section named here would be read whole, each up to the cap. */
 		symscn = elf_getscn(elf, sh.sh_link);
-		if (!symscn || elf_section_data(symscn, ELF_SECTION_MAX_SYMBOLS, &syms))
+		if (!symscn || !gelf_getshdr(symscn, &symsh) ||
+		    (symsh.sh_type != SHT_DYNSYM && symsh.sh_type != SHT_SYMTAB) ||
+		    elf_section_data(symscn, ELF_SECTION_MAX_SYMBOLS, &syms))
 			syms = NULL;
 		n = data->d_size / sh.sh_entsize; /* what was read, not what sh_size claims */
 		for (i = 0; i < n; i++) {

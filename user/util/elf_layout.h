@@ -15,6 +15,17 @@ enum elf_scn_kind {
 	ELF_SCN_PROGBITS, /* SHT_PROGBITS only */
 };
 
+/* Names longer than this are none the readers look for: a string with no NUL within it is not
+ * read as a name. */
+#define ELF_NAME_MAX 4096
+
+/* The NUL-terminated string at offset off of string table strndx (an SHT_STRTAB section read
+ * within ELF_SECTION_MAX_SYMBOLS), or NULL when strndx is no such section, off lies outside it
+ * or no NUL ends the string within ELF_NAME_MAX bytes. Its cost is the name's: elf_strptr()
+ * looks for the table's last NUL from the table's end at every call when the table does not end
+ * with one, so a crafted table of megabytes made every lookup scan it (quadratic in the file). */
+const char *elf_name_at(Elf *elf, size_t strndx, size_t off);
+
 /* The first section named name of that kind; its header in *shdr. NULL when none. */
 Elf_Scn *elf_section_named(Elf *elf, const char *name, enum elf_scn_kind kind, GElf_Shdr *shdr);
 
@@ -74,9 +85,10 @@ int elf_wanted_sym_note(struct elf_wanted_sym *want, size_t n, const char *name,
 int elf_find_symbols(Elf *elf, struct elf_wanted_sym *want, size_t n);
 
 /* Calls fn for every entry of the SHT_RELA sections, with the symbol it names (NULL when it names
- * none or its symbol table cannot be read). The relocation sections together may claim at most
- * ELF_SECTION_MAX_SYMBOLS bytes, checked before libelf reads any (a sparse file can claim
- * gigabytes). Returns 0, or -EFBIG (nothing was read). */
+ * none, or its section's sh_link is not a symbol table (SHT_DYNSYM, SHT_SYMTAB: those the guard
+ * caps together) or cannot be read; any other section named there is not read). The relocation
+ * sections together may claim at most ELF_SECTION_MAX_SYMBOLS bytes, checked before libelf reads
+ * any (a sparse file can claim gigabytes). Returns 0, or -EFBIG (nothing was read). */
 typedef void (*elf_rela_fn)(void *ctx, const GElf_Rela *rela, const GElf_Sym *sym);
 int elf_each_rela(Elf *elf, elf_rela_fn fn, void *ctx);
 

@@ -29,7 +29,7 @@ static struct {
 } answer;
 
 static int fake_find(const char *proc_root, pid_t pid, const struct proc_maps *maps,
-		     struct interp_verdicts *verdicts, void *value)
+		     struct file_verdicts *verdicts, void *value)
 {
 	struct fake_proc *p = value;
 

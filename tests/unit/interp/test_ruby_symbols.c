@@ -301,7 +301,7 @@ static void test_c_functions_named_by_their_id(void **state)
 	struct live *l = live_or_skip(state);
 	struct ruby_symbols *rs = ruby_symbols_new("/proc", 16);
 	struct interp_frame f = { .flags = SPANPROF_RB_FRAME_CFUNC };
-	struct interp_verdicts *verdicts;
+	struct file_verdicts *verdicts;
 	struct ruby_proc proc;
 	struct proc_maps maps;
 	struct sym_line line;
@@ -310,10 +310,10 @@ static void test_c_functions_named_by_their_id(void **state)
 	assert_non_null(rs);
 	assert_int_equal(proc_maps_read(l->pid, &maps), 0);
 	/* The system's ruby is root's: its file is parsed by the caller, not queued. */
-	verdicts = interp_verdicts_new(4, ruby_interp.parsed_size);
+	verdicts = file_verdicts_new(4, ruby_interp.parsed_size, "test");
 	assert_non_null(verdicts);
 	assert_int_equal(ruby_interp.find("/proc", l->pid, &maps, verdicts, &proc), 0);
-	interp_verdicts_free(verdicts);
+	file_verdicts_free(verdicts);
 	proc_maps_release(&maps);
 	assert_non_null(proc.off);
 	assert_int_equal(proc.bpf.ec_mode, SPANPROF_RB_EC_TLS);

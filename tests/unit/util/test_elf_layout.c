@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Unit tests for elf_layout: sections by name, kind and address, and vaddr -> file offset with
- * permissions, on this test binary itself (compared with what its own headers say). */
+ * permissions, on this test binary itself (compared with what its own headers say); and the
+ * relocation walk on a crafted file. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -9,12 +10,16 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "crafted_elf.h"
+#include "tmpdir.h"
 #include "util/elf_guard.h"
 #include "util/elf_layout.h"
 
@@ -202,6 +207,170 @@ static void test_loads_give_the_load_bias(void **state)
 	assert_int_equal(elf_loads_bias(&loads, start, UINT64_MAX - 1, &bias), -ENOENT);
 }
 
+static void count_rela(void *ctx, const GElf_Rela *rela, const GElf_Sym *sym)
+{
+	int *n = ctx;
+
+	(void)rela;
+	n[0]++;
+	n[1] += sym != NULL;
+}
+
+/* Resident memory of this process in bytes (VmRSS), 0 when unknown. */
+static uint64_t rss_bytes(void)
+{
+	unsigned long long kb = 0;
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %llu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb * 1024;
+}
+
+#define LINKED_CLAIM (48ull << 20)
+
+/* A relocation section whose sh_link names a section that is not a symbol table (here one that
+ * claims 48 MiB, a hole after two symbols): that section is not read (the guard caps only symbol
+ * tables together, so each such section could make libelf read up to the per-section cap, one
+ * per relocation section), and its relocation has no symbol. */
+static void test_rela_names_symbols_only_from_a_symbol_table(void **state)
+{
+	Elf64_Rela rela = { .r_offset = 0x2000, .r_info = ELF64_R_INFO(1, R_X86_64_64) };
+	Elf64_Sym syms[2] = { { 0 },
+			      { .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+				.st_shndx = 1,
+				.st_value = 0x1234 } };
+	const struct crafted_section secs[] = {
+		{ ".rela.dyn", SHT_RELA, 0, &rela, sizeof(rela), 0 },
+		{ ".data", SHT_PROGBITS, 0, syms, sizeof(syms), LINKED_CLAIM },
+	};
+	char *dir = tmpdir_new("elf-layout"), path[512];
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh;
+	int fd, seen[2] = { 0, 0 };
+	uint64_t before, grew;
+	Elf *elf;
+
+	(void)state;
+	assert_non_null(dir);
+	snprintf(path, sizeof(path), "%s/rela.so", dir);
+	assert_int_equal(crafted_elf_write(path, secs, 2), 0);
+	/* .rela.dyn (section 1) names .data (section 2) as its symbol table. */
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &eh, sizeof(eh), 0), sizeof(eh));
+	assert_int_equal(pread(fd, &sh, sizeof(sh), (off_t)(eh.e_shoff + sizeof(sh))), sizeof(sh));
+	sh.sh_link = 2;
+	sh.sh_entsize = sizeof(Elf64_Rela);
+	assert_int_equal(pwrite(fd, &sh, sizeof(sh), (off_t)(eh.e_shoff + sizeof(sh))), sizeof(sh));
+	elf = elf_guard_begin(fd);
+	assert_non_null(elf);
+	before = rss_bytes();
+	assert_int_equal(elf_each_rela(elf, count_rela, seen), 0);
+	/* libelf keeps what it read until elf_end(). */
+	grew = rss_bytes() - before;
+	elf_end(elf);
+	close(fd);
+	tmpdir_remove(dir);
+	printf("  resident memory grew by %llu KiB while walking the relocations\n",
+	       (unsigned long long)grew >> 10);
+	assert_true(before > 0);
+	assert_true(grew < LINKED_CLAIM / 4);
+	assert_int_equal(seen[0], 1);
+	assert_int_equal(seen[1], 0);
+}
+
+static void count_symbol(void *ctx, const char *name, const GElf_Sym *sym)
+{
+	size_t *n = ctx;
+
+	(void)sym;
+	n[0]++;
+	n[1] += !strcmp(name, "crafted_symbol");
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+#define STRTAB_BYTES (16u << 20)
+#define NSYMS 20000
+
+/* A string table of 16 MiB that does not end with a NUL (its names at its start, then no NUL at
+ * all), and 20,000 symbols naming its first name: every name is found at the cost of the name,
+ * where elf_strptr() looked for the table's last NUL from its end each time (6 s for 8 MiB and
+ * 20,000 symbols). A name with no NUL within ELF_NAME_MAX is no name. */
+static void test_names_cost_their_length_in_a_table_without_final_nul(void **state)
+{
+	char *dir = tmpdir_new("elf-names"), path[512], *strtab = malloc(STRTAB_BYTES);
+	Elf64_Sym *syms = calloc(NSYMS, sizeof(*syms));
+	struct crafted_section secs[3];
+	size_t seen[2] = { 0, 0 };
+	double took;
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh;
+	int fd, i;
+	Elf *elf;
+
+	(void)state;
+	assert_non_null(dir);
+	assert_non_null(strtab);
+	assert_non_null(syms);
+	memset(strtab, 'A', STRTAB_BYTES);
+	memcpy(strtab, "\0crafted_symbol", sizeof("\0crafted_symbol"));
+	for (i = 1; i < NSYMS; i++)
+		syms[i] = (Elf64_Sym){ .st_name = 1,
+				       .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+				       .st_shndx = 1,
+				       .st_value = 0x1000 };
+	/* The last symbol names the unterminated run of 'A's. */
+	syms[NSYMS - 1].st_name = 100;
+	secs[0] = (struct crafted_section){ ".text", SHT_PROGBITS, 0x1000, "\xc3", 1, 0 };
+	secs[1] = (struct crafted_section){ ".strtab", SHT_STRTAB, 0, strtab, STRTAB_BYTES, 0 };
+	secs[2] = (struct crafted_section){
+		".symtab", SHT_SYMTAB, 0, syms, NSYMS * sizeof(*syms), 0
+	};
+	snprintf(path, sizeof(path), "%s/names.so", dir);
+	assert_int_equal(crafted_elf_write(path, secs, 3), 0);
+	free(strtab);
+	free(syms);
+	/* .symtab (section 3) takes its names from .strtab (section 2). */
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &eh, sizeof(eh), 0), sizeof(eh));
+	assert_int_equal(pread(fd, &sh, sizeof(sh), (off_t)(eh.e_shoff + 3 * sizeof(sh))),
+			 sizeof(sh));
+	sh.sh_link = 2;
+	sh.sh_entsize = sizeof(Elf64_Sym);
+	assert_int_equal(pwrite(fd, &sh, sizeof(sh), (off_t)(eh.e_shoff + 3 * sizeof(sh))),
+			 sizeof(sh));
+	elf = elf_guard_begin(fd);
+	assert_non_null(elf);
+	took = mono_s();
+	assert_int_equal(elf_each_defined_symbol(elf, count_symbol, seen), 0);
+	took = mono_s() - took;
+	assert_string_equal(elf_name_at(elf, 2, 1), "crafted_symbol");
+	assert_null(elf_name_at(elf, 2, 100));
+	assert_null(elf_name_at(elf, 2, STRTAB_BYTES));
+	assert_null(elf_name_at(elf, 3, 0)); /* not a string table */
+	assert_non_null(elf_section_named(elf, ".symtab", ELF_SCN_ANY, &sh));
+	elf_end(elf);
+	close(fd);
+	tmpdir_remove(dir);
+	printf("  %zu names read in %.3f s\n", seen[0], took);
+	assert_int_equal(seen[0], NSYMS - 2);
+	assert_int_equal(seen[1], NSYMS - 2);
+	assert_true(took < 1.0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -212,6 +381,8 @@ int main(void)
 		cmocka_unit_test(test_find_symbols),
 		cmocka_unit_test(test_wanted_sym_note_keeps_the_first),
 		cmocka_unit_test(test_loads_give_the_load_bias),
+		cmocka_unit_test(test_rela_names_symbols_only_from_a_symbol_table),
+		cmocka_unit_test(test_names_cost_their_length_in_a_table_without_final_nul),
 	};
 
 	return cmocka_run_group_tests(tests, open_self, close_self);

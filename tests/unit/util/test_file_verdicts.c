@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Unit tests for the per-file interpreter verdicts: a file is parsed once however often it is
+/* Unit tests for the per-file parse verdicts: a file is parsed once however often it is
  * met, again when it changes, the LRU's bound is kept and counted, and files of owners other
  * than root are parsed on the thread, one owner holding at most half its queue. A counting
  * parser stands in for the ELF readers. The first two tests run as root (root's files are
@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "interp/interp_verdicts.h"
+#include "util/file_verdicts.h"
 #include "tmpdir.h"
 
 struct parsed {
@@ -63,8 +63,8 @@ static int need_root(void **state)
 static void test_parsed_once_per_file(void **state)
 {
 	char *dir = tmpdir_new("verdicts");
-	struct interp_verdicts *v = interp_verdicts_new(8, sizeof(struct parsed));
-	struct interp_verdicts_stats st;
+	struct file_verdicts *v = file_verdicts_new(8, sizeof(struct parsed), "test");
+	struct file_verdicts_stats st;
 	struct parsed p;
 	int fd = new_file(dir, 0, 10), i;
 
@@ -72,32 +72,32 @@ static void test_parsed_once_per_file(void **state)
 	parse_calls = 0;
 	for (i = 0; i < 100; i++) {
 		memset(&p, 0, sizeof(p));
-		assert_int_equal(
-			interp_verdicts_read(v, fd, "libpython3.11.so", counting_parse, &p), 0);
+		assert_int_equal(file_verdicts_read(v, fd, "libpython3.11.so", counting_parse, &p),
+				 0);
 		assert_int_equal(p.calls_at_parse, 1); /* the remembered value */
 	}
 	/* A failing verdict is remembered too. */
-	assert_int_equal(interp_verdicts_read(v, fd, "notpython", counting_parse, &p), -ENOENT);
-	assert_int_equal(interp_verdicts_read(v, fd, "notpython", counting_parse, &p), -ENOENT);
+	assert_int_equal(file_verdicts_read(v, fd, "notpython", counting_parse, &p), -ENOENT);
+	assert_int_equal(file_verdicts_read(v, fd, "notpython", counting_parse, &p), -ENOENT);
 	assert_int_equal(parse_calls, 2); /* another name is another verdict */
 	/* The file grew: parsed again. */
 	assert_int_equal(write(fd, "x", 1), 1);
-	assert_int_equal(interp_verdicts_read(v, fd, "notpython", counting_parse, &p), -ENOENT);
+	assert_int_equal(file_verdicts_read(v, fd, "notpython", counting_parse, &p), -ENOENT);
 	assert_int_equal(parse_calls, 3);
-	interp_verdicts_get_stats(v, &st);
+	file_verdicts_get_stats(v, &st);
 	assert_int_equal(st.parsed, 3);
 	assert_int_equal(st.hits, 100);
 	assert_int_equal(st.deferred, 0);
 	close(fd);
-	interp_verdicts_free(v);
+	file_verdicts_free(v);
 	tmpdir_remove(dir);
 }
 
 static void test_bounded_and_counted(void **state)
 {
 	char *dir = tmpdir_new("verdicts");
-	struct interp_verdicts *v = interp_verdicts_new(4, sizeof(struct parsed));
-	struct interp_verdicts_stats st;
+	struct file_verdicts *v = file_verdicts_new(4, sizeof(struct parsed), "test");
+	struct file_verdicts_stats st;
 	struct parsed p;
 	int fds[6], i;
 
@@ -105,18 +105,18 @@ static void test_bounded_and_counted(void **state)
 	parse_calls = 0;
 	for (i = 0; i < 6; i++) {
 		fds[i] = new_file(dir, i, 1);
-		assert_int_equal(interp_verdicts_read(v, fds[i], "ruby", counting_parse, &p), 0);
+		assert_int_equal(file_verdicts_read(v, fds[i], "ruby", counting_parse, &p), 0);
 	}
-	interp_verdicts_get_stats(v, &st);
+	file_verdicts_get_stats(v, &st);
 	assert_int_equal(st.evicted, 2);
 	/* The newest four are remembered, the two oldest parsed again. */
-	assert_int_equal(interp_verdicts_read(v, fds[5], "ruby", counting_parse, &p), 0);
+	assert_int_equal(file_verdicts_read(v, fds[5], "ruby", counting_parse, &p), 0);
 	assert_int_equal(parse_calls, 6);
-	assert_int_equal(interp_verdicts_read(v, fds[0], "ruby", counting_parse, &p), 0);
+	assert_int_equal(file_verdicts_read(v, fds[0], "ruby", counting_parse, &p), 0);
 	assert_int_equal(parse_calls, 7);
 	for (i = 0; i < 6; i++)
 		close(fds[i]);
-	interp_verdicts_free(v);
+	file_verdicts_free(v);
 	tmpdir_remove(dir);
 }
 
@@ -133,13 +133,13 @@ static int held_parse(int fd, const char *name, void *out)
 }
 
 /* Asks until the verdict is there (the thread parsed it); fails after 10 s. */
-static int read_when_parsed(struct interp_verdicts *v, int fd, interp_parse_fn parse)
+static int read_when_parsed(struct file_verdicts *v, int fd, file_parse_fn parse)
 {
 	struct parsed p;
 	int err, i;
 
 	for (i = 0; i < 10000; i++) {
-		err = interp_verdicts_read(v, fd, "libruby.so", parse, &p);
+		err = file_verdicts_read(v, fd, "libruby.so", parse, &p);
 		if (err != -EBUSY)
 			return err;
 		usleep(1000);
@@ -151,14 +151,14 @@ static int read_when_parsed(struct interp_verdicts *v, int fd, interp_parse_fn p
 static void test_other_owners_files_parse_off_the_caller(void **state)
 {
 	char *dir = tmpdir_new("verdicts");
-	struct interp_verdicts *v = interp_verdicts_new(64, sizeof(struct parsed));
-	struct interp_verdicts_stats st;
+	struct file_verdicts *v = file_verdicts_new(64, sizeof(struct parsed), "test");
+	struct file_verdicts_stats st;
 	struct parsed p;
-	int fds[INTERP_VERDICTS_JOBS / 2 + 3], i, n = INTERP_VERDICTS_JOBS / 2 + 3;
+	int fds[FILE_VERDICTS_JOBS / 2 + 3], i, n = FILE_VERDICTS_JOBS / 2 + 3;
 
 	(void)state;
 	if (geteuid() != 0) {
-		interp_verdicts_free(v);
+		file_verdicts_free(v);
 		tmpdir_remove(dir);
 		printf("  skip: giving files to other owners needs root\n");
 		skip();
@@ -169,17 +169,17 @@ static void test_other_owners_files_parse_off_the_caller(void **state)
 	for (i = 0; i < n - 1; i++) {
 		fds[i] = new_file(dir, i, 1);
 		assert_int_equal(fchown(fds[i], 65534, 65534), 0);
-		assert_int_equal(interp_verdicts_read(v, fds[i], "libruby.so", held_parse, &p),
+		assert_int_equal(file_verdicts_read(v, fds[i], "libruby.so", held_parse, &p),
 				 -EBUSY);
 	}
-	interp_verdicts_get_stats(v, &st);
-	assert_int_equal(st.refused, n - 1 - INTERP_VERDICTS_JOBS / 2);
+	file_verdicts_get_stats(v, &st);
+	assert_int_equal(st.refused, n - 1 - FILE_VERDICTS_JOBS / 2);
 	/* Another owner's file still gets a place. */
 	fds[n - 1] = new_file(dir, n - 1, 1);
 	assert_int_equal(fchown(fds[n - 1], 65533, 65533), 0);
-	assert_int_equal(interp_verdicts_read(v, fds[n - 1], "libruby.so", held_parse, &p), -EBUSY);
-	interp_verdicts_get_stats(v, &st);
-	assert_int_equal(st.refused, n - 1 - INTERP_VERDICTS_JOBS / 2);
+	assert_int_equal(file_verdicts_read(v, fds[n - 1], "libruby.so", held_parse, &p), -EBUSY);
+	file_verdicts_get_stats(v, &st);
+	assert_int_equal(st.refused, n - 1 - FILE_VERDICTS_JOBS / 2);
 	assert_int_equal(parse_calls, 0);
 	hold = 0;
 	/* Asked again, each is parsed (the refused ones queued now), on the thread, once. */
@@ -188,11 +188,11 @@ static void test_other_owners_files_parse_off_the_caller(void **state)
 	assert_int_equal(parse_calls, n);
 	assert_false(pthread_equal(parse_thread, pthread_self()));
 	for (i = 0; i < n; i++) {
-		assert_int_equal(interp_verdicts_read(v, fds[i], "libruby.so", held_parse, &p), 0);
+		assert_int_equal(file_verdicts_read(v, fds[i], "libruby.so", held_parse, &p), 0);
 		close(fds[i]);
 	}
 	assert_int_equal(parse_calls, n);
-	interp_verdicts_free(v);
+	file_verdicts_free(v);
 	tmpdir_remove(dir);
 }
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Per-file interpreter parse verdicts (a bounded LRU the run loop owns) and the parsing thread:
+/* Per-file parse verdicts (a bounded LRU the run loop owns) and the parsing thread:
  * a fixed table of jobs under one mutex, which the thread moves from queued to finished and the
  * loop collects into the LRU at its next read. */
 #include <errno.h>
@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "interp/interp_verdicts.h"
+#include "util/file_verdicts.h"
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/lru.h"
@@ -47,15 +47,16 @@ struct job {
 	uint64_t seq; /* the oldest queued job runs first */
 	uid_t uid; /* the file's owner */
 	int fd; /* a duplicate, the job's own */
-	interp_parse_fn parse;
+	file_parse_fn parse;
 	struct file_key key;
 	int err;
 	uint64_t took_ns;
 	unsigned char *value; /* value_size bytes */
 };
 
-struct interp_verdicts {
+struct file_verdicts {
 	size_t max_files, value_size;
+	const char *what; /* the files' kind, for logs */
 	struct lru files; /* the run loop's only */
 	pthread_t thread;
 	pthread_mutex_t lock;
@@ -63,8 +64,8 @@ struct interp_verdicts {
 	int stop;
 	int running; /* the thread has not returned yet */
 	uint64_t seq;
-	struct job jobs[INTERP_VERDICTS_JOBS];
-	struct interp_verdicts_stats stats; /* parse_ns, longest_ns written by the thread, locked */
+	struct job jobs[FILE_VERDICTS_JOBS];
+	struct file_verdicts_stats stats; /* parse_ns, longest_ns written by the thread, locked */
 };
 
 static void key_of(const struct stat *st, const char *name, struct file_key *k)
@@ -84,12 +85,12 @@ static int same_key(const struct file_key *a, const struct file_key *b)
 }
 
 /* The oldest queued job, or NULL. Called locked. */
-static struct job *next_job(struct interp_verdicts *v)
+static struct job *next_job(struct file_verdicts *v)
 {
 	struct job *best = NULL;
 	size_t i;
 
-	for (i = 0; i < INTERP_VERDICTS_JOBS; i++)
+	for (i = 0; i < FILE_VERDICTS_JOBS; i++)
 		if (v->jobs[i].state == JOB_QUEUED && (!best || v->jobs[i].seq < best->seq))
 			best = &v->jobs[i];
 	return best;
@@ -97,7 +98,7 @@ static struct job *next_job(struct interp_verdicts *v)
 
 static void *parser_main(void *arg)
 {
-	struct interp_verdicts *v = arg;
+	struct file_verdicts *v = arg;
 	uint64_t start;
 	struct job *j;
 
@@ -124,9 +125,9 @@ static void *parser_main(void *arg)
 	return NULL;
 }
 
-struct interp_verdicts *interp_verdicts_new(size_t max_files, size_t value_size)
+struct file_verdicts *file_verdicts_new(size_t max_files, size_t value_size, const char *what)
 {
-	struct interp_verdicts *v = calloc(1, sizeof(*v));
+	struct file_verdicts *v = calloc(1, sizeof(*v));
 	size_t i;
 	int err;
 
@@ -134,7 +135,8 @@ struct interp_verdicts *interp_verdicts_new(size_t max_files, size_t value_size)
 		goto nomem;
 	v->max_files = max_files;
 	v->value_size = value_size;
-	for (i = 0; i < INTERP_VERDICTS_JOBS; i++) {
+	v->what = what;
+	for (i = 0; i < FILE_VERDICTS_JOBS; i++) {
 		v->jobs[i].fd = -1;
 		v->jobs[i].value = calloc(1, value_size ? value_size : 1);
 		if (!v->jobs[i].value)
@@ -152,7 +154,7 @@ struct interp_verdicts *interp_verdicts_new(size_t max_files, size_t value_size)
 		pthread_cond_destroy(&v->wake);
 		pthread_mutex_destroy(&v->lock);
 		lru_release(&v->files);
-		for (i = 0; i < INTERP_VERDICTS_JOBS; i++)
+		for (i = 0; i < FILE_VERDICTS_JOBS; i++)
 			free(v->jobs[i].value);
 		free(v);
 		errno = err;
@@ -160,7 +162,7 @@ struct interp_verdicts *interp_verdicts_new(size_t max_files, size_t value_size)
 	}
 	return v;
 nomem_free:
-	for (i = 0; i < INTERP_VERDICTS_JOBS; i++)
+	for (i = 0; i < FILE_VERDICTS_JOBS; i++)
 		free(v->jobs[i].value);
 	free(v);
 nomem:
@@ -169,7 +171,7 @@ nomem:
 }
 
 /* Waits up to STOP_WAIT_MS for the thread to return; returns 0 when it did. Called locked. */
-static int wait_exit(struct interp_verdicts *v)
+static int wait_exit(struct file_verdicts *v)
 {
 	struct timespec deadline;
 	int err = 0;
@@ -183,7 +185,7 @@ static int wait_exit(struct interp_verdicts *v)
 	return v->running ? -ETIMEDOUT : 0;
 }
 
-void interp_verdicts_free(struct interp_verdicts *v)
+void file_verdicts_free(struct file_verdicts *v)
 {
 	struct lru_node *n;
 	size_t i;
@@ -200,7 +202,7 @@ void interp_verdicts_free(struct interp_verdicts *v)
 		/* Inside one parse (bounded by the parsers' caps, but a crafted file takes up to a
 		 * second on a loaded node): the agent is exiting, so v is left to the thread and
 		 * reclaimed with the process. */
-		log_warn(err, "interpreter file parse still running at exit: not waited for");
+		log_warn(err, "%s file parse still running at exit: not waited for", v->what);
 		pthread_detach(v->thread);
 #ifdef __SANITIZE_ADDRESS__
 		__lsan_ignore_object(v);
@@ -211,7 +213,7 @@ void interp_verdicts_free(struct interp_verdicts *v)
 	pthread_cond_destroy(&v->exited);
 	pthread_cond_destroy(&v->wake);
 	pthread_mutex_destroy(&v->lock);
-	for (i = 0; i < INTERP_VERDICTS_JOBS; i++) {
+	for (i = 0; i < FILE_VERDICTS_JOBS; i++) {
 		if (v->jobs[i].fd >= 0)
 			close(v->jobs[i].fd);
 		free(v->jobs[i].value);
@@ -224,7 +226,7 @@ void interp_verdicts_free(struct interp_verdicts *v)
 	free(v);
 }
 
-static void remember(struct interp_verdicts *v, const struct file_key *key, int err,
+static void remember(struct file_verdicts *v, const struct file_key *key, int err,
 		     const void *value)
 {
 	struct lru_node *old;
@@ -240,10 +242,10 @@ static void remember(struct interp_verdicts *v, const struct file_key *key, int 
 		lru_del(&v->files, old);
 		free(lru_entry(old, struct verdict, node));
 		if (!v->stats.evicted++)
-			log_info("more than %zu interpreter files seen: the least recently "
-				 "scanned are parsed again when next met (counted in "
-				 "spanprof_input_guards_total{guard=\"interp_file_evicted\"})",
-				 v->max_files);
+			log_info("more than %zu %s files seen: the least recently scanned are "
+				 "parsed again when next met (logged once, counted in "
+				 "spanprof_input_guards_total)",
+				 v->max_files, v->what);
 	}
 	e = calloc(1, sizeof(*e) + v->value_size);
 	if (!e)
@@ -256,7 +258,7 @@ static void remember(struct interp_verdicts *v, const struct file_key *key, int 
 	lru_add(&v->files, &e->node);
 }
 
-static void count_parse(struct interp_verdicts *v, uint64_t took_ns)
+static void count_parse(struct file_verdicts *v, uint64_t took_ns)
 {
 	v->stats.parsed++;
 	v->stats.parse_ns += took_ns;
@@ -265,12 +267,12 @@ static void count_parse(struct interp_verdicts *v, uint64_t took_ns)
 }
 
 /* Moves the thread's finished jobs into the LRU. */
-static void collect(struct interp_verdicts *v)
+static void collect(struct file_verdicts *v)
 {
 	size_t i;
 
 	pthread_mutex_lock(&v->lock);
-	for (i = 0; i < INTERP_VERDICTS_JOBS; i++) {
+	for (i = 0; i < FILE_VERDICTS_JOBS; i++) {
 		struct job *j = &v->jobs[i];
 
 		if (j->state != JOB_FINISHED)
@@ -284,14 +286,14 @@ static void collect(struct interp_verdicts *v)
 
 /* Queues key's parse unless it is queued already, the table is full or uid holds half of it.
  * Called locked. */
-static void submit(struct interp_verdicts *v, int fd, uid_t uid, interp_parse_fn parse,
+static void submit(struct file_verdicts *v, int fd, uid_t uid, file_parse_fn parse,
 		   const struct file_key *key)
 {
 	struct job *slot = NULL;
 	unsigned int mine = 0;
 	size_t i;
 
-	for (i = 0; i < INTERP_VERDICTS_JOBS; i++) {
+	for (i = 0; i < FILE_VERDICTS_JOBS; i++) {
 		struct job *j = &v->jobs[i];
 
 		if (j->state == JOB_FREE) {
@@ -303,7 +305,7 @@ static void submit(struct interp_verdicts *v, int fd, uid_t uid, interp_parse_fn
 			return; /* queued or being parsed */
 		mine += j->uid == uid;
 	}
-	if (!slot || mine >= INTERP_VERDICTS_JOBS / 2) {
+	if (!slot || mine >= FILE_VERDICTS_JOBS / 2) {
 		v->stats.refused++;
 		return; /* the rescan in a second tries again */
 	}
@@ -318,8 +320,8 @@ static void submit(struct interp_verdicts *v, int fd, uid_t uid, interp_parse_fn
 	pthread_cond_signal(&v->wake);
 }
 
-int interp_verdicts_read(struct interp_verdicts *v, int fd, const char *name, interp_parse_fn parse,
-			 void *out)
+int file_verdicts_read(struct file_verdicts *v, int fd, const char *name, file_parse_fn parse,
+		       void *out)
 {
 	struct file_key key;
 	struct lru_node *n;
@@ -343,7 +345,7 @@ int interp_verdicts_read(struct interp_verdicts *v, int fd, const char *name, in
 		}
 	}
 	/* Only the administrator makes files owned by root, and each is parsed once: they are
-	 * parsed at once, so other users' files cannot keep a root-installed interpreter unread
+	 * parsed at once, so other users' files cannot keep a root-installed file unread
 	 * behind them in the queue. */
 	if (st.st_uid == 0) {
 		start = clock_mono_ns();
@@ -359,7 +361,7 @@ int interp_verdicts_read(struct interp_verdicts *v, int fd, const char *name, in
 	return -EBUSY;
 }
 
-void interp_verdicts_get_stats(const struct interp_verdicts *v, struct interp_verdicts_stats *out)
+void file_verdicts_get_stats(const struct file_verdicts *v, struct file_verdicts_stats *out)
 {
 	*out = v->stats;
 }
