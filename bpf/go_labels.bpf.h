@@ -6,6 +6,7 @@
 #define SPANPROF_GO_LABELS_BPF_H
 
 #include "maps.bpf.h"
+#include "spanprof_hex.h"
 
 /* Go 1.17-1.23 map[string]string: hmap.B at 9, hmap.buckets at 16; a bucket is 8 tophash
  * bytes, 8 keys, 8 values (strings of 16 bytes) and an overflow pointer. tophash >= 5 marks a
@@ -25,18 +26,6 @@ struct go_string {
 	__u64 len;
 };
 
-/* Value of one hex digit, or -1. */
-static __always_inline int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* span_id: 16 hex digits into 8 bytes; anything else leaves the id zero (name only). */
 static __always_inline void take_span_id(struct span_ctx *out, const struct go_string *v)
 {
@@ -46,7 +35,7 @@ static __always_inline void take_span_id(struct span_ctx *out, const struct go_s
 	if (v->len != 16 || bpf_probe_read_user(hex, sizeof(hex), (void *)v->ptr))
 		return;
 	for (i = 0; i < 8; i++) {
-		int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+		int hi = spanprof_hex_digit(hex[2 * i]), lo = spanprof_hex_digit(hex[2 * i + 1]);
 
 		if (hi < 0 || lo < 0) {
 			__builtin_memset(out->span_id, 0, sizeof(out->span_id));

@@ -216,6 +216,30 @@ static __always_inline void add_time(void *counts, struct sample_key *key, __u64
 	__sync_fetch_and_add(total, ns);
 }
 
+/* Ends st's wait at now and returns its length. A wait shorter than cfg_off_cpu_min_ns is only
+ * counted as short; a longer one goes to the off-CPU profile under st's key at once in fp mode,
+ * else to st's pending time for on_sched_exit, which takes its stacks. */
+static __always_inline __u64 end_wait(struct span_task *st, __u64 now)
+{
+	__u64 delta = now - st->off_since_ns;
+
+	st->off_since_ns = 0;
+	if (delta < cfg_off_cpu_min_ns) {
+		counter_inc(&event_counts, SPANPROF_EVENT_OFF_CPU_SHORT);
+		return delta;
+	}
+	if (cfg_off_cpu_full_stacks) {
+		/* Added, not set: a wait on_sched_exit missed (it never does after a switch in
+		 * __schedule) is then counted with the next one rather than lost. */
+		st->pending_ns += delta;
+		return delta;
+	}
+	add_time(off_cpu_slot ? (void *)&off_cpu_counts_1 : (void *)&off_cpu_counts_0, &st->key,
+		 delta);
+	counter_inc(&event_counts, SPANPROF_EVENT_OFF_CPU);
+	return delta;
+}
+
 /* next runs again: if it blocked in a span, the wait goes to the span's total and, when long
  * enough, to the off-CPU profile (at once in fp mode, else once on_sched_exit took its
  * stacks). */
@@ -223,7 +247,6 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 {
 	struct span_area *sa = bpf_task_storage_get(&span_areas, next, NULL, 0);
 	struct span_task *st;
-	__u64 delta;
 
 	/* A span change the hook queued from now on happened on the CPU since now: the floor of
 	 * its time when the ring is read (span_hook.bpf.c), so no wait is counted as CPU time. */
@@ -233,24 +256,8 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	if (!st || !st->active)
 		return;
 	st->on_cpu_ns = now;
-	if (!st->off_since_ns)
-		return;
-	delta = now - st->off_since_ns;
-	st->off_since_ns = 0;
-	st->off_cpu_ns += delta;
-	if (delta < cfg_off_cpu_min_ns) {
-		counter_inc(&event_counts, SPANPROF_EVENT_OFF_CPU_SHORT);
-		return;
-	}
-	if (cfg_off_cpu_full_stacks) {
-		/* Added, not set: a wait on_sched_exit missed (it never does after a switch in
-		 * __schedule) is then counted with the next one rather than lost. */
-		st->pending_ns += delta;
-		return;
-	}
-	add_time(off_cpu_slot ? (void *)&off_cpu_counts_1 : (void *)&off_cpu_counts_0, &st->key,
-		 delta);
-	counter_inc(&event_counts, SPANPROF_EVENT_OFF_CPU);
+	if (st->off_since_ns)
+		st->off_cpu_ns += end_wait(st, now);
 }
 
 /* Waits of threads whose span comes from an OpenTelemetry thread context record, not from
@@ -308,23 +315,9 @@ static __always_inline void tctx_switch_out(void *ctx, struct task_struct *prev,
 static __always_inline void tctx_switch_in(struct task_struct *next, __u64 now)
 {
 	struct span_task *st = bpf_task_storage_get(&tctx_waits, next, NULL, 0);
-	__u64 delta;
 
-	if (!st || !st->off_since_ns)
-		return;
-	delta = now - st->off_since_ns;
-	st->off_since_ns = 0;
-	if (delta < cfg_off_cpu_min_ns) {
-		counter_inc(&event_counts, SPANPROF_EVENT_OFF_CPU_SHORT);
-		return;
-	}
-	if (cfg_off_cpu_full_stacks) {
-		st->pending_ns += delta;
-		return;
-	}
-	add_time(off_cpu_slot ? (void *)&off_cpu_counts_1 : (void *)&off_cpu_counts_0, &st->key,
-		 delta);
-	counter_inc(&event_counts, SPANPROF_EVENT_OFF_CPU);
+	if (st && st->off_since_ns)
+		end_wait(st, now);
 }
 
 /* on_sched_exit's part for those waits: stacks and the record's span taken in the thread's own

@@ -194,6 +194,15 @@ int BPF_PROG(on_exec, struct task_struct *p)
 	return 0;
 }
 
+/* mmap() and mprotect() both take the protection third: asking for executable memory means the
+ * process's code may have changed. */
+static __always_inline int scan_if_exec(struct trace_event_raw_sys_enter *ctx)
+{
+	if (ctx->args[2] & PROT_EXEC)
+		request_scan();
+	return 0;
+}
+
 /* dlopen() and the dynamic loader map code with PROT_EXEC from a file descriptor, a JIT maps
  * anonymous memory with it; the memory is not mapped yet here, which is fine: the agent scans a
  * little later. A syscall tracepoint rather than fentry/kprobe on the mm code: those need ftrace
@@ -202,11 +211,7 @@ int BPF_PROG(on_exec, struct task_struct *p)
 SEC("tracepoint/syscalls/sys_enter_mmap")
 int on_mmap_enter(struct trace_event_raw_sys_enter *ctx)
 {
-	unsigned long prot = ctx->args[2];
-
-	if (prot & PROT_EXEC)
-		request_scan();
-	return 0;
+	return scan_if_exec(ctx);
 }
 
 /* A JIT writes code into memory mapped read-write, then makes it executable (CPython's perf
@@ -216,11 +221,7 @@ int on_mmap_enter(struct trace_event_raw_sys_enter *ctx)
 SEC("tracepoint/syscalls/sys_enter_mprotect")
 int on_mprotect_enter(struct trace_event_raw_sys_enter *ctx)
 {
-	unsigned long prot = ctx->args[2];
-
-	if (prot & PROT_EXEC)
-		request_scan();
-	return 0;
+	return scan_if_exec(ctx);
 }
 
 SEC("tp_btf/sched_process_fork")

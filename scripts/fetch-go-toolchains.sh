@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Downloads Debian's newer Go toolchains (golang-1.24 from trixie, golang-1.25 from
-# trixie-backports or sid, golang-1.26 from sid) for the Go tests, without installing them: a
-# private apt sources list and state directory fetch the .debs, and `dpkg -x` unpacks them into
-# $SPANPROF_GO_CACHE/<version> (default /var/cache/spanprof-go). Bookworm's own apt state and
-# packages are never touched. A toolchain that cannot be had is reported and skipped: the Go
+# trixie-backports or sid, golang-1.26 from sid) for the Go tests, without installing them
+# (scripts/private-apt.sh), unpacked into $SPANPROF_GO_CACHE/<version> (default
+# /var/cache/spanprof-go). A toolchain that cannot be had is reported and skipped: the Go
 # tests then say they skipped it. Downloads are kept, so a second run costs one `apt-get update`.
 #
 # Usage: scripts/fetch-go-toolchains.sh [VERSION...]   (default: 1.24 1.25 1.26; 1.21-1.23
@@ -15,6 +14,8 @@ versions=${*:-1.24 1.25 1.26}
 here=$(cd "$(dirname "$0")" && pwd)
 
 say() { echo "fetch-go-toolchains: $*" >&2; }
+# shellcheck source-path=SCRIPTDIR source=private-apt.sh
+. "$here/private-apt.sh"
 
 # Suites that may carry golang-<version>, newest-stable first.
 suites_of() {
@@ -26,32 +27,15 @@ suites_of() {
 	esac
 }
 
-mirror=$("$here/../.ci/apt-sources.sh" --mirror bookworm 2>/dev/null) || mirror=http://deb.debian.org/debian
-apt_dir=$cache/apt
-mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial" "$apt_dir/etc" || {
-	say "cannot create $apt_dir; no Go toolchains fetched"
+if ! private_apt_setup "$cache/apt" bookworm-backports trixie trixie-backports sid; then
+	say "cannot create $cache/apt; no Go toolchains fetched"
 	exit 0
-}
-sources=$apt_dir/etc/sources.list
-{
-	for suite in bookworm-backports trixie trixie-backports sid; do
-		echo "deb $mirror $suite main"
-	done
-} >"$sources"
-apt_opts=(-o "Dir::Etc::SourceList=$sources" -o "Dir::Etc::SourceParts=/nonexistent"
-	-o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir"
-	-o "Dir::Cache::archives=$apt_dir/archives" -o "Dir::State::status=/dev/null"
-	-o "APT::Default-Release=" -o "Debug::NoLocking=1")
-
+fi
 # One update per day at most: the lists are what costs time.
-stamp=$apt_dir/updated
-if [ -z "$(find "$stamp" -mmin -1440 2>/dev/null)" ]; then
-	if ! apt-get "${apt_opts[@]}" -qq update >"$apt_dir/update.log" 2>&1; then
-		say "apt-get update with the private list failed (see $apt_dir/update.log);" \
-			"Go tests will run on the installed toolchain only"
-		exit 0
-	fi
-	touch "$stamp"
+if ! private_apt_update 1440; then
+	say "apt-get update with the private list failed (see $apt_dir/update.log);" \
+		"Go tests will run on the installed toolchain only"
+	exit 0
 fi
 
 # The newest version of package $1 in suite $2, or nothing.
@@ -61,7 +45,7 @@ version_in() {
 }
 
 fetch_one() { # go version, e.g. 1.25
-	local v=$1 dest=$cache/$1 suite pkgver pkg found=""
+	local v=$1 dest=$cache/$1 suite pkgver found=""
 
 	if [ -x "$dest/usr/lib/go-$v/bin/go" ]; then
 		say "Go $v: already in $dest"
@@ -78,24 +62,11 @@ fetch_one() { # go version, e.g. 1.25
 		say "Go $v: golang-$v-go is in none of $(suites_of "$v") at $mirror; skipped"
 		return 1
 	fi
-	rm -rf "$dest.tmp"
-	mkdir -p "$dest.tmp"
-	for pkg in "golang-$v-go" "golang-$v-src"; do
-		# madison lists the source version; the binary's may differ only in binNMUs.
-		if ! (cd "$apt_dir/archives" &&
-			apt-get "${apt_opts[@]}" -qq download "$pkg/$found" >>"$apt_dir/download.log" 2>&1); then
-			say "Go $v: apt-get download $pkg/$found failed (see $apt_dir/download.log); skipped"
-			rm -rf "$dest.tmp"
-			return 1
-		fi
-	done
-	for deb in "$apt_dir"/archives/golang-"$v"-go_*.deb "$apt_dir"/archives/golang-"$v"-src_*.deb; do
-		dpkg -x "$deb" "$dest.tmp" || {
-			say "Go $v: dpkg -x $deb failed; skipped"
-			rm -rf "$dest.tmp"
-			return 1
-		}
-	done
+	# madison lists the source version; the binary's may differ only in binNMUs.
+	if ! private_apt_unpack "$dest.tmp" "golang-$v-go/$found" "golang-$v-src/$found"; then
+		say "Go $v: skipped"
+		return 1
+	fi
 	if ! "$dest.tmp/usr/lib/go-$v/bin/go" version >/dev/null 2>&1; then
 		say "Go $v: the unpacked go binary does not run here; skipped"
 		rm -rf "$dest.tmp"

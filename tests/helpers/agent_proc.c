@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "agent_proc.h"
+#include "tmpdir.h"
 
 /* Start-up (kernel symbols, BPF verification) and the last window's write at exit take seconds
  * on a loaded 2-CPU VM: the stress run (tests/stress_integration.sh) saw a start over 20 s. */
@@ -33,6 +34,15 @@ int agent_proc_can_run(void)
 		return 0;
 	}
 	return 1;
+}
+
+int agent_proc_dir_setup(void **state, const char *tag)
+{
+	*state = NULL;
+	if (!agent_proc_can_run())
+		return 0;
+	*state = tmpdir_new(tag);
+	return *state ? 0 : -1;
 }
 
 const char *build_path(const char *rel)

@@ -14,6 +14,12 @@ struct agent_proc {
  * so the caller can skip(). */
 int agent_proc_can_run(void);
 
+/* A cmocka setup for tests that run the agent in a directory of their own: *state becomes a
+ * fresh tmpdir_new(tag), or NULL when the agent cannot run here (agent_proc_can_run() said why;
+ * the tests skip; tmpdir_teardown() removes it). Returns 0, or -1 when the directory could not be
+ * made. */
+int agent_proc_dir_setup(void **state, const char *tag);
+
 /* Starts build/spanprof with argv (NULL-terminated, without argv[0]), stderr into
  * <log_dir>/agent.log, and waits up to 60 s for it to log that it is profiling.
  * Returns 0 or -1 (the log is printed). */

@@ -2,6 +2,7 @@
 /* Test-only pprof reader (see pprof_file.h): gunzip + protobuf-c decode, sample queries, and a
  * parse check with the Go toolchain's pprof. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -123,6 +124,40 @@ Perftools__Profiles__Profile *pprof_file_read(const char *path)
 	p = pprof_decode(buf, len);
 	free(buf);
 	return p;
+}
+
+int pprof_file_each(const char *dir, const char *service, const char *kind, pprof_profile_fn fn,
+		    void *ctx)
+{
+	char suffix[512], path[4096];
+	Perftools__Profiles__Profile *p;
+	struct dirent *de;
+	size_t len, slen;
+	int files = 0;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return -1;
+	snprintf(suffix, sizeof(suffix), "-%s%s%s.pb.gz", service, kind ? "." : "",
+		 kind ? kind : "");
+	slen = strlen(suffix);
+	while ((de = readdir(d))) {
+		len = strlen(de->d_name);
+		if (len <= slen || strcmp(de->d_name + len - slen, suffix))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		p = pprof_file_read(path);
+		if (!p) {
+			printf("cannot decode %s\n", path);
+			files = -1;
+			break;
+		}
+		fn(p, path, ctx);
+		pprof_file_free(p);
+		files++;
+	}
+	closedir(d);
+	return files;
 }
 
 void pprof_file_free(Perftools__Profiles__Profile *p)

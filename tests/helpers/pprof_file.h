@@ -19,6 +19,15 @@ Perftools__Profiles__Profile *pprof_file_read(const char *path);
 /* NULL-safe. */
 void pprof_file_free(Perftools__Profiles__Profile *p);
 
+/* Each profile the agent wrote into dir for service: files named *-<service>.pb.gz, or with kind
+ * ("off_cpu") *-<service>.<kind>.pb.gz. fn(p, path, ctx) sees each one decoded, in directory
+ * order. Returns the number of files, or -1 when dir cannot be opened or a file does not decode
+ * (said on stdout). */
+typedef void (*pprof_profile_fn)(const Perftools__Profiles__Profile *p, const char *path,
+				 void *ctx);
+int pprof_file_each(const char *dir, const char *service, const char *kind, pprof_profile_fn fn,
+		    void *ctx);
+
 /* string_table[idx], or NULL when idx is out of range. */
 const char *pprof_str(const Perftools__Profiles__Profile *p, int64_t idx);
 

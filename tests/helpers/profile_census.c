@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Test-only census of span labels per function across a service's profiles. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -101,22 +100,17 @@ static void count_sample(struct census *c, const Perftools__Profiles__Profile *p
 	}
 }
 
-static int read_one(struct census *c, const char *path)
+static void read_one(const Perftools__Profiles__Profile *p, const char *path, void *ctx)
 {
-	Perftools__Profiles__Profile *p = pprof_file_read(path);
+	struct census *c = ctx;
 	int rc;
 
-	if (!p) {
-		printf("cannot decode %s\n", path);
-		return -1;
-	}
 	for (size_t i = 0; i < p->n_sample; i++) {
 		const Perftools__Profiles__Sample *s = p->sample[i];
 
 		if (s->n_value && p->period > 0)
 			count_sample(c, p, s, s->value[0] / p->period);
 	}
-	pprof_file_free(p);
 	c->files++;
 	rc = pprof_file_check_with_go(path, c->go_error[0] ? NULL : c->go_error,
 				      c->go_error[0] ? 0 : sizeof(c->go_error));
@@ -124,30 +118,9 @@ static int read_one(struct census *c, const char *path)
 		c->go_checked++;
 	else if (rc == 1)
 		c->go_missing = 1;
-	return 0;
 }
 
 int census_read(struct census *c, const char *dir, const char *service)
 {
-	char suffix[256], path[4096];
-	struct dirent *de;
-	size_t len, slen;
-	DIR *d = opendir(dir);
-
-	if (!d)
-		return -1;
-	snprintf(suffix, sizeof(suffix), "-%s.pb.gz", service);
-	slen = strlen(suffix);
-	while ((de = readdir(d))) {
-		len = strlen(de->d_name);
-		if (len <= slen || strcmp(de->d_name + len - slen, suffix))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (read_one(c, path)) {
-			closedir(d);
-			return -1;
-		}
-	}
-	closedir(d);
-	return c->files;
+	return pprof_file_each(dir, service, NULL, read_one, c) < 0 ? -1 : c->files;
 }

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Test-only: call-chain census over a service's profiles (stack_chain.h). */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -100,35 +99,27 @@ static void count_profile(const Perftools__Profiles__Profile *p, const char *con
 	}
 }
 
+struct chain_walk {
+	const char *const *chain;
+	size_t n;
+	struct chain_count *out;
+	int printed;
+};
+
+static void count_file(const Perftools__Profiles__Profile *p, const char *path, void *ctx)
+{
+	struct chain_walk *w = ctx;
+
+	(void)path;
+	count_profile(p, w->chain, w->n, w->out, &w->printed);
+	w->out->files++;
+}
+
 int chain_count(const char *dir, const char *service, const char *const *chain, size_t n,
 		struct chain_count *out)
 {
-	char suffix[256], path[4096];
-	Perftools__Profiles__Profile *p;
-	struct dirent *de;
-	size_t len, slen;
-	int printed = 0;
-	DIR *d = opendir(dir);
+	struct chain_walk w = { chain, n, out, 0 };
 
 	memset(out, 0, sizeof(*out));
-	if (!d)
-		return -1;
-	snprintf(suffix, sizeof(suffix), "-%s.pb.gz", service);
-	slen = strlen(suffix);
-	while ((de = readdir(d))) {
-		len = strlen(de->d_name);
-		if (len <= slen || strcmp(de->d_name + len - slen, suffix))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		p = pprof_file_read(path);
-		if (!p) {
-			closedir(d);
-			return -1;
-		}
-		count_profile(p, chain, n, out, &printed);
-		pprof_file_free(p);
-		out->files++;
-	}
-	closedir(d);
-	return out->files;
+	return pprof_file_each(dir, service, NULL, count_file, &w) < 0 ? -1 : out->files;
 }

@@ -1,13 +1,27 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Test-only: reading workload output and span logs (see text_file.h). */
+/* Test-only: reading workload output and span logs, writing small input files (see
+ * text_file.h). */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "text_file.h"
+
+void text_file_write(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
 
 long text_file_lines_with(const char *path, const char *text)
 {

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Test-only: what a workload or the agent wrote into a text file (span logs, workload output). */
+/* Test-only: what a workload or the agent wrote into a text file (span logs, workload output),
+ * and small files a test writes for the code under test. */
 #ifndef SPANPROF_TEST_TEXT_FILE_H
 #define SPANPROF_TEST_TEXT_FILE_H
+
+/* Creates or truncates path holding text; a failed cmocka assertion when it cannot. */
+void text_file_write(const char *path, const char *text);
 
 /* Lines of path containing text, or -1 when it cannot be read. */
 long text_file_lines_with(const char *path, const char *text);

@@ -46,3 +46,10 @@ void tmpdir_remove(char *path)
 	nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	free(path);
 }
+
+int tmpdir_teardown(void **state)
+{
+	tmpdir_remove(*state);
+	*state = NULL;
+	return 0;
+}

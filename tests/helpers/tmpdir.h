@@ -10,4 +10,7 @@ char *tmpdir_new(const char *tag);
 /* Removes path and everything below it, then frees path. NULL-safe. */
 void tmpdir_remove(char *path);
 
+/* A cmocka teardown for tests whose *state is a tmpdir_new() path (or NULL): removes it. */
+int tmpdir_teardown(void **state);
+
 #endif /* SPANPROF_TEST_TMPDIR_H */

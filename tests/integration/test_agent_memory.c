@@ -29,18 +29,7 @@
 
 static int setup(void **state)
 {
-	if (!agent_proc_can_run()) {
-		*state = NULL;
-		return 0;
-	}
-	*state = tmpdir_new("it-memory");
-	return *state ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	tmpdir_remove(*state);
-	return 0;
+	return agent_proc_dir_setup(state, "it-memory");
 }
 
 static double scrape_or_fail(int port, const char *metric)
@@ -218,11 +207,13 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_memory_metrics_match_proc_status_and_fdinfo,
-						setup, teardown),
+						setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(
-			test_full_window_maps_are_counted_and_profiling_goes_on, setup, teardown),
+			test_full_window_maps_are_counted_and_profiling_goes_on, setup,
+			tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(
-			test_unwind_budget_hit_is_counted_and_profiling_goes_on, setup, teardown),
+			test_unwind_budget_hit_is_counted_and_profiling_goes_on, setup,
+			tmpdir_teardown),
 	};
 
 	return cmocka_run_group_tests_name("agent_memory", tests, NULL, NULL);

@@ -29,18 +29,7 @@
 
 static int setup(void **state)
 {
-	if (!agent_proc_can_run()) {
-		*state = NULL;
-		return 0;
-	}
-	*state = tmpdir_new("it-ops");
-	return *state ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	tmpdir_remove(*state);
-	return 0;
+	return agent_proc_dir_setup(state, "it-ops");
 }
 
 /* Runs `prefix... build/spanprof argv...` to completion, stderr into dir/agent.log. */
@@ -423,18 +412,18 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_agent_refuses_an_unclosed_ipv6_server_url,
-						setup, teardown),
+						setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_agent_says_the_config_file_is_a_directory,
-						setup, teardown),
+						setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(
 			test_agent_recreates_its_output_dir_and_removes_stale_temp_files, setup,
-			teardown),
+			tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_agent_pushes_through_a_redirect, setup,
-						teardown),
+						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_idle_agent_sleeps_between_drains, setup,
-						teardown),
+						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_agent_warns_about_an_unreadable_pid_target,
-						setup, teardown),
+						setup, tmpdir_teardown),
 	};
 
 	return cmocka_run_group_tests_name("agent_ops", tests, NULL, NULL);

@@ -26,18 +26,7 @@
 
 static int setup(void **state)
 {
-	if (!agent_proc_can_run()) {
-		*state = NULL;
-		return 0;
-	}
-	*state = tmpdir_new("it-options");
-	return *state ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	tmpdir_remove(*state);
-	return 0;
+	return agent_proc_dir_setup(state, "it-options");
 }
 
 /* Runs the agent (exe, NULL: build/spanprof) to completion as uid (-1: unchanged); its stderr
@@ -280,18 +269,19 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_agent_rejects_bad_flag_with_usage_status,
-						setup, teardown),
+						setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_agent_names_the_missing_capability, setup,
-						teardown),
+						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_agent_reports_a_pid_that_does_not_exist, setup,
-						teardown),
+						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_agent_names_the_part_whose_set_up_failed,
-						setup, teardown),
+						setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_agent_names_the_cache_whose_constructor_failed,
-						setup, teardown),
+						setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_scope_all_and_process_exiting_mid_window,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pid_filter_and_kernel_frames, setup, teardown),
+						setup, tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_pid_filter_and_kernel_frames, setup,
+						tmpdir_teardown),
 	};
 
 	return cmocka_run_group_tests_name("agent_options", tests, NULL, NULL);

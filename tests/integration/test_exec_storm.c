@@ -4,7 +4,6 @@
  * live processes (no entry per dead child), and every sample of the children must carry their
  * service (from OTEL_SERVICE_NAME), none "unknown_service", on a loaded machine too. */
 #define _GNU_SOURCE
-#include <curl/curl.h>
 #include <dirent.h>
 #include <stdint.h>
 #include <setjmp.h>
@@ -17,6 +16,7 @@
 #include <cmocka.h>
 
 #include "agent_proc.h"
+#include "metrics_scrape.h"
 #include "pprof_file.h"
 #include "profile_census.h"
 #include "tmpdir.h"
@@ -33,54 +33,13 @@ struct fixture {
 	int port, skip;
 };
 
-static int metrics_port(const struct agent_proc *a)
-{
-	char line[1024], *p;
-	int port = -1;
-	FILE *f = fopen(a->log_path, "r");
-
-	while (f && fgets(line, sizeof(line), f)) {
-		p = strstr(line, "metrics server listening on");
-		p = p ? strstr(p, "(port ") : NULL;
-		if (p)
-			port = atoi(p + strlen("(port "));
-	}
-	if (f)
-		fclose(f);
-	return port;
-}
-
-static size_t keep_body(char *data, size_t size, size_t n, void *ctx)
-{
-	char *body = ctx;
-	size_t have = strlen(body), add = size * n;
-
-	if (have + add >= 65536)
-		add = 65535 - have;
-	memcpy(body + have, data, add);
-	body[have + add] = '\0';
-	return size * n;
-}
-
-/* The value of one metric line from /metrics, or -1. */
+/* The value of one metric line from /metrics (the line must be there). */
 static double scrape(int port, const char *metric)
 {
-	static char body[65536];
-	size_t mlen = strlen(metric);
-	char url[64], *line, *save;
-	CURL *c = curl_easy_init();
+	double v = -1;
 
-	body[0] = '\0';
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/metrics", port);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, keep_body);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
-	assert_int_equal(curl_easy_perform(c), CURLE_OK);
-	curl_easy_cleanup(c);
-	for (line = strtok_r(body, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		if (!strncmp(line, metric, mlen) && line[mlen] == ' ')
-			return atof(line + mlen + 1);
-	return -1;
+	assert_int_equal(metrics_scrape(port, metric, &v), 0);
+	return v;
 }
 
 /* Processes alive on the machine now. */
@@ -114,7 +73,7 @@ static int group_setup(void **state)
 	argv[1] = fx.dir;
 	if (agent_proc_start(&fx.agent, fx.dir, argv))
 		return -1;
-	fx.port = metrics_port(&fx.agent);
+	fx.port = metrics_scrape_port(fx.agent.log_path);
 	return fx.port > 0 ? 0 : -1;
 }
 

@@ -6,7 +6,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -30,6 +29,7 @@
 #include "profile_windows.h"
 #include "text_file.h"
 #include "tmpdir.h"
+#include "unpriv_user.h"
 
 #define HOGS HOOK_HOGS
 #define SERVICE_SPAN "GET /checkout"
@@ -41,8 +41,7 @@
 
 struct fair {
 	char *dir;
-	char user[32];
-	int uid;
+	struct unpriv_user user; /* uid -1 until made */
 	pid_t kids[HOGS + 8];
 	int nkids;
 };
@@ -65,6 +64,7 @@ static int setup(void **state)
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -1;
+	f->user.uid = -1;
 	f->dir = tmpdir_new("it-fair");
 	if (!f->dir)
 		return -1;
@@ -84,8 +84,7 @@ static int teardown(void **state)
 		kill(f->kids[i], SIGKILL);
 		waitpid(f->kids[i], NULL, 0);
 	}
-	if (f->user[0])
-		fixture_sh("userdel %s", f->user);
+	unpriv_user_remove(&f->user);
 	if (getenv("FAIR_KEEP")) {
 		printf("  kept %s\n", f->dir);
 		free(f->dir);
@@ -99,43 +98,19 @@ static int teardown(void **state)
 /* Creates the unprivileged user of this test; skips when useradd is missing. */
 static void create_user(struct fair *f)
 {
-	char cmd[64];
-	FILE *p;
-
-	snprintf(f->user, sizeof(f->user), "spfair%d", (int)getpid() % 100000);
-	if (fixture_sh("useradd -M -N -s /usr/sbin/nologin %s 2>/dev/null", f->user)) {
-		f->user[0] = '\0';
+	if (unpriv_user_create(&f->user)) {
 		printf("  useradd unavailable: skipped\n");
 		skip();
 	}
-	snprintf(cmd, sizeof(cmd), "id -u %s", f->user);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	assert_int_equal(fscanf(p, "%d", &f->uid), 1);
-	pclose(p);
 }
 
-/* Starts argv as uid (-1: root) with OTEL_SERVICE_NAME=service, stdout into out_path. */
+/* Starts argv as uid (-1: root) with OTEL_SERVICE_NAME=service, stdout into out_path; killed in
+ * teardown. */
 static pid_t start_as(struct fair *f, int uid, const char *service, const char *out_path,
 		      const char *const *argv)
 {
-	char env[128];
-	pid_t pid;
-	int fd;
+	pid_t pid = unpriv_user_start(uid, service, NULL, out_path, argv);
 
-	close(open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0666));
-	chmod(out_path, 0666);
-	pid = fork();
-	if (pid == 0) {
-		snprintf(env, sizeof(env), "OTEL_SERVICE_NAME=%s", service);
-		putenv(env);
-		fd = open(out_path, O_WRONLY | O_TRUNC);
-		dup2(fd, 1);
-		if (uid >= 0 && (setgroups(0, NULL) || setgid(uid) || setuid(uid)))
-			_exit(126);
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
 	assert_true(pid > 0);
 	f->kids[f->nkids++] = pid;
 	return pid;
@@ -150,29 +125,10 @@ static void let_go(const char *gate)
 	close(open(go, O_WRONLY | O_CREAT, 0644));
 }
 
-static int file_has(const char *path, const char *text)
-{
-	char buf[8192];
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	return strstr(buf, text) != NULL;
-}
-
 static void wait_file_has(const char *path, const char *text, double timeout_s)
 {
-	double end = now_s() + timeout_s;
-
-	while (!file_has(path, text)) {
-		if (now_s() > end)
-			fail_msg("%s never said '%s'", path, text);
-		usleep(20000);
-	}
+	if (unpriv_wait_file_has(path, text, timeout_s))
+		fail_msg("%s never said '%s'", path, text);
 }
 
 /* The user's HOGS processes map LIBS_PER_HOG hook copies each (hook_hogs_stage() made them):
@@ -181,7 +137,7 @@ static void start_hogs(struct fair *f, char (*pids)[16])
 {
 	int started, h, err;
 
-	err = hook_hogs_start(f->dir, f->uid, 30, f->kids + f->nkids, &started);
+	err = hook_hogs_start(f->dir, f->user.uid, 30, f->kids + f->nkids, &started);
 	f->nkids += started;
 	assert_int_equal(err, 0);
 	for (h = 0; h < HOGS; h++)
@@ -350,14 +306,14 @@ static void test_control_characters_cleaned_at_entry(void **state)
 	let_go(gate);
 	/* The span log gets the service's ended spans: named, cleaned. */
 	snprintf(spans, sizeof(spans), "%s/it-fair-esc__2J_z.spans.jsonl", out);
-	for (t0 = now_s(); !file_has(spans, "\"name\":\"" CLEAN_SPAN "\"");)
+	for (t0 = now_s(); text_file_lines_with(spans, "\"name\":\"" CLEAN_SPAN "\"") < 1;)
 		if (now_s() - t0 > 30) {
 			agent_proc_print_log(&agent);
 			fail_msg("no cleaned span record in %s", spans);
 		}
-	assert_true(file_has(spans, "\"service\":\"" CLEAN_SERVICE "\""));
-	assert_false(file_has(spans, "\\u001b"));
-	assert_false(file_has(spans, "\\n"));
+	assert_true(text_file_lines_with(spans, "\"service\":\"" CLEAN_SERVICE "\"") > 0);
+	assert_int_equal(text_file_lines_with(spans, "\\u001b"), 0);
+	assert_int_equal(text_file_lines_with(spans, "\\n"), 0);
 	port = metrics_scrape_port(agent.log_path);
 	assert_true(port > 0);
 	snprintf(metric, sizeof(metric),
@@ -446,7 +402,7 @@ static void test_span_name_flood_leaves_other_services_intact(void **state)
 	snprintf(out, sizeof(out), "%s/out", f->dir);
 	assert_int_equal(mkdir(out, 0755), 0);
 	snprintf(pids[1], 16, "%d", start_as(f, -1, "it-fair-root", sout, service_argv));
-	snprintf(pids[0], 16, "%d", start_as(f, f->uid, "it-fair-flood", fout, flood_argv));
+	snprintf(pids[0], 16, "%d", start_as(f, f->user.uid, "it-fair-flood", fout, flood_argv));
 	wait_file_has(fout, "ready", 30);
 	assert_int_equal(agent_proc_start(&agent, f->dir, argv), 0);
 	snprintf(path, sizeof(path), "span hook attached: %s", flood_lib);
@@ -576,7 +532,7 @@ static void test_unwind_budget_shared_fairly(void **state)
 	maps_argv[UNWIND_COPIES + 3] = NULL;
 	snprintf(pids[0], 16, "%d", start_as(f, -1, "it-fair-victim", sout, spin_argv));
 	wait_file_has(sout, "ready", 30);
-	snprintf(pids[1], 16, "%d", start_as(f, f->uid, "it-fair-maps", mout, maps_argv));
+	snprintf(pids[1], 16, "%d", start_as(f, f->user.uid, "it-fair-maps", mout, maps_argv));
 	assert_int_equal(agent_proc_start(&agent, f->dir, argv), 0);
 	port = metrics_scrape_port(agent.log_path);
 	assert_true(port > 0);

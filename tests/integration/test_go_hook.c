@@ -20,23 +20,12 @@
 
 static int setup(void **state)
 {
-	if (!agent_proc_can_run()) {
-		*state = NULL;
-		return 0;
-	}
 	if (access(build_path("tests/workloads/go_spans"), X_OK)) {
 		printf("SKIP: build/tests/workloads/go_spans missing (is golang-go installed?)\n");
 		*state = NULL;
 		return 0;
 	}
-	*state = tmpdir_new("it-go");
-	return *state ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	tmpdir_remove(*state);
-	return 0;
+	return agent_proc_dir_setup(state, "it-go");
 }
 
 /* Creates the file the workload waits for before it starts its spans. */
@@ -197,16 +186,18 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_goroutines_keep_their_spans_across_threads,
-						setup, teardown),
+						setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(
-			test_stripped_go_binary_gets_the_same_spans_and_names, setup, teardown),
+			test_stripped_go_binary_gets_the_same_spans_and_names, setup,
+			tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_stripped_pie_go_binary_gets_its_spans, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_cgo_go_binary_gets_its_spans, setup, teardown),
+						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_cgo_go_binary_gets_its_spans, setup,
+						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_stripped_cgo_go_binary_gets_its_spans, setup,
-						teardown),
+						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_cgo_pie_go_binary_gets_its_spans, setup,
-						teardown),
+						tmpdir_teardown),
 	};
 
 	return cmocka_run_group_tests_name("go_hook", tests, NULL, NULL);

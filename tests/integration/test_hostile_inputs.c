@@ -9,7 +9,6 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -30,6 +29,7 @@
 #include "profile_census.h"
 #include "profile_windows.h"
 #include "tmpdir.h"
+#include "unpriv_user.h"
 
 #define CRAFTED_SECTIONS 1000000
 #define RUN_S 12
@@ -53,23 +53,15 @@ static double now_s(void)
 
 static int setup(void **state)
 {
-	if (!agent_proc_can_run()) {
-		*state = NULL;
-		return 0;
-	}
-	*state = tmpdir_new("it-hostile");
-	return *state ? 0 : -1;
+	return agent_proc_dir_setup(state, "it-hostile");
 }
 
 /* The unprivileged user a test created, removed in teardown even when the test failed. */
-static char created_user[32];
+static struct unpriv_user created_user = { .uid = -1 };
 
 static int teardown(void **state)
 {
-	if (created_user[0]) {
-		fixture_sh("userdel %s", created_user);
-		created_user[0] = '\0';
-	}
+	unpriv_user_remove(&created_user);
 	if (getenv("HOSTILE_KEEP")) {
 		printf("  kept %s\n", (char *)*state);
 		free(*state);
@@ -79,48 +71,10 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* Starts a workload as uid (-1: ours) with OTEL_SERVICE_NAME=service, stdout into out_path. */
-static pid_t start_as(int uid, const char *service, const char *out_path, const char *const *argv)
-{
-	char env[128];
-	pid_t pid = fork();
-	int fd;
-
-	if (pid != 0)
-		return pid;
-	snprintf(env, sizeof(env), "OTEL_SERVICE_NAME=%s", service);
-	putenv(env);
-	fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-	dup2(fd, 1);
-	if (uid >= 0 && (setgroups(0, NULL) || setgid(uid) || setuid(uid)))
-		_exit(126);
-	execv(argv[0], (char *const *)argv);
-	_exit(127);
-}
-
-static int file_has(const char *path, const char *text)
-{
-	char buf[8192];
-	ssize_t n;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	return strstr(buf, text) != NULL;
-}
-
 static void wait_file_has(const char *path, const char *text, double timeout_s)
 {
-	double end = now_s() + timeout_s;
-
-	while (!file_has(path, text)) {
-		if (now_s() > end)
-			fail_msg("%s never said '%s'", path, text);
-		usleep(20000);
-	}
+	if (unpriv_wait_file_has(path, text, timeout_s))
+		fail_msg("%s never said '%s'", path, text);
 }
 
 /* Sends SIGTERM and returns the seconds the agent took to exit (status 0 asserted). */
@@ -238,8 +192,8 @@ static void test_hostile_files_neither_stall_windows_nor_shutdown(void **state)
 	build_lib(dir, lib, sizeof(lib));
 	for (i = 0; i < 5; i++) {
 		snprintf(logs[i], sizeof(logs[i]), "%s/work%d.out", dir, i);
-		w[i] = start_as(-1, i ? "it-hostile-attacker" : "it-hostile-normal", logs[i],
-				argvs[i]);
+		w[i] = unpriv_user_start(-1, i ? "it-hostile-attacker" : "it-hostile-normal", NULL,
+					 logs[i], argvs[i]);
 		assert_true(w[i] > 0);
 		snprintf(pids[i], sizeof(pids[i]), "%d", w[i]);
 		if (i)
@@ -334,8 +288,8 @@ static void test_library_truncated_under_the_agent(void **state)
 	build_lib(dir, lib, sizeof(lib));
 	snprintf(logs[0], sizeof(logs[0]), "%s/trunc.out", dir);
 	snprintf(logs[1], sizeof(logs[1]), "%s/work.out", dir);
-	w[0] = start_as(-1, "it-truncate", logs[0], trunc);
-	w[1] = start_as(-1, "it-truncate-normal", logs[1], work);
+	w[0] = unpriv_user_start(-1, "it-truncate", NULL, logs[0], trunc);
+	w[1] = unpriv_user_start(-1, "it-truncate-normal", NULL, logs[1], work);
 	wait_file_has(logs[0], "ready", 20);
 	snprintf(pids[0], sizeof(pids[0]), "%d", w[0]);
 	snprintf(pids[1], sizeof(pids[1]), "%d", w[1]);
@@ -369,7 +323,7 @@ static void test_library_truncated_under_the_agent(void **state)
 static void test_perf_map_is_read_as_the_process_owner(void **state)
 {
 	const char *dir = *state;
-	char user[32], secret[512], out[512], logs[3][512], pids[3][16], link_kind[600];
+	char secret[512], out[512], logs[3][512], pids[3][16], link_kind[600];
 	char hostile[600]; /* a copy the user can run (see below) */
 	const char *via_link[] = { hostile, "jit", link_kind, "30", NULL };
 	const char *own[] = { hostile, "jit", "own", "30", NULL };
@@ -388,22 +342,11 @@ static void test_perf_map_is_read_as_the_process_owner(void **state)
 	if (!dir)
 		skip();
 	memset(c, 0, sizeof(c));
-	snprintf(user, sizeof(user), "sptest%d", (int)getpid() % 100000);
-	if (fixture_sh("useradd -M -N -s /usr/sbin/nologin %s 2>/dev/null", user)) {
+	if (unpriv_user_create(&created_user)) {
 		printf("  useradd unavailable: skipped\n");
 		skip();
 	}
-	snprintf(created_user, sizeof(created_user), "%s", user);
-	{
-		FILE *p;
-		char cmd[64];
-
-		snprintf(cmd, sizeof(cmd), "id -u %s", user);
-		p = popen(cmd, "r");
-		assert_non_null(p);
-		assert_int_equal(fscanf(p, "%d", &uid), 1);
-		pclose(p);
-	}
+	uid = created_user.uid;
 	snprintf(secret, sizeof(secret), "%s/secret", dir);
 	f = fopen(secret, "w");
 	assert_non_null(f);
@@ -426,7 +369,7 @@ static void test_perf_map_is_read_as_the_process_owner(void **state)
 		snprintf(logs[i], sizeof(logs[i]), "%s/user%d.out", dir, i);
 		close(open(logs[i], O_WRONLY | O_CREAT, 0666));
 		chmod(logs[i], 0666);
-		w[i] = start_as(uid, services[i], logs[i], argvs[i]);
+		w[i] = unpriv_user_start(uid, services[i], NULL, logs[i], argvs[i]);
 		snprintf(pids[i], sizeof(pids[i]), "%d", w[i]);
 		wait_file_has(logs[i], "ready", 20);
 	}
@@ -535,7 +478,7 @@ static void test_healthz_fails_when_no_window_is_written(void **state)
 	snprintf(moved, sizeof(moved), "%s/out.moved", dir);
 	snprintf(log, sizeof(log), "%s/work.out", dir);
 	assert_int_equal(mkdir(out, 0755), 0);
-	w = start_as(-1, "it-health", log, work);
+	w = unpriv_user_start(-1, "it-health", NULL, log, work);
 	snprintf(pid_arg, sizeof(pid_arg), "%d", w);
 	assert_int_equal(agent_proc_start(&agent, dir, argv), 0);
 	port = metrics_port(&agent);

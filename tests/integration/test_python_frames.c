@@ -4,7 +4,6 @@
  * project's Python binding; the profiles must show each span's Python function, with its file,
  * read by BPF from the interpreter's frames. One agent per run, watching only that process. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -36,7 +35,7 @@ struct gil_tally {
 	uint64_t span, with_caller, native_under;
 };
 
-static void tally_gil_file(const Perftools__Profiles__Profile *p, void *ctx)
+static void tally_gil_file(const Perftools__Profiles__Profile *p, const char *path, void *ctx)
 {
 	const Perftools__Profiles__Sample *s;
 	struct gil_tally *g = ctx;
@@ -44,6 +43,7 @@ static void tally_gil_file(const Perftools__Profiles__Profile *p, void *ctx)
 	size_t i;
 	long depth;
 
+	(void)path;
 	for (i = 0; i < p->n_sample; i++) {
 		s = p->sample[i];
 		span = pprof_sample_label(p, s, "span_id");
@@ -71,13 +71,14 @@ struct nesting_tally {
 	uint64_t with_sum, sum_under_caller, genexpr_over_sum;
 };
 
-static void tally_nesting_file(const Perftools__Profiles__Profile *p, void *ctx)
+static void tally_nesting_file(const Perftools__Profiles__Profile *p, const char *path, void *ctx)
 {
 	const Perftools__Profiles__Sample *s;
 	struct nesting_tally *t = ctx;
 	long sum, caller, gen;
 	size_t i;
 
+	(void)path;
 	for (i = 0; i < p->n_sample; i++) {
 		s = p->sample[i];
 		sum = pprof_sample_function_depth(p, s, "builtin_sum", 0);
@@ -96,29 +97,9 @@ static void tally_nesting_file(const Perftools__Profiles__Profile *p, void *ctx)
 }
 
 /* Calls fn on each profile of service in dir. */
-static void each_profile(const char *dir, const char *service,
-			 void (*fn)(const Perftools__Profiles__Profile *p, void *ctx), void *ctx)
+static void each_profile(const char *dir, const char *service, pprof_profile_fn fn, void *ctx)
 {
-	char suffix[128], path[1024];
-	Perftools__Profiles__Profile *p;
-	struct dirent *de;
-	size_t len, slen;
-	DIR *d = opendir(dir);
-
-	assert_non_null(d);
-	snprintf(suffix, sizeof(suffix), "-%.100s.pb.gz", service);
-	slen = strlen(suffix);
-	while ((de = readdir(d))) {
-		len = strlen(de->d_name);
-		if (len <= slen || strcmp(de->d_name + len - slen, suffix))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		p = pprof_file_read(path);
-		assert_non_null(p);
-		fn(p, ctx);
-		pprof_file_free(p);
-	}
-	closedir(d);
+	assert_true(pprof_file_each(dir, service, NULL, fn, ctx) >= 0);
 }
 
 static struct gil_tally last_gil;
@@ -451,7 +432,7 @@ struct module_tally {
 	char path[600]; /* a profile that holds some */
 };
 
-static void tally_module_file(const Perftools__Profiles__Profile *p, void *ctx)
+static void tally_module_file(const Perftools__Profiles__Profile *p, const char *path, void *ctx)
 {
 	const Perftools__Profiles__Function *fn;
 	const Perftools__Profiles__Location *loc;
@@ -470,38 +451,10 @@ static void tally_module_file(const Perftools__Profiles__Profile *p, void *ctx)
 			t->samples++;
 			t->named += !strcmp(pprof_str(p, fn->name) ?: "", "<module>") &&
 				    !strcmp(pprof_str(p, fn->system_name) ?: "?", "");
+			if (!t->path[0]) /* the first profile that holds some */
+				snprintf(t->path, sizeof(t->path), "%s", path);
 			break;
 		}
-}
-
-/* each_profile()'s callback does not get the file's path: the first profile with a sample of
- * MODULE_SCRIPT, found by reading them in turn. */
-static void find_module_profile(const char *dir, const char *service, struct module_tally *t)
-{
-	char suffix[128];
-	struct module_tally one;
-	struct dirent *de;
-	size_t len, slen;
-	Perftools__Profiles__Profile *p;
-	DIR *d = opendir(dir);
-
-	assert_non_null(d);
-	snprintf(suffix, sizeof(suffix), "-%.100s.pb.gz", service);
-	slen = strlen(suffix);
-	while ((de = readdir(d)) && !t->path[0]) {
-		len = strlen(de->d_name);
-		if (len <= slen || strcmp(de->d_name + len - slen, suffix))
-			continue;
-		snprintf(one.path, sizeof(one.path), "%s/%s", dir, de->d_name);
-		p = pprof_file_read(one.path);
-		assert_non_null(p);
-		one.samples = 0;
-		tally_module_file(p, &one);
-		pprof_file_free(p);
-		if (one.samples)
-			snprintf(t->path, sizeof(t->path), "%s", one.path);
-	}
-	closedir(d);
 }
 
 /* A script burning CPU at its top level, on each CPython given: its samples show the frame
@@ -561,7 +514,6 @@ static void check_module_frames(const char *const *pythons, size_t n)
 	for (i = 0; i < n; i++) {
 		memset(&t, 0, sizeof(t));
 		each_profile(out_dir, services[i], tally_module_file, &t);
-		find_module_profile(out_dir, services[i], &t);
 		printf("  %s: %llu samples in %s, %llu of them named <module> with no system "
 		       "name\n",
 		       pythons[i], (unsigned long long)t.samples, MODULE_SCRIPT,

@@ -11,7 +11,6 @@
  * namespace of their own, with the checkout bound in at another path, as in a container; the
  * agent on this machine must find their files through /proc/PID/root. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <libgen.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -185,45 +184,39 @@ static void count_sample(const Perftools__Profiles__Profile *p,
 	c->hot_other_span += span && !mine ? w : 0;
 }
 
-static void count_file(const char *path, struct span_check *checks, size_t n, uint64_t *total)
+struct span_checks {
+	struct span_check *checks;
+	size_t n;
+	uint64_t *total;
+};
+
+static void count_file(const Perftools__Profiles__Profile *p, const char *path, void *ctx)
 {
-	Perftools__Profiles__Profile *p = pprof_file_read(path);
+	struct span_checks *c = ctx;
 	const Perftools__Profiles__Sample *s;
 	const char *span;
 	uint64_t w;
 	size_t i, k;
 
-	assert_non_null(p);
+	(void)path;
 	for (i = 0; i < p->n_sample; i++) {
 		s = p->sample[i];
 		w = s->n_value && p->period > 0 ? s->value[0] / p->period : 0;
 		span = pprof_sample_label(p, s, "span_id");
-		*total += w;
-		for (k = 0; k < n; k++)
-			count_sample(p, s, &checks[k], span, w);
+		*c->total += w;
+		for (k = 0; k < c->n; k++)
+			count_sample(p, s, &c->checks[k], span, w);
 	}
-	pprof_file_free(p);
 }
 
 /* Reads every profile of service in dir; returns the number of files. */
 static int count_profiles(const char *dir, const char *service, struct span_check *checks, size_t n,
 			  uint64_t *total)
 {
-	char suffix[256], path[4096];
-	struct dirent *de;
-	DIR *d = opendir(dir);
-	int files = 0;
+	struct span_checks c = { checks, n, total };
+	int files = pprof_file_each(dir, service, NULL, count_file, &c);
 
-	assert_non_null(d);
-	snprintf(suffix, sizeof(suffix), "-%s.pb.gz", service);
-	while ((de = readdir(d))) {
-		if (!ends_with(de->d_name, suffix))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		count_file(path, checks, n, total);
-		files++;
-	}
-	closedir(d);
+	assert_true(files >= 0);
 	return files;
 }
 

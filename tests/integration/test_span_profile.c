@@ -24,18 +24,7 @@
 
 static int setup(void **state)
 {
-	if (!agent_proc_can_run()) {
-		*state = NULL;
-		return 0;
-	}
-	*state = tmpdir_new("it-spans");
-	return *state ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	tmpdir_remove(*state);
-	return 0;
+	return agent_proc_dir_setup(state, "it-spans");
 }
 
 /* One agent (--pid, a profile every second) on one workload with a unique service name (in
@@ -270,20 +259,23 @@ static void test_thread_exiting_in_span_leaves_nothing_to_reused_tid(void **stat
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_spans_label_their_functions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_spans_label_their_functions, setup,
+						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_static_copy_in_executable_is_hooked, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_dlopened_copy_is_hooked, setup, teardown),
+						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_dlopened_copy_is_hooked, setup,
+						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_abi_v2_library_still_labels_samples, setup,
-						teardown),
+						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_old_abi_v1_hook_calls_still_label_samples,
-						setup, teardown),
+						setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_long_span_names_reach_the_label_whole, setup,
-						teardown),
+						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_service_named_in_code_names_the_profiles,
-						setup, teardown),
+						setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(
-			test_thread_exiting_in_span_leaves_nothing_to_reused_tid, setup, teardown),
+			test_thread_exiting_in_span_leaves_nothing_to_reused_tid, setup,
+			tmpdir_teardown),
 	};
 
 	return cmocka_run_group_tests_name("span_profile", tests, NULL, NULL);

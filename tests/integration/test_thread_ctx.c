@@ -7,7 +7,6 @@
  * must label nothing wrongly and crash nothing. OBI's map, pinned by the test as OBI pins it,
  * must label a thread with no other span. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -33,8 +32,8 @@
 #include "profile_census.h"
 #include "profile_windows.h"
 #include "profiled_run.h"
-#include "tmpdir.h"
 #include "unpriv_user.h"
+#include "tmpdir.h"
 
 /* The ids tctx_workload puts in its records (ids(): span bytes tag, tag + 1, ...). */
 #define ALPHA_ROOT "00000000000000aa"
@@ -51,19 +50,7 @@
 
 static int setup(void **state)
 {
-	if (!agent_proc_can_run()) {
-		printf("  not root or no BPF: skipped\n");
-		*state = NULL;
-		return 0;
-	}
-	*state = tmpdir_new("it-tctx");
-	return *state ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	tmpdir_remove(*state);
-	return 0;
+	return agent_proc_dir_setup(state, "it-tctx");
 }
 
 /* Label values seen on the samples whose stack holds a function. */
@@ -72,52 +59,44 @@ struct label_count {
 	uint64_t samples, right, other; /* other: a value that is not want (none: neither) */
 };
 
-static int has_suffix(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
+struct label_counts {
+	struct label_count *lc;
+	int n;
+};
 
-	return n >= m && !strcmp(s + n - m, suffix);
+static void count_file_labels(const Perftools__Profiles__Profile *p, const char *path, void *ctx)
+{
+	struct label_counts *c = ctx;
+	struct label_count *lc = c->lc;
+	size_t i;
+	int k;
+
+	(void)path;
+	for (i = 0; i < p->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = p->sample[i];
+		int64_t v = s->n_value ? s->value[0] : 0;
+		uint64_t cnt = v > 0 ? 1 : 0;
+
+		for (k = 0; k < c->n; k++) {
+			const char *val;
+
+			if (!pprof_sample_has_function(p, s, lc[k].function))
+				continue;
+			val = pprof_sample_label(p, s, lc[k].key);
+			lc[k].samples += cnt;
+			if (lc[k].want ? val && !strcmp(val, lc[k].want) : !val)
+				lc[k].right += cnt;
+			else if (val)
+				lc[k].other += cnt;
+		}
+	}
 }
 
 static void count_labels(const char *dir, const char *service, struct label_count *lc, int n)
 {
-	char suffix[128], path[1024];
-	struct dirent *de;
-	DIR *d = opendir(dir);
-	size_t i;
-	int k;
+	struct label_counts c = { lc, n };
 
-	assert_non_null(d);
-	snprintf(suffix, sizeof(suffix), "-%s.pb.gz", service);
-	while ((de = readdir(d))) {
-		Perftools__Profiles__Profile *p;
-
-		if (!has_suffix(de->d_name, suffix))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		p = pprof_file_read(path);
-		assert_non_null(p);
-		for (i = 0; i < p->n_sample; i++) {
-			const Perftools__Profiles__Sample *s = p->sample[i];
-			int64_t v = s->n_value ? s->value[0] : 0;
-			uint64_t cnt = v > 0 ? 1 : 0;
-
-			for (k = 0; k < n; k++) {
-				const char *val;
-
-				if (!pprof_sample_has_function(p, s, lc[k].function))
-					continue;
-				val = pprof_sample_label(p, s, lc[k].key);
-				lc[k].samples += cnt;
-				if (lc[k].want ? val && !strcmp(val, lc[k].want) : !val)
-					lc[k].right += cnt;
-				else if (val)
-					lc[k].other += cnt;
-			}
-		}
-		pprof_file_free(p);
-	}
-	closedir(d);
+	assert_true(pprof_file_each(dir, service, NULL, count_file_labels, &c) >= 0);
 }
 
 static void run_env(const char *dir, const char *const *argv, const char *const *extra,
@@ -741,43 +720,40 @@ static void test_name_flood_by_another_user_leaves_a_root_writer_named(void **st
 	check_normal(dir, NULL);
 }
 
+struct off_cpu_split {
+	const char *fn, *span;
+	int64_t right, other;
+};
+
+static void split_off_cpu(const Perftools__Profiles__Profile *p, const char *path, void *ctx)
+{
+	struct off_cpu_split *o = ctx;
+	size_t i;
+
+	(void)path;
+	for (i = 0; i < p->n_sample; i++) {
+		const Perftools__Profiles__Sample *smp = p->sample[i];
+		const char *id = pprof_sample_label(p, smp, "span_id");
+
+		if (!smp->n_value || !pprof_sample_has_function(p, smp, o->fn))
+			continue;
+		if (id && !strcmp(id, o->span))
+			o->right += smp->value[0];
+		else
+			o->other += smp->value[0];
+	}
+}
+
 /* Off-CPU nanoseconds of dir's <service>.off_cpu.pb.gz files under function fn, with span_id
  * span (right) or any other or no span (*other). */
 static int64_t off_cpu_under(const char *dir, const char *service, const char *fn, const char *span,
 			     int64_t *other)
 {
-	char suffix[160], path[1024];
-	struct dirent *de;
-	DIR *d = opendir(dir);
-	int64_t right = 0;
-	size_t i;
+	struct off_cpu_split o = { fn, span, 0, 0 };
 
-	assert_non_null(d);
-	*other = 0;
-	snprintf(suffix, sizeof(suffix), "-%s.off_cpu.pb.gz", service);
-	while ((de = readdir(d))) {
-		Perftools__Profiles__Profile *p;
-
-		if (!has_suffix(de->d_name, suffix))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		p = pprof_file_read(path);
-		assert_non_null(p);
-		for (i = 0; i < p->n_sample; i++) {
-			const Perftools__Profiles__Sample *smp = p->sample[i];
-			const char *id = pprof_sample_label(p, smp, "span_id");
-
-			if (!smp->n_value || !pprof_sample_has_function(p, smp, fn))
-				continue;
-			if (id && !strcmp(id, span))
-				right += smp->value[0];
-			else
-				*other += smp->value[0];
-		}
-		pprof_file_free(p);
-	}
-	closedir(d);
-	return right;
+	assert_true(pprof_file_each(dir, service, "off_cpu", split_off_cpu, &o) >= 0);
+	*other = o.other;
+	return o.right;
 }
 
 /* A thread that sleeps under its record (no spanprof hook): its waits are followed off the CPU
@@ -821,30 +797,31 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_waits_under_a_record_are_off_cpu_with_its_span,
-						setup, teardown),
+						setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(
 			test_name_flood_by_another_user_leaves_a_root_writer_named, setup,
-			teardown),
+			tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_many_pending_processes_are_retried_in_turns,
-						setup, teardown),
+						setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_crafted_modules_of_a_user_do_not_delay_windows,
 						setup_hostile, teardown_hostile),
 		cmocka_unit_test_setup_teardown(test_dlopened_tlsdesc_writer_labels_samples, setup,
-						teardown),
+						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_dynamic_tls_block_is_found_through_the_dtv,
-						setup, teardown),
+						setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(
-			test_general_dynamic_writer_is_found_through_the_dtv, setup, teardown),
+			test_general_dynamic_writer_is_found_through_the_dtv, setup,
+			tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_musl_dynamic_tls_is_found_through_its_dtv,
-						setup, teardown),
+						setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_static_tls_writer_labels_samples, setup,
-						teardown),
+						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_records_mislabel_nothing, setup,
-						teardown),
+						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_obi_map_labels_a_thread_without_record, setup,
-						teardown),
+						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_hook_span_wins_over_the_record, setup,
-						teardown),
+						tmpdir_teardown),
 	};
 
 	/* TCTX_TEST=<name> runs one test. */

@@ -19,43 +19,23 @@
 #include "metrics_scrape.h"
 #include "pprof_file.h"
 #include "profiled_run.h"
-#include "push_receiver.h"
-#include "tmpdir.h"
+#include "push_fixture.h"
 
 #define SPAN_1 "5a5a000000000001"
 
-struct fixture {
-	char *dir;
-	struct push_receiver *rx;
-	struct agent_proc agent; /* pid 0 when not running */
-};
-
 static int setup(void **state)
 {
-	static struct fixture fx;
+	static struct push_fixture fx;
+	int r = push_fixture_open(&fx, "it-upload");
 
-	memset(&fx, 0, sizeof(fx));
-	*state = NULL;
-	if (!agent_proc_can_run())
-		return 0;
-	fx.dir = tmpdir_new("it-upload");
-	fx.rx = push_receiver_new(0);
-	if (!fx.dir || !fx.rx)
-		return -1;
-	*state = &fx;
-	return 0;
+	*state = r ? NULL : &fx;
+	return r < 0 ? -1 : 0;
 }
 
 static int teardown(void **state)
 {
-	struct fixture *fx = *state;
-
-	if (!fx)
-		return 0;
-	if (fx->agent.pid > 0) /* a failed assertion left it running */
-		agent_proc_stop(&fx->agent);
-	push_receiver_free(fx->rx);
-	tmpdir_remove(fx->dir);
+	if (*state)
+		push_fixture_close(*state);
 	return 0;
 }
 
@@ -142,7 +122,7 @@ static int metrics_port(const struct agent_proc *a)
 
 /* One agent (--pid) on a span workload of `service` (1 thread, `cpu` CPU seconds); the agent
  * is left running. */
-static void run_pushing(struct fixture *fx, const char *const *agent_args, const char *service,
+static void run_pushing(struct push_fixture *fx, const char *const *agent_args, const char *service,
 			const char *cpu, struct profiled_run *r)
 {
 	char env_service[128];
@@ -215,7 +195,7 @@ static int stop_agent(struct agent_proc *a)
 
 static void test_agent_pushes_span_profiles_and_metrics_move(void **state)
 {
-	struct fixture *fx = *state;
+	struct push_fixture *fx = *state;
 	const char *argv[] = { "--server",	 NULL,		"--label",
 			       "env=ci",	 "--interval",	"1",
 			       "--metrics-addr", "127.0.0.1:0", NULL };
@@ -255,7 +235,7 @@ static void test_agent_pushes_span_profiles_and_metrics_move(void **state)
 
 static void test_spooled_backlog_survives_outage_and_agent_kill(void **state)
 {
-	struct fixture *fx = *state;
+	struct push_fixture *fx = *state;
 	char spool[600], self[16];
 	const char *argv[] = { "--server", NULL, "--spool", spool, "--interval", "1", NULL };
 	/* The second agent only delivers the backlog: it profiles nothing but this test. */

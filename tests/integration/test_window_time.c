@@ -18,8 +18,7 @@
 
 #include "agent_proc.h"
 #include "pprof_file.h"
-#include "push_receiver.h"
-#include "tmpdir.h"
+#include "push_fixture.h"
 
 #define MAX_PROFILES 256
 #define NSERVICES 2
@@ -33,26 +32,19 @@ struct seen {
 };
 
 struct fixture {
-	char *dir;
-	struct push_receiver *rx;
-	struct agent_proc agent;
+	struct push_fixture push;
 	pid_t spin[NSERVICES];
 };
 
 static int setup(void **state)
 {
 	static struct fixture fx;
+	int r;
 
 	memset(&fx, 0, sizeof(fx));
-	*state = NULL;
-	if (!agent_proc_can_run())
-		return 0;
-	fx.dir = tmpdir_new("it-window-time");
-	fx.rx = push_receiver_new(0);
-	if (!fx.dir || !fx.rx)
-		return -1;
-	*state = &fx;
-	return 0;
+	r = push_fixture_open(&fx.push, "it-window-time");
+	*state = r ? NULL : &fx;
+	return r < 0 ? -1 : 0;
 }
 
 static int teardown(void **state)
@@ -61,16 +53,13 @@ static int teardown(void **state)
 
 	if (!fx)
 		return 0;
-	if (fx->agent.pid > 0)
-		agent_proc_stop(&fx->agent);
+	push_fixture_close(&fx->push);
 	for (int i = 0; i < NSERVICES; i++) {
 		if (fx->spin[i] > 0) {
 			kill(fx->spin[i], SIGKILL);
 			waitpid(fx->spin[i], NULL, 0);
 		}
 	}
-	push_receiver_free(fx->rx);
-	tmpdir_remove(fx->dir);
 	return 0;
 }
 
@@ -157,8 +146,8 @@ static size_t read_pushed(struct fixture *fx, struct seen *out, int *go_checked)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < push_receiver_count(fx->rx) && n < MAX_PROFILES; i++) {
-		const struct push_record *rec = push_receiver_record(fx->rx, i);
+	for (size_t i = 0; i < push_receiver_count(fx->push.rx) && n < MAX_PROFILES; i++) {
+		const struct push_record *rec = push_receiver_record(fx->push.rx, i);
 
 		assert_non_null(rec->req);
 		assert_int_equal(rec->nprofiles, 1);
@@ -169,7 +158,7 @@ static size_t read_pushed(struct fixture *fx, struct seen *out, int *go_checked)
 		out[n++].duration_ns = rec->profiles[0]->duration_nanos;
 		if (!*go_checked)
 			*go_checked = check_pushed_with_go(
-				fx->dir, &rec->req->series[0]->samples[0]->raw_profile);
+				fx->push.dir, &rec->req->series[0]->samples[0]->raw_profile);
 	}
 	return n;
 }
@@ -194,21 +183,21 @@ static void test_local_and_pushed_profiles_of_a_window_share_its_time(void **sta
 
 	if (!fx)
 		skip();
-	snprintf(out, sizeof(out), "%s/out", fx->dir);
-	argv[9] = push_receiver_url(fx->rx);
+	snprintf(out, sizeof(out), "%s/out", fx->push.dir);
+	argv[9] = push_receiver_url(fx->push.rx);
 	for (int i = 0; i < NSERVICES; i++)
 		fx->spin[i] = start_spinner(services[i]);
 	snprintf(pid_a, sizeof(pid_a), "%d", (int)fx->spin[0]);
 	snprintf(pid_b, sizeof(pid_b), "%d", (int)fx->spin[1]);
-	assert_int_equal(agent_proc_start(&fx->agent, fx->dir, argv), 0);
+	assert_int_equal(agent_proc_start(&fx->push.agent, fx->push.dir, argv), 0);
 	/* Three whole windows with both services in them, then the partial last one at stop. */
 	want = 3;
-	for (int i = 0; i < 3000 && agent_proc_log_count(&fx->agent, "window written: 2") < want;
-	     i++)
+	for (int i = 0;
+	     i < 3000 && agent_proc_log_count(&fx->push.agent, "window written: 2") < want; i++)
 		usleep(10000);
-	assert_true(agent_proc_log_count(&fx->agent, "window written: 2") >= want);
-	assert_int_equal(agent_proc_stop(&fx->agent), 0);
-	fx->agent.pid = 0;
+	assert_true(agent_proc_log_count(&fx->push.agent, "window written: 2") >= want);
+	assert_int_equal(agent_proc_stop(&fx->push.agent), 0);
+	fx->push.agent.pid = 0;
 
 	nlocal = read_local(out, local, &go_local);
 	npushed = read_pushed(fx, pushed, &go_pushed);

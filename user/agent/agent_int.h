@@ -125,7 +125,7 @@ void agent_close_metrics(struct agent *a);
 void agent_flush(struct agent *a);
 
 /* Symbolizes a drained sample's stacks into a->resolve, with its Python or Ruby frames merged in
- * (agent.c; CPU samples and off-CPU waits alike). */
+ * (agent_resolve.c; CPU samples and off-CPU waits alike). */
 void agent_resolve_sample(struct agent *a, const struct sample *s);
 /* drain_keys_fn: reads what the window's processes need before its samples are resolved. */
 void agent_prepare_keys(void *ctx, const struct sample_key *keys, uint32_t n);

@@ -36,6 +36,40 @@ void agent_close_metrics(struct agent *a)
 	a->metrics.reg = NULL;
 }
 
+/* A value and where it shows in /metrics: the metric and its label (0 for a metric without). */
+struct metric_row {
+	enum metric_id id;
+	unsigned int label;
+	uint64_t value;
+};
+
+#define ROWS(rows) (sizeof(rows) / sizeof((rows)[0]))
+
+static void set_rows(struct metrics *m, const struct metric_row *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		metrics_set_at(m, rows[i].id, rows[i].label, rows[i].value);
+}
+
+/* Where each of the BPF programs' event counters shows. */
+static const struct {
+	enum metric_id id;
+	unsigned int label;
+	enum spanprof_event event;
+} event_rows[] = {
+	{ METRIC_SPAN_EVENTS, METRIC_SPAN_SET, SPANPROF_EVENT_SPAN_SET },
+	{ METRIC_SPAN_EVENTS, METRIC_SPAN_CLEAR, SPANPROF_EVENT_SPAN_CLEAR },
+	{ METRIC_USER_STACKS, METRIC_UNWINDER_CFI, SPANPROF_EVENT_UNWIND_CFI },
+	{ METRIC_USER_STACKS, METRIC_UNWINDER_FP, SPANPROF_EVENT_UNWIND_FP },
+	{ METRIC_UNWIND_FP_FRAMES, 0, SPANPROF_EVENT_UNWIND_FP_FRAMES },
+	{ METRIC_OFF_CPU_PERIODS, METRIC_OFF_CPU_COUNTED, SPANPROF_EVENT_OFF_CPU },
+	{ METRIC_OFF_CPU_PERIODS, METRIC_OFF_CPU_SHORT, SPANPROF_EVENT_OFF_CPU_SHORT },
+	{ METRIC_OFF_CPU_STACKS, METRIC_UNWINDER_CFI, SPANPROF_EVENT_OFF_CPU_UNWIND_CFI },
+	{ METRIC_OFF_CPU_STACKS, METRIC_UNWINDER_FP, SPANPROF_EVENT_OFF_CPU_UNWIND_FP },
+	{ METRIC_OTHER_SPAN_SAMPLES, METRIC_SOURCE_THREAD_CTX, SPANPROF_EVENT_TCTX_SPAN },
+	{ METRIC_OTHER_SPAN_SAMPLES, METRIC_SOURCE_OBI, SPANPROF_EVENT_OBI_SPAN },
+};
+
 static void publish_kernel(struct agent *a)
 {
 	uint64_t drops[SPANPROF_DROP__COUNT], events[SPANPROF_EVENT__COUNT];
@@ -69,30 +103,10 @@ static void publish_kernel(struct agent *a)
 		metrics_set_at(a->metrics.reg, METRIC_FAIR_SHARE, METRIC_FAIR_SPAN_RECORDS,
 			       drops[SPANPROF_DROP_SPAN_END_BUDGET]);
 	}
-	if (!loader_read_events(a->loader, events, SPANPROF_EVENT__COUNT)) {
-		metrics_set_at(a->metrics.reg, METRIC_SPAN_EVENTS, METRIC_SPAN_SET,
-			       events[SPANPROF_EVENT_SPAN_SET]);
-		metrics_set_at(a->metrics.reg, METRIC_SPAN_EVENTS, METRIC_SPAN_CLEAR,
-			       events[SPANPROF_EVENT_SPAN_CLEAR]);
-		metrics_set_at(a->metrics.reg, METRIC_USER_STACKS, METRIC_UNWINDER_CFI,
-			       events[SPANPROF_EVENT_UNWIND_CFI]);
-		metrics_set_at(a->metrics.reg, METRIC_USER_STACKS, METRIC_UNWINDER_FP,
-			       events[SPANPROF_EVENT_UNWIND_FP]);
-		metrics_set(a->metrics.reg, METRIC_UNWIND_FP_FRAMES,
-			    events[SPANPROF_EVENT_UNWIND_FP_FRAMES]);
-		metrics_set_at(a->metrics.reg, METRIC_OFF_CPU_PERIODS, METRIC_OFF_CPU_COUNTED,
-			       events[SPANPROF_EVENT_OFF_CPU]);
-		metrics_set_at(a->metrics.reg, METRIC_OFF_CPU_PERIODS, METRIC_OFF_CPU_SHORT,
-			       events[SPANPROF_EVENT_OFF_CPU_SHORT]);
-		metrics_set_at(a->metrics.reg, METRIC_OFF_CPU_STACKS, METRIC_UNWINDER_CFI,
-			       events[SPANPROF_EVENT_OFF_CPU_UNWIND_CFI]);
-		metrics_set_at(a->metrics.reg, METRIC_OFF_CPU_STACKS, METRIC_UNWINDER_FP,
-			       events[SPANPROF_EVENT_OFF_CPU_UNWIND_FP]);
-		metrics_set_at(a->metrics.reg, METRIC_OTHER_SPAN_SAMPLES, METRIC_SOURCE_THREAD_CTX,
-			       events[SPANPROF_EVENT_TCTX_SPAN]);
-		metrics_set_at(a->metrics.reg, METRIC_OTHER_SPAN_SAMPLES, METRIC_SOURCE_OBI,
-			       events[SPANPROF_EVENT_OBI_SPAN]);
-	}
+	if (!loader_read_events(a->loader, events, SPANPROF_EVENT__COUNT))
+		for (i = 0; i < ROWS(event_rows); i++)
+			metrics_set_at(a->metrics.reg, event_rows[i].id, event_rows[i].label,
+				       events[event_rows[i].event]);
 	if (a->off_cpu.drain) {
 		drain_get_stats(a->off_cpu.drain, &ds);
 		metrics_set_at(a->metrics.reg, METRIC_OFF_CPU_MAP_ENTRIES,
@@ -107,20 +121,21 @@ static void publish_kernel(struct agent *a)
 static void publish_guards(struct metrics *m, const struct symcache_stats *ss)
 {
 	uint64_t now = clock_mono_ns(), age = 0;
+	const struct metric_row rows[] = {
+		{ METRIC_INPUT_GUARDS, METRIC_GUARD_PERF_MAP_REFUSED, ss->perf_maps_refused },
+		{ METRIC_INPUT_GUARDS, METRIC_GUARD_PERF_MAP_CAPPED, ss->perf_maps_capped },
+		{ METRIC_INPUT_GUARDS, METRIC_GUARD_LOAD_DEFERRED, ss->loads_deferred },
+		{ METRIC_INPUT_GUARDS, METRIC_GUARD_LOAD_OVERRUN, ss->load_overruns },
+		{ METRIC_INPUT_GUARDS, METRIC_GUARD_DWARF_REFUSED, ss->dwarf_refused },
+		{ METRIC_INPUT_GUARDS, METRIC_GUARD_DWARF_EVICTED, ss->dwarf_evictions },
+		{ METRIC_INPUT_GUARDS, METRIC_GUARD_PERF_MAP_BUDGET, ss->perf_maps_over_budget },
+		{ METRIC_INPUT_GUARDS, METRIC_GUARD_PERF_MAP_SKIPPED,
+		  ss->perf_map_rereads_skipped },
+		{ METRIC_INPUT_GUARDS, METRIC_GUARD_SYMBOL_EVICTED, ss->symbol_evictions },
+		{ METRIC_DWARF_BYTES, 0, ss->dwarf_bytes },
+	};
 
-	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_PERF_MAP_REFUSED,
-		       ss->perf_maps_refused);
-	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_PERF_MAP_CAPPED, ss->perf_maps_capped);
-	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_LOAD_DEFERRED, ss->loads_deferred);
-	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_LOAD_OVERRUN, ss->load_overruns);
-	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_DWARF_REFUSED, ss->dwarf_refused);
-	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_DWARF_EVICTED, ss->dwarf_evictions);
-	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_PERF_MAP_BUDGET,
-		       ss->perf_maps_over_budget);
-	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_PERF_MAP_SKIPPED,
-		       ss->perf_map_rereads_skipped);
-	metrics_set_at(m, METRIC_INPUT_GUARDS, METRIC_GUARD_SYMBOL_EVICTED, ss->symbol_evictions);
-	metrics_set(m, METRIC_DWARF_BYTES, ss->dwarf_bytes);
+	set_rows(m, rows, ROWS(rows));
 	metrics_is_healthy(m, now, &age);
 	metrics_set(m, METRIC_LAST_WINDOW_AGE, age / NS_PER_S);
 }
@@ -133,21 +148,22 @@ static void publish_unwind(struct agent *a)
 	unwind_get_stats(a->unwind, &st);
 	for (i = 0; i < UNWIND_FILE__COUNT; i++)
 		metrics_set_at(a->metrics.reg, METRIC_UNWIND_FILES, i, st.files.files[i]);
-	metrics_set_at(a->metrics.reg, METRIC_UNWIND_TABLE_BYTES, METRIC_TABLE_BYTES_USED,
-		       (uint64_t)st.store.chunks_used * sizeof(struct spanprof_unwind_chunk));
-	metrics_set_at(a->metrics.reg, METRIC_UNWIND_TABLE_BYTES, METRIC_TABLE_BYTES_BUDGET,
-		       (uint64_t)st.store.chunks_total * sizeof(struct spanprof_unwind_chunk));
-	metrics_set(a->metrics.reg, METRIC_UNWIND_EVICTIONS, st.files.evicted);
-	metrics_set_at(a->metrics.reg, METRIC_FAIR_SHARE, METRIC_FAIR_UNWIND_REFUSED,
-		       st.files.fair_refused);
-	metrics_set_at(a->metrics.reg, METRIC_INPUT_GUARDS, METRIC_GUARD_CFI_BUDGET,
-		       st.files.budget_spent);
-	metrics_set(a->metrics.reg, METRIC_UNWIND_BUILD_MS, st.files.build_us / 1000);
-	metrics_set(a->metrics.reg, METRIC_UNWIND_TEXT_BYTES, st.files.text_bytes);
-	metrics_set_at(a->metrics.reg, METRIC_UNWIND_MAPPINGS_DROPPED, METRIC_MAPPING_FILE,
-		       st.mappings_dropped);
-	metrics_set_at(a->metrics.reg, METRIC_UNWIND_MAPPINGS_DROPPED, METRIC_MAPPING_ANONYMOUS,
-		       st.anon_dropped);
+
+	const struct metric_row rows[] = {
+		{ METRIC_UNWIND_TABLE_BYTES, METRIC_TABLE_BYTES_USED,
+		  (uint64_t)st.store.chunks_used * sizeof(struct spanprof_unwind_chunk) },
+		{ METRIC_UNWIND_TABLE_BYTES, METRIC_TABLE_BYTES_BUDGET,
+		  (uint64_t)st.store.chunks_total * sizeof(struct spanprof_unwind_chunk) },
+		{ METRIC_UNWIND_EVICTIONS, 0, st.files.evicted },
+		{ METRIC_FAIR_SHARE, METRIC_FAIR_UNWIND_REFUSED, st.files.fair_refused },
+		{ METRIC_INPUT_GUARDS, METRIC_GUARD_CFI_BUDGET, st.files.budget_spent },
+		{ METRIC_UNWIND_BUILD_MS, 0, st.files.build_us / 1000 },
+		{ METRIC_UNWIND_TEXT_BYTES, 0, st.files.text_bytes },
+		{ METRIC_UNWIND_MAPPINGS_DROPPED, METRIC_MAPPING_FILE, st.mappings_dropped },
+		{ METRIC_UNWIND_MAPPINGS_DROPPED, METRIC_MAPPING_ANONYMOUS, st.anon_dropped },
+	};
+
+	set_rows(a->metrics.reg, rows, ROWS(rows));
 }
 
 static void publish_interp_cache(struct metrics *m, enum metric_id id, uint64_t hits,
@@ -174,84 +190,93 @@ static void publish_interp_caches(struct agent *a)
 			     rb.read_errors, rb.evictions);
 }
 
+/* The symbol cache's counters, and the files refused for size by any reader: hook discovery
+ * (hs), symbolization, unwind tables. */
+static void publish_symbols(struct agent *a, const struct hook_registry_stats *hs)
+{
+	struct symcache_stats ss;
+	struct unwind_stats us;
+
+	symcache_get_stats(a->symcache, &ss);
+	unwind_get_stats(a->unwind, &us);
+
+	const struct metric_row rows[] = {
+		{ METRIC_SYMCACHE_ENTRIES, METRIC_SYMCACHE_MODULES, ss.modules },
+		{ METRIC_SYMCACHE_ENTRIES, METRIC_SYMCACHE_PIDS, ss.pids },
+		{ METRIC_SYMCACHE_LOOKUPS, METRIC_LOOKUP_HIT, ss.hits },
+		{ METRIC_SYMCACHE_LOOKUPS, METRIC_LOOKUP_MISS, ss.misses },
+		{ METRIC_INPUT_GUARDS, METRIC_GUARD_SECTION_REFUSED,
+		  hs->oversized + ss.sections_refused + us.files.oversized },
+	};
+
+	set_rows(a->metrics.reg, rows, ROWS(rows));
+	publish_guards(a->metrics.reg, &ss);
+}
+
 static void publish_interpreters(struct agent *a)
 {
 	struct interp_procs_stats py, rb;
 
 	interp_procs_get_stats(a->interp.pyprocs, &py);
 	interp_procs_get_stats(a->interp.rbprocs, &rb);
-	metrics_set_at(a->metrics.reg, METRIC_INTERP_PROCESSES, METRIC_INTERP_PYTHON, py.supported);
-	metrics_set_at(a->metrics.reg, METRIC_INTERP_PROCESSES, METRIC_INTERP_RUBY, rb.supported);
-	metrics_set_at(a->metrics.reg, METRIC_INTERP_UNREAD, METRIC_UNREAD_PYTHON_UNSUPPORTED,
-		       py.unsupported);
-	metrics_set_at(a->metrics.reg, METRIC_INTERP_UNREAD, METRIC_UNREAD_PYTHON_FULL, py.full);
-	metrics_set_at(a->metrics.reg, METRIC_INTERP_UNREAD, METRIC_UNREAD_RUBY_UNSUPPORTED,
-		       rb.unsupported);
-	metrics_set_at(a->metrics.reg, METRIC_INTERP_UNREAD, METRIC_UNREAD_RUBY_FULL, rb.full);
-	metrics_set_at(a->metrics.reg, METRIC_INTERP_FRAMES_DROPPED, METRIC_INTERP_PYTHON,
-		       a->interp.py_frames_dropped);
-	metrics_set_at(a->metrics.reg, METRIC_INTERP_FRAMES_DROPPED, METRIC_INTERP_RUBY,
-		       a->interp.rb_frames_dropped);
-	metrics_set_at(a->metrics.reg, METRIC_INPUT_GUARDS, METRIC_GUARD_INTERP_DEFERRED,
-		       py.files.deferred + rb.files.deferred);
-	metrics_set_at(a->metrics.reg, METRIC_INPUT_GUARDS, METRIC_GUARD_INTERP_EVICTED,
-		       py.files.evicted + rb.files.evicted);
-	metrics_set_at(a->metrics.reg, METRIC_FAIR_SHARE, METRIC_FAIR_INTERP_PARSE_DEFERRED,
-		       py.files.refused + rb.files.refused);
+
+	const struct metric_row rows[] = {
+		{ METRIC_INTERP_PROCESSES, METRIC_INTERP_PYTHON, py.supported },
+		{ METRIC_INTERP_PROCESSES, METRIC_INTERP_RUBY, rb.supported },
+		{ METRIC_INTERP_UNREAD, METRIC_UNREAD_PYTHON_UNSUPPORTED, py.unsupported },
+		{ METRIC_INTERP_UNREAD, METRIC_UNREAD_PYTHON_FULL, py.full },
+		{ METRIC_INTERP_UNREAD, METRIC_UNREAD_RUBY_UNSUPPORTED, rb.unsupported },
+		{ METRIC_INTERP_UNREAD, METRIC_UNREAD_RUBY_FULL, rb.full },
+		{ METRIC_INTERP_FRAMES_DROPPED, METRIC_INTERP_PYTHON, a->interp.py_frames_dropped },
+		{ METRIC_INTERP_FRAMES_DROPPED, METRIC_INTERP_RUBY, a->interp.rb_frames_dropped },
+		{ METRIC_INPUT_GUARDS, METRIC_GUARD_INTERP_DEFERRED,
+		  py.files.deferred + rb.files.deferred },
+		{ METRIC_INPUT_GUARDS, METRIC_GUARD_INTERP_EVICTED,
+		  py.files.evicted + rb.files.evicted },
+		{ METRIC_FAIR_SHARE, METRIC_FAIR_INTERP_PARSE_DEFERRED,
+		  py.files.refused + rb.files.refused },
+	};
+
+	set_rows(a->metrics.reg, rows, ROWS(rows));
 	publish_interp_caches(a);
 }
 
+/* The aggregator's, the hook registry's, the process table's and the output's counters. */
 static void publish_user(struct agent *a)
 {
 	struct hook_registry_stats hs;
-	struct symcache_stats ss;
 	struct aggregate_stats as;
-	struct unwind_stats us;
 
 	aggregate_get_stats(a->agg, &as);
-	metrics_set(a->metrics.reg, METRIC_SAMPLES, as.samples);
-	metrics_set_at(a->metrics.reg, METRIC_SAMPLES_DROPPED, METRIC_DROP_SERVICE_OVERFLOW,
-		       as.service_overflow);
-	metrics_set_at(a->metrics.reg, METRIC_SAMPLES_DROPPED, METRIC_DROP_ENCODE_ERROR,
-		       as.encode_errors);
 	hook_registry_get_stats(a->hooks, &hs);
-	metrics_set(a->metrics.reg, METRIC_HOOKS_ATTACHED, hs.files_attached);
-	metrics_set(a->metrics.reg, METRIC_HOOK_FILES_REFUSED, hs.open_refused);
-	metrics_set_at(a->metrics.reg, METRIC_FAIR_SHARE, METRIC_FAIR_HOOK_SLOT_RECLAIMED,
-		       hs.slot_reclaims);
-	metrics_set_at(a->metrics.reg, METRIC_FAIR_SHARE, METRIC_FAIR_HOOK_SLOT_REFUSED,
-		       hs.slot_refusals);
-	metrics_set_at(a->metrics.reg, METRIC_FAIR_SHARE, METRIC_FAIR_HOOK_PARSE_DEFERRED,
-		       hs.parse_deferred);
-	metrics_set_at(a->metrics.reg, METRIC_LOG_SUPPRESSED, LOG_SUPPRESSED_RATE,
-		       log_suppressed_total(LOG_SUPPRESSED_RATE));
-	metrics_set_at(a->metrics.reg, METRIC_LOG_SUPPRESSED, LOG_SUPPRESSED_SOURCES_FULL,
-		       log_suppressed_total(LOG_SUPPRESSED_SOURCES_FULL));
-	metrics_set(a->metrics.reg, METRIC_PROCESSES_TRACKED, proc_table_count(a->procs));
-	metrics_set(a->metrics.reg, METRIC_PROCESSES_REAPED, proc_table_reaped(a->procs));
-	metrics_set_at(a->metrics.reg, METRIC_RESCAN_PROCESSES, METRIC_RESCAN_SKIPPED,
-		       a->known.skipped);
-	metrics_set_at(a->metrics.reg, METRIC_RESCAN_PROCESSES, METRIC_RESCAN_UNTRACKED,
-		       a->known.untracked);
-	metrics_set_at(a->metrics.reg, METRIC_RESCAN_PROCESSES, METRIC_RESCAN_FULL,
-		       a->known.full_rescans);
-	symcache_get_stats(a->symcache, &ss);
-	metrics_set_at(a->metrics.reg, METRIC_SYMCACHE_ENTRIES, METRIC_SYMCACHE_MODULES,
-		       ss.modules);
-	metrics_set_at(a->metrics.reg, METRIC_SYMCACHE_ENTRIES, METRIC_SYMCACHE_PIDS, ss.pids);
-	metrics_set_at(a->metrics.reg, METRIC_SYMCACHE_LOOKUPS, METRIC_LOOKUP_HIT, ss.hits);
-	metrics_set_at(a->metrics.reg, METRIC_SYMCACHE_LOOKUPS, METRIC_LOOKUP_MISS, ss.misses);
-	publish_guards(a->metrics.reg, &ss);
-	metrics_set_at(a->metrics.reg, METRIC_INPUT_GUARDS, METRIC_GUARD_PIDS_UNPREPARED,
-		       a->pids_unprepared);
-	/* Refused for size by any reader: hook discovery, symbolization, unwind tables. */
-	unwind_get_stats(a->unwind, &us);
-	metrics_set_at(a->metrics.reg, METRIC_INPUT_GUARDS, METRIC_GUARD_SECTION_REFUSED,
-		       hs.oversized + ss.sections_refused + us.files.oversized);
-	metrics_set(a->metrics.reg, METRIC_PROFILES_WRITTEN, a->output.profiles_written);
-	metrics_set(a->metrics.reg, METRIC_PROFILE_WRITE_ERRORS, a->output.write_errors);
-	metrics_set(a->metrics.reg, METRIC_OUTPUT_DIR_RECREATED, a->output.out.dir_recreated);
-	metrics_set(a->metrics.reg, METRIC_TEMP_FILES_REMOVED, a->output.out.temp_removed);
+
+	const struct metric_row rows[] = {
+		{ METRIC_SAMPLES, 0, as.samples },
+		{ METRIC_SAMPLES_DROPPED, METRIC_DROP_SERVICE_OVERFLOW, as.service_overflow },
+		{ METRIC_SAMPLES_DROPPED, METRIC_DROP_ENCODE_ERROR, as.encode_errors },
+		{ METRIC_HOOKS_ATTACHED, 0, hs.files_attached },
+		{ METRIC_HOOK_FILES_REFUSED, 0, hs.open_refused },
+		{ METRIC_FAIR_SHARE, METRIC_FAIR_HOOK_SLOT_RECLAIMED, hs.slot_reclaims },
+		{ METRIC_FAIR_SHARE, METRIC_FAIR_HOOK_SLOT_REFUSED, hs.slot_refusals },
+		{ METRIC_FAIR_SHARE, METRIC_FAIR_HOOK_PARSE_DEFERRED, hs.parse_deferred },
+		{ METRIC_LOG_SUPPRESSED, LOG_SUPPRESSED_RATE,
+		  log_suppressed_total(LOG_SUPPRESSED_RATE) },
+		{ METRIC_LOG_SUPPRESSED, LOG_SUPPRESSED_SOURCES_FULL,
+		  log_suppressed_total(LOG_SUPPRESSED_SOURCES_FULL) },
+		{ METRIC_PROCESSES_TRACKED, 0, proc_table_count(a->procs) },
+		{ METRIC_PROCESSES_REAPED, 0, proc_table_reaped(a->procs) },
+		{ METRIC_RESCAN_PROCESSES, METRIC_RESCAN_SKIPPED, a->known.skipped },
+		{ METRIC_RESCAN_PROCESSES, METRIC_RESCAN_UNTRACKED, a->known.untracked },
+		{ METRIC_RESCAN_PROCESSES, METRIC_RESCAN_FULL, a->known.full_rescans },
+		{ METRIC_INPUT_GUARDS, METRIC_GUARD_PIDS_UNPREPARED, a->pids_unprepared },
+		{ METRIC_PROFILES_WRITTEN, 0, a->output.profiles_written },
+		{ METRIC_PROFILE_WRITE_ERRORS, 0, a->output.write_errors },
+		{ METRIC_OUTPUT_DIR_RECREATED, 0, a->output.out.dir_recreated },
+		{ METRIC_TEMP_FILES_REMOVED, 0, a->output.out.temp_removed },
+	};
+
+	set_rows(a->metrics.reg, rows, ROWS(rows));
+	publish_symbols(a, &hs);
 }
 
 static void publish_upload(struct agent *a)
@@ -261,17 +286,21 @@ static void publish_upload(struct agent *a)
 	if (!a->output.uploader)
 		return;
 	uploader_get_stats(a->output.uploader, &us);
-	metrics_set_at(a->metrics.reg, METRIC_UPLOADS, METRIC_UPLOAD_OK, us.requests_ok);
-	metrics_set_at(a->metrics.reg, METRIC_UPLOADS, METRIC_UPLOAD_RETRIED, us.requests_retried);
-	metrics_set_at(a->metrics.reg, METRIC_UPLOADS, METRIC_UPLOAD_REJECTED,
-		       us.requests_failed_4xx);
-	metrics_set_at(a->metrics.reg, METRIC_UPLOADS, METRIC_UPLOAD_FAILED,
-		       us.dropped_queue_full + us.dropped_spool_full + us.dropped_too_old +
-			       us.dropped_spool_error + us.dropped_shutdown);
-	metrics_set(a->metrics.reg, METRIC_UPLOAD_RETRIES, us.retries);
-	metrics_set(a->metrics.reg, METRIC_LABELS_DROPPED, us.labels_dropped);
-	metrics_set(a->metrics.reg, METRIC_QUEUE_BYTES, us.queue_bytes);
-	metrics_set(a->metrics.reg, METRIC_SPOOL_BYTES, us.spool_bytes);
+
+	const struct metric_row rows[] = {
+		{ METRIC_UPLOADS, METRIC_UPLOAD_OK, us.requests_ok },
+		{ METRIC_UPLOADS, METRIC_UPLOAD_RETRIED, us.requests_retried },
+		{ METRIC_UPLOADS, METRIC_UPLOAD_REJECTED, us.requests_failed_4xx },
+		{ METRIC_UPLOADS, METRIC_UPLOAD_FAILED,
+		  us.dropped_queue_full + us.dropped_spool_full + us.dropped_too_old +
+			  us.dropped_spool_error + us.dropped_shutdown },
+		{ METRIC_UPLOAD_RETRIES, 0, us.retries },
+		{ METRIC_LABELS_DROPPED, 0, us.labels_dropped },
+		{ METRIC_QUEUE_BYTES, 0, us.queue_bytes },
+		{ METRIC_SPOOL_BYTES, 0, us.spool_bytes },
+	};
+
+	set_rows(a->metrics.reg, rows, ROWS(rows));
 }
 
 _Static_assert(METRIC_MEM_BPF_OTHER - METRIC_MEM_BPF_WINDOWS + 1 == LOADER_MAPS__COUNT,

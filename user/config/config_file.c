@@ -37,16 +37,13 @@ static unsigned long line_of(const struct file_parser *fp)
 /* "spanprof: PATH:LINE: " + the message; returns CONFIG_ERROR. */
 __attribute__((format(printf, 2, 3))) static int fail(struct file_parser *fp, const char *fmt, ...)
 {
-	char *msg = NULL;
+	char where[PATH_MAX + 24];
 	va_list ap;
-	int n;
 
+	snprintf(where, sizeof(where), "%s:%lu", fp->path, line_of(fp));
 	va_start(ap, fmt);
-	n = vasprintf(&msg, fmt, ap);
+	config_verrorf(fp->err, where, fmt, ap);
 	va_end(ap);
-	config_errorf(fp->err, "%s:%lu: %s\n", fp->path, line_of(fp),
-		      n < 0 ? "out of memory" : msg);
-	free(msg);
 	return CONFIG_ERROR;
 }
 

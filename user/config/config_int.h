@@ -4,6 +4,7 @@
 #ifndef SPANPROF_CONFIG_INT_H
 #define SPANPROF_CONFIG_INT_H
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -153,6 +154,10 @@ char *config_strdup(struct spanprof_config *cfg, const char *s, size_t n);
  * C1) escaped as \xNN, so that a value, path or key from the user cannot drive the terminal; a
  * trailing newline is kept. Returns CONFIG_ERROR. */
 __attribute__((format(printf, 2, 3))) int config_errorf(FILE *err, const char *fmt, ...);
+/* The same with where ("PATH:LINE"), when not NULL, and ": " before the message, which then
+ * always ends the line. */
+__attribute__((format(printf, 3, 0))) int config_verrorf(FILE *err, const char *where,
+							 const char *fmt, va_list ap);
 
 /* Error lines: "spanprof: WHERE: invalid value 'V': expected WANT" (no value for secrets), and
  * the hint that follows every error. Both return CONFIG_ERROR. */

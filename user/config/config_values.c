@@ -58,27 +58,39 @@ static void put_escaped(FILE *err, const char *s, size_t n)
 	}
 }
 
-int config_errorf(FILE *err, const char *fmt, ...)
+int config_verrorf(FILE *err, const char *where, const char *fmt, va_list ap)
 {
 	char *msg = NULL;
-	va_list ap;
-	int n;
+	int n = vasprintf(&msg, fmt, ap);
+	int newline = where != NULL;
 
-	va_start(ap, fmt);
-	n = vasprintf(&msg, fmt, ap);
-	va_end(ap);
+	fputs("spanprof: ", err);
+	if (where) {
+		put_escaped(err, where, strlen(where));
+		fputs(": ", err);
+	}
 	if (n < 0) {
-		fputs("spanprof: out of memory\n", err);
+		fputs("out of memory\n", err);
 		return CONFIG_ERROR;
 	}
-	fputs("spanprof: ", err);
 	if (n && msg[n - 1] == '\n') {
-		put_escaped(err, msg, n - 1);
-		fputc('\n', err);
-	} else {
-		put_escaped(err, msg, n);
+		n--;
+		newline = 1;
 	}
+	put_escaped(err, msg, n);
+	if (newline)
+		fputc('\n', err);
 	free(msg);
+	return CONFIG_ERROR;
+}
+
+int config_errorf(FILE *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	config_verrorf(err, NULL, fmt, ap);
+	va_end(ap);
 	return CONFIG_ERROR;
 }
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "discover/labels.h"
+#include "spanprof_hex.h"
 #include "util/log.h"
 #include "util/series_labels.h"
 #include "util/text_clean.h"
@@ -69,17 +70,6 @@ static struct span trim(struct span s)
 	return s;
 }
 
-static int hex_val(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Percent-decodes s into dst (at least s.len bytes); a '%' not followed by two hex digits is
  * kept as it is. Returns the decoded length. */
 static size_t percent_decode(struct span s, char *dst)
@@ -89,8 +79,8 @@ static size_t percent_decode(struct span s, char *dst)
 
 	for (i = 0; i < s.len; i++) {
 		if (s.p[i] == '%' && i + 2 < s.len) {
-			hi = hex_val(s.p[i + 1]);
-			lo = hex_val(s.p[i + 2]);
+			hi = spanprof_hex_digit(s.p[i + 1]);
+			lo = spanprof_hex_digit(s.p[i + 2]);
 			if (hi >= 0 && lo >= 0) {
 				dst[o++] = (char)(hi << 4 | lo);
 				i += 2;

@@ -104,20 +104,31 @@ static int key_is(struct pb key, const char *want)
 	return (size_t)(key.end - key.p) == n && !memcmp(key.p, want, n);
 }
 
-/* One KeyValue of the resource. */
-static int key_value(struct pb kv, struct process_ctx *out)
+/* A KeyValue's key (field 1) and AnyValue (field 2). Returns 1 with both, 0 when one is missing,
+ * or pb_next()'s error. */
+static int split_key_value(struct pb kv, struct pb *key, struct pb *any)
 {
-	struct pb val, key = { NULL, NULL }, any = { NULL, NULL };
+	struct pb val;
 	uint32_t num;
 	int r;
 
+	*key = *any = (struct pb){ NULL, NULL };
 	while ((r = pb_next(&kv, &num, &val)) == 1) {
 		if (num == 1)
-			key = val;
+			*key = val;
 		else if (num == 2)
-			any = val;
+			*any = val;
 	}
-	if (r < 0 || !key.p || !any.p)
+	return r < 0 ? r : key->p && any->p;
+}
+
+/* One KeyValue of the resource. */
+static int key_value(struct pb kv, struct process_ctx *out)
+{
+	struct pb key, any;
+	int r = split_key_value(kv, &key, &any);
+
+	if (r <= 0)
 		return r;
 	/* Keys are unique in a resource; should one repeat, the first one wins. */
 	if (key_is(key, "service.name") && !out->service_name[0])
@@ -165,17 +176,10 @@ static int key_map(struct pb any, struct process_ctx *out)
 /* One KeyValue of the context's own attributes (field 2). */
 static int context_attr(struct pb kv, struct process_ctx *out)
 {
-	struct pb val, key = { NULL, NULL }, any = { NULL, NULL };
-	uint32_t num;
-	int r;
+	struct pb key, any;
+	int r = split_key_value(kv, &key, &any);
 
-	while ((r = pb_next(&kv, &num, &val)) == 1) {
-		if (num == 1)
-			key = val;
-		else if (num == 2)
-			any = val;
-	}
-	if (r < 0 || !key.p || !any.p)
+	if (r <= 0)
 		return r;
 	if (key_is(key, "threadlocal.schema_version"))
 		r = any_string(any, out->tls_schema, sizeof(out->tls_schema));

@@ -7,6 +7,7 @@
 
 #include "discover/map_open.h"
 #include "interp/interp_file.h"
+#include "util/elf_guard.h"
 
 int interp_file_open(const char *proc_root, pid_t pid, const struct proc_map *m,
 		     struct interp_file *file)
@@ -33,6 +34,24 @@ int interp_file_read(const char *proc_root, pid_t pid, const struct proc_map *m,
 	err = read(fd, base ? base + 1 : m->path, ctx);
 	close(fd);
 	return err;
+}
+
+Elf *interp_elf_begin(int fd, struct elf_wanted_sym *want, size_t n, elf_symbol_fn fn, void *ctx)
+{
+	Elf *elf = elf_guard_begin(fd);
+
+	if (!elf)
+		return NULL;
+	if (fn)
+		elf_each_defined_symbol(elf, fn, ctx);
+	else
+		elf_find_symbols(elf, want, n);
+	if (!want[0].found) {
+		elf_end(elf);
+		errno = ENOENT;
+		return NULL;
+	}
+	return elf;
 }
 
 int interp_file_place(struct interp_file *file, const struct proc_map *m,

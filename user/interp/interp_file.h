@@ -33,6 +33,13 @@ typedef int (*interp_elf_read_fn)(int fd, const char *name, void *ctx);
 int interp_file_read(const char *proc_root, pid_t pid, const struct proc_map *m,
 		     struct interp_file *file, interp_elf_read_fn read, void *ctx);
 
+/* The opening every language's reader makes: fd for libelf (elf_guard_begin()), and one walk of
+ * its defined symbols, calling fn(ctx, ...) for each (fn notes want[] itself) or, when fn is
+ * NULL, noting the first of each name in want[0..n). want[0] is the symbol that marks the
+ * interpreter. Returns the Elf (elf_end() it) when want[0] was found, else NULL with errno
+ * ENOENT, or elf_guard_begin()'s errno. */
+Elf *interp_elf_begin(int fd, struct elf_wanted_sym *want, size_t n, elf_symbol_fn fn, void *ctx);
+
 /* Notes the version the reader found in file, and in *bias where the file's loads sit in memory
  * through mapping m. Returns 0, or -ENOEXEC when m maps none of them. */
 int interp_file_place(struct interp_file *file, const struct proc_map *m,

@@ -7,13 +7,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "interp/interp_file.h"
 #include "interp/python_elf.h"
-#include "util/elf_guard.h"
 #include "util/elf_layout.h"
 
 #define DEBUG_COOKIE "xdebugpy"
 
-/* The symbols read, each the first of its name. */
+/* The symbols read, each the first of its name; the first marks a CPython (interp_elf_begin()). */
 enum { SYM_RUNTIME, SYM_VERSION, SYM_EVAL, SYM_EVAL_COLD, SYM_COUNT };
 
 static void set_version_hex(struct python_elf *out, uint64_t hex)
@@ -76,14 +76,9 @@ int python_elf_read(int fd, const char *name, struct python_elf *out)
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
-	elf = elf_guard_begin(fd);
+	elf = interp_elf_begin(fd, w, SYM_COUNT, NULL, NULL);
 	if (!elf)
 		return -errno;
-	elf_find_symbols(elf, w, SYM_COUNT);
-	if (!w[SYM_RUNTIME].found) {
-		err = -ENOENT;
-		goto out;
-	}
 	out->runtime_vaddr = w[SYM_RUNTIME].sym.st_value;
 	elf_loads_read(elf, &out->loads);
 	if (w[SYM_EVAL].found) {
@@ -100,7 +95,6 @@ int python_elf_read(int fd, const char *name, struct python_elf *out)
 	read_debug_offsets(elf, fd, out);
 	if (!out->major && python_elf_name_version(name, &out->major, &out->minor))
 		err = -ENOEXEC;
-out:
 	elf_end(elf);
 	return err;
 }

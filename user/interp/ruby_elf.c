@@ -7,9 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "interp/interp_file.h"
 #include "interp/ruby_elf.h"
 #include "interp/ruby_elf_hidden.h"
-#include "util/elf_guard.h"
 #include "util/elf_layout.h"
 #include "util/elf_section.h"
 
@@ -23,7 +23,7 @@
 #define ALL_SYMBOLS_SCAN 64
 #define STR_SYM_OFFSET 8
 
-/* The symbols read, each the first of its name. */
+/* The symbols read, each the first of its name; the first marks a CRuby (interp_elf_begin()). */
 enum { SYM_VERSION, SYM_ALL_SYMBOLS, SYM_ERRINFO, SYM_EVAL_MAIN, SYM_COUNT };
 
 /* The symbols noted otherwise: the TLS kind of ruby_current_ec, the last of the others' names. */
@@ -163,14 +163,9 @@ int ruby_elf_read(int fd, struct ruby_elf *out)
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
-	elf = elf_guard_begin(fd);
+	elf = interp_elf_begin(fd, w, SYM_COUNT, on_symbol, &(struct sym_scan){ out, w });
 	if (!elf)
 		return -errno;
-	elf_each_defined_symbol(elf, on_symbol, &(struct sym_scan){ out, w });
-	if (!w[SYM_VERSION].found) {
-		err = -ENOENT;
-		goto out;
-	}
 	len = ver->st_size ? ver->st_size : VERSION_MAX - 1;
 	if (len >= VERSION_MAX)
 		len = VERSION_MAX - 1;

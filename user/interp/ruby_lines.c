@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "interp/ruby_lines.h"
+#include "util/unaligned.h"
 
 size_t ruby_succ_table_bytes(uint32_t iseq_size)
 {
@@ -12,14 +13,6 @@ size_t ruby_succ_table_bytes(uint32_t iseq_size)
 		blocks = (iseq_size - RUBY_SUCC_IMM_POSITIONS + RUBY_SUCC_BLOCK_POSITIONS - 1) /
 			 RUBY_SUCC_BLOCK_POSITIONS;
 	return RUBY_SUCC_IMM_BYTES + blocks * RUBY_SUCC_BLOCK_BYTES;
-}
-
-static uint64_t load_u64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
 }
 
 int ruby_succ_lookup(const uint8_t *table, size_t len, uint32_t pos)

@@ -219,24 +219,25 @@ int span_stats_get(struct span_stats *st, const char *service, const char *name,
 	return err;
 }
 
-uint64_t span_stats_fair_share(struct span_stats *st)
+/* A counter of st, read under its lock. */
+static uint64_t read_locked(struct span_stats *st, const uint64_t *counter)
 {
 	uint64_t n;
 
 	pthread_mutex_lock(&st->lock);
-	n = st->fair_share;
+	n = *counter;
 	pthread_mutex_unlock(&st->lock);
 	return n;
 }
 
+uint64_t span_stats_fair_share(struct span_stats *st)
+{
+	return read_locked(st, &st->fair_share);
+}
+
 uint64_t span_stats_overflow(struct span_stats *st)
 {
-	uint64_t n;
-
-	pthread_mutex_lock(&st->lock);
-	n = st->overflow;
-	pthread_mutex_unlock(&st->lock);
-	return n;
+	return read_locked(st, &st->overflow);
 }
 
 /* A label value in the text format: backslash, double quote and line feed escaped; bytes that

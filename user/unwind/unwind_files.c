@@ -24,25 +24,6 @@ struct unwind_files *unwind_files_new(const struct unwind_files_options *opts)
 	return fs;
 }
 
-void unwind_files_drop_file(struct unwind_files *fs, struct file *f)
-{
-	struct alias *a, *next;
-
-	for (a = f->aliases; a; a = next) {
-		next = a->next;
-		lru_del(&fs->aliases, &a->node);
-		free(a);
-	}
-	if (f->state == UNWIND_FILE_READY)
-		unwind_store_drop(fs->opts.store, f->table);
-	if (f->table < SPANPROF_UNWIND_MAX_TABLES && fs->by_table[f->table] == f)
-		fs->by_table[f->table] = NULL;
-	fs->stats.files[f->state]--;
-	lru_del(&fs->files, &f->node);
-	free(f->path);
-	free(f);
-}
-
 void unwind_files_free(struct unwind_files *fs)
 {
 	struct lru_node *n;
@@ -54,13 +35,6 @@ void unwind_files_free(struct unwind_files *fs)
 	lru_release(&fs->files);
 	lru_release(&fs->aliases);
 	free(fs);
-}
-
-void unwind_files_set_state(struct unwind_files *fs, struct file *f, enum unwind_file_state s)
-{
-	fs->stats.files[f->state]--;
-	f->state = s;
-	fs->stats.files[s]++;
 }
 
 static int bias_of(const struct file *f, const struct proc_map *m, uint64_t *bias)

@@ -54,7 +54,7 @@ struct unwind_files {
 	struct unwind_files_stats stats;
 };
 
-/* Removes f (its aliases, its table from the maps) and frees it. */
+/* Removes f (its aliases, its table from the maps) and frees it (unwind_files_entry.c). */
 void unwind_files_drop_file(struct unwind_files *fs, struct file *f);
 /* Moves f to state s, keeping the per-state counts. */
 void unwind_files_set_state(struct unwind_files *fs, struct file *f, enum unwind_file_state s);

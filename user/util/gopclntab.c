@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "util/gopclntab.h"
+#include "util/unaligned.h"
 #include "util/elf_layout.h"
 #include "util/elf_section.h"
 
@@ -20,22 +21,6 @@
 #define FUNC_PCLN(v) ((v) >= 118 ? 24 : 28)
 #define FUNC_CUOFF(v) ((v) >= 118 ? 32 : 36)
 #define FUNC_MIN_SIZE 44
-
-static uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
 
 /* 1 when [off, off + len) lies inside the table (no overflow). */
 static int fits(const struct gopclntab *t, uint64_t off, uint64_t len)
@@ -70,19 +55,19 @@ static int read_header(struct gopclntab *t, uint32_t magic)
 	t->version = magic == MAGIC_116 ? 116 : magic == MAGIC_118 ? 118 : 120;
 	if (!fits(t, 0, t->version >= 118 ? 72 : 64))
 		return -ENOEXEC;
-	t->nfunc = rd64(h + w);
+	t->nfunc = load_u64(h + w);
 	w += 16; /* nfunc, nfiles */
 	if (t->version >= 118) {
-		uint64_t text = rd64(h + w);
+		uint64_t text = load_u64(h + w);
 
 		t->text = text ? text : t->text;
 		w += 8;
 	}
-	t->funcname = rd64(h + w);
-	t->cu = rd64(h + w + 8);
-	t->filetab = rd64(h + w + 16);
-	t->pctab = rd64(h + w + 24);
-	t->functab = rd64(h + w + 32);
+	t->funcname = load_u64(h + w);
+	t->cu = load_u64(h + w + 8);
+	t->filetab = load_u64(h + w + 16);
+	t->pctab = load_u64(h + w + 24);
+	t->functab = load_u64(h + w + 32);
 	t->functab_entry = t->version >= 118 ? 8 : 16;
 	return 0;
 }
@@ -98,7 +83,7 @@ int gopclntab_init(struct gopclntab *t, const void *data, size_t size, uint64_t 
 	t->text = text_vaddr;
 	if (!data || size < 8)
 		return -ENOEXEC;
-	magic = rd32(t->data);
+	magic = load_u32(t->data);
 	if (magic != MAGIC_116 && magic != MAGIC_118 && magic != MAGIC_120)
 		return -ENOEXEC;
 	t->quantum = t->data[6];
@@ -122,14 +107,14 @@ static uint64_t row_entry(const struct gopclntab *t, uint64_t i)
 {
 	const uint8_t *row = t->data + t->functab + i * t->functab_entry;
 
-	return t->version >= 118 ? t->text + rd32(row) : rd64(row);
+	return t->version >= 118 ? t->text + load_u32(row) : load_u64(row);
 }
 
 static uint64_t row_funcoff(const struct gopclntab *t, uint64_t i)
 {
 	const uint8_t *row = t->data + t->functab + i * t->functab_entry;
 
-	return t->version >= 118 ? rd32(row + 4) : rd64(row + 8);
+	return t->version >= 118 ? load_u32(row + 4) : load_u64(row + 8);
 }
 
 int gopclntab_func_at(const struct gopclntab *t, uint64_t i, struct gopclntab_func *f)
@@ -261,19 +246,19 @@ int gopclntab_source(const struct gopclntab *t, const struct gopclntab_func *f, 
 	uint64_t slot;
 	int err;
 
-	err = gopclntab_pcvalue(t, rd32(fn + FUNC_PCLN(t->version)), f->entry, pc, &ln);
+	err = gopclntab_pcvalue(t, load_u32(fn + FUNC_PCLN(t->version)), f->entry, pc, &ln);
 	if (err)
 		return err;
-	err = gopclntab_pcvalue(t, rd32(fn + FUNC_PCFILE(t->version)), f->entry, pc, &fileno);
+	err = gopclntab_pcvalue(t, load_u32(fn + FUNC_PCFILE(t->version)), f->entry, pc, &fileno);
 	if (err)
 		return err;
-	cuoff = rd32(fn + FUNC_CUOFF(t->version));
+	cuoff = load_u32(fn + FUNC_CUOFF(t->version));
 	if (fileno < 0)
 		return -ENOEXEC;
 	slot = t->cu + ((uint64_t)cuoff + (uint64_t)fileno) * 4;
 	if (!fits(t, slot, 4))
 		return -ENOEXEC;
-	fileoff = rd32(t->data + slot);
+	fileoff = load_u32(t->data + slot);
 	*file = fileoff == UINT32_MAX ? NULL : str_at(t, t->filetab + fileoff, NULL);
 	*line = ln;
 	return *file ? 0 : -ENOEXEC;

@@ -9,6 +9,7 @@
 #include "util/elf_section.h"
 #include "util/gopclntab_inline.h"
 #include "util/elf_layout.h"
+#include "util/unaligned.h"
 
 #define PCDATA_INLTREE 2
 #define FUNCDATA_INLTREE 3
@@ -24,22 +25,6 @@
 #define INL_SIZE(v) ((v) >= 120 ? 16 : 20)
 #define INL_NAME(v) ((v) >= 120 ? 4 : 12)
 #define INL_PARENTPC(v) ((v) >= 120 ? 8 : 16)
-
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static int32_t rd32(const uint8_t *p)
-{
-	int32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
 
 /* gofunc from the moduledata that points at t's table and text; 0 when none. */
 static uint64_t find_gofunc(const struct gopclntab *t, Elf *elf)
@@ -57,8 +42,8 @@ static uint64_t find_gofunc(const struct gopclntab *t, Elf *elf)
 		return 0;
 	p = d->d_buf;
 	for (off = 0; off <= d->d_size - md - 8; off += 8)
-		if (rd64(p + off) == t->vaddr && rd64(p + off + MD_TEXT) == t->text)
-			return rd64(p + off + md);
+		if (load_u64(p + off) == t->vaddr && load_u64(p + off + MD_TEXT) == t->text)
+			return load_u64(p + off + md);
 	return 0;
 }
 
@@ -99,15 +84,15 @@ static int inline_tables(const struct gopclntab *t, const struct gopclntab_inl *
 
 	if (!inl || !inl->data || t->version < 118 || f->func_off > t->size - hdr)
 		return 0;
-	npcdata = (uint32_t)rd32(fn + FUNC_NPCDATA);
+	npcdata = load_u32(fn + FUNC_NPCDATA);
 	nfuncdata = fn[hdr - 1];
 	if (npcdata <= PCDATA_INLTREE || nfuncdata <= FUNCDATA_INLTREE)
 		return 0;
 	need = hdr + 4 * ((uint64_t)npcdata + nfuncdata);
 	if (need > t->size - f->func_off)
 		return 0;
-	*pcdata = (uint32_t)rd32(fn + hdr + 4 * PCDATA_INLTREE);
-	fd = (uint32_t)rd32(fn + hdr + 4 * (uint64_t)npcdata + 4 * FUNCDATA_INLTREE);
+	*pcdata = load_u32(fn + hdr + 4 * PCDATA_INLTREE);
+	fd = load_u32(fn + hdr + 4 * (uint64_t)npcdata + 4 * FUNCDATA_INLTREE);
 	if (fd == UINT32_MAX || fd >= inl->size)
 		return 0;
 	*tree = fd;
@@ -142,8 +127,9 @@ int gopclntab_inline_frames(const struct gopclntab *t, const struct gopclntab_in
 			rec = tree + (uint64_t)ix * size;
 			if (rec > inl->size || size > inl->size - rec)
 				return -ENOEXEC;
-			name = gopclntab_name(t, rd32(inl->data + rec + INL_NAME(t->version)));
-			parent = rd32(inl->data + rec + INL_PARENTPC(t->version));
+			name = gopclntab_name(
+				t, (int32_t)load_u32(inl->data + rec + INL_NAME(t->version)));
+			parent = (int32_t)load_u32(inl->data + rec + INL_PARENTPC(t->version));
 			if (!name || parent < 0 || (uint64_t)parent >= f->end - f->entry)
 				return -ENOEXEC;
 			fill(t, f, cur, name, &out[n++]);

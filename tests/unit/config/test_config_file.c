@@ -29,12 +29,6 @@ static int setup(void **state)
 	return *state ? 0 : -1;
 }
 
-static int teardown(void **state)
-{
-	tmpdir_remove(*state);
-	return 0;
-}
-
 /* Writes text as dir/config.yaml and loads it into a fresh configuration. */
 static void load(struct loaded *l, const char *dir, const char *text)
 {
@@ -260,7 +254,7 @@ static void test_config_file_reads_from_a_pipe(void **state)
 	config_release(&cfg);
 }
 
-#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, tmpdir_teardown)
 
 int main(void)
 {

@@ -119,12 +119,6 @@ static int setup(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
-{
-	tmpdir_remove(*state);
-	return 0;
-}
-
 static void test_process_ctx_reads_service_name_and_namespace(void **state)
 {
 	static const char *const kv[] = { "service.namespace",
@@ -340,7 +334,7 @@ static void test_process_ctx_decode_reads_thread_context_keys(void **state)
 	assert_int_equal(process_ctx_decode(buf, len - 3, &ctx), -EBADMSG);
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, tmpdir_teardown)
 
 int main(void)
 {

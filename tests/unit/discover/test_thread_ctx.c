@@ -181,13 +181,7 @@ static int setup(void **state)
 	return *state ? 0 : -1;
 }
 
-static int teardown(void **state)
-{
-	tmpdir_remove(*state);
-	return 0;
-}
-
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, tmpdir_teardown)
 
 int main(void)
 {

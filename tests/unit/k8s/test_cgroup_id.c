@@ -183,12 +183,6 @@ static int setup(void **state)
 	return *state ? 0 : -1;
 }
 
-static int teardown(void **state)
-{
-	tmpdir_remove(*state);
-	return 0;
-}
-
 static void test_cgroup_id_reads_under_a_proc_root(void **state)
 {
 	const char *root = *state;
@@ -229,7 +223,7 @@ int main(void)
 		cmocka_unit_test(test_cgroup_id_host_processes_are_enoent),
 		cmocka_unit_test(test_cgroup_id_rejects_malformed_text),
 		cmocka_unit_test_setup_teardown(test_cgroup_id_reads_under_a_proc_root, setup,
-						teardown),
+						tmpdir_teardown),
 	};
 
 	return cmocka_run_group_tests_name("cgroup_id", tests, NULL, NULL);

@@ -23,6 +23,7 @@
 #include "k8s/k8s_meta.h"
 #include "tmpdir.h"
 #include "util/log.h"
+#include "curl_group.h"
 
 #define ID_A "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define ID_C "cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"
@@ -294,20 +295,6 @@ static void test_k8s_meta_down_api_server_misses_without_blocking(void **state)
 	assert_true(now_ms() - t0 < 500);
 }
 
-static int group_setup(void **state)
-{
-	(void)state;
-	log_set_level(LOG_LEVEL_ERROR);
-	return curl_global_init(CURL_GLOBAL_DEFAULT) ? -1 : 0;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	curl_global_cleanup();
-	return 0;
-}
-
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int main(void)
@@ -319,5 +306,6 @@ int main(void)
 		T(test_k8s_meta_down_api_server_misses_without_blocking),
 	};
 
-	return cmocka_run_group_tests_name("k8s_meta", tests, group_setup, group_teardown);
+	return cmocka_run_group_tests_name("k8s_meta", tests, curl_group_setup,
+					   curl_group_teardown);
 }

@@ -23,6 +23,7 @@
 #include "k8s/k8s_pods.h"
 #include "tmpdir.h"
 #include "util/log.h"
+#include "curl_group.h"
 
 #define ID_A "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define ID_B "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
@@ -503,21 +504,6 @@ static void test_k8s_pods_rejects_missing_options(void **state)
 	assert_int_equal(errno, EINVAL);
 }
 
-static int group_setup(void **state)
-{
-	(void)state;
-	/* Failures the tests provoke are logged; keep the output to cmocka's lines. */
-	log_set_level(LOG_LEVEL_ERROR);
-	return curl_global_init(CURL_GLOBAL_DEFAULT) ? -1 : 0;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	curl_global_cleanup();
-	return 0;
-}
-
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int main(void)
@@ -537,5 +523,6 @@ int main(void)
 		cmocka_unit_test(test_k8s_pods_rejects_missing_options),
 	};
 
-	return cmocka_run_group_tests_name("k8s_pods", tests, group_setup, group_teardown);
+	return cmocka_run_group_tests_name("k8s_pods", tests, curl_group_setup,
+					   curl_group_teardown);
 }

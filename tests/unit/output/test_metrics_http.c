@@ -21,6 +21,7 @@
 
 #include "output/metrics_http.h"
 #include "util/log.h"
+#include "curl_group.h"
 
 struct server {
 	struct metrics *m;
@@ -266,20 +267,6 @@ static void test_metrics_http_stop_closes_the_port(void **state)
 	close(fd);
 }
 
-static int group_setup(void **state)
-{
-	(void)state;
-	log_set_level(LOG_LEVEL_ERROR); /* keep the start-up lines out of the test output */
-	return curl_global_init(CURL_GLOBAL_DEFAULT) ? -1 : 0;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	curl_global_cleanup();
-	return 0;
-}
-
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int main(void)
@@ -293,5 +280,6 @@ int main(void)
 		T(test_metrics_http_answers_while_32_connections_idle),
 	};
 
-	return cmocka_run_group_tests_name("metrics_http", tests, group_setup, group_teardown);
+	return cmocka_run_group_tests_name("metrics_http", tests, curl_group_setup,
+					   curl_group_teardown);
 }

@@ -25,12 +25,6 @@ static int setup(void **state)
 	return *state ? 0 : -1;
 }
 
-static int teardown(void **state)
-{
-	tmpdir_remove(*state);
-	return 0;
-}
-
 static struct spool *open_spool(const char *dir, size_t max, size_t *evicted)
 {
 	struct spool *s = NULL;
@@ -323,7 +317,7 @@ static void test_spool_creates_missing_directories(void **state)
 	spool_close(s);
 }
 
-#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, tmpdir_teardown)
 
 int main(void)
 {

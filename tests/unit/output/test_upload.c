@@ -26,6 +26,7 @@
 #include "profile/pprof.h"
 #include "push_receiver.h"
 #include "tmpdir.h"
+#include "curl_group.h"
 
 #define PERIOD_NS 10000000LL
 #define WINDOW_NS 10000000000LL
@@ -1188,13 +1189,6 @@ static int group_setup(void **state)
 	return curl_global_init(CURL_GLOBAL_DEFAULT) ? -1 : 0;
 }
 
-static int group_teardown(void **state)
-{
-	(void)state;
-	curl_global_cleanup();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1223,5 +1217,5 @@ int main(void)
 		T(test_upload_keeps_base_path_and_hides_url_credentials),
 	};
 
-	return cmocka_run_group_tests_name("upload", tests, group_setup, group_teardown);
+	return cmocka_run_group_tests_name("upload", tests, group_setup, curl_group_teardown);
 }

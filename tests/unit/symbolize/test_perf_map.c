@@ -16,26 +16,12 @@
 
 #include "symbolize/perf_map.h"
 #include "tmpdir.h"
+#include "text_file.h"
 
 static int setup(void **state)
 {
 	*state = tmpdir_new("perfmap");
 	return *state ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	tmpdir_remove(*state);
-	return 0;
-}
-
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
 }
 
 static void test_perf_map_finds_entries_and_later_entry_wins(void **state)
@@ -45,11 +31,11 @@ static void test_perf_map_finds_entries_and_later_entry_wins(void **state)
 	struct perf_map *pm;
 
 	snprintf(path, sizeof(path), "%s/perf-1.map", (char *)*state);
-	write_file(path, "7f0000001000 100 LazyCompile:*foo /app/x.js:3\n"
-			 "7f0000000000 40 stub_a\n"
-			 "this line is junk\n"
-			 "7f0000002000 0 empty_entry\n"
-			 "7f0000001000 20 recompiled_foo\n");
+	text_file_write(path, "7f0000001000 100 LazyCompile:*foo /app/x.js:3\n"
+			      "7f0000000000 40 stub_a\n"
+			      "this line is junk\n"
+			      "7f0000002000 0 empty_entry\n"
+			      "7f0000001000 20 recompiled_foo\n");
 	pm = perf_map_new(path);
 	assert_non_null(pm);
 	assert_int_equal(perf_map_count(pm), 2);
@@ -69,7 +55,7 @@ static void test_perf_map_keeps_spaces_in_names(void **state)
 	struct perf_map *pm;
 
 	snprintf(path, sizeof(path), "%s/perf-2.map", (char *)*state);
-	write_file(path, "1000 10 Interpreter frame for (a b)\r\n");
+	text_file_write(path, "1000 10 Interpreter frame for (a b)\r\n");
 	pm = perf_map_new(path);
 	assert_non_null(pm);
 	assert_string_equal(perf_map_find(pm, 0x1005, NULL, NULL), "Interpreter frame for (a b)");
@@ -84,14 +70,14 @@ static void test_perf_map_path_uses_innermost_nspid(void **state)
 	snprintf(dir, sizeof(dir), "%s/4242", root);
 	assert_int_equal(mkdir(dir, 0755), 0);
 	snprintf(path, sizeof(path), "%s/status", dir);
-	write_file(path, "Name:\tjava\nPid:\t4242\nNSpid:\t4242\t17\t7\nPPid:\t1\n");
+	text_file_write(path, "Name:\tjava\nPid:\t4242\nNSpid:\t4242\t17\t7\nPPid:\t1\n");
 	assert_int_equal(perf_map_nspid(root, 4242), 7);
 	assert_int_equal(perf_map_path(root, "/tmp", 4242, path, sizeof(path)), 0);
 	snprintf(want, sizeof(want), "%s/4242/root/tmp/perf-7.map", root);
 	assert_string_equal(path, want);
 
 	snprintf(path, sizeof(path), "%s/status", dir);
-	write_file(path, "Name:\told\nPid:\t4242\n"); /* kernels without NSpid */
+	text_file_write(path, "Name:\told\nPid:\t4242\n"); /* kernels without NSpid */
 	assert_int_equal(perf_map_nspid(root, 4242), 4242);
 	assert_int_equal(perf_map_nspid(root, 999), -ENOENT);
 }
@@ -105,13 +91,13 @@ static void test_perf_map_reads_through_container_root(void **state)
 	snprintf(path, sizeof(path), "%s/77", root);
 	assert_int_equal(mkdir(path, 0755), 0);
 	snprintf(path, sizeof(path), "%s/77/status", root);
-	write_file(path, "NSpid:\t77\t1\n");
+	text_file_write(path, "NSpid:\t77\t1\n");
 	snprintf(path, sizeof(path), "%s/77/root", root);
 	assert_int_equal(mkdir(path, 0755), 0);
 	snprintf(path, sizeof(path), "%s/77/root/tmp", root);
 	assert_int_equal(mkdir(path, 0755), 0);
 	snprintf(path, sizeof(path), "%s/77/root/tmp/perf-1.map", root);
-	write_file(path, "5000 100 jitted_in_container\n");
+	text_file_write(path, "5000 100 jitted_in_container\n");
 	assert_int_equal(perf_map_path(root, "/tmp", 77, path, sizeof(path)), 0);
 	pm = perf_map_new(path);
 	assert_non_null(pm);
@@ -206,7 +192,7 @@ static void test_perf_map_append_reads_only_new_lines(void **state)
 	int fd, capped = 0;
 
 	snprintf(path, sizeof(path), "%s/perf-2.map", (char *)*state);
-	write_file(path, "1000 10 first\n3000 10 third\n50");
+	text_file_write(path, "1000 10 first\n3000 10 third\n50");
 	fd = open(path, O_RDONLY);
 	pm = perf_map_read_fd(fd, &lim, &capped);
 	assert_non_null(pm);
@@ -236,19 +222,19 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_perf_map_finds_entries_and_later_entry_wins,
-						setup, teardown),
+						setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_perf_map_keeps_spaces_in_names, setup,
-						teardown),
+						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_perf_map_path_uses_innermost_nspid, setup,
-						teardown),
+						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_perf_map_stops_at_byte_and_line_caps, setup,
-						teardown),
+						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_perf_map_refuses_fifo_and_device_symlink,
-						setup, teardown),
+						setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_perf_map_append_reads_only_new_lines, setup,
-						teardown),
+						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_perf_map_reads_through_container_root, setup,
-						teardown),
+						tmpdir_teardown),
 	};
 
 	return cmocka_run_group_tests_name("perf_map", tests, NULL, NULL);

@@ -25,6 +25,7 @@
 #include "fixture_build.h"
 #include "symbolize/symcache.h"
 #include "tmpdir.h"
+#include "text_file.h"
 
 #define PIE_BASE 0x555555000000ull
 #define LIB_BASE 0x7f1234000000ull
@@ -98,15 +99,6 @@ static struct symcache *new_cache(struct test_state *s, size_t modules, size_t p
 	return s->sc;
 }
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 /* Creates <root>/PID with the given maps text and a root symlink to "/" (or to root_target). */
 static void fake_pid(struct test_state *s, int pid, const char *maps, const char *root_target)
 {
@@ -115,7 +107,7 @@ static void fake_pid(struct test_state *s, int pid, const char *maps, const char
 	snprintf(path, sizeof(path), "%s/%d", s->root, pid);
 	assert_int_equal(mkdir(path, 0755), 0);
 	snprintf(path, sizeof(path), "%s/%d/maps", s->root, pid);
-	write_file(path, maps);
+	text_file_write(path, maps);
 	snprintf(path, sizeof(path), "%s/%d/root", s->root, pid);
 	assert_int_equal(symlink(root_target ? root_target : "/", path), 0);
 }
@@ -446,7 +438,7 @@ static void test_symcache_missing_or_malformed_files_stay_unsymbolized(void **st
 	struct stat sb;
 
 	snprintf(bad, sizeof(bad), "%s/garbage.so", s->root);
-	write_file(bad, "\177ELF but not really an ELF file");
+	text_file_write(bad, "\177ELF but not really an ELF file");
 	assert_int_equal(stat(bad, &sb), 0);
 	maps[0] = '\0';
 	assert_int_equal(fixture_maps_lines(s->fs.pie, PIE_BASE, maps, sizeof(maps)), 0);
@@ -489,11 +481,11 @@ static void test_symcache_resolves_jit_frames_from_container_perf_map(void **sta
 	snprintf(path, sizeof(path), "%s/tmp", croot);
 	assert_int_equal(mkdir(path, 0755), 0);
 	snprintf(path, sizeof(path), "%s/tmp/perf-9.map", croot);
-	write_file(path, "7e0000001000 80 Interpreted:hot_loop\n");
+	text_file_write(path, "7e0000001000 80 Interpreted:hot_loop\n");
 	maps[0] = '\0';
 	fake_pid(s, 300, maps, croot);
 	snprintf(path, sizeof(path), "%s/300/status", s->root);
-	write_file(path, "Name:\tnode\nUid:\t0\t0\t0\t0\nNSpid:\t300\t9\n");
+	text_file_write(path, "Name:\tnode\nUid:\t0\t0\t0\t0\nNSpid:\t300\t9\n");
 	new_cache(s, 8, 8, 0, NULL);
 	symcache_resolve_user(s->sc, 300, 0x7e0000001040, &f);
 	assert_int_equal(f.nlines, 1);
@@ -514,11 +506,11 @@ static void test_symcache_names_named_anonymous_jit_code_from_perf_map(void **st
 	snprintf(path, sizeof(path), "%s/tmp", croot);
 	assert_int_equal(mkdir(path, 0755), 0);
 	snprintf(path, sizeof(path), "%s/tmp/perf-301.map", croot);
-	write_file(path, "7e0000001000 80 jit_compiled_loop\n");
+	text_file_write(path, "7e0000001000 80 jit_compiled_loop\n");
 	fake_pid(s, 301, "7e0000001000-7e0000002000 r-xp 00000000 00:00 0 [anon:jit code]\n",
 		 croot);
 	snprintf(path, sizeof(path), "%s/301/status", s->root);
-	write_file(path, "Name:\tjit\nUid:\t0\t0\t0\t0\nNSpid:\t301\n");
+	text_file_write(path, "Name:\tjit\nUid:\t0\t0\t0\t0\nNSpid:\t301\n");
 	new_cache(s, 8, 8, 0, NULL);
 	symcache_resolve_user(s->sc, 301, 0x7e0000001040, &f);
 	assert_true(f.has_mapping);
@@ -708,8 +700,8 @@ static void test_symcache_resolves_kernel_symbols_and_modules(void **state)
 	struct sym_frame f;
 
 	snprintf(path, sizeof(path), "%s/kallsyms", s->root);
-	write_file(path, "ffffffff81000000 T _stext\nffffffff81100000 T do_syscall_64\n"
-			 "ffffffffc0001000 t ext4_file_read_iter\t[ext4]\n");
+	text_file_write(path, "ffffffff81000000 T _stext\nffffffff81100000 T do_syscall_64\n"
+			      "ffffffffc0001000 t ext4_file_read_iter\t[ext4]\n");
 	new_cache(s, 8, 8, 0, path);
 	symcache_resolve_kernel(s->sc, 0xffffffff81100010ull, &f);
 	assert_int_equal(f.nlines, 1);
@@ -728,7 +720,7 @@ static void test_symcache_reports_hidden_kernel_addresses(void **state)
 	struct sym_frame f;
 
 	snprintf(path, sizeof(path), "%s/kallsyms", s->root);
-	write_file(path, "0000000000000000 T _stext\n0000000000000000 T do_syscall_64\n");
+	text_file_write(path, "0000000000000000 T _stext\n0000000000000000 T do_syscall_64\n");
 	new_cache(s, 8, 8, 0, path);
 	symcache_resolve_kernel(s->sc, 0xffffffff81100010ull, &f);
 	assert_true(f.has_mapping);

@@ -30,12 +30,6 @@ static int setup(void **state)
 	return *state ? 0 : -1;
 }
 
-static int teardown(void **state)
-{
-	tmpdir_remove(*state);
-	return 0;
-}
-
 /* A sparse .gopclntab claiming 1 GiB is refused before libelf reads it; a small section within
  * its maximum is read. */
 static void test_section_over_its_maximum_is_not_read(void **state)
@@ -150,11 +144,11 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_section_over_its_maximum_is_not_read, setup,
-						teardown),
+						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_oversized_note_refuses_the_file, setup,
-						teardown),
+						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_minidebuginfo_bomb_refuses_the_file, setup,
-						teardown),
+						tmpdir_teardown),
 	};
 
 	return cmocka_run_group_tests_name("elf_section", tests, NULL, NULL);

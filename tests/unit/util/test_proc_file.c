@@ -17,26 +17,12 @@
 
 #include "util/proc_file.h"
 #include "tmpdir.h"
+#include "text_file.h"
 
 static int setup(void **state)
 {
 	*state = tmpdir_new("procfile");
 	return *state ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	tmpdir_remove(*state);
-	return 0;
-}
-
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
 }
 
 static void test_proc_file_refuses_fifo_without_blocking(void **state)
@@ -65,7 +51,7 @@ static void test_proc_file_refuses_devices_and_symlinks(void **state)
 	snprintf(dir, sizeof(dir), "%s/real", (char *)*state);
 	assert_int_equal(mkdir(dir, 0755), 0);
 	snprintf(path, sizeof(path), "%s/real/file", (char *)*state);
-	write_file(path, "x");
+	text_file_write(path, "x");
 	snprintf(path, sizeof(path), "%s/linkdir", (char *)*state);
 	assert_int_equal(symlink(dir, path), 0);
 	snprintf(path, sizeof(path), "%s/linkdir/file", (char *)*state);
@@ -90,7 +76,7 @@ static void test_proc_file_keeps_symlinks_inside_the_root(void **state)
 	snprintf(path, sizeof(path), "%s/etc", root);
 	assert_int_equal(mkdir(path, 0755), 0);
 	snprintf(path, sizeof(path), "%s/etc/hostname", root);
-	write_file(path, "inside\n");
+	text_file_write(path, "inside\n");
 	snprintf(path, sizeof(path), "%s/lib", root);
 	assert_int_equal(symlink("/etc", path), 0); /* a container's "/lib -> /etc" */
 	fd = proc_file_open(root, "/lib/hostname", 0, &st);
@@ -115,11 +101,11 @@ static void test_proc_file_checks_the_owner_from_status(void **state)
 	assert_int_equal(mkdir(proc, 0755), 0);
 	assert_int_equal(mkdir(path, 0755), 0);
 	snprintf(path, sizeof(path), "%s/42/status", proc);
-	write_file(path, "Name:\tjit\nUid:\t1234\t1234\t1234\t1234\n");
+	text_file_write(path, "Name:\tjit\nUid:\t1234\t1234\t1234\t1234\n");
 	snprintf(root, sizeof(root), "%s/root", (char *)*state);
 	assert_int_equal(mkdir(root, 0755), 0);
 	snprintf(path, sizeof(path), "%s/perf-42.map", root);
-	write_file(path, "1000 10 f\n");
+	text_file_write(path, "1000 10 f\n");
 	/* Owned by us (root), not by uid 1234. */
 	assert_int_equal(proc_file_open_owned(proc, 42, root, "/perf-42.map", NULL), -EPERM);
 	assert_int_equal(chown(path, 1234, 1234), 0);
@@ -133,13 +119,13 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_proc_file_refuses_fifo_without_blocking, setup,
-						teardown),
+						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_proc_file_refuses_devices_and_symlinks, setup,
-						teardown),
+						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_proc_file_keeps_symlinks_inside_the_root,
-						setup, teardown),
+						setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_proc_file_checks_the_owner_from_status, setup,
-						teardown),
+						tmpdir_teardown),
 	};
 
 	return cmocka_run_group_tests_name("proc_file", tests, NULL, NULL);
