@@ -22,29 +22,17 @@
 
 static pid_t spawn(struct paired_phase *ph, const char *secs)
 {
-	const char *exe = build_path("tests/workloads/span_workload_dl");
-	char out[700], env_service[128];
-	int fds[2];
-	pid_t pid;
+	const char *argv[] = { build_path("tests/workloads/span_workload_dl"),
+			       "dlopen",
+			       "2",
+			       secs,
+			       build_path(ph->arg),
+			       NULL };
+	char env_service[128];
+	char *env[] = { env_service, "SPANPROF_WORKLOAD_GATE=1", NULL };
 
-	snprintf(out, sizeof(out), "%s/workload.out", ph->dir);
 	snprintf(env_service, sizeof(env_service), "OTEL_SERVICE_NAME=%s", ph->service);
-	if (pipe(fds))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		char *env[] = { env_service, "SPANPROF_WORKLOAD_GATE=1", NULL };
-
-		dup2(fds[0], 0);
-		close(fds[1]);
-		if (!freopen(out, "w", stdout))
-			_exit(127);
-		execle(exe, exe, "dlopen", "2", secs, build_path(ph->arg), (char *)NULL, env);
-		_exit(127);
-	}
-	close(fds[0]);
-	ph->go_fd = fds[1];
-	return pid;
+	return paired_bench_spawn(ph, argv, env);
 }
 
 static int start(struct paired_phase *ph, const char *root, const char *secs)

@@ -21,27 +21,14 @@
 
 static pid_t spawn(struct paired_phase *ph, const char *secs)
 {
-	const char *exe = build_path("tests/workloads/tctx_workload");
-	const char *lib = build_path("tests/workloads/libtctx_writer.so");
-	char out[700];
-	int fds[2];
-	pid_t pid;
+	const char *argv[] = { build_path("tests/workloads/tctx_workload"),
+			       "dl",
+			       build_path("tests/workloads/libtctx_writer.so"),
+			       ph->arg,
+			       secs,
+			       NULL };
 
-	snprintf(out, sizeof(out), "%s/workload.out", ph->dir);
-	if (pipe(fds))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		dup2(fds[0], 0);
-		close(fds[1]);
-		if (!freopen(out, "w", stdout))
-			_exit(127);
-		execl(exe, exe, "dl", lib, ph->arg, secs, (char *)NULL);
-		_exit(127);
-	}
-	close(fds[0]);
-	ph->go_fd = fds[1];
-	return pid;
+	return paired_bench_spawn(ph, argv, NULL);
 }
 
 static int start(struct paired_phase *ph, const char *root, const char *secs)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "crafted_elf.h"
+#include "fixture_build.h"
 
 #define MAX_SECTIONS 16
 #define PAGE 4096
@@ -110,4 +111,31 @@ uint64_t crafted_elf_disk_bytes(const char *path)
 	struct stat st;
 
 	return stat(path, &st) ? 0 : (uint64_t)st.st_blocks * 512;
+}
+
+int crafted_elf_extend_sections(const char *src, const char *dst, uint64_t nsec)
+{
+	Elf64_Shdr sh0 = { .sh_size = nsec };
+	Elf64_Ehdr eh;
+	struct stat st;
+	int fd, err = 0;
+
+	if (fixture_sh("cp '%s' '%s'", src, dst))
+		return -EIO;
+	fd = open(dst, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || pread(fd, &eh, sizeof(eh), 0) != sizeof(eh)) {
+		err = -EIO;
+	} else {
+		eh.e_shoff = ((uint64_t)st.st_size + 7) & ~7ull;
+		eh.e_shnum = 0;
+		eh.e_shstrndx = SHN_UNDEF;
+		if (ftruncate(fd, (off_t)(eh.e_shoff + nsec * sizeof(sh0))) ||
+		    pwrite(fd, &sh0, sizeof(sh0), (off_t)eh.e_shoff) != sizeof(sh0) ||
+		    pwrite(fd, &eh, sizeof(eh), 0) != sizeof(eh))
+			err = -EIO;
+	}
+	close(fd);
+	return err;
 }

@@ -20,6 +20,11 @@ struct crafted_section {
  * PT_LOAD (read, execute) over its first page. Returns 0 or -errno. */
 int crafted_elf_write(const char *path, const struct crafted_section *secs, size_t n);
 
+/* Copies the ELF file src to dst and gives the copy nsec (zeroed) section headers through
+ * extended numbering: e_shnum 0, the count in section header 0's sh_size, the table appended
+ * (sparse). Returns 0 or -errno. */
+int crafted_elf_extend_sections(const char *src, const char *dst, uint64_t nsec);
+
 /* Bytes the file really occupies on disk (st_blocks), to show a claim is sparse. */
 uint64_t crafted_elf_disk_bytes(const char *path);
 

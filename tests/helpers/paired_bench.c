@@ -97,6 +97,36 @@ static void print_table(const char *title, const char *ratio, const char *secs,
 		       per_sample_ns(&ph[1]) / per_sample_ns(&ph[0]));
 }
 
+pid_t paired_bench_spawn(struct paired_phase *ph, const char *const *argv, char *const *envp)
+{
+	char out[700];
+	int fds[2];
+	pid_t pid;
+
+	snprintf(out, sizeof(out), "%s/workload.out", ph->dir);
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(fds[0], 0);
+		close(fds[1]);
+		if (!freopen(out, "w", stdout))
+			_exit(127);
+		if (envp)
+			execve(argv[0], (char *const *)argv, envp);
+		else
+			execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(fds[0]);
+	if (pid < 0) {
+		close(fds[1]);
+		return -1;
+	}
+	ph->go_fd = fds[1];
+	return pid;
+}
+
 int paired_bench_run(const char *name, const char *title, const char *ratio,
 		     struct paired_phase ph[2], paired_start_fn start)
 {

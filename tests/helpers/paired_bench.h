@@ -25,6 +25,10 @@ struct paired_phase {
  * is ready for it. Returns 0 or -1. */
 typedef int (*paired_start_fn)(struct paired_phase *ph, const char *root, const char *secs);
 
+/* Starts argv with envp (NULL: ours) held: its stdin is a pipe whose write end becomes
+ * ph->go_fd, its stdout <ph->dir>/workload.out. Returns the pid, or -1. */
+pid_t paired_bench_spawn(struct paired_phase *ph, const char *const *argv, char *const *envp);
+
 /* Starts both phases (each thread of each workload runs BENCH_SECONDS of CPU, default 10),
  * measures the agents' runs for other processes first, lets both workloads go at once, and
  * prints one table under title with ratio's line: phase 1's BPF time per sample over phase 0's.

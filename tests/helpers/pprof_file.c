@@ -18,8 +18,7 @@
 /* Larger decoded profiles are treated as corrupt rather than exhausting memory. */
 #define PPROF_FILE_MAX_BYTES (256u << 20)
 
-/* Gunzips buf into a malloc'ed buffer. Returns 0 or -errno. */
-static int gunzip(const uint8_t *buf, size_t len, uint8_t **out, size_t *out_len)
+int pprof_gunzip(const uint8_t *buf, size_t len, uint8_t **out, size_t *out_len)
 {
 	z_stream zs = { 0 };
 	size_t cap = len * 4 + 1024;
@@ -62,7 +61,7 @@ Perftools__Profiles__Profile *pprof_decode(const uint8_t *buf, size_t len)
 	if (!buf)
 		return NULL;
 	if (len >= 2 && buf[0] == 0x1f && buf[1] == 0x8b) {
-		if (gunzip(buf, len, &raw, &raw_len))
+		if (pprof_gunzip(buf, len, &raw, &raw_len))
 			return NULL;
 		buf = raw;
 		len = raw_len;

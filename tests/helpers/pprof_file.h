@@ -9,6 +9,10 @@
 
 #include "proto/profile.pb-c.h"
 
+/* Gunzips buf (gzip or zlib; at most 256 MiB out) into a malloc'ed buffer. Returns 0 or
+ * -errno. */
+int pprof_gunzip(const uint8_t *buf, size_t len, uint8_t **out, size_t *out_len);
+
 /* Decodes an encoded profile held in memory, gzipped (detected by its magic) or not.
  * Free with pprof_file_free(). NULL on error. */
 Perftools__Profiles__Profile *pprof_decode(const uint8_t *buf, size_t len);

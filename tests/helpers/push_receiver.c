@@ -12,7 +12,6 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
-#include <zlib.h>
 
 #include <microhttpd.h>
 
@@ -70,39 +69,17 @@ static int append_body(struct req_state *st, const char *data, size_t n)
 	return 0;
 }
 
-/* gunzip into a malloc'ed buffer; NULL on error. */
-static uint8_t *gunzip(const uint8_t *in, size_t len, size_t *out_len)
+Push__V1__PushRequest *push_request_gunzip(const uint8_t *gz, size_t len)
 {
-	z_stream zs = { 0 };
-	size_t cap = len * 4 + 1024;
-	uint8_t *out = malloc(cap), *p;
-	int rc = Z_BUF_ERROR;
+	Push__V1__PushRequest *req;
+	uint8_t *raw;
+	size_t n;
 
-	if (!out || inflateInit2(&zs, 15 + 16) != Z_OK) {
-		free(out);
+	if (len < 2 || gz[0] != 0x1f || gz[1] != 0x8b || pprof_gunzip(gz, len, &raw, &n))
 		return NULL;
-	}
-	zs.next_in = (Bytef *)in;
-	zs.avail_in = len;
-	do {
-		if (zs.total_out == cap) {
-			p = cap < (256u << 20) ? realloc(out, cap * 2) : NULL;
-			if (!p)
-				break;
-			out = p;
-			cap *= 2;
-		}
-		zs.next_out = out + zs.total_out;
-		zs.avail_out = cap - zs.total_out;
-		rc = inflate(&zs, Z_NO_FLUSH);
-	} while (rc == Z_OK || (rc == Z_BUF_ERROR && zs.avail_out == 0));
-	inflateEnd(&zs);
-	if (rc != Z_STREAM_END) {
-		free(out);
-		return NULL;
-	}
-	*out_len = zs.total_out;
-	return out;
+	req = push__v1__push_request__unpack(NULL, n, raw);
+	free(raw);
+	return req;
 }
 
 static enum MHD_Result add_header(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -146,8 +123,6 @@ static struct push_record *make_record(struct MHD_Connection *c, const char *url
 {
 	struct push_record *rec = calloc(1, sizeof(*rec));
 	const char *enc;
-	uint8_t *raw = NULL;
-	size_t raw_len = 0;
 
 	if (!rec)
 		return NULL;
@@ -158,12 +133,8 @@ static struct push_record *make_record(struct MHD_Connection *c, const char *url
 	enc = push_record_header(rec, "Content-Encoding");
 	rec->gzipped = enc && !strcasecmp(enc, "gzip") && st->len >= 2 && st->body[0] == 0x1f &&
 		       st->body[1] == 0x8b;
-	if (rec->gzipped)
-		raw = gunzip(st->body, st->len, &raw_len);
-	if (raw || !rec->gzipped)
-		rec->req = push__v1__push_request__unpack(NULL, raw ? raw_len : st->len,
-							  raw ? raw : st->body);
-	free(raw);
+	rec->req = rec->gzipped ? push_request_gunzip(st->body, st->len) :
+				  push__v1__push_request__unpack(NULL, st->len, st->body);
 	if (rec->req)
 		decode_profiles(rec);
 	return rec;

@@ -29,6 +29,10 @@ struct push_record {
 
 struct push_receiver;
 
+/* A push body, gzipped as the agent sends it, decoded. NULL when it is not gzip or does not
+ * gunzip or decode; free with push__v1__push_request__free_unpacked(). */
+Push__V1__PushRequest *push_request_gunzip(const uint8_t *gz, size_t len);
+
 /* Starts a receiver on 127.0.0.1:port (0: any free port). NULL on failure. */
 struct push_receiver *push_receiver_new(uint16_t port);
 /* The same over HTTPS with this certificate and key (PEM text); the URL is https://. */

@@ -30,6 +30,8 @@
 #include "profile_windows.h"
 #include "tmpdir.h"
 #include "unpriv_user.h"
+#include "crafted_elf.h"
+#include "metrics_scrape.h"
 
 #define CRAFTED_SECTIONS 1000000
 #define RUN_S 12
@@ -110,29 +112,6 @@ static int profiles_of(const char *dir, const char *service)
 	return profiles_gap(dir, service, NULL);
 }
 
-/* Copies an ELF executable and gives it CRAFTED_SECTIONS (zeroed) section headers through
- * extended numbering: e_shnum 0, the count in section header 0's sh_size. */
-static void write_crafted_elf(const char *from, const char *to)
-{
-	Elf64_Ehdr eh;
-	Elf64_Shdr sh0 = { .sh_size = CRAFTED_SECTIONS };
-	struct stat st;
-	int fd;
-
-	assert_int_equal(fixture_sh("cp %s %s", from, to), 0);
-	fd = open(to, O_RDWR);
-	assert_true(fd >= 0);
-	assert_int_equal(fstat(fd, &st), 0);
-	assert_int_equal(pread(fd, &eh, sizeof(eh), 0), sizeof(eh));
-	eh.e_shoff = (st.st_size + 7) & ~7ull;
-	eh.e_shnum = 0;
-	eh.e_shstrndx = SHN_UNDEF;
-	assert_int_equal(ftruncate(fd, eh.e_shoff + (uint64_t)CRAFTED_SECTIONS * sizeof(sh0)), 0);
-	assert_int_equal(pwrite(fd, &sh0, sizeof(sh0), eh.e_shoff), sizeof(sh0));
-	assert_int_equal(pwrite(fd, &eh, sizeof(eh), 0), sizeof(eh));
-	close(fd);
-}
-
 static void build_lib(const char *dir, char *lib, size_t len)
 {
 	char src[512];
@@ -188,7 +167,9 @@ static void test_hostile_files_neither_stall_windows_nor_shutdown(void **state)
 	snprintf(out, sizeof(out), "%s/out", dir);
 	snprintf(crafted, sizeof(crafted), "%s/crafted.so", dir);
 	assert_int_equal(mkdir(out, 0755), 0);
-	write_crafted_elf(build_path("tests/workloads/hostile_workload"), crafted);
+	assert_int_equal(crafted_elf_extend_sections(build_path("tests/workloads/hostile_workload"),
+						     crafted, CRAFTED_SECTIONS),
+			 0);
 	build_lib(dir, lib, sizeof(lib));
 	for (i = 0; i < 5; i++) {
 		snprintf(logs[i], sizeof(logs[i]), "%s/work%d.out", dir, i);
@@ -428,23 +409,6 @@ static int http_status(int port, const char *path)
 	return status;
 }
 
-static int metrics_port(const struct agent_proc *a)
-{
-	char buf[16384], *p;
-	int fd = open(a->log_path, O_RDONLY), port = -1;
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	p = strstr(buf, "(port ");
-	if (p)
-		sscanf(p, "(port %d)", &port);
-	return port;
-}
-
 static double wait_status(int port, const char *path, int want, double timeout_s)
 {
 	double start = now_s();
@@ -481,7 +445,7 @@ static void test_healthz_fails_when_no_window_is_written(void **state)
 	w = unpriv_user_start(-1, "it-health", NULL, log, work);
 	snprintf(pid_arg, sizeof(pid_arg), "%d", w);
 	assert_int_equal(agent_proc_start(&agent, dir, argv), 0);
-	port = metrics_port(&agent);
+	port = metrics_scrape_port(agent.log_path);
 	assert_true(port > 0);
 	wait_status(port, "/healthz", 200, 10);
 	wait_status(port, "/readyz", 200, 10);

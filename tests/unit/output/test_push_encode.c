@@ -9,33 +9,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include <cmocka.h>
 
 #include "output/push_encode.h"
 #include "pprof_file.h"
+#include "push_receiver.h"
 #include "proto/push.pb-c.h"
 #include "util/utf8.h"
 
 static Push__V1__PushRequest *gunzip_unpack(const uint8_t *gz, size_t len)
 {
-	size_t cap = 1 << 22;
-	uint8_t *raw = malloc(cap);
-	Push__V1__PushRequest *req;
-	z_stream zs = { 0 };
+	Push__V1__PushRequest *req = push_request_gunzip(gz, len);
 
-	assert_non_null(raw);
-	assert_true(len > 2 && gz[0] == 0x1f && gz[1] == 0x8b); /* gzip, not zlib or raw */
-	assert_int_equal(inflateInit2(&zs, 15 + 16), Z_OK);
-	zs.next_in = (Bytef *)gz;
-	zs.avail_in = len;
-	zs.next_out = raw;
-	zs.avail_out = cap;
-	assert_int_equal(inflate(&zs, Z_FINISH), Z_STREAM_END);
-	req = push__v1__push_request__unpack(NULL, zs.total_out, raw);
-	inflateEnd(&zs);
-	free(raw);
 	assert_non_null(req);
 	return req;
 }

@@ -10,12 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include <cmocka.h>
 
 #include "output/window_encode.h"
 #include "pprof_file.h"
+#include "push_receiver.h"
 #include "proto/push.pb-c.h"
 
 #define PERIOD_NS 10000000LL
@@ -42,21 +42,8 @@ static const char *series_label(const Push__V1__RawProfileSeries *s, const char 
 
 static Push__V1__PushRequest *gunzip_unpack(const uint8_t *gz, size_t len)
 {
-	size_t cap = 1 << 20;
-	uint8_t *raw = malloc(cap);
-	Push__V1__PushRequest *req;
-	z_stream zs = { 0 };
+	Push__V1__PushRequest *req = push_request_gunzip(gz, len);
 
-	assert_non_null(raw);
-	assert_int_equal(inflateInit2(&zs, 15 + 16), Z_OK);
-	zs.next_in = (Bytef *)gz;
-	zs.avail_in = len;
-	zs.next_out = raw;
-	zs.avail_out = cap;
-	assert_int_equal(inflate(&zs, Z_FINISH), Z_STREAM_END);
-	req = push__v1__push_request__unpack(NULL, zs.total_out, raw);
-	inflateEnd(&zs);
-	free(raw);
 	assert_non_null(req);
 	return req;
 }

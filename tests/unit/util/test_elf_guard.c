@@ -20,6 +20,7 @@
 #include "util/elf_guard.h"
 #include "fixture_build.h"
 #include "tmpdir.h"
+#include "crafted_elf.h"
 
 static int group_setup(void **state)
 {
@@ -38,28 +39,6 @@ static int group_teardown(void **state)
 	return 0;
 }
 
-/* Copies src to dst and gives it nsec section headers through extended numbering. */
-static void craft_sections(const char *src, const char *dst, uint64_t nsec)
-{
-	Elf64_Shdr sh0 = { .sh_size = nsec };
-	Elf64_Ehdr eh;
-	struct stat st;
-	int fd;
-
-	assert_int_equal(fixture_sh("cp %s %s", src, dst), 0);
-	fd = open(dst, O_RDWR);
-	assert_true(fd >= 0);
-	assert_int_equal(fstat(fd, &st), 0);
-	assert_int_equal(pread(fd, &eh, sizeof(eh), 0), sizeof(eh));
-	eh.e_shoff = (st.st_size + 7) & ~7ull;
-	eh.e_shnum = 0;
-	eh.e_shstrndx = SHN_UNDEF;
-	assert_int_equal(ftruncate(fd, eh.e_shoff + nsec * sizeof(sh0)), 0);
-	assert_int_equal(pwrite(fd, &sh0, sizeof(sh0), eh.e_shoff), sizeof(sh0));
-	assert_int_equal(pwrite(fd, &eh, sizeof(eh), 0), sizeof(eh));
-	close(fd);
-}
-
 static void test_elf_guard_refuses_a_million_sections_at_once(void **state)
 {
 	const struct fixture_set *fs = *state;
@@ -68,7 +47,7 @@ static void test_elf_guard_refuses_a_million_sections_at_once(void **state)
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/million.so", fs->dir);
-	craft_sections(fs->lib, path, 1000000);
+	assert_int_equal(crafted_elf_extend_sections(fs->lib, path, 1000000), 0);
 	fd = open(path, O_RDONLY);
 	assert_true(fd >= 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -90,7 +69,7 @@ static void test_elf_guard_refuses_tables_past_the_end(void **state)
 
 	/* 100 headers claimed, none written: the table ends past the file. */
 	snprintf(path, sizeof(path), "%s/short.so", fs->dir);
-	craft_sections(fs->lib, path, 100);
+	assert_int_equal(crafted_elf_extend_sections(fs->lib, path, 100), 0);
 	assert_int_equal(fixture_sh("truncate -s -512 %s", path), 0);
 	fd = open(path, O_RDONLY);
 	assert_true(fd >= 0);
