@@ -32,12 +32,12 @@ static int setup(void **state)
 	return agent_proc_dir_setup(state, "it-ops");
 }
 
-/* Runs `prefix... build/spanprof argv...` to completion, stderr into dir/agent.log. */
-static int run_agent(const char *dir, const char *const *prefix, const char *const *argv)
+/* Starts `prefix... build/spanprof argv...`, stderr into dir/agent.log; returns its pid. */
+static pid_t spawn_agent(const char *dir, const char *const *prefix, const char *const *argv)
 {
 	const char *args[24];
 	char log_path[512];
-	int status, fd, n = 0, i;
+	int fd, n = 0, i;
 	pid_t pid;
 
 	for (i = 0; prefix && prefix[i]; i++)
@@ -54,9 +54,23 @@ static int run_agent(const char *dir, const char *const *prefix, const char *con
 		execv(args[0], (char *const *)args);
 		_exit(127);
 	}
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+	return pid;
+}
+
+/* Exit status of the agent pid once it has ended, or -1. */
+static int agent_status(pid_t pid)
+{
+	int status;
+
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
 		return -1;
 	return WEXITSTATUS(status);
+}
+
+/* Runs `prefix... build/spanprof argv...` to completion, stderr into dir/agent.log. */
+static int run_agent(const char *dir, const char *const *prefix, const char *const *argv)
+{
+	return agent_status(spawn_agent(dir, prefix, argv));
 }
 
 /* The whole of dir/agent.log (malloc'ed). */
@@ -203,8 +217,10 @@ static void test_agent_warns_about_an_unreadable_pid_target(void **state)
 				 "-c",
 				 "exec \"$0\" \"$@\"",
 				 NULL };
-	const char *argv[] = { "--pid", NULL, "--duration", "2", "--output", *state, NULL };
+	/* Stopped once it has said so (--duration only bounds a run whose test failed first). */
+	const char *argv[] = { "--pid", NULL, "--duration", "120", "--output", *state, NULL };
 	char pid_arg[16], want[64], *log, *line, *end;
+	struct agent_proc agent;
 	pid_t pid;
 
 	if (!*state)
@@ -218,11 +234,16 @@ static void test_agent_warns_about_an_unreadable_pid_target(void **state)
 	assert_int_equal(workload_wait_exec(pid, "/usr/bin/sleep", WAIT_S), 0);
 	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)pid);
 	argv[1] = pid_arg;
-	assert_int_equal(run_agent(*state, prefix, argv), 0);
+	snprintf(want, sizeof(want), "(pid %d) not opened: cannot open", (int)pid);
+	agent.pid = spawn_agent(*state, prefix, argv);
+	assert_true(agent.pid > 0);
+	snprintf(agent.log_path, sizeof(agent.log_path), "%s/agent.log", (const char *)*state);
+	agent_proc_wait_log(&agent, want, WAIT_S); /* the log is judged below */
+	kill(agent.pid, SIGINT);
+	assert_int_equal(agent_status(agent.pid), 0);
 	kill(pid, SIGKILL);
 	workload_wait(pid, WAIT_S);
 	log = read_log(*state);
-	snprintf(want, sizeof(want), "(pid %d) not opened: cannot open", (int)pid);
 	line = strstr(log, want);
 	if (!line)
 		fail_msg("the agent did not report pid %d:\n%s", (int)pid, log);
