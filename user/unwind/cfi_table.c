@@ -19,6 +19,7 @@
 #include "util/elf_guard.h"
 #include "util/elf_layout.h"
 #include "util/elf_section.h"
+#include "util/sort_inplace.h"
 #include "util/sorted_u64.h"
 
 /* Rows as read, with the length of each (FDEs may come in any order), packed: a large file
@@ -152,13 +153,23 @@ static int on_fde(void *ctx, uint64_t lo, uint64_t hi, uint64_t program_bytes)
 	return 0;
 }
 
+/* By pc, then length; two rows at one pc with one length (duplicate FDEs) by their rule, so
+ * the one that wins in push_row() does not depend on the sort. */
 static int cmp_raw(const void *pa, const void *pb)
 {
 	const struct raw_row *a = pa, *b = pb;
 
 	if (a->pc != b->pc)
 		return a->pc < b->pc ? -1 : 1;
-	return a->len < b->len ? -1 : a->len > b->len;
+	if (a->len != b->len)
+		return a->len < b->len ? -1 : 1;
+	if (a->cfa_kind != b->cfa_kind)
+		return a->cfa_kind < b->cfa_kind ? -1 : 1;
+	if (a->cfa_off != b->cfa_off)
+		return a->cfa_off < b->cfa_off ? -1 : 1;
+	if (a->rbp_kind != b->rbp_kind)
+		return a->rbp_kind < b->rbp_kind ? -1 : 1;
+	return a->rbp_off < b->rbp_off ? -1 : a->rbp_off > b->rbp_off;
 }
 
 /* Appends a row to t, or merges it with the last one. With t->rows NULL, only counts: the same
@@ -224,14 +235,15 @@ static void merge_rows(const struct builder *b, struct cfi_table *t, int go)
 
 /* Sorted, merged rows with a "no row" entry at every gap and after the last FDE; in a Go
  * executable, a frame-pointer entry instead, also before the first FDE. The raw rows are
- * trimmed to their count first and the table is allocated at its exact size: for a large
- * file both are tens of MB, held together for a moment by the unwind worker. */
+ * sorted in place (qsort() would copy them all once more), trimmed to their count, and the
+ * table is allocated at its exact size: for a large file both are tens of MB, held together
+ * for a moment by the unwind worker. */
 static int compact(struct builder *b, struct cfi_table *t, int go)
 {
 	struct raw_row *trimmed;
 	size_t n;
 
-	qsort(b->raw, b->nraw, sizeof(*b->raw), cmp_raw);
+	sort_inplace(b->raw, b->nraw, sizeof(*b->raw), cmp_raw);
 	trimmed = realloc(b->raw, (b->nraw ? b->nraw : 1) * sizeof(*b->raw));
 	if (trimmed)
 		b->raw = trimmed;
