@@ -9,8 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
-
 #include "agent/agent.h"
 #include "config/config.h"
 #include "util/log.h"
@@ -67,14 +65,13 @@ int main(int argc, char **argv)
 	 * whole-node: 109 MB resident against 71 MB with one arena). The threads rarely allocate
 	 * at the same time, so they do not contend. */
 	mallopt(M_ARENA_MAX, 1);
-	/* Before any thread exists: the uploader and the Kubernetes watcher both use libcurl. */
-	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
-		log_err(-ENOMEM, "initialise libcurl");
-		config_release(&cfg);
-		return EXIT_FAILURE;
-	}
+	/* Blocks of 1 MiB and more are mapped on their own and unmapped when freed. By default
+	 * glibc raises that threshold to the size of each large block freed (up to 32 MiB), after
+	 * which the unwind worker's and the symbol reader's transient arrays came from the heap and
+	 * stayed resident when anything newer sat above them. */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
+	/* libcurl is loaded and initialised by its first user (util/curl_lib). */
 	status = agent_run(&cfg, &stop_requested, &wait_mask) ? EXIT_FAILURE : EXIT_SUCCESS;
-	curl_global_cleanup();
 	log_flush_suppressed();
 	config_release(&cfg);
 	return status;

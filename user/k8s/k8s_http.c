@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <curl/curl.h>
 #include <json-c/json.h>
 
 #include "k8s/k8s_http.h"
+#include "util/curl_lib.h"
 #include "util/log.h"
 
 #ifndef SPANPROF_VERSION
@@ -87,7 +87,7 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
 	size_t len = size * nmemb, n;
 
 	if (!t->status)
-		curl_easy_getinfo(t->h->easy, CURLINFO_RESPONSE_CODE, &t->status);
+		curl_lib()->easy_getinfo(t->h->easy, CURLINFO_RESPONSE_CODE, &t->status);
 	if (t->status != 200) {
 		n = sizeof(t->errbody) - 1 - t->errlen;
 		n = len < n ? len : n;
@@ -134,7 +134,7 @@ static int auth_header(struct k8s_http *h, struct curl_slist **hdrs)
 		return log_warn(-EACCES, "kubernetes: token %s is unreadable, empty or too long",
 				h->token_path);
 	buf[pre + len] = '\0';
-	l = curl_slist_append(*hdrs, buf);
+	l = curl_lib()->slist_append(*hdrs, buf);
 	memset(buf, 0, sizeof(buf)); /* no copy of the token lingers on the stack */
 	if (!l)
 		return -ENOMEM;
@@ -152,25 +152,26 @@ static int setup(struct k8s_http *h, struct transfer *t, const char *url, unsign
 	err = auth_header(h, hdrs);
 	if (err)
 		return err;
-	l = curl_slist_append(*hdrs, "Accept: application/json");
+	l = curl_lib()->slist_append(*hdrs, "Accept: application/json");
 	if (!l)
 		return -ENOMEM;
 	*hdrs = l;
-	curl_easy_reset(e); /* keeps the connection cache */
-	if (curl_easy_setopt(e, CURLOPT_URL, url) || curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) ||
-	    curl_easy_setopt(e, CURLOPT_HTTPHEADER, *hdrs) ||
-	    curl_easy_setopt(e, CURLOPT_USERAGENT, "spanprof/" SPANPROF_VERSION) ||
-	    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)h->connect_timeout_ms) ||
-	    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)timeout_ms) ||
-	    curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L) ||
-	    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "") ||
-	    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body) ||
-	    curl_easy_setopt(e, CURLOPT_WRITEDATA, t) ||
-	    curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L) ||
-	    curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, progress) ||
-	    curl_easy_setopt(e, CURLOPT_XFERINFODATA, h) ||
-	    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf) ||
-	    (h->ca_path && curl_easy_setopt(e, CURLOPT_CAINFO, h->ca_path)))
+	curl_lib()->easy_reset(e); /* keeps the connection cache */
+	if (curl_lib()->easy_setopt(e, CURLOPT_URL, url) ||
+	    curl_lib()->easy_setopt(e, CURLOPT_NOSIGNAL, 1L) ||
+	    curl_lib()->easy_setopt(e, CURLOPT_HTTPHEADER, *hdrs) ||
+	    curl_lib()->easy_setopt(e, CURLOPT_USERAGENT, "spanprof/" SPANPROF_VERSION) ||
+	    curl_lib()->easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)h->connect_timeout_ms) ||
+	    curl_lib()->easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)timeout_ms) ||
+	    curl_lib()->easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L) ||
+	    curl_lib()->easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "") ||
+	    curl_lib()->easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body) ||
+	    curl_lib()->easy_setopt(e, CURLOPT_WRITEDATA, t) ||
+	    curl_lib()->easy_setopt(e, CURLOPT_NOPROGRESS, 0L) ||
+	    curl_lib()->easy_setopt(e, CURLOPT_XFERINFOFUNCTION, progress) ||
+	    curl_lib()->easy_setopt(e, CURLOPT_XFERINFODATA, h) ||
+	    curl_lib()->easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf) ||
+	    (h->ca_path && curl_lib()->easy_setopt(e, CURLOPT_CAINFO, h->ca_path)))
 		return log_err(-EINVAL, "kubernetes: configure request for %s", url);
 	return 0;
 }
@@ -182,25 +183,25 @@ static CURLcode perform(struct k8s_http *h)
 	struct CURLMsg *msg;
 	int running = 1, left;
 
-	if (curl_multi_add_handle(h->multi, h->easy))
+	if (curl_lib()->multi_add_handle(h->multi, h->easy))
 		return CURLE_FAILED_INIT;
 	while (!atomic_load(&h->cancelled)) {
-		if (curl_multi_perform(h->multi, &running)) {
+		if (curl_lib()->multi_perform(h->multi, &running)) {
 			res = CURLE_FAILED_INIT;
 			break;
 		}
 		if (!running) {
-			msg = curl_multi_info_read(h->multi, &left);
+			msg = curl_lib()->multi_info_read(h->multi, &left);
 			res = msg && msg->msg == CURLMSG_DONE ? msg->data.result :
 								CURLE_FAILED_INIT;
 			break;
 		}
-		if (curl_multi_poll(h->multi, NULL, 0, 1000, NULL)) {
+		if (curl_lib()->multi_poll(h->multi, NULL, 0, 1000, NULL)) {
 			res = CURLE_FAILED_INIT;
 			break;
 		}
 	}
-	curl_multi_remove_handle(h->multi, h->easy);
+	curl_lib()->multi_remove_handle(h->multi, h->easy);
 	return res;
 }
 
@@ -231,7 +232,7 @@ static int transport_error(CURLcode res, const char *url, const char *errbuf)
 						    -EIO;
 
 	return log_warn(err, "kubernetes: GET %s: %s", url,
-			*errbuf ? errbuf : curl_easy_strerror(res));
+			*errbuf ? errbuf : curl_lib()->easy_strerror(res));
 }
 
 int k8s_http_get(struct k8s_http *h, const char *url, unsigned int timeout_ms, k8s_http_value_fn fn,
@@ -253,7 +254,7 @@ int k8s_http_get(struct k8s_http *h, const char *url, unsigned int timeout_ms, k
 		goto out_free;
 	res = perform(h);
 	if (!t.status)
-		curl_easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &t.status);
+		curl_lib()->easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &t.status);
 	if (atomic_load(&h->cancelled))
 		err = -ECANCELED;
 	else if (res == CURLE_WRITE_ERROR && t.err)
@@ -268,7 +269,7 @@ int k8s_http_get(struct k8s_http *h, const char *url, unsigned int timeout_ms, k
 		log_warn(err, "kubernetes: GET %s: %s", url,
 			 err == -EFBIG ? "a JSON value is too big" : "the body is not JSON");
 out_free:
-	curl_slist_free_all(hdrs);
+	curl_lib()->slist_free_all(hdrs);
 	json_tokener_free(t.tok);
 	return err;
 }
@@ -276,13 +277,18 @@ out_free:
 void k8s_http_cancel(struct k8s_http *h)
 {
 	atomic_store(&h->cancelled, 1);
-	curl_multi_wakeup(h->multi);
+	curl_lib()->multi_wakeup(h->multi);
 }
 
 struct k8s_http *k8s_http_new(const struct k8s_http_options *opts)
 {
-	struct k8s_http *h = calloc(1, sizeof(*h));
+	struct k8s_http *h;
 
+	if (!curl_lib()) {
+		errno = EIO; /* the reason logged */
+		return NULL;
+	}
+	h = calloc(1, sizeof(*h));
 	if (!h)
 		goto fail_nomem;
 	h->token_path = opts->token_path ? strdup(opts->token_path) : NULL;
@@ -290,8 +296,8 @@ struct k8s_http *k8s_http_new(const struct k8s_http_options *opts)
 	if ((opts->token_path && !h->token_path) || (opts->ca_path && !h->ca_path))
 		goto fail_nomem;
 	h->connect_timeout_ms = opts->connect_timeout_ms ? opts->connect_timeout_ms : 5000;
-	h->multi = curl_multi_init();
-	h->easy = curl_easy_init();
+	h->multi = curl_lib()->multi_init();
+	h->easy = curl_lib()->easy_init();
 	if (!h->multi || !h->easy) {
 		k8s_http_free(h);
 		errno = EIO;
@@ -310,9 +316,9 @@ void k8s_http_free(struct k8s_http *h)
 	if (!h)
 		return;
 	if (h->easy)
-		curl_easy_cleanup(h->easy);
+		curl_lib()->easy_cleanup(h->easy);
 	if (h->multi)
-		curl_multi_cleanup(h->multi);
+		curl_lib()->multi_cleanup(h->multi);
 	free(h->token_path);
 	free(h->ca_path);
 	free(h);

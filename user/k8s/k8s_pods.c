@@ -10,13 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <curl/curl.h>
 #include <json-c/json.h>
 
 #include "k8s/k8s_http.h"
 #include "k8s/k8s_pods.h"
 #include "util/backoff.h"
 #include "util/clock.h"
+#include "util/curl_lib.h"
 #include "util/log.h"
 
 #define RV_LEN 128
@@ -61,10 +61,15 @@ static void count(struct k8s_pods *p, uint64_t *counter, uint64_t n)
 }
 
 /* libcurl percent-encodes all but RFC 3986's unreserved characters (letters, digits, "-._~");
- * it ignores the handle since 7.82. Returns text to curl_free(), or NULL. */
+ * it ignores the handle since 7.82. Returns text to free(), or NULL (no memory, no libcurl). */
 static char *url_escape(const char *s)
 {
-	return curl_easy_escape(NULL, s, 0);
+	const struct curl_lib *cl = curl_lib();
+	char *esc = cl ? cl->easy_escape(NULL, s, 0) : NULL, *copy = esc ? strdup(esc) : NULL;
+
+	if (esc)
+		cl->free(esc);
+	return copy;
 }
 
 struct list_ctx {
@@ -132,7 +137,7 @@ static char *list_url(struct k8s_pods *p, const char *cont)
 			      "&resourceVersion=0",
 			      p->api_url, p->node_escaped, p->page_size);
 	}
-	curl_free(esc);
+	free(esc);
 	return rc < 0 ? NULL : url;
 }
 
@@ -261,10 +266,10 @@ static int watch_pods(struct k8s_pods *p)
 			    "%s/api/v1/pods?fieldSelector=spec.nodeName%%3D%s&watch=1"
 			    "&resourceVersion=%s&allowWatchBookmarks=true&timeoutSeconds=%u",
 			    p->api_url, p->node_escaped, rv, p->watch_timeout_s) < 0) {
-		curl_free(rv);
+		free(rv);
 		return -ENOMEM;
 	}
-	curl_free(rv);
+	free(rv);
 	pthread_mutex_lock(&p->lock);
 	p->st.watches++;
 	before = p->st.watch_events;
@@ -427,7 +432,7 @@ static void free_fields(struct k8s_pods *p)
 	k8s_http_free(p->http);
 	free(p->api_url);
 	free(p->node);
-	curl_free(p->node_escaped);
+	free(p->node_escaped);
 	free(p);
 }
 

@@ -18,6 +18,9 @@
 
 #define SERVICE_FILE_MAX 128 /* bytes of the service kept in a file name */
 
+/* A service's buffer larger than this is freed when flushed. */
+#define SPAN_LOG_KEEP_BYTES (64u << 10)
+
 struct service_buf {
 	char file[SERVICE_FILE_MAX + 1]; /* sanitised service: the file's name stem */
 	char *buf;
@@ -400,9 +403,20 @@ int span_log_flush(struct span_log *sl)
 		}
 		sb->len = 0;
 		sb->records = 0;
+		/* A burst's buffer is not kept for the next: most drains need far less. */
+		if (sb->cap > SPAN_LOG_KEEP_BYTES) {
+			free(sb->buf);
+			sb->buf = NULL;
+			sb->cap = 0;
+		}
 	}
 	sl->buffered = 0;
 	return first;
+}
+
+size_t span_log_buffered(const struct span_log *sl)
+{
+	return sl->buffered;
 }
 
 void span_log_get_stats(const struct span_log *sl, struct span_log_stats *out)

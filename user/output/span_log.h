@@ -55,6 +55,9 @@ void span_log_free(struct span_log *sl); /* NULL-safe; what is buffered is not w
 /* Buffers r's line. Returns 0, or -ENOBUFS when a limit dropped it (counted). */
 int span_log_add(struct span_log *sl, const struct span_record *r);
 
+/* Bytes buffered since the last flush, all services together. */
+size_t span_log_buffered(const struct span_log *sl);
+
 /* Appends every service's buffered lines to its file (O_APPEND; one write per service unless
  * the file rotates) and empties the buffers. Returns 0 or the first -errno (logged once per flush
  * with the path). */

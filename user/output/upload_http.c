@@ -10,9 +10,8 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
-
 #include "output/upload_http.h"
+#include "util/curl_lib.h"
 #include "util/log.h"
 
 #ifndef SPANPROF_VERSION
@@ -107,19 +106,19 @@ static int check_options(const struct upload_options *o)
 static int build_urls(struct upload_http *h, const char *base)
 {
 	char *scheme = NULL, *path = NULL, *url = NULL, *newpath = NULL;
-	CURLU *u = curl_url();
+	CURLU *u = curl_lib()->url();
 	size_t n;
 	int err = -EINVAL;
 
 	if (!u)
 		return -ENOMEM;
-	if (!base || !*base || curl_url_set(u, CURLUPART_URL, base, 0) ||
-	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) ||
+	if (!base || !*base || curl_lib()->url_set(u, CURLUPART_URL, base, 0) ||
+	    curl_lib()->url_get(u, CURLUPART_SCHEME, &scheme, 0) ||
 	    (strcasecmp(scheme, "http") && strcasecmp(scheme, "https"))) {
 		log_err(-EINVAL, "server URL must be an http:// or https:// URL");
 		goto out_free;
 	}
-	if (curl_url_get(u, CURLUPART_PATH, &path, 0))
+	if (curl_lib()->url_get(u, CURLUPART_PATH, &path, 0))
 		goto out_free;
 	n = strlen(path);
 	while (n && path[n - 1] == '/')
@@ -130,22 +129,24 @@ static int build_urls(struct upload_http *h, const char *base)
 		goto out_free;
 	memcpy(newpath, path, n);
 	memcpy(newpath + n, UPLOAD_PUSH_PATH, sizeof(UPLOAD_PUSH_PATH));
-	if (curl_url_set(u, CURLUPART_PATH, newpath, 0) || curl_url_get(u, CURLUPART_URL, &url, 0))
+	if (curl_lib()->url_set(u, CURLUPART_PATH, newpath, 0) ||
+	    curl_lib()->url_get(u, CURLUPART_URL, &url, 0))
 		goto out_free;
 	h->url = strdup(url);
-	curl_free(url);
+	curl_lib()->free(url);
 	url = NULL;
-	if (curl_url_set(u, CURLUPART_USER, NULL, 0) ||
-	    curl_url_set(u, CURLUPART_PASSWORD, NULL, 0) || curl_url_get(u, CURLUPART_URL, &url, 0))
+	if (curl_lib()->url_set(u, CURLUPART_USER, NULL, 0) ||
+	    curl_lib()->url_set(u, CURLUPART_PASSWORD, NULL, 0) ||
+	    curl_lib()->url_get(u, CURLUPART_URL, &url, 0))
 		goto out_free;
 	h->log_url = strdup(url);
 	err = h->url && h->log_url ? 0 : -ENOMEM;
 out_free:
-	curl_free(url);
-	curl_free(path);
-	curl_free(scheme);
+	curl_lib()->free(url);
+	curl_lib()->free(path);
+	curl_lib()->free(scheme);
 	free(newpath);
-	curl_url_cleanup(u);
+	curl_lib()->url_cleanup(u);
 	return err;
 }
 
@@ -195,7 +196,7 @@ static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off
 
 static int add_header(struct upload_http *h, const char *line)
 {
-	struct curl_slist *l = curl_slist_append(h->headers, line);
+	struct curl_slist *l = curl_lib()->slist_append(h->headers, line);
 
 	if (!l)
 		return -ENOMEM;
@@ -227,7 +228,7 @@ static int build_headers(struct upload_http *h, const struct upload_options *o)
 
 #define SETOPT(h, opt, val)                                                      \
 	do {                                                                     \
-		if (curl_easy_setopt((h)->curl, opt, val) != CURLE_OK)           \
+		if (curl_lib()->easy_setopt((h)->curl, opt, val) != CURLE_OK)    \
 			return log_err(-EINVAL, "libcurl refused option " #opt); \
 	} while (0)
 
@@ -302,6 +303,8 @@ struct upload_http *upload_http_new(const struct upload_options *o, const atomic
 		errno = -err;
 		return NULL;
 	}
+	if (!curl_lib())
+		return NULL; /* errno set, the reason logged */
 	h = calloc(1, sizeof(*h));
 	if (!h) {
 		errno = ENOMEM;
@@ -310,7 +313,7 @@ struct upload_http *upload_http_new(const struct upload_options *o, const atomic
 	h->abort = abort;
 	err = build_urls(h, o->server_url);
 	if (!err) {
-		h->curl = curl_easy_init();
+		h->curl = curl_lib()->easy_init();
 		err = h->curl ? 0 : log_err(-ENOMEM, "create a libcurl handle");
 	}
 	err = err ?: build_headers(h, o);
@@ -329,8 +332,8 @@ void upload_http_free(struct upload_http *h)
 		return;
 	/* The handle holds the credentials libcurl copied; cleanup frees them. */
 	if (h->curl)
-		curl_easy_cleanup(h->curl);
-	curl_slist_free_all(h->headers);
+		curl_lib()->easy_cleanup(h->curl);
+	curl_lib()->slist_free_all(h->headers);
 	free(h->url);
 	free(h->log_url);
 	free(h);
@@ -374,17 +377,18 @@ int upload_http_post(struct upload_http *h, const uint8_t *body, size_t len,
 	h->res = res;
 	h->body_len = 0;
 	h->errbuf[0] = '\0';
-	if (curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, body) != CURLE_OK ||
-	    curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len) != CURLE_OK ||
-	    curl_easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, (long)timeout_ms) != CURLE_OK)
+	if (curl_lib()->easy_setopt(h->curl, CURLOPT_POSTFIELDS, body) != CURLE_OK ||
+	    curl_lib()->easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len) !=
+		    CURLE_OK ||
+	    curl_lib()->easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, (long)timeout_ms) != CURLE_OK)
 		return -ENOMEM;
-	rc = curl_easy_perform(h->curl);
+	rc = curl_lib()->easy_perform(h->curl);
 	res->curl_code = rc;
 	if (rc == CURLE_OK)
-		curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &res->status);
+		curl_lib()->easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &res->status);
 	else
 		snprintf(res->message, sizeof(res->message), "%s",
-			 h->errbuf[0] ? h->errbuf : curl_easy_strerror(rc));
+			 h->errbuf[0] ? h->errbuf : curl_lib()->easy_strerror(rc));
 	make_printable(res->message);
 	classify(res);
 	h->res = NULL;

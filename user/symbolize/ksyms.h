@@ -8,11 +8,16 @@
 
 struct ksyms;
 
-/* One kernel text symbol. Strings are owned by the struct ksyms it came from. */
+/* The longest name kallsyms gives, with its NUL (the kernel's KSYM_NAME_LEN). */
+#define KSYMS_NAME_MAX 512
+
+/* One kernel text symbol. name points into the struct ksyms it came from, or into buf; module
+ * into the struct ksyms. */
 struct ksym {
 	uint64_t addr;
 	const char *name;
 	const char *module; /* "ext4" for "[ext4]" symbols, NULL for the core kernel */
+	char buf[KSYMS_NAME_MAX]; /* a name the table keeps in parts, put together */
 };
 
 /* Loads the text symbols (types t/T/w/W) of a kallsyms file (normally "/proc/kallsyms").
@@ -26,10 +31,11 @@ void ksyms_free(struct ksyms *ks);
 
 /* Fills *out with the symbol with the greatest address <= addr and returns 1, or returns 0 when
  * addr lies below every symbol. Kallsyms has no sizes, so a symbol is taken to extend to the
- * next one. The strings stay valid until ksyms_free(). */
+ * next one. The strings stay valid until ksyms_free() and while *out is neither moved nor
+ * reused. */
 int ksyms_find(const struct ksyms *ks, uint64_t addr, struct ksym *out);
 
-/* Heap bytes the table holds (entries and names). */
+/* Heap bytes the table holds (addresses, names, runs). */
 size_t ksyms_bytes(const struct ksyms *ks);
 
 /* Number of symbols loaded. */

@@ -106,6 +106,7 @@ void symcache_kernel_resolve(struct symcache_kernel *kc, uint64_t addr, struct s
 		snprintf(kc->module, sizeof(kc->module), "[%s]", sym.module);
 		out->mapping.path = kc->module;
 	}
+	snprintf(kc->name, sizeof(kc->name), "%s", sym.name); /* sym may hold it */
 	out->nlines = 1;
-	out->lines[0].function = sym.name;
+	out->lines[0].function = kc->name;
 }

@@ -17,6 +17,7 @@ struct symcache_kernel {
 	uint64_t modules_sig; /* hash of <proc_root>/modules at the last load */
 	uint64_t checked_ns; /* when the modules were last compared */
 	char module[80]; /* "[ext4]" of the last frame */
+	char name[KSYMS_NAME_MAX]; /* the symbol name of the last frame */
 	uint64_t errors;
 };
 

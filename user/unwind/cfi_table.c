@@ -19,6 +19,7 @@
 #include "util/elf_guard.h"
 #include "util/elf_layout.h"
 #include "util/elf_section.h"
+#include "util/sort_inplace.h"
 #include "util/sorted_u64.h"
 
 /* Rows as read, with the length of each (FDEs may come in any order), packed: a large file
@@ -152,13 +153,23 @@ static int on_fde(void *ctx, uint64_t lo, uint64_t hi, uint64_t program_bytes)
 	return 0;
 }
 
+/* By pc, then length; two rows at one pc with one length (duplicate FDEs) by their rule, so
+ * the one that wins in push_row() does not depend on the sort. */
 static int cmp_raw(const void *pa, const void *pb)
 {
 	const struct raw_row *a = pa, *b = pb;
 
 	if (a->pc != b->pc)
 		return a->pc < b->pc ? -1 : 1;
-	return a->len < b->len ? -1 : a->len > b->len;
+	if (a->len != b->len)
+		return a->len < b->len ? -1 : 1;
+	if (a->cfa_kind != b->cfa_kind)
+		return a->cfa_kind < b->cfa_kind ? -1 : 1;
+	if (a->cfa_off != b->cfa_off)
+		return a->cfa_off < b->cfa_off ? -1 : 1;
+	if (a->rbp_kind != b->rbp_kind)
+		return a->rbp_kind < b->rbp_kind ? -1 : 1;
+	return a->rbp_off < b->rbp_off ? -1 : a->rbp_off > b->rbp_off;
 }
 
 /* Appends a row to t, or merges it with the last one. With t->rows NULL, only counts: the same
@@ -196,8 +207,10 @@ static int is_go_executable(Elf *elf)
 	return 0;
 }
 
-/* The walk behind compact(): with t->rows NULL it counts the rows, else it fills them. */
-static void merge_rows(const struct builder *b, struct cfi_table *t, int go)
+/* The walk behind compact(): with t->rows NULL it counts the rows (and sets *lead, see
+ * compact()), else it fills them. Each raw row is copied out before rows are written for it. */
+static void merge_rows(const struct raw_row *raw, size_t nraw, struct cfi_table *t, int go,
+		       size_t *lead)
 {
 	static const struct spanprof_unwind_rule none = { .cfa_kind = SPANPROF_CFA_NONE };
 	static const struct spanprof_unwind_rule fp = { .cfa_kind = SPANPROF_CFA_FP };
@@ -207,42 +220,58 @@ static void merge_rows(const struct builder *b, struct cfi_table *t, int go)
 	size_t i;
 
 	t->nrows = 0;
-	if (go && b->nraw && b->raw[0].pc)
+	if (lead)
+		*lead = 0;
+	if (go && nraw && raw[0].pc)
 		push_row(t, &last, 0, gap);
-	for (i = 0; i < b->nraw; i++) {
-		struct spanprof_unwind_rule rule = raw_rule(&b->raw[i]);
+	for (i = 0; i < nraw; i++) {
+		struct raw_row r = raw[i];
+		struct spanprof_unwind_rule rule = raw_rule(&r);
 
-		if (i && covered < b->raw[i].pc)
+		if (lead && t->nrows > i && t->nrows - i > *lead)
+			*lead = t->nrows - i;
+		if (i && covered < r.pc)
 			push_row(t, &last, covered, gap);
-		push_row(t, &last, b->raw[i].pc, &rule);
-		if (raw_end(&b->raw[i]) > covered)
-			covered = raw_end(&b->raw[i]);
+		push_row(t, &last, r.pc, &rule);
+		if (raw_end(&r) > covered)
+			covered = raw_end(&r);
 	}
-	if (b->nraw)
+	if (nraw)
 		push_row(t, &last, covered, gap);
 }
 
+_Static_assert(sizeof(struct cfi_row) == sizeof(struct raw_row) &&
+		       _Alignof(struct cfi_row) == _Alignof(struct raw_row),
+	       "a table row takes a raw row's place");
+
 /* Sorted, merged rows with a "no row" entry at every gap and after the last FDE; in a Go
- * executable, a frame-pointer entry instead, also before the first FDE. The raw rows are
- * trimmed to their count first and the table is allocated at its exact size: for a large
- * file both are tens of MB, held together for a moment by the unwind worker. */
+ * executable, a frame-pointer entry instead, also before the first FDE. For a large file the raw
+ * rows and the table are tens of MB each, so the table is written over the raw rows it is made
+ * from: they are sorted in place (qsort() would copy them), then moved up by lead places, lead
+ * being the most the rows written ever get ahead of the raw rows read (a gap row comes between
+ * two FDEs that do not touch; equal neighbours merge), so that no row is overwritten before it
+ * is read; the table is then trimmed to its length. */
 static int compact(struct builder *b, struct cfi_table *t, int go)
 {
-	struct raw_row *trimmed;
-	size_t n;
+	size_t n, lead, cap;
+	struct raw_row *grown;
 
-	qsort(b->raw, b->nraw, sizeof(*b->raw), cmp_raw);
-	trimmed = realloc(b->raw, (b->nraw ? b->nraw : 1) * sizeof(*b->raw));
-	if (trimmed)
-		b->raw = trimmed;
+	sort_inplace(b->raw, b->nraw, sizeof(*b->raw), cmp_raw);
 	t->rows = NULL;
-	merge_rows(b, t, go);
+	merge_rows(b->raw, b->nraw, t, go, &lead);
 	n = t->nrows;
-	t->rows = malloc((n ? n : 1) * sizeof(*t->rows));
-	if (!t->rows)
+	cap = b->nraw + lead > n ? b->nraw + lead : n;
+	grown = realloc(b->raw, (cap ? cap : 1) * sizeof(*b->raw));
+	if (!grown)
 		return -ENOMEM;
-	merge_rows(b, t, go);
-	return t->nrows == n ? 0 : -EINVAL;
+	b->raw = NULL; /* the memory is the table's now */
+	memmove(grown + lead, grown, b->nraw * sizeof(*grown));
+	t->rows = (struct cfi_row *)grown;
+	merge_rows(grown + lead, b->nraw, t, go, NULL);
+	if (t->nrows != n)
+		return -EINVAL;
+	t->rows = realloc(t->rows, (n ? n : 1) * sizeof(*t->rows)) ?: t->rows;
+	return 0;
 }
 
 static uint64_t text_bytes(Elf *elf)

@@ -160,6 +160,39 @@ static void test_span_log_appends_per_service_file(void **state)
 	tmpdir_remove(dir);
 }
 
+/* What is buffered is counted until a flush writes it; a buffer grown past what is kept from one
+ * flush to the next (a burst) is given back, and the next records still land in the file. */
+static void test_span_log_counts_buffered_bytes_across_a_burst(void **state)
+{
+	struct span_log_limits lim = { .max_file_bytes = 16 << 20,
+				       .max_buffered = 4 << 20,
+				       .max_services = 4 };
+	char *dir = tmpdir_new("span-log"), line[512];
+	struct span_record r;
+	struct span_log *sl;
+	size_t one, i;
+
+	(void)state;
+	assert_non_null(dir);
+	sl = span_log_new(dir, &lim);
+	assert_non_null(sl);
+	fill(&r, "burst", "a");
+	one = span_log_format(&r, line, sizeof(line));
+	assert_int_equal(span_log_buffered(sl), 0);
+	for (i = 0; i < 2000; i++) /* some 400 KB: past the 64 KiB kept */
+		assert_int_equal(span_log_add(sl, &r), 0);
+	assert_int_equal(span_log_buffered(sl), 2000 * one);
+	assert_int_equal(span_log_flush(sl), 0);
+	assert_int_equal(span_log_buffered(sl), 0);
+	assert_int_equal(count_lines(dir, "burst.spans.jsonl"), 2000);
+	assert_int_equal(span_log_add(sl, &r), 0);
+	assert_int_equal(span_log_buffered(sl), one);
+	assert_int_equal(span_log_flush(sl), 0);
+	assert_int_equal(count_lines(dir, "burst.spans.jsonl"), 2001);
+	span_log_free(sl);
+	tmpdir_remove(dir);
+}
+
 static void test_span_log_rotates_a_full_file(void **state)
 {
 	struct span_log_limits lim = { .max_buffered = 1 << 20, .max_services = 4 };
@@ -349,6 +382,7 @@ int main(void)
 		cmocka_unit_test(test_span_log_escapes_names),
 		cmocka_unit_test(test_span_log_reports_the_length_a_cut_line_needs),
 		cmocka_unit_test(test_span_log_appends_per_service_file),
+		cmocka_unit_test(test_span_log_counts_buffered_bytes_across_a_burst),
 		cmocka_unit_test(test_span_log_rotates_a_full_file),
 		cmocka_unit_test(test_span_log_drops_past_its_bounds),
 		cmocka_unit_test(test_span_log_flood_leaves_room_for_others),
