@@ -146,9 +146,10 @@
 		__type(value, struct spanprof_unwind_proc);                             \
 	} unwind_procs SEC(".maps")
 
-/* CFI-unwound stacks of each window, keyed by a hash of the frames (the sample key names it);
- * each program that unwinds defines its own pair. */
-#define USER_STACKS_MAP(name)                                 \
+/* The stacks of each window (kernel, frame-pointer and CFI-unwound user stacks), keyed by a hash
+ * of the frames (the sample key names them); each program that takes stacks defines its own
+ * pair. Not preallocated: the kernel holds memory for the stacks a window has. */
+#define STACKS_MAP(name)                                      \
 	struct {                                              \
 		__uint(type, BPF_MAP_TYPE_HASH);              \
 		__uint(map_flags, BPF_F_NO_PREALLOC);         \

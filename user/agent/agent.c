@@ -315,8 +315,7 @@ static void drain(struct agent *a)
 	 * already is named from its events, not "unknown_service". */
 	ring_buffer__consume(a->events);
 	drain_set_interp_stacks(a->drain, w.interp_stacks_fd);
-	drain_window(a->drain, w.counts_fd, w.stacks_fd, w.user_stacks_fd, w.names_fd, on_sample,
-		     a);
+	drain_window(a->drain, w.counts_fd, w.stacks_fd, w.names_fd, on_sample, a);
 	agent_off_cpu_drain(a);
 	agent_span_cpu_drain(a);
 	agent_thread_ctx_drain(a);
@@ -413,6 +412,7 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 		.npids = cfg->npids,
 		.stack_entries = ms.stacks,
 		.count_entries = ms.counts,
+		.off_cpu_entries = cfg->off_cpu_entries,
 		.goroutine_entries = cfg->goroutine_entries,
 		.unwind_chunks = cfg->unwind_table_bytes / sizeof(struct spanprof_unwind_chunk),
 		.unwind_pids = cfg->max_procs,
@@ -475,7 +475,7 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 	err = start_unwind(a, cfg);
 	if (err)
 		return err; /* logged */
-	SET_UP_PART(a->drain = drain_new(ms.counts), "the CPU sample drain");
+	SET_UP_PART(a->drain = drain_new(ms.counts, ms.stacks), "the CPU sample drain");
 	drain_set_keys_fn(a->drain, agent_prepare_keys, a);
 	err = agent_interp_open(a);
 	if (err)

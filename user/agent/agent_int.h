@@ -65,7 +65,8 @@ struct agent_span_cpu {
 /* Off-CPU profiles (agent_off_cpu.c); both NULL with --off-cpu=false. */
 struct agent_off_cpu {
 	struct aggregate *agg; /* off-CPU time per span */
-	struct drain *drain; /* its window's count map, sized SPANPROF_OFF_CPU_COUNTS */
+	struct drain *drain; /* its window's count map, sized --off-cpu-map-entries */
+	uint64_t next_sweep_ns; /* frame-pointer mode: when the shared stacks are next swept */
 };
 
 /* Python and Ruby (agent/agent_interp.c): which processes run them, and their code's names. */

@@ -90,7 +90,7 @@ static void publish_kernel(struct agent *a)
 		metrics_set_at(a->metrics.reg, METRIC_OFF_CPU_MAP_ENTRIES,
 			       METRIC_OFF_CPU_MAP_COUNTS, ds.last_keys);
 		metrics_set_at(a->metrics.reg, METRIC_OFF_CPU_MAP_ENTRIES,
-			       METRIC_OFF_CPU_MAP_USER_STACKS, ds.last_user_stacks);
+			       METRIC_OFF_CPU_MAP_STACKS, ds.last_stacks);
 		metrics_set_at(a->metrics.reg, METRIC_OFF_CPU_MAP_ENTRIES,
 			       METRIC_OFF_CPU_MAP_INTERP_STACKS, ds.last_interp_stacks);
 	}

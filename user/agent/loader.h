@@ -16,8 +16,9 @@ struct loader_options {
 	unsigned int frequency; /* samples per second per CPU */
 	const pid_t *pids; /* only these processes (empty: all) */
 	size_t npids;
-	uint32_t stack_entries; /* per window stack map size */
-	uint32_t count_entries; /* per window count, CFI and interpreter stack map size */
+	uint32_t stack_entries; /* per window stack map size (kernel, frame-pointer and CFI) */
+	uint32_t count_entries; /* per window count and interpreter stack map size */
+	uint32_t off_cpu_entries; /* per window off-CPU count map size (stacks: twice that) */
 	uint32_t goroutine_entries; /* goroutine_spans (0: the compiled-in default) */
 	uint32_t unwind_chunks; /* row chunks for CFI tables (the table memory budget) */
 	uint32_t unwind_pids; /* processes whose mappings the unwinder knows */
@@ -30,10 +31,12 @@ struct loader_options {
 /* Map fds of one sampling window. */
 struct loader_window {
 	int counts_fd; /* struct sample_key -> __u64 */
-	int stacks_fd; /* stack id -> __u64[SPANPROF_MAX_STACK_DEPTH] */
-	int user_stacks_fd; /* __u64 hash -> struct spanprof_user_stack (CFI-unwound stacks) */
+	int stacks_fd; /* __u64 hash -> struct spanprof_user_stack (every stack the keys name) */
 	int interp_stacks_fd; /* __u64 hash -> struct interp_stack */
 	int names_fd; /* span name id -> struct span_name, shared by both windows; -1: none */
+	/* stacks_fd is shared by both windows and outlives them: read it, do not empty it (the
+	 * off-CPU stacks of frame-pointer mode, swept by age instead) */
+	int shared_stacks;
 };
 
 /* Map fds of the native unwinder's tables (filled by user/unwind/). */
@@ -58,9 +61,9 @@ enum loader_hook_kind {
 };
 
 /* The off-CPU maps of the window loader_flip_window() just closed: counts_fd maps
- * struct sample_key -> nanoseconds, stacks_fd (kernel and frame-pointer stacks) is shared by
- * both windows and never emptied, user_stacks_fd and interp_stacks_fd are the window's own. All -1
- * when off-CPU profiles are off. */
+ * struct sample_key -> nanoseconds; stacks_fd and interp_stacks_fd are the window's own with
+ * full stacks, and in frame-pointer mode stacks_fd is the map both windows share (shared_stacks)
+ * and there are no interpreter stacks (-1). All -1 when off-CPU profiles are off. */
 struct loader_window loader_off_cpu_window(struct loader *l);
 
 /* Attaches the span-set uprobe to file `path` at file offset `offset`, with the kernel-raised

@@ -21,5 +21,6 @@ enum span_scope {
 
 /* Goroutines in a span at once, node-wide (the goroutine_spans map, 184 bytes each). */
 #define CONFIG_DEFAULT_GOROUTINE_ENTRIES 16384
+#define CONFIG_DEFAULT_OFF_CPU_ENTRIES 8192
 
 #endif /* SPANPROF_CONFIG_TYPES_H */

@@ -116,7 +116,7 @@ static const char *const off_cpu_results
 	[] = { [METRIC_OFF_CPU_COUNTED] = "counted", [METRIC_OFF_CPU_SHORT] = "short" };
 static const char *const off_cpu_maps[] = {
 	[METRIC_OFF_CPU_MAP_COUNTS] = "counts",
-	[METRIC_OFF_CPU_MAP_USER_STACKS] = "user_stacks",
+	[METRIC_OFF_CPU_MAP_STACKS] = "stacks",
 	[METRIC_OFF_CPU_MAP_INTERP_STACKS] = "interpreter_stacks",
 };
 static const char *const

@@ -75,8 +75,8 @@ enum metric_lookup { METRIC_LOOKUP_HIT = 0, METRIC_LOOKUP_MISS };
 enum metric_unwinder { METRIC_UNWINDER_CFI = 0, METRIC_UNWINDER_FP };
 /* The off-CPU maps of the last drained window, by what they hold. */
 enum metric_off_cpu_map {
-	METRIC_OFF_CPU_MAP_COUNTS = 0, /* (stacks, span) keys; SPANPROF_OFF_CPU_COUNTS at most */
-	METRIC_OFF_CPU_MAP_USER_STACKS, /* CFI-unwound user stacks */
+	METRIC_OFF_CPU_MAP_COUNTS = 0, /* (stacks, span) keys; --off-cpu-map-entries at most */
+	METRIC_OFF_CPU_MAP_STACKS, /* kernel and user stacks (the shared map in frame-pointer mode) */
 	METRIC_OFF_CPU_MAP_INTERP_STACKS, /* Python and Ruby stacks */
 };
 enum metric_table_bytes { METRIC_TABLE_BYTES_USED = 0, METRIC_TABLE_BYTES_BUDGET };
