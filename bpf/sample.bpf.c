@@ -55,7 +55,7 @@ static long unwind_step(__u32 index, void *ctx)
 }
 
 /* Unwinds the current user stack with CFI into the window's stacks map. Returns 1 with
- * *hash set when it did, 0 when the sample should use bpf_get_stackid instead (no tables for
+ * *hash set when it did, 0 when the sample should take the frame-pointer stack instead (no tables for
  * this process yet, a table being built or evicted, no user context). The registers are the
  * sample's own when it hit user mode, else the ones saved on kernel entry. */
 static __always_inline int unwind_user_stack(struct bpf_perf_event_data *ctx, __u32 pid,
@@ -83,7 +83,7 @@ static __always_inline int unwind_user_stack(struct bpf_perf_event_data *ctx, __
 	counter_inc(&event_counts, SPANPROF_EVENT_UNWIND_CFI);
 	return 1;
 }
-#else /* !__TARGET_ARCH_x86: frame pointers only (bpf_get_stackid) for now */
+#else /* !__TARGET_ARCH_x86: frame pointers only (bpf_get_stack) for now */
 
 static __always_inline int unwind_user_stack(struct bpf_perf_event_data *ctx, __u32 pid,
 					     void *stacks, __u64 *hash)
@@ -187,7 +187,8 @@ static __always_inline __u64 user_goroutine(__u64 g, const struct go_proc *gp)
 static __always_inline const struct span_ctx *
 hook_span(struct task_struct *task, const struct goroutine_key *gkey, const struct go_proc *gp)
 {
-	struct goroutine_span *gs = bpf_map_lookup_elem(&goroutine_spans, gkey);
+	void *spans = goroutine_spans_of();
+	struct goroutine_span *gs = spans ? bpf_map_lookup_elem(spans, gkey) : NULL;
 	__u64 goid, mm;
 
 	if (!gs || !gs->span.active ||

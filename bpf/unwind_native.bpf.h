@@ -40,7 +40,7 @@ struct native_unwind {
 	__u64 hash;
 	__u32 pid;
 	__u32 pc_is_ra; /* pc is a return address: look up pc - 1 (the call) */
-	__u32 fallback; /* give up on CFI for this sample: use bpf_get_stackid */
+	__u32 fallback; /* give up on CFI for this sample: use frame pointers (bpf_get_stack) */
 	/* Added to a SPANPROF_DROP_UNWIND_* reason where a walk stops: 0 for CPU samples, the
 	 * distance to the SPANPROF_DROP_OFF_CPU_UNWIND_* reasons for off-CPU stacks. */
 	__u32 drop_shift;

@@ -75,7 +75,9 @@ struct thread_span {
  * reuses a g for a later goroutine, so each entry also holds the goroutine id (g.goid, never
  * reused in a process) it was set by: an entry whose goid is not the running goroutine's is a
  * dead goroutine's, and is ignored. */
-#define SPANPROF_MAX_GOROUTINES 65536
+/* Entries goroutine_spans starts with; it grows (twice as big each time) up to
+ * --go-span-map-entries. */
+#define SPANPROF_GOROUTINES_START 1024
 #define SPANPROF_MAX_GO_PIDS 4096
 
 /* Where a Go process's runtime keeps a goroutine's pprof labels (g.labels), so the sampler can
@@ -407,7 +409,7 @@ struct spanprof_unwind_table {
 /* Special values of spanprof_unwind_mapping.table. */
 #define SPANPROF_UNWIND_TABLE_FP 0xffffffffu /* no CFI (JIT, Go, stripped of .eh_frame): FP */
 #define SPANPROF_UNWIND_TABLE_PENDING \
-	0xfffffffeu /* being built: this sample uses bpf_get_stackid */
+	0xfffffffeu /* being built: this sample uses frame pointers (bpf_get_stack) */
 
 /* One executable mapping: file vaddr = address - bias. Unused entries of a process's array
  * start at SPANPROF_UNWIND_ADDR_END (above every user address). */
@@ -446,8 +448,8 @@ struct spanprof_user_stack {
 /* Why a sample or span update was lost or degraded. Index into the drop_counts array. */
 enum spanprof_drop {
 	SPANPROF_DROP_COUNTS_FULL = 0, /* sample_counts map full: sample lost */
-	SPANPROF_DROP_USER_STACK, /* user stack not recorded (map full/collision) */
-	SPANPROF_DROP_KERN_STACK, /* kernel stack not recorded (map full/collision) */
+	SPANPROF_DROP_USER_STACK, /* user stack not recorded (the window's stack map full) */
+	SPANPROF_DROP_KERN_STACK, /* kernel stack not recorded (the window's stack map full) */
 	SPANPROF_DROP_SPAN_READ, /* hook's struct could not be read from user memory */
 	SPANPROF_DROP_SPAN_STORAGE, /* task storage unavailable: span update lost */
 	SPANPROF_DROP_SPAN_VERSION, /* hook passed an unknown ABI version */
@@ -471,8 +473,8 @@ enum spanprof_drop {
 	SPANPROF_DROP_SPAN_NAME_BUDGET, /* the user's new span names this second were spent */
 	SPANPROF_DROP_SPAN_END_BUDGET, /* the user's span records this second were spent */
 	/* Off-CPU stacks (taken when a thread runs again after a wait): */
-	SPANPROF_DROP_OFF_CPU_USER_STACK, /* user stack not recorded (map full/collision) */
-	SPANPROF_DROP_OFF_CPU_KERN_STACK, /* kernel stack not recorded (map full/collision) */
+	SPANPROF_DROP_OFF_CPU_USER_STACK, /* user stack not recorded (stack map full) */
+	SPANPROF_DROP_OFF_CPU_KERN_STACK, /* kernel stack not recorded (stack map full) */
 	SPANPROF_DROP_OFF_CPU_INTERP_STACK, /* off-CPU interpreter stacks full: frames lost */
 	/* ... CFI unwinding stopped early, in the order of the SPANPROF_DROP_UNWIND_* above: */
 	SPANPROF_DROP_OFF_CPU_UNWIND_NO_MAPPING,

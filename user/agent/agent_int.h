@@ -43,6 +43,7 @@ struct agent_tctx;
 struct agent_metrics {
 	struct metrics *reg;
 	struct metrics_http *http; /* NULL without --metrics-addr */
+	unsigned int drains; /* drains since start: the growable maps are checked every few */
 };
 
 /* Window output (agent_output.c): local files and the uploader. */

@@ -295,8 +295,26 @@ static void publish_memory(struct agent *a)
 	metrics_set_at(a->metrics.reg, METRIC_MEMORY_BYTES, METRIC_MEM_TOTAL, total);
 }
 
+/* Drains between two checks of the maps that grow as they fill: a check walks a map's keys. */
+#define GROW_CHECK_EVERY 5
+
+/* Grows goroutine_spans when it fills (map_grow.h) and publishes how full it is. */
+static void grow_maps(struct agent *a)
+{
+	struct loader_map_use g;
+
+	if (a->metrics.drains++ % GROW_CHECK_EVERY)
+		return;
+	loader_grow_maps(a->loader, &g);
+	metrics_set_at(a->metrics.reg, METRIC_GO_SPAN_MAP, METRIC_MAP_USE_ENTRIES, g.entries);
+	metrics_set_at(a->metrics.reg, METRIC_GO_SPAN_MAP, METRIC_MAP_USE_CAPACITY, g.capacity);
+	metrics_set_at(a->metrics.reg, METRIC_GO_SPAN_MAP, METRIC_MAP_USE_LIMIT, g.limit);
+	metrics_set(a->metrics.reg, METRIC_GO_SPAN_MAP_GROWN, g.grown);
+}
+
 void agent_publish_metrics(struct agent *a)
 {
+	grow_maps(a);
 	publish_memory(a);
 	publish_kernel(a);
 	publish_user(a);

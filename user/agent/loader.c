@@ -17,6 +17,7 @@
 #include <linux/types.h>
 
 #include "agent/loader.h"
+#include "agent/map_grow.h"
 #include "spanprof.h"
 #include "spanprof.skel.h"
 #include "spanprof_abi.h"
@@ -45,6 +46,7 @@ struct loader {
 	struct bpf_link *mmap_link; /* NULL when the optional mmap tracepoint is unavailable */
 	struct bpf_link *mprotect_link; /* likewise */
 	int off_cpu; /* the sched_switch program is attached */
+	struct map_grow goroutines; /* goroutine_spans' current map */
 };
 
 /* Whether the kernel has the sched_exit_tp tracepoint (Linux 6.16+), where the full off-CPU
@@ -193,10 +195,6 @@ static int configure(struct loader *l, const struct loader_options *opts)
 	/* A sample adds at most one key to these. */
 	err = err ?: bpf_map__set_max_entries(skel->maps.interp_stacks_0, opts->count_entries);
 	err = err ?: bpf_map__set_max_entries(skel->maps.interp_stacks_1, opts->count_entries);
-	if (opts->goroutine_entries)
-		err = err   ?:
-			      bpf_map__set_max_entries(skel->maps.goroutine_spans,
-						       opts->goroutine_entries);
 	err = err ?: bpf_map__set_max_entries(skel->maps.unwind_chunks, opts->unwind_chunks ?: 1);
 	err = err ?: bpf_map__set_max_entries(skel->maps.unwind_procs, opts->unwind_pids ?: 1);
 	/* Without --pid the programs never look at target_pids: one entry. */
@@ -243,6 +241,7 @@ struct loader *loader_open(const struct loader_options *opts)
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return NULL;
+	l->goroutines.fd = -1;
 	l->skel = spanprof_bpf__open();
 	if (!l->skel) {
 		err = log_err(-errno, "open BPF skeleton");
@@ -266,6 +265,12 @@ struct loader *loader_open(const struct loader_options *opts)
 	 * system, or the agent's RSS would stay at that peak for its whole life. */
 	malloc_trim(0);
 	err = fill_target_pids(l, opts);
+	if (err)
+		goto out_free;
+	err = map_grow_open(&l->goroutines, bpf_map__fd(l->skel->maps.goroutine_spans),
+			    "goroutine_spans", BPF_MAP_TYPE_LRU_HASH, sizeof(struct goroutine_key),
+			    sizeof(struct goroutine_span), SPANPROF_GOROUTINES_START,
+			    opts->goroutine_entries ?: SPANPROF_GOROUTINES_START);
 	if (err)
 		goto out_free;
 	/* Process events first, so no exec between the initial /proc scan and now is missed. */
@@ -301,6 +306,7 @@ void loader_close(struct loader *l)
 	bpf_link__destroy(l->mmap_link);
 	bpf_link__destroy(l->mprotect_link);
 	spanprof_bpf__destroy(l->skel);
+	map_grow_close(&l->goroutines);
 	free(l);
 }
 
@@ -512,5 +518,21 @@ int loader_map_memory(struct loader *l, uint64_t *out)
 			return err;
 		out[group_of(bpf_map__name(map))] += bytes;
 	}
+	/* The goroutine span map in goroutine_spans' slot is the agent's, not the skeleton's. */
+	err = map_grow_memory(&l->goroutines, &bytes);
+	if (err)
+		return err;
+	out[LOADER_MAPS_SPANS] += bytes;
 	return 0;
+}
+
+int loader_grow_maps(struct loader *l, struct loader_map_use *goroutines)
+{
+	int grown = map_grow_check(&l->goroutines);
+
+	goroutines->entries = l->goroutines.entries;
+	goroutines->capacity = l->goroutines.max_entries;
+	goroutines->limit = l->goroutines.limit;
+	goroutines->grown = l->goroutines.grown;
+	return grown;
 }

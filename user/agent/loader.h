@@ -19,7 +19,8 @@ struct loader_options {
 	uint32_t stack_entries; /* per window stack map size (kernel, frame-pointer and CFI) */
 	uint32_t count_entries; /* per window count and interpreter stack map size */
 	uint32_t off_cpu_entries; /* per window off-CPU count map size (stacks: twice that) */
-	uint32_t goroutine_entries; /* goroutine_spans (0: the compiled-in default) */
+	/* goroutine_spans grows up to this (0: stays at SPANPROF_GOROUTINES_START) */
+	uint32_t goroutine_entries;
 	uint32_t unwind_chunks; /* row chunks for CFI tables (the table memory budget) */
 	uint32_t unwind_pids; /* processes whose mappings the unwinder knows */
 	int off_cpu; /* attach the sched_switch program (off-CPU profiles) */
@@ -140,5 +141,16 @@ int loader_map_memory(struct loader *l, uint64_t *out);
 /* Sums the per-CPU counters: out[i] for enum spanprof_drop / enum spanprof_event. */
 int loader_read_drops(struct loader *l, uint64_t *out, size_t n);
 int loader_read_events(struct loader *l, uint64_t *out, size_t n);
+
+/* A map that grows with what it holds: its entries at the last check, its size, the size it
+ * stops at, and how many times it was replaced by a bigger one. */
+struct loader_map_use {
+	uint32_t entries, capacity, limit;
+	uint64_t grown;
+};
+
+/* Grows the maps that start small (goroutine_spans, map_grow.h) when they fill, and tells how
+ * full they are. Returns 1 when one grew, 0, or -errno (logged; the map stays as it is). */
+int loader_grow_maps(struct loader *l, struct loader_map_use *goroutines);
 
 #endif /* SPANPROF_LOADER_H */

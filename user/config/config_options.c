@@ -485,7 +485,7 @@ const struct config_option config_options[CONFIG_OPT__COUNT] = {
 	[CONFIG_OPT_OFF_CPU_MAP_ENTRIES] = { .name = "off-cpu-map-entries",
 		.kind = CONFIG_KIND_VALUE, .where = A, .metavar = "N",
 		.help = "off-CPU sample keys a window holds (default 8192)",
-		.want = "an integer from 16 to 1048576", UINT(off_cpu_entries, 16, 1u << 20) },
+		.want = "an integer from 1 to 1048576", UINT(off_cpu_entries, 1, 1u << 20) },
 	[CONFIG_OPT_GO_SPAN_MAP_ENTRIES] = { .name = "go-span-map-entries",
 		.kind = CONFIG_KIND_VALUE, .where = A, .metavar = "N",
 		.help = "goroutines in a span at once (default 16384)",

@@ -239,7 +239,7 @@ void unwind_scan_pid(struct unwind *u, pid_t pid, const struct proc_maps *maps)
 	int pending;
 
 	if (!u || !maps->count)
-		return; /* a kernel thread, or gone: bpf_get_stackid handles it */
+		return; /* a kernel thread, or gone: the sampler takes frame pointers */
 	pending = fill(u, pid, maps);
 	p = pid_entry(u, pid);
 	if (!p)
