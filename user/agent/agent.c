@@ -360,6 +360,9 @@ static int start_unwind(struct agent *a, const struct spanprof_config *cfg)
 		.max_pids = cfg->max_procs,
 		.max_files = 4096,
 		.proc_root = cfg->proc_root,
+		/* Whole node: most processes are idle; each published one holds 8 KiB of kernel
+		 * memory, so only those sampled are. */
+		.publish_on_sample = cfg->npids == 0,
 	};
 
 	/* The BPF unwinder is x86-64 only: elsewhere user stacks come from frame pointers. */

@@ -488,7 +488,8 @@ const struct config_option config_options[CONFIG_OPT__COUNT] = {
 		.want = "an integer from 1 to 1048576", UINT(off_cpu_entries, 1, 1u << 20) },
 	[CONFIG_OPT_GO_SPAN_MAP_ENTRIES] = { .name = "go-span-map-entries",
 		.kind = CONFIG_KIND_VALUE, .where = A, .metavar = "N",
-		.help = "goroutines in a span at once (default 16384)",
+		.help = "goroutines in a span at once, at most (default\n"
+			"16384; the map starts at 1024 and grows)",
 		.want = "an integer from 16 to 4194304", UINT(goroutine_entries, 16, 4u << 20) },
 	[CONFIG_OPT_LOG_LEVEL] = { .name = "log-level", .kind = CONFIG_KIND_VALUE, .where = A,
 		.metavar = "LEVEL", .help = "error, warn, info (default) or debug",
