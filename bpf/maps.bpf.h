@@ -17,14 +17,30 @@
 
 /* Span of each goroutine of Go processes (see struct goroutine_key), with the goid of the
  * goroutine that set it. LRU: the entry of a g the runtime freed is eventually evicted rather than
- * filling the map (a g it reuses overwrites its entry at the new goroutine's first span). */
-#define GOROUTINE_SPANS_MAP                                   \
-	struct {                                              \
-		__uint(type, BPF_MAP_TYPE_LRU_HASH);          \
-		__uint(max_entries, SPANPROF_MAX_GOROUTINES); \
-		__type(key, struct goroutine_key);            \
-		__type(value, struct goroutine_span);         \
+ * filling the map (a g it reuses overwrites its entry at the new goroutine's first span). An LRU
+ * hash is preallocated whole, so the map starts small and the agent replaces it with one twice as
+ * big when it is three quarters full (user/agent/map_grow.h), up to --go-span-map-entries: the
+ * programs find the current one in slot 0 of goroutine_spans (goroutine_spans_of()). */
+struct goroutine_spans_map {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SPANPROF_GOROUTINES_START);
+	/* Sizes, not types: a program that only declares the map extern carries no BTF of them. */
+	__uint(key_size, sizeof(struct goroutine_key));
+	__uint(value_size, sizeof(struct goroutine_span));
+};
+#define GOROUTINE_SPANS_MAP                                  \
+	struct {                                             \
+		__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);    \
+		__uint(max_entries, 1);                      \
+		__type(key, __u32);                          \
+		__array(values, struct goroutine_spans_map); \
 	} goroutine_spans SEC(".maps")
+/* The current goroutine span map; NULL before the agent put one in (no Go span is kept then). */
+#define goroutine_spans_of()                                    \
+	({                                                      \
+		__u32 __zero = 0;                               \
+		bpf_map_lookup_elem(&goroutine_spans, &__zero); \
+	})
 
 /* Span names by id (struct span_ctx.name_id), written by the span hook when it meets a name
  * the map does not hold, and by the sampler for a Go goroutine's span_name pprof label; read by
@@ -113,7 +129,7 @@
 /* The CFI tables of each file (user/unwind/), written by the agent: the rows in 32 KiB chunks,
  * the interned rules, each file's list of chunks, and each process's executable mappings. Only
  * processes whose mappings the agent has published are unwound with CFI; the others keep the
- * frame-pointer stack of bpf_get_stackid. Defined in unwind_tables.bpf.c. */
+ * frame-pointer stack of bpf_get_stack. Defined in unwind_tables.bpf.c. */
 #define UNWIND_CHUNKS_MAP                                                                  \
 	struct {                                                                           \
 		__uint(type, BPF_MAP_TYPE_HASH);                                           \
@@ -146,9 +162,10 @@
 		__type(value, struct spanprof_unwind_proc);                             \
 	} unwind_procs SEC(".maps")
 
-/* CFI-unwound stacks of each window, keyed by a hash of the frames (the sample key names it);
- * each program that unwinds defines its own pair. */
-#define USER_STACKS_MAP(name)                                 \
+/* The stacks of each window (kernel, frame-pointer and CFI-unwound user stacks), keyed by a hash
+ * of the frames (the sample key names them); each program that takes stacks defines its own
+ * pair. Not preallocated: the kernel holds memory for the stacks a window has. */
+#define STACKS_MAP(name)                                      \
 	struct {                                              \
 		__uint(type, BPF_MAP_TYPE_HASH);              \
 		__uint(map_flags, BPF_F_NO_PREALLOC);         \

@@ -13,7 +13,7 @@
  *   kernel) and its memory are the wait's, so the CFI unwinder and the Python and Ruby walkers
  *   run as they do for CPU samples. Shorter waits pay the counter only.
  * - frame pointers (--off-cpu-unwind=fp, or a kernel without sched_exit_tp): the stacks are taken
- *   with bpf_get_stackid when the thread blocks, as before full stacks existed. */
+ *   when the thread blocks, as before full stacks existed. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -21,6 +21,7 @@
 #include "helpers.bpf.h"
 #include "maps.bpf.h"
 #include "unwind_native.bpf.h"
+#include "stack_store.bpf.h"
 
 /* Blocked times below this are not put in the off-CPU profile (the agent sets it:
  * --off-cpu-min); the exact off-CPU time per span counts them all. */
@@ -49,20 +50,19 @@ extern int span_ring_switch_out(__u64 now);
 extern __u64 py_capture_off_cpu(__u32 pid, __u32 slot);
 extern __u64 rb_capture_off_cpu(__u32 pid, __u32 slot);
 
-/* Kernel and frame-pointer user stacks, one map for both windows, never emptied: in fp mode a
- * thread may stay blocked across any number of windows, so the id it took when it left the CPU
- * must stay valid until it runs again. BPF_F_REUSE_STACKID lets a new stack take a colliding
- * slot, which bounds the map. */
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, SPANPROF_OFF_CPU_STACKS);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, SPANPROF_MAX_STACK_DEPTH * sizeof(__u64));
-} off_cpu_stacks SEC(".maps");
+/* Frame-pointer mode's stacks (kernel and user), one map for both windows, never emptied by a
+ * drain: a thread may stay blocked across any number of windows, so the stack it took when it
+ * left the CPU must still be there when it runs again. Each stack carries when it was last
+ * taken, and the agent deletes those not taken for long (user/profile/stack_sweep.h); a full map
+ * is counted. Full stacks use the window's own stack map instead (this one keeps one entry). */
+STACKS_MAP(off_cpu_fp_stacks);
 
+/* Sized by the agent from --off-cpu-map-entries; not preallocated (memory for the waits a window
+ * has), a full map counted as off_cpu_map_full. */
 #define OFF_CPU_COUNT_MAP(name)                               \
 	struct {                                              \
 		__uint(type, BPF_MAP_TYPE_HASH);              \
+		__uint(map_flags, BPF_F_NO_PREALLOC);         \
 		__uint(max_entries, SPANPROF_OFF_CPU_COUNTS); \
 		__type(key, struct sample_key);               \
 		__type(value, __u64);                         \
@@ -71,12 +71,14 @@ struct {
 OFF_CPU_COUNT_MAP(off_cpu_counts_0);
 OFF_CPU_COUNT_MAP(off_cpu_counts_1);
 
-/* CFI-unwound user stacks of each window (the loader sizes them like the count maps), and the
- * unwinder's state: on_sched_exit runs with interrupts on, so the sampler can interrupt it on
- * its CPU and must not find its own scratch half written. */
-USER_STACKS_MAP(off_cpu_user_stacks_0);
-USER_STACKS_MAP(off_cpu_user_stacks_1);
+/* The stacks of each window with full stacks (all kinds, by hash: the loader sizes them), the
+ * unwinder's state and the kernel and frame-pointer stacks' buffer: on_sched_exit runs with
+ * interrupts on, so the sampler can interrupt it on its CPU and must not find its own scratch
+ * half written. */
+STACKS_MAP(off_cpu_stacks_0);
+STACKS_MAP(off_cpu_stacks_1);
 UNWIND_SCRATCH_MAP(off_cpu_unwind_scratch);
+STACK_SCRATCH_MAP(off_cpu_stack_scratch);
 
 /* Where a CFI walk of an off-CPU stack stops is counted apart from the CPU samples' stops. */
 #define OFF_CPU_DROP_SHIFT \
@@ -92,14 +94,6 @@ _Static_assert(SPANPROF_DROP_UNWIND_STALE - SPANPROF_DROP_UNWIND_NO_MAPPING == 4
 #define KERN_SKIP_AT_SWITCH 3
 #define KERN_SKIP_AT_RESUME 2
 
-/* -EFAULT means "no such stack" (a user thread blocked in no user context); anything else means
- * the stack map could not take it. */
-static __always_inline void note_stack_error(__s32 id, __u32 reason)
-{
-	if (id < 0 && id != -EFAULT)
-		counter_inc(&drop_counts, reason);
-}
-
 #if defined(__TARGET_ARCH_x86)
 static long off_cpu_unwind_step(__u32 index, void *ctx)
 {
@@ -113,9 +107,10 @@ static long off_cpu_unwind_step(__u32 index, void *ctx)
 }
 
 /* The CFI walk of task's user stack, from the registers it entered the kernel with, into window
- * slot's off_cpu_user_stacks. task must be current (its memory is read). Returns 1 with *hash
+ * slot's off_cpu_stacks. task must be current (its memory is read). Returns 1 with *hash
  * set, or 0: take a frame-pointer stack (no tables for the process yet, one being built). */
-static __always_inline int unwind_wait(struct task_struct *task, __u32 pid, __u32 slot, __u64 *hash)
+static __always_inline int unwind_wait(struct task_struct *task, __u32 pid, void *stacks,
+				       __u64 *hash)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	struct native_unwind *st;
@@ -128,12 +123,11 @@ static __always_inline int unwind_wait(struct task_struct *task, __u32 pid, __u3
 		return 0;
 	unwind_begin(st, pid, BPF_CORE_READ(regs, ip), BPF_CORE_READ(regs, sp),
 		     BPF_CORE_READ(regs, bp), OFF_CPU_DROP_SHIFT);
-	return unwind_walk(st, off_cpu_unwind_step,
-			   slot ? (void *)&off_cpu_user_stacks_1 : (void *)&off_cpu_user_stacks_0,
-			   hash, SPANPROF_DROP_OFF_CPU_USER_STACK);
+	return unwind_walk(st, off_cpu_unwind_step, stacks, hash, SPANPROF_DROP_OFF_CPU_USER_STACK);
 }
 #else
-static __always_inline int unwind_wait(struct task_struct *task, __u32 pid, __u32 slot, __u64 *hash)
+static __always_inline int unwind_wait(struct task_struct *task, __u32 pid, void *stacks,
+				       __u64 *hash)
 {
 	return 0;
 }
@@ -148,7 +142,8 @@ static __always_inline void capture_wait(void *ctx, struct task_struct *task, st
 {
 	struct thread_span *ts = bpf_task_storage_get(&thread_spans, task, NULL, 0);
 	struct sample_key *key = &st->key;
-	__u32 pid = task->tgid;
+	__u32 pid = task->tgid, taken;
+	void *stacks;
 
 	key->pid = pid;
 	key->has_span = ts != NULL;
@@ -158,17 +153,24 @@ static __always_inline void capture_wait(void *ctx, struct task_struct *task, st
 	      * thread context, else OBI's map */
 		key->has_span = own_record_span(&key->span, task, TCTX_SCRATCH_OFF_CPU) ||
 				thread_ctx_span(&key->span, task, pid, TCTX_SCRATCH_OFF_CPU);
-	key->kern_stack_id = bpf_get_stackid(ctx, &off_cpu_stacks, BPF_F_REUSE_STACKID | kern_skip);
-	note_stack_error(key->kern_stack_id, SPANPROF_DROP_OFF_CPU_KERN_STACK);
+	/* Frame-pointer mode: the shared map, with the stacks' time stamp for the agent's sweep. */
+	if (cfg_off_cpu_full_stacks) {
+		stacks = slot ? (void *)&off_cpu_stacks_1 : (void *)&off_cpu_stacks_0;
+		taken = 0;
+	} else {
+		stacks = &off_cpu_fp_stacks;
+		taken = (__u32)(bpf_ktime_get_ns() >> SPANPROF_STACK_TAKEN_SHIFT) ?: 1;
+	}
+	key->kern_stack_hash = stack_store(ctx, &off_cpu_stack_scratch, stacks, kern_skip, taken,
+					   SPANPROF_DROP_OFF_CPU_KERN_STACK);
 	key->user_stack_hash = 0;
-	key->user_stack_id = -EFAULT;
 	key->interp_stack_hash = 0;
-	if (cfg_off_cpu_full_stacks && unwind_wait(task, pid, slot, &key->user_stack_hash)) {
+	if (cfg_off_cpu_full_stacks && unwind_wait(task, pid, stacks, &key->user_stack_hash)) {
 		counter_inc(&event_counts, SPANPROF_EVENT_OFF_CPU_UNWIND_CFI);
 	} else {
-		key->user_stack_id = bpf_get_stackid(ctx, &off_cpu_stacks,
-						     BPF_F_USER_STACK | BPF_F_REUSE_STACKID);
-		note_stack_error(key->user_stack_id, SPANPROF_DROP_OFF_CPU_USER_STACK);
+		key->user_stack_hash =
+			stack_store(ctx, &off_cpu_stack_scratch, stacks, BPF_F_USER_STACK, taken,
+				    SPANPROF_DROP_OFF_CPU_USER_STACK);
 		counter_inc(&event_counts, SPANPROF_EVENT_OFF_CPU_UNWIND_FP);
 	}
 	if (!cfg_off_cpu_full_stacks)

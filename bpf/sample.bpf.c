@@ -11,6 +11,7 @@
 #include "maps.bpf.h"
 #include "span_names.bpf.h"
 #include "unwind_native.bpf.h"
+#include "stack_store.bpf.h"
 
 /* Only count processes listed in target_pids (--pid): span_hook.bpf.c's knob. */
 extern const volatile bool cfg_filter_pids;
@@ -34,10 +35,12 @@ extern __u64 rb_capture(__u32 pid, __u32 slot);
 
 extern TARGET_PIDS_MAP;
 
-/* CFI-unwound user stacks of each window, and the unwinder's per-CPU state. */
-USER_STACKS_MAP(user_stacks_0);
-USER_STACKS_MAP(user_stacks_1);
+/* The stacks of each window (all kinds, by hash), the unwinder's per-CPU state and the buffer of
+ * the kernel and frame-pointer stacks. */
+STACKS_MAP(stacks_0);
+STACKS_MAP(stacks_1);
 UNWIND_SCRATCH_MAP(unwind_scratch);
+STACK_SCRATCH_MAP(stack_scratch);
 
 #if defined(__TARGET_ARCH_x86)
 static long unwind_step(__u32 index, void *ctx)
@@ -51,8 +54,8 @@ static long unwind_step(__u32 index, void *ctx)
 	return unwind_frame(st);
 }
 
-/* Unwinds the current user stack with CFI into the window's user_stacks map. Returns 1 with
- * *hash set when it did, 0 when the sample should use bpf_get_stackid instead (no tables for
+/* Unwinds the current user stack with CFI into the window's stacks map. Returns 1 with
+ * *hash set when it did, 0 when the sample should take the frame-pointer stack instead (no tables for
  * this process yet, a table being built or evicted, no user context). The registers are the
  * sample's own when it hit user mode, else the ones saved on kernel entry. */
 static __always_inline int unwind_user_stack(struct bpf_perf_event_data *ctx, __u32 pid,
@@ -80,7 +83,7 @@ static __always_inline int unwind_user_stack(struct bpf_perf_event_data *ctx, __
 	counter_inc(&event_counts, SPANPROF_EVENT_UNWIND_CFI);
 	return 1;
 }
-#else /* !__TARGET_ARCH_x86: frame pointers only (bpf_get_stackid) for now */
+#else /* !__TARGET_ARCH_x86: frame pointers only (bpf_get_stack) for now */
 
 static __always_inline int unwind_user_stack(struct bpf_perf_event_data *ctx, __u32 pid,
 					     void *stacks, __u64 *hash)
@@ -89,25 +92,17 @@ static __always_inline int unwind_user_stack(struct bpf_perf_event_data *ctx, __
 }
 #endif
 
-/* Sizes are set by the agent before load (bpf_map__set_max_entries). */
-#define STACK_MAP(name)                                                       \
-	struct {                                                              \
-		__uint(type, BPF_MAP_TYPE_STACK_TRACE);                       \
-		__uint(max_entries, SPANPROF_DEFAULT_STACKS);                 \
-		__uint(key_size, sizeof(__u32));                              \
-		__uint(value_size, SPANPROF_MAX_STACK_DEPTH * sizeof(__u64)); \
-	} name SEC(".maps")
-
+/* Sizes are set by the agent before load (bpf_map__set_max_entries). Not preallocated: the
+ * kernel holds memory for the keys a window has; a full map is counted (counts_map_full). */
 #define COUNT_MAP(name)                                       \
 	struct {                                              \
 		__uint(type, BPF_MAP_TYPE_HASH);              \
+		__uint(map_flags, BPF_F_NO_PREALLOC);         \
 		__uint(max_entries, SPANPROF_DEFAULT_COUNTS); \
 		__type(key, struct sample_key);               \
 		__type(value, __u64);                         \
 	} name SEC(".maps")
 
-STACK_MAP(stack_traces_0);
-STACK_MAP(stack_traces_1);
 COUNT_MAP(sample_counts_0);
 COUNT_MAP(sample_counts_1);
 
@@ -129,14 +124,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct span_name);
 } name_scratch SEC(".maps");
-
-/* -EFAULT means "no such stack" (a kernel thread has no user stack, a user-mode interrupt no
- * kernel stack); anything else means the stack map could not take it. */
-static __always_inline void note_stack_error(__s32 id, __u32 reason)
-{
-	if (id < 0 && id != -EFAULT)
-		counter_inc(&drop_counts, reason);
-}
 
 /* The id of a span_name label's value v, interned in span_names as the span hook does its names,
  * so a Go label span's name reaches the agent like a hook span's. 0 for an empty value, or when
@@ -200,7 +187,8 @@ static __always_inline __u64 user_goroutine(__u64 g, const struct go_proc *gp)
 static __always_inline const struct span_ctx *
 hook_span(struct task_struct *task, const struct goroutine_key *gkey, const struct go_proc *gp)
 {
-	struct goroutine_span *gs = bpf_map_lookup_elem(&goroutine_spans, gkey);
+	void *spans = goroutine_spans_of();
+	struct goroutine_span *gs = spans ? bpf_map_lookup_elem(spans, gkey) : NULL;
 	__u64 goid, mm;
 
 	if (!gs || !gs->span.active ||
@@ -301,6 +289,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	__u32 zero = 0, slot = window_slot;
 	struct sample_key *key;
+	void *stacks;
 
 	if (pid == 0) {
 		counter_inc(&event_counts, SPANPROF_EVENT_IDLE);
@@ -313,23 +302,14 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	key->pid = pid;
 	key->user_stack_hash = 0;
-	key->user_stack_id = -EFAULT;
-	/* bpf_get_stackid() wants a constant map, hence one branch per window. */
-	if (slot) {
-		key->kern_stack_id = bpf_get_stackid(ctx, &stack_traces_1, 0);
-		if (!unwind_user_stack(ctx, pid, &user_stacks_1, &key->user_stack_hash))
-			key->user_stack_id =
-				bpf_get_stackid(ctx, &stack_traces_1, BPF_F_USER_STACK);
-	} else {
-		key->kern_stack_id = bpf_get_stackid(ctx, &stack_traces_0, 0);
-		if (!unwind_user_stack(ctx, pid, &user_stacks_0, &key->user_stack_hash))
-			key->user_stack_id =
-				bpf_get_stackid(ctx, &stack_traces_0, BPF_F_USER_STACK);
-	}
-	if (!key->user_stack_hash)
+	stacks = slot ? (void *)&stacks_1 : (void *)&stacks_0;
+	key->kern_stack_hash =
+		stack_store(ctx, &stack_scratch, stacks, 0, 0, SPANPROF_DROP_KERN_STACK);
+	if (!unwind_user_stack(ctx, pid, stacks, &key->user_stack_hash)) {
+		key->user_stack_hash = stack_store(ctx, &stack_scratch, stacks, BPF_F_USER_STACK, 0,
+						   SPANPROF_DROP_USER_STACK);
 		counter_inc(&event_counts, SPANPROF_EVENT_UNWIND_FP);
-	note_stack_error(key->kern_stack_id, SPANPROF_DROP_KERN_STACK);
-	note_stack_error(key->user_stack_id, SPANPROF_DROP_USER_STACK);
+	}
 	copy_span(key, bpf_get_current_task_btf());
 	key->interp_stack_hash = py_capture(pid, slot);
 	if (!key->interp_stack_hash)

@@ -456,6 +456,7 @@ int BPF_KPROBE(on_go_span_set, const void *user_span)
 	struct goroutine_key key = { .pid = bpf_get_current_pid_tgid() >> 32 };
 	__u64 cookie = bpf_get_attach_cookie(ctx), goid, mm;
 	struct goroutine_span *gs;
+	void *spans;
 	int err;
 
 	if (current_goroutine(task, (__s32)(__u32)cookie, &key.g) ||
@@ -463,7 +464,12 @@ int BPF_KPROBE(on_go_span_set, const void *user_span)
 		counter_inc(&drop_counts, SPANPROF_DROP_GOROUTINE_READ);
 		return 0;
 	}
-	gs = bpf_map_lookup_elem(&goroutine_spans, &key);
+	spans = goroutine_spans_of();
+	if (!spans) {
+		counter_inc(&drop_counts, SPANPROF_DROP_GOROUTINE_FULL);
+		return 0;
+	}
+	gs = bpf_map_lookup_elem(spans, &key);
 	if (!user_span) {
 		if (gs && gs->goid == goid && gs->mm == mm)
 			gs->span.active = 0;
@@ -471,7 +477,7 @@ int BPF_KPROBE(on_go_span_set, const void *user_span)
 		return 0;
 	}
 	if (!gs)
-		gs = map_lookup_or_init(&goroutine_spans, &key, &empty, &err);
+		gs = map_lookup_or_init(spans, &key, &empty, &err);
 	if (!gs) {
 		counter_inc(&drop_counts, SPANPROF_DROP_GOROUTINE_FULL);
 		return 0;

@@ -6,10 +6,12 @@
 
 #include "spanprof_abi.h"
 
-/* Processes that publish OpenTelemetry thread context: where the TLS slot is, which keys. */
+/* Processes that publish OpenTelemetry thread context: where the TLS slot is, which keys.
+ * Written by the agent, so not preallocated (memory for the processes there are). */
 #define TCTX_PROCS_MAP                                        \
 	struct {                                              \
 		__uint(type, BPF_MAP_TYPE_HASH);              \
+		__uint(map_flags, BPF_F_NO_PREALLOC);         \
 		__uint(max_entries, SPANPROF_MAX_TCTX_PROCS); \
 		__type(key, __u32);                           \
 		__type(value, struct tctx_proc);              \

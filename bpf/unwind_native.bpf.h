@@ -28,7 +28,7 @@
 
 /* The CFI tables, written by the agent and defined in unwind_tables.bpf.c; every program that
  * unwinds reads them. Each such program brings its own scratch (UNWIND_SCRATCH_MAP) and stack
- * maps (USER_STACKS_MAP): a program the sampler can interrupt must not share the sampler's
+ * maps (STACKS_MAP): a program the sampler can interrupt must not share the sampler's
  * per-CPU scratch. */
 extern UNWIND_CHUNKS_MAP;
 extern UNWIND_RULES_MAP;
@@ -40,7 +40,7 @@ struct native_unwind {
 	__u64 hash;
 	__u32 pid;
 	__u32 pc_is_ra; /* pc is a return address: look up pc - 1 (the call) */
-	__u32 fallback; /* give up on CFI for this sample: use bpf_get_stackid */
+	__u32 fallback; /* give up on CFI for this sample: use frame pointers (bpf_get_stack) */
 	/* Added to a SPANPROF_DROP_UNWIND_* reason where a walk stops: 0 for CPU samples, the
 	 * distance to the SPANPROF_DROP_OFF_CPU_UNWIND_* reasons for off-CPU stacks. */
 	__u32 drop_shift;
@@ -343,7 +343,7 @@ static __always_inline void unwind_begin(struct native_unwind *st, __u32 pid, __
 
 /* Walks the stack unwind_begin() set up, one frame per call of step (a bpf_loop callback that
  * finds st in its program's own scratch and calls unwind_frame), and stores it in stacks (a
- * USER_STACKS_MAP) under *hash. Returns 1 when it did, 0 when the caller should take a
+ * STACKS_MAP) under *hash. Returns 1 when it did, 0 when the caller should take a
  * frame-pointer stack instead (a table being built or evicted, no pc). A stack that could not be
  * stored still returns 1: its loss is counted at drop_reason. */
 static __always_inline int unwind_walk(struct native_unwind *st, long (*step)(__u32, void *),

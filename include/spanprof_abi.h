@@ -30,9 +30,8 @@
  * (user/agent/map_sizes.h) with bpf_map__set_max_entries(). */
 #define SPANPROF_DEFAULT_STACKS 16384
 #define SPANPROF_DEFAULT_COUNTS 16384
-/* Off-CPU profiles: one stack map for both windows (kernel and frame-pointer stacks), one count
- * map, CFI stack map and interpreter stack map per window. */
-#define SPANPROF_OFF_CPU_STACKS 8192
+/* Off-CPU profiles: a count map, a stack map and an interpreter stack map per window (sized from
+ * --off-cpu-map-entries), and in frame-pointer mode one stack map both windows share. */
 #define SPANPROF_OFF_CPU_COUNTS 8192
 #define SPANPROF_OFF_CPU_INTERP_STACKS 2048
 /* After a process event woke it, the agent looks at the event ring again within this many ms
@@ -76,7 +75,9 @@ struct thread_span {
  * reuses a g for a later goroutine, so each entry also holds the goroutine id (g.goid, never
  * reused in a process) it was set by: an entry whose goid is not the running goroutine's is a
  * dead goroutine's, and is ignored. */
-#define SPANPROF_MAX_GOROUTINES 65536
+/* Entries goroutine_spans starts with; it grows (twice as big each time) up to
+ * --go-span-map-entries. */
+#define SPANPROF_GOROUTINES_START 1024
 #define SPANPROF_MAX_GO_PIDS 4096
 
 /* Where a Go process's runtime keeps a goroutine's pprof labels (g.labels), so the sampler can
@@ -310,14 +311,14 @@ struct obi_trace_ctx {
 };
 
 /* Key of the per-window sample counts: process, both stacks, and the span (zero = none).
- * The user stack is either a frame-pointer stack (user_stack_id, from bpf_get_stackid) or, when
- * user_stack_hash is not zero, a CFI-unwound stack stored in user_stacks under that hash. */
+ * Stacks are stored whole in the window's stack map under a hash of their frames (CFI-unwound,
+ * frame-pointer and kernel stacks alike); a hash the map does not hold is a stack that could not
+ * be stored (counted when it was taken). */
 struct sample_key {
 	__u32 pid;
-	__s32 user_stack_id; /* >= 0: id in stack_traces; < 0: -errno from bpf_get_stackid */
-	__s32 kern_stack_id;
 	__u32 has_span;
-	__u64 user_stack_hash; /* != 0: key in user_stacks (CFI unwinding); user_stack_id unused */
+	__u64 kern_stack_hash; /* key in the window's stacks; 0: no kernel stack */
+	__u64 user_stack_hash; /* likewise; 0: no user stack (a kernel thread) */
 	struct span_ctx span;
 	__u64 interp_stack_hash; /* key in interp_stacks; 0: no interpreter frames */
 };
@@ -408,7 +409,7 @@ struct spanprof_unwind_table {
 /* Special values of spanprof_unwind_mapping.table. */
 #define SPANPROF_UNWIND_TABLE_FP 0xffffffffu /* no CFI (JIT, Go, stripped of .eh_frame): FP */
 #define SPANPROF_UNWIND_TABLE_PENDING \
-	0xfffffffeu /* being built: this sample uses bpf_get_stackid */
+	0xfffffffeu /* being built: this sample uses frame pointers (bpf_get_stack) */
 
 /* One executable mapping: file vaddr = address - bias. Unused entries of a process's array
  * start at SPANPROF_UNWIND_ADDR_END (above every user address). */
@@ -431,18 +432,24 @@ struct spanprof_unwind_proc {
 	struct spanprof_unwind_mapping maps[SPANPROF_UNWIND_MAX_MAPPINGS];
 };
 
-/* A CFI-unwound user stack, as stored in user_stacks (leaf first; ips[nframes..] are unset). */
+/* struct spanprof_user_stack.taken is bpf_ktime_get_ns() >> this (about a second). */
+#define SPANPROF_STACK_TAKEN_SHIFT 30
+
+/* A stack as the window's stack maps store it (leaf first; ips[nframes..] are unset). */
 struct spanprof_user_stack {
 	__u32 nframes;
-	__u32 _pad;
+	/* In the off-CPU frame-pointer stacks both windows share: when the stack was last taken,
+	 * in units of 2^30 ns of CLOCK_MONOTONIC (the agent deletes stacks not taken for long).
+	 * Unset elsewhere. */
+	__u32 taken;
 	__u64 ips[SPANPROF_MAX_STACK_DEPTH];
 };
 
 /* Why a sample or span update was lost or degraded. Index into the drop_counts array. */
 enum spanprof_drop {
 	SPANPROF_DROP_COUNTS_FULL = 0, /* sample_counts map full: sample lost */
-	SPANPROF_DROP_USER_STACK, /* user stack not recorded (map full/collision) */
-	SPANPROF_DROP_KERN_STACK, /* kernel stack not recorded (map full/collision) */
+	SPANPROF_DROP_USER_STACK, /* user stack not recorded (the window's stack map full) */
+	SPANPROF_DROP_KERN_STACK, /* kernel stack not recorded (the window's stack map full) */
 	SPANPROF_DROP_SPAN_READ, /* hook's struct could not be read from user memory */
 	SPANPROF_DROP_SPAN_STORAGE, /* task storage unavailable: span update lost */
 	SPANPROF_DROP_SPAN_VERSION, /* hook passed an unknown ABI version */
@@ -466,8 +473,8 @@ enum spanprof_drop {
 	SPANPROF_DROP_SPAN_NAME_BUDGET, /* the user's new span names this second were spent */
 	SPANPROF_DROP_SPAN_END_BUDGET, /* the user's span records this second were spent */
 	/* Off-CPU stacks (taken when a thread runs again after a wait): */
-	SPANPROF_DROP_OFF_CPU_USER_STACK, /* user stack not recorded (map full/collision) */
-	SPANPROF_DROP_OFF_CPU_KERN_STACK, /* kernel stack not recorded (map full/collision) */
+	SPANPROF_DROP_OFF_CPU_USER_STACK, /* user stack not recorded (stack map full) */
+	SPANPROF_DROP_OFF_CPU_KERN_STACK, /* kernel stack not recorded (stack map full) */
 	SPANPROF_DROP_OFF_CPU_INTERP_STACK, /* off-CPU interpreter stacks full: frames lost */
 	/* ... CFI unwinding stopped early, in the order of the SPANPROF_DROP_UNWIND_* above: */
 	SPANPROF_DROP_OFF_CPU_UNWIND_NO_MAPPING,

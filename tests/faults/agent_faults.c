@@ -14,8 +14,8 @@ struct symcache *__real_symcache_new(const struct symcache_limits *limits);
 struct symcache *__wrap_symcache_new(const struct symcache_limits *limits);
 struct ruby_symbols *__real_ruby_symbols_new(const char *proc_root, size_t max_entries);
 struct ruby_symbols *__wrap_ruby_symbols_new(const char *proc_root, size_t max_entries);
-struct drain *__real_drain_new(uint32_t max_keys);
-struct drain *__wrap_drain_new(uint32_t max_keys);
+struct drain *__real_drain_new(uint32_t max_keys, uint32_t max_stacks);
+struct drain *__wrap_drain_new(uint32_t max_keys, uint32_t max_stacks);
 
 static int fail(const char *constructor)
 {
@@ -37,7 +37,7 @@ struct ruby_symbols *__wrap_ruby_symbols_new(const char *proc_root, size_t max_e
 	return fail("ruby_symbols_new") ? NULL : __real_ruby_symbols_new(proc_root, max_entries);
 }
 
-struct drain *__wrap_drain_new(uint32_t max_keys)
+struct drain *__wrap_drain_new(uint32_t max_keys, uint32_t max_stacks)
 {
-	return fail("drain_new") ? NULL : __real_drain_new(max_keys);
+	return fail("drain_new") ? NULL : __real_drain_new(max_keys, max_stacks);
 }

@@ -50,14 +50,12 @@ static const char *const bpf_parts[] = {
 	"spanprof_memory_bytes{part=\"bpf_other\"}",
 };
 
-/* The span workload (two threads switching spans) for seconds of CPU each, and an agent with
- * --pid on it, /metrics on a free port and extra (NULL-terminated) options, waited until it
- * wrote its first window. Returns the metrics port. */
-static int start_pair(const char *dir, const char *const *extra, pid_t *workload,
-		      struct agent_proc *a)
+/* A workload (wargv, NULL-terminated) and an agent with --pid on it, /metrics on a free port and
+ * extra (NULL-terminated) options, waited until it wrote its first window. Returns the metrics
+ * port. */
+static int start_workload_pair(const char *dir, const char *const *wargv, const char *const *extra,
+			       pid_t *workload, struct agent_proc *a)
 {
-	const char *wargv[] = { build_path("tests/workloads/span_workload"), "spans", "2", "60",
-				NULL };
 	const char *args[32] = { "--output",	   dir,		  "--interval", "1",
 				 "--metrics-addr", "127.0.0.1:0", "--pid" };
 	char pidbuf[16], out[PATH_MAX];
@@ -83,6 +81,16 @@ static int start_pair(const char *dir, const char *const *extra, pid_t *workload
 	port = metrics_scrape_port(a->log_path);
 	assert_true(port > 0);
 	return port;
+}
+
+/* The span workload (two threads switching spans) for seconds of CPU each, with its agent. */
+static int start_pair(const char *dir, const char *const *extra, pid_t *workload,
+		      struct agent_proc *a)
+{
+	const char *wargv[] = { build_path("tests/workloads/span_workload"), "spans", "2", "60",
+				NULL };
+
+	return start_workload_pair(dir, wargv, extra, workload, a);
 }
 
 static void stop_pair(pid_t workload, struct agent_proc *a)
@@ -142,12 +150,13 @@ static void test_memory_metrics_match_proc_status_and_fdinfo(void **state)
 	assert_true(ok);
 }
 
-/* Window maps of 8 entries overflow at once (every span switch makes a new sample key): the
- * lost samples are counted, and windows go on being written with samples. */
+/* Window maps of 8 entries overflow at once (every span switch makes a new sample key, and the
+ * two threads' stacks are more than 8): the lost samples and the stacks that found the stack map
+ * full are counted, and windows go on being written with samples. */
 static void test_full_window_maps_are_counted_and_profiling_goes_on(void **state)
 {
 	const char *extra[] = { "--sample-map-entries", "8", "--stack-map-entries", "8", NULL };
-	double full = 0, samples = 0, before;
+	double full = 0, stacks = 0, samples = 0, before;
 	struct agent_proc a;
 	pid_t workload;
 	int port, i;
@@ -156,17 +165,55 @@ static void test_full_window_maps_are_counted_and_profiling_goes_on(void **state
 		skip();
 	port = start_pair(*state, extra, &workload, &a);
 	before = scrape_or_fail(port, "spanprof_samples_total");
-	for (i = 0; i < TRIES && (full == 0 || samples <= before); i++) {
+	for (i = 0; i < TRIES && (full == 0 || stacks == 0 || samples <= before); i++) {
 		sleep(1);
 		full = scrape_or_fail(port,
 				      "spanprof_samples_dropped_total{reason=\"counts_map_full\"}");
+		stacks = scrape_or_fail(
+				 port,
+				 "spanprof_samples_dropped_total{reason=\"user_stack_lost\"}") +
+			 scrape_or_fail(
+				 port,
+				 "spanprof_samples_dropped_total{reason=\"kernel_stack_lost\"}");
 		samples = scrape_or_fail(port, "spanprof_samples_total");
 	}
-	printf("  samples kept %.0f (%.0f at the first window), lost to the full map %.0f\n",
-	       samples, before, full);
+	printf("  samples kept %.0f (%.0f at the first window), lost to the full map %.0f, stacks "
+	       "lost to the full stack map %.0f\n",
+	       samples, before, full, stacks);
 	stop_pair(workload, &a);
 	assert_true(full > 0);
+	assert_true(stacks > 0);
 	assert_true(samples > before);
+}
+
+/* Off-CPU maps of 2 keys cannot hold the waits of five threads each in its own span: the waits
+ * that found the count map full are counted, while other waits are still counted in the
+ * profile. */
+static void test_full_off_cpu_map_is_counted_and_profiling_goes_on(void **state)
+{
+	const char *wargv[] = { build_path("tests/workloads/off_cpu_waits"), "100000", NULL };
+	const char *extra[] = { "--off-cpu-map-entries", "2", NULL };
+	double full = 0, counted = 0, before;
+	struct agent_proc a;
+	pid_t workload;
+	int port, i;
+
+	if (!*state)
+		skip();
+	port = start_workload_pair(*state, wargv, extra, &workload, &a);
+	before = scrape_or_fail(port, "spanprof_off_cpu_periods_total{result=\"counted\"}");
+	for (i = 0; i < TRIES && (full == 0 || counted <= before); i++) {
+		sleep(1);
+		full = scrape_or_fail(
+			port, "spanprof_samples_dropped_total{reason=\"off_cpu_map_full\"}");
+		counted =
+			scrape_or_fail(port, "spanprof_off_cpu_periods_total{result=\"counted\"}");
+	}
+	printf("  waits counted %.0f (%.0f at the first window), lost to the full map %.0f\n",
+	       counted, before, full);
+	stop_pair(workload, &a);
+	assert_true(full > 0);
+	assert_true(counted > before);
 }
 
 /* An unwind budget of two 32 KiB chunks cannot hold the workload's libraries: tables are refused
@@ -210,6 +257,9 @@ int main(void)
 						setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(
 			test_full_window_maps_are_counted_and_profiling_goes_on, setup,
+			tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(
+			test_full_off_cpu_map_is_counted_and_profiling_goes_on, setup,
 			tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(
 			test_unwind_budget_hit_is_counted_and_profiling_goes_on, setup,

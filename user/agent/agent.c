@@ -266,8 +266,7 @@ static void drain(struct agent *a)
 	 * already is named from its events, not "unknown_service". */
 	ring_buffer__consume(a->events);
 	drain_set_interp_stacks(a->drain, w.interp_stacks_fd);
-	drain_window(a->drain, w.counts_fd, w.stacks_fd, w.user_stacks_fd, w.names_fd, on_sample,
-		     a);
+	drain_window(a->drain, w.counts_fd, w.stacks_fd, w.names_fd, on_sample, a);
 	agent_off_cpu_drain(a);
 	agent_span_cpu_drain(a);
 	agent_thread_ctx_drain(a);
@@ -312,6 +311,9 @@ static int start_unwind(struct agent *a, const struct spanprof_config *cfg)
 		.max_pids = cfg->max_procs,
 		.max_files = 4096,
 		.proc_root = cfg->proc_root,
+		/* Whole node: most processes are idle; each published one holds 8 KiB of kernel
+		 * memory, so only those sampled are. */
+		.publish_on_sample = cfg->npids == 0,
 	};
 
 	/* The BPF unwinder is x86-64 only: elsewhere user stacks come from frame pointers. */
@@ -364,6 +366,7 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 		.npids = cfg->npids,
 		.stack_entries = ms.stacks,
 		.count_entries = ms.counts,
+		.off_cpu_entries = cfg->off_cpu_entries,
 		.goroutine_entries = cfg->goroutine_entries,
 		.unwind_chunks = cfg->unwind_table_bytes / sizeof(struct spanprof_unwind_chunk),
 		.unwind_pids = cfg->max_procs,
@@ -426,7 +429,7 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 	err = start_unwind(a, cfg);
 	if (err)
 		return err; /* logged */
-	SET_UP_PART(a->drain = drain_new(ms.counts), "the CPU sample drain");
+	SET_UP_PART(a->drain = drain_new(ms.counts, ms.stacks), "the CPU sample drain");
 	drain_set_keys_fn(a->drain, agent_prepare_keys, a);
 	err = agent_interp_open(a);
 	if (err)

@@ -43,6 +43,7 @@ struct agent_tctx;
 struct agent_metrics {
 	struct metrics *reg;
 	struct metrics_http *http; /* NULL without --metrics-addr */
+	unsigned int drains; /* drains since start: the growable maps are checked every few */
 };
 
 /* Window output (agent_output.c): local files and the uploader. */
@@ -65,7 +66,8 @@ struct agent_span_cpu {
 /* Off-CPU profiles (agent_off_cpu.c); both NULL with --off-cpu=false. */
 struct agent_off_cpu {
 	struct aggregate *agg; /* off-CPU time per span */
-	struct drain *drain; /* its window's count map, sized SPANPROF_OFF_CPU_COUNTS */
+	struct drain *drain; /* its window's count map, sized --off-cpu-map-entries */
+	uint64_t next_sweep_ns; /* frame-pointer mode: when the shared stacks are next swept */
 };
 
 /* Python and Ruby (agent/agent_interp.c): which processes run them, and their code's names. */

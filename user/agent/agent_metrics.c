@@ -112,7 +112,7 @@ static void publish_kernel(struct agent *a)
 		metrics_set_at(a->metrics.reg, METRIC_OFF_CPU_MAP_ENTRIES,
 			       METRIC_OFF_CPU_MAP_COUNTS, ds.last_keys);
 		metrics_set_at(a->metrics.reg, METRIC_OFF_CPU_MAP_ENTRIES,
-			       METRIC_OFF_CPU_MAP_USER_STACKS, ds.last_user_stacks);
+			       METRIC_OFF_CPU_MAP_STACKS, ds.last_stacks);
 		metrics_set_at(a->metrics.reg, METRIC_OFF_CPU_MAP_ENTRIES,
 			       METRIC_OFF_CPU_MAP_INTERP_STACKS, ds.last_interp_stacks);
 	}
@@ -334,8 +334,26 @@ static void publish_memory(struct agent *a)
 	metrics_set_at(a->metrics.reg, METRIC_MEMORY_BYTES, METRIC_MEM_TOTAL, total);
 }
 
+/* Drains between two checks of the maps that grow as they fill: a check walks a map's keys. */
+#define GROW_CHECK_EVERY 5
+
+/* Grows goroutine_spans when it fills (map_grow.h) and publishes how full it is. */
+static void grow_maps(struct agent *a)
+{
+	struct loader_map_use g;
+
+	if (a->metrics.drains++ % GROW_CHECK_EVERY)
+		return;
+	loader_grow_maps(a->loader, &g);
+	metrics_set_at(a->metrics.reg, METRIC_GO_SPAN_MAP, METRIC_MAP_USE_ENTRIES, g.entries);
+	metrics_set_at(a->metrics.reg, METRIC_GO_SPAN_MAP, METRIC_MAP_USE_CAPACITY, g.capacity);
+	metrics_set_at(a->metrics.reg, METRIC_GO_SPAN_MAP, METRIC_MAP_USE_LIMIT, g.limit);
+	metrics_set(a->metrics.reg, METRIC_GO_SPAN_MAP_GROWN, g.grown);
+}
+
 void agent_publish_metrics(struct agent *a)
 {
+	grow_maps(a);
 	publish_memory(a);
 	publish_kernel(a);
 	publish_user(a);

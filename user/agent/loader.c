@@ -17,6 +17,7 @@
 #include <linux/types.h>
 
 #include "agent/loader.h"
+#include "agent/map_grow.h"
 #include "spanprof.h"
 #include "spanprof.skel.h"
 #include "spanprof_abi.h"
@@ -45,6 +46,7 @@ struct loader {
 	struct bpf_link *mmap_link; /* NULL when the optional mmap tracepoint is unavailable */
 	struct bpf_link *mprotect_link; /* likewise */
 	int off_cpu; /* the sched_switch program is attached */
+	struct map_grow goroutines; /* goroutine_spans' current map */
 };
 
 /* Whether the kernel has the sched_exit_tp tracepoint (Linux 6.16+), where the full off-CPU
@@ -74,20 +76,23 @@ static int configure_off_cpu(struct spanprof_bpf *skel, const struct loader_opti
 		full = 0;
 	}
 	skel->rodata->cfg_off_cpu_full_stacks = full;
+	/* A mode's own stack maps get the bound; the other mode's get one entry. Each window names
+	 * at most two stacks per key (kernel and user); the shared map of frame-pointer mode holds
+	 * those of the waits of the last minutes (user/profile/stack_sweep.h). */
+	err = err   ?:
+		      bpf_map__set_max_entries(skel->maps.off_cpu_stacks_0,
+					       full ? 2 * opts->off_cpu_entries : 1);
+	err = err   ?:
+		      bpf_map__set_max_entries(skel->maps.off_cpu_stacks_1,
+					       full ? 2 * opts->off_cpu_entries : 1);
+	err = err   ?:
+		      bpf_map__set_max_entries(skel->maps.off_cpu_fp_stacks,
+					       opts->off_cpu && !full ? 2 * opts->off_cpu_entries :
+									1);
 	if (!full) {
 		err = err ?: bpf_program__set_autoload(skel->progs.on_sched_exit, false);
-		err = err ?: bpf_map__set_max_entries(skel->maps.off_cpu_user_stacks_0, 1);
-		err = err ?: bpf_map__set_max_entries(skel->maps.off_cpu_user_stacks_1, 1);
 		err = err ?: bpf_map__set_max_entries(skel->maps.off_cpu_interp_stacks_0, 1);
 		err = err ?: bpf_map__set_max_entries(skel->maps.off_cpu_interp_stacks_1, 1);
-	} else {
-		/* A window names at most as many stacks as it has keys. */
-		err = err   ?:
-			      bpf_map__set_max_entries(skel->maps.off_cpu_user_stacks_0,
-						       SPANPROF_OFF_CPU_COUNTS);
-		err = err   ?:
-			      bpf_map__set_max_entries(skel->maps.off_cpu_user_stacks_1,
-						       SPANPROF_OFF_CPU_COUNTS);
 	}
 	return err;
 }
@@ -173,25 +178,23 @@ static int configure(struct loader *l, const struct loader_options *opts)
 		err = err ?: bpf_map__set_max_entries(skel->maps.span_ends, getpagesize());
 	err = err ?: configure_off_cpu(skel, opts);
 	/* Off: the program is neither loaded nor attached, and its maps take no memory. */
-	if (!opts->off_cpu) {
+	if (!opts->off_cpu)
 		err = err ?: bpf_program__set_autoload(skel->progs.on_sched_switch, false);
-		err = err ?: bpf_map__set_max_entries(skel->maps.off_cpu_stacks, 1);
-		err = err ?: bpf_map__set_max_entries(skel->maps.off_cpu_counts_0, 1);
-		err = err ?: bpf_map__set_max_entries(skel->maps.off_cpu_counts_1, 1);
-	}
-	err = err ?: bpf_map__set_max_entries(skel->maps.stack_traces_0, opts->stack_entries);
-	err = err ?: bpf_map__set_max_entries(skel->maps.stack_traces_1, opts->stack_entries);
+	err = err   ?:
+		      bpf_map__set_max_entries(skel->maps.off_cpu_counts_0,
+					       opts->off_cpu ? opts->off_cpu_entries : 1);
+	err = err   ?:
+		      bpf_map__set_max_entries(skel->maps.off_cpu_counts_1,
+					       opts->off_cpu ? opts->off_cpu_entries : 1);
+	/* None of the window maps is preallocated: these are bounds, the kernel holds memory for
+	 * the entries a window has (and a bucket per entry of the bound, 16 bytes). */
+	err = err ?: bpf_map__set_max_entries(skel->maps.stacks_0, opts->stack_entries);
+	err = err ?: bpf_map__set_max_entries(skel->maps.stacks_1, opts->stack_entries);
 	err = err ?: bpf_map__set_max_entries(skel->maps.sample_counts_0, opts->count_entries);
 	err = err ?: bpf_map__set_max_entries(skel->maps.sample_counts_1, opts->count_entries);
-	/* A sample adds at most one key to each of these; they are not preallocated. */
-	err = err ?: bpf_map__set_max_entries(skel->maps.user_stacks_0, opts->count_entries);
-	err = err ?: bpf_map__set_max_entries(skel->maps.user_stacks_1, opts->count_entries);
+	/* A sample adds at most one key to these. */
 	err = err ?: bpf_map__set_max_entries(skel->maps.interp_stacks_0, opts->count_entries);
 	err = err ?: bpf_map__set_max_entries(skel->maps.interp_stacks_1, opts->count_entries);
-	if (opts->goroutine_entries)
-		err = err   ?:
-			      bpf_map__set_max_entries(skel->maps.goroutine_spans,
-						       opts->goroutine_entries);
 	err = err ?: bpf_map__set_max_entries(skel->maps.unwind_chunks, opts->unwind_chunks ?: 1);
 	err = err ?: bpf_map__set_max_entries(skel->maps.unwind_procs, opts->unwind_pids ?: 1);
 	/* Without --pid the programs never look at target_pids: one entry. */
@@ -238,6 +241,7 @@ struct loader *loader_open(const struct loader_options *opts)
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return NULL;
+	l->goroutines.fd = -1;
 	l->skel = spanprof_bpf__open();
 	if (!l->skel) {
 		err = log_err(-errno, "open BPF skeleton");
@@ -261,6 +265,12 @@ struct loader *loader_open(const struct loader_options *opts)
 	 * system, or the agent's RSS would stay at that peak for its whole life. */
 	malloc_trim(0);
 	err = fill_target_pids(l, opts);
+	if (err)
+		goto out_free;
+	err = map_grow_open(&l->goroutines, bpf_map__fd(l->skel->maps.goroutine_spans),
+			    "goroutine_spans", BPF_MAP_TYPE_LRU_HASH, sizeof(struct goroutine_key),
+			    sizeof(struct goroutine_span), SPANPROF_GOROUTINES_START,
+			    opts->goroutine_entries ?: SPANPROF_GOROUTINES_START);
 	if (err)
 		goto out_free;
 	/* Process events first, so no exec between the initial /proc scan and now is missed. */
@@ -296,22 +306,20 @@ void loader_close(struct loader *l)
 	bpf_link__destroy(l->mmap_link);
 	bpf_link__destroy(l->mprotect_link);
 	spanprof_bpf__destroy(l->skel);
+	map_grow_close(&l->goroutines);
 	free(l);
 }
 
 struct loader_window loader_flip_window(struct loader *l)
 {
 	__u32 old = l->skel->bss->window_slot;
-	struct loader_window w;
+	struct loader_window w = { .shared_stacks = 0 };
 
 	__atomic_store_n(&l->skel->bss->window_slot, old ^ 1, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&l->skel->bss->off_cpu_slot, old ^ 1, __ATOMIC_SEQ_CST);
 	w.counts_fd =
 		bpf_map__fd(old ? l->skel->maps.sample_counts_1 : l->skel->maps.sample_counts_0);
-	w.stacks_fd =
-		bpf_map__fd(old ? l->skel->maps.stack_traces_1 : l->skel->maps.stack_traces_0);
-	w.user_stacks_fd =
-		bpf_map__fd(old ? l->skel->maps.user_stacks_1 : l->skel->maps.user_stacks_0);
+	w.stacks_fd = bpf_map__fd(old ? l->skel->maps.stacks_1 : l->skel->maps.stacks_0);
 	w.interp_stacks_fd =
 		bpf_map__fd(old ? l->skel->maps.interp_stacks_1 : l->skel->maps.interp_stacks_0);
 	w.names_fd = bpf_map__fd(l->skel->maps.span_names);
@@ -338,7 +346,7 @@ struct loader_window loader_off_cpu_window(struct loader *l)
 {
 	/* loader_flip_window() flipped both slots together: the closed one is the other. */
 	__u32 closed = l->skel->bss->off_cpu_slot ^ 1;
-	struct loader_window w = { -1, -1, -1, -1, -1 };
+	struct loader_window w = { -1, -1, -1, -1, 0 };
 	struct spanprof_bpf *skel = l->skel;
 
 	if (!l->off_cpu)
@@ -346,11 +354,13 @@ struct loader_window loader_off_cpu_window(struct loader *l)
 	w.names_fd = bpf_map__fd(skel->maps.span_names);
 	w.counts_fd =
 		bpf_map__fd(closed ? skel->maps.off_cpu_counts_1 : skel->maps.off_cpu_counts_0);
-	w.stacks_fd = bpf_map__fd(skel->maps.off_cpu_stacks);
-	if (!skel->rodata->cfg_off_cpu_full_stacks)
+	if (!skel->rodata->cfg_off_cpu_full_stacks) {
+		w.stacks_fd = bpf_map__fd(skel->maps.off_cpu_fp_stacks);
+		w.shared_stacks = 1;
 		return w;
-	w.user_stacks_fd = bpf_map__fd(closed ? skel->maps.off_cpu_user_stacks_1 :
-						skel->maps.off_cpu_user_stacks_0);
+	}
+	w.stacks_fd =
+		bpf_map__fd(closed ? skel->maps.off_cpu_stacks_1 : skel->maps.off_cpu_stacks_0);
 	w.interp_stacks_fd = bpf_map__fd(closed ? skel->maps.off_cpu_interp_stacks_1 :
 						  skel->maps.off_cpu_interp_stacks_0);
 	return w;
@@ -470,15 +480,15 @@ static const struct {
 	const char *prefix;
 	enum loader_map_group group;
 } map_groups[] = {
-	{ "sample_counts", LOADER_MAPS_WINDOWS },   { "stack_traces", LOADER_MAPS_WINDOWS },
-	{ "user_stacks", LOADER_MAPS_WINDOWS },	    { "interp_stacks", LOADER_MAPS_WINDOWS },
-	{ "unwind_", LOADER_MAPS_UNWIND },	    { "thread_spans", LOADER_MAPS_SPANS },
-	{ "goroutine_spans", LOADER_MAPS_SPANS },   { "span_", LOADER_MAPS_SPANS },
-	{ "off_cpu", LOADER_MAPS_OFF_CPU },	    { "proc_events", LOADER_MAPS_PROCESSES },
-	{ "pending_scans", LOADER_MAPS_PROCESSES }, { "go_pids", LOADER_MAPS_PROCESSES },
-	{ "py_procs", LOADER_MAPS_PROCESSES },	    { "rb_procs", LOADER_MAPS_PROCESSES },
-	{ "target_pids", LOADER_MAPS_PROCESSES },   { "tctx_procs", LOADER_MAPS_PROCESSES },
-	{ "obi_traces", LOADER_MAPS_SPANS },	    { "user_budgets", LOADER_MAPS_SPANS },
+	{ "sample_counts", LOADER_MAPS_WINDOWS }, { "stacks_", LOADER_MAPS_WINDOWS },
+	{ "interp_stacks", LOADER_MAPS_WINDOWS }, { "unwind_", LOADER_MAPS_UNWIND },
+	{ "thread_spans", LOADER_MAPS_SPANS },	  { "goroutine_spans", LOADER_MAPS_SPANS },
+	{ "span_", LOADER_MAPS_SPANS },		  { "off_cpu", LOADER_MAPS_OFF_CPU },
+	{ "proc_events", LOADER_MAPS_PROCESSES }, { "pending_scans", LOADER_MAPS_PROCESSES },
+	{ "go_pids", LOADER_MAPS_PROCESSES },	  { "py_procs", LOADER_MAPS_PROCESSES },
+	{ "rb_procs", LOADER_MAPS_PROCESSES },	  { "target_pids", LOADER_MAPS_PROCESSES },
+	{ "tctx_procs", LOADER_MAPS_PROCESSES },  { "obi_traces", LOADER_MAPS_SPANS },
+	{ "user_budgets", LOADER_MAPS_SPANS },
 };
 
 static enum loader_map_group group_of(const char *name)
@@ -508,5 +518,21 @@ int loader_map_memory(struct loader *l, uint64_t *out)
 			return err;
 		out[group_of(bpf_map__name(map))] += bytes;
 	}
+	/* The goroutine span map in goroutine_spans' slot is the agent's, not the skeleton's. */
+	err = map_grow_memory(&l->goroutines, &bytes);
+	if (err)
+		return err;
+	out[LOADER_MAPS_SPANS] += bytes;
 	return 0;
+}
+
+int loader_grow_maps(struct loader *l, struct loader_map_use *goroutines)
+{
+	int grown = map_grow_check(&l->goroutines);
+
+	goroutines->entries = l->goroutines.entries;
+	goroutines->capacity = l->goroutines.max_entries;
+	goroutines->limit = l->goroutines.limit;
+	goroutines->grown = l->goroutines.grown;
+	return grown;
 }

@@ -16,9 +16,11 @@ struct loader_options {
 	unsigned int frequency; /* samples per second per CPU */
 	const pid_t *pids; /* only these processes (empty: all) */
 	size_t npids;
-	uint32_t stack_entries; /* per window stack map size */
-	uint32_t count_entries; /* per window count, CFI and interpreter stack map size */
-	uint32_t goroutine_entries; /* goroutine_spans (0: the compiled-in default) */
+	uint32_t stack_entries; /* per window stack map size (kernel, frame-pointer and CFI) */
+	uint32_t count_entries; /* per window count and interpreter stack map size */
+	uint32_t off_cpu_entries; /* per window off-CPU count map size (stacks: twice that) */
+	/* goroutine_spans grows up to this (0: stays at SPANPROF_GOROUTINES_START) */
+	uint32_t goroutine_entries;
 	uint32_t unwind_chunks; /* row chunks for CFI tables (the table memory budget) */
 	uint32_t unwind_pids; /* processes whose mappings the unwinder knows */
 	int off_cpu; /* attach the sched_switch program (off-CPU profiles) */
@@ -30,10 +32,12 @@ struct loader_options {
 /* Map fds of one sampling window. */
 struct loader_window {
 	int counts_fd; /* struct sample_key -> __u64 */
-	int stacks_fd; /* stack id -> __u64[SPANPROF_MAX_STACK_DEPTH] */
-	int user_stacks_fd; /* __u64 hash -> struct spanprof_user_stack (CFI-unwound stacks) */
+	int stacks_fd; /* __u64 hash -> struct spanprof_user_stack (every stack the keys name) */
 	int interp_stacks_fd; /* __u64 hash -> struct interp_stack */
 	int names_fd; /* span name id -> struct span_name, shared by both windows; -1: none */
+	/* stacks_fd is shared by both windows and outlives them: read it, do not empty it (the
+	 * off-CPU stacks of frame-pointer mode, swept by age instead) */
+	int shared_stacks;
 };
 
 /* Map fds of the native unwinder's tables (filled by user/unwind/). */
@@ -58,9 +62,9 @@ enum loader_hook_kind {
 };
 
 /* The off-CPU maps of the window loader_flip_window() just closed: counts_fd maps
- * struct sample_key -> nanoseconds, stacks_fd (kernel and frame-pointer stacks) is shared by
- * both windows and never emptied, user_stacks_fd and interp_stacks_fd are the window's own. All -1
- * when off-CPU profiles are off. */
+ * struct sample_key -> nanoseconds; stacks_fd and interp_stacks_fd are the window's own with
+ * full stacks, and in frame-pointer mode stacks_fd is the map both windows share (shared_stacks)
+ * and there are no interpreter stacks (-1). All -1 when off-CPU profiles are off. */
 struct loader_window loader_off_cpu_window(struct loader *l);
 
 /* Attaches the span-set uprobe to file `path` at file offset `offset`, with the kernel-raised
@@ -137,5 +141,16 @@ int loader_map_memory(struct loader *l, uint64_t *out);
 /* Sums the per-CPU counters: out[i] for enum spanprof_drop / enum spanprof_event. */
 int loader_read_drops(struct loader *l, uint64_t *out, size_t n);
 int loader_read_events(struct loader *l, uint64_t *out, size_t n);
+
+/* A map that grows with what it holds: its entries at the last check, its size, the size it
+ * stops at, and how many times it was replaced by a bigger one. */
+struct loader_map_use {
+	uint32_t entries, capacity, limit;
+	uint64_t grown;
+};
+
+/* Grows the maps that start small (goroutine_spans, map_grow.h) when they fill, and tells how
+ * full they are. Returns 1 when one grew, 0, or -errno (logged; the map stays as it is). */
+int loader_grow_maps(struct loader *l, struct loader_map_use *goroutines);
 
 #endif /* SPANPROF_LOADER_H */

@@ -23,7 +23,7 @@ struct map_sizes map_sizes_compute(const struct map_demand *d)
 
 	s.counts =
 		d->sample_entries ?: pow2_clamp(w, MAP_SIZES_MIN_COUNTS, MAP_SIZES_AUTO_MAX_COUNTS);
-	s.stacks =
-		d->stack_entries ?: pow2_clamp(w, MAP_SIZES_MIN_STACKS, MAP_SIZES_AUTO_MAX_STACKS);
+	s.stacks = d->stack_entries ?:
+			   pow2_clamp(2 * w, MAP_SIZES_MIN_STACKS, MAP_SIZES_AUTO_MAX_STACKS);
 	return s;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Sizes of the BPF maps whose demand follows the sample rate: what one sampling window can hold,
+/* Bounds of the BPF maps whose demand follows the sample rate: what one sampling window can hold,
  * computed at start from the CPU count, the frequency and the drain period, unless an option
  * gives the size. */
 #ifndef SPANPROF_MAP_SIZES_H
@@ -10,8 +10,8 @@
 /* Bounds of the computed sizes (an option may go beyond them, up to MAP_SIZES_MAX). */
 #define MAP_SIZES_MIN_COUNTS 1024u
 #define MAP_SIZES_AUTO_MAX_COUNTS 32768u
-#define MAP_SIZES_MIN_STACKS 4096u
-#define MAP_SIZES_AUTO_MAX_STACKS 16384u
+#define MAP_SIZES_MIN_STACKS 2048u
+#define MAP_SIZES_AUTO_MAX_STACKS 65536u
 #define MAP_SIZES_MAX (1u << 20)
 /* Headroom over one drain period's samples: a drain can run several periods late on a loaded
  * node (symbol loads, a rescan), and cpu-clock events overshoot their nominal rate under load.
@@ -27,10 +27,9 @@ struct map_demand {
 };
 
 struct map_sizes {
-	/* sample_counts, user_stacks and interp_stacks of each window: a sample adds at most one
-	 * key to each. */
+	/* sample_counts and interp_stacks of each window: a sample adds at most one key to each. */
 	uint32_t counts;
-	/* stack_traces of each window (kernel stacks, frame-pointer user stacks). */
+	/* stacks of each window: a sample adds at most two (its kernel and its user stack). */
 	uint32_t stacks;
 };
 
@@ -38,10 +37,10 @@ struct map_sizes {
 uint64_t map_sizes_period_samples(const struct map_demand *d);
 
 /* The sizes for d: counts is MAP_SIZES_HEADROOM periods' samples rounded up to a power of two,
- * between MAP_SIZES_MIN_COUNTS and MAP_SIZES_AUTO_MAX_COUNTS; stacks the same within
- * MAP_SIZES_MIN_STACKS and MAP_SIZES_AUTO_MAX_STACKS (a window adds up to two stacks per sample,
- * and bpf_get_stackid() loses a stack whose hash bucket another stack took, so most buckets must
- * stay free). A full map or a lost stack is counted. Sizes given in d are kept. */
+ * between MAP_SIZES_MIN_COUNTS and MAP_SIZES_AUTO_MAX_COUNTS; stacks twice that (two stacks per
+ * sample), within MAP_SIZES_MIN_STACKS and MAP_SIZES_AUTO_MAX_STACKS. None of these maps is
+ * preallocated: a size is a bound (and 16 bytes of hash bucket per entry), not what the kernel
+ * holds. A full map or a lost stack is counted. Sizes given in d are kept. */
 struct map_sizes map_sizes_compute(const struct map_demand *d);
 
 #endif /* SPANPROF_MAP_SIZES_H */

@@ -84,11 +84,11 @@ struct spanprof_config {
 	const char *config_file; /* --config / SPANPROF_CONFIG; NULL = none */
 	uint64_t unwind_table_bytes; /* --unwind-table-bytes: CFI tables, 64 MiB; 0: FP only */
 	struct config_upload upload;
-	/* BPF map sizes: --sample-map-entries (sample counts and CFI/interpreter stacks of a
-	 * window), --stack-map-entries (bpf_get_stackid stacks of a window); 0: from CPUs x
-	 * frequency x drain period (map_sizes.h). --go-span-map-entries: goroutines in a span at
-	 * once. */
-	unsigned int sample_entries, stack_entries, goroutine_entries;
+	/* BPF map bounds: --sample-map-entries (sample counts and interpreter stacks of a window),
+	 * --stack-map-entries (kernel and user stacks of a window); 0: from CPUs x frequency x
+	 * drain period (map_sizes.h). --off-cpu-map-entries: off-CPU keys of a window (their
+	 * stacks: twice that). --go-span-map-entries: goroutines in a span at once. */
+	unsigned int sample_entries, stack_entries, off_cpu_entries, goroutine_entries;
 	/* Limits (not flags yet): cache sizes. */
 	size_t max_services, max_procs, max_hook_files, max_modules, max_pid_snapshots;
 	unsigned int drain_ms; /* how often BPF maps are drained */

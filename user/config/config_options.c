@@ -479,12 +479,17 @@ const struct config_option config_options[CONFIG_OPT__COUNT] = {
 		.want = "an integer from 0 to 1048576", UINT(sample_entries, 0, 1u << 20) },
 	[CONFIG_OPT_STACK_MAP_ENTRIES] = { .name = "stack-map-entries", .kind = CONFIG_KIND_VALUE,
 		.where = A, .metavar = "N",
-		.help = "kernel and frame-pointer stacks a window holds\n"
-			"(default 0: as above, 4096..16384)",
+		.help = "stacks a window holds (default 0: 32 x CPUs x\n"
+			"frequency x drain period, 2048..65536)",
 		.want = "an integer from 0 to 1048576", UINT(stack_entries, 0, 1u << 20) },
+	[CONFIG_OPT_OFF_CPU_MAP_ENTRIES] = { .name = "off-cpu-map-entries",
+		.kind = CONFIG_KIND_VALUE, .where = A, .metavar = "N",
+		.help = "off-CPU sample keys a window holds (default 8192)",
+		.want = "an integer from 1 to 1048576", UINT(off_cpu_entries, 1, 1u << 20) },
 	[CONFIG_OPT_GO_SPAN_MAP_ENTRIES] = { .name = "go-span-map-entries",
 		.kind = CONFIG_KIND_VALUE, .where = A, .metavar = "N",
-		.help = "goroutines in a span at once (default 16384)",
+		.help = "goroutines in a span at once, at most (default\n"
+			"16384; the map starts at 1024 and grows)",
 		.want = "an integer from 16 to 4194304", UINT(goroutine_entries, 16, 4u << 20) },
 	[CONFIG_OPT_LOG_LEVEL] = { .name = "log-level", .kind = CONFIG_KIND_VALUE, .where = A,
 		.metavar = "LEVEL", .help = "error, warn, info (default) or debug",

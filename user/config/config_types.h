@@ -19,7 +19,9 @@ enum span_scope {
 #define CONFIG_DEFAULT_QUEUE_BYTES (64ull << 20)
 #define CONFIG_DEFAULT_SPOOL_BYTES (512ull << 20)
 
-/* Goroutines in a span at once, node-wide (the goroutine_spans map, 184 bytes each). */
+/* Goroutines in a span at once, node-wide, at most: goroutine_spans (an LRU hash, about 200
+ * bytes an entry, preallocated) starts at SPANPROF_GOROUTINES_START and grows up to this. */
 #define CONFIG_DEFAULT_GOROUTINE_ENTRIES 16384
+#define CONFIG_DEFAULT_OFF_CPU_ENTRIES 8192
 
 #endif /* SPANPROF_CONFIG_TYPES_H */

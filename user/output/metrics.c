@@ -112,13 +112,16 @@ static const char *const
 static const char *const file_states[] = { "building", "ready", "no_cfi", "failed", "evicted" };
 static const char *const table_bytes
 	[] = { [METRIC_TABLE_BYTES_USED] = "used", [METRIC_TABLE_BYTES_BUDGET] = "budget" };
+static const char *const map_uses[] = { [METRIC_MAP_USE_ENTRIES] = "entries",
+					[METRIC_MAP_USE_CAPACITY] = "capacity",
+					[METRIC_MAP_USE_LIMIT] = "limit" };
 static const char *const mapping_kinds
 	[] = { [METRIC_MAPPING_FILE] = "file", [METRIC_MAPPING_ANONYMOUS] = "anonymous" };
 static const char *const off_cpu_results
 	[] = { [METRIC_OFF_CPU_COUNTED] = "counted", [METRIC_OFF_CPU_SHORT] = "short" };
 static const char *const off_cpu_maps[] = {
 	[METRIC_OFF_CPU_MAP_COUNTS] = "counts",
-	[METRIC_OFF_CPU_MAP_USER_STACKS] = "user_stacks",
+	[METRIC_OFF_CPU_MAP_STACKS] = "stacks",
 	[METRIC_OFF_CPU_MAP_INTERP_STACKS] = "interpreter_stacks",
 };
 static const char *const
@@ -337,6 +340,14 @@ static const struct metric_def defs[METRIC__COUNT] = {
 				     "agent's cache, by result; stale and read_error ones show a "
 				     "placeholder frame.",
 				     LABELLED("result", interp_cache_results) },
+	[METRIC_GO_SPAN_MAP] = { "spanprof_go_span_map_entries", METRIC_GAUGE,
+				 "The BPF map of goroutines in a span: entries in use, its size "
+				 "now (it starts at 1024 and doubles when three quarters full), "
+				 "and the size it stops at (--go-span-map-entries).",
+				 LABELLED("kind", map_uses) },
+	[METRIC_GO_SPAN_MAP_GROWN] = { "spanprof_go_span_map_grown_total", METRIC_COUNTER,
+				       "Times the goroutine span map was replaced by one twice as "
+				       "big." },
 };
 
 struct metrics *metrics_new(void)

@@ -56,6 +56,8 @@ enum metric_id {
 	METRIC_INTERP_FRAMES_DROPPED, /* counter, label interpreter: enum metric_interp */
 	METRIC_PYTHON_CODE_CACHE, /* counter, label result: enum metric_interp_cache */
 	METRIC_RUBY_ISEQ_CACHE, /* counter, label result: enum metric_interp_cache */
+	METRIC_GO_SPAN_MAP, /* gauge, label kind: enum metric_map_use (goroutine_spans) */
+	METRIC_GO_SPAN_MAP_GROWN, /* counter: goroutine_spans replaced by a bigger map */
 	METRIC__COUNT,
 };
 
@@ -75,11 +77,13 @@ enum metric_lookup { METRIC_LOOKUP_HIT = 0, METRIC_LOOKUP_MISS };
 enum metric_unwinder { METRIC_UNWINDER_CFI = 0, METRIC_UNWINDER_FP };
 /* The off-CPU maps of the last drained window, by what they hold. */
 enum metric_off_cpu_map {
-	METRIC_OFF_CPU_MAP_COUNTS = 0, /* (stacks, span) keys; SPANPROF_OFF_CPU_COUNTS at most */
-	METRIC_OFF_CPU_MAP_USER_STACKS, /* CFI-unwound user stacks */
+	METRIC_OFF_CPU_MAP_COUNTS = 0, /* (stacks, span) keys; --off-cpu-map-entries at most */
+	METRIC_OFF_CPU_MAP_STACKS, /* kernel and user stacks (the shared map in frame-pointer mode) */
 	METRIC_OFF_CPU_MAP_INTERP_STACKS, /* Python and Ruby stacks */
 };
 enum metric_table_bytes { METRIC_TABLE_BYTES_USED = 0, METRIC_TABLE_BYTES_BUDGET };
+/* A map that grows as it fills: entries in use, its size now, the size it stops at. */
+enum metric_map_use { METRIC_MAP_USE_ENTRIES = 0, METRIC_MAP_USE_CAPACITY, METRIC_MAP_USE_LIMIT };
 enum metric_interp { METRIC_INTERP_PYTHON = 0, METRIC_INTERP_RUBY };
 enum metric_span_source { METRIC_SOURCE_THREAD_CTX = 0, METRIC_SOURCE_OBI };
 /* Lookups in the caches of Python code objects and Ruby iseqs (python_symbols_stats,

@@ -19,30 +19,31 @@
 #define DRAIN_NAME_CACHE 1024
 
 struct drain {
-	uint32_t max_keys;
+	uint32_t max_keys, max_hashes;
 	struct sample_key *keys; /* scratch for one drain, max_keys entries */
 	__u64 *counts; /* their counts, read with them */
 	struct span_names *names; /* span name ids -> names */
-	__u64 *hashes; /* the user_stacks keys the window's samples named, then scratch for
-			* clearing the rest; max_keys entries */
+	__u64 *hashes; /* the stack keys the window's samples named (two per key at most), then
+			* scratch for clearing the rest; 2 * max_keys entries */
 	__u64 *interp_hashes; /* scratch: the interp_stacks keys the window's samples named */
 	/* how many of hashes and interp_hashes the drain filled */
 	uint32_t nhashes, ninterp_hashes;
 	uint64_t kern_ips[SPANPROF_MAX_STACK_DEPTH], user_ips[SPANPROF_MAX_STACK_DEPTH];
-	struct spanprof_user_stack user_stack; /* scratch for one CFI stack */
+	struct spanprof_user_stack stack; /* scratch for one stack read by lookup */
 	struct drain_stats stats;
 	int interp_fd; /* -1: no interp_stacks map */
 	struct interp_stack interp;
-	/* The window's CFI and Python stacks, taken whole before the samples are read; *_taken:
-	 * the take read the map to its end (else lookups fall back to one syscall each, and the
-	 * map is cleared key by key after). */
-	struct hash_take user_take, interp_take;
-	int user_taken, interp_taken;
+	/* The window's stacks and interpreter stacks, taken whole before the samples are read;
+	 * *_taken: the take read the map to its end (else lookups fall back to one syscall each,
+	 * and the map is cleared key by key after). A shared stack map is not taken: it is read
+	 * by lookup and left as it is. */
+	struct hash_take stack_take, interp_take;
+	int stacks_taken, interp_taken;
 	drain_keys_fn keys_fn; /* NULL: none */
 	void *keys_ctx;
 };
 
-struct drain *drain_new(uint32_t max_keys)
+struct drain *drain_new(uint32_t max_keys, uint32_t max_stacks)
 {
 	struct drain *d = calloc(1, sizeof(*d));
 
@@ -50,12 +51,13 @@ struct drain *drain_new(uint32_t max_keys)
 		return NULL;
 	d->max_keys = max_keys;
 	d->interp_fd = -1;
-	/* The samples of a window name at most max_keys stacks. */
-	hash_take_init(&d->user_take, sizeof(struct spanprof_user_stack), max_keys);
+	d->max_hashes = 2 * max_keys; /* a kernel and a user stack per key */
+	hash_take_init(&d->stack_take, sizeof(struct spanprof_user_stack), max_stacks);
+	/* The samples of a window name at most max_keys interpreter stacks. */
 	hash_take_init(&d->interp_take, sizeof(struct interp_stack), max_keys);
 	d->keys = calloc(max_keys, sizeof(*d->keys));
 	d->names = span_names_new(DRAIN_NAME_CACHE);
-	d->hashes = calloc(max_keys, sizeof(*d->hashes));
+	d->hashes = calloc(d->max_hashes, sizeof(*d->hashes));
 	d->counts = calloc(max_keys, sizeof(*d->counts));
 	d->interp_hashes = calloc(max_keys, sizeof(*d->interp_hashes));
 	if (!d->keys || !d->names || !d->hashes || !d->counts || !d->interp_hashes) {
@@ -80,35 +82,26 @@ void drain_free(struct drain *d)
 	free(d->interp_hashes);
 	span_names_free(d->names);
 	free(d->hashes);
-	hash_take_release(&d->user_take);
+	hash_take_release(&d->stack_take);
 	hash_take_release(&d->interp_take);
 	free(d);
 }
 
-/* Reads a stack by id from the window's stack map; NULL when id says there is none. */
-static const uint64_t *read_stack(struct drain *d, int fd, __s32 id, uint64_t *ips)
+/* The stack stored under hash, copied into ips (zero after the last frame); NULL when the map
+ * does not hold it (the BPF side could not store it) or it could not be read. */
+static const uint64_t *read_stack(struct drain *d, int fd, __u64 hash, uint64_t *ips)
 {
-	if (id < 0)
-		return NULL;
-	if (bpf_map_lookup_elem(fd, &id, ips)) {
-		d->stats.map_errors++;
-		return NULL;
-	}
-	return ips;
-}
-
-/* A CFI-unwound user stack by hash, copied into ips (zero after the last frame). */
-static const uint64_t *read_user_stack(struct drain *d, int fd, __u64 hash, uint64_t *ips)
-{
-	const struct spanprof_user_stack *st = hash_take_find(&d->user_take, hash);
+	const struct spanprof_user_stack *st = hash_take_find(&d->stack_take, hash);
 	__u32 n;
 
-	if (!st && !d->user_taken && fd >= 0 && !bpf_map_lookup_elem(fd, &hash, &d->user_stack))
-		st = &d->user_stack;
-	if (!st) {
-		d->stats.map_errors++;
-		return NULL;
+	if (!st && !d->stacks_taken && fd >= 0) {
+		if (!bpf_map_lookup_elem(fd, &hash, &d->stack))
+			st = &d->stack;
+		else if (errno != ENOENT)
+			d->stats.map_errors++;
 	}
+	if (!st)
+		return NULL;
 	n = st->nframes < SPANPROF_MAX_STACK_DEPTH ? st->nframes : SPANPROF_MAX_STACK_DEPTH;
 	memcpy(ips, st->ips, n * sizeof(*ips));
 	memset(ips + n, 0, (SPANPROF_MAX_STACK_DEPTH - n) * sizeof(*ips));
@@ -145,9 +138,9 @@ static void delete_hashes(int fd, __u64 *hashes, uint32_t n)
 	}
 }
 
-/* Empties a hash of CFI stacks: keys first (deleting while walking would restart the walk),
- * at most max_keys per pass, as many passes as it takes. */
-static void clear_user_stacks(struct drain *d, int fd)
+/* Empties a hash of stacks: keys first (deleting while walking would restart the walk), at most
+ * max_hashes per pass, as many passes as it takes. */
+static void clear_stacks(struct drain *d, int fd)
 {
 	uint32_t n, i;
 	__u64 *prev;
@@ -157,13 +150,13 @@ static void clear_user_stacks(struct drain *d, int fd)
 	do {
 		n = 0;
 		prev = NULL;
-		while (n < d->max_keys && !bpf_map_get_next_key(fd, prev, &d->hashes[n])) {
+		while (n < d->max_hashes && !bpf_map_get_next_key(fd, prev, &d->hashes[n])) {
 			prev = &d->hashes[n];
 			n++;
 		}
 		for (i = 0; i < n; i++)
 			bpf_map_delete_elem(fd, &d->hashes[i]);
-	} while (n == d->max_keys);
+	} while (n == d->max_hashes);
 }
 
 void drain_set_interp_stacks(struct drain *d, int interp_stacks_fd)
@@ -205,19 +198,6 @@ static void clear_interp_stacks(int fd)
 	while (!bpf_map_get_next_key(fd, NULL, &next))
 		if (bpf_map_delete_elem(fd, &next))
 			break;
-}
-
-static void clear_stacks(int fd)
-{
-	__u32 id, next;
-	int have = 0;
-
-	/* Deleting the current key restarts nothing in a stack map: ids are array slots. */
-	while (!bpf_map_get_next_key(fd, have ? &id : NULL, &next)) {
-		bpf_map_delete_elem(fd, &next);
-		id = next;
-		have = 1;
-	}
 }
 
 /* Key by key: a kernel without batch operations on hash maps. Sets *n to the number read;
@@ -292,24 +272,32 @@ static int take_stacks(struct hash_take *t, int fd, const char *what)
 	}
 	err = hash_take_map(t, fd);
 	if (err && err != -EOPNOTSUPP)
-		log_warn(err, "read the window's %s stacks (%u read before the error)", what, t->n);
+		log_warn(err, "read the window's %sstacks (%u read before the error)", what, t->n);
 	return !err && t->complete;
 }
 
-/* Reads and deletes every count of the window; the stack maps are left to the caller. */
-static int drain_counts(struct drain *d, int counts_fd, int stacks_fd, int user_stacks_fd,
-			int names_fd, drain_sample_fn fn, void *ctx)
+/* Notes a stack hash the window's samples named, to delete it after when the take was partial. */
+static void note_hash(struct drain *d, __u64 hash)
+{
+	if (hash && d->nhashes < d->max_hashes)
+		d->hashes[d->nhashes++] = hash;
+}
+
+/* Reads and deletes every count of the window; the stack maps are left to the caller. shared:
+ * stacks_fd is read by lookup, not taken. */
+static int drain_counts(struct drain *d, int counts_fd, int stacks_fd, int shared, int names_fd,
+			drain_sample_fn fn, void *ctx)
 {
 	const struct sample_key *key;
 	struct sample s;
 	uint32_t n, i;
 	int err = take_counts(d, counts_fd, &n);
 
-	d->nhashes = d->ninterp_hashes = 0; /* n <= max_keys: room for one hash per key */
-	d->user_taken = take_stacks(&d->user_take, user_stacks_fd, "CFI");
-	d->interp_taken = take_stacks(&d->interp_take, d->interp_fd, "interpreter");
+	d->nhashes = d->ninterp_hashes = 0; /* n <= max_keys: room for two hashes per key */
+	d->stacks_taken = take_stacks(&d->stack_take, shared ? -1 : stacks_fd, "");
+	d->interp_taken = take_stacks(&d->interp_take, d->interp_fd, "interpreter ");
 	d->stats.last_keys = n;
-	d->stats.last_user_stacks = d->user_take.n;
+	d->stats.last_stacks = d->stack_take.n;
 	d->stats.last_interp_stacks = d->interp_take.n;
 	if (d->keys_fn && n)
 		d->keys_fn(d->keys_ctx, d->keys, n);
@@ -317,19 +305,18 @@ static int drain_counts(struct drain *d, int counts_fd, int stacks_fd, int user_
 		key = &d->keys[i];
 		s.count = d->counts[i];
 		s.key = key;
-		s.kern_ips = read_stack(d, stacks_fd, key->kern_stack_id, d->kern_ips);
-		/* -EFAULT: there is no such stack (a kernel thread has no user stack), nothing
-		 * lost. */
-		s.lost_kern = key->kern_stack_id < 0 && key->kern_stack_id != -EFAULT;
-		if (key->user_stack_hash) {
-			d->hashes[d->nhashes++] = key->user_stack_hash;
-			s.user_ips = read_user_stack(d, user_stacks_fd, key->user_stack_hash,
-						     d->user_ips);
-			s.lost_user = !s.user_ips;
-		} else {
-			s.user_ips = read_stack(d, stacks_fd, key->user_stack_id, d->user_ips);
-			s.lost_user = key->user_stack_id < 0 && key->user_stack_id != -EFAULT;
-		}
+		/* A hash of 0: there is no such stack (a kernel thread has no user stack). */
+		s.kern_ips = key->kern_stack_hash ?
+				     read_stack(d, stacks_fd, key->kern_stack_hash, d->kern_ips) :
+				     NULL;
+		s.lost_kern = key->kern_stack_hash && !s.kern_ips;
+		s.user_ips = key->user_stack_hash ?
+				     read_stack(d, stacks_fd, key->user_stack_hash, d->user_ips) :
+				     NULL;
+		s.lost_user = key->user_stack_hash && !s.user_ips;
+		d->stats.stacks_lost += (uint64_t)s.lost_kern + s.lost_user;
+		note_hash(d, key->kern_stack_hash);
+		note_hash(d, key->user_stack_hash);
 		s.interp = read_interp(d, key);
 		if (key->interp_stack_hash)
 			d->interp_hashes[d->ninterp_hashes++] = key->interp_stack_hash;
@@ -343,13 +330,13 @@ static int drain_counts(struct drain *d, int counts_fd, int stacks_fd, int user_
 	return err;
 }
 
-/* Empties what is left of the window's CFI and interpreter stacks after drain_counts(). */
-static void clear_hash_stacks(struct drain *d, int user_stacks_fd)
+/* Empties what is left of the window's stacks and interpreter stacks after drain_counts(). */
+static void clear_hash_stacks(struct drain *d, int stacks_fd)
 {
 	/* A whole take emptied its map; otherwise clear what is left. */
-	if (!d->user_taken) {
-		delete_hashes(user_stacks_fd, d->hashes, d->nhashes);
-		clear_user_stacks(d, user_stacks_fd); /* stacks no sample named: usually none */
+	if (stacks_fd >= 0 && !d->stacks_taken) {
+		delete_hashes(stacks_fd, d->hashes, d->nhashes);
+		clear_stacks(d, stacks_fd); /* stacks no sample named: usually none */
 	}
 	if (d->interp_fd >= 0 && !d->interp_taken) {
 		delete_hashes(d->interp_fd, d->interp_hashes, d->ninterp_hashes);
@@ -357,22 +344,21 @@ static void clear_hash_stacks(struct drain *d, int user_stacks_fd)
 	}
 }
 
-int drain_window(struct drain *d, int counts_fd, int stacks_fd, int user_stacks_fd, int names_fd,
-		 drain_sample_fn fn, void *ctx)
+int drain_window(struct drain *d, int counts_fd, int stacks_fd, int names_fd, drain_sample_fn fn,
+		 void *ctx)
 {
-	int err = drain_counts(d, counts_fd, stacks_fd, user_stacks_fd, names_fd, fn, ctx);
+	int err = drain_counts(d, counts_fd, stacks_fd, 0, names_fd, fn, ctx);
 
-	clear_stacks(stacks_fd);
-	clear_hash_stacks(d, user_stacks_fd);
+	clear_hash_stacks(d, stacks_fd);
 	return err;
 }
 
-int drain_window_shared_stacks(struct drain *d, int counts_fd, int stacks_fd, int user_stacks_fd,
-			       int names_fd, drain_sample_fn fn, void *ctx)
+int drain_window_shared_stacks(struct drain *d, int counts_fd, int stacks_fd, int names_fd,
+			       drain_sample_fn fn, void *ctx)
 {
-	int err = drain_counts(d, counts_fd, stacks_fd, user_stacks_fd, names_fd, fn, ctx);
+	int err = drain_counts(d, counts_fd, stacks_fd, 1, names_fd, fn, ctx);
 
-	clear_hash_stacks(d, user_stacks_fd);
+	clear_hash_stacks(d, -1);
 	return err;
 }
 

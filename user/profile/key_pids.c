@@ -28,7 +28,7 @@ size_t key_pids_distinct(const struct sample_key *keys, uint32_t n, struct key_p
 			continue;
 		out[m].pid = (pid_t)keys[i].pid;
 		out[m].keys = 1;
-		out[m++].user = keys[i].user_stack_hash || keys[i].user_stack_id >= 0;
+		out[m++].user = keys[i].user_stack_hash != 0;
 	}
 	qsort(out, m, sizeof(*out), by_pid);
 	for (i = 0; i < m; i++) {

@@ -28,6 +28,12 @@ struct pid_entry {
 	int ready_logged;
 	int nwait;
 	uint64_t wait[WAIT_FILES][2]; /* unwind_file_ref keys of files it waits for */
+	/* With publish_on_sample, until its first sample: its mappings as the last scan found
+	 * them (nheld of them, a few hundred bytes for most processes, against 8 KiB in the
+	 * kernel's procs map). */
+	int published;
+	uint32_t nheld;
+	struct spanprof_unwind_mapping *held;
 };
 
 struct unwind {
@@ -74,8 +80,10 @@ static void drop_pid(struct unwind *u, struct pid_entry *p)
 {
 	__u32 key = p->node.k1;
 
-	bpf_map_delete_elem(u->opts.procs_fd, &key);
+	if (p->published)
+		bpf_map_delete_elem(u->opts.procs_fd, &key);
 	lru_del(&u->pids, &p->node);
+	free(p->held);
 	free(p);
 }
 
@@ -231,6 +239,50 @@ static void log_ready(const struct unwind *u, pid_t pid)
 		  tables);
 }
 
+/* Keeps u->value's mappings in p until the process is first sampled. Returns 0 or -ENOMEM. */
+static int hold(struct unwind *u, struct pid_entry *p)
+{
+	struct spanprof_unwind_mapping *m = NULL;
+	size_t n = u->value.nmaps;
+
+	if (n) {
+		m = realloc(p->held, n * sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		memcpy(m, u->value.maps, n * sizeof(*m));
+	} else {
+		free(p->held);
+	}
+	p->held = m;
+	p->nheld = n;
+	return 0;
+}
+
+/* Publishes the mappings held for p (its first sample came). Returns 0 or -errno. */
+static int publish_held(struct unwind *u, struct pid_entry *p)
+{
+	struct spanprof_unwind_proc *v = &u->value;
+	__u32 key = p->node.k1, i;
+
+	v->nmaps = p->nheld;
+	if (p->nheld)
+		memcpy(v->maps, p->held, p->nheld * sizeof(v->maps[0]));
+	for (i = p->nheld; i < SPANPROF_UNWIND_MAX_MAPPINGS; i++) {
+		memset(&v->maps[i], 0, sizeof(v->maps[i]));
+		v->maps[i].start = SPANPROF_UNWIND_ADDR_END;
+	}
+	if (bpf_map_update_elem(u->opts.procs_fd, &key, v, BPF_ANY)) {
+		u->publish_errors++;
+		log_debug("publish mappings of pid %u: %s", key, strerror(errno));
+		return -errno;
+	}
+	free(p->held);
+	p->held = NULL;
+	p->nheld = 0;
+	p->published = 1;
+	return 0;
+}
+
 void unwind_scan_pid(struct unwind *u, pid_t pid, const struct proc_maps *maps)
 {
 	struct pid_entry *p;
@@ -239,13 +291,19 @@ void unwind_scan_pid(struct unwind *u, pid_t pid, const struct proc_maps *maps)
 	int pending;
 
 	if (!u || !maps->count)
-		return; /* a kernel thread, or gone: bpf_get_stackid handles it */
+		return; /* a kernel thread, or gone: the sampler takes frame pointers */
 	pending = fill(u, pid, maps);
 	p = pid_entry(u, pid);
 	if (!p)
 		return;
 	sig = hash_bytes(&u->value, sizeof(u->value));
-	if (sig != p->sig) {
+	if (!p->published && !u->opts.publish_on_sample)
+		p->published = 1; /* published just below */
+	if (sig != p->sig && !p->published) {
+		if (hold(u, p))
+			return;
+		p->sig = sig;
+	} else if (sig != p->sig) {
 		if (bpf_map_update_elem(u->opts.procs_fd, &key, &u->value, BPF_ANY)) {
 			u->publish_errors++;
 			log_debug("publish mappings of pid %d: %s", pid, strerror(errno));
@@ -279,6 +337,8 @@ void unwind_note_sampled(struct unwind *u, pid_t pid)
 	if (!p || p->sampled_round == u->round)
 		return;
 	p->sampled_round = u->round;
+	if (!p->published && publish_held(u, p))
+		return;
 	/* What the unwinder used for it: the mappings as last published. */
 	if (bpf_map_lookup_elem(u->opts.procs_fd, &key, &u->sampled))
 		return;

@@ -21,6 +21,12 @@ struct unwind_options {
 	size_t max_pids; /* processes published at once (the procs map's size) */
 	size_t max_files; /* files remembered, with or without a table */
 	const char *proc_root;
+	/* 1: a process's mappings are published at its first sample (unwind_note_sampled()), not
+	 * when it is scanned: the procs map holds 8 KiB per process whatever it maps, and most
+	 * processes of a node are idle. Its tables are built from the scan on, and its samples
+	 * before that drain are unwound by frame pointer. 0: published at the scan (--pid, where
+	 * every process named is expected to run). */
+	int publish_on_sample;
 };
 
 struct unwind_stats {
@@ -52,8 +58,9 @@ void unwind_scan_pid(struct unwind *u, pid_t pid, const struct proc_maps *maps);
 /* Starts a drain round: unwind_note_sampled() then reads each process once per round. */
 void unwind_new_round(struct unwind *u);
 
-/* pid had samples in this round: the files whose tables its published mappings name count as
- * sampled now (evicted last; rebuilt sooner when evicted). One map read per pid and round. */
+/* pid had samples in this round: its mappings are published if they were held for this
+ * (publish_on_sample), and the files whose tables they name count as sampled now (evicted last;
+ * rebuilt sooner when evicted). One map read per pid and round. */
 void unwind_note_sampled(struct unwind *u, pid_t pid);
 
 /* The process exited: its mappings leave the BPF map. */

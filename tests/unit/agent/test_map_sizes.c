@@ -16,9 +16,9 @@ static void test_map_sizes_small_node(void **state)
 
 	(void)state;
 	assert_int_equal(map_sizes_period_samples(&d), 200);
-	/* 16 periods of 200 samples: 3200, the next power of two. */
+	/* 16 periods of 200 samples: 3200, the next power of two; two stacks per sample. */
 	assert_int_equal(s.counts, 4096);
-	assert_int_equal(s.stacks, 4096);
+	assert_int_equal(s.stacks, 8192);
 	d.frequency = 19;
 	s = map_sizes_compute(&d);
 	assert_int_equal(s.counts, MAP_SIZES_MIN_COUNTS);
@@ -32,11 +32,15 @@ static void test_map_sizes_grow_with_cpus_frequency_and_period(void **state)
 
 	(void)state;
 	assert_int_equal(s.counts, 16384);
-	assert_int_equal(s.stacks, MAP_SIZES_AUTO_MAX_STACKS);
+	assert_int_equal(s.stacks, 32768);
 	d.ncpus = 4;
 	d.drain_ms = 250; /* a shorter period holds fewer samples */
 	s = map_sizes_compute(&d);
 	assert_int_equal(s.counts, 2048);
+	assert_int_equal(s.stacks, 4096);
+	d.drain_ms = 100;
+	s = map_sizes_compute(&d);
+	assert_int_equal(s.counts, MAP_SIZES_MIN_COUNTS);
 	assert_int_equal(s.stacks, MAP_SIZES_MIN_STACKS);
 }
 

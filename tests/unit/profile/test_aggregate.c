@@ -34,7 +34,6 @@
 #define T2 (T1 + 15000000000LL)
 #define MAX_KEYS 64
 #define MAX_FLUSHED 8
-#define STACK_BYTES (SPANPROF_MAX_STACK_DEPTH * sizeof(__u64))
 
 #define PID_CHECKOUT 1001
 #define PID_PAYMENTS 1002
@@ -56,8 +55,8 @@ struct test_state {
 	char *root; /* fake proc root; also holds kallsyms and the perf maps */
 	char why[256]; /* why BPF maps are unavailable, when they are */
 	int counts_fd; /* struct sample_key -> __u64 */
-	int stacks_fd; /* hash of the stack-trace map's shape: __u32 -> __u64[depth] */
-	int trace_fd; /* a real BPF_MAP_TYPE_STACK_TRACE (stays empty) */
+	int stacks_fd; /* the window's stacks as BPF stores them: __u64 hash -> struct
+			* spanprof_user_stack */
 	int names_fd; /* span name id -> struct span_name, as the span hook fills it */
 	struct symcache *sc;
 	struct proc_table *procs;
@@ -114,13 +113,9 @@ static int create_maps(struct test_state *s)
 				      sizeof(__u64), MAX_KEYS, NULL);
 	if (s->counts_fd < 0)
 		goto fail;
-	s->stacks_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "test_stacks", sizeof(__u32), STACK_BYTES,
-				      MAX_KEYS, NULL);
+	s->stacks_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "test_stacks", sizeof(__u64),
+				      sizeof(struct spanprof_user_stack), 2 * MAX_KEYS, NULL);
 	if (s->stacks_fd < 0)
-		goto fail;
-	s->trace_fd = bpf_map_create(BPF_MAP_TYPE_STACK_TRACE, "test_traces", sizeof(__u32),
-				     STACK_BYTES, MAX_KEYS, NULL);
-	if (s->trace_fd < 0)
 		goto fail;
 	s->names_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "test_names", sizeof(__u64),
 				     sizeof(struct span_name), MAX_KEYS, NULL);
@@ -141,7 +136,7 @@ static int setup(void **state)
 
 	if (!s)
 		return -1;
-	s->counts_fd = s->stacks_fd = s->trace_fd = s->names_fd = -1;
+	s->counts_fd = s->stacks_fd = s->names_fd = -1;
 	s->root = tmpdir_new("aggregate");
 	if (!s->root) {
 		free(s);
@@ -177,8 +172,6 @@ static int teardown(void **state)
 		close(s->counts_fd);
 	if (s->stacks_fd >= 0)
 		close(s->stacks_fd);
-	if (s->trace_fd >= 0)
-		close(s->trace_fd);
 	if (s->names_fd >= 0)
 		close(s->names_fd);
 	tmpdir_remove(s->root);
@@ -214,7 +207,7 @@ static struct test_state *start(void **state, enum span_scope scope, size_t max_
 	assert_non_null(s->sc);
 	s->procs = proc_table_new(16, s->root);
 	assert_non_null(s->procs);
-	s->d = drain_new(MAX_KEYS);
+	s->d = drain_new(MAX_KEYS, 2 * MAX_KEYS);
 	assert_non_null(s->d);
 	s->resolve = malloc(sizeof(*s->resolve));
 	assert_non_null(s->resolve);
@@ -237,7 +230,18 @@ static void on_sample(void *ctx, const struct sample *smp)
 /* Drains the count map, with stacks from stacks_fd, through the pipeline. */
 static int drain_into(struct test_state *s, int stacks_fd)
 {
-	return drain_window(s->d, s->counts_fd, stacks_fd, -1, s->names_fd, on_sample, s);
+	return drain_window(s->d, s->counts_fd, stacks_fd, s->names_fd, on_sample, s);
+}
+
+/* The tests name stacks by small ids: stack id >= 0 is stored under hash id + 1 (put_stack);
+ * -EFAULT is no stack (hash 0); any other negative id a stack the BPF side could not store (a
+ * hash the map does not hold). */
+#define LOST_STACK_HASH 0xdeadbeefull
+static __u64 stack_hash_of(__s32 id)
+{
+	if (id >= 0)
+		return (__u64)id + 1;
+	return id == -EFAULT ? 0 : LOST_STACK_HASH;
 }
 
 static struct sample_key key_of(__u32 pid, __s32 user_id, __s32 kern_id)
@@ -246,8 +250,8 @@ static struct sample_key key_of(__u32 pid, __s32 user_id, __s32 kern_id)
 
 	memset(&k, 0, sizeof(k)); /* padding too: the whole struct is the hash key */
 	k.pid = pid;
-	k.user_stack_id = user_id;
-	k.kern_stack_id = kern_id;
+	k.user_stack_hash = stack_hash_of(user_id);
+	k.kern_stack_hash = stack_hash_of(kern_id);
 	return k;
 }
 
@@ -278,11 +282,14 @@ static void put_count(int fd, const struct sample_key *k, __u64 count)
 	assert_int_equal(bpf_map_update_elem(fd, k, &count, BPF_ANY), 0);
 }
 
-static void put_stack(const struct test_state *s, __u32 id, __u64 ip0, __u64 ip1)
+static void put_stack(const struct test_state *s, __s32 id, __u64 ip0, __u64 ip1)
 {
-	__u64 ips[SPANPROF_MAX_STACK_DEPTH] = { ip0, ip1 };
+	struct spanprof_user_stack st = { .nframes = ip1 ? 2 : 1 };
+	__u64 hash = stack_hash_of(id);
 
-	assert_int_equal(bpf_map_update_elem(s->stacks_fd, &id, ips, BPF_ANY), 0);
+	st.ips[0] = ip0;
+	st.ips[1] = ip1;
+	assert_int_equal(bpf_map_update_elem(s->stacks_fd, &hash, &st, BPF_ANY), 0);
 }
 
 static int on_profile(void *ctx, const char *service, struct pprof_builder *b)
@@ -570,28 +577,23 @@ static void test_aggregate_drain_empties_count_and_stack_maps(void **state)
 	assert_false(map_is_empty(s->counts_fd, sizeof(struct sample_key)));
 	assert_int_equal(drain_into(s, s->stacks_fd), 0);
 	assert_true(map_is_empty(s->counts_fd, sizeof(struct sample_key)));
-	assert_true(map_is_empty(s->stacks_fd, sizeof(__u32)));
-
-	/* the same with a real stack-trace map as the window's stack map */
-	put_count(s->counts_fd, &k2, 1);
-	assert_int_equal(drain_into(s, s->trace_fd), 0);
-	assert_true(map_is_empty(s->counts_fd, sizeof(struct sample_key)));
-	assert_true(map_is_empty(s->trace_fd, sizeof(__u32)));
+	assert_true(map_is_empty(s->stacks_fd, sizeof(__u64)));
 }
 
-static void test_aggregate_counts_missing_stack_as_map_error(void **state)
+static void test_aggregate_counts_missing_stack_as_lost(void **state)
 {
 	struct test_state *s = start(state, SPAN_SCOPE_ROOT, 4);
-	struct sample_key k = key_of(PID_SEARCH, 5, -EEXIST);
+	struct sample_key k = key_of(PID_SEARCH, -EFAULT, -EEXIST);
 	const Perftools__Profiles__Profile *p;
 	struct aggregate_stats st;
 	struct drain_stats ds;
 
 	put_count(s->counts_fd, &k, 6);
-	assert_int_equal(drain_into(s, s->trace_fd), 0);
+	assert_int_equal(drain_into(s, s->stacks_fd), 0);
 	aggregate_get_stats(s->a, &st);
 	drain_get_stats(s->d, &ds);
-	assert_int_equal(ds.map_errors, 1);
+	assert_int_equal(ds.stacks_lost, 1);
+	assert_int_equal(ds.map_errors, 0);
 	assert_int_equal(st.samples, 6);
 	assert_int_equal(aggregate_flush(s->a, T1, on_profile, s), 0);
 	p = flushed_for(s, "search")->prof;
@@ -719,7 +721,7 @@ int main(void)
 		AGG_TEST(test_aggregate_labels_span_itself_when_root_is_zero),
 		AGG_TEST(test_aggregate_omits_span_labels_without_span),
 		AGG_TEST(test_aggregate_drain_empties_count_and_stack_maps),
-		AGG_TEST(test_aggregate_counts_missing_stack_as_map_error),
+		AGG_TEST(test_aggregate_counts_missing_stack_as_lost),
 		AGG_TEST(test_aggregate_counts_samples_beyond_max_services),
 		AGG_TEST(test_aggregate_marks_lost_user_stack),
 		AGG_TEST(test_aggregate_marks_lost_kernel_stack_above_user_frames),

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Unit tests for drain: real BPF maps filled from user space (a hash map in the stack-trace
- * map's shape), read back as sample records, lost stacks marked, and both maps emptied. */
+/* Unit tests for drain: real BPF maps filled from user space (counts, and stacks by hash as the
+ * BPF programs store them), read back as sample records, lost stacks marked, and the maps
+ * emptied. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,7 +18,7 @@
 #include "profile/drain.h"
 
 #define MAX_KEYS 16
-#define STACK_BYTES (SPANPROF_MAX_STACK_DEPTH * sizeof(__u64))
+#define MAX_STACKS (2 * MAX_KEYS)
 
 struct seen {
 	__u32 pid;
@@ -29,8 +30,8 @@ struct seen {
 
 struct test_state {
 	char why[128];
-	int counts_fd, stacks_fd;
-	int user_stacks_fd; /* __u64 hash -> struct spanprof_user_stack (CFI stacks) */
+	int counts_fd;
+	int stacks_fd; /* __u64 hash -> struct spanprof_user_stack */
 	struct drain *d;
 	struct seen seen[MAX_KEYS];
 	size_t nseen;
@@ -47,14 +48,12 @@ static int setup(void **state)
 	*state = s;
 	s->counts_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "drain_counts", sizeof(struct sample_key),
 				      sizeof(__u64), MAX_KEYS, NULL);
-	s->stacks_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "drain_stacks", sizeof(__u32), STACK_BYTES,
-				      MAX_KEYS, NULL);
-	s->user_stacks_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "drain_ustacks", sizeof(__u64),
-					   sizeof(struct spanprof_user_stack), MAX_KEYS, NULL);
-	if (s->counts_fd < 0 || s->stacks_fd < 0 || s->user_stacks_fd < 0)
+	s->stacks_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "drain_stacks", sizeof(__u64),
+				      sizeof(struct spanprof_user_stack), MAX_STACKS, NULL);
+	if (s->counts_fd < 0 || s->stacks_fd < 0)
 		snprintf(s->why, sizeof(s->why), "bpf_map_create: %s (needs root and BPF)",
 			 strerror(errno));
-	s->d = drain_new(MAX_KEYS);
+	s->d = drain_new(MAX_KEYS, MAX_STACKS);
 	return s->d ? 0 : -1;
 }
 
@@ -67,8 +66,6 @@ static int teardown(void **state)
 		close(s->counts_fd);
 	if (s->stacks_fd >= 0)
 		close(s->stacks_fd);
-	if (s->user_stacks_fd >= 0)
-		close(s->user_stacks_fd);
 	free(s);
 	return 0;
 }
@@ -84,22 +81,26 @@ static struct test_state *start(void **state)
 	return s;
 }
 
-static void put(struct test_state *s, __u32 pid, __s32 kern_id, __s32 user_id, __u64 count)
+/* A count under (pid, kernel stack hash, user stack hash); 0: no such stack. */
+static void put(struct test_state *s, __u32 pid, __u64 kern_hash, __u64 user_hash, __u64 count)
 {
 	struct sample_key k;
 
 	memset(&k, 0, sizeof(k)); /* padding too: the whole struct is the hash key */
 	k.pid = pid;
-	k.kern_stack_id = kern_id;
-	k.user_stack_id = user_id;
+	k.kern_stack_hash = kern_hash;
+	k.user_stack_hash = user_hash;
 	assert_int_equal(bpf_map_update_elem(s->counts_fd, &k, &count, BPF_ANY), 0);
 }
 
-static void put_stack(struct test_state *s, __u32 id, __u64 leaf)
+/* A two-frame stack (leaf, leaf + 0x100) under hash. */
+static void put_stack(struct test_state *s, __u64 hash, __u64 leaf)
 {
-	__u64 ips[SPANPROF_MAX_STACK_DEPTH] = { leaf, leaf + 0x100 };
+	struct spanprof_user_stack st = { .nframes = 2 };
 
-	assert_int_equal(bpf_map_update_elem(s->stacks_fd, &id, ips, BPF_ANY), 0);
+	st.ips[0] = leaf;
+	st.ips[1] = leaf + 0x100;
+	assert_int_equal(bpf_map_update_elem(s->stacks_fd, &hash, &st, BPF_ANY), 0);
 }
 
 static void on_sample(void *ctx, const struct sample *smp)
@@ -141,13 +142,11 @@ static void test_drain_reads_counts_with_their_stacks(void **state)
 	struct test_state *s = start(state);
 	const struct seen *v;
 
-	put_stack(s, 1, 0xffffffff81000010ull);
-	put_stack(s, 2, 0x401000);
-	put(s, 100, 1, 2, 7);
-	put(s, 200, 1, -EFAULT, 3);
-	assert_int_equal(
-		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, -1, on_sample, s),
-		0);
+	put_stack(s, 0x11, 0xffffffff81000010ull);
+	put_stack(s, 0x22, 0x401000);
+	put(s, 100, 0x11, 0x22, 7);
+	put(s, 200, 0x11, 0, 3);
+	assert_int_equal(drain_window(s->d, s->counts_fd, s->stacks_fd, -1, on_sample, s), 0);
 	assert_int_equal(s->nseen, 2);
 	v = seen_for(s, 100);
 	assert_int_equal(v->count, 7);
@@ -156,24 +155,30 @@ static void test_drain_reads_counts_with_their_stacks(void **state)
 	assert_false(v->lost_kern || v->lost_user);
 	v = seen_for(s, 200);
 	assert_int_equal(v->count, 3);
-	assert_int_equal(v->user_leaf, 0); /* -EFAULT: no user stack, and none lost */
+	assert_int_equal(v->kern_leaf, 0xffffffff81000010ull);
+	assert_int_equal(v->user_leaf, 0); /* hash 0: no user stack, and none lost */
 	assert_false(v->lost_user);
 }
 
+/* A hash the stack map does not hold is a stack the BPF side could not store (its map was
+ * full): the sample is kept without it, marked lost and counted, not taken for a read error. */
 static void test_drain_marks_stacks_the_kernel_could_not_keep(void **state)
 {
 	struct test_state *s = start(state);
+	struct drain_stats st;
 	const struct seen *v;
 
-	put(s, 300, -EEXIST, -ENOMEM, 1);
-	assert_int_equal(
-		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, -1, on_sample, s),
-		0);
+	put(s, 300, 0x33, 0x44, 1);
+	assert_int_equal(drain_window(s->d, s->counts_fd, s->stacks_fd, -1, on_sample, s), 0);
 	v = seen_for(s, 300);
+	assert_int_equal(v->count, 1);
 	assert_true(v->lost_kern);
 	assert_true(v->lost_user);
 	assert_int_equal(v->kern_leaf, 0);
 	assert_int_equal(v->user_leaf, 0);
+	drain_get_stats(s->d, &st);
+	assert_int_equal(st.stacks_lost, 2);
+	assert_int_equal(st.map_errors, 0);
 }
 
 static void test_drain_empties_both_maps(void **state)
@@ -181,23 +186,21 @@ static void test_drain_empties_both_maps(void **state)
 	struct test_state *s = start(state);
 	struct drain_stats st;
 
-	put_stack(s, 1, 0x401000);
-	put(s, 100, -EFAULT, 1, 2);
-	put(s, 101, -EFAULT, 1, 4);
-	assert_int_equal(
-		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, -1, on_sample, s),
-		0);
+	put_stack(s, 0x55, 0x401000);
+	put_stack(s, 0x66, 0x402000); /* named by no sample */
+	put(s, 100, 0, 0x55, 2);
+	put(s, 101, 0, 0x55, 4);
+	assert_int_equal(drain_window(s->d, s->counts_fd, s->stacks_fd, -1, on_sample, s), 0);
 	assert_true(is_empty(s->counts_fd));
 	assert_true(is_empty(s->stacks_fd));
 	/* the next window starts empty: nothing is handed out twice */
 	s->nseen = 0;
-	assert_int_equal(
-		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, -1, on_sample, s),
-		0);
+	assert_int_equal(drain_window(s->d, s->counts_fd, s->stacks_fd, -1, on_sample, s), 0);
 	assert_int_equal(s->nseen, 0);
 	drain_get_stats(s->d, &st);
 	assert_int_equal(st.keys, 2);
 	assert_int_equal(st.map_errors, 0);
+	assert_int_equal(st.last_stacks, 0);
 }
 
 /* A window holding every key the drain can take at once, read in several kernel batches: each
@@ -209,13 +212,11 @@ static void test_drain_reads_a_full_window_in_batches(void **state)
 	__u32 pid;
 	size_t i;
 
-	put_stack(s, 1, 0x401000);
+	put_stack(s, 0x77, 0x401000);
 	for (pid = 1000; pid < 1000 + MAX_KEYS; pid++)
-		put(s, pid, -EFAULT, 1, pid);
+		put(s, pid, 0, 0x77, pid);
 	s->nseen = 0;
-	assert_int_equal(
-		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, -1, on_sample, s),
-		0);
+	assert_int_equal(drain_window(s->d, s->counts_fd, s->stacks_fd, -1, on_sample, s), 0);
 	assert_int_equal(s->nseen, MAX_KEYS);
 	for (i = 0; i < s->nseen; i++) {
 		assert_int_equal(s->seen[i].count, s->seen[i].pid);
@@ -227,109 +228,52 @@ static void test_drain_reads_a_full_window_in_batches(void **state)
 	assert_true(is_empty(s->counts_fd));
 }
 
-/* Off-CPU windows share one stack map: draining one keeps the stacks for threads still blocked. */
+/* Off-CPU windows of frame-pointer mode share one stack map: draining one keeps the stacks for
+ * threads still blocked, and a later window still finds them. */
 static void test_drain_shared_stacks_keeps_the_stack_map(void **state)
 {
 	struct test_state *s = start(state);
 
-	put_stack(s, 1, 0x401000);
-	put(s, 100, -EFAULT, 1, 20000000);
+	put_stack(s, 0x88, 0x401000);
+	put_stack(s, 0x99, 0xffffffff81000000ull);
+	put(s, 100, 0x99, 0x88, 20000000);
 	assert_int_equal(
-		drain_window_shared_stacks(s->d, s->counts_fd, s->stacks_fd, -1, -1, on_sample, s),
-		0);
+		drain_window_shared_stacks(s->d, s->counts_fd, s->stacks_fd, -1, on_sample, s), 0);
 	assert_int_equal(seen_for(s, 100)->count, 20000000);
+	assert_int_equal(seen_for(s, 100)->kern_leaf, 0xffffffff81000000ull);
 	assert_true(is_empty(s->counts_fd));
 	assert_false(is_empty(s->stacks_fd));
-	/* a later window still finds the stack */
-	put(s, 101, -EFAULT, 1, 3000000);
+	put(s, 101, 0, 0x88, 3000000);
 	assert_int_equal(
-		drain_window_shared_stacks(s->d, s->counts_fd, s->stacks_fd, -1, -1, on_sample, s),
-		0);
+		drain_window_shared_stacks(s->d, s->counts_fd, s->stacks_fd, -1, on_sample, s), 0);
 	assert_int_equal(seen_for(s, 101)->user_leaf, 0x401000);
+	assert_false(is_empty(s->stacks_fd));
 }
 
-static void test_drain_counts_a_missing_stack_as_map_error(void **state)
-{
-	struct test_state *s = start(state);
-	struct drain_stats st;
-
-	put(s, 400, 9, -EFAULT, 5); /* stack 9 was never stored */
-	assert_int_equal(
-		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, -1, on_sample, s),
-		0);
-	assert_int_equal(seen_for(s, 400)->count, 5);
-	assert_int_equal(seen_for(s, 400)->kern_leaf, 0);
-	drain_get_stats(s->d, &st);
-	assert_int_equal(st.map_errors, 1);
-}
-
-/* A CFI-unwound stack (user_stack_hash set) is read from user_stacks, only its nframes frames
- * are kept (zero after them), and the drain empties that map too. */
-static void test_drain_reads_cfi_stacks_by_hash(void **state)
+/* Only a stack's nframes frames are kept (zero after them). */
+static void test_drain_keeps_only_the_frames_a_stack_has(void **state)
 {
 	struct test_state *s = start(state);
 	struct spanprof_user_stack st = { .nframes = 2 };
-	__u64 hash = 0x1234567890abcdefull, count = 3;
-	struct sample_key k;
+	__u64 hash = 0x1234567890abcdefull;
 
 	st.ips[0] = 0x401000;
 	st.ips[1] = 0x402000;
 	st.ips[2] = 0x403000; /* beyond nframes */
-	assert_int_equal(bpf_map_update_elem(s->user_stacks_fd, &hash, &st, BPF_ANY), 0);
-	memset(&k, 0, sizeof(k));
-	k.pid = 500;
-	k.kern_stack_id = -EFAULT;
-	k.user_stack_id = -EFAULT;
-	k.user_stack_hash = hash;
-	assert_int_equal(bpf_map_update_elem(s->counts_fd, &k, &count, BPF_ANY), 0);
-	k.pid = 501;
-	k.user_stack_hash = hash + 1; /* never stored: lost, and counted */
-	assert_int_equal(bpf_map_update_elem(s->counts_fd, &k, &count, BPF_ANY), 0);
-	assert_int_equal(
-		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, -1, on_sample, s),
-		0);
+	assert_int_equal(bpf_map_update_elem(s->stacks_fd, &hash, &st, BPF_ANY), 0);
+	put(s, 500, 0, hash, 3);
+	assert_int_equal(drain_window(s->d, s->counts_fd, s->stacks_fd, -1, on_sample, s), 0);
 	assert_int_equal(seen_for(s, 500)->user_leaf, 0x401000);
 	assert_int_equal(seen_for(s, 500)->user_third, 0);
 	assert_int_equal(seen_for(s, 500)->lost_user, 0);
-	assert_int_equal(seen_for(s, 501)->lost_user, 1);
-	assert_true(is_empty(s->user_stacks_fd));
+	assert_true(is_empty(s->stacks_fd));
 }
 
-/* Off-CPU windows: the kernel stack (shared map) stays, the window's CFI stack is read with its
- * key and its map emptied. */
-static void test_drain_shared_stacks_empties_the_cfi_stacks(void **state)
+/* Many stacks and Python stacks, each named by two sample keys, plus a few no sample names
+ * (their count did not fit): every sample reads its stacks, and the drain empties both maps. */
+static void test_drain_clears_many_stacks_and_python_stacks(void **state)
 {
 	struct test_state *s = start(state);
-	struct spanprof_user_stack st = { .nframes = 1 };
-	__u64 hash = 0xfeedull, ns = 15000000;
-	struct sample_key k;
-
-	put_stack(s, 2, 0xffffffff81000000ull);
-	st.ips[0] = 0x405000;
-	assert_int_equal(bpf_map_update_elem(s->user_stacks_fd, &hash, &st, BPF_ANY), 0);
-	memset(&k, 0, sizeof(k));
-	k.pid = 600;
-	k.kern_stack_id = 2;
-	k.user_stack_id = -EFAULT;
-	k.user_stack_hash = hash;
-	assert_int_equal(bpf_map_update_elem(s->counts_fd, &k, &ns, BPF_ANY), 0);
-	assert_int_equal(drain_window_shared_stacks(s->d, s->counts_fd, s->stacks_fd,
-						    s->user_stacks_fd, -1, on_sample, s),
-			 0);
-	assert_int_equal(seen_for(s, 600)->count, ns);
-	assert_int_equal(seen_for(s, 600)->user_leaf, 0x405000);
-	assert_int_equal(seen_for(s, 600)->kern_leaf, 0xffffffff81000000ull);
-	assert_true(is_empty(s->user_stacks_fd));
-	assert_false(is_empty(s->stacks_fd));
-}
-
-/* Many CFI and Python stacks, each named by two sample keys, plus a few no sample names (their
- * count did not fit): every sample reads its stacks, and the drain empties both maps (the named
- * ones in delete batches, the rest by the walk after them). */
-static void test_drain_clears_many_cfi_and_python_stacks(void **state)
-{
-	struct test_state *s = start(state);
-	struct spanprof_user_stack st = { .nframes = 1 };
 	static struct interp_stack py = { .nframes = 1 };
 	__u64 hash, count = 1;
 	struct sample_key k;
@@ -342,28 +286,26 @@ static void test_drain_clears_many_cfi_and_python_stacks(void **state)
 	drain_set_interp_stacks(s->d, py_fd);
 	for (i = 0; i < MAX_KEYS / 2 + 3; i++) {
 		hash = 0x5000 + i;
-		st.ips[0] = 0x400000 + i;
-		assert_int_equal(bpf_map_update_elem(s->user_stacks_fd, &hash, &st, BPF_ANY), 0);
+		put_stack(s, hash, 0x400000 + i);
+		put_stack(s, hash + 0x1000, 0xffffffff81000000ull + i);
 		assert_int_equal(bpf_map_update_elem(py_fd, &hash, &py, BPF_ANY), 0);
 	}
 	memset(&k, 0, sizeof(k));
-	k.kern_stack_id = -EFAULT;
-	k.user_stack_id = -EFAULT;
 	for (i = 0; i < MAX_KEYS; i++) { /* the last 3 stacks: named by no sample */
 		k.pid = 1000 + i;
 		k.user_stack_hash = 0x5000 + i / 2;
+		k.kern_stack_hash = 0x6000 + i / 2;
 		k.interp_stack_hash = 0x5000 + i / 2;
 		assert_int_equal(bpf_map_update_elem(s->counts_fd, &k, &count, BPF_ANY), 0);
 	}
-	assert_int_equal(
-		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, -1, on_sample, s),
-		0);
+	assert_int_equal(drain_window(s->d, s->counts_fd, s->stacks_fd, -1, on_sample, s), 0);
 	assert_int_equal(s->nseen, MAX_KEYS);
 	for (i = 0; i < MAX_KEYS; i++) {
 		assert_int_equal(seen_for(s, 1000 + i)->user_leaf, 0x400000 + i / 2);
+		assert_int_equal(seen_for(s, 1000 + i)->kern_leaf, 0xffffffff81000000ull + i / 2);
 		assert_int_equal(seen_for(s, 1000 + i)->lost_user, 0);
 	}
-	assert_true(is_empty(s->user_stacks_fd));
+	assert_true(is_empty(s->stacks_fd));
 	assert_true(is_empty(py_fd));
 	drain_set_interp_stacks(s->d, -1);
 	close(py_fd);
@@ -388,13 +330,11 @@ static void test_drain_hands_the_keys_over_before_the_samples(void **state)
 	int found100 = 0, found200 = 0;
 	size_t i;
 
-	put_stack(s, 1, 0x401000);
-	put(s, 100, 1, 1, 7);
-	put(s, 200, 1, 1, 3);
+	put_stack(s, 0x11, 0x401000);
+	put(s, 100, 0x11, 0x11, 7);
+	put(s, 200, 0x11, 0x11, 3);
 	drain_set_keys_fn(s->d, on_keys, s);
-	assert_int_equal(
-		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, -1, on_sample, s),
-		0);
+	assert_int_equal(drain_window(s->d, s->counts_fd, s->stacks_fd, -1, on_sample, s), 0);
 	assert_int_equal(s->nkey_calls, 1);
 	assert_int_equal(s->seen_at_keys, 0);
 	assert_int_equal(s->nseen, 2);
@@ -406,9 +346,7 @@ static void test_drain_hands_the_keys_over_before_the_samples(void **state)
 	assert_int_equal(found100, 1);
 	assert_int_equal(found200, 1);
 	/* An empty window calls nothing. */
-	assert_int_equal(
-		drain_window(s->d, s->counts_fd, s->stacks_fd, s->user_stacks_fd, -1, on_sample, s),
-		0);
+	assert_int_equal(drain_window(s->d, s->counts_fd, s->stacks_fd, -1, on_sample, s), 0);
 	assert_int_equal(s->nkey_calls, 1);
 }
 
@@ -422,10 +360,8 @@ int main(void)
 		T(test_drain_empties_both_maps),
 		T(test_drain_reads_a_full_window_in_batches),
 		T(test_drain_shared_stacks_keeps_the_stack_map),
-		T(test_drain_shared_stacks_empties_the_cfi_stacks),
-		T(test_drain_counts_a_missing_stack_as_map_error),
-		T(test_drain_reads_cfi_stacks_by_hash),
-		T(test_drain_clears_many_cfi_and_python_stacks),
+		T(test_drain_keeps_only_the_frames_a_stack_has),
+		T(test_drain_clears_many_stacks_and_python_stacks),
 		T(test_drain_hands_the_keys_over_before_the_samples),
 	};
 

@@ -10,13 +10,14 @@
 
 #include "profile/key_pids.h"
 
-static struct sample_key key(uint32_t pid, int32_t user_stack_id)
+/* user_stack_hash 0: the key has no user stack. */
+static struct sample_key key(uint32_t pid, uint64_t user_stack_hash)
 {
 	struct sample_key k;
 
 	memset(&k, 0, sizeof(k));
 	k.pid = pid;
-	k.user_stack_id = user_stack_id;
+	k.user_stack_hash = user_stack_hash;
 	return k;
 }
 
@@ -24,8 +25,8 @@ static struct sample_key key(uint32_t pid, int32_t user_stack_id)
  * comes first, and one key with user frames is enough to need its symbols. */
 static void test_scattered_keys_give_each_pid_once_busiest_first(void **state)
 {
-	struct sample_key keys[] = { key(7, -14), key(3, 1), key(7, -14), key(0, 2),
-				     key(5, 4),	  key(7, 9), key(3, 2),	  key(7, -14) };
+	struct sample_key keys[] = { key(7, 0), key(3, 1), key(7, 0), key(0, 2),
+				     key(5, 4), key(7, 9), key(3, 2), key(7, 0) };
 	struct key_pid out[8];
 	size_t n;
 
@@ -43,7 +44,7 @@ static void test_scattered_keys_give_each_pid_once_busiest_first(void **state)
 
 static void test_kernel_only_pid_needs_no_symbols(void **state)
 {
-	struct sample_key keys[] = { key(9, -14), key(9, -2) };
+	struct sample_key keys[] = { key(9, 0), key(9, 0) };
 	struct key_pid out[2];
 
 	(void)state;

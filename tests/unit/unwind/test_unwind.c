@@ -174,6 +174,43 @@ static void test_published_mappings_are_sorted_padded_and_skip_vsyscall(void **s
 	close_unwind(c);
 }
 
+/* Whole-node mode: a scanned process is not published until its first sample, then it is, with
+ * the mappings the scan found; forgetting it leaves nothing. */
+static void test_mappings_are_published_at_the_first_sample(void **state)
+{
+	static struct spanprof_unwind_proc v;
+	struct ctx *c = *state;
+	struct proc_map m[2];
+	struct proc_maps maps = { .maps = m, .count = 2 };
+	struct unwind_stats st;
+	__u32 key = getpid();
+
+	c->o.publish_on_sample = 1;
+	open_unwind(c);
+	c->o.publish_on_sample = 0;
+	m[0] = lib_map(c->uf.lib);
+	m[1] = (struct proc_map){ 0x7ffd00000000ull, 0x7ffd00002000ull, 0, 0, 0, "[vdso]" };
+	scan(c, &maps);
+	assert_int_equal(bpf_map_lookup_elem(c->o.procs_fd, &key, &v), -ENOENT);
+	unwind_new_round(c->u);
+	unwind_note_sampled(c->u, getpid());
+	assert_int_equal(bpf_map_lookup_elem(c->o.procs_fd, &key, &v), 0);
+	assert_int_equal(v.nmaps, 2);
+	assert_int_equal(v.maps[0].start, m[0].start);
+	assert_int_equal(v.maps[1].start, m[1].start);
+	assert_int_equal(v.maps[2].start, SPANPROF_UNWIND_ADDR_END);
+	unwind_get_stats(c->u, &st);
+	assert_int_equal(st.publish_errors, 0);
+	/* published from now on: a later scan writes at once */
+	maps.count = 1;
+	scan(c, &maps);
+	assert_int_equal(bpf_map_lookup_elem(c->o.procs_fd, &key, &v), 0);
+	assert_int_equal(v.nmaps, 1);
+	unwind_forget_pid(c->u, getpid());
+	assert_int_equal(bpf_map_lookup_elem(c->o.procs_fd, &key, &v), -ENOENT);
+	close_unwind(c);
+}
+
 /* Anonymous executable memory (JIT code) is published for frame-pointer walking, in address
  * order among the files; past SPANPROF_UNWIND_MAX_MAPPINGS files keep their slots and the
  * anonymous ranges left out are counted. */
@@ -223,6 +260,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_published_mappings_are_sorted_padded_and_skip_vsyscall),
+		cmocka_unit_test(test_mappings_are_published_at_the_first_sample),
 		cmocka_unit_test(test_anonymous_code_is_walked_by_frame_pointer_files_first),
 	};
 
