@@ -33,6 +33,11 @@ const volatile bool cfg_span_records = false;
  * defined here beside target_pids and declared extern by the others. */
 const volatile bool cfg_filter_pids = false;
 
+/* The time stamp counter's rate, measured by the agent before it attaches and again at each
+ * profile window (user/agent/tsc_rate.c): ns per tick << SPANPROF_TSC_MULT_SHIFT. One 64-bit
+ * store: a program never sees half of it. */
+__u64 tsc_mult = 0;
+
 _Static_assert(__builtin_offsetof(struct span_ctx, name_id) == SPANPROF_ABI_SPAN_NAME_OFFSET,
 	       "the ids are the hook struct's first 40 bytes");
 
@@ -107,8 +112,9 @@ static __always_inline int write_span(struct thread_span *ts, const void *user_s
 
 /* The span segment that ends now: span's ids and name, st's times. One record to span_ends; the
  * agent is woken only when the buffer is half full (it reads it at every drain anyway), so a
- * span costs no wake-up. */
-static __always_inline void end_span(struct span_task *st, const struct span_ctx *span, __u64 now)
+ * span costs no wake-up. Returns 1 when the user's share of records this second is spent (the
+ * record was refused and counted), else 0. */
+static __always_inline int end_span(struct span_task *st, const struct span_ctx *span, __u64 now)
 {
 	struct spanprof_span_end *rec;
 	__u64 id = bpf_get_current_pid_tgid();
@@ -118,14 +124,14 @@ static __always_inline void end_span(struct span_task *st, const struct span_ctx
 		st->cpu_ns += now - st->on_cpu_ns;
 	st->active = 0;
 	if (!cfg_span_records)
-		return;
+		return 0;
 	/* The ring is every process's: one user's flood of short spans gets its share only. */
 	if (!budget_take(BUDGET_ENDS, SPANPROF_DROP_SPAN_END_BUDGET))
-		return;
+		return 1;
 	rec = bpf_ringbuf_reserve(&span_ends, sizeof(*rec), 0);
 	if (!rec) {
 		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_END_FULL);
-		return;
+		return 0;
 	}
 	__builtin_memcpy(rec->trace_id, span->trace_id, sizeof(rec->trace_id));
 	__builtin_memcpy(rec->span_id, span->span_id, sizeof(rec->span_id));
@@ -140,6 +146,7 @@ static __always_inline void end_span(struct span_task *st, const struct span_ctx
 			BPF_RB_FORCE_WAKEUP :
 			BPF_RB_NO_WAKEUP;
 	bpf_ringbuf_submit(rec, flags);
+	return 0;
 }
 
 /* A new span segment starts on the running thread. */
@@ -207,7 +214,33 @@ struct ring_walk {
 	__u64 area; /* the thread's struct spanprof_thread_area */
 	__u64 pos, end; /* entries [pos, end) are read */
 	__u64 now; /* no change is later than this */
+	__u32 skip; /* the user's records are spent: only the last entry is read (see ring_step) */
 };
+
+/* ticks * mult >> SPANPROF_TSC_MULT_SHIFT without overflowing 64 bits for any tick count a
+ * thread's ring holds (the counter's high half times mult is already in ns). */
+static __always_inline __u64 ticks_ns(__u64 ticks, __u64 mult)
+{
+	return (ticks >> 32) * mult + (((ticks & 0xffffffffULL) * mult) >> SPANPROF_TSC_MULT_SHIFT);
+}
+
+_Static_assert(SPANPROF_TSC_MULT_SHIFT == 32, "ticks_ns splits the count at the shift");
+
+/* A ring entry's time in CLOCK_MONOTONIC ns: as queued, or a counter reading converted from the
+ * pair the hook passed at its last uprobe entry (at most about a second away). The caller clamps
+ * the result into the interval the change must lie in. With no rate measured (the agent sets
+ * it before it attaches, so never in practice) every change falls on the pair's time. */
+static __always_inline __u64 ring_entry_ns(const struct span_area *sa, __u64 time)
+{
+	__u64 mult = tsc_mult, ns;
+
+	if (!sa->clock_tsc)
+		return time;
+	if (time >= sa->clock_tsc)
+		return sa->clock_ns + ticks_ns(time - sa->clock_tsc, mult);
+	ns = ticks_ns(sa->clock_tsc - time, mult);
+	return ns < sa->clock_ns ? sa->clock_ns - ns : 0;
+}
 
 static __always_inline int ring_same_span(const struct span_ctx *cur,
 					  const struct spanprof_ring_entry *e)
@@ -217,31 +250,42 @@ static __always_inline int ring_same_span(const struct span_ctx *cur,
 	return x[0] == y[0] && x[1] == y[1] && x[2] == y[2];
 }
 
-/* From ns on, the thread is in e's span: the segment it was in ends, the next starts. */
-static __always_inline void ring_change(struct task_struct *task, struct span_area *sa,
-					const struct spanprof_ring_entry *e, __u64 ns)
+/* From ns on, the thread is in e's span: the segment it was in ends, the next starts. With skip,
+ * the changes before e were not read: the segment open since then is not the one sa and st
+ * hold, so it ends with no record (counted as refused) and e's starts afresh. Returns 1 when
+ * the ended segment's record was refused for the user's share, else 0. */
+static __always_inline int ring_change(struct task_struct *task, struct span_area *sa,
+				       const struct spanprof_ring_entry *e, __u64 ns, __u32 skip)
 {
 	struct span_task *st = bpf_task_storage_get(&span_tasks, task, NULL, 0);
+	int refused = 0;
 	__u64 span_id;
 
 	if (st && st->active) {
-		if (ring_same_span(&sa->cur, e))
-			return;
-		if (ns < st->start_ns)
-			ns = st->start_ns;
-		/* ns is after the thread came on the CPU (the ring is read at every switch-out),
-		 * so end_span adds ns - on_cpu_ns, the span's time on the CPU since then. */
-		end_span(st, &sa->cur, ns);
+		if (skip) {
+			st->active = 0;
+			counter_inc(&drop_counts, SPANPROF_DROP_SPAN_END_BUDGET);
+		} else {
+			if (ring_same_span(&sa->cur, e))
+				return 0;
+			if (ns < st->start_ns)
+				ns = st->start_ns;
+			/* ns is after the thread came on the CPU (the ring is read at every
+			 * switch-out), so end_span adds ns - on_cpu_ns, the span's time on the CPU
+			 * since then. */
+			refused = end_span(st, &sa->cur, ns);
+		}
 	}
 	__builtin_memcpy(&span_id, e->span_id, sizeof(span_id));
 	if (!span_id)
-		return;
+		return refused;
 	sa->cur.abi_version = SPANPROF_ABI_VERSION_V3;
 	__builtin_memcpy(sa->cur.trace_id, e->trace_id, sizeof(sa->cur.trace_id));
 	__builtin_memcpy(sa->cur.span_id, e->span_id, sizeof(sa->cur.span_id));
 	__builtin_memset(sa->cur.root_span_id, 0, sizeof(sa->cur.root_span_id));
 	sa->cur.name_id = sa->name_id;
 	start_span(task, ns);
+	return refused;
 }
 
 static long ring_step(__u64 index, void *ctx)
@@ -269,12 +313,20 @@ static long ring_step(__u64 index, void *ctx)
 	/* A change is never before the thread last came on the CPU (the hook was preempted
 	 * between its clock read and its store, so the entry showed up a run late) nor after
 	 * now: clamped, the time between goes to the span the thread was in, never a wait. */
-	ns = e.ns;
+	ns = ring_entry_ns(sa, e.time);
 	if (ns > w->now)
 		ns = w->now;
 	if (ns < sa->floor_ns)
 		ns = sa->floor_ns;
-	ring_change(task, sa, &e, ns);
+	if (ring_change(task, sa, &e, ns, w->skip) && w->pos + 1 < w->end) {
+		/* The user's records for this second are spent: the segments the changes up to
+		 * the last one end would get none. They are not read (a tight loop of span changes
+		 * costs a read of its ring, not a walk of it); from the last change on, the
+		 * thread's segment is timed again. Counted: at most one record per change. */
+		counter_add(&drop_counts, SPANPROF_DROP_SPAN_END_BUDGET, w->end - 1 - w->pos);
+		w->pos = w->end - 1;
+		w->skip = 1;
+	}
 	return 0;
 }
 
@@ -295,6 +347,16 @@ static __always_inline void ring_read(struct span_area *sa, __u64 end, __u64 now
 		w.pos = end - SPANPROF_RING_ENTRIES;
 	}
 	sa->consumed = end;
+	if (cfg_span_records && end - w.pos > 1 &&
+	    user_budget_spent(&user_budgets,
+			      user_budget_key((__u32)bpf_get_current_uid_gid(),
+					      bpf_get_current_pid_tgid() >> 32),
+			      BUDGET_ENDS)) {
+		/* Spent before the walk starts: as in ring_step, only the last change is read. */
+		counter_add(&drop_counts, SPANPROF_DROP_SPAN_END_BUDGET, end - 1 - w.pos);
+		w.pos = end - 1;
+		w.skip = 1;
+	}
 	bpf_loop(SPANPROF_RING_ENTRIES, ring_step, &w, 0);
 	sa->floor_ns = now;
 }
@@ -349,12 +411,13 @@ int BPF_PROG(on_thread_exit, struct task_struct *task)
  * and the ring index of the change this call queued. */
 static __always_inline int on_area(struct task_struct *task, const void *user_span)
 {
-	__u64 tail[3], head = 0, now;
+	__u64 tail[5], head = 0, now;
 	struct span_area *sa;
 	struct span_task *st;
 	__u64 name_id;
 
-	/* tail: the area, the ring index of this call's change, the otel_thread_ctx_v1 slot. */
+	/* tail: the area, the ring index of this call's change, the otel_thread_ctx_v1 slot, the
+	 * ring's clock pair. */
 	if (bpf_probe_read_user(tail, sizeof(tail),
 				(const char *)user_span + SPANPROF_ABI_V3_AREA_OFFSET)) {
 		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_READ);
@@ -384,9 +447,12 @@ static __always_inline int on_area(struct task_struct *task, const void *user_sp
 		sa->consumed = tail[1];
 		sa->floor_ns = 0;
 	} else {
-		/* The changes queued before this call belong to the name before it. */
+		/* The changes queued before this call belong to the name before it (and were
+		 * stamped closer to the pair before this one). */
 		ring_read(sa, tail[1], now);
 	}
+	sa->clock_tsc = tail[3];
+	sa->clock_ns = tail[4];
 	sa->name_id = name_id;
 	if (ring_head(sa, &head)) {
 		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_RING_LOST);

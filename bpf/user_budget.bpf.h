@@ -62,4 +62,16 @@ static __always_inline int user_budget_take(void *budgets, void *drops, __u64 ke
 	return 1;
 }
 
+/* 1 when key's user already spent its share of kind this second: a caller with many to spend
+ * (a thread's ring of span changes) skips the work of building what would be refused. */
+static __always_inline int user_budget_spent(void *budgets, __u64 key, enum budget_kind kind)
+{
+	struct user_budget *b = bpf_map_lookup_elem(budgets, &key);
+
+	if (!b || b->second != bpf_ktime_get_ns() / 1000000000ULL)
+		return 0;
+	return kind == BUDGET_NAMES ? b->names >= SPANPROF_NEW_NAMES_PER_USER_S :
+				      b->ends >= SPANPROF_SPAN_ENDS_PER_USER_S;
+}
+
 #endif /* SPANPROF_USER_BUDGET_BPF_H */

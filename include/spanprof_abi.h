@@ -256,32 +256,42 @@ struct tctx_proc {
 
 /* Hook ABI version 3 (docs/thread-context.md, "spanprof's hook as a writer"): the hook library
  * keeps each thread's span in an OpenTelemetry thread context record at the start of a
- * per-thread area (struct spanprof_thread_area), and with span times on it also queues every
- * span change, with its CLOCK_MONOTONIC time, in the area's ring. It enters the uprobe only to
- * register the area (once per thread and agent), when the local root's name changes, and when
- * SPANPROF_RING_TRAP_EVERY changes were queued since its last entry, or a second passed since
- * then (a new agent may have come unseen). It then passes struct
- * spanprof_span's version 2 layout with abi_version 3, followed by the area's address, the
- * ring index of the change that call queued (= head: it queued none), and the address of the
- * thread's otel_thread_ctx_v1 (the slot that points at the record: samples read it there). */
+ * per-thread area (struct spanprof_thread_area), and while an agent is attached it also queues
+ * every span change, with its time, in the area's ring. It enters the uprobe only to register
+ * the area (once per thread and agent), when the local root's name changes, and when
+ * SPANPROF_RING_TRAP_EVERY changes were queued since its last entry, or about a second passed
+ * since then (a new agent may have come unseen). It then passes struct spanprof_span's version
+ * 2 layout with abi_version 3, followed by the area's address, the ring index of the change
+ * that call queued (= head: it queued none), the address of the thread's otel_thread_ctx_v1
+ * (the slot that points at the record: samples read it there), and the ring's clock: 0, or a
+ * time stamp counter reading and the CLOCK_MONOTONIC time read right beside it (the ring then
+ * holds counter readings, converted from that pair at the rate the agent measured). */
 #define SPANPROF_ABI_VERSION_V3 3
 #define SPANPROF_ABI_V3_AREA_OFFSET 296
 #define SPANPROF_ABI_V3_RING_FROM_OFFSET 304
 #define SPANPROF_ABI_V3_SLOT_OFFSET 312
-#define SPANPROF_ABI_V3_SIZE 320
+#define SPANPROF_ABI_V3_CLOCK_TSC_OFFSET 320
+#define SPANPROF_ABI_V3_CLOCK_NS_OFFSET 328
+#define SPANPROF_ABI_V3_SIZE 336
 /* Changes queued per thread; the ring wraps. A thread that queued more than this since the
- * agent last read its ring (at its last switch-out or uprobe entry) loses the oldest. */
+ * agent last read its ring (at its last switch-out or uprobe entry) loses the oldest. The hook
+ * enters the uprobe when the ring is full since its last entry, so only a failed read loses
+ * changes. */
 #define SPANPROF_RING_ENTRIES 256
 #define SPANPROF_RING_MASK (SPANPROF_RING_ENTRIES - 1)
-#define SPANPROF_RING_TRAP_EVERY (SPANPROF_RING_ENTRIES / 2)
+#define SPANPROF_RING_TRAP_EVERY SPANPROF_RING_ENTRIES
+/* The agent's time stamp counter rate (tsc_mult in span_hook.bpf.c): ns per tick, times
+ * 2^SPANPROF_TSC_MULT_SHIFT. */
+#define SPANPROF_TSC_MULT_SHIFT 32
 /* Room for the OTEP record at the start of the area: 28 bytes of header, the local root span id
  * attribute (18 bytes) and the name attribute (2 + 255 bytes), rounded up. */
 #define SPANPROF_AREA_RECORD_SIZE 304
 
-/* One span change: from ns on, the thread is in the span (trace_id, span_id); a zero span_id:
- * in none. */
+/* One span change: from time on, the thread is in the span (trace_id, span_id); a zero
+ * span_id: in none. time is CLOCK_MONOTONIC ns, or a time stamp counter reading when the area
+ * was registered with a counter clock. */
 struct spanprof_ring_entry {
-	__u64 ns;
+	__u64 time;
 	__u8 trace_id[16];
 	__u8 span_id[8];
 };
@@ -301,6 +311,8 @@ struct span_area {
 	__u64 consumed; /* ring entries read so far */
 	__u64 floor_ns; /* when the thread last came on the CPU (or the ring was last read) */
 	__u64 name_id; /* the local root's name the hook last entered the uprobe with */
+	__u64 clock_tsc; /* 0: the ring's times are ns; else a counter reading, taken beside */
+	__u64 clock_ns; /* this CLOCK_MONOTONIC time, at the hook's last uprobe entry */
 	struct span_ctx cur; /* the span the thread's current span segment belongs to */
 };
 
@@ -568,7 +580,7 @@ SPANPROF_ABI_SIZE(spanprof_thread_area,
 		  SPANPROF_AREA_RECORD_SIZE + 16 + 32 * SPANPROF_RING_ENTRIES);
 _Static_assert(__builtin_offsetof(struct spanprof_thread_area, head) == 304, "area ABI");
 _Static_assert(__builtin_offsetof(struct spanprof_thread_area, ring) == 320, "area ABI");
-SPANPROF_ABI_SIZE(span_area, 40 + 48);
+SPANPROF_ABI_SIZE(span_area, 56 + 48);
 SPANPROF_ABI_SIZE(sample_key, 80);
 SPANPROF_ABI_SIZE(spanprof_span_end, 72);
 SPANPROF_ABI_SIZE(spanprof_unwind_rule, 16);

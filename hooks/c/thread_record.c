@@ -6,11 +6,17 @@
  * agent is attached, every span change is also queued with its time in the area's ring, and the
  * call asks the caller to enter the uprobe only to register the area, on a new root name, or
  * every SPANPROF_RING_TRAP_EVERY changes (hook ABI version 3). Part of libspanprof. */
+#include <fcntl.h>
 #include <linux/types.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <x86intrin.h>
+#endif
 
 #include "spanprof_abi.h"
 #include "thread_record.h"
@@ -42,12 +48,18 @@ struct span_v3 {
 	uint64_t area;
 	uint64_t ring_from;
 	uint64_t slot;
+	uint64_t clock_tsc; /* 0: the ring holds CLOCK_MONOTONIC ns; else a counter reading */
+	uint64_t clock_ns; /* the CLOCK_MONOTONIC time read beside clock_tsc */
 };
 
 _Static_assert(__builtin_offsetof(struct span_v3, area) == SPANPROF_ABI_V3_AREA_OFFSET, "ABI v3");
 _Static_assert(__builtin_offsetof(struct span_v3, ring_from) == SPANPROF_ABI_V3_RING_FROM_OFFSET,
 	       "ABI v3");
 _Static_assert(__builtin_offsetof(struct span_v3, slot) == SPANPROF_ABI_V3_SLOT_OFFSET, "ABI v3");
+_Static_assert(__builtin_offsetof(struct span_v3, clock_tsc) == SPANPROF_ABI_V3_CLOCK_TSC_OFFSET,
+	       "ABI v3");
+_Static_assert(__builtin_offsetof(struct span_v3, clock_ns) == SPANPROF_ABI_V3_CLOCK_NS_OFFSET,
+	       "ABI v3");
 _Static_assert(sizeof(struct span_v3) == SPANPROF_ABI_V3_SIZE, "ABI v3");
 
 /* Everything a thread keeps, in one TLS block (one TLS descriptor call per span change). */
@@ -55,7 +67,7 @@ struct thread_state {
 	struct spanprof_thread_area area;
 	struct span_v3 trap; /* the argument of the last uprobe entry */
 	uint64_t trap_head; /* area.head at the last uprobe entry */
-	uint64_t trap_ns; /* time of the change queued at the last uprobe entry that queued one */
+	uint64_t trap_time; /* ring time of the change queued at the last entry that queued one */
 	uint16_t sem; /* the semaphore's value at the last entry; 0: not registered */
 	uint16_t name_len; /* of the name attribute at attrs[2]; 0: none */
 	uint8_t busy; /* a call is running on this thread */
@@ -74,13 +86,17 @@ static __thread struct thread_state state __attribute__((aligned(64)));
 /* Set once the process context announces the key map (reset in a forked child, which does not
  * inherit the mapping). */
 static int announced;
+/* Set once, at load: the ring's times are time stamp counter readings (see ring_clock_init). */
+static int ring_tsc;
 
 #define barrier() __asm__ __volatile__("" ::: "memory")
 
 /* A change this long after the last uprobe entry enters it again: an agent that attached while
  * the semaphore went 1, 0, 1 between two calls of this thread (the value alone does not show
- * it) learns of the thread's area within this time of its next change. */
-#define TRAP_AGE_NS 1000000000ull
+ * it) learns of the thread's area within this time of its next change. In the ring's clock:
+ * a second in ns, 0.2 to 1 s in counter ticks (1 to 5 GHz). It also bounds how long the
+ * counter-to-ns pair the uprobe entry passes is extrapolated. */
+#define TRAP_AGE 1000000000ull
 
 static void hex8(uint8_t *out, const uint8_t id[8])
 {
@@ -108,10 +124,77 @@ static void child_after_fork(void)
 	state.sem = 0;
 }
 
+/* The ring is stamped with the time stamp counter (a few ns a read, where the vDSO's
+ * clock_gettime costs tens) only where it converts to CLOCK_MONOTONIC by a fixed rate: x86-64,
+ * the CPU says the counter is invariant (same rate in every power state), and the kernel keeps
+ * it as its clocksource (it checked the CPUs agree and did not find it unstable). */
+static int ring_clock_is_tsc(void)
+{
+#if defined(__x86_64__)
+	unsigned int a, b, c, d;
+	char name[8] = { 0 };
+	ssize_t n;
+	int fd;
+
+	if (!__get_cpuid(0x80000000, &a, &b, &c, &d) || a < 0x80000007 ||
+	    !__get_cpuid(0x80000007, &a, &b, &c, &d) || !(d & (1u << 8)))
+		return 0;
+	fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+		  O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, name, sizeof(name) - 1);
+	close(fd);
+	return n == 4 && !memcmp(name, "tsc\n", 4);
+#else
+	return 0;
+#endif
+}
+
 __attribute__((constructor)) static void thread_record_init(void)
 {
 	/* The process context mapping is not inherited: a child announces its own. */
 	pthread_atfork(NULL, NULL, child_after_fork);
+	ring_tsc = ring_clock_is_tsc();
+}
+
+void thread_record_use_tsc(int on)
+{
+	ring_tsc = on && ring_clock_is_tsc();
+}
+
+static inline uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The time of a change, in the ring's clock. */
+static inline uint64_t ring_time(void)
+{
+#if defined(__x86_64__)
+	if (__builtin_expect(ring_tsc, 1))
+		return __rdtsc();
+#endif
+	return mono_ns();
+}
+
+/* For the uprobe entry: a counter reading and the CLOCK_MONOTONIC time beside it (the
+ * counter's midpoint around the clock read), or zeros when the ring holds ns. */
+static void ring_clock_pair(uint64_t *tsc, uint64_t *ns)
+{
+	*tsc = *ns = 0;
+#if defined(__x86_64__)
+	if (ring_tsc) {
+		uint64_t t0 = __rdtsc(), t1;
+
+		*ns = mono_ns();
+		t1 = __rdtsc();
+		*tsc = t0 + (t1 - t0) / 2;
+	}
+#endif
 }
 
 /* Not spinning: a signal handler's call may have interrupted the thread that holds the process
@@ -174,14 +257,12 @@ static uint64_t queue_change(struct spanprof_thread_area *area, const struct spa
 	const uint8_t *ids = span ? span->trace_id : none;
 	uint64_t h = area->head;
 	struct spanprof_ring_entry *e = &area->ring[(h - 1) & SPANPROF_RING_MASK];
-	struct timespec ts;
 
 	/* trace_id and span_id are adjacent in both structs. */
 	if (!always && h && !memcmp(e->trace_id, ids, 24))
 		return h;
 	e = &area->ring[h & SPANPROF_RING_MASK];
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	e->ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	e->time = ring_time();
 	memcpy(e->trace_id, ids, 24);
 	barrier();
 	area->head = h + 1;
@@ -203,9 +284,10 @@ static __attribute__((noinline)) const void *trap_arg(struct thread_state *t,
 	t->trap.area = (uint64_t)(uintptr_t)&t->area;
 	t->trap.ring_from = from;
 	t->trap.slot = (uint64_t)(uintptr_t)&otel_thread_ctx_v1;
+	ring_clock_pair(&t->trap.clock_tsc, &t->trap.clock_ns);
 	t->trap_head = t->area.head;
 	if (t->area.head != from)
-		t->trap_ns = t->area.ring[from & SPANPROF_RING_MASK].ns;
+		t->trap_time = t->area.ring[from & SPANPROF_RING_MASK].time;
 	t->sem = sem;
 	return &t->trap;
 }
@@ -231,12 +313,12 @@ set_span(struct thread_state *t, const struct spanprof_span *span, unsigned shor
 	}
 	/* A new agent starts from this change: it must see the thread's span. */
 	from = queue_change(&t->area, span, t->sem != sem);
-	if (__builtin_expect(
-		    t->sem == sem && !renamed &&
-			    t->area.head - t->trap_head < SPANPROF_RING_TRAP_EVERY &&
-			    (t->area.head == from ||
-			     t->area.ring[from & SPANPROF_RING_MASK].ns - t->trap_ns < TRAP_AGE_NS),
-		    1))
+	if (__builtin_expect(t->sem == sem && !renamed &&
+				     t->area.head - t->trap_head < SPANPROF_RING_TRAP_EVERY &&
+				     (t->area.head == from ||
+				      t->area.ring[from & SPANPROF_RING_MASK].time - t->trap_time <
+					      TRAP_AGE),
+			     1))
 		return NULL;
 	return trap_arg(t, span, sem, from);
 }

@@ -24,6 +24,11 @@ extern const char *const thread_record_keys[2] __attribute__((visibility("hidden
 const void *thread_record_set(const struct spanprof_span *span, unsigned short sem)
 	__attribute__((visibility("hidden")));
 
+/* Whether the ring is stamped with the time stamp counter where it is usable (the default, set
+ * at load) or, with on 0, always with clock_gettime(CLOCK_MONOTONIC): for tests that move the
+ * clock under the hook. Not to be called while another thread sets spans. */
+void thread_record_use_tsc(int on) __attribute__((visibility("hidden")));
+
 /* process_ctx.c: publishes the process context with an empty resource unless the app already
  * published one, so readers learn the record's schema and key map. Never waits and allocates
  * nothing (it may run in a signal handler). Returns 0 or -errno (-EBUSY: another call holds the

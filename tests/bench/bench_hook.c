@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Benchmark: cost of one spanprof_span_set() call, in one run, of
  *  - this executable's hook (ABI version 3: a thread context record and, with an agent, a ring
- *    of span changes; the uprobe is entered once per 128 changes), and
+ *    of span changes; the uprobe is entered once per 256 changes), and
  *  - the library as built for hook ABI version 2 (build/tests/workloads/libspanprof_v2.so,
  *    dlopen'ed: the uprobe at every call, what programs linked with an older libspanprof run),
  * each with no agent, with the agent's default options (off-CPU and span times on: a record per
@@ -23,6 +23,9 @@
 #include <unistd.h>
 
 #include <dlfcn.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -33,11 +36,14 @@
 #include "spanprof_abi.h"
 #include "util/log.h"
 
+/* The calling thread's CPU time: on a loaded machine every run of calls may be preempted, and
+ * the waits would swamp a wall clock's reading; the hook's own kernel work (its uprobe entries,
+ * its ring's reads at its switch-outs) is the thread's CPU time all the same. */
 static double now_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
@@ -66,12 +72,25 @@ struct spanprof_span_v1 {
 
 typedef void (*span_set_fn)(const struct spanprof_span *);
 
-/* Best of 5 runs of n calls, in ns per call: the minimum filters out preemption noise. */
+/* The lower of a (-1: none yet) and b, ignoring b when it failed (-1). */
+static double lowest(double a, double b)
+{
+	return b >= 0 && (a < 0 || b < a) ? b : a;
+}
+
+#define ROUNDS 3
+
+/* Runs per measurement: short runs, many of them, so that on a loaded machine some run without
+ * being preempted (the minimum filters out the rest). */
+#define RUNS 200
+#define CALLS 5000
+
+/* Best of RUNS runs of n calls, in ns per call: the minimum filters out preemption noise. */
 static double time_calls_of(span_set_fn set, const struct spanprof_span *span, long n)
 {
 	double best = 1e18, t;
 
-	for (int run = 0; run < 5; run++) {
+	for (int run = 0; run < RUNS; run++) {
 		t = now_ns();
 		for (long i = 0; i < n; i++)
 			set((i & 1) ? span : NULL);
@@ -126,16 +145,16 @@ static double time_lib_with_link(struct loader *l, const struct hook_lib *h, uin
 		fprintf(stderr, "warning: semaphore not raised after attach\n");
 	time_calls_of(h->set, span, 1000); /* first hits install the trampoline */
 	prog_stats(l, &ns0, &cnt0);
-	ns = time_calls_of(h->set, span, 200000);
+	ns = time_calls_of(h->set, span, CALLS);
 	prog_stats(l, &ns1, &cnt1);
 	bpf_link__destroy(link);
 	/* The BPF program alone, set and clear calls alike: what the hook ABI decides. Needs the
 	 * kernel's run-time statistics, enabled for this process's lifetime below. Per call: a
-	 * version 3 hook enters it at one call in 128. */
+	 * version 3 hook enters it at one call in SPANPROF_RING_TRAP_EVERY. */
 	if (cnt1 > cnt0)
 		printf("  BPF program alone, %-8s %-22s %7.1f ns per call (%llu entries in %d calls)\n",
-		       h->name, what, (double)(ns1 - ns0) / (5 * 200000),
-		       (unsigned long long)(cnt1 - cnt0), 5 * 200000);
+		       h->name, what, (double)(ns1 - ns0) / (RUNS * CALLS),
+		       (unsigned long long)(cnt1 - cnt0), RUNS * CALLS);
 	return ns;
 }
 
@@ -240,19 +259,25 @@ static int symbol_offset(const char *path, const char *name, uint64_t *offset)
 }
 
 /* The hook's semaphore in this executable (libspanprof.a is linked in): raised by hand, the hook
- * does what it does under an agent (record, ring, an uprobe site entry every 128 changes) with
+ * does what it does under an agent (record, ring, an uprobe site entry every 256 changes) with
  * no uprobe attached: the hook's own user-space cost. */
 extern volatile unsigned short spanprof_span_set_semaphore;
 
-static double time_clock(long n)
+static double time_clock(long n, int tsc)
 {
 	double best = 1e18, t;
 	struct timespec ts;
 	uint64_t sum = 0;
 
-	for (int run = 0; run < 5; run++) {
+	for (int run = 0; run < RUNS; run++) {
 		t = now_ns();
 		for (long i = 0; i < n; i++) {
+#if defined(__x86_64__)
+			if (tsc) {
+				sum += __rdtsc();
+				continue;
+			}
+#endif
 			clock_gettime(CLOCK_MONOTONIC, &ts);
 			sum += (uint64_t)ts.tv_nsec;
 		}
@@ -293,7 +318,7 @@ int main(void)
 	struct spanprof_span_v1 v1 = { .abi_version = 1, .name = "bench" };
 	const struct spanprof_span *v1p = (const struct spanprof_span *)(const void *)&v1;
 	double none, none_v2, v3_def = -1, v3_off = -1, v2_def = -1, v2_off = -1;
-	double nop5_long = -1, nop5_v1 = -1, nop1, entry = -1, clock_ns, hook_alone;
+	double nop5_long = -1, nop5_v1 = -1, nop1, entry = -1, clock_ns, tsc_ns, hook_alone;
 	struct hook_lib v3 = { .set = spanprof_span_set, .name = "v3" }, v2;
 	char exe[4096], v2_path[4200];
 	uint64_t entry_off = 0;
@@ -321,16 +346,34 @@ int main(void)
 	memcpy(v1.trace_id, span.trace_id, sizeof(v1.trace_id));
 	memcpy(v1.span_id, span.span_id, sizeof(v1.span_id));
 	memset(long_span.name, 'n', 200); /* a 200-byte name: ABI v1 would have cut it at 63 */
-	none = time_calls(&span, 5000000);
-	none_v2 = time_calls_of(v2.set, &span, 5000000);
+	none = lowest(-1, time_calls(&span, CALLS));
+	/* First, before any uprobe was attached to this executable's site: with none attached the
+	 * site is a nop only while the kernel never optimized a probe there (after one did, this
+	 * process's entries of the site were seen to cost tens of us with no probe, which would
+	 * swamp what this row shows: the hook's own user-space work). */
+	clock_ns = time_clock(CALLS, 0);
+	tsc_ns = time_clock(CALLS, 1);
+	hook_alone = -1;
+	for (int round = 0; round < ROUNDS; round++) {
+		spanprof_span_set_semaphore = 1;
+		hook_alone = lowest(hook_alone, time_calls(&span, CALLS));
+		spanprof_span_set_semaphore = 0;
+		none = lowest(none, time_calls(&span, CALLS));
+	}
+	none_v2 = time_calls_of(v2.set, &span, CALLS);
 
 	/* Kernel run-time statistics while this process lives (released with the fd at exit). */
 	if (bpf_enable_stats(BPF_STATS_RUN_TIME) < 0)
 		fprintf(stderr, "bench_hook: no BPF run-time statistics: %s\n", strerror(errno));
-	v3_def = time_with_span_times(&v3, &span, 1);
-	v2_def = time_with_span_times(&v2, &span, 1);
-	v3_off = time_with_span_times(&v3, &span, 0);
-	v2_off = time_with_span_times(&v2, &span, 0);
+	/* The machine's speed may drop for a second or more at a time (a busy host): each row is
+	 * the best of ROUNDS measurements taken apart, the rows of one round in turn. */
+	for (int round = 0; round < ROUNDS; round++) {
+		v3_def = lowest(v3_def, time_with_span_times(&v3, &span, 1));
+		v2_def = lowest(v2_def, time_with_span_times(&v2, &span, 1));
+		v3_off = lowest(v3_off, time_with_span_times(&v3, &span, 0));
+		v2_off = lowest(v2_off, time_with_span_times(&v2, &span, 0));
+		none = lowest(none, time_calls(&span, CALLS));
+	}
 	l = loader_open(&lo);
 	if (!l) {
 		fprintf(stderr, "bench_hook: cannot load BPF (needs root): %s\n", strerror(errno));
@@ -341,18 +384,16 @@ int main(void)
 	nop1 = time_lib_with_link(l, &v2, v2.site.site_offset, &span, "1-byte nop site:");
 	entry = time_lib_with_link(l, &v2, entry_off, &span, "function entry:");
 	loader_close(l);
-	/* Last, so that the semaphore raised by hand never overlaps an attach. */
-	clock_ns = time_clock(5000000);
-	spanprof_span_set_semaphore = 1;
-	hook_alone = time_calls(&span, 5000000);
-	spanprof_span_set_semaphore = 0;
 
-	printf("\n== hook cost per spanprof_span_set() call (best of 5 runs; calls alternate "
-	       "set and clear) ==\n");
+	printf("\n== hook cost per spanprof_span_set() call (best of %d runs of %d calls; calls "
+	       "alternate set and clear) ==\n",
+	       RUNS, CALLS);
 	printf("  %-44s %10.2f ns\n", "ABI v3 (TLS record), no agent", none);
 	printf("  %-44s %10.2f ns   (%.1fx no agent)\n",
 	       "ABI v3, semaphore up, no BPF (hook alone)", hook_alone, hook_alone / none);
-	printf("    ... of which clock_gettime(MONOTONIC)    %10.2f ns\n", clock_ns);
+	printf("    ... its ring's clock: time stamp counter %10.2f ns (clock_gettime(MONOTONIC) "
+	       "%.2f ns)\n",
+	       tsc_ns, clock_ns);
 	printf("  %-44s %10.2f ns   (%.1fx no agent)\n", "ABI v3, agent, default options", v3_def,
 	       v3_def / none);
 	printf("  %-44s %10.2f ns   (%.1fx no agent)\n", "ABI v3, agent, span times off", v3_off,

@@ -220,9 +220,52 @@ static void test_old_entry_enters_again(void **state)
 	assert_null(thread_record_set(&s, 11));
 }
 
+static uint64_t mono_now(void)
+{
+	struct timespec ts;
+
+	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* With the time stamp counter usable, the ring holds counter readings and the uprobe entry
+ * carries a reading with the CLOCK_MONOTONIC time beside it; without one, ns and a zero pair. */
+static void test_ring_clock_and_its_pair(void **state)
+{
+	const struct spanprof_thread_area *area;
+	uint64_t tsc, ns, at, before, after, entry;
+	struct spanprof_span s;
+	const void *arg;
+
+	(void)state;
+	thread_record_use_tsc(1);
+	fill(&s, 30, "clock");
+	before = mono_now();
+	arg = thread_record_set(&s, 21); /* a new semaphore value: registers */
+	after = mono_now();
+	assert_non_null(arg);
+	memcpy(&at, (const char *)arg + SPANPROF_ABI_V3_AREA_OFFSET, sizeof(at));
+	memcpy(&tsc, (const char *)arg + SPANPROF_ABI_V3_CLOCK_TSC_OFFSET, sizeof(tsc));
+	memcpy(&ns, (const char *)arg + SPANPROF_ABI_V3_CLOCK_NS_OFFSET, sizeof(ns));
+	area = (const struct spanprof_thread_area *)(uintptr_t)at;
+	entry = area->ring[(area->head - 1) & SPANPROF_RING_MASK].time;
+	if (!tsc) {
+		print_message("no usable time stamp counter here: the ring holds ns\n");
+		assert_int_equal(ns, 0);
+		assert_true(entry >= before && entry <= after);
+	} else {
+		/* The change was stamped before the pair was read. */
+		assert_true(ns >= before && ns <= after);
+		assert_true(entry <= tsc);
+		assert_true(tsc - entry < 1000000000ull);
+	}
+	thread_record_use_tsc(0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ring_clock_and_its_pair),
 		cmocka_unit_test(test_clear_trap_carries_the_root_name),
 		cmocka_unit_test(test_periodic_traps_on_clears_keep_the_name),
 		cmocka_unit_test(test_nested_call_is_dropped_and_counted),
@@ -230,5 +273,7 @@ int main(void)
 		cmocka_unit_test(test_old_entry_enters_again),
 	};
 
+	/* The cases below move clock_gettime under the hook: its ring must read it. */
+	thread_record_use_tsc(0);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -21,10 +22,12 @@
 #include "spanprof.h"
 #include "spanprof.skel.h"
 #include "spanprof_abi.h"
+#include "util/clock.h"
 #include "util/cpulist.h"
 #include "util/percpu_sum.h"
 #include "util/log.h"
 #include "util/self_memory.h"
+#include "util/tsc_rate.h"
 
 _Static_assert(SPANPROF_ABI_SPAN_NAME_OFFSET + SPANPROF_ABI_SPAN_NAME_MAX ==
 		       sizeof(struct spanprof_span),
@@ -47,7 +50,15 @@ struct loader {
 	struct bpf_link *mprotect_link; /* likewise */
 	int off_cpu; /* the sched_switch program is attached */
 	struct map_grow goroutines; /* goroutine_spans' current map */
+	/* The point the BPF side's time stamp counter rate was last measured from. */
+	struct tsc_point tsc_from;
 };
+
+/* Interval of the first measurement of the counter's rate, before anything is attached: the
+ * point reads are good to tens of ns, so the rate is good to a few ppm; each later window
+ * measures it again over its whole length. */
+#define TSC_FIRST_MS 20
+#define TSC_REMEASURE_NS NS_PER_S
 
 /* Whether the kernel has the sched_exit_tp tracepoint (Linux 6.16+), where the full off-CPU
  * stacks are taken; without it they are taken at switch-out by frame pointer. */
@@ -232,6 +243,36 @@ static void attach_mmap_events(struct loader *l)
 			 "with mprotect() is unwound after the periodic rescan only");
 }
 
+/* Measures the time stamp counter's rate for the hook rings stamped with it (x86-64): ns per
+ * tick << SPANPROF_TSC_MULT_SHIFT into the BPF side's tsc_mult. first: the first measurement,
+ * over TSC_FIRST_MS from now; else from the last point, once a second or more passed. Without a
+ * counter (not x86-64) the hook never stamps with it and nothing is set. */
+static void measure_tsc_rate(struct loader *l, int first)
+{
+	struct timespec pause = { .tv_nsec = TSC_FIRST_MS * NS_PER_MS };
+	struct tsc_point now;
+	uint64_t mult;
+
+	if (first) {
+		if (tsc_point_read(&l->tsc_from))
+			return;
+		nanosleep(&pause, NULL);
+	} else if (!l->tsc_from.ns) {
+		return;
+	}
+	if (tsc_point_read(&now) || now.ns - l->tsc_from.ns < (first ? 0 : TSC_REMEASURE_NS))
+		return;
+	mult = tsc_rate_mult(&l->tsc_from, &now, SPANPROF_TSC_MULT_SHIFT);
+	if (!mult) {
+		log_warn(-ERANGE,
+			 "time stamp counter went back or stood still: its rate stays %llu",
+			 (unsigned long long)l->skel->bss->tsc_mult);
+		return;
+	}
+	__atomic_store_n(&l->skel->bss->tsc_mult, mult, __ATOMIC_RELAXED);
+	l->tsc_from = now;
+}
+
 struct loader *loader_open(const struct loader_options *opts)
 {
 	struct loader *l;
@@ -273,6 +314,8 @@ struct loader *loader_open(const struct loader_options *opts)
 			    opts->goroutine_entries ?: SPANPROF_GOROUTINES_START);
 	if (err)
 		goto out_free;
+	/* Before the hook's uprobe is attached: its first read of a ring may need the rate. */
+	measure_tsc_rate(l, 1);
 	/* Process events first, so no exec between the initial /proc scan and now is missed. */
 	err = spanprof_bpf__attach(l->skel);
 	if (err) {
@@ -317,6 +360,8 @@ struct loader_window loader_flip_window(struct loader *l)
 
 	__atomic_store_n(&l->skel->bss->window_slot, old ^ 1, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&l->skel->bss->off_cpu_slot, old ^ 1, __ATOMIC_SEQ_CST);
+	/* Over the whole window: the rate clock adjustments (NTP) gave CLOCK_MONOTONIC lately. */
+	measure_tsc_rate(l, 0);
 	w.counts_fd =
 		bpf_map__fd(old ? l->skel->maps.sample_counts_1 : l->skel->maps.sample_counts_0);
 	w.stacks_fd = bpf_map__fd(old ? l->skel->maps.stacks_1 : l->skel->maps.stacks_0);
