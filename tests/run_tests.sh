@@ -40,16 +40,19 @@ trap 'rm -rf "$work"' EXIT
 tally() { # cmd output-file rc seconds
 	local p f s sum
 
-	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$2" | tail -n 1)
-	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$2" | tail -n 1)
-	s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$2" | tail -n 1)
-	# A command that sums up several suites itself ends with "N passed, N failed, N skipped".
-	if [ -z "$p$f$s" ]; then
-		sum=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$2" | tail -n 1)
+	# A command that sums up several suites itself ends with "N passed, N failed, N skipped":
+	# that line counts them all (the hook suites print cmocka summaries of their C binaries
+	# first, then Python's and Ruby's). Otherwise the cmocka summary counts.
+	sum=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$2" | tail -n 1)
+	if [ -n "$sum" ]; then
 		p=$(echo "$sum" | sed -n 's/^\([0-9]*\) passed.*/\1/p')
 		f=$(echo "$sum" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
 		s=$(echo "$sum" | sed -n 's/.* \([0-9]*\) skipped.*/\1/p')
 		[ "${f:-0}" -eq 0 ] && f=
+	else
+		p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$2" | tail -n 1)
+		f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$2" | tail -n 1)
+		s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$2" | tail -n 1)
 	fi
 	passed=$((passed + ${p:-0}))
 	failed=$((failed + ${f:-0}))
