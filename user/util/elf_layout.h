@@ -71,6 +71,14 @@ int elf_read_vaddr(Elf *elf, int fd, uint64_t vaddr, void *buf, size_t len);
 typedef void (*elf_symbol_fn)(void *ctx, const char *name, const GElf_Sym *sym);
 int elf_each_defined_symbol(Elf *elf, int fd, elf_symbol_fn fn, void *ctx);
 
+/* The same walk over one symbol table scn (SHT_DYNSYM or SHT_SYMTAB) of elf, open on fd, with
+ * each symbol's index in the table, until fn returns nonzero. Returns 0 (walked, or stopped by
+ * fn), -EFBIG (the table or its string table is over ELF_SECTION_MAX_SYMBOLS: not read),
+ * -ENOEXEC (scn is not a symbol table, or cannot be read as one: none or part of it walked),
+ * -ENOMEM or fstat()'s -errno. */
+typedef int (*elf_symbol_at_fn)(void *ctx, size_t ndx, const char *name, const GElf_Sym *sym);
+int elf_each_symbol_in(Elf *elf, int fd, Elf_Scn *scn, elf_symbol_at_fn fn, void *ctx);
+
 /* Whether a string table of a symbol table of elf (open on fd) may hold the n bytes at bytes:
  * searched through a small buffer (file_find()), so a walk that looks for names can be ruled
  * out by one read of the string tables when none of them holds the name. Returns 0 when none

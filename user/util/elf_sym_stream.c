@@ -113,10 +113,11 @@ static void chunk_sym(const struct sym_stream *st, int is64, size_t i, GElf_Sym 
 	sym->st_size = s32->st_size;
 }
 
-/* Walks one symbol table whose header is sh. Returns 0, -EFBIG (a table over the cap, not
- * read) or -ENOEXEC (not readable as a symbol table: nothing or part of it was walked). */
+/* Walks one symbol table whose header is sh until fn returns nonzero. Returns 0, 1 (fn stopped
+ * it), -EFBIG (a table over the cap, not read) or -ENOEXEC (not readable as a symbol table:
+ * nothing or part of it was walked). */
 static int walk_table(Elf *elf, int fd, uint64_t fsize, const GElf_Shdr *sh, struct sym_stream *st,
-		      elf_symbol_fn fn, void *ctx)
+		      elf_symbol_at_fn fn, void *ctx)
 {
 	int is64 = gelf_getclass(elf) == ELFCLASS64, enc;
 	size_t entsize = is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym), n, i, chunk;
@@ -160,15 +161,31 @@ static int walk_table(Elf *elf, int fd, uint64_t fsize, const GElf_Shdr *sh, str
 			if (sym.st_shndx == SHN_UNDEF)
 				continue;
 			name = window_name(&st->names, sym.st_name);
-			if (name)
-				fn(ctx, name, &sym);
+			if (name && fn(ctx, (size_t)(at + i), name, &sym))
+				return 1;
 		}
 	}
 	return 0;
 }
 
+/* elf_each_defined_symbol()'s callback, called for each symbol of every table. */
+struct each_symbol {
+	elf_symbol_fn fn;
+	void *ctx;
+};
+
+static int on_each_symbol(void *ctx, size_t ndx, const char *name, const GElf_Sym *sym)
+{
+	struct each_symbol *e = ctx;
+
+	(void)ndx;
+	e->fn(e->ctx, name, sym);
+	return 0;
+}
+
 int elf_each_defined_symbol(Elf *elf, int fd, elf_symbol_fn fn, void *ctx)
 {
+	struct each_symbol each = { fn, ctx };
 	struct sym_stream *st = NULL;
 	Elf_Scn *scn = NULL;
 	struct stat sb;
@@ -183,11 +200,32 @@ int elf_each_defined_symbol(Elf *elf, int fd, elf_symbol_fn fn, void *ctx)
 			continue;
 		if (!st && !(st = malloc(sizeof(*st))))
 			return -ENOMEM;
-		if (walk_table(elf, fd, (uint64_t)sb.st_size, &sh, st, fn, ctx) == -EFBIG)
+		if (walk_table(elf, fd, (uint64_t)sb.st_size, &sh, st, on_each_symbol, &each) ==
+		    -EFBIG)
 			ret = -EFBIG;
 	}
 	free(st);
 	return ret;
+}
+
+int elf_each_symbol_in(Elf *elf, int fd, Elf_Scn *scn, elf_symbol_at_fn fn, void *ctx)
+{
+	struct sym_stream *st;
+	struct stat sb;
+	GElf_Shdr sh;
+	int err;
+
+	if (!scn || !gelf_getshdr(scn, &sh) ||
+	    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB))
+		return -ENOEXEC;
+	if (fstat(fd, &sb))
+		return -errno;
+	st = malloc(sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	err = walk_table(elf, fd, (uint64_t)sb.st_size, &sh, st, fn, ctx);
+	free(st);
+	return err == 1 ? 0 : err;
 }
 
 int elf_symbol_names_hold(Elf *elf, int fd, const void *bytes, size_t n)

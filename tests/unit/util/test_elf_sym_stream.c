@@ -257,11 +257,56 @@ static void test_names_hold_searches_the_string_tables(void **state)
 	tmpdir_remove(dir);
 }
 
+struct indexed {
+	size_t calls, ndx;
+};
+
+static int stop_at_first(void *ctx, size_t ndx, const char *name, const GElf_Sym *sym)
+{
+	struct indexed *x = ctx;
+	char want[32];
+
+	expected_name(5, want);
+	x->calls++;
+	x->ndx = ndx;
+	return !strcmp(name, want) && sym->st_value == VALUE_BASE + 5 * 16;
+}
+
+/* One table, symbols with their index, and a stop: the walk ends where the callback says. */
+static void test_one_table_gives_indexes_and_stops(void **state)
+{
+	struct indexed x = { 0 };
+	struct big_file b;
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+	int fd;
+	Elf *elf;
+
+	(void)state;
+	elf_version(EV_CURRENT);
+	write_big_file(&b);
+	fd = open(b.path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	elf = elf_guard_begin(fd);
+	assert_non_null(elf);
+	scn = elf_section_named(elf, ".symtab", ELF_SCN_ANY, &sh);
+	assert_non_null(scn);
+	assert_int_equal(elf_each_symbol_in(elf, fd, scn, stop_at_first, &x), 0);
+	assert_int_equal(x.ndx, 5);
+	assert_int_equal(x.calls, 5); /* 1..5: all defined */
+	scn = elf_section_named(elf, ".strtab", ELF_SCN_ANY, &sh);
+	assert_int_equal(elf_each_symbol_in(elf, fd, scn, stop_at_first, &x), -ENOEXEC);
+	elf_end(elf);
+	close(fd);
+	tmpdir_remove(b.dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_walk_sees_every_symbol_in_a_small_heap),
 		cmocka_unit_test(test_names_hold_searches_the_string_tables),
+		cmocka_unit_test(test_one_table_gives_indexes_and_stops),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
