@@ -43,8 +43,11 @@ static int find_symbol(Elf *elf, int fd, struct tctx_elf *out, size_t *symndx)
 	GElf_Shdr sh;
 	Elf_Scn *scn = elf_section_named(elf, ".dynsym", ELF_SCN_ANY, &sh);
 
-	if (!scn || sh.sh_type != SHT_DYNSYM || elf_each_symbol_in(elf, fd, scn, on_dynsym, &t) ||
-	    !t.found)
+	/* Its name first, through file_find()'s small buffer: most modules have no such string,
+	 * and a .dynsym in GNU hash order costs a read per name. */
+	if (!scn || sh.sh_type != SHT_DYNSYM ||
+	    !elf_symbol_names_hold(elf, fd, TCTX_SYMBOL, sizeof(TCTX_SYMBOL)) ||
+	    elf_each_symbol_in(elf, fd, scn, on_dynsym, &t) || !t.found)
 		return -ENOENT;
 	*symndx = t.symndx;
 	return 0;

@@ -25,14 +25,25 @@ struct table_span {
 	uint64_t off, size;
 };
 
-/* The window of the string table the names are read from: bytes [start, start + len) of the
- * table, and high, the end of the furthest window read so far. */
+/* Bytes [start, start + len) of a string table, held in buf. */
+struct name_buf {
+	uint64_t start;
+	size_t len;
+	char *buf;
+};
+
+/* The string table the names are read from, through two windows: ahead, which moves forward
+ * through the table by NAME_WINDOW bytes, and aside, ELF_NAME_MAX bytes around a name that lies
+ * behind what ahead has read (linkers lay names out in symbol order but share a string between
+ * symbols, so a walk mostly moves forward and now and then looks back). high is the end of the
+ * furthest window read so far. */
 struct name_window {
 	int fd;
 	struct table_span tab;
-	uint64_t start, high;
-	size_t len;
-	char buf[NAME_WINDOW];
+	uint64_t high;
+	struct name_buf ahead, aside;
+	char ahead_buf[NAME_WINDOW];
+	char aside_buf[ELF_NAME_MAX];
 };
 
 struct sym_stream {
@@ -46,39 +57,60 @@ static size_t min_size(uint64_t a, uint64_t b)
 	return (size_t)(a < b ? a : b);
 }
 
+/* Looks for the name at table offset off in b: 1 with *name when b holds it with its NUL, 1 with
+ * *name NULL when no table could (no NUL within ELF_NAME_MAX, or the table ends first), 0 when b
+ * cannot tell (off is outside it, or its NUL may lie past b's end). */
+static int buf_name(const struct name_buf *b, uint64_t table_size, uint64_t off, const char **name)
+{
+	size_t left;
+	const char *s;
+
+	if (off < b->start || off - b->start >= b->len)
+		return 0;
+	s = b->buf + (off - b->start);
+	left = b->len - (size_t)(off - b->start);
+	*name = memchr(s, '\0', left < ELF_NAME_MAX ? left : ELF_NAME_MAX) ? s : NULL;
+	return *name || left >= ELF_NAME_MAX || b->start + b->len == table_size;
+}
+
+/* Reads want bytes of the table at off into b (fewer at the table's end) and looks for the name
+ * there as buf_name() does. Returns 0 also when the file shrank (*name NULL). */
+static int fill(struct name_window *w, struct name_buf *b, uint64_t off, size_t want,
+		const char **name)
+{
+	want = min_size(want, w->tab.size - off);
+	b->len = 0;
+	*name = NULL;
+	if (pread(w->fd, b->buf, want, (off_t)(w->tab.off + off)) != (ssize_t)want)
+		return 0;
+	b->start = off;
+	b->len = want;
+	if (off + want > w->high)
+		w->high = off + want;
+	return buf_name(b, w->tab.size, off, name);
+}
+
 /* The NUL-terminated name at offset off of the table, or NULL (outside it, no NUL within
- * ELF_NAME_MAX, or the file shrank). A name outside the window makes the window move to it:
- * by NAME_WINDOW bytes when that reads past every byte read so far (a walk whose names follow
- * the symbols, as linkers lay them out, reads the table about once), else by ELF_NAME_MAX
- * bytes, so names in any order cost at most ELF_NAME_MAX bytes each, like a scan for the NUL
- * in a table held whole. */
+ * ELF_NAME_MAX, or the file shrank). A name neither window holds moves one of them to it:
+ * ahead, by NAME_WINDOW bytes, when that reads past every byte read so far (a walk whose names
+ * follow the symbols reads the table about once), else aside, by ELF_NAME_MAX bytes, so names in
+ * any order cost at most ELF_NAME_MAX bytes each, like a scan for the NUL in a table held whole
+ * (a .dynsym in GNU hash order names its strings in no order: one read per name). */
 static const char *window_name(struct name_window *w, uint64_t off)
 {
-	size_t left, want;
-	const char *s;
-	ssize_t got;
+	const char *name;
 
 	if (off >= w->tab.size)
 		return NULL;
-	if (off >= w->start && off - w->start < w->len) {
-		s = w->buf + (off - w->start);
-		left = w->len - (size_t)(off - w->start);
-		if (memchr(s, '\0', left < ELF_NAME_MAX ? left : ELF_NAME_MAX))
-			return s;
-		if (left >= ELF_NAME_MAX || w->start + w->len == w->tab.size)
-			return NULL; /* too long, or the table ends before its NUL */
+	if (buf_name(&w->ahead, w->tab.size, off, &name) ||
+	    buf_name(&w->aside, w->tab.size, off, &name))
+		return name;
+	if (off + ELF_NAME_MAX > w->high) {
+		fill(w, &w->ahead, off, NAME_WINDOW, &name);
+		return name;
 	}
-	want = off + ELF_NAME_MAX > w->high ? NAME_WINDOW : ELF_NAME_MAX;
-	want = min_size(want, w->tab.size - off);
-	w->len = 0;
-	got = pread(w->fd, w->buf, want, (off_t)(w->tab.off + off));
-	if (got != (ssize_t)want)
-		return NULL;
-	w->start = off;
-	w->len = want;
-	if (off + want > w->high)
-		w->high = off + want;
-	return memchr(w->buf, '\0', want < ELF_NAME_MAX ? want : ELF_NAME_MAX) ? w->buf : NULL;
+	fill(w, &w->aside, off, ELF_NAME_MAX, &name);
+	return name;
 }
 
 /* 0 when sh's bytes lie inside a file of fsize bytes, within the cap; -EFBIG when the section
@@ -141,8 +173,9 @@ static int walk_table(Elf *elf, int fd, uint64_t fsize, const GElf_Shdr *sh, str
 		return err;
 	enc = ident[EI_DATA];
 	st->names.fd = fd;
-	st->names.start = st->names.high = 0;
-	st->names.len = 0;
+	st->names.high = 0;
+	st->names.ahead = (struct name_buf){ .buf = st->names.ahead_buf };
+	st->names.aside = (struct name_buf){ .buf = st->names.aside_buf };
 	n = syms.size / entsize;
 	for (at = 0; at < n; at += chunk) {
 		chunk = min_size(SYM_CHUNK, n - at);
