@@ -32,15 +32,15 @@ struct name_buf {
 	char *buf;
 };
 
-/* The string table the names are read from, through two windows: ahead, which moves forward
- * through the table by NAME_WINDOW bytes, and aside, ELF_NAME_MAX bytes around a name that lies
- * behind what ahead has read (linkers lay names out in symbol order but share a string between
- * symbols, so a walk mostly moves forward and now and then looks back). high is the end of the
- * furthest window read so far. */
+/* The string table the names are read from, through two windows: ahead, NAME_WINDOW bytes from
+ * a name the walk came to moving forward, and aside, ELF_NAME_MAX bytes from a name behind the
+ * previous one (linkers lay names out in symbol order but share a string between symbols, so a
+ * walk mostly moves forward and now and then looks back). prev is the previous name's offset,
+ * ahead_left the bytes ahead may still read in this table (twice the table and a window). */
 struct name_window {
 	int fd;
 	struct table_span tab;
-	uint64_t high;
+	uint64_t prev, ahead_left;
 	struct name_buf ahead, aside;
 	char ahead_buf[NAME_WINDOW];
 	char aside_buf[ELF_NAME_MAX];
@@ -85,27 +85,29 @@ static int fill(struct name_window *w, struct name_buf *b, uint64_t off, size_t 
 		return 0;
 	b->start = off;
 	b->len = want;
-	if (off + want > w->high)
-		w->high = off + want;
 	return buf_name(b, w->tab.size, off, name);
 }
 
 /* The NUL-terminated name at offset off of the table, or NULL (outside it, no NUL within
  * ELF_NAME_MAX, or the file shrank). A name neither window holds moves one of them to it:
- * ahead, by NAME_WINDOW bytes, when that reads past every byte read so far (a walk whose names
- * follow the symbols reads the table about once), else aside, by ELF_NAME_MAX bytes, so names in
- * any order cost at most ELF_NAME_MAX bytes each, like a scan for the NUL in a table held whole
- * (a .dynsym in GNU hash order names its strings in no order: one read per name). */
+ * ahead, by NAME_WINDOW bytes, when the walk moved forward to it (names that follow the symbols
+ * are read about once), else aside, by ELF_NAME_MAX bytes. ahead reads at most twice the table
+ * and then leaves every miss to aside, so a table costs at most that plus ELF_NAME_MAX bytes per
+ * name, however its names are ordered: about what a scan for the NUL in a table held whole cost
+ * (a .dynsym in GNU hash order names its strings in no order: about one read per name). */
 static const char *window_name(struct name_window *w, uint64_t off)
 {
 	const char *name;
+	int forward = off > w->prev;
 
+	w->prev = off;
 	if (off >= w->tab.size)
 		return NULL;
 	if (buf_name(&w->ahead, w->tab.size, off, &name) ||
 	    buf_name(&w->aside, w->tab.size, off, &name))
 		return name;
-	if (off + ELF_NAME_MAX > w->high) {
+	if (forward && w->ahead_left >= NAME_WINDOW) {
+		w->ahead_left -= NAME_WINDOW;
 		fill(w, &w->ahead, off, NAME_WINDOW, &name);
 		return name;
 	}
@@ -173,7 +175,8 @@ static int walk_table(Elf *elf, int fd, uint64_t fsize, const GElf_Shdr *sh, str
 		return err;
 	enc = ident[EI_DATA];
 	st->names.fd = fd;
-	st->names.high = 0;
+	st->names.prev = 0;
+	st->names.ahead_left = 2 * st->names.tab.size + NAME_WINDOW;
 	st->names.ahead = (struct name_buf){ .buf = st->names.ahead_buf };
 	st->names.aside = (struct name_buf){ .buf = st->names.aside_buf };
 	n = syms.size / entsize;
