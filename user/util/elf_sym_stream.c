@@ -33,8 +33,8 @@ struct name_buf {
 };
 
 /* The string table the names are read from, through two windows: ahead, NAME_WINDOW bytes from
- * a name the walk came to moving forward, and aside, ELF_NAME_MAX bytes from a name behind the
- * previous one (linkers lay names out in symbol order but share a string between symbols, so a
+ * a name the walk came to moving forward, and aside, ELF_NAME_MAX bytes on either side of a name
+ * behind the previous one (linkers lay names out in symbol order but share a string between symbols, so a
  * walk mostly moves forward and now and then looks back). prev is the previous name's offset,
  * ahead_left the bytes ahead may still read in this table (twice the table and a window). */
 struct name_window {
@@ -43,7 +43,7 @@ struct name_window {
 	uint64_t prev, ahead_left;
 	struct name_buf ahead, aside;
 	char ahead_buf[NAME_WINDOW];
-	char aside_buf[ELF_NAME_MAX];
+	char aside_buf[2 * ELF_NAME_MAX];
 };
 
 struct sym_stream {
@@ -73,17 +73,17 @@ static int buf_name(const struct name_buf *b, uint64_t table_size, uint64_t off,
 	return *name || left >= ELF_NAME_MAX || b->start + b->len == table_size;
 }
 
-/* Reads want bytes of the table at off into b (fewer at the table's end) and looks for the name
- * there as buf_name() does. Returns 0 also when the file shrank (*name NULL). */
-static int fill(struct name_window *w, struct name_buf *b, uint64_t off, size_t want,
-		const char **name)
+/* Reads want bytes of the table from start into b (fewer at the table's end) and looks there for
+ * the name at off, as buf_name() does. Returns 0 also when the file shrank (*name NULL). */
+static int fill(struct name_window *w, struct name_buf *b, uint64_t start, size_t want,
+		uint64_t off, const char **name)
 {
-	want = min_size(want, w->tab.size - off);
+	want = min_size(want, w->tab.size - start);
 	b->len = 0;
 	*name = NULL;
-	if (pread(w->fd, b->buf, want, (off_t)(w->tab.off + off)) != (ssize_t)want)
+	if (pread(w->fd, b->buf, want, (off_t)(w->tab.off + start)) != (ssize_t)want)
 		return 0;
-	b->start = off;
+	b->start = start;
 	b->len = want;
 	return buf_name(b, w->tab.size, off, name);
 }
@@ -91,14 +91,15 @@ static int fill(struct name_window *w, struct name_buf *b, uint64_t off, size_t 
 /* The NUL-terminated name at offset off of the table, or NULL (outside it, no NUL within
  * ELF_NAME_MAX, or the file shrank). A name neither window holds moves one of them to it:
  * ahead, by NAME_WINDOW bytes, when the walk moved forward to it (names that follow the symbols
- * are read about once), else aside, by ELF_NAME_MAX bytes. ahead reads at most twice the table
- * and then leaves every miss to aside, so a table costs at most that plus ELF_NAME_MAX bytes per
- * name, however its names are ordered: about what a scan for the NUL in a table held whole cost
+ * are read about once), else aside, by 2 x ELF_NAME_MAX bytes. ahead reads at most twice the
+ * table and then leaves every miss to aside, so a table costs at most that plus 2 x ELF_NAME_MAX
+ * bytes per name, however its names are ordered: about what a scan for the NUL in a table held whole cost
  * (a .dynsym in GNU hash order names its strings in no order: about one read per name). */
 static const char *window_name(struct name_window *w, uint64_t off)
 {
-	const char *name;
 	int forward = off > w->prev;
+	const char *name;
+	uint64_t start;
 
 	w->prev = off;
 	if (off >= w->tab.size)
@@ -108,10 +109,12 @@ static const char *window_name(struct name_window *w, uint64_t off)
 		return name;
 	if (forward && w->ahead_left >= NAME_WINDOW) {
 		w->ahead_left -= NAME_WINDOW;
-		fill(w, &w->ahead, off, NAME_WINDOW, &name);
+		fill(w, &w->ahead, off, NAME_WINDOW, off, &name);
 		return name;
 	}
-	fill(w, &w->aside, off, ELF_NAME_MAX, &name);
+	/* The bytes before the name too: a walk that looks back often looks further back next. */
+	start = off > ELF_NAME_MAX ? off - ELF_NAME_MAX : 0;
+	fill(w, &w->aside, start, (size_t)(off - start) + ELF_NAME_MAX, off, &name);
 	return name;
 }
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -58,9 +59,15 @@ static int is_defined(unsigned int i)
 	return i % 97 != 0;
 }
 
-/* Which symbol's name is laid out at the place of symbol i's (swapped pairs far apart). */
-static unsigned int laid_out(unsigned int i)
+/* How the names are laid out: in symbol order but for pairs swapped far apart (as a linker
+ * sharing strings does now and then), or in reverse order (every name behind the previous). */
+enum layout { SWAPPED_PAIRS, REVERSED };
+
+/* Which symbol's name is laid out at the place of symbol i's. */
+static unsigned int laid_out(unsigned int i, enum layout layout)
 {
+	if (layout == REVERSED)
+		return NSYMS - i;
 	if (i % SWAP_EVERY == 0 && i < NSYMS / 2)
 		return NSYMS - i;
 	if ((NSYMS - i) % SWAP_EVERY == 0 && NSYMS - i < NSYMS / 2)
@@ -69,12 +76,13 @@ static unsigned int laid_out(unsigned int i)
 }
 
 struct big_file {
+	enum layout layout;
 	char *dir, path[512];
 	size_t strtab_bytes;
 };
 
-/* Writes the file: .text, .strtab (names in symbol order but for the swapped pairs) and
- * .symtab of NSYMS entries (entry 0 the null symbol). */
+/* Writes the file: .text, .strtab (names laid out as b->layout says) and .symtab of NSYMS
+ * entries (entry 0 the null symbol). */
 static void write_big_file(struct big_file *b)
 {
 	size_t cap = (size_t)NSYMS * 32 + 2 * ELF_NAME_MAX, len = 1, *name_off;
@@ -89,7 +97,7 @@ static void write_big_file(struct big_file *b)
 	assert_non_null(name_off);
 	strtab[0] = '\0';
 	for (i = 1; i < NSYMS; i++) {
-		j = laid_out(i);
+		j = laid_out(i, b->layout);
 		name_off[j] = len;
 		len += expected_name(j, name) + 1;
 		memcpy(strtab + name_off[j], name, len - name_off[j]);
@@ -164,15 +172,25 @@ static int heap_is_measurable(void)
 	return moved;
 }
 
-static void test_walk_sees_every_symbol_in_a_small_heap(void **state)
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Walks a file laid out so: every defined symbol seen once, with its name and value, and the
+ * heap's growth during the walk under HEAP_GROWTH_MAX. */
+static void walk_and_check(enum layout layout)
 {
 	struct walk_check c = { 0 };
-	struct big_file b;
+	struct big_file b = { .layout = layout };
 	size_t i, missing = 0, twice = 0, unexpected = 0;
+	double took;
 	int fd, err;
 	Elf *elf;
 
-	(void)state;
 	elf_version(EV_CURRENT);
 	write_big_file(&b);
 	c.seen = calloc(NSYMS, 1);
@@ -182,7 +200,9 @@ static void test_walk_sees_every_symbol_in_a_small_heap(void **state)
 	elf = elf_guard_begin(fd);
 	assert_non_null(elf);
 	c.heap_base = c.heap_peak = heap_in_use();
+	took = mono_s();
 	err = elf_each_defined_symbol(elf, fd, on_symbol, &c);
+	took = mono_s() - took;
 	if (heap_in_use() > c.heap_peak)
 		c.heap_peak = heap_in_use();
 	elf_end(elf);
@@ -196,8 +216,10 @@ static void test_walk_sees_every_symbol_in_a_small_heap(void **state)
 		twice += c.seen[i] > 1;
 		unexpected += !want && c.seen[i];
 	}
-	printf("  %zu symbols, %zu KiB of names: %zu visits, heap +%zu KiB during the walk\n",
-	       (size_t)NSYMS, b.strtab_bytes >> 10, c.visits, (c.heap_peak - c.heap_base) >> 10);
+	printf("  %zu symbols, %zu KiB of names: %zu visits in %.3f s, heap +%zu KiB during the "
+	       "walk\n",
+	       (size_t)NSYMS, b.strtab_bytes >> 10, c.visits, took,
+	       (c.heap_peak - c.heap_base) >> 10);
 	assert_int_equal(c.wrong, 0);
 	assert_int_equal(missing, 0);
 	assert_int_equal(twice, 0);
@@ -209,6 +231,19 @@ static void test_walk_sees_every_symbol_in_a_small_heap(void **state)
 		return;
 	}
 	assert_true(c.heap_peak - c.heap_base < HEAP_GROWTH_MAX);
+}
+
+static void test_walk_sees_every_symbol_in_a_small_heap(void **state)
+{
+	(void)state;
+	walk_and_check(SWAPPED_PAIRS);
+}
+
+/* Every name behind the previous one: each read aside, none missed, the heap as small. */
+static void test_names_in_reverse_order_are_all_read(void **state)
+{
+	(void)state;
+	walk_and_check(REVERSED);
 }
 
 /* A string table of a few names: the search finds a name with its NUL, not a name that is only
@@ -276,7 +311,7 @@ static int stop_at_first(void *ctx, size_t ndx, const char *name, const GElf_Sym
 static void test_one_table_gives_indexes_and_stops(void **state)
 {
 	struct indexed x = { 0 };
-	struct big_file b;
+	struct big_file b = { .layout = SWAPPED_PAIRS };
 	GElf_Shdr sh;
 	Elf_Scn *scn;
 	int fd;
@@ -305,6 +340,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_walk_sees_every_symbol_in_a_small_heap),
+		cmocka_unit_test(test_names_in_reverse_order_are_all_read),
 		cmocka_unit_test(test_names_hold_searches_the_string_tables),
 		cmocka_unit_test(test_one_table_gives_indexes_and_stops),
 	};
