@@ -106,6 +106,28 @@ int crafted_elf_write(const char *path, const struct crafted_section *secs, size
 	return err;
 }
 
+int crafted_elf_set_link(const char *path, unsigned int ndx, uint32_t link, uint64_t entsize)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh;
+	off_t at;
+	int fd = open(path, O_RDWR | O_CLOEXEC), err = -EIO;
+
+	if (fd < 0)
+		return -errno;
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) || ndx >= eh.e_shnum)
+		goto out;
+	at = (off_t)(eh.e_shoff + ndx * sizeof(sh));
+	if (pread(fd, &sh, sizeof(sh), at) != sizeof(sh))
+		goto out;
+	sh.sh_link = link;
+	sh.sh_entsize = entsize;
+	err = write_at(fd, &sh, sizeof(sh), (uint64_t)at);
+out:
+	close(fd);
+	return err;
+}
+
 uint64_t crafted_elf_disk_bytes(const char *path)
 {
 	struct stat st;

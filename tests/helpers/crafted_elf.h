@@ -25,6 +25,11 @@ int crafted_elf_write(const char *path, const struct crafted_section *secs, size
  * (sparse). Returns 0 or -errno. */
 int crafted_elf_extend_sections(const char *src, const char *dst, uint64_t nsec);
 
+/* Sets sh_link and sh_entsize of section ndx of the file at path (sections count from 1 in the
+ * order given to crafted_elf_write()): what a symbol table needs to name its string table.
+ * Returns 0 or -errno. */
+int crafted_elf_set_link(const char *path, unsigned int ndx, uint32_t link, uint64_t entsize);
+
 /* Bytes the file really occupies on disk (st_blocks), to show a claim is sparse. */
 uint64_t crafted_elf_disk_bytes(const char *path);
 

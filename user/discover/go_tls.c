@@ -70,11 +70,11 @@ static void on_symbol(void *ctx, const char *name, const GElf_Sym *sym)
 
 /* st_value of runtime.tlsg (its offset in the TLS segment) from the symbol tables. Returns 0,
  * -ENODATA when there is no such symbol (stripped), or -EFBIG (a table over the cap). */
-static int tlsg_value(Elf *elf, uint64_t *value)
+static int tlsg_value(Elf *elf, int fd, uint64_t *value)
 {
 	struct tlsg_scan t = { 0 };
 
-	if (elf_each_defined_symbol(elf, on_symbol, &t) == -EFBIG)
+	if (elf_each_defined_symbol(elf, fd, on_symbol, &t) == -EFBIG)
 		return -EFBIG;
 	if (!t.found)
 		return -ENODATA;
@@ -160,7 +160,7 @@ int go_tls_g_offset(Elf *elf, int fd, int32_t *offset)
 	if (tls.p_memsz < TLSG_SIZE ||
 	    go_tls_block_size(tls.p_memsz, tls.p_vaddr, tls.p_align, &block))
 		return -ENOEXEC;
-	err = tlsg_value(elf, &value);
+	err = tlsg_value(elf, fd, &value);
 	if (err == -EFBIG)
 		return err;
 	if (!err) {

@@ -206,9 +206,14 @@ static void on_go_symbol(void *ctx, const char *name, const GElf_Sym *sym)
 /* The Go hook: the function and semaphore symbols, the site found inside the function. */
 static int resolve_go_site(const struct hook_file_ref *f, struct hook_site *site)
 {
+	static const char name[] = HOOK_GO_FUNC_SUFFIX;
 	struct go_site_scan g = { .elf = f->elf };
 
-	if (elf_each_defined_symbol(f->elf, on_go_symbol, &g) == -EFBIG)
+	/* Most files have no Go hook: one pass over their string tables through a small buffer
+	 * rules the symbol walk out. */
+	if (!elf_symbol_names_hold(f->elf, f->fd, name, sizeof(name) - 1))
+		return -ENODATA;
+	if (elf_each_defined_symbol(f->elf, f->fd, on_go_symbol, &g) == -EFBIG)
 		return -EFBIG;
 	if (!g.func_size)
 		return -ENODATA;

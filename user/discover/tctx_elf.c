@@ -6,7 +6,6 @@
 
 #include "discover/tctx_elf.h"
 #include "util/elf_guard.h"
-#include "util/elf_section.h"
 
 /* Relocation types of x86-64 TLS (elf.h has them; spelled here so other hosts build). */
 #define R_TLS_DTPMOD64 16
@@ -16,39 +15,42 @@
 
 /* The variable in .dynsym: only an exported symbol is a publisher the OTEP describes. The same
  * walk tells whether the module is spanprof's hook library (out->span_hook). */
-static int find_symbol(Elf *elf, struct tctx_elf *out, size_t *symndx)
+struct tctx_scan {
+	struct tctx_elf *out;
+	size_t symndx;
+	int found;
+};
+
+static int on_dynsym(void *ctx, size_t ndx, const char *name, const GElf_Sym *sym)
 {
+	struct tctx_scan *t = ctx;
+
+	if (GELF_ST_TYPE(sym->st_info) == STT_FUNC && !t->out->span_hook)
+		t->out->span_hook = !strcmp(name, TCTX_SPAN_HOOK_SYMBOL);
+	else if (!t->found && GELF_ST_TYPE(sym->st_info) == STT_TLS && !strcmp(name, TCTX_SYMBOL)) {
+		t->out->sym_offset = sym->st_value;
+		t->symndx = ndx;
+		t->found = 1;
+	}
+	return t->found && t->out->span_hook;
+}
+
+/* Read with pread through a small buffer (elf_each_symbol_in()): every mapped module is looked
+ * at, and most are no publisher. */
+static int find_symbol(Elf *elf, int fd, struct tctx_elf *out, size_t *symndx)
+{
+	struct tctx_scan t = { .out = out };
 	GElf_Shdr sh;
 	Elf_Scn *scn = elf_section_named(elf, ".dynsym", ELF_SCN_ANY, &sh);
-	Elf_Data *data = NULL;
-	const char *name;
-	GElf_Sym sym;
-	size_t i, n;
-	int found = 0;
 
-	/* elf_guard_begin() capped the symbol and string tables together; stated here too. */
-	if (!scn || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
-	    elf_section_data(scn, ELF_SECTION_MAX_SYMBOLS, &data) || !data->d_buf)
+	/* Its name first, through file_find()'s small buffer: most modules have no such string,
+	 * and a .dynsym in GNU hash order costs a read per name. */
+	if (!scn || sh.sh_type != SHT_DYNSYM ||
+	    !elf_symbol_names_hold(elf, fd, TCTX_SYMBOL, sizeof(TCTX_SYMBOL)) ||
+	    elf_each_symbol_in(elf, fd, scn, on_dynsym, &t) || !t.found)
 		return -ENOENT;
-	n = data->d_size / sh.sh_entsize;
-	for (i = 1; i < n && !(found && out->span_hook); i++) {
-		if (!gelf_getsym(data, i, &sym) || sym.st_shndx == SHN_UNDEF)
-			continue;
-		if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && !out->span_hook) {
-			name = elf_name_at(elf, sh.sh_link, sym.st_name);
-			out->span_hook = name && !strcmp(name, TCTX_SPAN_HOOK_SYMBOL);
-			continue;
-		}
-		if (found || GELF_ST_TYPE(sym.st_info) != STT_TLS)
-			continue;
-		name = elf_name_at(elf, sh.sh_link, sym.st_name);
-		if (name && !strcmp(name, TCTX_SYMBOL)) {
-			out->sym_offset = sym.st_value;
-			*symndx = i;
-			found = 1;
-		}
-	}
-	return found ? 0 : -ENOENT;
+	*symndx = t.symndx;
+	return 0;
 }
 
 static int read_tls_segment(Elf *elf, struct tctx_elf *out)
@@ -123,7 +125,7 @@ int tctx_elf_read(int fd, struct tctx_elf *out)
 	elf = elf_guard_begin(fd);
 	if (!elf)
 		return errno ? -errno : -ENOEXEC;
-	err = find_symbol(elf, out, &symndx);
+	err = find_symbol(elf, fd, out, &symndx);
 	err = err ?: read_tls_segment(elf, out);
 	err = err ?: elf_each_rela(elf, on_rela, &(struct reloc_walk){ out, symndx });
 	if (!err)

@@ -42,10 +42,17 @@ Elf *interp_elf_begin(int fd, struct elf_wanted_sym *want, size_t n, elf_symbol_
 
 	if (!elf)
 		return NULL;
+	/* The file is chosen by its name, which anyone can give a large executable: unless a string
+	 * table holds want[0]'s name (with its NUL), its symbols are not walked. */
+	if (!elf_symbol_names_hold(elf, fd, want[0].name, strlen(want[0].name) + 1)) {
+		elf_end(elf);
+		errno = ENOENT;
+		return NULL;
+	}
 	if (fn)
-		elf_each_defined_symbol(elf, fn, ctx);
+		elf_each_defined_symbol(elf, fd, fn, ctx);
 	else
-		elf_find_symbols(elf, want, n);
+		elf_find_symbols(elf, fd, want, n);
 	if (!want[0].found) {
 		elf_end(elf);
 		errno = ENOENT;

@@ -36,8 +36,10 @@ int interp_file_read(const char *proc_root, pid_t pid, const struct proc_map *m,
 /* The opening every language's reader makes: fd for libelf (elf_guard_begin()), and one walk of
  * its defined symbols, calling fn(ctx, ...) for each (fn notes want[] itself) or, when fn is
  * NULL, noting the first of each name in want[0..n). want[0] is the symbol that marks the
- * interpreter. Returns the Elf (elf_end() it) when want[0] was found, else NULL with errno
- * ENOENT, or elf_guard_begin()'s errno. */
+ * interpreter: when no string table of the file holds its name, nothing is walked (a large
+ * executable named like an interpreter costs one read of its string tables through a small
+ * buffer). Returns the Elf (elf_end() it) when want[0] was found, else NULL with errno ENOENT,
+ * or elf_guard_begin()'s errno. */
 Elf *interp_elf_begin(int fd, struct elf_wanted_sym *want, size_t n, elf_symbol_fn fn, void *ctx);
 
 /* Notes the version the reader found in file, and in *bias where the file's loads sit in memory

@@ -139,37 +139,6 @@ int elf_read_vaddr(Elf *elf, int fd, uint64_t vaddr, void *buf, size_t len)
 	return 0;
 }
 
-int elf_each_defined_symbol(Elf *elf, elf_symbol_fn fn, void *ctx)
-{
-	Elf_Scn *scn = NULL;
-	Elf_Data *data;
-	const char *name;
-	GElf_Shdr sh;
-	GElf_Sym sym;
-	size_t i, n;
-	int err, ret = 0;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) || !sh.sh_entsize)
-			continue;
-		err = elf_section_data(scn, ELF_SECTION_MAX_SYMBOLS, &data);
-		if (err == -EFBIG)
-			ret = err;
-		if (err)
-			continue;
-		n = data->d_size / sh.sh_entsize; /* what was read, not what sh_size claims */
-		for (i = 0; i < n; i++) {
-			if (!gelf_getsym(data, i, &sym) || sym.st_shndx == SHN_UNDEF)
-				continue;
-			name = elf_name_at(elf, sh.sh_link, sym.st_name);
-			if (name)
-				fn(ctx, name, &sym);
-		}
-	}
-	return ret;
-}
-
 int elf_wanted_sym_note(struct elf_wanted_sym *want, size_t n, const char *name,
 			const GElf_Sym *sym)
 {
@@ -199,14 +168,14 @@ static void note_wanted(void *ctx, const char *name, const GElf_Sym *sym)
 	elf_wanted_sym_note(walk->want, walk->n, name, sym);
 }
 
-int elf_find_symbols(Elf *elf, struct elf_wanted_sym *want, size_t n)
+int elf_find_symbols(Elf *elf, int fd, struct elf_wanted_sym *want, size_t n)
 {
 	struct wanted_walk walk = { want, n };
 	size_t i;
 
 	for (i = 0; i < n; i++)
 		want[i].found = 0;
-	return elf_each_defined_symbol(elf, note_wanted, &walk);
+	return elf_each_defined_symbol(elf, fd, note_wanted, &walk);
 }
 
 int elf_each_rela(Elf *elf, elf_rela_fn fn, void *ctx)

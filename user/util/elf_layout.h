@@ -59,12 +59,32 @@ int elf_loads_bias(const struct elf_loads *l, uint64_t map_start, uint64_t map_o
  * (not in the file) or -EIO (short read). */
 int elf_read_vaddr(Elf *elf, int fd, uint64_t vaddr, void *buf, size_t len);
 
-/* Calls fn for every defined symbol of .dynsym and .symtab (libelf bounds every entry by its
- * section's size; a symbol whose name cannot be read is skipped). A table claiming more than
- * ELF_SECTION_MAX_SYMBOLS bytes is not read. Returns 0, or -EFBIG when a table was left out so
- * (the others were walked). */
+/* Calls fn for every defined symbol of .dynsym and .symtab of elf, open on fd (elf_guard_begin()).
+ * The tables are read from fd with pread, a chunk of entries at a time, and names through a
+ * window of the string table (elf_sym_stream.c): a walk holds about 120 KiB whatever the sizes
+ * of the tables, where libelf would copy each whole section into the heap. A symbol whose name
+ * cannot be read (outside its table, no NUL within ELF_NAME_MAX) is skipped, and so is a table
+ * whose entries are not the size of the file's class or that does not lie in the file. A symbol
+ * or string table claiming more than ELF_SECTION_MAX_SYMBOLS bytes is not read. Returns 0,
+ * -EFBIG when a table was left out so (the others were walked), -ENOMEM, or fstat()'s -errno.
+ * The name passed to fn lives until fn returns. */
 typedef void (*elf_symbol_fn)(void *ctx, const char *name, const GElf_Sym *sym);
-int elf_each_defined_symbol(Elf *elf, elf_symbol_fn fn, void *ctx);
+int elf_each_defined_symbol(Elf *elf, int fd, elf_symbol_fn fn, void *ctx);
+
+/* The same walk over one symbol table scn (SHT_DYNSYM or SHT_SYMTAB) of elf, open on fd, with
+ * each symbol's index in the table, until fn returns nonzero. Returns 0 (walked, or stopped by
+ * fn), -EFBIG (the table or its string table is over ELF_SECTION_MAX_SYMBOLS: not read),
+ * -ENOEXEC (scn is not a symbol table, or cannot be read as one: none or part of it walked),
+ * -ENOMEM or fstat()'s -errno. */
+typedef int (*elf_symbol_at_fn)(void *ctx, size_t ndx, const char *name, const GElf_Sym *sym);
+int elf_each_symbol_in(Elf *elf, int fd, Elf_Scn *scn, elf_symbol_at_fn fn, void *ctx);
+
+/* Whether a string table of a symbol table of elf (open on fd) may hold the n bytes at bytes:
+ * searched through a small buffer (file_find()), so a walk that looks for names can be ruled
+ * out by one read of the string tables when none of them holds the name. Returns 0 when none
+ * does, 1 when one does or a read failed (unsure). Tables elf_each_defined_symbol() would not
+ * read are not searched. */
+int elf_symbol_names_hold(Elf *elf, int fd, const void *bytes, size_t n);
 
 /* A symbol asked for by name: found and sym tell the first defined symbol of that name (in
  * elf_each_defined_symbol()'s order: table by table, entry by entry). */
@@ -80,9 +100,9 @@ struct elf_wanted_sym {
 int elf_wanted_sym_note(struct elf_wanted_sym *want, size_t n, const char *name,
 			const GElf_Sym *sym);
 
-/* Walks the defined symbols once, noting the first of each name in want[0..n). Returns
- * elf_each_defined_symbol()'s result. */
-int elf_find_symbols(Elf *elf, struct elf_wanted_sym *want, size_t n);
+/* Walks the defined symbols of elf (open on fd) once, noting the first of each name in
+ * want[0..n). Returns elf_each_defined_symbol()'s result. */
+int elf_find_symbols(Elf *elf, int fd, struct elf_wanted_sym *want, size_t n);
 
 /* Calls fn for every entry of the SHT_RELA sections, with the symbol it names (NULL when it names
  * none, or its section's sh_link is not a symbol table (SHT_DYNSYM, SHT_SYMTAB: those the guard

@@ -129,12 +129,12 @@ static void test_each_defined_symbol(void **state)
 	struct sym_find und = { .want = "getauxval" }; /* imported from libc: undefined here */
 	GElf_Ehdr ehdr;
 
-	elf_each_defined_symbol(s->elf, on_symbol, &f);
+	elf_each_defined_symbol(s->elf, s->fd, on_symbol, &f);
 	assert_int_equal(f.found, 1); /* in .symtab (a static object), not in .dynsym */
 	assert_non_null(gelf_getehdr(s->elf, &ehdr));
 	assert_int_equal(f.value, (uintptr_t)marker - (getauxval(AT_ENTRY) - ehdr.e_entry));
 	assert_false(f.undefined_seen);
-	elf_each_defined_symbol(s->elf, on_symbol, &und);
+	elf_each_defined_symbol(s->elf, s->fd, on_symbol, &und);
 	assert_int_equal(und.found, 0);
 }
 
@@ -149,8 +149,8 @@ static void test_find_symbols(void **state)
 	};
 	struct sym_find f = { .want = "marker" };
 
-	assert_int_equal(elf_find_symbols(s->elf, w, 3), 0);
-	elf_each_defined_symbol(s->elf, on_symbol, &f);
+	assert_int_equal(elf_find_symbols(s->elf, s->fd, w, 3), 0);
+	elf_each_defined_symbol(s->elf, s->fd, on_symbol, &f);
 	assert_true(w[0].found);
 	assert_int_equal(w[0].sym.st_value, f.value);
 	assert_false(w[1].found);
@@ -355,7 +355,7 @@ static void test_names_cost_their_length_in_a_table_without_final_nul(void **sta
 	elf = elf_guard_begin(fd);
 	assert_non_null(elf);
 	took = mono_s();
-	assert_int_equal(elf_each_defined_symbol(elf, count_symbol, seen), 0);
+	assert_int_equal(elf_each_defined_symbol(elf, fd, count_symbol, seen), 0);
 	took = mono_s() - took;
 	assert_string_equal(elf_name_at(elf, 2, 1), "crafted_symbol");
 	assert_null(elf_name_at(elf, 2, 100));
