@@ -4,6 +4,7 @@
  * must still get its hook, keep its windows coming while the uprobes are removed, and be named
  * in the log. Also the span-name flood and the span log's size bounds. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -32,6 +33,7 @@
 #include "unpriv_user.h"
 
 #define HOGS HOOK_HOGS
+#define SERVICE_HOGS 8 /* the user's processes, each its own service, for 4 service slots */
 #define SERVICE_SPAN "GET /checkout"
 #if defined(__x86_64__)
 #define UNWIND_SUPPORTED_HERE 1
@@ -570,6 +572,110 @@ static void test_unwind_budget_shared_fairly(void **state)
 	assert_int_equal(agent_proc_stop(&agent), 0);
 }
 
+/* The user's services of one window in dir, by window start: the most any window held, and the
+ * windows of the user's services in all (files "<start>Z-<seq>-it-fair-uN.pb.gz", CPU only). */
+static int user_services_per_window(const char *dir, double from, int *total)
+{
+	char starts[256][32], *z;
+	int counts[256] = { 0 }, nstarts = 0, i, most = 0;
+	struct dirent *e;
+	size_t n;
+	DIR *d = opendir(dir);
+
+	*total = 0;
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		z = strstr(e->d_name, "-it-fair-u");
+		if (!z || profile_window_start_s(e->d_name) < from)
+			continue;
+		z += strlen("-it-fair-u");
+		n = strspn(z, "0123456789");
+		if (!n || strcmp(z + n, ".pb.gz"))
+			continue;
+		n = strcspn(e->d_name, "Z");
+		for (i = 0; i < nstarts; i++)
+			if (strlen(starts[i]) == n && !strncmp(starts[i], e->d_name, n))
+				break;
+		if (i == nstarts && nstarts < 256)
+			snprintf(starts[nstarts++], sizeof(starts[0]), "%.*s", (int)n, e->d_name);
+		if (i < 256) {
+			counts[i]++;
+			most = counts[i] > most ? counts[i] : most;
+		}
+		(*total)++;
+	}
+	closedir(d);
+	return most;
+}
+
+/* An unprivileged user runs SERVICE_HOGS processes, each naming its own service, next to a root
+ * service, with --max-services 4: in every window the user holds at most 2 of the 4 services
+ * (half), the root service has a profile in each window, and the counter shows the share bit. */
+static void test_services_per_window_fair_per_user(void **state)
+{
+	struct fair *f = *state;
+	char workload[600], out[600], rout[600], uout[SERVICE_HOGS][600], svc[32];
+	char pids[SERVICE_HOGS + 1][16];
+	const char *root_argv[] = { build_path("tests/workloads/fair_workload"), "tick", "90", "10",
+				    NULL };
+	const char *user_argv[] = { workload, "tick", "90", "2", NULL };
+	const char *argv[8 + 2 * (SERVICE_HOGS + 1) + 1] = { "--output",       out,
+							     "--interval",     "1",
+							     "--metrics-addr", "127.0.0.1:0",
+							     "--max-services", "4" };
+	struct agent_proc agent;
+	double refused, from, t0, gap;
+	int i, port, windows, most, total;
+
+	if (!f)
+		skip();
+	create_user(f);
+	snprintf(workload, sizeof(workload), "%s/fair_workload", f->dir);
+	assert_int_equal(fixture_sh("cp '%s' '%s' && chmod 0755 '%s'",
+				    build_path("tests/workloads/fair_workload"), workload,
+				    workload),
+			 0);
+	snprintf(out, sizeof(out), "%s/out", f->dir);
+	assert_int_equal(mkdir(out, 0755), 0);
+	snprintf(rout, sizeof(rout), "%s/root.out", f->dir);
+	snprintf(pids[0], 16, "%d", start_as(f, -1, "it-fair-root", rout, root_argv));
+	for (i = 0; i < SERVICE_HOGS; i++) {
+		snprintf(uout[i], sizeof(uout[i]), "%s/u%d.out", f->dir, i);
+		snprintf(svc, sizeof(svc), "it-fair-u%d", i);
+		snprintf(pids[i + 1], 16, "%d", start_as(f, f->user.uid, svc, uout[i], user_argv));
+	}
+	wait_file_has(rout, "ready", 30);
+	for (i = 0; i < SERVICE_HOGS; i++)
+		wait_file_has(uout[i], "ready", 30);
+	for (i = 0; i <= SERVICE_HOGS; i++) {
+		argv[8 + 2 * i] = "--pid";
+		argv[9 + 2 * i] = pids[i];
+	}
+	assert_int_equal(agent_proc_start(&agent, f->dir, argv), 0);
+	port = metrics_scrape_port(agent.log_path);
+	assert_true(port > 0);
+	for (t0 = now_s(); (refused = scrape(port, "spanprof_fair_share_limited_total{bound="
+						   "\"service_slot_refused\"}")) <= 0;)
+		if (now_s() - t0 > 60) {
+			agent_proc_print_log(&agent);
+			fail_msg("the user's services were never refused a slot (%.0f)", refused);
+		}
+	from = profile_windows_now_s() + 1;
+	for (t0 = now_s(); (windows = profile_windows_since(out, "it-fair-root", from, &gap)) < 5;)
+		if (now_s() - t0 > 60)
+			break;
+	most = user_services_per_window(out, from, &total);
+	printf("  root service: %d windows (longest gap %.2f s); user's services: at most %d in a "
+	       "window, %d profiles; samples refused %.0f\n",
+	       windows, gap, most, total,
+	       scrape(port, "spanprof_fair_share_limited_total{bound=\"service_slot_refused\"}"));
+	assert_true(windows >= 5);
+	assert_true(gap < 3.5);
+	assert_in_range(most, 1, 2);
+	assert_true(agent_proc_wait_log(&agent, "not profiled this window: uid", 5));
+	assert_int_equal(agent_proc_stop(&agent), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -580,6 +686,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_span_name_flood_leaves_other_services_intact,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unwind_budget_shared_fairly, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_services_per_window_fair_per_user, setup,
+						teardown),
 	};
 
 	if (getenv("FAIR_ONLY")) /* one test by name pattern, while working on it */
