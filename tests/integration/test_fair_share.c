@@ -2,7 +2,8 @@
 /* One local user against everyone else, with the real agent: an unprivileged user the test
  * creates holds every hook-file slot and then lets them all go at once; an ordinary root service
  * must still get its hook, keep its windows coming while the uprobes are removed, and be named
- * in the log. Also the span-name flood and the span log's size bounds. */
+ * in the log. Also the span-name flood and the span log's size bounds, services per window, and
+ * control characters in Python and Ruby names. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -676,6 +677,78 @@ static void test_services_per_window_fair_per_user(void **state)
 	assert_int_equal(agent_proc_stop(&agent), 0);
 }
 
+/* A Ruby method whose label the process rewrites in its own memory (ESC, newline) and whose
+ * eval'd file name carries ESC, BEL and a newline; called through its Method object, since its
+ * name no longer matches the rewritten string. */
+static const char rb_script[] =
+	"require 'fiddle'\n"
+	"ev = eval(\"def evil_x31m_spin(t_end)\\n\" \\\n"
+	"          \"  x = 0\\n\" \\\n"
+	"          \"  x += 1 while Process.clock_gettime(Process::CLOCK_MONOTONIC) < t_end\\n\" \\\n"
+	"          \"  x\\nend\\n\" \\\n"
+	"          \"RubyVM::InstructionSequence.of(method(:evil_x31m_spin))\",\n"
+	"          binding, \"/tmp/evil\\e]0;t\\a\\n.rb\", 1)\n"
+	"m = method(:evil_x31m_spin)\n"
+	"label = Fiddle::Pointer[ev.label]\n"
+	"label[4] = 27\n"
+	"label[9] = 10\n"
+	"puts 'ready'\n"
+	"$stdout.flush\n"
+	"sleep 0.02 until File.exist?(ARGV[0])\n"
+	"m.call(Process.clock_gettime(Process::CLOCK_MONOTONIC) + ARGV[1].to_f)\n";
+
+/* The same for Debian's Ruby: its profiles name the method and its file with '?' in place of
+ * each control character, and never the raw name. */
+static void test_ruby_control_characters_cleaned_at_entry(void **state)
+{
+	struct fair *f = *state;
+	char gate[600], rout[600], out[600], script[600], pids[1][16], line[64];
+	const char *rb_argv[] = { "/usr/bin/ruby", script, gate, "8", NULL };
+	const char *argv[] = { "--output", out, "--interval", "1", "--pid", pids[0], NULL };
+	struct agent_proc agent;
+	struct census c;
+	FILE *fp;
+
+	if (!f)
+		skip();
+	if (access("/usr/bin/ruby", X_OK)) {
+		printf("  no /usr/bin/ruby: skipped\n");
+		skip();
+	}
+	snprintf(gate, sizeof(gate), "%s/gate", f->dir);
+	snprintf(rout, sizeof(rout), "%s/ruby.out", f->dir);
+	snprintf(script, sizeof(script), "%s/evil.rb", f->dir);
+	snprintf(out, sizeof(out), "%s/out", f->dir);
+	assert_int_equal(mkdir(out, 0755), 0);
+	fp = fopen(script, "w");
+	assert_non_null(fp);
+	fputs(rb_script, fp);
+	fclose(fp);
+	snprintf(pids[0], 16, "%d", start_as(f, -1, "it-fair-rb", rout, rb_argv));
+	wait_file_has(rout, "ready", 30);
+	assert_int_equal(agent_proc_start(&agent, f->dir, argv), 0);
+	snprintf(line, sizeof(line), "pid %s: reading CRuby", pids[0]);
+	if (!agent_proc_wait_log(&agent, line, 30)) {
+		agent_proc_print_log(&agent);
+		fail_msg("the agent never read the Ruby process's frames");
+	}
+	close(open(gate, O_WRONLY | O_CREAT, 0644));
+	assert_int_equal(workload_wait(f->kids[0], 60), 0);
+	usleep(1500 * 1000); /* the ruby process's last window */
+	assert_int_equal(agent_proc_stop(&agent), 0);
+	memset(&c, 0, sizeof(c));
+	census_watch_file(&c, "evil?x31m?spin", NULL, "/tmp/evil?]0;t??.rb");
+	census_watch(&c, "evil\x1bx31m\nspin", NULL);
+	assert_true(census_read(&c, out, "it-fair-rb") > 0);
+	printf("  ruby: %llu samples in the renamed method, %llu with its cleaned file, %llu with "
+	       "the raw name\n",
+	       (unsigned long long)c.funcs[0].samples, (unsigned long long)c.funcs[0].right_file,
+	       (unsigned long long)c.funcs[1].samples);
+	assert_true(c.funcs[0].samples >= 50);
+	assert_true(c.funcs[0].right_file >= 50);
+	assert_int_equal(c.funcs[1].samples, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -688,6 +761,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unwind_budget_shared_fairly, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_services_per_window_fair_per_user, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_ruby_control_characters_cleaned_at_entry,
+						setup, teardown),
 	};
 
 	if (getenv("FAIR_ONLY")) /* one test by name pattern, while working on it */
