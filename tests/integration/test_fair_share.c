@@ -2,8 +2,10 @@
 /* One local user against everyone else, with the real agent: an unprivileged user the test
  * creates holds every hook-file slot and then lets them all go at once; an ordinary root service
  * must still get its hook, keep its windows coming while the uprobes are removed, and be named
- * in the log. Also the span-name flood and the span log's size bounds. */
+ * in the log. Also the span-name flood and the span log's size bounds, services per window, and
+ * control characters in Python and Ruby names. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -32,6 +34,7 @@
 #include "unpriv_user.h"
 
 #define HOGS HOOK_HOGS
+#define SERVICE_HOGS 8 /* the user's processes, each its own service, for 4 service slots */
 #define SERVICE_SPAN "GET /checkout"
 #if defined(__x86_64__)
 #define UNWIND_SUPPORTED_HERE 1
@@ -570,6 +573,182 @@ static void test_unwind_budget_shared_fairly(void **state)
 	assert_int_equal(agent_proc_stop(&agent), 0);
 }
 
+/* The user's services of one window in dir, by window start: the most any window held, and the
+ * windows of the user's services in all (files "<start>Z-<seq>-it-fair-uN.pb.gz", CPU only). */
+static int user_services_per_window(const char *dir, double from, int *total)
+{
+	char starts[256][32], *z;
+	int counts[256] = { 0 }, nstarts = 0, i, most = 0;
+	struct dirent *e;
+	size_t n;
+	DIR *d = opendir(dir);
+
+	*total = 0;
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		z = strstr(e->d_name, "-it-fair-u");
+		if (!z || profile_window_start_s(e->d_name) < from)
+			continue;
+		z += strlen("-it-fair-u");
+		n = strspn(z, "0123456789");
+		if (!n || strcmp(z + n, ".pb.gz"))
+			continue;
+		n = strcspn(e->d_name, "Z");
+		for (i = 0; i < nstarts; i++)
+			if (strlen(starts[i]) == n && !strncmp(starts[i], e->d_name, n))
+				break;
+		if (i == nstarts && nstarts < 256)
+			snprintf(starts[nstarts++], sizeof(starts[0]), "%.*s", (int)n, e->d_name);
+		if (i < 256) {
+			counts[i]++;
+			most = counts[i] > most ? counts[i] : most;
+		}
+		(*total)++;
+	}
+	closedir(d);
+	return most;
+}
+
+/* An unprivileged user runs SERVICE_HOGS processes, each naming its own service, next to a root
+ * service, with --max-services 4: in every window the user holds at most 2 of the 4 services
+ * (half), the root service has a profile in each window, and the counter shows the share bit. */
+static void test_services_per_window_fair_per_user(void **state)
+{
+	struct fair *f = *state;
+	char workload[600], out[600], rout[600], uout[SERVICE_HOGS][600], svc[32];
+	char pids[SERVICE_HOGS + 1][16];
+	const char *root_argv[] = { build_path("tests/workloads/fair_workload"), "tick", "90", "10",
+				    NULL };
+	const char *user_argv[] = { workload, "tick", "90", "2", NULL };
+	const char *argv[8 + 2 * (SERVICE_HOGS + 1) + 1] = { "--output",       out,
+							     "--interval",     "1",
+							     "--metrics-addr", "127.0.0.1:0",
+							     "--max-services", "4" };
+	struct agent_proc agent;
+	double refused, from, t0, gap;
+	int i, port, windows, most, total;
+
+	if (!f)
+		skip();
+	create_user(f);
+	snprintf(workload, sizeof(workload), "%s/fair_workload", f->dir);
+	assert_int_equal(fixture_sh("cp '%s' '%s' && chmod 0755 '%s'",
+				    build_path("tests/workloads/fair_workload"), workload,
+				    workload),
+			 0);
+	snprintf(out, sizeof(out), "%s/out", f->dir);
+	assert_int_equal(mkdir(out, 0755), 0);
+	snprintf(rout, sizeof(rout), "%s/root.out", f->dir);
+	snprintf(pids[0], 16, "%d", start_as(f, -1, "it-fair-root", rout, root_argv));
+	for (i = 0; i < SERVICE_HOGS; i++) {
+		snprintf(uout[i], sizeof(uout[i]), "%s/u%d.out", f->dir, i);
+		snprintf(svc, sizeof(svc), "it-fair-u%d", i);
+		snprintf(pids[i + 1], 16, "%d", start_as(f, f->user.uid, svc, uout[i], user_argv));
+	}
+	wait_file_has(rout, "ready", 30);
+	for (i = 0; i < SERVICE_HOGS; i++)
+		wait_file_has(uout[i], "ready", 30);
+	for (i = 0; i <= SERVICE_HOGS; i++) {
+		argv[8 + 2 * i] = "--pid";
+		argv[9 + 2 * i] = pids[i];
+	}
+	assert_int_equal(agent_proc_start(&agent, f->dir, argv), 0);
+	port = metrics_scrape_port(agent.log_path);
+	assert_true(port > 0);
+	for (t0 = now_s(); (refused = scrape(port, "spanprof_fair_share_limited_total{bound="
+						   "\"service_slot_refused\"}")) <= 0;)
+		if (now_s() - t0 > 60) {
+			agent_proc_print_log(&agent);
+			fail_msg("the user's services were never refused a slot (%.0f)", refused);
+		}
+	from = profile_windows_now_s() + 1;
+	for (t0 = now_s(); (windows = profile_windows_since(out, "it-fair-root", from, &gap)) < 5;)
+		if (now_s() - t0 > 60)
+			break;
+	most = user_services_per_window(out, from, &total);
+	printf("  root service: %d windows (longest gap %.2f s); user's services: at most %d in a "
+	       "window, %d profiles; samples refused %.0f\n",
+	       windows, gap, most, total,
+	       scrape(port, "spanprof_fair_share_limited_total{bound=\"service_slot_refused\"}"));
+	assert_true(windows >= 5);
+	assert_true(gap < 3.5);
+	assert_in_range(most, 1, 2);
+	assert_true(agent_proc_wait_log(&agent, "not profiled this window: uid", 5));
+	assert_int_equal(agent_proc_stop(&agent), 0);
+}
+
+/* A Ruby method whose label the process rewrites in its own memory (ESC, newline) and whose
+ * eval'd file name carries ESC, BEL and a newline; called through its Method object, since its
+ * name no longer matches the rewritten string. */
+static const char rb_script[] =
+	"require 'fiddle'\n"
+	"ev = eval(\"def evil_x31m_spin(t_end)\\n\" \\\n"
+	"          \"  x = 0\\n\" \\\n"
+	"          \"  x += 1 while Process.clock_gettime(Process::CLOCK_MONOTONIC) < t_end\\n\" \\\n"
+	"          \"  x\\nend\\n\" \\\n"
+	"          \"RubyVM::InstructionSequence.of(method(:evil_x31m_spin))\",\n"
+	"          binding, \"/tmp/evil\\e]0;t\\a\\n.rb\", 1)\n"
+	"m = method(:evil_x31m_spin)\n"
+	"label = Fiddle::Pointer[ev.label]\n"
+	"label[4] = 27\n"
+	"label[9] = 10\n"
+	"puts 'ready'\n"
+	"$stdout.flush\n"
+	"sleep 0.02 until File.exist?(ARGV[0])\n"
+	"m.call(Process.clock_gettime(Process::CLOCK_MONOTONIC) + ARGV[1].to_f)\n";
+
+/* The same for Debian's Ruby: its profiles name the method and its file with '?' in place of
+ * each control character, and never the raw name. */
+static void test_ruby_control_characters_cleaned_at_entry(void **state)
+{
+	struct fair *f = *state;
+	char gate[600], rout[600], out[600], script[600], pids[1][16], line[64];
+	const char *rb_argv[] = { "/usr/bin/ruby", script, gate, "8", NULL };
+	const char *argv[] = { "--output", out, "--interval", "1", "--pid", pids[0], NULL };
+	struct agent_proc agent;
+	struct census c;
+	FILE *fp;
+
+	if (!f)
+		skip();
+	if (access("/usr/bin/ruby", X_OK)) {
+		printf("  no /usr/bin/ruby: skipped\n");
+		skip();
+	}
+	snprintf(gate, sizeof(gate), "%s/gate", f->dir);
+	snprintf(rout, sizeof(rout), "%s/ruby.out", f->dir);
+	snprintf(script, sizeof(script), "%s/evil.rb", f->dir);
+	snprintf(out, sizeof(out), "%s/out", f->dir);
+	assert_int_equal(mkdir(out, 0755), 0);
+	fp = fopen(script, "w");
+	assert_non_null(fp);
+	fputs(rb_script, fp);
+	fclose(fp);
+	snprintf(pids[0], 16, "%d", start_as(f, -1, "it-fair-rb", rout, rb_argv));
+	wait_file_has(rout, "ready", 30);
+	assert_int_equal(agent_proc_start(&agent, f->dir, argv), 0);
+	snprintf(line, sizeof(line), "pid %s: reading CRuby", pids[0]);
+	if (!agent_proc_wait_log(&agent, line, 30)) {
+		agent_proc_print_log(&agent);
+		fail_msg("the agent never read the Ruby process's frames");
+	}
+	close(open(gate, O_WRONLY | O_CREAT, 0644));
+	assert_int_equal(workload_wait(f->kids[0], 60), 0);
+	usleep(1500 * 1000); /* the ruby process's last window */
+	assert_int_equal(agent_proc_stop(&agent), 0);
+	memset(&c, 0, sizeof(c));
+	census_watch_file(&c, "evil?x31m?spin", NULL, "/tmp/evil?]0;t??.rb");
+	census_watch(&c, "evil\x1bx31m\nspin", NULL);
+	assert_true(census_read(&c, out, "it-fair-rb") > 0);
+	printf("  ruby: %llu samples in the renamed method, %llu with its cleaned file, %llu with "
+	       "the raw name\n",
+	       (unsigned long long)c.funcs[0].samples, (unsigned long long)c.funcs[0].right_file,
+	       (unsigned long long)c.funcs[1].samples);
+	assert_true(c.funcs[0].samples >= 50);
+	assert_true(c.funcs[0].right_file >= 50);
+	assert_int_equal(c.funcs[1].samples, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -580,6 +759,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_span_name_flood_leaves_other_services_intact,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unwind_budget_shared_fairly, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_services_per_window_fair_per_user, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_ruby_control_characters_cleaned_at_entry,
+						setup, teardown),
 	};
 
 	if (getenv("FAIR_ONLY")) /* one test by name pattern, while working on it */

@@ -5,6 +5,8 @@
  *   maps GATE FILE...               once GATE exists, maps every FILE executable (no loading),
  *                                   prints "mapped", sleeps until killed
  *   spin SECONDS                    runs fair_service_work for SECONDS of CPU
+ *   tick SECONDS BUSY_MS            for SECONDS, runs BUSY_MS of CPU every 50 ms (a light
+ *                                   service that is sampled in every window)
  *   flood LIB SECONDS               sets a span with a new name each time, as fast as it can
  *   service LIB GATE NAME SECONDS [SERVICE NAMESPACE]
  *                                   once the file GATE exists, maps LIB (and publishes SERVICE
@@ -179,12 +181,23 @@ int main(int argc, char **argv)
 		fair_service_work(clock_s(CLOCK_THREAD_CPUTIME_ID) + atof(argv[2]));
 		return 0;
 	}
+	if (argc == 4 && !strcmp(argv[1], "tick")) {
+		double end = clock_s(CLOCK_MONOTONIC) + atof(argv[2]), busy = atof(argv[3]) / 1e3;
+
+		printf("ready\n");
+		while (clock_s(CLOCK_MONOTONIC) < end) {
+			fair_service_work(clock_s(CLOCK_THREAD_CPUTIME_ID) + busy);
+			usleep(50000);
+		}
+		return 0;
+	}
 	if (argc == 4 && !strcmp(argv[1], "flood"))
 		return flood(argv[2], atof(argv[3]));
 	if ((argc == 6 || argc == 8) && !strcmp(argv[1], "service"))
 		return service(argv[2], argv[3], argv[4], atof(argv[5]), argc == 8 ? argv[6] : NULL,
 			       argc == 8 ? argv[7] : NULL);
 	fprintf(stderr, "usage: fair_workload hog LIB... | maps GATE FILE... | spin SECONDS | "
+			"tick SECONDS BUSY_MS | "
 			"flood LIB SECONDS | "
 			"service LIB GATE NAME SECONDS [SERVICE NAMESPACE]\n");
 	return 2;

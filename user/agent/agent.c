@@ -589,6 +589,13 @@ int agent_run(const struct spanprof_config *cfg, volatile sig_atomic_t *stop,
 	if (a.off_cpu.agg)
 		aggregate_start(a.off_cpu.agg, a.output.window_closed_ns);
 	run_loop(&a, stop);
+	/* Every parse thread is told to stop now, all at once: each ends its parse in progress
+	 * (a crafted file takes up to a second on a loaded node) while the last window is
+	 * written, so teardown rarely waits for one, and never for one after another. */
+	hook_registry_stop_parses(a.hooks);
+	interp_procs_stop_parses(a.interp.pyprocs);
+	interp_procs_stop_parses(a.interp.rbprocs);
+	agent_thread_ctx_stop_parses(&a);
 	/* The final, partial window. */
 	drain(&a);
 	agent_flush(&a);

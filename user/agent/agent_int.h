@@ -172,6 +172,8 @@ void agent_wait_close(struct agent *a);
  * OBI's map; forget drops an exited pid. */
 int agent_thread_ctx_open(struct agent *a);
 void agent_thread_ctx_close(struct agent *a);
+/* The agent is exiting: the thread-context module parser stops after its parse in progress. */
+void agent_thread_ctx_stop_parses(struct agent *a);
 void agent_thread_ctx_scan(struct agent *a, pid_t pid, const struct proc_maps *maps);
 void agent_thread_ctx_drain(struct agent *a);
 void agent_thread_ctx_forget(struct agent *a, pid_t pid);

@@ -253,6 +253,7 @@ static void publish_user(struct agent *a)
 	const struct metric_row rows[] = {
 		{ METRIC_SAMPLES, 0, as.samples },
 		{ METRIC_SAMPLES_DROPPED, METRIC_DROP_SERVICE_OVERFLOW, as.service_overflow },
+		{ METRIC_FAIR_SHARE, METRIC_FAIR_SERVICE_SLOT_REFUSED, as.service_fair_refused },
 		{ METRIC_SAMPLES_DROPPED, METRIC_DROP_ENCODE_ERROR, as.encode_errors },
 		{ METRIC_HOOKS_ATTACHED, 0, hs.files_attached },
 		{ METRIC_HOOK_FILES_REFUSED, 0, hs.open_refused },

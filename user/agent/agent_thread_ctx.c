@@ -106,6 +106,12 @@ int agent_thread_ctx_open(struct agent *a)
 	return 0;
 }
 
+void agent_thread_ctx_stop_parses(struct agent *a)
+{
+	if (a->tctx)
+		file_verdicts_stop(a->tctx->verdicts);
+}
+
 void agent_thread_ctx_close(struct agent *a)
 {
 	if (!a->tctx)

@@ -28,7 +28,9 @@
  * per removal and does them one at a time, so more threads would only wait on each other. */
 #define DETACH_THREADS 2
 #define PATH_KEPT 128 /* bytes of a hook file's path kept for logs */
-#define HAND_OFF_AT_EXIT 8 /* uprobes the agent removes itself when it stops */
+/* Uprobes the agent removes itself when it stops: none. Even two removals, about 0.5 s each on a
+ * loaded node, would delay the exit past what a SIGTERM allows, and a fork costs milliseconds. */
+#define HAND_OFF_AT_EXIT 0
 
 struct hook_file {
 	uint64_t dev, inode;
@@ -110,6 +112,12 @@ static void hand_off_links(struct hook_registry *r)
 	free(fds);
 }
 
+void hook_registry_stop_parses(struct hook_registry *r)
+{
+	if (r)
+		hook_parser_stop(r->parser);
+}
+
 void hook_registry_free(struct hook_registry *r)
 {
 	size_t i;
@@ -117,9 +125,9 @@ void hook_registry_free(struct hook_registry *r)
 	if (!r)
 		return;
 	hook_parser_free(r->parser);
-	/* Removing a uprobe takes the kernel about 0.1 s, one at a time: with more than a few
-	 * attached, a holder process inherits them and removes them as it exits, so the agent
-	 * stops at once. */
+	/* Removing a uprobe takes the kernel about 0.1 s, one at a time (more when the node is
+	 * loaded): a holder process inherits them and removes them as it exits, so the agent stops
+	 * at once. */
 	if (r->reaper && r->stats.files_attached > HAND_OFF_AT_EXIT)
 		hand_off_links(r);
 	for (i = 0; r->files && i < r->limits.max_files; i++)

@@ -40,6 +40,9 @@ struct hook_registry_stats {
 struct hook_registry *hook_registry_new(struct loader *loader,
 					const struct hook_registry_limits *limits);
 void hook_registry_free(struct hook_registry *r); /* detaches everything; NULL-safe */
+/* The agent is exiting: the hook file parser stops after its parse in progress, without
+ * waiting. NULL-safe. */
+void hook_registry_stop_parses(struct hook_registry *r);
 
 /* Re-evaluates which hook files pid maps (given its executable mappings): attaches files whose
  * parse found a hook, sends files seen for the first time to the parser (pid is handed back by

@@ -76,6 +76,7 @@ struct spanprof_config {
 	int off_cpu_fp; /* --off-cpu-unwind=fp: off-CPU stacks by frame pointer, at switch-out */
 	int interpreter_frames; /* --interpreter-frames: Python/Ruby frames read in BPF (default on) */
 	unsigned int span_stats_max; /* --span-stats-max: pairs in /metrics; 0: no span times */
+	unsigned int max_services; /* --max-services: services with a profile per window */
 	uint64_t span_log_max_bytes; /* --span-log-max-bytes: a .spans.jsonl file's rotation size */
 	int verbose; /* -v (also sets log_level to debug) */
 	enum log_level log_level; /* --log-level, default info */
@@ -90,7 +91,7 @@ struct spanprof_config {
 	 * stacks: twice that). --go-span-map-entries: goroutines in a span at once. */
 	unsigned int sample_entries, stack_entries, off_cpu_entries, goroutine_entries;
 	/* Limits (not flags yet): cache sizes. */
-	size_t max_services, max_procs, max_hook_files, max_modules, max_pid_snapshots;
+	size_t max_procs, max_hook_files, max_modules, max_pid_snapshots;
 	unsigned int drain_ms; /* how often BPF maps are drained */
 	unsigned int rescan_s; /* full /proc rescan, a safety net for missed events */
 	/* Caps and budgets on process-controlled files (README "Security model"). */

@@ -378,6 +378,11 @@ const struct config_option config_options[CONFIG_OPT__COUNT] = {
 			"(default 64MiB, 1MiB..64GiB)",
 		.want = "a size from 1MiB to 64GiB, like 64MiB",
 		SIZE_FIELD(span_log_max_bytes, MIB, 64 * GIB) },
+	[CONFIG_OPT_MAX_SERVICES] = { .name = "max-services", .kind = CONFIG_KIND_VALUE,
+		.where = A, .metavar = "N",
+		.help = "services with a profile per window; one user\n"
+			"takes at most half (default 512)",
+		.want = "a count, from 1 to 65536", UINT(max_services, 1, 65536) },
 	[CONFIG_OPT_SERVER] = { .name = "server", .kind = CONFIG_KIND_VALUE, .where = A,
 		.metavar = "URL", .help = "push profiles to the Pyroscope server at URL",
 		.set = set_server, .offset = UPLOAD(server) },

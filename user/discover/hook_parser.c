@@ -47,6 +47,8 @@ struct hook_parser {
 	pthread_mutex_t lock;
 	pthread_cond_t wake, exited;
 	int stop;
+	struct timespec
+		stop_deadline; /* CLOCK_REALTIME: the exit waits for the thread until then */
 	int running; /* the thread has not returned yet */
 	int wake_fd; /* eventfd, readable while finished jobs wait for a poll */
 	uint64_t seq;
@@ -151,15 +153,33 @@ struct hook_parser *hook_parser_new(void)
 	return p;
 }
 
-/* Waits up to STOP_WAIT_MS for the thread to return; returns 0 when it did. Called locked. */
+/* Tells the thread to stop, once: the exit waits for it until STOP_WAIT_MS after this first
+ * request, however late hook_parser_free() comes. Called locked. */
+static void request_stop(struct hook_parser *p)
+{
+	if (!p->stop)
+		p->stop_deadline = clock_after_ms(CLOCK_REALTIME, STOP_WAIT_MS);
+	p->stop = 1;
+	pthread_cond_signal(&p->wake);
+}
+
+/* Waits until the stop deadline for the thread to return; returns 0 when it did. Called locked. */
 static int wait_exit(struct hook_parser *p)
 {
-	struct timespec deadline = clock_after_ms(CLOCK_REALTIME, STOP_WAIT_MS);
 	int err = 0;
 
 	while (p->running && !err)
-		err = pthread_cond_timedwait(&p->exited, &p->lock, &deadline);
+		err = pthread_cond_timedwait(&p->exited, &p->lock, &p->stop_deadline);
 	return p->running ? -ETIMEDOUT : 0;
+}
+
+void hook_parser_stop(struct hook_parser *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	request_stop(p);
+	pthread_mutex_unlock(&p->lock);
 }
 
 void hook_parser_free(struct hook_parser *p)
@@ -170,8 +190,7 @@ void hook_parser_free(struct hook_parser *p)
 	if (!p)
 		return;
 	pthread_mutex_lock(&p->lock);
-	p->stop = 1;
-	pthread_cond_signal(&p->wake);
+	request_stop(p);
 	err = wait_exit(p);
 	pthread_mutex_unlock(&p->lock);
 	if (err) {

@@ -53,9 +53,13 @@ struct hook_parser_stats {
 struct hook_parser *hook_parser_new(void);
 
 /* Stops the thread and closes every descriptor still held. A parse in progress is waited for
- * 0.3 s at most: past that the thread is left to finish on its own (the agent is exiting).
+ * until 0.3 s after the stop was first asked for (here or by hook_parser_stop()): past that the
+ * thread is left to finish on its own (the agent is exiting).
  * NULL-safe. */
 void hook_parser_free(struct hook_parser *p);
+/* Tells the thread to stop after the parse in progress, without waiting (see
+ * file_verdicts_stop()). NULL-safe. */
+void hook_parser_stop(struct hook_parser *p);
 
 /* Queues a parse. Returns 0 (req->fd now the parser's), or -ENOSPC (counted; the caller keeps
  * req->fd) when the queue is full or req->uid holds half of it: pid is then handed back by

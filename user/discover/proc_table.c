@@ -10,6 +10,7 @@
 
 #include "discover/proc_table.h"
 #include "discover/process_ctx.h"
+#include "util/proc_file.h"
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/series_labels.h"
@@ -217,10 +218,15 @@ static int read_info(const struct proc_table *t, pid_t pid, struct proc_info *in
 {
 	char k8s_service[LABELS_SERVICE_MAX];
 	const char *fallback;
+	uid_t euid;
 	int err;
 
 	memset(info, 0, sizeof(*info));
 	info->pid = pid;
+	/* The real uid, as hook files are charged: /proc/PID's owner says root for a process that
+	 * made itself non-dumpable. */
+	if (proc_file_uids(t->proc_root, pid, &info->uid, &euid))
+		info->uid = PROC_UID_UNKNOWN;
 	if (is_kernel_thread(t->proc_root, pid)) {
 		strcpy(buf, KERNEL_SERVICE);
 		info->service = buf;
@@ -262,6 +268,7 @@ static int read_node(const struct proc_table *t, pid_t pid, struct proc_node *n)
 	if (!buf) {
 		memset(&n->info, 0, sizeof(n->info));
 		n->info.pid = pid;
+		n->info.uid = PROC_UID_UNKNOWN;
 		n->info.service = SERIES_LABEL_UNKNOWN_SERVICE;
 		return 0;
 	}

@@ -16,8 +16,15 @@
 /* service.namespace kept per process (Kubernetes namespaces are at most 63 bytes). */
 #define PROC_NAMESPACE_MAX 128
 
+/* proc_info.uid of a process whose uid could not be read: one party of its own, never root. */
+#define PROC_UID_UNKNOWN ((uid_t)-1)
+
 struct proc_info {
 	pid_t pid;
+	/* Real uid from /proc/PID/status when the entry was read (a fork inherits its parent's):
+	 * whose share of a per-user bound the process's work takes. PROC_UID_UNKNOWN when the
+	 * process was gone before it could be read. */
+	uid_t uid;
 	int exited; /* the process is gone; forget after the next drain */
 	/* Up to LABELS_SERVICE_MAX - 1 bytes; owned by the table (by it too for a scratch entry,
 	 * until the next call), so that an entry costs what its name needs, not 2 KiB. */

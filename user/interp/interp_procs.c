@@ -60,6 +60,12 @@ static void drop_all(struct lru *l, size_t offset)
 	lru_release(l);
 }
 
+void interp_procs_stop_parses(struct interp_procs *ip)
+{
+	if (ip)
+		file_verdicts_stop(ip->verdicts);
+}
+
 void interp_procs_free(struct interp_procs *ip)
 {
 	if (!ip)

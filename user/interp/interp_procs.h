@@ -42,6 +42,9 @@ struct interp_procs_stats {
 struct interp_procs *interp_procs_new(const struct interp_kind *kind, const char *proc_root,
 				      size_t max_pids);
 void interp_procs_free(struct interp_procs *ip);
+/* The agent is exiting: the interpreter file parser stops after its parse in progress, without
+ * waiting (file_verdicts_stop()). NULL-safe. */
+void interp_procs_stop_parses(struct interp_procs *ip);
 
 /* Rescans pid. Returns its value when the sampler must read its frames, NULL when it must not
  * (no interpreter of this kind, unsupported, unreadable, or the table is full); NULL with errno

@@ -149,6 +149,7 @@ static const char *const fair_bounds[] = {
 	[METRIC_FAIR_HOOK_PARSE_DEFERRED] = "hook_parse_deferred",
 	[METRIC_FAIR_INTERP_PARSE_DEFERRED] = "interp_parse_deferred",
 	[METRIC_FAIR_TCTX_PARSE_DEFERRED] = "thread_ctx_parse_deferred",
+	[METRIC_FAIR_SERVICE_SLOT_REFUSED] = "service_slot_refused",
 };
 _Static_assert(sizeof(fair_bounds) / sizeof(fair_bounds[0]) == METRIC_FAIR__COUNT, "labels");
 static const char *const memory_parts[] = {

@@ -118,6 +118,7 @@ enum metric_fair_bound {
 	METRIC_FAIR_HOOK_PARSE_DEFERRED, /* hook files not queued for parsing: queue or share full */
 	METRIC_FAIR_INTERP_PARSE_DEFERRED, /* interpreter files not queued: queue or share full */
 	METRIC_FAIR_TCTX_PARSE_DEFERRED, /* thread-context module files not queued: the same */
+	METRIC_FAIR_SERVICE_SLOT_REFUSED, /* samples dropped: their user held its window share */
 	METRIC_FAIR__COUNT,
 };
 /* What a periodic rescan did with a process (scan_known.h). */

@@ -8,11 +8,13 @@
 
 #include "profile/aggregate.h"
 #include "profile/sample_labels.h"
+#include "util/log.h"
 #include "util/spanprof_types.h"
 
 struct service_profile {
 	char name[LABELS_SERVICE_MAX];
 	struct pprof_builder *builder;
+	uid_t uid; /* the uid of the process whose sample took the slot */
 };
 
 struct aggregate {
@@ -89,16 +91,45 @@ static size_t name_slot(const struct aggregate *a, const char *service)
 	return i;
 }
 
-static struct pprof_builder *builder_for(struct aggregate *a, const char *service)
+/* The slots uid's processes took in this window. */
+static size_t slots_of(const struct aggregate *a, uid_t uid)
 {
+	size_t i, n = 0;
+
+	for (i = 0; i < a->nservices; i++)
+		n += a->services[i].uid == uid;
+	return n;
+}
+
+/* The builder of proc's service, taking a new slot for it if needed: NULL with *refused set when
+ * its user holds its share, NULL alone when the window is full or without memory. A user other
+ * than root takes a new slot only while it holds fewer slots than are still free: one user gets
+ * at most half of them, each further user at most half of what is left, and root's services
+ * find a free slot. A root process has one service, so counting root per process, as the other
+ * shares do, would never bite: root is not limited. */
+static struct pprof_builder *builder_for(struct aggregate *a, const struct proc_info *proc,
+					 int *refused)
+{
+	const char *service = proc->service;
 	struct service_profile *s;
-	size_t slot = name_slot(a, service);
+	size_t slot = name_slot(a, service), held, free_slots;
 
 	if (a->index[slot])
 		return a->services[a->index[slot] - 1].builder;
 	if (a->nservices == a->opts.max_services)
 		return NULL;
+	free_slots = a->opts.max_services - a->nservices;
+	if (proc->uid != 0 && (held = slots_of(a, proc->uid)) >= free_slots) {
+		*refused = 1;
+		log_warn_from(proc->pid, 0,
+			      "service %s of pid %d not profiled this window: uid %u holds %zu of "
+			      "%zu service slots, %zu free (--max-services)",
+			      service, (int)proc->pid, (unsigned int)proc->uid, held,
+			      a->opts.max_services, free_slots);
+		return NULL;
+	}
 	s = &a->services[a->nservices];
+	s->uid = proc->uid;
 	/* The duration is only known when the window closes: aggregate_flush sets it then. */
 	s->builder = pprof_builder_new(a->opts.period_ns, a->window_start_ns, 0);
 	if (s->builder && a->opts.sample_type &&
@@ -124,15 +155,18 @@ void aggregate_add(struct aggregate *a, const struct sample *s, const struct sym
 	const struct proc_info *proc;
 	struct proc_info scratch;
 	struct pprof_builder *b;
+	int refused = 0;
 
 	/* Read before the window's samples (the agent's keys pass); a table full of live
 	 * processes keeps none, and only then is the process read here. */
 	proc = proc_table_find(a->procs, key->pid);
 	if (!proc)
 		proc = proc_table_get(a->procs, key->pid, &scratch);
-	b = builder_for(a, proc->service);
+	b = builder_for(a, proc, &refused);
 	if (!b) {
 		a->stats.service_overflow += s->count;
+		if (refused)
+			a->stats.service_fair_refused += s->count;
 		return;
 	}
 	sample_labels_build(&labels, &lo, s, proc);

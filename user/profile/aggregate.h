@@ -16,7 +16,9 @@
 struct aggregate_options {
 	int64_t period_ns; /* 1e9 / frequency */
 	enum span_scope scope;
-	size_t max_services; /* services per window; samples beyond are dropped and counted */
+	/* Services per window; samples beyond are dropped and counted. A uid other than root takes
+	 * a new one only while it holds fewer than are free (service_fair_refused). */
+	size_t max_services;
 	const char *sample_type; /* NULL: "cpu"; the unit is always nanoseconds */
 	/* Record keys whose values a thread context span carries after its name (--thread-ctx-
 	 * labels): labelled with the key, '.' written '_'. Not owned. */
@@ -28,6 +30,7 @@ struct aggregate_stats {
 	uint64_t samples; /* samples added (sum of counts) */
 	uint64_t samples_in_spans; /* ... of which carried a span */
 	uint64_t service_overflow; /* samples dropped: too many services in one window */
+	uint64_t service_fair_refused; /* ... of which: their user held its share of the window */
 	uint64_t encode_errors; /* samples dropped: builder failure (ENOMEM) */
 };
 

@@ -62,6 +62,8 @@ struct file_verdicts {
 	pthread_mutex_t lock;
 	pthread_cond_t wake, exited;
 	int stop;
+	struct timespec
+		stop_deadline; /* CLOCK_REALTIME: the exit waits for the thread until then */
 	int running; /* the thread has not returned yet */
 	uint64_t seq;
 	struct job jobs[FILE_VERDICTS_JOBS];
@@ -170,19 +172,33 @@ nomem:
 	return NULL;
 }
 
-/* Waits up to STOP_WAIT_MS for the thread to return; returns 0 when it did. Called locked. */
+/* Tells the thread to stop, once: the exit waits for it until STOP_WAIT_MS after this first
+ * request, however late file_verdicts_free() comes. Called locked. */
+static void request_stop(struct file_verdicts *v)
+{
+	if (!v->stop)
+		v->stop_deadline = clock_after_ms(CLOCK_REALTIME, STOP_WAIT_MS);
+	v->stop = 1;
+	pthread_cond_signal(&v->wake);
+}
+
+/* Waits until the stop deadline for the thread to return; returns 0 when it did. Called locked. */
 static int wait_exit(struct file_verdicts *v)
 {
-	struct timespec deadline;
 	int err = 0;
 
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_nsec += STOP_WAIT_MS * 1000000L;
-	deadline.tv_sec += deadline.tv_nsec / 1000000000L;
-	deadline.tv_nsec %= 1000000000L;
 	while (v->running && !err)
-		err = pthread_cond_timedwait(&v->exited, &v->lock, &deadline);
+		err = pthread_cond_timedwait(&v->exited, &v->lock, &v->stop_deadline);
 	return v->running ? -ETIMEDOUT : 0;
+}
+
+void file_verdicts_stop(struct file_verdicts *v)
+{
+	if (!v)
+		return;
+	pthread_mutex_lock(&v->lock);
+	request_stop(v);
+	pthread_mutex_unlock(&v->lock);
 }
 
 void file_verdicts_free(struct file_verdicts *v)
@@ -194,8 +210,7 @@ void file_verdicts_free(struct file_verdicts *v)
 	if (!v)
 		return;
 	pthread_mutex_lock(&v->lock);
-	v->stop = 1;
-	pthread_cond_signal(&v->wake);
+	request_stop(v);
 	err = wait_exit(v);
 	pthread_mutex_unlock(&v->lock);
 	if (err) {

@@ -33,9 +33,13 @@ struct file_verdicts_stats {
 /* Remembers up to max_files verdicts of value_size bytes and starts the parsing thread; what
  * names the files in logs ("interpreter", ...; a static string). NULL (errno set) on failure. */
 struct file_verdicts *file_verdicts_new(size_t max_files, size_t value_size, const char *what);
-/* Stops the thread; waits up to 300 ms for a parse in progress, else leaves v to it (the agent
- * is exiting). NULL-safe. */
+/* Stops the thread; waits for a parse in progress until 300 ms after the stop was first asked
+ * for (here or by file_verdicts_stop()), else leaves v to it (the agent is exiting). NULL-safe. */
 void file_verdicts_free(struct file_verdicts *v);
+/* Tells the thread to stop after the parse in progress, without waiting: called early in the
+ * agent's exit, so that this parse and other threads' end while the agent does other work, and
+ * file_verdicts_free() rarely waits. No file is parsed after it. NULL-safe. */
+void file_verdicts_stop(struct file_verdicts *v);
 
 /* The verdict for fd: the remembered one when the file is unchanged. Fills out (value_size
  * bytes) and returns the verdict's 0 or -errno. A file not parsed yet is parsed here when root

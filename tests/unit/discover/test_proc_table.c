@@ -139,6 +139,28 @@ static void test_proc_table_names_service_from_otel_service_name(void **state)
 	assert_int_equal(proc_table_count(s->t), 1);
 }
 
+/* The entry carries the real uid from status (not the effective one), which a fork passes on;
+ * a process without a readable status has PROC_UID_UNKNOWN, never root's 0. */
+static void test_proc_table_keeps_the_real_uid(void **state)
+{
+	static const char status[] = "Name:\tapp\nUid:\t1000\t0\t0\t0\n";
+	struct test_state *s = *state;
+	const struct proc_info *info;
+	struct proc_info scratch;
+	char path[PATH_MAX];
+
+	fake_service(s, 50, "owned");
+	snprintf(path, sizeof(path), "%s/50/status", s->root);
+	write_bytes(path, status, strlen(status));
+	fake_service(s, 51, "no_status");
+	new_table(s, 8);
+	info = proc_table_get(s->t, 50, &scratch);
+	assert_int_equal(info->uid, 1000);
+	proc_table_fork(s->t, 50, 52);
+	assert_int_equal(proc_table_find(s->t, 52)->uid, 1000);
+	assert_int_equal(proc_table_get(s->t, 51, &scratch)->uid, PROC_UID_UNKNOWN);
+}
+
 static void test_proc_table_falls_back_to_comm_without_otel_env(void **state)
 {
 	static const char env[] = "HOME=/root\0PATH=/bin";
@@ -601,6 +623,8 @@ int main(void)
 			test_proc_table_fork_gives_child_its_parents_service, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_proc_table_names_service_from_otel_service_name, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_proc_table_keeps_the_real_uid, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_proc_table_falls_back_to_comm_without_otel_env,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proc_table_names_vanished_pid_unknown_service,

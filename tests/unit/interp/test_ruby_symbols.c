@@ -55,6 +55,15 @@ static const char script[] =
 	"intern = Fiddle::Function.new(Fiddle.dlopen(nil)['rb_intern'], [Fiddle::TYPE_VOIDP],\n"
 	"                              Fiddle::TYPE_UINTPTR_T)\n"
 	"%w[times cart_total + clock_gettime].each { |n| puts \"id #{intern.call(n)} #{n}\" }\n"
+	/* A method whose file name carries ESC, BEL and a newline, and whose label the process
+	 * rewrites in its own memory to hold ESC and a newline. */
+	"ev = eval(\"def evil_x31m_spin\\n  1\\nend\\n\" \\\n"
+	"          \"RubyVM::InstructionSequence.of(method(:evil_x31m_spin))\",\n"
+	"          binding, \"/tmp/evil\\e]0;t\\a\\n.rb\", 1)\n"
+	"label = Fiddle::Pointer[ev.label]\n"
+	"label[4] = 27\n"
+	"label[9] = 10\n"
+	"puts \"evil #{Fiddle::Pointer.new(Fiddle.dlwrap(ev) + 32)[0, 8].unpack1('Q')}\"\n"
 	"puts 'end'\n"
 	"$stdout.flush\n"
 	"$stdin.read\n";
@@ -78,6 +87,7 @@ struct live {
 	int in_fd;
 	struct iseq_expect iseqs[2];
 	int niseqs;
+	unsigned long long evil_iseq; /* the method with control characters in its names */
 };
 
 static void parse_output(FILE *out, struct live *l)
@@ -96,6 +106,8 @@ static void parse_output(FILE *out, struct live *l)
 			e->first_line = first;
 			snprintf(e->label, sizeof(e->label), "%s",
 				 strchr(strchr(line + 5, ' ') + 1, ' ') + 1);
+		} else if (sscanf(line, "evil %llu", &l->evil_iseq) == 1) {
+			continue;
 		} else if (l->nids < 4 && sscanf(line, "id %llu %31s", &l->ids[l->nids],
 						 l->id_names[l->nids]) == 2) {
 			l->nids++;
@@ -354,6 +366,25 @@ static void test_cache_is_bounded(void **state)
 	ruby_symbols_free(rs);
 }
 
+/* ESC, BEL and newline in a method's label and file name (which the process controls: its own
+ * memory, its eval's file argument) are cleaned where they are read: '?' each, so no pprof
+ * function or file name can drive a terminal that shows it. */
+static void test_control_characters_cleaned_at_entry(void **state)
+{
+	struct live *l = live_or_skip(state);
+	struct ruby_symbols *rs = ruby_symbols_new("/proc", 16);
+	struct sym_line line;
+	struct interp_frame f;
+
+	assert_non_null(rs);
+	assert_true(l->evil_iseq != 0);
+	f = capture(l->pid, offsets(), l->evil_iseq, 0);
+	ruby_symbols_resolve(rs, l->pid, offsets(), 0, &f, &line);
+	assert_string_equal(line.function, "evil?x31m?spin");
+	assert_string_equal(line.file, "/tmp/evil?]0;t??.rb");
+	ruby_symbols_free(rs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -362,6 +393,7 @@ int main(void)
 		cmocka_unit_test(test_c_function_placeholder),
 		cmocka_unit_test(test_c_functions_named_by_their_id),
 		cmocka_unit_test(test_cache_is_bounded),
+		cmocka_unit_test(test_control_characters_cleaned_at_entry),
 	};
 
 	return cmocka_run_group_tests_name("ruby_symbols", tests, setup, teardown);

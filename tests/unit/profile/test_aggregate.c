@@ -79,9 +79,9 @@ static void write_text(const char *root, const char *name, const char *text, siz
 	fclose(f);
 }
 
-/* <root>/PID with environ (OTEL_SERVICE_NAME=svc), comm, maps (just a vdso), status and a root
- * link to "/", plus <root>/perf-PID.map naming the JIT addresses above. */
-static void fake_proc(const char *root, int pid, const char *svc)
+/* <root>/PID with environ (OTEL_SERVICE_NAME=svc), comm, maps (just a vdso), status (real uid
+ * `uid`) and a root link to "/", plus <root>/perf-PID.map naming the JIT addresses above. */
+static void fake_proc_as(const char *root, int pid, const char *svc, uid_t uid)
 {
 	static const char perf_map[] = "10000000 100 jit_leaf\n10001000 100 jit_caller\n";
 	static const char maps[] = "7ffd00000000-7ffd00002000 r-xp 00000000 00:00 0 [vdso]\n";
@@ -98,13 +98,18 @@ static void fake_proc(const char *root, int pid, const char *svc)
 	snprintf(name, sizeof(name), "%d/maps", pid);
 	write_text(root, name, maps, strlen(maps));
 	n = snprintf(text, sizeof(text), "Name:\tworker\nUid:\t%d\t%d\t%d\t%d\nNSpid:\t%d\n",
-		     (int)getuid(), (int)getuid(), (int)getuid(), (int)getuid(), pid);
+		     (int)uid, (int)uid, (int)uid, (int)uid, pid);
 	snprintf(name, sizeof(name), "%d/status", pid);
 	write_text(root, name, text, (size_t)n);
 	snprintf(path, sizeof(path), "%s/%d/root", root, pid);
 	assert_int_equal(symlink("/", path), 0);
 	snprintf(name, sizeof(name), "perf-%d.map", pid);
 	write_text(root, name, perf_map, strlen(perf_map));
+}
+
+static void fake_proc(const char *root, int pid, const char *svc)
+{
+	fake_proc_as(root, pid, svc, getuid());
 }
 
 static int create_maps(struct test_state *s)
@@ -640,6 +645,50 @@ static void test_aggregate_counts_samples_beyond_max_services(void **state)
 	assert_true(map_is_empty(s->counts_fd, sizeof(struct sample_key)));
 }
 
+/* Drains one sample of `count` for each of n processes of uid, pids from pid0, each naming its own
+ * service "<prefix><i>". */
+static void drain_services_of(struct test_state *s, uid_t uid, int pid0, int n, const char *prefix,
+			      uint64_t count)
+{
+	struct sample_key k;
+	char svc[32];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(svc, sizeof(svc), "%s%d", prefix, i);
+		fake_proc_as(s->root, pid0 + i, svc, uid);
+		k = key_of((__u32)(pid0 + i), -EFAULT, -EFAULT);
+		put_count(s->counts_fd, &k, count);
+	}
+	assert_int_equal(drain_into(s, s->stacks_fd), 0);
+}
+
+/* One user's many services, drained first, cannot take every slot of the window: it gets half,
+ * a second user half of what is left, and root's service, drained last, still has one. */
+static void test_aggregate_services_fair_per_user(void **state)
+{
+	struct test_state *s = start(state, SPAN_SCOPE_ROOT, 4);
+	struct sample_key root_key = key_of(PID_CHECKOUT, -EFAULT, -EFAULT);
+	struct aggregate_stats st;
+
+	drain_services_of(s, 1000, 2001, 4, "flood", 5);
+	aggregate_get_stats(s->a, &st);
+	assert_int_equal(st.service_fair_refused, 2 * 5); /* holds 2 of 4, 2 free */
+	drain_services_of(s, 1001, 3001, 2, "second", 7);
+	aggregate_get_stats(s->a, &st);
+	assert_int_equal(st.service_fair_refused, 2 * 5 + 7); /* holds 1, 1 free */
+	put_count(s->counts_fd, &root_key, 3);
+	assert_int_equal(drain_into(s, s->stacks_fd), 0);
+
+	assert_int_equal(aggregate_flush(s->a, T1, on_profile, s), 0);
+	assert_int_equal(s->nout, 4);
+	assert_int_equal(pprof_total_value(flushed_for(s, "checkout")->prof), 3 * PERIOD_NS);
+	aggregate_get_stats(s->a, &st);
+	assert_int_equal(st.service_fair_refused, 2 * 5 + 7);
+	assert_int_equal(st.service_overflow, st.service_fair_refused);
+	assert_int_equal(st.samples, 2 * 5 + 7 + 3);
+}
+
 static void test_aggregate_marks_lost_user_stack(void **state)
 {
 	struct test_state *s = start(state, SPAN_SCOPE_ROOT, 4);
@@ -723,6 +772,7 @@ int main(void)
 		AGG_TEST(test_aggregate_drain_empties_count_and_stack_maps),
 		AGG_TEST(test_aggregate_counts_missing_stack_as_lost),
 		AGG_TEST(test_aggregate_counts_samples_beyond_max_services),
+		AGG_TEST(test_aggregate_services_fair_per_user),
 		AGG_TEST(test_aggregate_marks_lost_user_stack),
 		AGG_TEST(test_aggregate_marks_lost_kernel_stack_above_user_frames),
 		AGG_TEST(test_aggregate_long_span_names_and_lost_names),

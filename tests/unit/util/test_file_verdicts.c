@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -123,9 +124,11 @@ static void test_bounded_and_counted(void **state)
 /* Parses on the parsing thread wait while hold is set. */
 static volatile int hold;
 static pthread_t parse_thread;
+static volatile int parse_started;
 
 static int held_parse(int fd, const char *name, void *out)
 {
+	parse_started = 1;
 	while (hold)
 		usleep(1000);
 	parse_thread = pthread_self();
@@ -196,12 +199,59 @@ static void test_other_owners_files_parse_off_the_caller(void **state)
 	tmpdir_remove(dir);
 }
 
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The exit asks every parser to stop at once, then frees them one after another: a parse that
+ * outlasts its stop is waited for until 300 ms after that request, not 300 ms from the free, so
+ * that several parsers never add up their waits. */
+static void test_stop_bounds_the_wait_from_the_request(void **state)
+{
+	char *dir = tmpdir_new("verdicts");
+	struct file_verdicts *v = file_verdicts_new(4, sizeof(struct parsed), "test");
+	struct parsed p;
+	double t0, took;
+	int fd, i;
+
+	(void)state;
+	if (geteuid() != 0) {
+		file_verdicts_free(v);
+		tmpdir_remove(dir);
+		printf("  skip: giving a file to another owner needs root\n");
+		skip();
+	}
+	hold = 1;
+	parse_started = 0;
+	fd = new_file(dir, 0, 1);
+	assert_int_equal(fchown(fd, 65534, 65534), 0);
+	assert_int_equal(file_verdicts_read(v, fd, "libruby.so", held_parse, &p), -EBUSY);
+	for (i = 0; !parse_started && i < 10000; i++)
+		usleep(1000);
+	assert_true(parse_started);
+	file_verdicts_stop(v);
+	usleep(250000); /* the agent writes its last window meanwhile */
+	t0 = mono_s();
+	file_verdicts_free(v); /* the parse is still held: v is left to its thread */
+	took = mono_s() - t0;
+	printf("  free waited %.3f s, 0.25 s after the stop request\n", took);
+	assert_true(took < 0.2);
+	hold = 0; /* the thread ends its parse and returns */
+	close(fd);
+	tmpdir_remove(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_parsed_once_per_file, need_root),
 		cmocka_unit_test_setup(test_bounded_and_counted, need_root),
 		cmocka_unit_test(test_other_owners_files_parse_off_the_caller),
+		cmocka_unit_test(test_stop_bounds_the_wait_from_the_request),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
