@@ -44,6 +44,14 @@ char *fixture_readelf_build_id(const char *file);
  * and inode. Returns 0 or -errno. */
 int fixture_maps_lines(const char *file, uint64_t base, char *buf, size_t len);
 
+/* tests/fixtures, malloc'ed: $SPANPROF_FIXTURES, else relative to the cwd when it holds
+ * tests/fixtures/<probe> (make runs tests from the top), else relative to the test binary.
+ * NULL when out of memory. */
+char *fixture_src_dir(const char *probe);
+
+/* dir/name, malloc'ed; NULL when out of memory. */
+char *fixture_path(const char *dir, const char *name);
+
 /* Runs a shell command; returns 0 when it exits 0, else -1. */
 int fixture_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
