@@ -159,6 +159,25 @@ void fixture_release(struct fixture_set *fs)
 	memset(fs, 0, sizeof(*fs));
 }
 
+int fixture_group_setup(void **state)
+{
+	struct fixture_set *fs = calloc(1, sizeof(*fs));
+
+	if (!fs || fixture_build(fs)) {
+		free(fs);
+		return -1;
+	}
+	*state = fs;
+	return 0;
+}
+
+int fixture_group_teardown(void **state)
+{
+	fixture_release(*state);
+	free(*state);
+	return 0;
+}
+
 int fixture_marker_line(const struct fixture_set *fs, const char *file, const char *marker)
 {
 	char path[PATH_MAX], line[1024];

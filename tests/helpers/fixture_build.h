@@ -26,6 +26,13 @@ int fixture_build(struct fixture_set *fs);
 /* Removes the temp dir and frees the paths. NULL-safe. */
 void fixture_release(struct fixture_set *fs);
 
+/* A cmocka group setup: *state becomes a fixture_set built with fixture_build(). Returns 0 or -1
+ * (nothing left allocated). */
+int fixture_group_setup(void **state);
+
+/* The matching group teardown: releases and frees *state. Returns 0. */
+int fixture_group_teardown(void **state);
+
 /* Line number (1-based) of the first line of fixture source `file` containing `marker`, or -1. */
 int fixture_marker_line(const struct fixture_set *fs, const char *file, const char *marker);
 
