@@ -64,7 +64,7 @@ char *fixture_src_dir(const char *probe)
 	return path;
 }
 
-char *fixture_path(const char *dir, const char *name)
+char *fixture_join(const char *dir, const char *name)
 {
 	char *p;
 
@@ -127,12 +127,12 @@ int fixture_build(struct fixture_set *fs)
 	fs->dir = tmpdir_new("fixtures");
 	if (!fs->src_dir || !fs->dir)
 		goto err_release;
-	fs->pie = fixture_path(fs->dir, "symfix_pie");
-	fs->nopie = fixture_path(fs->dir, "symfix_nopie");
-	fs->lib = fixture_path(fs->dir, "libsymfix.so");
-	fs->dbglink = fixture_path(fs->dir, "symfix_dbglink");
-	fs->buildid = fixture_path(fs->dir, "symfix_bid");
-	fs->debug_root = fixture_path(fs->dir, "debugroot");
+	fs->pie = fixture_join(fs->dir, "symfix_pie");
+	fs->nopie = fixture_join(fs->dir, "symfix_nopie");
+	fs->lib = fixture_join(fs->dir, "libsymfix.so");
+	fs->dbglink = fixture_join(fs->dir, "symfix_dbglink");
+	fs->buildid = fixture_join(fs->dir, "symfix_bid");
+	fs->debug_root = fixture_join(fs->dir, "debugroot");
 	if (!fs->pie || !fs->nopie || !fs->lib || !fs->dbglink || !fs->buildid || !fs->debug_root)
 		goto err_release;
 	if (build_exes(fs) || split_debug(fs))

@@ -57,7 +57,7 @@ int fixture_maps_lines(const char *file, uint64_t base, char *buf, size_t len);
 char *fixture_src_dir(const char *probe);
 
 /* dir/name, malloc'ed; NULL when out of memory. */
-char *fixture_path(const char *dir, const char *name);
+char *fixture_join(const char *dir, const char *name);
 
 /* Runs a shell command; returns 0 when it exits 0, else -1. */
 int fixture_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

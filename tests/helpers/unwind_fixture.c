@@ -42,10 +42,10 @@ int unwind_fixture_build(struct unwind_fixture *f)
 	f->dir = tmpdir_new("unwfix");
 	if (!s || !f->dir)
 		goto err;
-	f->exe = fixture_path(f->dir, "unwfix");
-	f->lib = fixture_path(f->dir, "libunwfix.so");
-	f->dl = fixture_path(f->dir, "libunwfix_dl.so");
-	f->nocfi = fixture_path(f->dir, "libunwfix_nocfi.so");
+	f->exe = fixture_join(f->dir, "unwfix");
+	f->lib = fixture_join(f->dir, "libunwfix.so");
+	f->dl = fixture_join(f->dir, "libunwfix_dl.so");
+	f->nocfi = fixture_join(f->dir, "libunwfix_nocfi.so");
 	if (!f->exe || !f->lib || !f->dl || !f->nocfi || compile(f, s))
 		goto err;
 	free(s);
