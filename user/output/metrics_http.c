@@ -92,18 +92,10 @@ static enum MHD_Result reply_health(struct MHD_Connection *conn, const struct me
 	return reply_text(conn, MHD_HTTP_OK, readiness ? "ready\n" : "ok\n");
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-				  const char *method, const char *version, const char *upload_data,
-				  size_t *upload_data_size, void **req_cls)
+static enum MHD_Result on_get(void *cls, struct MHD_Connection *conn, const char *url)
 {
 	struct metrics *m = cls;
 
-	(void)version;
-	(void)upload_data;
-	(void)upload_data_size;
-	(void)req_cls;
-	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
 	if (!strcmp(url, "/metrics"))
 		return reply_metrics(conn, m);
 	if (!strcmp(url, "/healthz"))
@@ -111,6 +103,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (!strcmp(url, "/readyz"))
 		return reply_health(conn, m, 1);
 	return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
+}
+
+static enum MHD_Result on_not_allowed(struct MHD_Connection *conn)
+{
+	return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
 }
 
 /* A bound, listening socket for ai, or -errno. */
@@ -173,6 +170,7 @@ struct http_server *metrics_http_start(struct metrics *m, const char *addr)
 		.max_per_ip = MAX_CONNECTIONS_PER_IP,
 		.connection_memory = CONNECTION_MEMORY,
 	};
+	static const struct http_serve_handlers handlers = { on_get, on_not_allowed };
 	struct http_server *srv;
 	int fd, err;
 
@@ -181,7 +179,7 @@ struct http_server *metrics_http_start(struct metrics *m, const char *addr)
 		errno = -fd;
 		return NULL;
 	}
-	srv = http_server_start(fd, &limits, on_request, m, "metrics server");
+	srv = http_server_start(fd, &limits, &handlers, m, "metrics server");
 	if (!srv) {
 		err = log_err(-errno, "--metrics-addr '%s': start the HTTP server", addr);
 		close(fd);

@@ -16,6 +16,8 @@
 struct http_server {
 	struct MHD_Daemon *daemon;
 	unsigned int port;
+	const struct http_serve_handlers *h;
+	void *ctx;
 };
 
 /* libmicrohttpd's own messages (client errors, mostly) go through our rate-limited logger. */
@@ -67,8 +69,26 @@ static struct MHD_Daemon *daemon_start(int fd, const struct http_serve_limits *l
 				opts, MHD_OPTION_END);
 }
 
+/* libmicrohttpd's callback: the method picks the server's handler; the rest (protocol version,
+ * request body, per-request state) is not used by servers that only read. */
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **req_cls)
+{
+	const struct http_server *s = cls;
+
+	(void)version;
+	(void)upload_data;
+	(void)upload_data_size;
+	(void)req_cls;
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return s->h->not_allowed(conn);
+	return s->h->get(s->ctx, conn, url);
+}
+
 struct http_server *http_server_start(int fd, const struct http_serve_limits *lim,
-				      MHD_AccessHandlerCallback fn, void *ctx, const char *name)
+				      const struct http_serve_handlers *h, void *ctx,
+				      const char *name)
 {
 	struct http_server *s = calloc(1, sizeof(*s));
 	int err;
@@ -78,7 +98,9 @@ struct http_server *http_server_start(int fd, const struct http_serve_limits *li
 		return NULL;
 	}
 	s->port = bound_port(fd);
-	s->daemon = daemon_start(fd, lim, fn, ctx, name);
+	s->h = h;
+	s->ctx = ctx;
+	s->daemon = daemon_start(fd, lim, on_request, s, name);
 	if (!s->daemon) {
 		err = errno ? errno : EIO;
 		free(s);

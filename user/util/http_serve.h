@@ -16,15 +16,23 @@ struct http_serve_limits {
 	size_t connection_memory; /* 0: libmicrohttpd's default pool per connection */
 };
 
-/* A running server: libmicrohttpd's daemon and the port its socket is bound to. */
+/* A running server: libmicrohttpd's daemon, the port its socket is bound to, and its handlers. */
 struct http_server;
 
+/* What a server answers: get(ctx, conn, url) a GET or HEAD of url, not_allowed(conn) any other
+ * method (405). */
+struct http_serve_handlers {
+	enum MHD_Result (*get)(void *ctx, struct MHD_Connection *conn, const char *url);
+	enum MHD_Result (*not_allowed)(struct MHD_Connection *conn);
+};
+
 /* Starts libmicrohttpd's internal polling thread on the bound, listening socket fd, answering
- * with fn(ctx, ...); name ("metrics server") prefixes its log lines. On success the server owns
- * fd (http_server_stop() closes it). Returns NULL with errno set on failure; fd stays the
- * caller's. */
+ * with h (not copied: it must outlive the server) and ctx; name ("metrics server") prefixes its
+ * log lines. On success the server owns fd (http_server_stop() closes it). Returns NULL with
+ * errno set on failure; fd stays the caller's. */
 struct http_server *http_server_start(int fd, const struct http_serve_limits *lim,
-				      MHD_AccessHandlerCallback fn, void *ctx, const char *name);
+				      const struct http_serve_handlers *h, void *ctx,
+				      const char *name);
 
 /* The local port the server listens on (the one picked when it was bound to port 0), or 0 when
  * it cannot be told. */

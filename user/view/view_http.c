@@ -174,18 +174,10 @@ static int json_reload(struct view_store *vs, struct MHD_Connection *conn, FILE 
 	return err ? (err == -ENOMEM ? err : -EIO) : json_status(vs, conn, f);
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-				  const char *method, const char *version, const char *upload_data,
-				  size_t *upload_data_size, void **req_cls)
+static enum MHD_Result on_get(void *cls, struct MHD_Connection *conn, const char *url)
 {
 	struct view_store *vs = cls;
 
-	(void)version;
-	(void)upload_data;
-	(void)upload_data_size;
-	(void)req_cls;
-	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
 	if (!strcmp(url, "/api/spans"))
 		return reply_json(conn, vs, json_spans);
 	if (!strcmp(url, "/api/names"))
@@ -197,6 +189,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (!strcmp(url, "/api/reload"))
 		return reply_json(conn, vs, json_reload);
 	return reply_asset(conn, url);
+}
+
+static enum MHD_Result on_not_allowed(struct MHD_Connection *conn)
+{
+	return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
 }
 
 /* A listening socket on host (a numeric IPv4 or IPv6 address) and port, or -errno. */
@@ -237,6 +234,7 @@ struct http_server *view_http_start(struct view_store *vs, const char *host, uns
 		.max_connections = MAX_CONNECTIONS,
 		.timeout_s = CONNECTION_TIMEOUT_S,
 	};
+	static const struct http_serve_handlers handlers = { on_get, on_not_allowed };
 	struct http_server *srv;
 	int fd, err;
 
@@ -247,7 +245,7 @@ struct http_server *view_http_start(struct view_store *vs, const char *host, uns
 		errno = -err;
 		return NULL;
 	}
-	srv = http_server_start(fd, &limits, on_request, vs, "view server");
+	srv = http_server_start(fd, &limits, &handlers, vs, "view server");
 	if (!srv) {
 		err = log_err(-errno, "view: start the HTTP server on %s port %u", host, port);
 		close(fd);
