@@ -27,9 +27,7 @@ int hostile_fixture_new(const char *name, struct hostile_fixture **out)
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -1;
-	f->user.uid = -1;
-	f->dir = unpriv_dir_new(name);
-	if (!f->dir) {
+	if (unpriv_stage_begin(&f->user, &f->dir, name)) {
 		free(f);
 		return -1;
 	}

@@ -105,13 +105,14 @@ int unpriv_wait_file_has(const char *path, const char *text, double timeout_s)
 	return 0;
 }
 
-char *unpriv_dir_new(const char *name)
+int unpriv_stage_begin(struct unpriv_user *u, char **dir, const char *name)
 {
-	char *dir = tmpdir_new(name);
-
-	if (dir)
-		chmod(dir, 0755);
-	return dir;
+	u->uid = -1;
+	*dir = tmpdir_new(name);
+	if (!*dir)
+		return -1;
+	chmod(*dir, 0755);
+	return 0;
 }
 
 void unpriv_stage_end(const pid_t *pids, int n, struct unpriv_user *u, char *dir,

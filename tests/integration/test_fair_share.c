@@ -64,10 +64,10 @@ static int setup(void **state)
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -1;
-	f->user.uid = -1;
-	f->dir = unpriv_dir_new("it-fair");
-	if (!f->dir)
+	if (unpriv_stage_begin(&f->user, &f->dir, "it-fair")) {
+		free(f);
 		return -1;
+	}
 	*state = f;
 	return 0;
 }
