@@ -169,7 +169,8 @@ $(OUTPUT)/spanprof: $(OUTPUT)/user/main.o $(AGENT_LIB)
 # --- the hook library apps link ----------------------------------------------------------
 # TLS descriptors (the model OpenTelemetry thread context recommends) for the record's pointer.
 HOOK_TLS_CFLAGS := $(if $(filter x86,$(ARCH)),-mtls-dialect=gnu2)
-$(OUTPUT)/hooks/%.pic.o: hooks/c/%.c include/spanprof.h hooks/c/thread_record.h
+$(OUTPUT)/hooks/%.pic.o: hooks/c/%.c include/spanprof.h include/spanprof_process_ctx.h \
+			  hooks/c/thread_record.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(HOOK_TLS_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "spanprof.h"
+#include "spanprof_process_ctx.h"
 #include "thread_record.h"
 
 #define SPANPROF_EXPORT __attribute__((visibility("default")))
@@ -26,20 +27,8 @@
 #define PR_SET_VMA_ANON_NAME 0
 #endif
 
-#define CTX_HEADER 32
-#define CTX_VERSION 2
-#define CTX_PAYLOAD_MAX (64 * 1024) /* what readers (the spanprof agent) accept */
-
-struct ctx_header {
-	char signature[8];
-	uint32_t version;
-	uint32_t payload_size;
-	uint64_t published_at_ns;
-	uint64_t payload;
-};
-
 /* The one mapping of this process (OTEP 4719: a singleton) and its size; guarded by ctx_lock. */
-static struct ctx_header *ctx_map;
+static struct process_ctx_header *ctx_map;
 static size_t ctx_map_size;
 static int ctx_map_named; /* a memfd: found by its file name whether or not prctl works */
 static pid_t ctx_pid; /* the process that mapped it: a forked child has no mapping */
@@ -172,7 +161,7 @@ static uint64_t now_ns(void)
  * OTEP 4719 says: a memfd named OTEL_CTX shows as "/memfd:OTEL_CTX" in maps even on kernels
  * without CONFIG_ANON_VMA_NAME (this VM's); anonymous memory is the fallback. *named says
  * whether readers can already find it without the prctl name. */
-static struct ctx_header *new_mapping(size_t size, int *named)
+static struct process_ctx_header *new_mapping(size_t size, int *named)
 {
 	int fd = memfd_create("OTEL_CTX", MFD_CLOEXEC);
 	void *m = MAP_FAILED;
@@ -194,8 +183,8 @@ static struct ctx_header *new_mapping(size_t size, int *named)
 
 static int publish_locked(const char *const *keys, const char *const *values, size_t n)
 {
-	size_t page = 4096, need = CTX_HEADER, size;
-	struct ctx_header *h;
+	size_t page = 4096, need = PROCESS_CTX_HEADER_SIZE, size;
+	struct process_ctx_header *h;
 	uint8_t *payload;
 	int named;
 
@@ -210,7 +199,7 @@ static int publish_locked(const char *const *keys, const char *const *values, si
 		need += field_len(kv_len(keys[i], values[i]));
 	need += 8; /* ProcessContext's own tag and length */
 	need += thread_attrs_len();
-	if (need > CTX_HEADER + CTX_PAYLOAD_MAX)
+	if (need > PROCESS_CTX_HEADER_SIZE + PROCESS_CTX_PAYLOAD_MAX)
 		return -EMSGSIZE;
 	size = (need + page - 1) / page * page;
 	if (!h || size > ctx_map_size) {
@@ -226,11 +215,12 @@ static int publish_locked(const char *const *keys, const char *const *values, si
 	}
 	/* Update protocol: a zero timestamp tells readers to retry until it is set again. */
 	__atomic_store_n(&h->published_at_ns, 0, __ATOMIC_SEQ_CST);
-	payload = (uint8_t *)h + CTX_HEADER;
-	h->payload_size = (uint32_t)encode(keys, values, n, payload, size - CTX_HEADER);
+	payload = (uint8_t *)h + PROCESS_CTX_HEADER_SIZE;
+	h->payload_size =
+		(uint32_t)encode(keys, values, n, payload, size - PROCESS_CTX_HEADER_SIZE);
 	h->payload = (uint64_t)(uintptr_t)payload;
-	h->version = CTX_VERSION;
-	memcpy(h->signature, "OTEL_CTX", 8);
+	h->version = PROCESS_CTX_VERSION;
+	memcpy(h->signature, PROCESS_CTX_SIGNATURE, sizeof(h->signature));
 	__atomic_store_n(&h->published_at_ns, now_ns(), __ATOMIC_SEQ_CST);
 	/* Always named (readers may watch for this prctl), though kernels without
 	 * CONFIG_ANON_VMA_NAME refuse: then only a memfd mapping can be found. */

@@ -45,6 +45,28 @@ int agent_proc_dir_setup(void **state, const char *tag)
 	return *state ? 0 : -1;
 }
 
+int agent_group_start(struct agent_group *g, const char *tag, const char **argv)
+{
+	if (!agent_proc_can_run()) {
+		g->skip = 1;
+		return 0;
+	}
+	g->dir = tmpdir_new(tag);
+	if (!g->dir)
+		return -1;
+	argv[1] = g->dir;
+	return agent_proc_start(&g->agent, g->dir, argv);
+}
+
+int agent_group_stop(struct agent_group *g)
+{
+	if (g->skip)
+		return 0;
+	agent_proc_stop(&g->agent);
+	tmpdir_remove(g->dir);
+	return 0;
+}
+
 const char *build_path(const char *rel)
 {
 	/* A few buffers in turn, so several results can be used in one argv array. */
@@ -254,4 +276,12 @@ pid_t workload_start(const char *const *argv, const char *const *env, const char
 	}
 	execv(argv[0], (char *const *)argv);
 	_exit(127);
+}
+
+int go_workload_built(const char *rel)
+{
+	if (!access(build_path(rel), R_OK))
+		return 1;
+	printf("SKIP: %s missing (is golang-go installed?)\n", rel);
+	return 0;
 }

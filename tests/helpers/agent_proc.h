@@ -20,6 +20,21 @@ int agent_proc_can_run(void);
  * made. */
 int agent_proc_dir_setup(void **state, const char *tag);
 
+/* One agent that a cmocka group of tests shares, in a directory of its own. */
+struct agent_group {
+	char *dir; /* tmpdir_new(tag); the agent's --output and its log */
+	struct agent_proc agent;
+	int skip; /* the agent cannot run here (agent_proc_can_run() said why) */
+};
+
+/* A group setup's body: sets skip and returns 0 when the agent cannot run here; else makes dir,
+ * puts it into argv[1] (argv is "--output", NULL, ...: without argv[0]) and starts the agent.
+ * Returns 0 or -1. */
+int agent_group_start(struct agent_group *g, const char *tag, const char **argv);
+
+/* A group teardown's body: stops the agent and removes dir (nothing when skipped). Returns 0. */
+int agent_group_stop(struct agent_group *g);
+
 /* Starts build/spanprof with argv (NULL-terminated, without argv[0]), stderr into
  * <log_dir>/agent.log, and waits up to 60 s for it to log that it is profiling.
  * Returns 0 or -1 (the log is printed). */
@@ -61,5 +76,8 @@ int workload_wait_cpu(pid_t pid, int timeout_s, double *cpu_s);
 /* Path of a file under the build directory (the test binaries live in build/tests/...). The
  * result stays valid for the next 7 calls. */
 const char *build_path(const char *rel);
+
+/* 1 when build_path(rel), a Go workload, was built; else prints why the test skips and returns 0. */
+int go_workload_built(const char *rel);
 
 #endif /* SPANPROF_TEST_AGENT_PROC_H */

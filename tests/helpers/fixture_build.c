@@ -37,27 +37,34 @@ int fixture_sh(const char *fmt, ...)
 	return 0;
 }
 
-/* tests/fixtures relative to the cwd (make runs tests from the top), else to the binary. */
-static char *find_src_dir(void)
+char *fixture_src_dir(const char *probe)
 {
-	char exe[PATH_MAX], *path;
+	char exe[PATH_MAX], cwd_probe[PATH_MAX], *dir, *path;
 	const char *env = getenv("SPANPROF_FIXTURES");
 	ssize_t n;
 
 	if (env)
 		return strdup(env);
-	if (!access("tests/fixtures/symfix.c", R_OK))
+	snprintf(cwd_probe, sizeof(cwd_probe), "tests/fixtures/%s", probe);
+	if (!access(cwd_probe, R_OK))
 		return realpath("tests/fixtures", NULL);
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n < 0)
 		return NULL;
 	exe[n] = '\0';
-	if (asprintf(&path, "%s/../../../tests/fixtures", dirname(exe)) < 0)
+	dir = dirname(exe);
+	/* build/tests/<kind>[/<stage>]/test_x: try both depths. */
+	if (asprintf(&path, "%s/../../../tests/fixtures", dir) < 0)
 		return NULL;
+	if (access(path, R_OK)) {
+		free(path);
+		if (asprintf(&path, "%s/../../../../tests/fixtures", dir) < 0)
+			return NULL;
+	}
 	return path;
 }
 
-static char *join(const char *dir, const char *name)
+char *fixture_join(const char *dir, const char *name)
 {
 	char *p;
 
@@ -116,16 +123,16 @@ static int split_debug(struct fixture_set *fs)
 int fixture_build(struct fixture_set *fs)
 {
 	memset(fs, 0, sizeof(*fs));
-	fs->src_dir = find_src_dir();
+	fs->src_dir = fixture_src_dir("symfix.c");
 	fs->dir = tmpdir_new("fixtures");
 	if (!fs->src_dir || !fs->dir)
 		goto err_release;
-	fs->pie = join(fs->dir, "symfix_pie");
-	fs->nopie = join(fs->dir, "symfix_nopie");
-	fs->lib = join(fs->dir, "libsymfix.so");
-	fs->dbglink = join(fs->dir, "symfix_dbglink");
-	fs->buildid = join(fs->dir, "symfix_bid");
-	fs->debug_root = join(fs->dir, "debugroot");
+	fs->pie = fixture_join(fs->dir, "symfix_pie");
+	fs->nopie = fixture_join(fs->dir, "symfix_nopie");
+	fs->lib = fixture_join(fs->dir, "libsymfix.so");
+	fs->dbglink = fixture_join(fs->dir, "symfix_dbglink");
+	fs->buildid = fixture_join(fs->dir, "symfix_bid");
+	fs->debug_root = fixture_join(fs->dir, "debugroot");
 	if (!fs->pie || !fs->nopie || !fs->lib || !fs->dbglink || !fs->buildid || !fs->debug_root)
 		goto err_release;
 	if (build_exes(fs) || split_debug(fs))
@@ -150,6 +157,25 @@ void fixture_release(struct fixture_set *fs)
 	free(fs->buildid);
 	free(fs->debug_root);
 	memset(fs, 0, sizeof(*fs));
+}
+
+int fixture_group_setup(void **state)
+{
+	struct fixture_set *fs = calloc(1, sizeof(*fs));
+
+	if (!fs || fixture_build(fs)) {
+		free(fs);
+		return -1;
+	}
+	*state = fs;
+	return 0;
+}
+
+int fixture_group_teardown(void **state)
+{
+	fixture_release(*state);
+	free(*state);
+	return 0;
 }
 
 int fixture_marker_line(const struct fixture_set *fs, const char *file, const char *marker)

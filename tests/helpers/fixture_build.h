@@ -26,6 +26,13 @@ int fixture_build(struct fixture_set *fs);
 /* Removes the temp dir and frees the paths. NULL-safe. */
 void fixture_release(struct fixture_set *fs);
 
+/* A cmocka group setup: *state becomes a fixture_set built with fixture_build(). Returns 0 or -1
+ * (nothing left allocated). */
+int fixture_group_setup(void **state);
+
+/* The matching group teardown: releases and frees *state. Returns 0. */
+int fixture_group_teardown(void **state);
+
 /* Line number (1-based) of the first line of fixture source `file` containing `marker`, or -1. */
 int fixture_marker_line(const struct fixture_set *fs, const char *file, const char *marker);
 
@@ -43,6 +50,14 @@ char *fixture_readelf_build_id(const char *file);
  * the way the kernel maps them at load bias `base` (0 for ET_EXEC), with the file's real device
  * and inode. Returns 0 or -errno. */
 int fixture_maps_lines(const char *file, uint64_t base, char *buf, size_t len);
+
+/* tests/fixtures, malloc'ed: $SPANPROF_FIXTURES, else relative to the cwd when it holds
+ * tests/fixtures/<probe> (make runs tests from the top), else relative to the test binary.
+ * NULL when out of memory. */
+char *fixture_src_dir(const char *probe);
+
+/* dir/name, malloc'ed; NULL when out of memory. */
+char *fixture_join(const char *dir, const char *name);
 
 /* Runs a shell command; returns 0 when it exits 0, else -1. */
 int fixture_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -27,13 +27,10 @@ int hostile_fixture_new(const char *name, struct hostile_fixture **out)
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -1;
-	f->user.uid = -1;
-	f->dir = tmpdir_new(name);
-	if (!f->dir) {
+	if (unpriv_stage_begin(&f->user, &f->dir, name)) {
 		free(f);
 		return -1;
 	}
-	chmod(f->dir, 0755);
 	if (unpriv_user_create(&f->user)) {
 		printf("  useradd unavailable: these attacks need an unprivileged user\n");
 		hostile_fixture_free(f);
@@ -54,24 +51,12 @@ int hostile_fixture_new(const char *name, struct hostile_fixture **out)
 
 void hostile_fixture_free(struct hostile_fixture *f)
 {
-	int i;
-
 	if (!f)
 		return;
 	/* A check failed while the agent ran: stop it (an agent already reaped is no child). */
 	if (f->agent_started && waitpid(f->agent.pid, NULL, WNOHANG) == 0)
 		agent_proc_stop(&f->agent);
-	for (i = 0; i < f->npids; i++) {
-		kill(f->pids[i], SIGKILL);
-		waitpid(f->pids[i], NULL, 0);
-	}
-	unpriv_user_remove(&f->user);
-	if (getenv("HOSTILE_KEEP")) {
-		printf("  kept %s\n", f->dir);
-		free(f->dir);
-	} else {
-		tmpdir_remove(f->dir); /* frees the path */
-	}
+	unpriv_stage_end(f->pids, f->npids, &f->user, f->dir, "HOSTILE_KEEP");
 	free(f);
 }
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "bench_stats.h"
+#include "held_fork.h"
 #include "paired_bench.h"
 #include "profile_census.h"
 #include "tmpdir.h"
@@ -100,16 +101,11 @@ static void print_table(const char *title, const char *ratio, const char *secs,
 pid_t paired_bench_spawn(struct paired_phase *ph, const char *const *argv, char *const *envp)
 {
 	char out[700];
-	int fds[2];
 	pid_t pid;
 
 	snprintf(out, sizeof(out), "%s/workload.out", ph->dir);
-	if (pipe(fds))
-		return -1;
-	pid = fork();
+	pid = held_fork(&ph->go_fd);
 	if (pid == 0) {
-		dup2(fds[0], 0);
-		close(fds[1]);
 		if (!freopen(out, "w", stdout))
 			_exit(127);
 		if (envp)
@@ -118,12 +114,6 @@ pid_t paired_bench_spawn(struct paired_phase *ph, const char *const *argv, char 
 			execv(argv[0], (char *const *)argv);
 		_exit(127);
 	}
-	close(fds[0]);
-	if (pid < 0) {
-		close(fds[1]);
-		return -1;
-	}
-	ph->go_fd = fds[1];
 	return pid;
 }
 

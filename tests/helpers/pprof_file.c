@@ -268,6 +268,23 @@ int pprof_sample_has_function(const Perftools__Profiles__Profile *p,
 	return pprof_sample_function_depth(p, s, name, 0) >= 0;
 }
 
+void pprof_sample_print(const Perftools__Profiles__Profile *p, const Perftools__Profiles__Sample *s,
+			size_t max_locations)
+{
+	const Perftools__Profiles__Location *loc;
+	const Perftools__Profiles__Function *fn;
+
+	printf("     ");
+	for (size_t i = 0; i < s->n_location_id && i < max_locations; i++) {
+		loc = pprof_location(p, s->location_id[i]);
+		for (size_t j = 0; loc && j < loc->n_line; j++) {
+			fn = pprof_function(p, loc->line[j]->function_id);
+			printf(" %s", fn ? pprof_str(p, fn->name) : "?");
+		}
+	}
+	printf("\n");
+}
+
 const char *pprof_sample_function_file(const Perftools__Profiles__Profile *p,
 				       const Perftools__Profiles__Sample *s, const char *name)
 {

@@ -65,6 +65,11 @@ int pprof_sample_has_function(const Perftools__Profiles__Profile *p,
 const char *pprof_sample_function_file(const Perftools__Profiles__Profile *p,
 				       const Perftools__Profiles__Sample *s, const char *name);
 
+/* Prints s's function names, leaf first, on one indented line (at most max_locations
+ * locations; "?" for a function the profile does not define). */
+void pprof_sample_print(const Perftools__Profiles__Profile *p, const Perftools__Profiles__Sample *s,
+			size_t max_locations);
+
 /* Sum of value[0] over all samples (for cpu/nanoseconds: total CPU time). */
 int64_t pprof_total_value(const Perftools__Profiles__Profile *p);
 

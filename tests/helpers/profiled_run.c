@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "held_fork.h"
 #include "profiled_run.h"
 
 #define MAX_AGENT_ARGS 60
@@ -26,15 +27,13 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* The child: stdin from the test's pipe, stdout into out_path; blocks until the test writes
+/* The child (stdin from the test's pipe): stdout into out_path; blocks until the test writes
  * one byte, then execs (so the agent can be started with --pid on it first). */
-static void child_exec(const struct profiled_run *r, int in_fd, const char *out_path)
+static void child_exec(const struct profiled_run *r, const char *out_path)
 {
 	char go;
 	int fd;
 
-	dup2(in_fd, 0);
-	close(in_fd);
 	fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
 		_exit(126);
@@ -52,25 +51,16 @@ static void child_exec(const struct profiled_run *r, int in_fd, const char *out_
 
 static pid_t spawn_held(const struct profiled_run *r, int *gate_fd, char *out, size_t outlen)
 {
-	int fds[2];
-	pid_t pid;
-
-	if (pipe(fds))
-		return -1;
 	/* The child opens a file named after its own pid; the parent names it the same way. */
-	pid = fork();
+	pid_t pid = held_fork(gate_fd);
+
 	if (pid == 0) {
-		close(fds[1]);
 		snprintf(out, outlen, "%s/workload-%d.out", r->dir, getpid());
-		child_exec(r, fds[0], out);
+		child_exec(r, out);
 	}
-	close(fds[0]);
-	if (pid < 0) {
-		close(fds[1]);
+	if (pid < 0)
 		return -1;
-	}
 	snprintf(out, outlen, "%s/workload-%d.out", r->dir, pid);
-	*gate_fd = fds[1];
 	return pid;
 }
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -20,6 +21,20 @@ void text_file_write(const char *path, const char *text)
 
 	assert_non_null(f);
 	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+void proc_file_write(const char *proc_root, int pid, const char *name, const void *data, size_t len)
+{
+	char path[4300];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d", proc_root, pid);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%d/%s", proc_root, pid, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, len, f), len);
 	assert_int_equal(fclose(f), 0);
 }
 

@@ -4,8 +4,16 @@
 #ifndef SPANPROF_TEST_TEXT_FILE_H
 #define SPANPROF_TEST_TEXT_FILE_H
 
+#include <stddef.h>
+
 /* Creates or truncates path holding text; a failed cmocka assertion when it cannot. */
 void text_file_write(const char *path, const char *text);
+
+/* Writes len bytes of data (NULs included: environ) as <proc_root>/<pid>/<name>, a file of a
+ * fake /proc, making the pid's directory when it is missing; a failed cmocka assertion when it
+ * cannot. */
+void proc_file_write(const char *proc_root, int pid, const char *name, const void *data,
+		     size_t len);
 
 /* Lines of path containing text, or -1 when it cannot be read. */
 long text_file_lines_with(const char *path, const char *text);

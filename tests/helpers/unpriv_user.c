@@ -3,14 +3,17 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <grp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "fixture_build.h"
+#include "tmpdir.h"
 #include "unpriv_user.h"
 
 int unpriv_user_create(struct unpriv_user *u)
@@ -100,4 +103,30 @@ int unpriv_wait_file_has(const char *path, const char *text, double timeout_s)
 		usleep(20000);
 	}
 	return 0;
+}
+
+int unpriv_stage_begin(struct unpriv_user *u, char **dir, const char *name)
+{
+	u->uid = -1;
+	*dir = tmpdir_new(name);
+	if (!*dir)
+		return -1;
+	chmod(*dir, 0755);
+	return 0;
+}
+
+void unpriv_stage_end(const pid_t *pids, int n, struct unpriv_user *u, char *dir,
+		      const char *keep_env)
+{
+	for (int i = 0; i < n; i++) {
+		kill(pids[i], SIGKILL);
+		waitpid(pids[i], NULL, 0);
+	}
+	unpriv_user_remove(u);
+	if (getenv(keep_env)) {
+		printf("  kept %s\n", dir);
+		free(dir);
+	} else {
+		tmpdir_remove(dir); /* frees the path */
+	}
 }

@@ -25,6 +25,16 @@ void unpriv_user_remove(struct unpriv_user *u);
 pid_t unpriv_user_start(int uid, const char *service, const char *lib_dir, const char *out_path,
 			const char *const *argv);
 
+/* Begins what a test stages for the user: u not created yet (uid -1) and *dir a fresh
+ * tmpdir_new(name) the user may read and list (0755; it holds the copies the user runs and their
+ * stdout). Returns 0, or -1 when the directory cannot be made. */
+int unpriv_stage_begin(struct unpriv_user *u, char **dir, const char *name);
+
+/* Ends what a test staged for the user: kills and reaps pids (n of them), removes the user and
+ * frees dir, removed unless the environment variable keep_env is set (then printed). */
+void unpriv_stage_end(const pid_t *pids, int n, struct unpriv_user *u, char *dir,
+		      const char *keep_env);
+
 /* Polls path until it contains text; returns 0, or -1 after timeout_s. */
 int unpriv_wait_file_has(const char *path, const char *text, double timeout_s);
 

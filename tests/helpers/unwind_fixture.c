@@ -2,8 +2,6 @@
 /* Test-only: compiles the unwinding fixtures (unwind_fixture.h). */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <libgen.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,35 +12,6 @@
 #include "unwind_fixture.h"
 
 #define UNWFIX_CFLAGS "-O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wl,--build-id"
-
-static char *src_dir(void)
-{
-	char exe[PATH_MAX], *path;
-	ssize_t n;
-
-	if (!access("tests/fixtures/unwfix_main.c", R_OK))
-		return realpath("tests/fixtures", NULL);
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n < 0)
-		return NULL;
-	exe[n] = '\0';
-	/* build/tests/<kind>[/<stage>]/test_x: try both depths. */
-	if (asprintf(&path, "%s/../../../tests/fixtures", dirname(exe)) < 0)
-		return NULL;
-	if (access(path, R_OK)) {
-		free(path);
-		if (asprintf(&path, "%s/../../../../tests/fixtures", dirname(exe)) < 0)
-			return NULL;
-	}
-	return path;
-}
-
-static char *join(const char *dir, const char *name)
-{
-	char *p;
-
-	return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
-}
 
 static int compile(const struct unwind_fixture *f, const char *s)
 {
@@ -67,16 +36,16 @@ static int compile(const struct unwind_fixture *f, const char *s)
 
 int unwind_fixture_build(struct unwind_fixture *f)
 {
-	char *s = src_dir();
+	char *s = fixture_src_dir("unwfix_main.c");
 
 	memset(f, 0, sizeof(*f));
 	f->dir = tmpdir_new("unwfix");
 	if (!s || !f->dir)
 		goto err;
-	f->exe = join(f->dir, "unwfix");
-	f->lib = join(f->dir, "libunwfix.so");
-	f->dl = join(f->dir, "libunwfix_dl.so");
-	f->nocfi = join(f->dir, "libunwfix_nocfi.so");
+	f->exe = fixture_join(f->dir, "unwfix");
+	f->lib = fixture_join(f->dir, "libunwfix.so");
+	f->dl = fixture_join(f->dir, "libunwfix_dl.so");
+	f->nocfi = fixture_join(f->dir, "libunwfix_nocfi.so");
 	if (!f->exe || !f->lib || !f->dl || !f->nocfi || compile(f, s))
 		goto err;
 	free(s);

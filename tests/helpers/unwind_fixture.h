@@ -4,6 +4,10 @@
 #ifndef SPANPROF_TEST_UNWIND_FIXTURE_H
 #define SPANPROF_TEST_UNWIND_FIXTURE_H
 
+#include <stdint.h>
+
+#include "discover/proc_maps.h"
+
 struct unwind_fixture {
 	char *dir; /* temp dir holding everything below */
 	char *exe; /* unwfix: the executable (PIE) */
@@ -17,5 +21,11 @@ int unwind_fixture_build(struct unwind_fixture *f);
 
 /* Removes the temp dir and frees the paths. NULL-safe. */
 void unwind_fixture_release(struct unwind_fixture *f);
+
+/* The mapping of path's (first) executable PT_LOAD at load bias base, as the kernel places it
+ * and /proc/PID/maps shows it, with the file's device and inode; its path points at path. The
+ * segment's page-aligned vaddr goes into *vaddr unless vaddr is NULL. A failed cmocka assertion
+ * when path has no such segment. */
+struct proc_map unwind_fixture_map(const char *path, uint64_t base, uint64_t *vaddr);
 
 #endif /* SPANPROF_TEST_UNWIND_FIXTURE_H */

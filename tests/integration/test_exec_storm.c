@@ -28,9 +28,8 @@
 #define EVENTS_LOST "spanprof_samples_dropped_total{reason=\"proc_event_lost\"}"
 
 struct fixture {
-	char *dir;
-	struct agent_proc agent;
-	int port, skip;
+	struct agent_group g;
+	int port;
 };
 
 /* The value of one metric line from /metrics (the line must be there). */
@@ -63,17 +62,11 @@ static int group_setup(void **state)
 			       "--metrics-addr", "127.0.0.1:0", NULL };
 
 	*state = &fx;
-	if (!agent_proc_can_run()) {
-		fx.skip = 1;
+	if (agent_group_start(&fx.g, "execstorm", argv))
+		return -1;
+	if (fx.g.skip)
 		return 0;
-	}
-	fx.dir = tmpdir_new("execstorm");
-	if (!fx.dir)
-		return -1;
-	argv[1] = fx.dir;
-	if (agent_proc_start(&fx.agent, fx.dir, argv))
-		return -1;
-	fx.port = metrics_scrape_port(fx.agent.log_path);
+	fx.port = metrics_scrape_port(fx.g.agent.log_path);
 	return fx.port > 0 ? 0 : -1;
 }
 
@@ -81,11 +74,7 @@ static int group_teardown(void **state)
 {
 	struct fixture *fx = *state;
 
-	if (fx->skip)
-		return 0;
-	agent_proc_stop(&fx->agent);
-	tmpdir_remove(fx->dir);
-	return 0;
+	return agent_group_stop(&fx->g);
 }
 
 /* Waits until `windows` more windows were written (interval 1 s), 60 s at most. */
@@ -112,7 +101,7 @@ static double run_storm(const struct fixture *fx, const char *service)
 	pid_t pid;
 
 	snprintf(env_service, sizeof(env_service), "OTEL_SERVICE_NAME=%s", service);
-	snprintf(out, sizeof(out), "%s/storm.out", fx->dir);
+	snprintf(out, sizeof(out), "%s/storm.out", fx->g.dir);
 	pid = workload_start(argv, env, out);
 	assert_true(pid > 0);
 	assert_int_equal(workload_wait(pid, 300), 0);
@@ -295,7 +284,7 @@ static void test_exec_storm_leaves_no_dead_entries_and_keeps_its_service(void **
 	char service[64];
 	int live, i;
 
-	if (fx->skip)
+	if (fx->g.skip)
 		skip();
 	snprintf(service, sizeof(service), "it-storm-%d", getpid());
 	wait_windows(fx, 1);
@@ -319,14 +308,14 @@ static void test_exec_storm_leaves_no_dead_entries_and_keeps_its_service(void **
 	assert_true(after - before < atoi(CHILDREN) / 10);
 
 	expected = cpu * FREQUENCY;
-	assert_true(census_read(&storm, fx->dir, service) > 0);
-	count_storm_samples(fx->dir, service, &spin_mine, &spin_elsewhere);
+	assert_true(census_read(&storm, fx->g.dir, service) > 0);
+	count_storm_samples(fx->g.dir, service, &spin_mine, &spin_elsewhere);
 	printf("  children used %.2f CPU s (about %.0f samples): %llu samples as %s, of which "
 	       "%llu in storm_child_spin; %llu samples of the storm under other services\n",
 	       cpu, expected, (unsigned long long)storm.total_samples, service,
 	       (unsigned long long)spin_mine, (unsigned long long)spin_elsewhere);
 	printf("  %llu samples of kernel threads under the service \"kernel\"\n",
-	       (unsigned long long)check_kernel_service(fx->dir));
+	       (unsigned long long)check_kernel_service(fx->g.dir));
 	assert_true(storm.total_samples >= expected / 2);
 	assert_true(spin_mine > 0);
 	/* Every child is named from its exec event, even one gone before any drain; only a

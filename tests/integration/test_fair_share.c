@@ -67,11 +67,10 @@ static int setup(void **state)
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -1;
-	f->user.uid = -1;
-	f->dir = tmpdir_new("it-fair");
-	if (!f->dir)
+	if (unpriv_stage_begin(&f->user, &f->dir, "it-fair")) {
+		free(f);
 		return -1;
-	chmod(f->dir, 0755); /* the user reads its copies and writes its stdout here */
+	}
 	*state = f;
 	return 0;
 }
@@ -79,21 +78,10 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fair *f = *state;
-	int i;
 
 	if (!f)
 		return 0;
-	for (i = 0; i < f->nkids; i++) {
-		kill(f->kids[i], SIGKILL);
-		waitpid(f->kids[i], NULL, 0);
-	}
-	unpriv_user_remove(&f->user);
-	if (getenv("FAIR_KEEP")) {
-		printf("  kept %s\n", f->dir);
-		free(f->dir);
-	} else {
-		tmpdir_remove(f->dir);
-	}
+	unpriv_stage_end(f->kids, f->nkids, &f->user, f->dir, "FAIR_KEEP");
 	free(f);
 	return 0;
 }

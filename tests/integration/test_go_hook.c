@@ -16,6 +16,7 @@
 
 #include "agent_proc.h"
 #include "profile_census.h"
+#include "text_file.h"
 #include "tmpdir.h"
 
 static int setup(void **state)
@@ -26,17 +27,6 @@ static int setup(void **state)
 		return 0;
 	}
 	return agent_proc_dir_setup(state, "it-go");
-}
-
-/* Creates the file the workload waits for before it starts its spans. */
-static int go_ahead(const char *path)
-{
-	int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
-
-	if (fd < 0)
-		return -1;
-	close(fd);
-	return 0;
 }
 
 static void print_log(const struct agent_proc *agent)
@@ -87,7 +77,7 @@ static void check_go_spans(const char *dir, const char *binary, double min_right
 		print_log(&agent);
 		fail_msg("no \"%s\" within 30 s", attached);
 	}
-	assert_int_equal(go_ahead(go_file), 0); /* the workload polls for it */
+	text_file_write(go_file, ""); /* the workload polls for it before its spans */
 	assert_int_equal(workload_wait(pid, 40), 0);
 	/* The Go executable was the only file with this hook: gone with its process. */
 	if (!agent_proc_wait_log(&agent, "span hook detached", 30)) {

@@ -18,6 +18,7 @@
 
 #include "agent_proc.h"
 #include "profile_census.h"
+#include "text_file.h"
 #include "tmpdir.h"
 
 /* A Go toolchain's workloads: Debian 12's golang-go in tests/workloads, the newer toolchains
@@ -89,17 +90,6 @@ static int teardown(void **state)
 		tmpdir_remove(gc->dir);
 		free(gc);
 	}
-	return 0;
-}
-
-/* Creates the file the workload waits for before it starts its spans. */
-static int go_ahead(const char *path)
-{
-	int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
-
-	if (fd < 0)
-		return -1;
-	close(fd);
 	return 0;
 }
 
@@ -176,7 +166,7 @@ static void test_pprof_labels_alone_label_the_samples(void **state)
 	assert_true(pid > 0);
 	assert_int_equal(workload_wait_exec(pid, work[0], 10), 0);
 	start_agent(&agent, dir, pid, work[0], 0);
-	assert_int_equal(go_ahead(go_file), 0); /* the workload polls for it */
+	text_file_write(go_file, ""); /* the workload polls for it before its spans */
 	assert_int_equal(workload_wait(pid, 40), 0);
 	assert_int_equal(agent_proc_stop(&agent), 0); /* writes the last window */
 	assert_true(agent_proc_log_contains(&agent, "span labels read from pprof labels"));
@@ -245,7 +235,7 @@ static void test_child_goroutine_inherits_span_and_unsampled_has_name_only(void 
 	assert_true(pid > 0);
 	assert_int_equal(workload_wait_exec(pid, work[0], 10), 0);
 	start_agent(&agent, dir, pid, work[0], 1);
-	assert_int_equal(go_ahead(go_file), 0);
+	text_file_write(go_file, "");
 	assert_int_equal(workload_wait(pid, 40), 0);
 	assert_int_equal(agent_proc_stop(&agent), 0); /* writes the last window */
 	assert_true(printed_span(out, "goInheritChild", child_id, sizeof(child_id)));
@@ -296,7 +286,7 @@ static void test_no_span_outlives_its_goroutine_under_churn(void **state)
 	assert_true(pid > 0);
 	assert_int_equal(workload_wait_exec(pid, work[0], 10), 0);
 	start_agent(&agent, dir, pid, work[0], 1);
-	assert_int_equal(go_ahead(go_file), 0);
+	text_file_write(go_file, "");
 	assert_int_equal(workload_wait(pid, 90), 0);
 	assert_int_equal(agent_proc_stop(&agent), 0);
 	assert_true(printed_span(out, "goBound", bound_id, sizeof(bound_id)));
@@ -357,7 +347,7 @@ static void test_ended_and_unbound_spans_label_nothing_after(void **state)
 	assert_true(pid > 0);
 	assert_int_equal(workload_wait_exec(pid, work[0], 10), 0);
 	start_agent(&agent, dir, pid, work[0], 1);
-	assert_int_equal(go_ahead(go_file), 0);
+	text_file_write(go_file, "");
 	assert_int_equal(workload_wait(pid, 90), 0);
 	assert_int_equal(agent_proc_stop(&agent), 0);
 	assert_true(printed_span(out, "goBoundWorker", bound_id, sizeof(bound_id)));

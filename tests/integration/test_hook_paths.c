@@ -17,43 +17,25 @@
 #include "fixture_build.h"
 #include "tmpdir.h"
 
-struct fixture {
-	char *dir;
-	struct agent_proc agent;
-	int skip;
-};
-
 static int group_setup(void **state)
 {
-	static struct fixture fx;
+	static struct agent_group fx;
 	const char *argv[] = { "--output", NULL, "--interval", "1", NULL };
 
 	*state = &fx;
-	if (!agent_proc_can_run()) {
-		fx.skip = 1;
-		return 0;
-	}
-	fx.dir = tmpdir_new("hookpaths");
-	if (!fx.dir)
-		return -1;
-	argv[1] = fx.dir;
-	return agent_proc_start(&fx.agent, fx.dir, argv);
+	return agent_group_start(&fx, "hookpaths", argv);
 }
 
 static int group_teardown(void **state)
 {
-	struct fixture *fx = *state;
+	struct agent_group *fx = *state;
 
-	if (fx->skip)
-		return 0;
-	agent_proc_stop(&fx->agent);
-	tmpdir_remove(fx->dir);
-	return 0;
+	return agent_group_stop(fx);
 }
 
 /* 1 when this agent's log says it attached lib, the path escaped as the log escapes it (a
  * newline as \n, a backslash as \\): other agents on the machine may attach it too. */
-static int agent_attached(const struct fixture *fx, const char *lib)
+static int agent_attached(const struct agent_group *fx, const char *lib)
 {
 	char want[2300], *o = want + sprintf(want, "span hook attached: ");
 
@@ -69,7 +51,7 @@ static int agent_attached(const struct fixture *fx, const char *lib)
 /* Copies the hook library into dir/<sub>/libspanprof.so and runs a workload that dlopen()s it
  * and exits 0 only once an agent attached (within 10 s), then runs 3 s (other agents on the
  * machine may attach first); this agent must attach it too, logging <sub> as <shown>. */
-static void run_from(struct fixture *fx, const char *sub, const char *shown, const char *tag)
+static void run_from(struct agent_group *fx, const char *sub, const char *shown, const char *tag)
 {
 	char dir[1024], lib[1100], out[1100], service[64], env_service[96];
 	const char *argv[] = {
@@ -94,7 +76,7 @@ static void run_from(struct fixture *fx, const char *sub, const char *shown, con
 
 static void test_library_under_newline_path_is_attached(void **state)
 {
-	struct fixture *fx = *state;
+	struct agent_group *fx = *state;
 
 	if (fx->skip)
 		skip();
@@ -104,7 +86,7 @@ static void test_library_under_newline_path_is_attached(void **state)
 
 static void test_library_under_literal_backslash_path_is_attached(void **state)
 {
-	struct fixture *fx = *state;
+	struct agent_group *fx = *state;
 
 	if (fx->skip)
 		skip();

@@ -313,23 +313,6 @@ struct wait_census {
 	int files;
 };
 
-static void print_stack(const Perftools__Profiles__Profile *p, const Perftools__Profiles__Sample *s)
-{
-	const Perftools__Profiles__Location *loc;
-	const Perftools__Profiles__Function *fn;
-	size_t i, j;
-
-	printf("     ");
-	for (i = 0; i < s->n_location_id; i++) {
-		loc = pprof_location(p, s->location_id[i]);
-		for (j = 0; loc && j < loc->n_line; j++) {
-			fn = pprof_function(p, loc->line[j]->function_id);
-			printf(" %s", fn ? pprof_str(p, fn->name) : "?");
-		}
-	}
-	printf("\n");
-}
-
 /* 1 when s's stack reaches its thread's root: main or start_thread, or, where libc has no symbol
  * table for start_thread (no libc6-dbg, as on a fresh machine), the workload's thread function
  * `waiter` under an outermost frame in libc. */
@@ -352,14 +335,16 @@ static int reaches_root(const Perftools__Profiles__Profile *p, const Perftools__
 	return outer && !strncmp(outer, "[unknown] (libc.so", 18);
 }
 
-static void count_waits(struct wait_census *c, const Perftools__Profiles__Profile *p)
+static void count_waits(const Perftools__Profiles__Profile *p, const char *path, void *ctx)
 {
+	struct wait_census *c = ctx;
 	const Perftools__Profiles__Sample *s;
 	char fn_name[32], span_name[32];
 	const char *name;
 	size_t i;
 	int k;
 
+	(void)path;
 	for (i = 0; i < p->n_sample; i++) {
 		s = p->sample[i];
 		name = pprof_sample_label(p, s, "span_name") ?: "";
@@ -381,31 +366,17 @@ static void count_waits(struct wait_census *c, const Perftools__Profiles__Profil
 		if (c->shown[k]++ < 2) {
 			printf("    %s: %.1f ms without %s:\n", span_name, s->value[0] / 1e6,
 			       fn_name);
-			print_stack(p, s);
+			pprof_sample_print(p, s, SIZE_MAX);
 		}
 	}
 }
 
 static void census_waits(struct wait_census *c, const char *dir, const char *service)
 {
-	char suffix[160], path[1024];
-	Perftools__Profiles__Profile *p;
-	struct dirent *de;
-	DIR *d = opendir(dir);
+	int files = pprof_file_each(dir, service, "off_cpu", count_waits, c);
 
-	assert_non_null(d);
-	snprintf(suffix, sizeof(suffix), "-%s%s", service, OFF_CPU_SUFFIX);
-	while ((de = readdir(d))) {
-		if (!ends_with(de->d_name, suffix))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		p = pprof_file_read(path);
-		assert_non_null(p);
-		count_waits(c, p);
-		pprof_file_free(p);
-		c->files++;
-	}
-	closedir(d);
+	assert_true(files >= 0);
+	c->files += files;
 }
 
 /* The workload's own figures: "off_cpu_ns <kind> N". */

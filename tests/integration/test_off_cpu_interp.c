@@ -8,7 +8,6 @@
  * measured. All interpreters run at once, each its own service, under one agent watching only
  * them (they mostly wait, so running together costs little CPU). */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
 #include <setjmp.h>
@@ -30,7 +29,6 @@
 #define READY_TIMEOUT_S 60
 #define MAX_RUNS 8
 #define SPAN_NAME "GET /wait"
-#define OFF_CPU_SUFFIX ".off_cpu.pb.gz"
 
 /* One interpreter process and what its profiles and its own output say. */
 struct interp_run {
@@ -53,13 +51,6 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n >= m && !strcmp(s + n - m, suffix);
 }
 
 /* Line index (0: the leaf) of the first frame naming function fn, and of the first frame in
@@ -92,31 +83,16 @@ static void depths(const Perftools__Profiles__Profile *p, const Perftools__Profi
 	}
 }
 
-static void print_stack(const Perftools__Profiles__Profile *p, const Perftools__Profiles__Sample *s)
-{
-	const Perftools__Profiles__Location *loc;
-	const Perftools__Profiles__Function *f;
-	size_t i, j;
-
-	printf("     ");
-	for (i = 0; i < s->n_location_id && i < 40; i++) {
-		loc = pprof_location(p, s->location_id[i]);
-		for (j = 0; loc && j < loc->n_line; j++) {
-			f = pprof_function(p, loc->line[j]->function_id);
-			printf(" %s", f ? pprof_str(p, f->name) : "?");
-		}
-	}
-	printf("\n");
-}
-
-static void count_profile(struct interp_run *r, const Perftools__Profiles__Profile *p)
+static void count_profile(const Perftools__Profiles__Profile *p, const char *path, void *ctx)
 {
 	static const char *const fns[2] = { "wait_for_db", "wait_for_lock" };
+	struct interp_run *r = ctx;
 	const Perftools__Profiles__Sample *s;
 	long fn_depth, libc_depth;
 	size_t i;
 	int k, found;
 
+	(void)path;
 	for (i = 0; i < p->n_sample; i++) {
 		s = p->sample[i];
 		if (strcmp(pprof_sample_label(p, s, "span_name") ?: "", SPAN_NAME))
@@ -134,31 +110,17 @@ static void count_profile(struct interp_run *r, const Perftools__Profiles__Profi
 		if (!found && r->shown++ < 2) {
 			printf("    %s: %.1f ms under neither function:\n", r->label,
 			       s->value[0] / 1e6);
-			print_stack(p, s);
+			pprof_sample_print(p, s, 40);
 		}
 	}
 }
 
 static void census(struct interp_run *r, const char *dir)
 {
-	char suffix[160], path[1024];
-	Perftools__Profiles__Profile *p;
-	struct dirent *de;
-	DIR *d = opendir(dir);
+	int files = pprof_file_each(dir, r->service, "off_cpu", count_profile, r);
 
-	assert_non_null(d);
-	snprintf(suffix, sizeof(suffix), "-%s%s", r->service, OFF_CPU_SUFFIX);
-	while ((de = readdir(d))) {
-		if (!ends_with(de->d_name, suffix))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		p = pprof_file_read(path);
-		assert_non_null(p);
-		count_profile(r, p);
-		pprof_file_free(p);
-		r->files++;
-	}
-	closedir(d);
+	assert_true(files >= 0);
+	r->files += files;
 }
 
 /* Reads "off_cpu_ns wait_for_db N" and "... wait_for_lock N"; 1 once both were printed. */

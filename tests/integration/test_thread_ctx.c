@@ -25,6 +25,7 @@
 
 #include "agent_proc.h"
 #include "fixture_build.h"
+#include "held_fork.h"
 #include "hostile_fixture.h"
 #include "metrics_scrape.h"
 #include "parser_bombs.h"
@@ -417,21 +418,12 @@ static void test_obi_map_labels_a_thread_without_record(void **state)
  * and the pipe's write end in *in. */
 static pid_t start_held(const char *const *argv, int *in)
 {
-	int fds[2];
-	pid_t pid;
+	pid_t pid = held_fork(in);
 
-	if (pipe(fds))
-		return -1;
-	pid = fork();
 	if (pid == 0) {
-		dup2(fds[0], 0);
-		close(fds[0]);
-		close(fds[1]);
 		execv(argv[0], (char *const *)argv);
 		_exit(127);
 	}
-	close(fds[0]);
-	*in = fds[1];
 	return pid;
 }
 

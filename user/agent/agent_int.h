@@ -42,7 +42,7 @@ struct agent_tctx;
  * HTTP server. */
 struct agent_metrics {
 	struct metrics *reg;
-	struct metrics_http *http; /* NULL without --metrics-addr */
+	struct http_server *http; /* NULL without --metrics-addr */
 	unsigned int drains; /* drains since start: the growable maps are checked every few */
 };
 

@@ -30,7 +30,7 @@ int agent_open_metrics(struct agent *a)
 void agent_close_metrics(struct agent *a)
 {
 	metrics_set_ready(a->metrics.reg, 0);
-	metrics_http_stop(a->metrics.http);
+	http_server_stop(a->metrics.http);
 	metrics_free(a->metrics.reg);
 	a->metrics.http = NULL;
 	a->metrics.reg = NULL;

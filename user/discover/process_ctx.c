@@ -20,16 +20,6 @@
 static const char *const ctx_names[] = { "[anon:OTEL_CTX]", "[anon_shmem:OTEL_CTX]",
 					 "/memfd:OTEL_CTX" };
 
-struct ctx_header {
-	char signature[8];
-	uint32_t version;
-	uint32_t payload_size;
-	uint64_t published_at_ns;
-	uint64_t payload;
-};
-
-_Static_assert(sizeof(struct ctx_header) == PROCESS_CTX_HEADER_SIZE, "OTEP 4719 header");
-
 static int open_proc_file(const char *proc_root, pid_t pid, const char *name)
 {
 	char path[4096];
@@ -109,13 +99,14 @@ static int read_exact(int fd, void *buf, size_t len, uint64_t addr)
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
-static int read_header(int fd, uint64_t at, struct ctx_header *h)
+static int read_header(int fd, uint64_t at, struct process_ctx_header *h)
 {
 	int err = read_exact(fd, h, sizeof(*h), at);
 
 	if (err)
 		return err;
-	if (memcmp(h->signature, "OTEL_CTX", 8) || h->version != PROCESS_CTX_VERSION)
+	if (memcmp(h->signature, PROCESS_CTX_SIGNATURE, sizeof(h->signature)) ||
+	    h->version != PROCESS_CTX_VERSION)
 		return -EBADMSG;
 	return 0;
 }
@@ -123,7 +114,7 @@ static int read_header(int fd, uint64_t at, struct ctx_header *h)
 /* One consistent read of the payload into buf; -EAGAIN when an update raced with it. */
 static int read_once(int fd, uint64_t at, uint8_t *buf, size_t *len, uint64_t *published)
 {
-	struct ctx_header h, again;
+	struct process_ctx_header h, again;
 	int err = read_header(fd, at, &h);
 
 	if (err)

@@ -9,11 +9,7 @@
 #include <sys/types.h>
 
 #include "discover/labels.h"
-
-/* Larger payloads are refused: a resource is a few hundred bytes. */
-#define PROCESS_CTX_PAYLOAD_MAX (64 * 1024)
-#define PROCESS_CTX_HEADER_SIZE 32
-#define PROCESS_CTX_VERSION 2
+#include "spanprof_process_ctx.h"
 
 /* Thread context keys (OTEP 4947) a process announces in the context's attributes. */
 #define PROCESS_CTX_SCHEMA_MAX 32

@@ -35,12 +35,6 @@
 #define CONTENT_TYPE_TEXT "text/plain; charset=utf-8"
 #define CONTENT_TYPE_METRICS "text/plain; version=0.0.4; charset=utf-8"
 
-struct metrics_http {
-	struct MHD_Daemon *daemon;
-	struct metrics *metrics;
-	unsigned int port;
-};
-
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, const char *type,
 			     struct MHD_Response *resp)
 {
@@ -98,25 +92,22 @@ static enum MHD_Result reply_health(struct MHD_Connection *conn, const struct me
 	return reply_text(conn, MHD_HTTP_OK, readiness ? "ready\n" : "ok\n");
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-				  const char *method, const char *version, const char *upload_data,
-				  size_t *upload_data_size, void **req_cls)
+static enum MHD_Result on_get(void *cls, struct MHD_Connection *conn, const char *url)
 {
-	struct metrics_http *h = cls;
+	struct metrics *m = cls;
 
-	(void)version;
-	(void)upload_data;
-	(void)upload_data_size;
-	(void)req_cls;
-	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
 	if (!strcmp(url, "/metrics"))
-		return reply_metrics(conn, h->metrics);
+		return reply_metrics(conn, m);
 	if (!strcmp(url, "/healthz"))
-		return reply_health(conn, h->metrics, 0);
+		return reply_health(conn, m, 0);
 	if (!strcmp(url, "/readyz"))
-		return reply_health(conn, h->metrics, 1);
+		return reply_health(conn, m, 1);
 	return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
+}
+
+static enum MHD_Result on_not_allowed(struct MHD_Connection *conn)
+{
+	return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
 }
 
 /* A bound, listening socket for ai, or -errno. */
@@ -171,7 +162,7 @@ static int open_listener(const char *addr)
 	return fd;
 }
 
-struct metrics_http *metrics_http_start(struct metrics *m, const char *addr)
+struct http_server *metrics_http_start(struct metrics *m, const char *addr)
 {
 	static const struct http_serve_limits limits = {
 		.max_connections = MAX_CONNECTIONS,
@@ -179,48 +170,22 @@ struct metrics_http *metrics_http_start(struct metrics *m, const char *addr)
 		.max_per_ip = MAX_CONNECTIONS_PER_IP,
 		.connection_memory = CONNECTION_MEMORY,
 	};
-	struct metrics_http *h;
+	static const struct http_serve_handlers handlers = { on_get, on_not_allowed };
+	struct http_server *srv;
 	int fd, err;
 
-	h = calloc(1, sizeof(*h));
-	if (!h) {
-		errno = ENOMEM;
-		return NULL;
-	}
 	fd = open_listener(addr);
 	if (fd < 0) {
-		err = fd;
-		goto out_free;
+		errno = -fd;
+		return NULL;
 	}
-	h->metrics = m;
-	h->port = http_serve_bound_port(fd);
-	h->daemon = http_serve_start(fd, &limits, on_request, h, "metrics server");
-	if (!h->daemon) {
-		err = log_err(errno ? -errno : -EIO, "--metrics-addr '%s': start the HTTP server",
-			      addr);
-		goto out_close;
+	srv = http_server_start(fd, &limits, &handlers, m, "metrics server");
+	if (!srv) {
+		err = log_err(-errno, "--metrics-addr '%s': start the HTTP server", addr);
+		close(fd);
+		errno = -err;
+		return NULL;
 	}
-	log_info("metrics server listening on %s (port %u)", addr, h->port);
-	return h;
-
-out_close:
-	close(fd);
-out_free:
-	free(h);
-	errno = -err;
-	return NULL;
-}
-
-unsigned int metrics_http_port(const struct metrics_http *h)
-{
-	return h->port;
-}
-
-void metrics_http_stop(struct metrics_http *h)
-{
-	if (!h)
-		return;
-	/* Also closes the listening socket we handed over. */
-	MHD_stop_daemon(h->daemon);
-	free(h);
+	log_info("metrics server listening on %s (port %u)", addr, http_server_port(srv));
+	return srv;
 }

@@ -4,6 +4,7 @@
 #define SPANPROF_METRICS_HTTP_H
 
 #include "output/metrics.h"
+#include "util/http_serve.h"
 
 /* A connection that sends nothing for this long is closed. */
 #define METRICS_HTTP_CONNECTION_TIMEOUT_S 5
@@ -14,15 +15,10 @@
  *   GET /healthz  200 while the process runs
  *   GET /readyz   503 until metrics_set_ready(m, 1), then 200
  * 404 for other paths, 405 for methods other than GET and HEAD. m is not owned and must outlive
- * the server. Returns NULL with errno set on failure, which is logged once with the address and
+ * the server. http_server_port() tells the port it listens on (the one picked for port 0), and
+ * http_server_stop() stops it. Returns NULL with errno set on failure, which is logged once with the address and
  * the cause (EINVAL: not HOST:PORT; EADDRNOTAVAIL: the host does not resolve; else bind/listen's
  * errno, e.g. EADDRINUSE or EACCES). */
-struct metrics_http *metrics_http_start(struct metrics *m, const char *addr);
-
-/* The port the server listens on (the one picked, when addr asked for port 0). */
-unsigned int metrics_http_port(const struct metrics_http *h);
-
-/* Stops the thread, closes the socket and frees h. NULL-safe. */
-void metrics_http_stop(struct metrics_http *h);
+struct http_server *metrics_http_start(struct metrics *m, const char *addr);
 
 #endif /* SPANPROF_METRICS_HTTP_H */

@@ -1,15 +1,24 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* libmicrohttpd start-up, replies, log routing and bound ports for the agent's HTTP servers. */
+/* libmicrohttpd start-up and stop, bound ports, replies and log routing for the agent's HTTP
+ * servers. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #include "util/http_serve.h"
 #include "util/log.h"
+
+struct http_server {
+	struct MHD_Daemon *daemon;
+	unsigned int port;
+	const struct http_serve_handlers *h;
+	void *ctx;
+};
 
 /* libmicrohttpd's own messages (client errors, mostly) go through our rate-limited logger. */
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
@@ -24,8 +33,21 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 	log_warn(0, "%s: %s", (const char *)cls, buf);
 }
 
-struct MHD_Daemon *http_serve_start(int fd, const struct http_serve_limits *lim,
-				    MHD_AccessHandlerCallback fn, void *ctx, const char *name)
+/* The local port of a bound socket, or 0 when it cannot be told. */
+static unsigned int bound_port(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &len))
+		return 0;
+	if (ss.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}
+
+static struct MHD_Daemon *daemon_start(int fd, const struct http_serve_limits *lim,
+				       MHD_AccessHandlerCallback fn, void *ctx, const char *name)
 {
 	struct MHD_OptionItem opts[3];
 	size_t n = 0;
@@ -47,6 +69,61 @@ struct MHD_Daemon *http_serve_start(int fd, const struct http_serve_limits *lim,
 				opts, MHD_OPTION_END);
 }
 
+/* libmicrohttpd's callback: the method picks the server's handler; the rest (protocol version,
+ * request body, per-request state) is not used by servers that only read. */
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **req_cls)
+{
+	const struct http_server *s = cls;
+
+	(void)version;
+	(void)upload_data;
+	(void)upload_data_size;
+	(void)req_cls;
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return s->h->not_allowed(conn);
+	return s->h->get(s->ctx, conn, url);
+}
+
+struct http_server *http_server_start(int fd, const struct http_serve_limits *lim,
+				      const struct http_serve_handlers *h, void *ctx,
+				      const char *name)
+{
+	struct http_server *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->port = bound_port(fd);
+	s->h = h;
+	s->ctx = ctx;
+	s->daemon = daemon_start(fd, lim, on_request, s, name);
+	if (!s->daemon) {
+		err = errno ? errno : EIO;
+		free(s);
+		errno = err;
+		return NULL;
+	}
+	return s;
+}
+
+unsigned int http_server_port(const struct http_server *s)
+{
+	return s->port;
+}
+
+void http_server_stop(struct http_server *s)
+{
+	if (!s)
+		return;
+	/* Also closes the listening socket handed over at the start. */
+	MHD_stop_daemon(s->daemon);
+	free(s);
+}
+
 enum MHD_Result http_serve_reply(struct MHD_Connection *conn, unsigned int status, const char *type,
 				 struct MHD_Response *resp)
 {
@@ -58,16 +135,4 @@ enum MHD_Result http_serve_reply(struct MHD_Connection *conn, unsigned int statu
 	ret = MHD_queue_response(conn, status, resp);
 	MHD_destroy_response(resp);
 	return ret;
-}
-
-unsigned int http_serve_bound_port(int fd)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-
-	if (getsockname(fd, (struct sockaddr *)&ss, &len))
-		return 0;
-	if (ss.ss_family == AF_INET6)
-		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
 }

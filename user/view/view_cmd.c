@@ -103,7 +103,7 @@ int view_main(int argc, char **argv, const sigset_t *stop_signals)
 {
 	struct view_opts o = { DEFAULT_DIR, DEFAULT_HOST, DEFAULT_PORT, { 0 } };
 	struct view_store vs;
-	struct view_http *h;
+	struct http_server *h;
 	int rc, sig;
 
 	view_limits_default(&o.limits);
@@ -118,7 +118,7 @@ int view_main(int argc, char **argv, const sigset_t *stop_signals)
 		return 1;
 	}
 	printf(strchr(o.host, ':') ? "http://[%s]:%u/\n" : "http://%s:%u/\n", o.host,
-	       view_http_port(h));
+	       http_server_port(h));
 	fflush(stdout);
 	log_info("view: serving %s: %zu spans from %zu span logs, %zu profiles (loaded in %llu ms)",
 		 o.dir, vs.spans.n, vs.dd.nlogs, vs.dd.nprofiles, (unsigned long long)vs.load_ms);
@@ -128,7 +128,7 @@ int view_main(int argc, char **argv, const sigset_t *stop_signals)
 			"view: listening on %s, not loopback: anyone who reaches it sees the spans",
 			o.host);
 	sigwait(stop_signals, &sig);
-	view_http_stop(h);
+	http_server_stop(h);
 	view_store_release(&vs);
 	return 0;
 }

@@ -24,12 +24,6 @@
 #define CONNECTION_TIMEOUT_S 30
 #define JSON_TYPE "application/json; charset=utf-8"
 
-struct view_http {
-	struct MHD_Daemon *daemon;
-	struct view_store *vs;
-	unsigned int port;
-};
-
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, const char *type,
 			     struct MHD_Response *resp)
 {
@@ -180,33 +174,30 @@ static int json_reload(struct view_store *vs, struct MHD_Connection *conn, FILE 
 	return err ? (err == -ENOMEM ? err : -EIO) : json_status(vs, conn, f);
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-				  const char *method, const char *version, const char *upload_data,
-				  size_t *upload_data_size, void **req_cls)
+static enum MHD_Result on_get(void *cls, struct MHD_Connection *conn, const char *url)
 {
-	struct view_http *h = cls;
+	struct view_store *vs = cls;
 
-	(void)version;
-	(void)upload_data;
-	(void)upload_data_size;
-	(void)req_cls;
-	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
 	if (!strcmp(url, "/api/spans"))
-		return reply_json(conn, h->vs, json_spans);
+		return reply_json(conn, vs, json_spans);
 	if (!strcmp(url, "/api/names"))
-		return reply_json(conn, h->vs, json_names);
+		return reply_json(conn, vs, json_names);
 	if (!strcmp(url, "/api/profile"))
-		return reply_json(conn, h->vs, json_profile);
+		return reply_json(conn, vs, json_profile);
 	if (!strcmp(url, "/api/status"))
-		return reply_json(conn, h->vs, json_status);
+		return reply_json(conn, vs, json_status);
 	if (!strcmp(url, "/api/reload"))
-		return reply_json(conn, h->vs, json_reload);
+		return reply_json(conn, vs, json_reload);
 	return reply_asset(conn, url);
 }
 
+static enum MHD_Result on_not_allowed(struct MHD_Connection *conn)
+{
+	return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
+}
+
 /* A listening socket on host (a numeric IPv4 or IPv6 address) and port, or -errno. */
-static int listen_on(const char *host, unsigned int port, unsigned int *bound)
+static int listen_on(const char *host, unsigned int port)
 {
 	struct sockaddr_storage ss = { 0 };
 	struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
@@ -229,59 +220,37 @@ static int listen_on(const char *host, unsigned int port, unsigned int *bound)
 	if (fd < 0)
 		return -errno;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 64) ||
-	    getsockname(fd, (struct sockaddr *)&ss, &len)) {
+	if (bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 64)) {
 		err = -errno;
 		close(fd);
 		return err;
 	}
-	*bound = ntohs(ss.ss_family == AF_INET6 ? in6->sin6_port : in4->sin_port);
 	return fd;
 }
 
-struct view_http *view_http_start(struct view_store *vs, const char *host, unsigned int port)
+struct http_server *view_http_start(struct view_store *vs, const char *host, unsigned int port)
 {
 	static const struct http_serve_limits limits = {
 		.max_connections = MAX_CONNECTIONS,
 		.timeout_s = CONNECTION_TIMEOUT_S,
 	};
-	struct view_http *h = calloc(1, sizeof(*h));
+	static const struct http_serve_handlers handlers = { on_get, on_not_allowed };
+	struct http_server *srv;
 	int fd, err;
 
-	if (!h) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	fd = listen_on(host, port, &h->port);
+	fd = listen_on(host, port);
 	if (fd < 0) {
 		err = log_err(fd, "view: listen on %s port %u%s", host, port,
 			      fd == -EINVAL ? " (not a numeric IPv4 or IPv6 address)" : "");
-		goto out_free;
+		errno = -err;
+		return NULL;
 	}
-	h->vs = vs;
-	h->daemon = http_serve_start(fd, &limits, on_request, h, "view server");
-	if (!h->daemon) {
+	srv = http_server_start(fd, &limits, &handlers, vs, "view server");
+	if (!srv) {
+		err = log_err(-errno, "view: start the HTTP server on %s port %u", host, port);
 		close(fd);
-		err = log_err(errno ? -errno : -EIO, "view: start the HTTP server on %s port %u",
-			      host, h->port);
-		goto out_free;
+		errno = -err;
+		return NULL;
 	}
-	return h;
-out_free:
-	free(h);
-	errno = -err;
-	return NULL;
-}
-
-unsigned int view_http_port(const struct view_http *h)
-{
-	return h->port;
-}
-
-void view_http_stop(struct view_http *h)
-{
-	if (!h)
-		return;
-	MHD_stop_daemon(h->daemon);
-	free(h);
+	return srv;
 }

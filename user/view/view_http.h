@@ -11,18 +11,15 @@
 #ifndef SPANPROF_VIEW_HTTP_H
 #define SPANPROF_VIEW_HTTP_H
 
+#include "util/http_serve.h"
 #include "view/view_store.h"
 
 /* Rows of /api/spans at most per request. */
 #define VIEW_HTTP_MAX_ROWS 5000
 
-/* Serves vs (not owned; must outlive the server) on host:port (port 0 picks one). Returns the
- * server, or NULL with errno set (logged with the address). */
-struct view_http *view_http_start(struct view_store *vs, const char *host, unsigned int port);
-
-/* The port it listens on. */
-unsigned int view_http_port(const struct view_http *h);
-
-void view_http_stop(struct view_http *h); /* NULL-safe */
+/* Serves vs (not owned; must outlive the server) on host:port (port 0 picks one; the server's
+ * http_server_port() tells which). Returns the server, stopped with http_server_stop(), or NULL
+ * with errno set (logged with the address). */
+struct http_server *view_http_start(struct view_store *vs, const char *host, unsigned int port);
 
 #endif /* SPANPROF_VIEW_HTTP_H */

@@ -25,14 +25,6 @@
 #include "discover/hook_elf.h"
 #include "util/elf_guard.h"
 
-static int have(const char *rel)
-{
-	if (!access(build_path(rel), R_OK))
-		return 1;
-	printf("SKIP: %s missing (is golang-go installed?)\n", rel);
-	return 0;
-}
-
 /* go_tls_g_offset() on a built file: its return value, the offset in *off. */
 static int offset_in(const char *rel, int32_t *off)
 {
@@ -113,7 +105,8 @@ static int64_t offset_by_objdump(const char *path)
 static void test_internally_linked_go_keeps_g_at_minus_8(void **state)
 {
 	(void)state;
-	if (!have("tests/workloads/go_spans") || !have("tests/workloads/go_spans_pie"))
+	if (!go_workload_built("tests/workloads/go_spans") ||
+	    !go_workload_built("tests/workloads/go_spans_pie"))
 		skip();
 	assert_int_equal(offset_by_readelf(build_path("tests/workloads/go_spans")), 0); /* none */
 	assert_int_equal(offset_by_objdump(build_path("tests/workloads/go_spans")), -8);
@@ -129,7 +122,7 @@ static void test_cgo_offset_is_runtime_tlsg_in_the_tls_block(void **state)
 	int64_t want;
 
 	(void)state;
-	if (!have("tests/workloads/go_spans_cgo"))
+	if (!go_workload_built("tests/workloads/go_spans_cgo"))
 		skip();
 	path = build_path("tests/workloads/go_spans_cgo");
 	want = offset_by_readelf(path);
@@ -145,7 +138,8 @@ static void test_stripped_cgo_offset_comes_from_the_runtime_code(void **state)
 	char cmd[512], line[512];
 
 	(void)state;
-	if (!have("tests/workloads/go_spans_cgo") || !have("tests/workloads/go_spans_cgo_stripped"))
+	if (!go_workload_built("tests/workloads/go_spans_cgo") ||
+	    !go_workload_built("tests/workloads/go_spans_cgo_stripped"))
 		skip();
 	path = build_path("tests/workloads/go_spans_cgo_stripped");
 	snprintf(cmd, sizeof(cmd), "readelf -sW '%s'", path);
@@ -159,7 +153,7 @@ static void test_stripped_cgo_offset_comes_from_the_runtime_code(void **state)
 static void test_cgo_pie_offset_is_runtime_tlsg_in_the_tls_block(void **state)
 {
 	(void)state;
-	if (!have("tests/workloads/go_spans_cgo_pie"))
+	if (!go_workload_built("tests/workloads/go_spans_cgo_pie"))
 		skip();
 	assert_int_equal(offset_of("tests/workloads/go_spans_cgo_pie"),
 			 offset_by_readelf(build_path("tests/workloads/go_spans_cgo_pie")));
@@ -171,7 +165,7 @@ static void test_hook_site_carries_the_offset(void **state)
 	struct hook_site site;
 
 	(void)state;
-	if (!have("tests/workloads/go_spans_cgo"))
+	if (!go_workload_built("tests/workloads/go_spans_cgo"))
 		skip();
 	assert_int_equal(hook_elf_find(build_path("tests/workloads/go_spans_cgo"), &site), 0);
 	assert_true(site.is_go);
@@ -188,7 +182,7 @@ static void test_stripped_cgo_pie_is_refused(void **state)
 	int32_t off;
 
 	(void)state;
-	if (!have("tests/workloads/go_spans_cgo_pie_stripped"))
+	if (!go_workload_built("tests/workloads/go_spans_cgo_pie_stripped"))
 		skip();
 	assert_int_equal(offset_in("tests/workloads/go_spans_cgo_pie_stripped", &off), -ENOTSUP);
 	assert_int_equal(
@@ -242,7 +236,7 @@ static int offset_with_tls(uint64_t memsz, uint64_t align)
 static void test_crafted_tls_segment_is_refused(void **state)
 {
 	(void)state;
-	if (!have("tests/workloads/go_spans_cgo"))
+	if (!go_workload_built("tests/workloads/go_spans_cgo"))
 		skip();
 	assert_int_equal(offset_with_tls(0x148, 0x40), 0); /* the real values: the copy works */
 	assert_int_equal(offset_with_tls(0x40, 0x40), -ENOEXEC); /* tlsg at 0x40 past the end */

@@ -20,14 +20,6 @@
 #include "discover/go_runtime.h"
 #include "discover/hook_elf.h"
 
-static int have(const char *rel)
-{
-	if (!access(build_path(rel), R_OK))
-		return 1;
-	printf("SKIP: %s missing (is golang-go installed?)\n", rel);
-	return 0;
-}
-
 static void read_bytes(const char *path, uint64_t off, unsigned char *buf, size_t len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -64,7 +56,7 @@ static void test_go_hook_found_by_symbols(void **state)
 	struct hook_site site;
 
 	(void)state;
-	if (!have("tests/workloads/go_spans"))
+	if (!go_workload_built("tests/workloads/go_spans"))
 		skip();
 	check_go_hook("tests/workloads/go_spans", &site);
 }
@@ -74,7 +66,8 @@ static void test_go_hook_found_without_symbols_at_the_same_place(void **state)
 	struct hook_site full, stripped;
 
 	(void)state;
-	if (!have("tests/workloads/go_spans") || !have("tests/workloads/go_spans_stripped"))
+	if (!go_workload_built("tests/workloads/go_spans") ||
+	    !go_workload_built("tests/workloads/go_spans_stripped"))
 		skip();
 	check_go_hook("tests/workloads/go_spans", &full);
 	check_go_hook("tests/workloads/go_spans_stripped", &stripped);
@@ -88,7 +81,7 @@ static void test_go_hook_found_in_stripped_pie(void **state)
 	struct hook_site site;
 
 	(void)state;
-	if (!have("tests/workloads/go_spans_pie"))
+	if (!go_workload_built("tests/workloads/go_spans_pie"))
 		skip();
 	check_go_hook("tests/workloads/go_spans_pie", &site);
 }
@@ -98,7 +91,7 @@ static void test_go_program_without_hook_is_reported_for_its_labels(void **state
 	struct hook_site site;
 
 	(void)state;
-	if (!have("tests/workloads/go_pprof_labels"))
+	if (!go_workload_built("tests/workloads/go_pprof_labels"))
 		skip();
 	assert_int_equal(hook_elf_find(build_path("tests/workloads/go_pprof_labels"), &site), 0);
 	assert_true(site.is_go);
@@ -162,7 +155,8 @@ static void test_go_program_of_unknown_version_uses_its_dwarf_or_is_refused(void
 	struct hook_site site;
 
 	(void)state;
-	if (!have("tests/workloads/go_spans") || !have("tests/workloads/go_spans_stripped"))
+	if (!go_workload_built("tests/workloads/go_spans") ||
+	    !go_workload_built("tests/workloads/go_spans_stripped"))
 		skip();
 	/* Go 1.19: its labels are a map, not read from DWARF-only layouts; the rest is. */
 	assert_int_equal(find_as_devel("tests/workloads/go_spans", &site), 0);
@@ -227,7 +221,7 @@ static void test_go_hook_without_a_readable_version_is_refused(void **state)
 	struct hook_site site;
 
 	(void)state;
-	if (!have("tests/workloads/go_spans"))
+	if (!go_workload_built("tests/workloads/go_spans"))
 		skip();
 	assert_int_equal(find_without_buildinfo("tests/workloads/go_spans", &site),
 			 -EPROTONOSUPPORT);

@@ -17,6 +17,7 @@
 
 #include "discover/labels.h"
 #include "tmpdir.h"
+#include "text_file.h"
 
 /* Environ blocks are NUL-separated; sizeof - 1 drops the literal's own final NUL. */
 #define ENV(lit) (lit), sizeof(lit) - 1
@@ -110,20 +111,6 @@ static void test_labels_truncates_at_character_boundary(void **state)
 	assert_int_equal(labels_service_from_environ(NULL, 0, "x", small, 0), -EINVAL);
 }
 
-static void write_file(const char *dir, int pid, const char *name, const char *data, size_t len)
-{
-	char path[4096];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%d", dir, pid);
-	mkdir(path, 0755);
-	snprintf(path, sizeof(path), "%s/%d/%s", dir, pid, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fwrite(data, 1, len, f), len);
-	assert_int_equal(fclose(f), 0);
-}
-
 static int setup_proc(void **state)
 {
 	*state = tmpdir_new("labels");
@@ -141,19 +128,19 @@ static void test_labels_reads_fake_proc_root(void **state)
 	const char *root = *state;
 	char path[4096];
 
-	write_file(root, 100, "environ", ENV("HOME=/\0OTEL_SERVICE_NAME=payments\0"));
-	write_file(root, 100, "comm", "worker\n", 7);
+	proc_file_write(root, 100, "environ", ENV("HOME=/\0OTEL_SERVICE_NAME=payments\0"));
+	proc_file_write(root, 100, "comm", "worker\n", 7);
 	assert_int_equal(labels_service_for_pid(root, 100, out, sizeof(out)), 0);
 	assert_string_equal(out, "payments");
 
-	write_file(root, 200, "environ", ENV("HOME=/\0"));
-	write_file(root, 200, "comm", "worker\n", 7);
+	proc_file_write(root, 200, "environ", ENV("HOME=/\0"));
+	proc_file_write(root, 200, "comm", "worker\n", 7);
 	assert_int_equal(labels_service_for_pid(root, 200, out, sizeof(out)), 0);
 	assert_string_equal(out, "worker");
 
 	/* Empty comm: the basename of the exe link, without " (deleted)". */
-	write_file(root, 300, "environ", "", 0);
-	write_file(root, 300, "comm", "", 0);
+	proc_file_write(root, 300, "environ", "", 0);
+	proc_file_write(root, 300, "comm", "", 0);
 	snprintf(path, sizeof(path), "%s/300/exe", root);
 	assert_int_equal(symlink("/opt/app/bin/api-server (deleted)", path), 0);
 	assert_int_equal(labels_service_for_pid(root, 300, out, sizeof(out)), 0);
@@ -170,22 +157,22 @@ static void test_labels_names_a_process_after_its_executable(void **state)
 	const char *root = *state;
 	char path[4096];
 
-	write_file(root, 600, "environ", "", 0);
-	write_file(root, 600, "comm", "go_spans_stripp\n", 16);
+	proc_file_write(root, 600, "environ", "", 0);
+	proc_file_write(root, 600, "comm", "go_spans_stripp\n", 16);
 	snprintf(path, sizeof(path), "%s/600/exe", root);
 	assert_int_equal(symlink("/build/tests/go_spans_stripped", path), 0);
 	assert_int_equal(labels_service_for_pid(root, 600, out, sizeof(out)), 0);
 	assert_string_equal(out, "go_spans_stripped");
 
-	write_file(root, 700, "environ", "", 0);
-	write_file(root, 700, "comm", "nightly-job.sh\n", 15);
+	proc_file_write(root, 700, "environ", "", 0);
+	proc_file_write(root, 700, "comm", "nightly-job.sh\n", 15);
 	snprintf(path, sizeof(path), "%s/700/exe", root);
 	assert_int_equal(symlink("/usr/bin/bash", path), 0);
 	assert_int_equal(labels_service_for_pid(root, 700, out, sizeof(out)), 0);
 	assert_string_equal(out, "nightly-job.sh");
 
-	write_file(root, 800, "environ", "", 0);
-	write_file(root, 800, "comm", "renamed-worker0\n", 16); /* prctl(PR_SET_NAME) */
+	proc_file_write(root, 800, "environ", "", 0);
+	proc_file_write(root, 800, "comm", "renamed-worker0\n", 16); /* prctl(PR_SET_NAME) */
 	snprintf(path, sizeof(path), "%s/800/exe", root);
 	assert_int_equal(symlink("/usr/bin/python3.11", path), 0);
 	assert_int_equal(labels_service_for_pid(root, 800, out, sizeof(out)), 0);
@@ -223,8 +210,8 @@ static void test_labels_bounds_environ_read(void **state)
 	memcpy(env, "PAD=", 4);
 	env[fill - 1] = '\0';
 	memcpy(env + fill, var, strlen(var) + 1);
-	write_file(root, 500, "environ", env, len);
-	write_file(root, 500, "comm", "near\n", 5);
+	proc_file_write(root, 500, "environ", env, len);
+	proc_file_write(root, 500, "comm", "near\n", 5);
 	free(env);
 	assert_int_equal(labels_service_for_pid(root, 500, out, sizeof(out)), 0);
 	assert_string_equal(out, "near");

@@ -17,6 +17,7 @@
 #include "fake_kube_api.h"
 #include "k8s/k8s_meta.h"
 #include "tmpdir.h"
+#include "text_file.h"
 
 #define ID_A "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define ID_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
@@ -32,20 +33,6 @@ struct fixture {
 	struct proc_table *table;
 };
 
-static void write_file(const char *dir, int pid, const char *name, const char *text, size_t len)
-{
-	char path[4300];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%d", dir, pid);
-	mkdir(path, 0755);
-	snprintf(path, sizeof(path), "%s/%d/%s", dir, pid, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fwrite(text, 1, len, f);
-	fclose(f);
-}
-
 /* A containerd (systemd driver, cgroup v2) process of pod web with this container id. */
 static void fake_pod_process(struct fixture *fx, int pid, const char *id, const char *environ,
 			     size_t environ_len)
@@ -56,9 +43,9 @@ static void fake_pod_process(struct fixture *fx, int pid, const char *id, const 
 		 "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_WEB_US
 		 ".slice/cri-containerd-%s.scope\n",
 		 id);
-	write_file(fx->proc, pid, "cgroup", cgroup, strlen(cgroup));
-	write_file(fx->proc, pid, "comm", "server\n", 7);
-	write_file(fx->proc, pid, "environ", environ, environ_len);
+	proc_file_write(fx->proc, pid, "cgroup", cgroup, strlen(cgroup));
+	proc_file_write(fx->proc, pid, "comm", "server\n", 7);
+	proc_file_write(fx->proc, pid, "environ", environ, environ_len);
 }
 
 static void apply_web(struct fixture *fx, const char *type, size_t ncontainers)

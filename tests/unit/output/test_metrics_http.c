@@ -25,7 +25,7 @@
 
 struct server {
 	struct metrics *m;
-	struct metrics_http *h;
+	struct http_server *h;
 	char base[64];
 };
 
@@ -46,7 +46,7 @@ static int setup(void **state)
 	s->h = s->m ? metrics_http_start(s->m, "127.0.0.1:0") : NULL;
 	if (!s->h)
 		return -1;
-	snprintf(s->base, sizeof(s->base), "http://127.0.0.1:%u", metrics_http_port(s->h));
+	snprintf(s->base, sizeof(s->base), "http://127.0.0.1:%u", http_server_port(s->h));
 	*state = s;
 	return 0;
 }
@@ -55,7 +55,7 @@ static int teardown(void **state)
 {
 	struct server *s = *state;
 
-	metrics_http_stop(s->h);
+	http_server_stop(s->h);
 	metrics_free(s->m);
 	free(s);
 	return 0;
@@ -190,7 +190,7 @@ static void test_metrics_http_reports_a_bad_address_clearly(void **state)
 	expect_start_error(s->m, "::1:9100", EINVAL, "[IPv6]:PORT");
 	expect_start_error(s->m, "no-such-host.invalid:9100", EADDRNOTAVAIL,
 			   "resolve 'no-such-host.invalid'");
-	snprintf(busy, sizeof(busy), "127.0.0.1:%u", metrics_http_port(s->h));
+	snprintf(busy, sizeof(busy), "127.0.0.1:%u", http_server_port(s->h));
 	expect_start_error(s->m, busy, EADDRINUSE, "err=\"Address already in use\"");
 }
 
@@ -206,7 +206,7 @@ static int64_t now_ms(void)
 static int connect_idle(const struct server *s, const char *partial)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET,
-				   .sin_port = htons(metrics_http_port(s->h)),
+				   .sin_port = htons(http_server_port(s->h)),
 				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
@@ -257,8 +257,8 @@ static void test_metrics_http_stop_closes_the_port(void **state)
 				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	int fd;
 
-	sin.sin_port = htons(metrics_http_port(s->h));
-	metrics_http_stop(s->h);
+	sin.sin_port = htons(http_server_port(s->h));
+	http_server_stop(s->h);
 	s->h = NULL;
 	fd = socket(AF_INET, SOCK_STREAM, 0);
 	assert_true(fd >= 0);

@@ -27,6 +27,7 @@
 #include "push_receiver.h"
 #include "tmpdir.h"
 #include "curl_group.h"
+#include "uuid_assert.h"
 
 #define PERIOD_NS 10000000LL
 #define WINDOW_NS 10000000000LL
@@ -278,22 +279,6 @@ static int teardown(void **state)
 	tmpdir_remove(f->spool);
 	free(f);
 	return 0;
-}
-
-static void assert_uuid_v4(const char *id)
-{
-	size_t i;
-
-	assert_non_null(id);
-	assert_int_equal(strlen(id), 36);
-	for (i = 0; i < 36; i++) {
-		if (i == 8 || i == 13 || i == 18 || i == 23)
-			assert_int_equal(id[i], '-');
-		else
-			assert_non_null(strchr("0123456789abcdef", id[i]));
-	}
-	assert_int_equal(id[14], '4');
-	assert_non_null(strchr("89ab", id[19]));
 }
 
 static void test_upload_pushes_labels_span_ids_and_gzip(void **state)

@@ -13,24 +13,12 @@
 #include <cmocka.h>
 
 #include "pprof_file.h"
+#include "pprof_test_maps.h"
 #include "profile/pprof.h"
 #include "tmpdir.h"
 #include "view_fixture.h"
 #include "util/utf8.h"
 
-#define PERIOD_NS 10000000LL /* 100 Hz */
-#define T0 1700000000123456789LL
-#define DURATION 15000000000LL
-
-/* Macros, not constants: C wants constant expressions in static initialisers. */
-#define APP_MAP                                                        \
-	{                                                              \
-		0x400000, 0x500000, 0x1000, "/usr/bin/app", "abcdef01" \
-	}
-#define LIB_MAP                                                                 \
-	{                                                                       \
-		0x7f0000000000, 0x7f0000100000, 0, "/usr/lib/libfoo.so.1", NULL \
-	}
 #define KERN_MAP                                                                     \
 	{                                                                            \
 		0xffffffff81000000, 0xffffffff82000000, 0, "[kernel.kallsyms]", NULL \

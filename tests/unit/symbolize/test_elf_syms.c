@@ -18,25 +18,6 @@
 #include "symbolize/elf_syms.h"
 #include "tmpdir.h"
 
-static int group_setup(void **state)
-{
-	struct fixture_set *fs = calloc(1, sizeof(*fs));
-
-	if (!fs || fixture_build(fs)) {
-		free(fs);
-		return -1;
-	}
-	*state = fs;
-	return 0;
-}
-
-static int group_teardown(void **state)
-{
-	fixture_release(*state);
-	free(*state);
-	return 0;
-}
-
 static const char *base_name(const char *path)
 {
 	const char *slash = path ? strrchr(path, '/') : NULL;
@@ -276,5 +257,6 @@ int main(void)
 		cmocka_unit_test(test_elf_syms_rejects_garbage_and_survives_truncation),
 	};
 
-	return cmocka_run_group_tests_name("elf_syms", tests, group_setup, group_teardown);
+	return cmocka_run_group_tests_name("elf_syms", tests, fixture_group_setup,
+					   fixture_group_teardown);
 }

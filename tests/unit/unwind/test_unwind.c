@@ -86,37 +86,6 @@ static void close_unwind(struct ctx *c)
 	close(c->o.procs_fd);
 }
 
-/* The library's executable segment placed at LIB_BASE, as /proc/PID/maps would show it. */
-static struct proc_map lib_map(const char *path)
-{
-	struct proc_map m = { 0 };
-	struct stat st;
-	GElf_Phdr ph;
-	size_t i, n;
-	Elf *elf;
-	int fd;
-
-	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	assert_true(fd >= 0 && !fstat(fd, &st));
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	assert_non_null(elf);
-	assert_int_equal(elf_getphdrnum(elf, &n), 0);
-	for (i = 0; i < n; i++)
-		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && ph.p_flags & PF_X)
-			break;
-	assert_true(i < n);
-	m.start = LIB_BASE + (ph.p_vaddr & ~0xfffull);
-	m.end = LIB_BASE + ph.p_vaddr + ph.p_memsz;
-	m.offset = ph.p_offset & ~0xfffull;
-	m.dev = st.st_dev;
-	m.inode = st.st_ino;
-	m.path = (char *)path;
-	elf_end(elf);
-	close(fd);
-	return m;
-}
-
 /* Publishes maps as the mappings of this process (its files open through /proc/self's view). */
 static void scan(struct ctx *c, const struct proc_maps *maps)
 {
@@ -134,7 +103,7 @@ static void test_published_mappings_are_sorted_padded_and_skip_vsyscall(void **s
 	int i;
 
 	open_unwind(c);
-	m[0] = lib_map(c->uf.lib);
+	m[0] = unwind_fixture_map(c->uf.lib, LIB_BASE, NULL);
 	m[1] = (struct proc_map){ 0x7ffd00000000ull, 0x7ffd00002000ull, 0, 0, 0, "[vdso]" };
 	m[2] = (struct proc_map){ 0xffffffffff600000ull, 0xffffffffff601000ull, 0, 0, 0,
 				  "[vsyscall]" };
@@ -188,7 +157,7 @@ static void test_mappings_are_published_at_the_first_sample(void **state)
 	c->o.publish_on_sample = 1;
 	open_unwind(c);
 	c->o.publish_on_sample = 0;
-	m[0] = lib_map(c->uf.lib);
+	m[0] = unwind_fixture_map(c->uf.lib, LIB_BASE, NULL);
 	m[1] = (struct proc_map){ 0x7ffd00000000ull, 0x7ffd00002000ull, 0, 0, 0, "[vdso]" };
 	scan(c, &maps);
 	assert_int_equal(bpf_map_lookup_elem(c->o.procs_fd, &key, &v), -ENOENT);

@@ -94,41 +94,6 @@ static void close_cache(struct ctx *c)
 	close(c->fds.tables);
 }
 
-/* A mapping of path's executable PT_LOAD at base + its vaddr, as the kernel would place it. */
-static struct proc_map map_of(const char *path, uint64_t base, uint64_t *vaddr)
-{
-	struct proc_map m = { 0 };
-	struct stat st;
-	GElf_Phdr ph;
-	size_t i, n;
-	Elf *elf;
-	int fd;
-
-	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	assert_true(fd >= 0);
-	assert_int_equal(fstat(fd, &st), 0);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	assert_non_null(elf);
-	assert_int_equal(elf_getphdrnum(elf, &n), 0);
-	for (i = 0; i < n; i++) {
-		assert_non_null(gelf_getphdr(elf, i, &ph));
-		if (ph.p_type == PT_LOAD && ph.p_flags & PF_X)
-			break;
-	}
-	assert_true(i < n);
-	m.offset = ph.p_offset & ~0xfffull;
-	m.start = base + (ph.p_vaddr & ~0xfffull);
-	m.end = base + ph.p_vaddr + ph.p_memsz;
-	m.dev = st.st_dev;
-	m.inode = st.st_ino;
-	m.path = (char *)path;
-	*vaddr = ph.p_vaddr & ~0xfffull;
-	elf_end(elf);
-	close(fd);
-	return m;
-}
-
 /* Polls the cache until `done` builds finished (at most 10 s). */
 static void wait_builds(struct ctx *c, size_t done)
 {
@@ -153,7 +118,7 @@ static void test_miss_is_built_then_shared_by_build_id(void **state)
 	uint64_t vaddr;
 
 	open_cache(c, 8);
-	m = map_of(c->uf.lib, 0x7f0000000000ull, &vaddr);
+	m = unwind_fixture_map(c->uf.lib, 0x7f0000000000ull, &vaddr);
 	assert_int_equal(unwind_files_resolve(c->files, getpid(), &m, &ref), 0);
 	assert_int_equal(ref.state, UNWIND_FILE_PENDING);
 	assert_int_equal(ref.bias, 0x7f0000000000ull); /* start - vaddr of the segment */
@@ -166,7 +131,7 @@ static void test_miss_is_built_then_shared_by_build_id(void **state)
 	assert_true(ref.gen != 0);
 
 	/* Another inode with the same build id (a container's copy) shares the table. */
-	copy = map_of(c->copy, 0x7f1000000000ull, &vaddr);
+	copy = unwind_fixture_map(c->copy, 0x7f1000000000ull, &vaddr);
 	assert_true(copy.inode != m.inode);
 	assert_int_equal(unwind_files_resolve(c->files, getpid(), &copy, &ref2), 0);
 	assert_int_equal(ref2.state, UNWIND_FILE_READY);
@@ -188,7 +153,7 @@ static void test_file_without_cfi_is_marked_for_frame_pointers(void **state)
 	uint64_t vaddr;
 
 	open_cache(c, 8);
-	m = map_of(c->uf.nocfi, 0x7f2000000000ull, &vaddr);
+	m = unwind_fixture_map(c->uf.nocfi, 0x7f2000000000ull, &vaddr);
 	assert_int_equal(unwind_files_resolve(c->files, getpid(), &m, &ref), 0);
 	wait_builds(c, 1);
 	assert_int_equal(unwind_files_resolve(c->files, getpid(), &m, &ref), 0);
@@ -206,8 +171,8 @@ static void test_least_recently_mapped_table_is_evicted(void **state)
 	uint64_t vaddr;
 
 	open_cache(c, 1);
-	exe = map_of(c->uf.exe, 0x5500000000ull, &vaddr);
-	lib = map_of(c->uf.lib, 0x7f0000000000ull, &vaddr);
+	exe = unwind_fixture_map(c->uf.exe, 0x5500000000ull, &vaddr);
+	lib = unwind_fixture_map(c->uf.lib, 0x7f0000000000ull, &vaddr);
 	assert_int_equal(unwind_files_resolve(c->files, getpid(), &exe, &ref), 0);
 	wait_builds(c, 1);
 	assert_int_equal(unwind_files_resolve(c->files, getpid(), &lib, &ref), 0);

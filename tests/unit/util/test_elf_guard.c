@@ -22,23 +22,6 @@
 #include "tmpdir.h"
 #include "crafted_elf.h"
 
-static int group_setup(void **state)
-{
-	struct fixture_set *fs = calloc(1, sizeof(*fs));
-
-	if (!fs || fixture_build(fs))
-		return -1;
-	*state = fs;
-	return 0;
-}
-
-static int group_teardown(void **state)
-{
-	fixture_release(*state);
-	free(*state);
-	return 0;
-}
-
 static void test_elf_guard_refuses_a_million_sections_at_once(void **state)
 {
 	const struct fixture_set *fs = *state;
@@ -131,5 +114,6 @@ int main(void)
 		cmocka_unit_test(test_elf_guard_private_copy_is_sealed),
 	};
 
-	return cmocka_run_group_tests_name("elf_guard", tests, group_setup, group_teardown);
+	return cmocka_run_group_tests_name("elf_guard", tests, fixture_group_setup,
+					   fixture_group_teardown);
 }

@@ -10,25 +10,17 @@
 #include <cmocka.h>
 
 #include "util/uuid.h"
+#include "uuid_assert.h"
 
 static void test_uuid_v4_has_the_rfc_layout(void **state)
 {
 	char id[UUID_STR_SIZE];
-	size_t i;
 	int n;
 
 	(void)state;
 	for (n = 0; n < 1000; n++) {
 		assert_int_equal(uuid_v4(id), 0);
-		assert_int_equal(strlen(id), 36);
-		for (i = 0; i < 36; i++) {
-			if (i == 8 || i == 13 || i == 18 || i == 23)
-				assert_int_equal(id[i], '-');
-			else
-				assert_non_null(strchr("0123456789abcdef", id[i]));
-		}
-		assert_int_equal(id[14], '4');
-		assert_non_null(strchr("89ab", id[19]));
+		assert_uuid_v4(id);
 	}
 }
 
