@@ -172,7 +172,8 @@ int data_dir_scan(struct data_dir *dd, const char *dir, size_t max_files, struct
 		data_dir_release(dd);
 		return err;
 	}
-	qsort(dd->profiles, dd->nprofiles, sizeof(*dd->profiles), cmp_profile);
+	if (dd->nprofiles) /* profiles is NULL in an empty directory: qsort() must not see it */
+		qsort(dd->profiles, dd->nprofiles, sizeof(*dd->profiles), cmp_profile);
 	return 0;
 }
 
