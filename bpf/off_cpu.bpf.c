@@ -348,13 +348,21 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	     unsigned int prev_state)
 {
 	__u64 now = bpf_ktime_get_ns();
+	bool blocks = !preempt && prev_state;
 
 	/* Only a thread that stops being runnable (TASK_RUNNING is 0) waits for something; a
-	 * preempted one is neither on the CPU nor blocked until it runs again. */
-	switch_out(ctx, prev, now, !preempt && prev_state);
-	tctx_switch_out(ctx, prev, now, !preempt && prev_state);
-	switch_in(next, now);
-	tctx_switch_in(next, now);
+	 * preempted one is neither on the CPU nor blocked until it runs again. Most switches are
+	 * of threads no BPF program keeps task storage for (any program's: the pointer is the
+	 * task's list of them): switch_out, switch_in and tctx_switch_in would find none of theirs
+	 * and do nothing, so they are not run (five task storage look-ups a switch saved).
+	 * tctx_switch_out may create storage: it always runs. */
+	if (prev->bpf_storage)
+		switch_out(ctx, prev, now, blocks);
+	tctx_switch_out(ctx, prev, now, blocks);
+	if (next->bpf_storage) {
+		switch_in(next, now);
+		tctx_switch_in(next, now);
+	}
 	return 0;
 }
 
@@ -372,6 +380,9 @@ int BPF_PROG(on_sched_exit, bool is_switch)
 	if (!is_switch)
 		return 0;
 	task = bpf_get_current_task_btf();
+	/* No task storage at all (on_sched_switch says why): no pending wait of either kind. */
+	if (!task->bpf_storage)
+		return 0;
 	tctx_resume(ctx, task);
 	st = bpf_task_storage_get(&span_tasks, task, NULL, 0);
 	if (!st || !st->pending_ns)
