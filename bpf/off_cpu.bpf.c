@@ -322,69 +322,81 @@ static __always_inline void tctx_switch_in(struct task_struct *next, __u64 now)
 		end_wait(st, now);
 }
 
-/* on_sched_exit's part for those waits: stacks and the record's span taken in the thread's own
- * context, as for a hook span's wait. */
-static __always_inline void tctx_resume(void *ctx, struct task_struct *task)
-{
-	struct span_task *st = bpf_task_storage_get(&tctx_waits, task, NULL, 0);
-	__u32 slot;
-	__u64 ns;
-
-	if (!st || !st->pending_ns)
-		return;
-	ns = st->pending_ns;
-	st->pending_ns = 0;
-	slot = off_cpu_slot;
-	capture_wait(ctx, task, st, slot, KERN_SKIP_AT_RESUME);
-	/* The record may have been left while the thread waited: no span, nothing counted. */
-	if (!st->key.has_span)
-		return;
-	add_time(slot ? (void *)&off_cpu_counts_1 : (void *)&off_cpu_counts_0, &st->key, ns);
-	counter_inc(&event_counts, SPANPROF_EVENT_OFF_CPU);
-}
-
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
 	__u64 now = bpf_ktime_get_ns();
+	bool blocks = !preempt && prev_state;
 
 	/* Only a thread that stops being runnable (TASK_RUNNING is 0) waits for something; a
-	 * preempted one is neither on the CPU nor blocked until it runs again. */
-	switch_out(ctx, prev, now, !preempt && prev_state);
-	tctx_switch_out(ctx, prev, now, !preempt && prev_state);
-	switch_in(next, now);
-	tctx_switch_in(next, now);
+	 * preempted one is neither on the CPU nor blocked until it runs again. Most switches are
+	 * of threads no BPF program keeps task storage for (any program's: the pointer is the
+	 * task's list of them): switch_out, switch_in and tctx_switch_in would find none of theirs
+	 * and do nothing, so they are not run (five task storage look-ups a switch saved).
+	 * tctx_switch_out may create storage: it always runs. */
+	if (prev->bpf_storage)
+		switch_out(ctx, prev, now, blocks);
+	tctx_switch_out(ctx, prev, now, blocks);
+	if (next->bpf_storage) {
+		switch_in(next, now);
+		tctx_switch_in(next, now);
+	}
 	return 0;
 }
 
-/* The end of __schedule(), in the thread that now runs: if sched_switch left it a pending wait,
- * its stacks are taken and the wait counted under them. Every other thread leaves at the task
- * storage lookup. */
-SEC("tp_btf/sched_exit_tp")
-int BPF_PROG(on_sched_exit, bool is_switch)
-{
+/* One wait taken at the end of __schedule(): on_sched_exit's bpf_loop callback, so that the
+ * verifier checks the capture once rather than once per kind of wait. */
+struct resume_walk {
+	void *ctx;
 	struct task_struct *task;
+};
+
+/* Wait kind index of the current thread: 0, a thread context record's (tctx_waits); 1, a hook
+ * span's (span_tasks). Its stacks and span are taken in the thread's own context, and the wait
+ * is counted under them. */
+static long resume_step(__u64 index, void *arg)
+{
+	struct resume_walk *w = arg;
 	struct span_task *st;
 	__u32 slot;
 	__u64 ns;
 
-	if (!is_switch)
-		return 0;
-	task = bpf_get_current_task_btf();
-	tctx_resume(ctx, task);
-	st = bpf_task_storage_get(&span_tasks, task, NULL, 0);
+	st = index ? bpf_task_storage_get(&span_tasks, w->task, NULL, 0) :
+		     bpf_task_storage_get(&tctx_waits, w->task, NULL, 0);
 	if (!st || !st->pending_ns)
 		return 0;
 	ns = st->pending_ns;
 	st->pending_ns = 0;
-	if (!st->active)
+	if (index && !st->active)
 		return 0;
 	/* One slot for the stacks and the count: the drain reads them as one window. */
 	slot = off_cpu_slot;
-	capture_wait(ctx, task, st, slot, KERN_SKIP_AT_RESUME);
+	capture_wait(w->ctx, w->task, st, slot, KERN_SKIP_AT_RESUME);
+	/* A record may have been left while the thread waited: no span, nothing counted. */
+	if (!index && !st->key.has_span)
+		return 0;
 	add_time(slot ? (void *)&off_cpu_counts_1 : (void *)&off_cpu_counts_0, &st->key, ns);
 	counter_inc(&event_counts, SPANPROF_EVENT_OFF_CPU);
+	return 0;
+}
+
+/* The end of __schedule(), in the thread that now runs: if sched_switch left it a pending wait
+ * (under a thread context record, then under a hook span), its stacks are taken and the wait
+ * counted under them. Every other thread leaves before any look-up or at the task storage
+ * look-ups. */
+SEC("tp_btf/sched_exit_tp")
+int BPF_PROG(on_sched_exit, bool is_switch)
+{
+	struct resume_walk w = { .ctx = ctx };
+
+	if (!is_switch)
+		return 0;
+	w.task = bpf_get_current_task_btf();
+	/* No task storage at all (on_sched_switch says why): no pending wait of either kind. */
+	if (!w.task->bpf_storage)
+		return 0;
+	bpf_loop(2, resume_step, &w, 0);
 	return 0;
 }
 
