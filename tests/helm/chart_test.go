@@ -145,8 +145,8 @@ func TestEveryConfigKeyIsAnAgentOption(t *testing.T) {
 func TestDefaultResourcesMatchTheMeasuredFootprint(t *testing.T) {
 	c := render(t, "server.yaml").container(t)
 	equal(t, "resources", c["resources"], map[string]interface{}{
-		"requests": map[string]interface{}{"cpu": "50m", "memory": "128Mi"},
-		"limits":   map[string]interface{}{"cpu": "500m", "memory": "320Mi"},
+		"requests": map[string]interface{}{"cpu": "50m", "memory": "96Mi"},
+		"limits":   map[string]interface{}{"cpu": "500m", "memory": "256Mi"},
 	})
 }
 
