@@ -46,7 +46,7 @@ struct elf_syms {
 	struct gopclntab gopcln; /* Go's own table, for binaries without .symtab and DWARF */
 	struct gopclntab_inl gopcln_inl; /* its inline trees; empty when not found */
 	int gopcln_state; /* 0: not looked for, 1: usable, -1: none */
-	int gopcln_refused; /* 1 when it was over its size cap, until elf_syms_take_refusal() */
+	int refused; /* ELF_SYMS_REFUSED_* found, until elf_syms_take_refusal() */
 	struct sym_index syms; /* the symbol table by address, built at the first lookup */
 	int syms_state; /* 0: not built, 1: built, -1: could not be (libdwfl looks up) */
 };
@@ -477,8 +477,16 @@ static const char *symbol_at(struct elf_syms *es, uint64_t vaddr)
 	GElf_Sym sym;
 	uint64_t idx_off;
 
-	if (!es->syms_state)
-		es->syms_state = sym_index_build(&es->syms, es->mod) ? -1 : 1;
+	int err;
+
+	if (!es->syms_state) {
+		err = sym_index_build(&es->syms, es->mod);
+		if (err == -EBADMSG) { /* answered as a file without symbols: none is read */
+			es->refused |= ELF_SYMS_REFUSED_STRTAB;
+			err = 0;
+		}
+		es->syms_state = err ? -1 : 1;
+	}
 	if (es->syms_state > 0)
 		return sym_index_lookup(&es->syms, vaddr, &idx_off);
 	return dwfl_module_addrinfo(es->mod, vaddr, &off, &sym, NULL, NULL, NULL);
@@ -519,7 +527,7 @@ static int lookup_gopclntab(struct elf_syms *es, uint64_t vaddr, struct elf_sym_
 		es->gopcln_state = !err ? 1 : -1;
 		if (!err)
 			err = gopclntab_inline_from_elf(&es->gopcln_inl, &es->gopcln, elf);
-		es->gopcln_refused = err == -EFBIG;
+		es->refused |= err == -EFBIG ? ELF_SYMS_REFUSED_GO_TABLE : 0;
 	}
 	if (es->gopcln_state < 0 || gopclntab_find(&es->gopcln, vaddr, &f))
 		return 0;
@@ -558,8 +566,8 @@ int elf_syms_lookup(struct elf_syms *es, uint64_t vaddr, struct elf_sym_line *li
 
 int elf_syms_take_refusal(struct elf_syms *es)
 {
-	int refused = es->gopcln_refused;
+	int refused = es->refused;
 
-	es->gopcln_refused = 0;
+	es->refused = 0;
 	return refused;
 }

@@ -68,8 +68,13 @@ int elf_syms_load_dwarf(struct elf_syms *es, size_t limit);
 /* 1 once it is decided whether DWARF is used (loaded, absent or refused). */
 int elf_syms_dwarf_decided(const struct elf_syms *es);
 
-/* 1 (once) when a lookup found a Go section over its stated maximum (elf_section.h) and did not
- * read it; 0 otherwise. For the caller to count and log. */
+/* What elf_syms_take_refusal() reports. */
+#define ELF_SYMS_REFUSED_GO_TABLE 1 /* a Go section over its stated maximum (elf_section.h) */
+/* A symbol table whose string table does not end with a NUL byte: no symbol name is read. */
+#define ELF_SYMS_REFUSED_STRTAB 2
+
+/* The ELF_SYMS_REFUSED_* bits that lookups since the last call found and did not read (each
+ * reported once); 0 when none. For the caller to count and log. */
 int elf_syms_take_refusal(struct elf_syms *es);
 
 /* 1 when elf_syms_load_dwarf() refused the DWARF for its size. */

@@ -56,15 +56,14 @@ static void section_range(Elf *elf, GElf_Word shndx, GElf_Addr bias, struct sym_
 	}
 }
 
-/* Bytes of the sections libelf reads (and keeps, in a file opened without mmap) to list elf's
- * symbols: the symbol table libdwfl uses (.symtab, else .dynsym), its string table and its
- * extended section indices. */
-static size_t symtab_bytes(Elf *elf)
+/* The symbol table libdwfl lists from elf (.symtab, else .dynsym), or NULL; *shndx_bytes gets
+ * the size of the extended section index tables. */
+static Elf_Scn *listed_symtab(Elf *elf, size_t *shndx_bytes)
 {
-	Elf_Scn *scn = NULL, *dyn = NULL, *tab = NULL, *link;
-	size_t bytes = 0;
+	Elf_Scn *scn = NULL, *dyn = NULL, *tab = NULL;
 	GElf_Shdr sh;
 
+	*shndx_bytes = 0;
 	while ((scn = elf_nextscn(elf, scn))) {
 		if (!gelf_getshdr(scn, &sh))
 			continue;
@@ -73,9 +72,20 @@ static size_t symtab_bytes(Elf *elf)
 		else if (sh.sh_type == SHT_DYNSYM)
 			dyn = scn;
 		else if (sh.sh_type == SHT_SYMTAB_SHNDX)
-			bytes += sh.sh_size;
+			*shndx_bytes += sh.sh_size;
 	}
-	tab = tab ? tab : dyn;
+	return tab ? tab : dyn;
+}
+
+/* Bytes of the sections libelf reads (and keeps, in a file opened without mmap) to list elf's
+ * symbols: the symbol table libdwfl uses, its string table and its extended section indices. */
+static size_t symtab_bytes(Elf *elf)
+{
+	Elf_Scn *tab, *link;
+	size_t bytes;
+	GElf_Shdr sh;
+
+	tab = listed_symtab(elf, &bytes);
 	if (!tab || !gelf_getshdr(tab, &sh))
 		return bytes;
 	bytes += sh.sh_size;
@@ -83,6 +93,42 @@ static size_t symtab_bytes(Elf *elf)
 	if (link && gelf_getshdr(link, &sh) && sh.sh_type != SHT_NOBITS)
 		bytes += sh.sh_size;
 	return bytes;
+}
+
+/* 1 when the string table of elf's listed symbol table ends with a NUL byte (libdwfl hands out
+ * names as pointers into it: a name running into an unterminated end would be read past the
+ * table), or elf lists no table from sections. libdwfl has read the table already: its last
+ * byte is in memory. */
+static int strtab_terminated(Elf *elf)
+{
+	Elf_Scn *tab, *link;
+	Elf_Data *data;
+	size_t ignored;
+	GElf_Shdr sh;
+
+	tab = listed_symtab(elf, &ignored);
+	if (!tab || !gelf_getshdr(tab, &sh))
+		return 1;
+	link = elf_getscn(elf, sh.sh_link);
+	if (!link || !gelf_getshdr(link, &sh) || sh.sh_type != SHT_STRTAB)
+		return 0;
+	data = elf_getdata(link, NULL);
+	return data && data->d_size && ((const char *)data->d_buf)[data->d_size - 1] == '\0';
+}
+
+/* Checks the string tables of the files mod lists symbols from: the first symbol's (the main
+ * table) and the last one's (the minidebuginfo table, when there is one). */
+static int names_terminated(Dwfl_Module *mod, int n)
+{
+	Elf *first = NULL, *last = NULL;
+	GElf_Addr addr, bias;
+	GElf_Word shndx;
+	GElf_Sym sym;
+
+	dwfl_module_getsym_info(mod, 0, &sym, &addr, &shndx, &first, &bias);
+	dwfl_module_getsym_info(mod, n - 1, &sym, &addr, &shndx, &last, &bias);
+	return (!first || strtab_terminated(first)) &&
+	       (!last || last == first || strtab_terminated(last));
 }
 
 int sym_index_build(struct sym_index *idx, Dwfl_Module *mod)
@@ -101,6 +147,8 @@ int sym_index_build(struct sym_index *idx, Dwfl_Module *mod)
 	elf = NULL;
 	if (n <= 1)
 		return 0;
+	if (!names_terminated(mod, n))
+		return -EBADMSG;
 	idx->v = calloc((size_t)n, sizeof(*idx->v));
 	if (!idx->v)
 		return -ENOMEM;

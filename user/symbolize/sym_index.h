@@ -28,7 +28,9 @@ struct sym_index {
 };
 
 /* Fills idx from mod's symbol table (its .symtab, else .dynsym, as libdwfl finds them).
- * Returns 0 (an empty index when there are no symbols) or -ENOMEM. */
+ * Returns 0 (an empty index when there are no symbols), -ENOMEM, or -EBADMSG (idx empty) when
+ * the table's string table does not end with a NUL byte: its names cannot be trusted to end
+ * inside it, so none is read (libdwfl's own lookups must not be used on it either). */
 int sym_index_build(struct sym_index *idx, Dwfl_Module *mod);
 void sym_index_free(struct sym_index *idx);
 

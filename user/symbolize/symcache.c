@@ -326,7 +326,7 @@ static int fill_lines(struct symcache *sc, struct sc_module *m, const struct pro
 {
 	struct elf_sym_line lines[SYM_MAX_INLINE];
 	uint64_t vaddr;
-	int i, n, pending;
+	int i, n, pending, refused;
 
 	out->mapping.build_id = elf_syms_build_id(m->es);
 	if (elf_syms_file_to_vaddr(m->es, out->addr - map->start + map->offset, &vaddr))
@@ -343,9 +343,16 @@ static int fill_lines(struct symcache *sc, struct sc_module *m, const struct pro
 		log_info("reading the symbol tables of %s took longer than a round's load budget",
 			 map->path);
 	module_account(sc, m);
-	if (elf_syms_take_refusal(m->es)) {
+	refused = elf_syms_take_refusal(m->es);
+	if (refused & ELF_SYMS_REFUSED_GO_TABLE) {
 		sc->st.sections_refused++;
 		log_warn(-EFBIG, "Go function table of %s not read: over its size cap", map->path);
+	}
+	if (refused & ELF_SYMS_REFUSED_STRTAB) {
+		sc->st.sections_refused++;
+		log_warn(-EBADMSG,
+			 "symbols of %s not read: their string table does not end with a NUL byte",
+			 map->path);
 	}
 	if (n < 0) {
 		sc->st.errors++;
