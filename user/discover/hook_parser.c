@@ -14,6 +14,7 @@
 #include "discover/hook_parser.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/worker_thread.h"
 
 #ifdef __SANITIZE_ADDRESS__
 #include <sanitizer/lsan_interface.h>
@@ -43,13 +44,7 @@ struct job {
 };
 
 struct hook_parser {
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t wake, exited;
-	int stop;
-	struct timespec
-		stop_deadline; /* CLOCK_REALTIME: the exit waits for the thread until then */
-	int running; /* the thread has not returned yet */
+	struct worker_thread worker; /* its lock guards the jobs, the turns and the stats */
 	int wake_fd; /* eventfd, readable while finished jobs wait for a poll */
 	uint64_t seq;
 	uid_t last_uid; /* whose file was parsed last (turn_taken: one was) */
@@ -97,19 +92,19 @@ static void *parser_main(void *arg)
 	/* Not niced, unlike the unwind table builder: a hook file waits for its verdict to be
 	 * attached, and a user's CPU hogs would starve a niced thread and so keep every other
 	 * user's hooks unattached for as long as they run. */
-	pthread_mutex_lock(&p->lock);
-	while (!p->stop) {
+	pthread_mutex_lock(&p->worker.lock);
+	while (!p->worker.stop) {
 		j = next_job(p);
 		if (!j) {
-			pthread_cond_wait(&p->wake, &p->lock);
+			pthread_cond_wait(&p->worker.wake, &p->worker.lock);
 			continue;
 		}
 		j->state = JOB_RUNNING;
-		pthread_mutex_unlock(&p->lock);
+		pthread_mutex_unlock(&p->worker.lock);
 		/* Only this thread touches a running job's fd, err and site. */
 		memset(&j->res.site, 0, sizeof(j->res.site));
 		err = hook_elf_find_fd(j->res.fd, &j->res.site);
-		pthread_mutex_lock(&p->lock);
+		pthread_mutex_lock(&p->worker.lock);
 		j->res.err = err;
 		j->state = JOB_FINISHED;
 		p->stats.parsed++;
@@ -117,9 +112,7 @@ static void *parser_main(void *arg)
 			log_debug("hook parser: cannot signal a finished parse: %s",
 				  strerror(errno));
 	}
-	p->running = 0;
-	pthread_cond_signal(&p->exited);
-	pthread_mutex_unlock(&p->lock);
+	worker_thread_returned(&p->worker);
 	return NULL;
 }
 
@@ -136,50 +129,20 @@ struct hook_parser *hook_parser_new(void)
 		free(p);
 		return NULL;
 	}
-	pthread_mutex_init(&p->lock, NULL);
-	pthread_cond_init(&p->wake, NULL);
-	pthread_cond_init(&p->exited, NULL);
-	p->running = 1;
-	err = pthread_create(&p->thread, NULL, parser_main, p);
+	err = worker_thread_start(&p->worker, STOP_WAIT_MS, parser_main, p);
 	if (err) {
-		pthread_cond_destroy(&p->exited);
-		pthread_cond_destroy(&p->wake);
-		pthread_mutex_destroy(&p->lock);
 		close(p->wake_fd);
 		free(p);
-		errno = err;
+		errno = -err;
 		return NULL;
 	}
 	return p;
 }
 
-/* Tells the thread to stop, once: the exit waits for it until STOP_WAIT_MS after this first
- * request, however late hook_parser_free() comes. Called locked. */
-static void request_stop(struct hook_parser *p)
-{
-	if (!p->stop)
-		p->stop_deadline = clock_after_ms(CLOCK_REALTIME, STOP_WAIT_MS);
-	p->stop = 1;
-	pthread_cond_signal(&p->wake);
-}
-
-/* Waits until the stop deadline for the thread to return; returns 0 when it did. Called locked. */
-static int wait_exit(struct hook_parser *p)
-{
-	int err = 0;
-
-	while (p->running && !err)
-		err = pthread_cond_timedwait(&p->exited, &p->lock, &p->stop_deadline);
-	return p->running ? -ETIMEDOUT : 0;
-}
-
 void hook_parser_stop(struct hook_parser *p)
 {
-	if (!p)
-		return;
-	pthread_mutex_lock(&p->lock);
-	request_stop(p);
-	pthread_mutex_unlock(&p->lock);
+	if (p)
+		worker_thread_stop(&p->worker);
 }
 
 void hook_parser_free(struct hook_parser *p)
@@ -189,28 +152,20 @@ void hook_parser_free(struct hook_parser *p)
 
 	if (!p)
 		return;
-	pthread_mutex_lock(&p->lock);
-	request_stop(p);
-	err = wait_exit(p);
-	pthread_mutex_unlock(&p->lock);
+	err = worker_thread_end(&p->worker);
 	if (err) {
 		/* Inside one parse (bounded by its budgets, but a crafted file takes up to a
 		 * second on a loaded node): the agent is exiting, so p is left to it and reclaimed
 		 * with the process. */
 		log_warn(err, "hook file parse still running at exit: not waited for");
-		pthread_detach(p->thread);
 #ifdef __SANITIZE_ADDRESS__
 		__lsan_ignore_object(p);
 #endif
 		return;
 	}
-	pthread_join(p->thread, NULL);
 	for (i = 0; i < HOOK_PARSER_JOBS; i++)
 		if (p->jobs[i].state != JOB_FREE)
 			close(p->jobs[i].res.fd);
-	pthread_cond_destroy(&p->exited);
-	pthread_cond_destroy(&p->wake);
-	pthread_mutex_destroy(&p->lock);
 	close(p->wake_fd);
 	free(p);
 }
@@ -231,7 +186,7 @@ int hook_parser_submit(struct hook_parser *p, const struct hook_parse_request *r
 	struct job *slot = NULL;
 	size_t i, of_uid = 0;
 
-	pthread_mutex_lock(&p->lock);
+	pthread_mutex_lock(&p->worker.lock);
 	for (i = 0; i < HOOK_PARSER_JOBS; i++) {
 		if (p->jobs[i].state == JOB_FREE)
 			slot = slot ? slot : &p->jobs[i];
@@ -241,7 +196,7 @@ int hook_parser_submit(struct hook_parser *p, const struct hook_parse_request *r
 	if (!slot || of_uid >= HOOK_PARSER_JOBS / 2) {
 		p->stats.deferred++;
 		defer_pid(p, req->pid);
-		pthread_mutex_unlock(&p->lock);
+		pthread_mutex_unlock(&p->worker.lock);
 		return -ENOSPC;
 	}
 	memset(slot, 0, sizeof(*slot));
@@ -255,8 +210,8 @@ int hook_parser_submit(struct hook_parser *p, const struct hook_parse_request *r
 	slot->waiters[slot->nwaiters++] = req->pid;
 	slot->state = JOB_QUEUED;
 	p->stats.pending++;
-	pthread_cond_signal(&p->wake);
-	pthread_mutex_unlock(&p->lock);
+	pthread_cond_signal(&p->worker.wake);
+	pthread_mutex_unlock(&p->worker.lock);
 	return 0;
 }
 
@@ -278,7 +233,7 @@ int hook_parser_claim(struct hook_parser *p, uint64_t dev, uint64_t inode, pid_t
 	size_t i;
 	int ret = 0;
 
-	pthread_mutex_lock(&p->lock);
+	pthread_mutex_lock(&p->worker.lock);
 	for (i = 0; i < HOOK_PARSER_JOBS && !ret; i++) {
 		j = &p->jobs[i];
 		if (j->state == JOB_FREE || j->res.dev != dev || j->res.inode != inode)
@@ -294,7 +249,7 @@ int hook_parser_claim(struct hook_parser *p, uint64_t dev, uint64_t inode, pid_t
 			ret = 1;
 		}
 	}
-	pthread_mutex_unlock(&p->lock);
+	pthread_mutex_unlock(&p->worker.lock);
 	return ret;
 }
 
@@ -317,7 +272,7 @@ size_t hook_parser_poll(struct hook_parser *p, uint64_t now_ns, hook_parser_done
 	struct job *j;
 	int keep;
 
-	pthread_mutex_lock(&p->lock);
+	pthread_mutex_lock(&p->worker.lock);
 	if (read(p->wake_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
 		log_debug("hook parser: cannot reset the finished-parse signal: %s",
 			  strerror(errno));
@@ -336,9 +291,9 @@ size_t hook_parser_poll(struct hook_parser *p, uint64_t now_ns, hook_parser_done
 		p->stats.pending--;
 		finished++;
 		res = j->res;
-		pthread_mutex_unlock(&p->lock);
+		pthread_mutex_unlock(&p->worker.lock);
 		keep = done(ctx, &res);
-		pthread_mutex_lock(&p->lock);
+		pthread_mutex_lock(&p->worker.lock);
 		if (keep) {
 			n = hand_back(j, rescan, n, max);
 		} else {
@@ -350,7 +305,7 @@ size_t hook_parser_poll(struct hook_parser *p, uint64_t now_ns, hook_parser_done
 	 * turned away again wait for the next parse to finish). */
 	while (finished && p->ndeferred && n < max)
 		rescan[n++] = p->deferred[--p->ndeferred];
-	pthread_mutex_unlock(&p->lock);
+	pthread_mutex_unlock(&p->worker.lock);
 	return n;
 }
 
@@ -361,7 +316,7 @@ int hook_parser_wake_fd(const struct hook_parser *p)
 
 void hook_parser_get_stats(struct hook_parser *p, struct hook_parser_stats *out)
 {
-	pthread_mutex_lock(&p->lock);
+	pthread_mutex_lock(&p->worker.lock);
 	*out = p->stats;
-	pthread_mutex_unlock(&p->lock);
+	pthread_mutex_unlock(&p->worker.lock);
 }

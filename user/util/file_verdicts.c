@@ -16,6 +16,7 @@
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/lru.h"
+#include "util/worker_thread.h"
 
 #ifdef __SANITIZE_ADDRESS__
 #include <sanitizer/lsan_interface.h>
@@ -58,13 +59,7 @@ struct file_verdicts {
 	size_t max_files, value_size;
 	const char *what; /* the files' kind, for logs */
 	struct lru files; /* the run loop's only */
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t wake, exited;
-	int stop;
-	struct timespec
-		stop_deadline; /* CLOCK_REALTIME: the exit waits for the thread until then */
-	int running; /* the thread has not returned yet */
+	struct worker_thread worker; /* its lock guards the jobs and stats */
 	uint64_t seq;
 	struct job jobs[FILE_VERDICTS_JOBS];
 	struct file_verdicts_stats stats; /* parse_ns, longest_ns written by the thread, locked */
@@ -104,26 +99,24 @@ static void *parser_main(void *arg)
 	uint64_t start;
 	struct job *j;
 
-	pthread_mutex_lock(&v->lock);
-	while (!v->stop) {
+	pthread_mutex_lock(&v->worker.lock);
+	while (!v->worker.stop) {
 		j = next_job(v);
 		if (!j) {
-			pthread_cond_wait(&v->wake, &v->lock);
+			pthread_cond_wait(&v->worker.wake, &v->worker.lock);
 			continue;
 		}
 		j->state = JOB_RUNNING;
-		pthread_mutex_unlock(&v->lock);
+		pthread_mutex_unlock(&v->worker.lock);
 		start = clock_mono_ns();
 		j->err = j->parse(j->fd, j->key.name, j->value);
 		j->took_ns = clock_mono_ns() - start;
 		close(j->fd);
 		j->fd = -1;
-		pthread_mutex_lock(&v->lock);
+		pthread_mutex_lock(&v->worker.lock);
 		j->state = JOB_FINISHED;
 	}
-	v->running = 0;
-	pthread_cond_signal(&v->exited);
-	pthread_mutex_unlock(&v->lock);
+	worker_thread_returned(&v->worker);
 	return NULL;
 }
 
@@ -146,20 +139,13 @@ struct file_verdicts *file_verdicts_new(size_t max_files, size_t value_size, con
 	}
 	if (lru_init(&v->files, max_files))
 		goto nomem_free;
-	pthread_mutex_init(&v->lock, NULL);
-	pthread_cond_init(&v->wake, NULL);
-	pthread_cond_init(&v->exited, NULL);
-	v->running = 1;
-	err = pthread_create(&v->thread, NULL, parser_main, v);
+	err = worker_thread_start(&v->worker, STOP_WAIT_MS, parser_main, v);
 	if (err) {
-		pthread_cond_destroy(&v->exited);
-		pthread_cond_destroy(&v->wake);
-		pthread_mutex_destroy(&v->lock);
 		lru_release(&v->files);
 		for (i = 0; i < FILE_VERDICTS_JOBS; i++)
 			free(v->jobs[i].value);
 		free(v);
-		errno = err;
+		errno = -err;
 		return NULL;
 	}
 	return v;
@@ -172,33 +158,10 @@ nomem:
 	return NULL;
 }
 
-/* Tells the thread to stop, once: the exit waits for it until STOP_WAIT_MS after this first
- * request, however late file_verdicts_free() comes. Called locked. */
-static void request_stop(struct file_verdicts *v)
-{
-	if (!v->stop)
-		v->stop_deadline = clock_after_ms(CLOCK_REALTIME, STOP_WAIT_MS);
-	v->stop = 1;
-	pthread_cond_signal(&v->wake);
-}
-
-/* Waits until the stop deadline for the thread to return; returns 0 when it did. Called locked. */
-static int wait_exit(struct file_verdicts *v)
-{
-	int err = 0;
-
-	while (v->running && !err)
-		err = pthread_cond_timedwait(&v->exited, &v->lock, &v->stop_deadline);
-	return v->running ? -ETIMEDOUT : 0;
-}
-
 void file_verdicts_stop(struct file_verdicts *v)
 {
-	if (!v)
-		return;
-	pthread_mutex_lock(&v->lock);
-	request_stop(v);
-	pthread_mutex_unlock(&v->lock);
+	if (v)
+		worker_thread_stop(&v->worker);
 }
 
 void file_verdicts_free(struct file_verdicts *v)
@@ -209,25 +172,17 @@ void file_verdicts_free(struct file_verdicts *v)
 
 	if (!v)
 		return;
-	pthread_mutex_lock(&v->lock);
-	request_stop(v);
-	err = wait_exit(v);
-	pthread_mutex_unlock(&v->lock);
+	err = worker_thread_end(&v->worker);
 	if (err) {
 		/* Inside one parse (bounded by the parsers' caps, but a crafted file takes up to a
 		 * second on a loaded node): the agent is exiting, so v is left to the thread and
 		 * reclaimed with the process. */
 		log_warn(err, "%s file parse still running at exit: not waited for", v->what);
-		pthread_detach(v->thread);
 #ifdef __SANITIZE_ADDRESS__
 		__lsan_ignore_object(v);
 #endif
 		return;
 	}
-	pthread_join(v->thread, NULL);
-	pthread_cond_destroy(&v->exited);
-	pthread_cond_destroy(&v->wake);
-	pthread_mutex_destroy(&v->lock);
 	for (i = 0; i < FILE_VERDICTS_JOBS; i++) {
 		if (v->jobs[i].fd >= 0)
 			close(v->jobs[i].fd);
@@ -286,7 +241,7 @@ static void collect(struct file_verdicts *v)
 {
 	size_t i;
 
-	pthread_mutex_lock(&v->lock);
+	pthread_mutex_lock(&v->worker.lock);
 	for (i = 0; i < FILE_VERDICTS_JOBS; i++) {
 		struct job *j = &v->jobs[i];
 
@@ -296,7 +251,7 @@ static void collect(struct file_verdicts *v)
 		count_parse(v, j->took_ns);
 		j->state = JOB_FREE;
 	}
-	pthread_mutex_unlock(&v->lock);
+	pthread_mutex_unlock(&v->worker.lock);
 }
 
 /* Queues key's parse unless it is queued already, the table is full or uid holds half of it.
@@ -332,7 +287,7 @@ static void submit(struct file_verdicts *v, int fd, uid_t uid, file_parse_fn par
 	slot->uid = uid;
 	slot->parse = parse;
 	slot->key = *key;
-	pthread_cond_signal(&v->wake);
+	pthread_cond_signal(&v->worker.wake);
 }
 
 int file_verdicts_read(struct file_verdicts *v, int fd, const char *name, file_parse_fn parse,
@@ -370,9 +325,9 @@ int file_verdicts_read(struct file_verdicts *v, int fd, const char *name, file_p
 		return err;
 	}
 	v->stats.deferred++;
-	pthread_mutex_lock(&v->lock);
+	pthread_mutex_lock(&v->worker.lock);
 	submit(v, fd, st.st_uid, parse, &key);
-	pthread_mutex_unlock(&v->lock);
+	pthread_mutex_unlock(&v->worker.lock);
 	return -EBUSY;
 }
 
