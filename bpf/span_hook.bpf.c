@@ -459,9 +459,11 @@ static __always_inline int on_area(struct task_struct *task, const void *user_sp
 		return 0;
 	}
 	st = bpf_task_storage_get(&span_tasks, task, NULL, 0);
-	/* No change queued by this call: the same span, renamed; its segment goes on under the
-	 * new name. */
-	if (head == tail[1] && st && st->active)
+	/* No change queued by this call: the same span, renamed; or this call's change was read
+	 * already, at a switch-out between its queueing and this entry, and its segment started
+	 * under the name before. Either way the segment running now is this call's span, and it
+	 * goes on under the new name. */
+	if ((head == tail[1] || sa->consumed == head) && st && st->active)
 		sa->cur.name_id = name_id;
 	/* This call's change happened after the uprobe's own time (as the v1/v2 path reads its
 	 * clock after the copy): that time is the hook's, not the span's. */
