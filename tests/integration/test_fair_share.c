@@ -262,7 +262,6 @@ static void test_control_characters_cleaned_at_entry(void **state)
 	struct agent_proc agent;
 	struct census c;
 	double v = 0, t0;
-	FILE *fp;
 	int port;
 
 	if (!f)
@@ -279,10 +278,7 @@ static void test_control_characters_cleaned_at_entry(void **state)
 	snprintf(script, sizeof(script), "%s/evil.py", f->dir);
 	snprintf(out, sizeof(out), "%s/out", f->dir);
 	assert_int_equal(mkdir(out, 0755), 0);
-	fp = fopen(script, "w");
-	assert_non_null(fp);
-	fputs(py_script, fp);
-	fclose(fp);
+	text_file_write(script, py_script);
 	snprintf(pids[0], 16, "%d", start_as(f, -1, ESC_SERVICE, sout, service_argv));
 	snprintf(pids[1], 16, "%d", start_as(f, -1, "it-fair-py", pout, py_argv));
 	wait_file_has(pout, "ready", 30);
@@ -695,7 +691,6 @@ static void test_ruby_control_characters_cleaned_at_entry(void **state)
 	const char *argv[] = { "--output", out, "--interval", "1", "--pid", pids[0], NULL };
 	struct agent_proc agent;
 	struct census c;
-	FILE *fp;
 
 	if (!f)
 		skip();
@@ -708,10 +703,7 @@ static void test_ruby_control_characters_cleaned_at_entry(void **state)
 	snprintf(script, sizeof(script), "%s/evil.rb", f->dir);
 	snprintf(out, sizeof(out), "%s/out", f->dir);
 	assert_int_equal(mkdir(out, 0755), 0);
-	fp = fopen(script, "w");
-	assert_non_null(fp);
-	fputs(rb_script, fp);
-	fclose(fp);
+	text_file_write(script, rb_script);
 	snprintf(pids[0], 16, "%d", start_as(f, -1, "it-fair-rb", rout, rb_argv));
 	wait_file_has(rout, "ready", 30);
 	assert_int_equal(agent_proc_start(&agent, f->dir, argv), 0);
