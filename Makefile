@@ -258,6 +258,21 @@ $(HOOK_V2_SO): $(OUTPUT)/hooks/span_hook_v2.pic.o $(filter-out %/span_hook.pic.o
 
 WORKLOADS += $(HOOK_V2_SO)
 
+# The hook library with the thread switched out between queueing a change and entering the
+# uprobe at every entry (a preemption that comes there now and then): test_span_cpu.
+HOOK_SWITCH_SO := $(OUTPUT)/tests/workloads/switch_before_entry/libspanprof.so
+$(OUTPUT)/hooks/span_hook_switch.pic.o: hooks/c/span_hook.c include/spanprof.h hooks/c/thread_record.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -DSPANPROF_HOOK_TEST_SWITCH_BEFORE_ENTRY -fPIC -fvisibility=hidden -c $< -o $@
+
+$(HOOK_SWITCH_SO): $(OUTPUT)/hooks/span_hook_switch.pic.o $(filter-out %/span_hook.pic.o,$(HOOK_OBJS))
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(SAN_CFLAGS) -shared -Wl,-soname,libspanprof.so $^ -o $@
+
+WORKLOADS += $(HOOK_SWITCH_SO)
+
 # Waits through libc, -O2 with frame pointers (the pattern rule) and without: only a CFI walk
 # finds the function that called libc's wrappers in the second.
 $(OUTPUT)/tests/workloads/off_cpu_waits: WORKLOAD_CFLAGS += -O2

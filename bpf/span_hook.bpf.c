@@ -414,6 +414,7 @@ static __always_inline int on_area(struct task_struct *task, const void *user_sp
 	__u64 tail[5], head = 0, now;
 	struct span_area *sa;
 	struct span_task *st;
+	int read_early = 0;
 	__u64 name_id;
 
 	/* tail: the area, the ring index of this call's change, the otel_thread_ctx_v1 slot, the
@@ -446,6 +447,12 @@ static __always_inline int on_area(struct task_struct *task, const void *user_sp
 		sa->area = tail[0];
 		sa->consumed = tail[1];
 		sa->floor_ns = 0;
+	} else if (sa->consumed == tail[1] + 1) {
+		/* This call's change was read already: the thread was switched out between the
+		 * hook's queueing and this entry, and the switch-out started the change's segment
+		 * under the name before. Reading up to tail[1] would take the ring back (as for
+		 * a reset area) and read the change again as no change at all. */
+		read_early = 1;
 	} else {
 		/* The changes queued before this call belong to the name before it (and were
 		 * stamped closer to the pair before this one). */
@@ -460,10 +467,9 @@ static __always_inline int on_area(struct task_struct *task, const void *user_sp
 	}
 	st = bpf_task_storage_get(&span_tasks, task, NULL, 0);
 	/* No change queued by this call: the same span, renamed; or this call's change was read
-	 * already, at a switch-out between its queueing and this entry, and its segment started
-	 * under the name before. Either way the segment running now is this call's span, and it
-	 * goes on under the new name. */
-	if ((head == tail[1] || sa->consumed == head) && st && st->active)
+	 * early (above). Either way the segment running now is this call's span, and it goes on
+	 * under the new name. */
+	if ((head == tail[1] || read_early) && st && st->active)
 		sa->cur.name_id = name_id;
 	/* This call's change happened after the uprobe's own time (as the v1/v2 path reads its
 	 * clock after the copy): that time is the hook's, not the span's. */

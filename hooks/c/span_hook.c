@@ -2,6 +2,9 @@
 /* The span-set hook compiled into libspanprof.so/.a: a semaphore-guarded USDT-style probe site
  * (see include/spanprof.h for why it is built this way). */
 #include <stddef.h>
+#ifdef SPANPROF_HOOK_TEST_SWITCH_BEFORE_ENTRY
+#include <time.h>
+#endif
 
 #include "spanprof.h"
 #include "thread_record.h"
@@ -62,6 +65,11 @@ SPANPROF_EXPORT void spanprof_span_set(const struct spanprof_span *span)
 
 	if (__builtin_expect(!arg, 1))
 		return;
+#ifdef SPANPROF_HOOK_TEST_SWITCH_BEFORE_ENTRY
+	/* Test builds only: the thread leaves the CPU between queueing its change and entering the
+	 * uprobe, every time, as a preemption there does now and then. */
+	nanosleep(&(struct timespec){ .tv_nsec = 50000 }, NULL);
+#endif
 #endif
 #if defined(__x86_64__)
 	/* "D" pins the pointer in %rdi, the register the uprobe program reads. The 1-byte nop is the
