@@ -258,20 +258,23 @@ $(HOOK_V2_SO): $(OUTPUT)/hooks/span_hook_v2.pic.o $(filter-out %/span_hook.pic.o
 
 WORKLOADS += $(HOOK_V2_SO)
 
-# The hook library with the thread switched out between queueing a change and entering the
-# uprobe at every entry (a preemption that comes there now and then): test_span_cpu.
-HOOK_SWITCH_SO := $(OUTPUT)/tests/workloads/switch_before_entry/libspanprof.so
-$(OUTPUT)/hooks/span_hook_switch.pic.o: hooks/c/span_hook.c include/spanprof.h hooks/c/thread_record.h
+# The hook library with its thread switched out at the two places a preemption hurts most, at
+# every uprobe entry: between queueing a change and entering, and inside the clock pair's first
+# reading (test_span_cpu).
+HOOK_PREEMPTED_SO := $(OUTPUT)/tests/workloads/preempted_hook/libspanprof.so
+HOOK_PREEMPTED_OBJS := $(patsubst hooks/c/%.c,$(OUTPUT)/hooks/%.preempted.pic.o,$(HOOK_SRCS))
+$(OUTPUT)/hooks/%.preempted.pic.o: hooks/c/%.c include/spanprof.h include/spanprof_process_ctx.h \
+		hooks/c/thread_record.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -DSPANPROF_HOOK_TEST_SWITCH_BEFORE_ENTRY -fPIC -fvisibility=hidden -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -DSPANPROF_HOOK_TEST_PREEMPTED -fPIC -fvisibility=hidden -c $< -o $@
 
-$(HOOK_SWITCH_SO): $(OUTPUT)/hooks/span_hook_switch.pic.o $(filter-out %/span_hook.pic.o,$(HOOK_OBJS))
+$(HOOK_PREEMPTED_SO): $(HOOK_PREEMPTED_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(SAN_CFLAGS) -shared -Wl,-soname,libspanprof.so $^ -o $@
 
-WORKLOADS += $(HOOK_SWITCH_SO)
+WORKLOADS += $(HOOK_PREEMPTED_SO)
 
 # Waits through libc, -O2 with frame pointers (the pattern rule) and without: only a CFI walk
 # finds the function that called libc's wrappers in the second.

@@ -2,7 +2,7 @@
 /* The span-set hook compiled into libspanprof.so/.a: a semaphore-guarded USDT-style probe site
  * (see include/spanprof.h for why it is built this way). */
 #include <stddef.h>
-#ifdef SPANPROF_HOOK_TEST_SWITCH_BEFORE_ENTRY
+#ifdef SPANPROF_HOOK_TEST_PREEMPTED
 #include <time.h>
 #endif
 
@@ -65,7 +65,7 @@ SPANPROF_EXPORT void spanprof_span_set(const struct spanprof_span *span)
 
 	if (__builtin_expect(!arg, 1))
 		return;
-#ifdef SPANPROF_HOOK_TEST_SWITCH_BEFORE_ENTRY
+#ifdef SPANPROF_HOOK_TEST_PREEMPTED
 	/* Test builds only: the thread leaves the CPU between queueing its change and entering the
 	 * uprobe, every time, as a preemption there does now and then. */
 	nanosleep(&(struct timespec){ .tv_nsec = 50000 }, NULL);
