@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "util/clock.h"
 #include "util/worker_thread.h"
@@ -10,7 +11,7 @@ int worker_thread_start(struct worker_thread *w, unsigned int stop_wait_ms, void
 {
 	int err;
 
-	w->stop = 0;
+	atomic_init(&w->stop, 0);
 	w->running = 1;
 	w->stop_wait_ms = stop_wait_ms;
 	pthread_mutex_init(&w->lock, NULL);
@@ -36,9 +37,9 @@ void worker_thread_returned(struct worker_thread *w)
 /* Called locked. */
 static void request_stop(struct worker_thread *w)
 {
-	if (!w->stop)
+	if (!atomic_load(&w->stop))
 		w->stop_deadline = clock_after_ms(CLOCK_REALTIME, w->stop_wait_ms);
-	w->stop = 1;
+	atomic_store(&w->stop, 1);
 	pthread_cond_signal(&w->wake);
 }
 

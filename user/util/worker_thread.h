@@ -7,6 +7,7 @@
 #define SPANPROF_UTIL_WORKER_THREAD_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <time.h>
 
 struct worker_thread {
@@ -14,7 +15,9 @@ struct worker_thread {
 	pthread_mutex_t lock; /* guards the owner's queue and the fields below */
 	pthread_cond_t wake; /* signalled when work is queued or a stop is asked */
 	pthread_cond_t exited;
-	int stop; /* a stop was asked: the loop returns at its next check */
+	/* A stop was asked: the loop returns at its next check. Set under the lock; a job may
+	 * also read it without the lock to give up midway (a cancel flag). */
+	atomic_int stop;
 	int running; /* the thread has not returned yet */
 	unsigned int stop_wait_ms;
 	struct timespec
