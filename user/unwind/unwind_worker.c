@@ -17,10 +17,6 @@
 #include "util/log.h"
 #include "util/worker_thread.h"
 
-#ifdef __SANITIZE_ADDRESS__
-#include <sanitizer/lsan_interface.h>
-#endif
-
 #define WORKER_NICE 10
 
 struct job_list {
@@ -168,20 +164,12 @@ static void free_list(struct job_list *l)
 
 void unwind_worker_free(struct unwind_worker *w)
 {
-	int err;
-
 	if (!w)
 		return;
-	err = worker_thread_end(&w->worker);
-	if (err) {
-		/* Still inside one build: let it finish on its own and keep w alive for it (the
-		 * agent is exiting; the job and w are reclaimed with the process). */
-		log_warn(err, "unwind table build still running at exit: not waited for");
-#ifdef __SANITIZE_ADDRESS__
-		__lsan_ignore_object(w); /* left on purpose, with what it holds */
-#endif
+	/* Still inside one build: let it finish on its own and keep w alive for it (the agent is
+	 * exiting; the job and w are reclaimed with the process). */
+	if (worker_thread_end(&w->worker, w, "unwind table build"))
 		return;
-	}
 	free_list(&w->todo);
 	free_list(&w->done);
 	close(w->done_fd);

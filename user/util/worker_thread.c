@@ -4,7 +4,12 @@
 #include <stdatomic.h>
 
 #include "util/clock.h"
+#include "util/log.h"
 #include "util/worker_thread.h"
+
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/lsan_interface.h>
+#endif
 
 int worker_thread_start(struct worker_thread *w, unsigned int stop_wait_ms, void *(*fn)(void *),
 			void *arg)
@@ -50,7 +55,7 @@ void worker_thread_stop(struct worker_thread *w)
 	pthread_mutex_unlock(&w->lock);
 }
 
-int worker_thread_end(struct worker_thread *w)
+int worker_thread_end(struct worker_thread *w, const void *owner, const char *what)
 {
 	int err = 0, running;
 
@@ -62,6 +67,13 @@ int worker_thread_end(struct worker_thread *w)
 	pthread_mutex_unlock(&w->lock);
 	if (running) {
 		pthread_detach(w->thread);
+		log_warn(-ETIMEDOUT, "%s still running at exit: not waited for", what);
+#ifdef __SANITIZE_ADDRESS__
+		if (owner)
+			__lsan_ignore_object(owner);
+#else
+		(void)owner;
+#endif
 		return -ETIMEDOUT;
 	}
 	pthread_join(w->thread, NULL);

@@ -38,7 +38,9 @@ void worker_thread_stop(struct worker_thread *w);
 
 /* Asks the thread to stop and waits for it until the deadline. 0: it returned, and w is torn
  * down; -ETIMEDOUT: it is still inside a job and is detached, so the owner must leave it the
- * memory it uses (the process is exiting). */
-int worker_thread_end(struct worker_thread *w);
+ * memory it uses (the process is exiting): that is logged once as "<what> still running at
+ * exit", and owner (the heap object holding w and what the job reads, or NULL) is marked as
+ * left on purpose for the leak checker. */
+int worker_thread_end(struct worker_thread *w, const void *owner, const char *what);
 
 #endif

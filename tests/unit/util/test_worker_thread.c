@@ -8,11 +8,14 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include <cmocka.h>
 
 #include "util/clock.h"
+#include "util/log.h"
 #include "util/worker_thread.h"
 
 /* How long a test waits for the thread to reach a point before failing: generous, so that a
@@ -81,7 +84,7 @@ static void test_queued_work_wakes_the_thread_and_stop_ends_it(void **state)
 			nanosleep(&tick, NULL);
 	} while (done < 3 && clock_mono_ns() < end);
 	assert_int_equal(done, 3);
-	assert_int_equal(worker_thread_end(&f.w), 0);
+	assert_int_equal(worker_thread_end(&f.w, NULL, "test job"), 0);
 	assert_int_equal(f.queued, 0);
 }
 
@@ -110,7 +113,7 @@ static void test_a_job_reading_stop_unlocked_gives_up_when_asked(void **state)
 	assert_int_equal(worker_thread_start(&f.w, 10000, cancellable_job, &f), 0);
 	assert_int_equal(wait_flag(&f.in_job), 0);
 	assert_int_equal(atomic_load(&f.cancelled), 0);
-	assert_int_equal(worker_thread_end(&f.w), 0);
+	assert_int_equal(worker_thread_end(&f.w, NULL, "test job"), 0);
 	assert_int_equal(atomic_load(&f.cancelled), 1);
 }
 
@@ -132,14 +135,25 @@ static void test_end_gives_up_at_the_deadline_and_detaches(void **state)
 {
 	struct fixture f = { 0 };
 	uint64_t start, took;
+	char logged[512] = "";
+	FILE *log = tmpfile();
 	int running;
 
 	(void)state;
+	assert_non_null(log);
 	assert_int_equal(worker_thread_start(&f.w, 100, stubborn_job, &f), 0);
 	assert_int_equal(wait_flag(&f.in_job), 0);
+	log_set_output(log);
 	start = clock_mono_ns();
-	assert_int_equal(worker_thread_end(&f.w), -ETIMEDOUT);
+	assert_int_equal(worker_thread_end(&f.w, NULL, "test job"), -ETIMEDOUT);
 	took = clock_mono_ns() - start;
+	log_set_output(NULL);
+	rewind(log);
+	assert_true(fread(logged, 1, sizeof(logged) - 1, log) > 0);
+	fclose(log);
+	/* Reported once, naming what was left running. */
+	assert_non_null(strstr(logged, "test job still running at exit"));
+	assert_null(strstr(strstr(logged, "test job") + 1, "test job"));
 	assert_true(took >= 90 * NS_PER_MS); /* CLOCK_REALTIME deadline, read on another clock */
 	/* The lock and conditions were left set up for the detached thread: let it return and
 	 * wait for it, so that f outlives its last touch. */
