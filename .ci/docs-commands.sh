@@ -21,7 +21,9 @@
 # top-level entries, so `build/spanprof`, `examples/...` and `$PWD/build` work as in a clone,
 # while the files they write (./spanprof-data) start empty and are removed afterwards.
 # Also checked: every option `spanprof --help` lists is in docs/running.md, every option of
-# `spanprof view --help` in docs/view.md, and every relative link leads to a file and heading.
+# `spanprof view --help` in docs/view.md, every relative link leads to a file and heading, every
+# file under user/ and tests/helpers/ has its line in docs/layout.md, and every metric and label
+# value of user/output/ is in docs/metrics.md.
 # Usage: .ci/docs-commands.sh [--check] [FILE.md]...   (--check: the checks only, nothing run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -183,6 +185,59 @@ PY
 	[ -z "$bad" ] || while IFS= read -r l; do fail "$l"; done <<<"$bad"
 }
 
+# Every file under user/ and tests/helpers/ has its line in docs/layout.md ("`util/lru`" for
+# user/util/lru.c and lru.h), and every line names a file that exists.
+check_layout_files() { # doc
+	local bad files
+
+	mapfile -t files < <(find user tests/helpers -type f | sort)
+	bad=$(python3 - "$1" "${files[@]}" <<'PY'
+import os, re, sys
+doc = open(sys.argv[1], encoding="utf-8").read()
+rows = set()  # the names in the first cell of each table row
+for row in re.findall(r"^\|([^|]*)\|", doc.partition("## Every file")[2], re.M):
+    rows |= set(re.findall(r"`([\w./-]+)`", row))
+names = set()
+for path in sys.argv[2:]:
+    stem, ext = os.path.splitext(path.split("/", 1)[1])
+    name = stem if ext in (".c", ".h") else stem + ext
+    names.add(name)
+    if name not in rows:
+        print(f"{sys.argv[1]}: no line for {path} (add `{name}` under Every file)")
+for row in sorted(rows):
+    if row not in names:
+        print(f"{sys.argv[1]}: `{row}` names no file under user/ or tests/helpers/")
+PY
+	)
+	[ -z "$bad" ] || while IFS= read -r l; do fail "$l"; done <<<"$bad"
+}
+
+# Every metric the agent defines, and every value of their labels, appears in backquotes in
+# docs/metrics.md.
+check_metrics() { # doc
+	local bad
+
+	bad=$(python3 - "$1" user/output/metrics.c user/output/span_stats.c <<'PY'
+import re, sys
+doc = open(sys.argv[1], encoding="utf-8").read()
+names, values = set(), set()
+for src in sys.argv[2:]:
+    text = re.sub(r"_Static_assert\(.*?\);", "", open(src, encoding="utf-8").read(), flags=re.S)
+    names |= set(re.findall(r'"(spanprof_[a-z0-9_]+)', text))
+    if src.endswith("metrics.c"):
+        tables = text[text.index("drop_reasons"):text.index("struct metric_def defs")]
+        values |= set(re.findall(r'"([a-z0-9_]+)"', tables))
+for name in sorted(names):
+    if f"`{name}" not in doc:
+        print(f"{sys.argv[1]}: metric {name} is not described")
+for value in sorted(values):
+    if f"`{value}`" not in doc:
+        print(f"{sys.argv[1]}: label value {value} is not described")
+PY
+	)
+	[ -z "$bad" ] || while IFS= read -r l; do fail "$l"; done <<<"$bad"
+}
+
 check_file() { # file run?
 	local file=$1 run=$2 header f line info marker body where l bounded
 
@@ -231,6 +286,8 @@ main() {
 	check_flags docs/running.md build/spanprof --help
 	check_flags docs/view.md build/spanprof view --help
 	check_links "${files[@]}"
+	check_layout_files docs/layout.md
+	check_metrics docs/metrics.md
 	for f in "${files[@]}"; do
 		check_file "$f" "$run"
 	done

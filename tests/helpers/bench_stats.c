@@ -35,68 +35,83 @@ double bench_stats_cpu_s(pid_t pid)
 	return (double)(utime + stime) / sysconf(_SC_CLK_TCK);
 }
 
-/* Adds one fd's statistics when it is a perf_event program. */
-static void add_prog_fd(const char *path, unsigned long long *ns, unsigned long long *cnt)
+/* What fdinfo says of one descriptor: a BPF program's type, id and run-time statistics. */
+struct prog_fd {
+	int type; /* prog_type; -1: not a program */
+	unsigned int id; /* prog_id; 0: not a program */
+	unsigned long long ns, cnt;
+};
+
+static void read_prog_fd(const char *path, struct prog_fd *p)
 {
-	unsigned long long t = 0, c = 0;
 	char line[256];
-	int type = -1;
 	FILE *f = fopen(path, "r");
 
+	*p = (struct prog_fd){ .type = -1 };
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
-		sscanf(line, "prog_type: %d", &type);
-		sscanf(line, "run_time_ns: %llu", &t);
-		sscanf(line, "run_cnt: %llu", &c);
+		sscanf(line, "prog_type: %d", &p->type);
+		sscanf(line, "prog_id: %u", &p->id);
+		sscanf(line, "run_time_ns: %llu", &p->ns);
+		sscanf(line, "run_cnt: %llu", &p->cnt);
 	}
 	fclose(f);
-	if (type == PROG_TYPE_PERF_EVENT) {
-		*ns += t;
-		*cnt += c;
-	}
 }
 
-void bench_stats_bpf_progs(pid_t pid, unsigned long long *ns, unsigned long long *cnt)
+/* Calls fn on each descriptor pid holds, until fn returns nonzero. */
+static void each_fd(pid_t pid, int (*fn)(const struct prog_fd *p, void *arg), void *arg)
 {
 	char path[300];
 	struct dirent *de;
+	struct prog_fd p;
 	DIR *d;
 
-	*ns = *cnt = 0;
 	snprintf(path, sizeof(path), "/proc/%d/fdinfo", pid);
 	d = opendir(path);
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
 		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", pid, de->d_name);
-		add_prog_fd(path, ns, cnt);
+		read_prog_fd(path, &p);
+		if (fn(&p, arg))
+			break;
 	}
 	closedir(d);
 }
 
-/* Whether the fdinfo at path is a program called name; its statistics into *ns and *cnt. */
-static int prog_fd_named(const char *path, const char *name, unsigned long long *ns,
-			 unsigned long long *cnt)
+struct prog_stats {
+	const char *name; /* bench_stats_bpf_prog(): the program's */
+	unsigned long long *ns, *cnt;
+};
+
+static int add_perf_event_prog(const struct prog_fd *p, void *arg)
+{
+	struct prog_stats *s = arg;
+
+	if (p->type == PROG_TYPE_PERF_EVENT) {
+		*s->ns += p->ns;
+		*s->cnt += p->cnt;
+	}
+	return 0;
+}
+
+void bench_stats_bpf_progs(pid_t pid, unsigned long long *ns, unsigned long long *cnt)
+{
+	struct prog_stats s = { .ns = ns, .cnt = cnt };
+
+	*ns = *cnt = 0;
+	each_fd(pid, add_perf_event_prog, &s);
+}
+
+/* Whether program id is called name. */
+static int prog_named(unsigned int id, const char *name)
 {
 	struct bpf_prog_info info;
 	__u32 len = sizeof(info);
-	unsigned int id = 0;
-	char line[256];
-	FILE *f = fopen(path, "r");
-	int fd, match;
+	int fd = bpf_prog_get_fd_by_id(id);
+	int match;
 
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		sscanf(line, "prog_id: %u", &id);
-		sscanf(line, "run_time_ns: %llu", ns);
-		sscanf(line, "run_cnt: %llu", cnt);
-	}
-	fclose(f);
-	if (!id)
-		return 0;
-	fd = bpf_prog_get_fd_by_id(id);
 	if (fd < 0)
 		return 0;
 	memset(&info, 0, sizeof(info));
@@ -106,29 +121,24 @@ static int prog_fd_named(const char *path, const char *name, unsigned long long 
 	return match;
 }
 
+static int take_named_prog(const struct prog_fd *p, void *arg)
+{
+	struct prog_stats *s = arg;
+
+	if (!p->id || !prog_named(p->id, s->name))
+		return 0;
+	*s->ns = p->ns;
+	*s->cnt = p->cnt;
+	return 1;
+}
+
 void bench_stats_bpf_prog(pid_t pid, const char *name, unsigned long long *ns,
 			  unsigned long long *cnt)
 {
-	unsigned long long t, c;
-	char path[300];
-	struct dirent *de;
-	DIR *d;
+	struct prog_stats s = { .name = name, .ns = ns, .cnt = cnt };
 
 	*ns = *cnt = 0;
-	snprintf(path, sizeof(path), "/proc/%d/fdinfo", pid);
-	d = opendir(path);
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", pid, de->d_name);
-		t = c = 0;
-		if (prog_fd_named(path, name, &t, &c)) {
-			*ns = t;
-			*cnt = c;
-			break;
-		}
-	}
-	closedir(d);
+	each_fd(pid, take_named_prog, &s);
 }
 
 int bench_stats_write_file(const char *path, const char *text)

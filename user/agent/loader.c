@@ -422,44 +422,36 @@ struct bpf_link *loader_attach_hook(struct loader *l, const char *path, uint64_t
 	return bpf_program__attach_uprobe_opts(prog, -1, path, offset, &opts);
 }
 
-int loader_set_go_pid(struct loader *l, pid_t pid, const struct go_proc *go)
+/* Sets pid's entry of a per-process HASH map to *info, or deletes it (none there is no
+ * error) when info is NULL. */
+static int set_proc_entry(struct bpf_map *map, pid_t pid, const void *info)
 {
-	int fd = bpf_map__fd(l->skel->maps.go_pids);
+	int fd = bpf_map__fd(map);
 	__u32 key = pid;
 
-	if (!go)
-		return bpf_map_delete_elem(fd, &key) ? -errno : 0;
-	return bpf_map_update_elem(fd, &key, go, BPF_ANY) ? -errno : 0;
+	if (!info)
+		return bpf_map_delete_elem(fd, &key) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, &key, info, BPF_ANY) ? -errno : 0;
+}
+
+int loader_set_go_pid(struct loader *l, pid_t pid, const struct go_proc *go)
+{
+	return set_proc_entry(l->skel->maps.go_pids, pid, go);
 }
 
 int loader_set_py_proc(struct loader *l, pid_t pid, const struct py_proc_info *info)
 {
-	int fd = bpf_map__fd(l->skel->maps.py_procs);
-	__u32 key = pid;
-
-	if (!info)
-		return bpf_map_delete_elem(fd, &key) && errno != ENOENT ? -errno : 0;
-	return bpf_map_update_elem(fd, &key, info, BPF_ANY) ? -errno : 0;
+	return set_proc_entry(l->skel->maps.py_procs, pid, info);
 }
 
 int loader_set_rb_proc(struct loader *l, pid_t pid, const struct rb_proc_info *info)
 {
-	int fd = bpf_map__fd(l->skel->maps.rb_procs);
-	__u32 key = pid;
-
-	if (!info)
-		return bpf_map_delete_elem(fd, &key) && errno != ENOENT ? -errno : 0;
-	return bpf_map_update_elem(fd, &key, info, BPF_ANY) ? -errno : 0;
+	return set_proc_entry(l->skel->maps.rb_procs, pid, info);
 }
 
 int loader_set_tctx_proc(struct loader *l, pid_t pid, const struct tctx_proc *info)
 {
-	int fd = bpf_map__fd(l->skel->maps.tctx_procs);
-	__u32 key = pid;
-
-	if (!info)
-		return bpf_map_delete_elem(fd, &key) && errno != ENOENT ? -errno : 0;
-	return bpf_map_update_elem(fd, &key, info, BPF_ANY) ? -errno : 0;
+	return set_proc_entry(l->skel->maps.tctx_procs, pid, info);
 }
 
 int loader_get_tctx_proc(struct loader *l, pid_t pid, struct tctx_proc *out)

@@ -16,10 +16,6 @@
 #include "util/log.h"
 #include "util/worker_thread.h"
 
-#ifdef __SANITIZE_ADDRESS__
-#include <sanitizer/lsan_interface.h>
-#endif
-
 /* How long stopping waits for the parse in progress (bounded, but slow on a loaded node). */
 #define STOP_WAIT_MS 300
 /* Processes whose file found the queue full, handed back for a rescan once there is room. */
@@ -148,21 +144,13 @@ void hook_parser_stop(struct hook_parser *p)
 void hook_parser_free(struct hook_parser *p)
 {
 	size_t i;
-	int err;
 
 	if (!p)
 		return;
-	err = worker_thread_end(&p->worker);
-	if (err) {
-		/* Inside one parse (bounded by its budgets, but a crafted file takes up to a
-		 * second on a loaded node): the agent is exiting, so p is left to it and reclaimed
-		 * with the process. */
-		log_warn(err, "hook file parse still running at exit: not waited for");
-#ifdef __SANITIZE_ADDRESS__
-		__lsan_ignore_object(p);
-#endif
+	/* Inside one parse (bounded by its budgets, but a crafted file takes up to a second on a
+	 * loaded node): the agent is exiting, so p is left to it and reclaimed with the process. */
+	if (worker_thread_end(&p->worker, p, "hook file parse"))
 		return;
-	}
 	for (i = 0; i < HOOK_PARSER_JOBS; i++)
 		if (p->jobs[i].state != JOB_FREE)
 			close(p->jobs[i].res.fd);

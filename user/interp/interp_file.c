@@ -20,7 +20,8 @@ int interp_file_open(const char *proc_root, pid_t pid, const struct proc_map *m,
 }
 
 int interp_file_read(const char *proc_root, pid_t pid, const struct proc_map *m,
-		     struct interp_file *file, interp_elf_read_fn read, void *ctx)
+		     struct interp_file *file, struct file_verdicts *verdicts, file_parse_fn parse,
+		     void *out)
 {
 	const char *base;
 	int fd, err;
@@ -31,7 +32,7 @@ int interp_file_read(const char *proc_root, pid_t pid, const struct proc_map *m,
 	if (fd < 0)
 		return fd;
 	base = strrchr(m->path, '/');
-	err = read(fd, base ? base + 1 : m->path, ctx);
+	err = file_verdicts_read(verdicts, fd, base ? base + 1 : m->path, parse, out);
 	close(fd);
 	return err;
 }

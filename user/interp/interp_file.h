@@ -9,6 +9,7 @@
 
 #include "discover/proc_maps.h"
 #include "util/elf_layout.h"
+#include "util/file_verdicts.h"
 
 struct interp_file {
 	uint64_t dev, inode; /* the interpreter file */
@@ -24,14 +25,14 @@ struct interp_file {
 int interp_file_open(const char *proc_root, pid_t pid, const struct proc_map *m,
 		     struct interp_file *file);
 
-/* A language's reader of its interpreter file: fd is open on the file, name its base name. */
-typedef int (*interp_elf_read_fn)(int fd, const char *name, void *ctx);
-
-/* The step every language takes first: opens the file mapping m names (interp_file_open()), has
- * read() parse it into ctx, and closes it. Returns 0, -ENOENT when m is NULL (no interpreter
- * mapped), the open's -errno or read()'s error. */
+/* The step every language takes first: opens the file mapping m names (interp_file_open()),
+ * has it parsed into out by parse through the verdicts remembered across processes
+ * (file_verdicts_read(): a remembered verdict, a parse here for root's files, or -EBUSY while
+ * the parse thread has it), and closes it. Returns 0, -ENOENT when m is NULL (no interpreter
+ * mapped), the open's -errno or the verdict's error. */
 int interp_file_read(const char *proc_root, pid_t pid, const struct proc_map *m,
-		     struct interp_file *file, interp_elf_read_fn read, void *ctx);
+		     struct interp_file *file, struct file_verdicts *verdicts, file_parse_fn parse,
+		     void *out);
 
 /* The opening every language's reader makes: fd for libelf (elf_guard_begin()), and one walk of
  * its defined symbols, calling fn(ctx, ...) for each (fn notes want[] itself) or, when fn is

@@ -40,33 +40,17 @@ static int parse_file(int fd, const char *name, void *out)
 	return python_elf_read(fd, name, out);
 }
 
-/* A file and the verdicts remembered across processes (util/file_verdicts.h). */
-struct verdict_read {
-	struct file_verdicts *verdicts;
-	struct python_elf *out;
-};
-
-/* interp_file_read's reader: the file's remembered verdict, its parse (root's files), or -EBUSY
- * while the parse thread has it. */
-static int read_elf(int fd, const char *name, void *ctx)
-{
-	struct verdict_read *r = ctx;
-
-	return file_verdicts_read(r->verdicts, fd, name, parse_file, r->out);
-}
-
 static int python_proc_find(const char *proc_root, pid_t pid, const struct proc_maps *maps,
 			    struct file_verdicts *verdicts, void *value)
 {
 	const struct proc_map *m = interpreter_map(maps);
 	struct python_proc *out = value;
 	struct python_elf pe;
-	struct verdict_read r = { verdicts, &pe };
 	uint64_t bias;
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	err = interp_file_read(proc_root, pid, m, &out->file, read_elf, &r);
+	err = interp_file_read(proc_root, pid, m, &out->file, verdicts, parse_file, &pe);
 	if (!err)
 		err = interp_file_place(&out->file, m, &pe.loads, pe.major, pe.minor, pe.patch,
 					&bias);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* One table-building thread with an in-queue and a done-queue under one mutex. */
+/* One table-building thread (util/worker_thread) with an in-queue and a done-queue under its
+ * lock. */
 #include <errno.h>
 #include <gelf.h>
 #include <pthread.h>
@@ -10,16 +11,11 @@
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "unwind/unwind_worker.h"
-#include "util/clock.h"
 #include "util/log.h"
-
-#ifdef __SANITIZE_ADDRESS__
-#include <sanitizer/lsan_interface.h>
-#endif
+#include "util/worker_thread.h"
 
 #define WORKER_NICE 10
 
@@ -32,15 +28,11 @@ struct job_list {
 #define STOP_WAIT_MS 300
 
 struct unwind_worker {
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t wake, exited;
+	/* Its lock guards the queues; its stop flag also cancels the build in progress, which
+	 * reads it without the lock at each FDE. */
+	struct worker_thread worker;
 	struct job_list todo, done;
-	int running; /* the thread has not returned yet */
 	int done_fd; /* eventfd, readable while done holds jobs the taker has not seen */
-	/* Set by free: the thread ends, and the build in progress stops at its next FDE (read
-	 * there without the lock). */
-	atomic_int stop;
 };
 
 static void list_push(struct job_list *l, struct unwind_job *j)
@@ -115,25 +107,23 @@ static void *worker_main(void *arg)
 	 * (a start-up on a node with 100 MB of text means seconds of CPU). */
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), WORKER_NICE);
 
-	pthread_mutex_lock(&w->lock);
-	while (!atomic_load(&w->stop)) {
+	pthread_mutex_lock(&w->worker.lock);
+	while (!atomic_load(&w->worker.stop)) {
 		/* One finished table at a time: the next build starts once the taker has the last
 		 * one, so a large table waiting for the run loop is never held beside another's
 		 * transient rows (tens of MB each for a large binary). */
 		j = w->done.head ? NULL : list_pop(&w->todo);
 		if (!j) {
-			pthread_cond_wait(&w->wake, &w->lock);
+			pthread_cond_wait(&w->worker.wake, &w->worker.lock);
 			continue;
 		}
-		pthread_mutex_unlock(&w->lock);
-		run_job(j, &w->stop);
-		pthread_mutex_lock(&w->lock);
+		pthread_mutex_unlock(&w->worker.lock);
+		run_job(j, &w->worker.stop);
+		pthread_mutex_lock(&w->worker.lock);
 		list_push(&w->done, j);
 		signal_done(w);
 	}
-	w->running = 0;
-	pthread_cond_signal(&w->exited);
-	pthread_mutex_unlock(&w->lock);
+	worker_thread_returned(&w->worker);
 	return NULL;
 }
 
@@ -150,18 +140,11 @@ struct unwind_worker *unwind_worker_new(void)
 		free(w);
 		return NULL;
 	}
-	pthread_mutex_init(&w->lock, NULL);
-	pthread_cond_init(&w->wake, NULL);
-	pthread_cond_init(&w->exited, NULL);
-	w->running = 1;
-	err = pthread_create(&w->thread, NULL, worker_main, w);
+	err = worker_thread_start(&w->worker, STOP_WAIT_MS, worker_main, w);
 	if (err) {
-		pthread_cond_destroy(&w->exited);
-		pthread_cond_destroy(&w->wake);
-		pthread_mutex_destroy(&w->lock);
 		close(w->done_fd);
 		free(w);
-		errno = err;
+		errno = -err;
 		return NULL;
 	}
 	return w;
@@ -179,55 +162,26 @@ static void free_list(struct job_list *l)
 	}
 }
 
-/* Waits up to STOP_WAIT_MS for the thread to return; returns 0 when it did. */
-static int wait_exit(struct unwind_worker *w)
-{
-	struct timespec deadline;
-	int err = 0;
-
-	deadline = clock_after_ms(CLOCK_REALTIME, STOP_WAIT_MS);
-	while (w->running && !err)
-		err = pthread_cond_timedwait(&w->exited, &w->lock, &deadline);
-	return w->running ? -ETIMEDOUT : 0;
-}
-
 void unwind_worker_free(struct unwind_worker *w)
 {
-	int err;
-
 	if (!w)
 		return;
-	pthread_mutex_lock(&w->lock);
-	atomic_store(&w->stop, 1);
-	pthread_cond_signal(&w->wake);
-	err = wait_exit(w);
-	pthread_mutex_unlock(&w->lock);
-	if (err) {
-		/* Still inside one build: let it finish on its own and keep w alive for it (the
-		 * agent is exiting; the job and w are reclaimed with the process). */
-		log_warn(err, "unwind table build still running at exit: not waited for");
-		pthread_detach(w->thread);
-#ifdef __SANITIZE_ADDRESS__
-		__lsan_ignore_object(w); /* left on purpose, with what it holds */
-#endif
+	/* Still inside one build: let it finish on its own and keep w alive for it (the agent is
+	 * exiting; the job and w are reclaimed with the process). */
+	if (worker_thread_end(&w->worker, w, "unwind table build"))
 		return;
-	}
-	pthread_join(w->thread, NULL);
 	free_list(&w->todo);
 	free_list(&w->done);
-	pthread_cond_destroy(&w->exited);
-	pthread_cond_destroy(&w->wake);
-	pthread_mutex_destroy(&w->lock);
 	close(w->done_fd);
 	free(w);
 }
 
 void unwind_worker_submit(struct unwind_worker *w, struct unwind_job *job)
 {
-	pthread_mutex_lock(&w->lock);
+	pthread_mutex_lock(&w->worker.lock);
 	list_push(&w->todo, job);
-	pthread_cond_signal(&w->wake);
-	pthread_mutex_unlock(&w->lock);
+	pthread_cond_signal(&w->worker.wake);
+	pthread_mutex_unlock(&w->worker.lock);
 }
 
 struct unwind_job *unwind_worker_take_done(struct unwind_worker *w)
@@ -235,16 +189,17 @@ struct unwind_job *unwind_worker_take_done(struct unwind_worker *w)
 	struct unwind_job *head;
 	uint64_t count;
 
-	pthread_mutex_lock(&w->lock);
+	pthread_mutex_lock(&w->worker.lock);
 	head = w->done.head;
 	w->done.head = w->done.tail = NULL;
 	if (head)
-		pthread_cond_signal(&w->wake); /* the worker waits for this before its next build */
+		pthread_cond_signal(
+			&w->worker.wake); /* the worker waits for this before its next build */
 	/* Under the lock: a job pushed after this read signals anew. EAGAIN when nothing was. */
 	if (read(w->done_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
 		log_debug("unwind worker: cannot reset the finished-job signal: %s",
 			  strerror(errno));
-	pthread_mutex_unlock(&w->lock);
+	pthread_mutex_unlock(&w->worker.lock);
 	return head;
 }
 

@@ -18,10 +18,6 @@
 #include "util/lru.h"
 #include "util/worker_thread.h"
 
-#ifdef __SANITIZE_ADDRESS__
-#include <sanitizer/lsan_interface.h>
-#endif
-
 /* How long stopping waits for the parse in progress (bounded, but slow on a loaded node). */
 #define STOP_WAIT_MS 300
 
@@ -167,22 +163,17 @@ void file_verdicts_stop(struct file_verdicts *v)
 void file_verdicts_free(struct file_verdicts *v)
 {
 	struct lru_node *n;
+	char what[96];
 	size_t i;
-	int err;
 
 	if (!v)
 		return;
-	err = worker_thread_end(&v->worker);
-	if (err) {
-		/* Inside one parse (bounded by the parsers' caps, but a crafted file takes up to a
-		 * second on a loaded node): the agent is exiting, so v is left to the thread and
-		 * reclaimed with the process. */
-		log_warn(err, "%s file parse still running at exit: not waited for", v->what);
-#ifdef __SANITIZE_ADDRESS__
-		__lsan_ignore_object(v);
-#endif
+	snprintf(what, sizeof(what), "%s file parse", v->what);
+	/* Inside one parse (bounded by the parsers' caps, but a crafted file takes up to a second
+	 * on a loaded node): the agent is exiting, so v is left to the thread and reclaimed with
+	 * the process. */
+	if (worker_thread_end(&v->worker, v, what))
 		return;
-	}
 	for (i = 0; i < FILE_VERDICTS_JOBS; i++) {
 		if (v->jobs[i].fd >= 0)
 			close(v->jobs[i].fd);

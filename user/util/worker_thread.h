@@ -7,6 +7,7 @@
 #define SPANPROF_UTIL_WORKER_THREAD_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <time.h>
 
 struct worker_thread {
@@ -14,7 +15,9 @@ struct worker_thread {
 	pthread_mutex_t lock; /* guards the owner's queue and the fields below */
 	pthread_cond_t wake; /* signalled when work is queued or a stop is asked */
 	pthread_cond_t exited;
-	int stop; /* a stop was asked: the loop returns at its next check */
+	/* A stop was asked: the loop returns at its next check. Set under the lock; a job may
+	 * also read it without the lock to give up midway (a cancel flag). */
+	atomic_int stop;
 	int running; /* the thread has not returned yet */
 	unsigned int stop_wait_ms;
 	struct timespec
@@ -35,7 +38,9 @@ void worker_thread_stop(struct worker_thread *w);
 
 /* Asks the thread to stop and waits for it until the deadline. 0: it returned, and w is torn
  * down; -ETIMEDOUT: it is still inside a job and is detached, so the owner must leave it the
- * memory it uses (the process is exiting). */
-int worker_thread_end(struct worker_thread *w);
+ * memory it uses (the process is exiting): that is logged once as "<what> still running at
+ * exit", and owner (the heap object holding w and what the job reads, or NULL) is marked as
+ * left on purpose for the leak checker. */
+int worker_thread_end(struct worker_thread *w, const void *owner, const char *what);
 
 #endif
