@@ -266,8 +266,12 @@ static __always_inline int ring_change(struct task_struct *task, struct span_are
 			st->active = 0;
 			counter_inc(&drop_counts, SPANPROF_DROP_SPAN_END_BUDGET);
 		} else {
-			if (ring_same_span(&sa->cur, e))
+			if (ring_same_span(&sa->cur, e)) {
+				/* The same span under another root name: its segment goes on,
+				 * renamed. */
+				sa->cur.name_id = e->name_id;
 				return 0;
+			}
 			if (ns < st->start_ns)
 				ns = st->start_ns;
 			/* ns is after the thread came on the CPU (the ring is read at every
@@ -283,7 +287,7 @@ static __always_inline int ring_change(struct task_struct *task, struct span_are
 	__builtin_memcpy(sa->cur.trace_id, e->trace_id, sizeof(sa->cur.trace_id));
 	__builtin_memcpy(sa->cur.span_id, e->span_id, sizeof(sa->cur.span_id));
 	__builtin_memset(sa->cur.root_span_id, 0, sizeof(sa->cur.root_span_id));
-	sa->cur.name_id = sa->name_id;
+	sa->cur.name_id = e->name_id;
 	start_span(task, ns);
 	return refused;
 }
@@ -413,8 +417,6 @@ static __always_inline int on_area(struct task_struct *task, const void *user_sp
 {
 	__u64 tail[5], head = 0, now;
 	struct span_area *sa;
-	struct span_task *st;
-	int read_early = 0;
 	__u64 name_id;
 
 	/* tail: the area, the ring index of this call's change, the otel_thread_ctx_v1 slot, the
@@ -447,15 +449,11 @@ static __always_inline int on_area(struct task_struct *task, const void *user_sp
 		sa->area = tail[0];
 		sa->consumed = tail[1];
 		sa->floor_ns = 0;
-	} else if (sa->consumed == tail[1] + 1) {
-		/* This call's change was read already: the thread was switched out between the
-		 * hook's queueing and this entry, and the switch-out started the change's segment
-		 * under the name before. Reading up to tail[1] would take the ring back (as for
-		 * a reset area) and read the change again as no change at all. */
-		read_early = 1;
-	} else {
-		/* The changes queued before this call belong to the name before it (and were
-		 * stamped closer to the pair before this one). */
+	} else if (sa->consumed != tail[1] + 1) {
+		/* The changes queued before this call were stamped closer to the pair before this
+		 * one. (When this call's change was read already, at a switch-out between the
+		 * hook's queueing and this entry, reading up to tail[1] would take the ring back as
+		 * for a reset area.) */
 		ring_read(sa, tail[1], now);
 	}
 	sa->clock_tsc = tail[3];
@@ -465,12 +463,6 @@ static __always_inline int on_area(struct task_struct *task, const void *user_sp
 		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_RING_LOST);
 		return 0;
 	}
-	st = bpf_task_storage_get(&span_tasks, task, NULL, 0);
-	/* No change queued by this call: the same span, renamed; or this call's change was read
-	 * early (above). Either way the segment running now is this call's span, and it goes on
-	 * under the new name. */
-	if ((head == tail[1] || read_early) && st && st->active)
-		sa->cur.name_id = name_id;
 	/* This call's change happened after the uprobe's own time (as the v1/v2 path reads its
 	 * clock after the copy): that time is the hook's, not the span's. */
 	sa->floor_ns = now;

@@ -287,13 +287,17 @@ struct tctx_proc {
  * attribute (18 bytes) and the name attribute (2 + 255 bytes), rounded up. */
 #define SPANPROF_AREA_RECORD_SIZE 304
 
-/* One span change: from time on, the thread is in the span (trace_id, span_id); a zero
- * span_id: in none. time is CLOCK_MONOTONIC ns, or a time stamp counter reading when the area
- * was registered with a counter clock. */
+/* One span change: from time on, the thread is in the span (trace_id, span_id) under the local
+ * root's name name_id (FNV-1a 64 of its bytes, the id span_names keys it by; 0: none); a zero
+ * span_id: in none. A change of name alone is a change too. time is CLOCK_MONOTONIC ns, or a time
+ * stamp counter reading when the area was registered with a counter clock. The hook enters the
+ * uprobe with a name the first time it queues it (see thread_record.c), so the agent holds the
+ * name's text by the time it reads the id. */
 struct spanprof_ring_entry {
 	__u64 time;
 	__u8 trace_id[16];
 	__u8 span_id[8];
+	__u64 name_id;
 };
 
 /* The hook library's per-thread area (in its TLS). */
@@ -310,7 +314,7 @@ struct span_area {
 	__u64 slot; /* address of the thread's otel_thread_ctx_v1 */
 	__u64 consumed; /* ring entries read so far */
 	__u64 floor_ns; /* when the thread last came on the CPU (or the ring was last read) */
-	__u64 name_id; /* the local root's name the hook last entered the uprobe with */
+	__u64 name_id; /* the name the hook last entered the uprobe with (interned already) */
 	__u64 clock_tsc; /* 0: the ring's times are ns; else a counter reading, taken beside */
 	__u64 clock_ns; /* this CLOCK_MONOTONIC time, at the hook's last uprobe entry */
 	struct span_ctx cur; /* the span the thread's current span segment belongs to */
@@ -575,9 +579,9 @@ SPANPROF_ABI_SIZE(rb_proc_info, 40);
 SPANPROF_ABI_SIZE(tctx_proc, 56);
 SPANPROF_ABI_SIZE(obi_trace_ctx, 24);
 /* The area lives in apps built separately from the agent: its layout is read by offset. */
-SPANPROF_ABI_SIZE(spanprof_ring_entry, 32);
+SPANPROF_ABI_SIZE(spanprof_ring_entry, 40);
 SPANPROF_ABI_SIZE(spanprof_thread_area,
-		  SPANPROF_AREA_RECORD_SIZE + 16 + 32 * SPANPROF_RING_ENTRIES);
+		  SPANPROF_AREA_RECORD_SIZE + 16 + 40 * SPANPROF_RING_ENTRIES);
 _Static_assert(__builtin_offsetof(struct spanprof_thread_area, head) == 304, "area ABI");
 _Static_assert(__builtin_offsetof(struct spanprof_thread_area, ring) == 320, "area ABI");
 SPANPROF_ABI_SIZE(span_area, 56 + 48);

@@ -3,9 +3,11 @@
  * otel_thread_ctx_v1 points at the record at the start of the thread's area (struct
  * spanprof_thread_area), rewritten at every spanprof_span_set(). The local root's name and id
  * travel as attributes (keys in thread_record.h), announced in the process context. While an
- * agent is attached, every span change is also queued with its time in the area's ring, and the
- * call asks the caller to enter the uprobe only to register the area, on a new root name, or
- * every SPANPROF_RING_TRAP_EVERY changes (hook ABI version 3). Part of libspanprof. */
+ * agent is attached, every span change is also queued with its time and its name's id in the
+ * area's ring, and the call asks the caller to enter the uprobe only to register the area, with
+ * a root name the thread has not sent since (so the agent learns its text), every
+ * SPANPROF_RING_TRAP_EVERY changes, or a second after the last entry (hook ABI version 3). Part
+ * of libspanprof. */
 #include <fcntl.h>
 #include <linux/types.h>
 #include <pthread.h>
@@ -62,14 +64,23 @@ _Static_assert(__builtin_offsetof(struct span_v3, clock_ns) == SPANPROF_ABI_V3_C
 	       "ABI v3");
 _Static_assert(sizeof(struct span_v3) == SPANPROF_ABI_V3_SIZE, "ABI v3");
 
+/* Root names a thread remembers having sent to the agent: a service's threads switch between a
+ * few routes. A thread with more re-sends the oldest when it comes back (one uprobe entry). */
+#define SENT_NAMES 32
+
 /* Everything a thread keeps, in one TLS block (one TLS descriptor call per span change). */
 struct thread_state {
 	struct spanprof_thread_area area;
 	struct span_v3 trap; /* the argument of the last uprobe entry */
 	uint64_t trap_head; /* area.head at the last uprobe entry */
 	uint64_t trap_time; /* ring time of the change queued at the last entry that queued one */
+	uint64_t name_id; /* FNV-1a 64 of the name attribute's bytes; 0: none */
+	/* Names this thread entered the uprobe with since the agent last changed or its last entry
+	 * for age (see set_span): a switch back to one of them needs no entry. */
+	uint64_t sent_names[SENT_NAMES];
 	uint16_t sem; /* the semaphore's value at the last entry; 0: not registered */
 	uint16_t name_len; /* of the name attribute at attrs[2]; 0: none */
+	uint8_t sent_next; /* the sent_names slot the next new name takes (round robin) */
 	uint8_t busy; /* a call is running on this thread */
 };
 
@@ -97,6 +108,34 @@ static int ring_tsc;
  * a second in ns, 0.2 to 1 s in counter ticks (1 to 5 GHz). It also bounds how long the
  * counter-to-ns pair the uprobe entry passes is extrapolated. */
 #define TRAP_AGE 1000000000ull
+
+#define FNV64_OFFSET 0xcbf29ce484222325ull
+#define FNV64_PRIME 0x100000001b3ull
+
+/* A name's id, as the agent computes it for the text the uprobe entry carries: FNV-1a 64 of its
+ * bytes, 0 for an empty name and never 0 otherwise. */
+static uint64_t name_id_of(const char *name, size_t len)
+{
+	uint64_t h = FNV64_OFFSET;
+
+	if (!len)
+		return 0;
+	for (size_t i = 0; i < len; i++) {
+		h ^= (uint8_t)name[i];
+		h *= FNV64_PRIME;
+	}
+	return h ? h : 1;
+}
+
+static int name_sent(const struct thread_state *t, uint64_t id)
+{
+	if (!id)
+		return 1;
+	for (int i = 0; i < SENT_NAMES; i++)
+		if (t->sent_names[i] == id)
+			return 1;
+	return 0;
+}
 
 static void hex8(uint8_t *out, const uint8_t id[8])
 {
@@ -253,6 +292,7 @@ static int write_record(struct thread_state *t, const struct spanprof_span *span
 		a[1] = (uint8_t)len;
 		memcpy(a + 2, span->name, len);
 		t->name_len = (uint16_t)len;
+		t->name_id = name_id_of(span->name, len);
 		renamed = 1;
 	}
 	if (len)
@@ -271,22 +311,25 @@ static int write_record(struct thread_state *t, const struct spanprof_span *span
 	return renamed;
 }
 
-/* Queues the change to span (NULL: none) unless it is the span queued last. Returns the index
- * of the entry queued, or head when none was. */
+/* Queues the change to span (NULL: none) under the name name_id unless it is the span and name
+ * queued last. Returns the index of the entry queued, or head when none was. */
 static uint64_t queue_change(struct spanprof_thread_area *area, const struct spanprof_span *span,
-			     int always)
+			     uint64_t name_id, int always)
 {
 	static const uint8_t none[24];
 	const uint8_t *ids = span ? span->trace_id : none;
 	uint64_t h = area->head;
 	struct spanprof_ring_entry *e = &area->ring[(h - 1) & SPANPROF_RING_MASK];
 
+	if (!span)
+		name_id = 0;
 	/* trace_id and span_id are adjacent in both structs. */
-	if (!always && h && !memcmp(e->trace_id, ids, 24))
+	if (!always && h && !memcmp(e->trace_id, ids, 24) && e->name_id == name_id)
 		return h;
 	e = &area->ring[h & SPANPROF_RING_MASK];
 	e->time = ring_time();
 	memcpy(e->trace_id, ids, 24);
+	e->name_id = name_id;
 	barrier();
 	area->head = h + 1;
 	return h;
@@ -319,7 +362,7 @@ static inline __attribute__((always_inline)) const void *
 set_span(struct thread_state *t, const struct spanprof_span *span, unsigned short sem)
 {
 	uint64_t from;
-	int renamed = 0;
+	int renamed = 0, new_name;
 
 	if (__builtin_expect(!__atomic_load_n(&announced, __ATOMIC_RELAXED), 0))
 		announce();
@@ -335,14 +378,29 @@ set_span(struct thread_state *t, const struct spanprof_span *span, unsigned shor
 		return NULL;
 	}
 	/* A new agent starts from this change: it must see the thread's span. */
-	from = queue_change(&t->area, span, t->sem != sem);
-	if (__builtin_expect(t->sem == sem && !renamed &&
+	from = queue_change(&t->area, span, t->name_id, t->sem != sem);
+	new_name = renamed && !name_sent(t, t->name_id);
+#ifdef SPANPROF_HOOK_TEST_PREEMPTED
+	/* Test builds only: every new root name enters, so that every span start of a workload
+	 * taking turns between names goes through the preempted entry. */
+	new_name = renamed;
+#endif
+	if (__builtin_expect(t->sem == sem && !new_name &&
 				     t->area.head - t->trap_head < SPANPROF_RING_TRAP_EVERY &&
 				     (t->area.head == from ||
 				      t->area.ring[from & SPANPROF_RING_MASK].time - t->trap_time <
 					      TRAP_AGE),
 			     1))
 		return NULL;
+	/* The agent may have changed (the semaphore's value, or an entry for age: the value can
+	 * go 1, 0, 1 unseen) and not know the names sent before: they are sent again, once each,
+	 * when next used. */
+	if (!new_name && (t->sem != sem || t->area.head - t->trap_head < SPANPROF_RING_TRAP_EVERY))
+		memset(t->sent_names, 0, sizeof(t->sent_names));
+	if (t->name_id && !name_sent(t, t->name_id)) {
+		t->sent_names[t->sent_next] = t->name_id;
+		t->sent_next = (uint8_t)((t->sent_next + 1) % SENT_NAMES);
+	}
 	return trap_arg(t, span, sem, from);
 }
 

@@ -220,6 +220,108 @@ static void test_old_entry_enters_again(void **state)
 	assert_null(thread_record_set(&s, 11));
 }
 
+/* FNV-1a 64 of a name's bytes: the id the agent keys span names by, computed here from its
+ * definition. */
+static uint64_t fnv1a64(const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (const char *c = name; *c; c++) {
+		h ^= (uint8_t)*c;
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static const struct spanprof_thread_area *area_of(const void *arg)
+{
+	uint64_t at;
+
+	memcpy(&at, (const char *)arg + SPANPROF_ABI_V3_AREA_OFFSET, sizeof(at));
+	return (const struct spanprof_thread_area *)(uintptr_t)at;
+}
+
+static uint64_t last_name_id(const struct spanprof_thread_area *area)
+{
+	return area->ring[(area->head - 1) & SPANPROF_RING_MASK].name_id;
+}
+
+/* A thread switching between root names it already sent enters the uprobe only for each name's
+ * first use; every change carries its name's id. When the agent may have changed (the
+ * semaphore's value moved, or an entry for age), names are sent again, once each. */
+static void test_names_sent_before_do_not_enter_again(void **state)
+{
+	const struct spanprof_thread_area *area;
+	struct spanprof_span s;
+	const void *arg;
+
+	(void)state;
+	fill(&s, 40, "GET /alpha");
+	arg = thread_record_set(&s, 31); /* a new agent: registers */
+	assert_non_null(arg);
+	area = area_of(arg);
+	assert_true(last_name_id(area) == fnv1a64("GET /alpha"));
+	fill(&s, 41, "GET /beta");
+	arg = thread_record_set(&s, 31); /* a name the agent does not know yet */
+	assert_non_null(arg);
+	assert_string_equal(trap_name(arg), "GET /beta");
+	for (uint8_t i = 42; i < 60; i++) {
+		fill(&s, i, i & 1 ? "GET /beta" : "GET /alpha");
+		assert_null(thread_record_set(&s, 31));
+		assert_true(last_name_id(area) == fnv1a64(i & 1 ? "GET /beta" : "GET /alpha"));
+		assert_null(thread_record_set(NULL, 31));
+		assert_true(last_name_id(area) == 0);
+	}
+	/* The same span renamed is a change of its own. */
+	fill(&s, 60, "GET /alpha");
+	assert_null(thread_record_set(&s, 31));
+	fill(&s, 60, "GET /beta");
+	assert_null(thread_record_set(&s, 31));
+	assert_int_equal(area->ring[(area->head - 1) & SPANPROF_RING_MASK].span_id[7], 60);
+	assert_true(last_name_id(area) == fnv1a64("GET /beta"));
+	/* Another agent: registering sends the current name, the other one is sent at its use. */
+	fill(&s, 61, "GET /alpha");
+	assert_non_null(thread_record_set(&s, 32));
+	fill(&s, 62, "GET /beta");
+	arg = thread_record_set(&s, 32);
+	assert_non_null(arg);
+	assert_string_equal(trap_name(arg), "GET /beta");
+	fill(&s, 63, "GET /alpha");
+	assert_null(thread_record_set(&s, 32));
+	/* An entry for age forgets them too. */
+	clock_skew_s += 2;
+	fill(&s, 64, "GET /beta");
+	assert_non_null(thread_record_set(&s, 32));
+	fill(&s, 65, "GET /alpha");
+	arg = thread_record_set(&s, 32);
+	assert_non_null(arg);
+	assert_string_equal(trap_name(arg), "GET /alpha");
+	fill(&s, 66, "GET /beta");
+	assert_null(thread_record_set(&s, 32));
+}
+
+/* More root names than a thread remembers: each one coming back after the others pushed it out
+ * is sent again, so none is left unknown to the agent. */
+static void test_many_names_are_each_sent_again_when_forgotten(void **state)
+{
+	struct spanprof_span s;
+	char name[32];
+	unsigned traps = 0;
+
+	(void)state;
+	fill(&s, 70, "first");
+	assert_non_null(thread_record_set(&s, 33));
+	for (int round = 0; round < 3; round++) {
+		for (int n = 0; n < 40; n++) {
+			snprintf(name, sizeof(name), "route-%d", n);
+			fill(&s, (uint8_t)(71 + n), name);
+			traps += thread_record_set(&s, 33) != NULL;
+		}
+	}
+	/* 40 names through 32 remembered slots, round robin: every use misses. */
+	assert_int_equal(traps, 120);
+}
+
 static uint64_t mono_now(void)
 {
 	struct timespec ts;
@@ -271,6 +373,8 @@ int main(void)
 		cmocka_unit_test(test_nested_call_is_dropped_and_counted),
 		cmocka_unit_test(test_child_forked_under_the_lock_announces),
 		cmocka_unit_test(test_old_entry_enters_again),
+		cmocka_unit_test(test_names_sent_before_do_not_enter_again),
+		cmocka_unit_test(test_many_names_are_each_sent_again_when_forgotten),
 	};
 
 	/* The cases below move clock_gettime under the hook: its ring must read it. */

@@ -281,7 +281,8 @@ static void test_span_cpu_matches_the_workloads_own_clock(void **state)
 	check_span_cpu(build_path("libspanprof.so"), SPANS_PER_THREAD, 300);
 }
 
-/* A hook build switched out at every uprobe entry, at the two places a preemption hurts most:
+/* A hook build that enters the uprobe at every new root name (each span here) and is switched
+ * out at every entry, at the two places a preemption hurts most:
  * - between queueing a change and entering the uprobe, so a switch-out reads the change first
  *   (one record of 4000 carried the previous span's name when this happened under load);
  * - inside the first try at the clock pair the entry passes, so its counter readings straddle
