@@ -6,6 +6,7 @@
 #include <time.h>
 #endif
 
+#include "hook_owner.h"
 #include "spanprof.h"
 #include "thread_record.h"
 
@@ -42,6 +43,12 @@ __attribute__((section(".probes"), used)) volatile unsigned short spanprof_span_
 
 SPANPROF_EXPORT void spanprof_span_set(const struct spanprof_span *span)
 {
+	/* Another copy of the hook loaded first: the thread's span lives in that copy's state
+	 * (hook_owner.c). */
+	if (__builtin_expect(hook_owner.span_set != NULL, 0)) {
+		hook_owner.span_set(span);
+		return;
+	}
 #ifdef SPANPROF_HOOK_ABI_V2
 	/* Test and benchmark builds only: the library as built for hook ABI version 2, which
 	 * enters the uprobe at every call (as programs linked with an older libspanprof do). */
@@ -90,5 +97,7 @@ SPANPROF_EXPORT void spanprof_span_set(const struct spanprof_span *span)
 
 SPANPROF_EXPORT int spanprof_active(void)
 {
+	if (hook_owner.active)
+		return hook_owner.active();
 	return spanprof_span_set_semaphore != 0;
 }
