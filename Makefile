@@ -243,36 +243,6 @@ $(OUTPUT)/tests/workloads/span_workload_dl: tests/workloads/span_workload.c
 WORKLOADS += $(OUTPUT)/tests/workloads/span_workload_static $(OUTPUT)/tests/workloads/span_workload_dl
 WORKLOADS += $(OUTPUT)/tests/faults/spanprof_faulty
 
-# The hook library as built for hook ABI version 2 (a uprobe entry at every call), which programs
-# linked with an older libspanprof still run: tests check the agent serves it, benchmarks compare.
-HOOK_V2_SO := $(OUTPUT)/tests/workloads/libspanprof_v2.so
-$(OUTPUT)/hooks/span_hook_v2.pic.o: hooks/c/span_hook.c include/spanprof.h hooks/c/thread_record.h hooks/c/hook_owner.h
-	$(call msg,CC,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -DSPANPROF_HOOK_ABI_V2 -fPIC -fvisibility=hidden -c $< -o $@
-
-$(HOOK_V2_SO): $(OUTPUT)/hooks/span_hook_v2.pic.o $(filter-out %/span_hook.pic.o,$(HOOK_OBJS))
-	$(call msg,LINK,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(SAN_CFLAGS) -shared -Wl,-soname,libspanprof.so $^ -o $@
-
-WORKLOADS += $(HOOK_V2_SO)
-
-# The hook library with the thread switched out between queueing a change and entering the
-# uprobe at every entry (a preemption that comes there now and then): test_span_cpu.
-HOOK_SWITCH_SO := $(OUTPUT)/tests/workloads/switch_before_entry/libspanprof.so
-$(OUTPUT)/hooks/span_hook_switch.pic.o: hooks/c/span_hook.c include/spanprof.h hooks/c/thread_record.h hooks/c/hook_owner.h
-	$(call msg,CC,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -DSPANPROF_HOOK_TEST_SWITCH_BEFORE_ENTRY -fPIC -fvisibility=hidden -c $< -o $@
-
-$(HOOK_SWITCH_SO): $(OUTPUT)/hooks/span_hook_switch.pic.o $(filter-out %/span_hook.pic.o,$(HOOK_OBJS))
-	$(call msg,LINK,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(SAN_CFLAGS) -shared -Wl,-soname,libspanprof.so $^ -o $@
-
-WORKLOADS += $(HOOK_SWITCH_SO)
-
 # A second copy of the hook beside the executable's libspanprof.so, as a plugin or an extension
 # that links libspanprof.a carries it (test_two_copies): linked as is, its references to the
 # exported otel_thread_ctx_v1 bind to the first copy's (the dynamic linker's interposition);
@@ -291,6 +261,36 @@ $(TWO_COPIES_DIR)/libplugin_symbolic.so: $(HOOK_A)
 		-Wl,--whole-archive $^ -Wl,--no-whole-archive -o $@
 
 WORKLOADS += $(TWO_COPIES_DIR)/libplugin.so $(TWO_COPIES_DIR)/libplugin_symbolic.so
+
+# The hook library as built for hook ABI version 2 (a uprobe entry at every call), which programs
+# linked with an older libspanprof still run: tests check the agent serves it, benchmarks compare.
+HOOK_V2_SO := $(OUTPUT)/tests/workloads/libspanprof_v2.so
+$(OUTPUT)/hooks/span_hook_v2.pic.o: hooks/c/span_hook.c include/spanprof.h hooks/c/thread_record.h hooks/c/hook_owner.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -DSPANPROF_HOOK_ABI_V2 -fPIC -fvisibility=hidden -c $< -o $@
+
+$(HOOK_V2_SO): $(OUTPUT)/hooks/span_hook_v2.pic.o $(filter-out %/span_hook.pic.o,$(HOOK_OBJS))
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(SAN_CFLAGS) -shared -Wl,-soname,libspanprof.so $^ -o $@
+
+WORKLOADS += $(HOOK_V2_SO)
+
+# The hook library with the thread switched out between queueing a change and entering the
+# uprobe at every entry (a preemption that comes there now and then): test_span_cpu.
+HOOK_SWITCH_SO := $(OUTPUT)/tests/workloads/switch_before_entry/libspanprof.so
+$(OUTPUT)/hooks/span_hook_switch.pic.o: hooks/c/span_hook.c include/spanprof.h hooks/c/thread_record.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -DSPANPROF_HOOK_TEST_SWITCH_BEFORE_ENTRY -fPIC -fvisibility=hidden -c $< -o $@
+
+$(HOOK_SWITCH_SO): $(OUTPUT)/hooks/span_hook_switch.pic.o $(filter-out %/span_hook.pic.o,$(HOOK_OBJS))
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(SAN_CFLAGS) -shared -Wl,-soname,libspanprof.so $^ -o $@
+
+WORKLOADS += $(HOOK_SWITCH_SO)
 
 # Waits through libc, -O2 with frame pointers (the pattern rule) and without: only a CFI walk
 # finds the function that called libc's wrappers in the second.
