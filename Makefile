@@ -177,7 +177,8 @@ $(OUTPUT)/hooks/%.pic.o: hooks/c/%.c include/spanprof.h include/spanprof_process
 
 $(HOOK_SO): $(HOOK_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(SAN_CFLAGS) -shared -Wl,-soname,libspanprof.so -Wl,--build-id $^ -o $@
+	$(Q)$(CC) $(SAN_CFLAGS) -shared -Wl,-soname,libspanprof.so -Wl,--build-id $^ \
+		-Wl,--push-state,--as-needed -ldl -Wl,--pop-state -o $@
 
 $(HOOK_A): $(HOOK_OBJS)
 	$(call msg,AR,$@)
