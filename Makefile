@@ -261,7 +261,15 @@ $(TWO_COPIES_DIR)/libplugin_symbolic.so: $(HOOK_A)
 	$(Q)$(CC) $(SAN_CFLAGS) -shared -Wl,-soname,libplugin_symbolic.so -Wl,-Bsymbolic \
 		-Wl,--whole-archive $^ -Wl,--no-whole-archive -o $@
 
-WORKLOADS += $(TWO_COPIES_DIR)/libplugin.so $(TWO_COPIES_DIR)/libplugin_symbolic.so
+# ... and with only the older SysV symbol hash table (DT_HASH), which the copies search too.
+$(TWO_COPIES_DIR)/libplugin_sysv.so: $(HOOK_A)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(SAN_CFLAGS) -shared -Wl,-soname,libplugin_sysv.so -Wl,-Bsymbolic \
+		-Wl,--hash-style=sysv -Wl,--whole-archive $^ -Wl,--no-whole-archive -o $@
+
+WORKLOADS += $(TWO_COPIES_DIR)/libplugin.so $(TWO_COPIES_DIR)/libplugin_symbolic.so \
+	     $(TWO_COPIES_DIR)/libplugin_sysv.so
 
 # The hook library as built for hook ABI version 2 (a uprobe entry at every call), which programs
 # linked with an older libspanprof still run: tests check the agent serves it, benchmarks compare.

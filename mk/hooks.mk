@@ -41,7 +41,8 @@ $(OUTPUT)/tests/hooks/test_thread_record_trap: $(OUTPUT)/tests/hooks/test_thread
 
 # Two copies of the hook in one process: libspanprof.so and a plugin with its own copy.
 $(OUTPUT)/tests/hooks/test_hook_owner: | $(HOOK_SO) \
-					$(OUTPUT)/tests/workloads/two_copies/libplugin_symbolic.so
+					$(OUTPUT)/tests/workloads/two_copies/libplugin_symbolic.so \
+					$(OUTPUT)/tests/workloads/two_copies/libplugin_sysv.so
 
 define run-hook-tests
 $(Q)$(HOOK_ENV) tests/hooks/run_hook_tests.sh $(HOOK_C_TESTS)

@@ -2,7 +2,8 @@
 /* Two copies of the hook in one process (hooks/c/hook_owner.c): libspanprof.so and a plugin that
  * carries its own copy of the hook objects, linked -Bsymbolic so that nothing of it binds to the
  * other copy. Whichever copy a thread calls, its span must land in the record of the copy loaded
- * first, and the other copy's otel_thread_ctx_v1 must stay NULL. No agent: the records are read
+ * first, and the other copy's otel_thread_ctx_v1 must stay NULL; also when the first copy has
+ * only the older SysV symbol hash table. No agent: the records are read
  * through dlsym, as a third-party reader finds them. Each load order runs in its own child. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -24,20 +25,24 @@
 
 typedef void (*span_set_fn)(const struct spanprof_span *);
 
-static char lib_path[PATH_MAX], plugin_path[PATH_MAX];
+static char lib_path[PATH_MAX], plugin_path[PATH_MAX], sysv_path[PATH_MAX];
 
 static int setup(void **state)
 {
 	const char *lib = getenv("SPANPROF_LIBRARY");
 	char dir[PATH_MAX];
+	const char *build;
 
 	(void)state;
 	snprintf(lib_path, sizeof(lib_path), "%s", lib ? lib : "build/libspanprof.so");
 	snprintf(dir, sizeof(dir), "%s", lib_path);
+	build = dirname(dir);
 	snprintf(plugin_path, sizeof(plugin_path),
-		 "%s/tests/workloads/two_copies/libplugin_symbolic.so", dirname(dir));
-	if (access(plugin_path, R_OK)) {
-		fprintf(stderr, "%s not built\n", plugin_path);
+		 "%s/tests/workloads/two_copies/libplugin_symbolic.so", build);
+	snprintf(sysv_path, sizeof(sysv_path), "%s/tests/workloads/two_copies/libplugin_sysv.so",
+		 build);
+	if (access(plugin_path, R_OK) || access(sysv_path, R_OK)) {
+		fprintf(stderr, "%s or %s not built\n", plugin_path, sysv_path);
 		return -1;
 	}
 	return 0;
@@ -110,11 +115,19 @@ static void test_library_loaded_second_uses_the_plugin(void **state)
 	run_child(plugin_path, lib_path);
 }
 
+/* The owner has only a SysV hash table (DT_HASH, no DT_GNU_HASH). */
+static void test_owner_with_sysv_hash_table_is_found(void **state)
+{
+	(void)state;
+	run_child(sysv_path, lib_path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plugin_loaded_second_uses_the_first_copy),
 		cmocka_unit_test(test_library_loaded_second_uses_the_plugin),
+		cmocka_unit_test(test_owner_with_sysv_hash_table_is_found),
 	};
 
 	return cmocka_run_group_tests_name("hook_owner", tests, setup, NULL);
