@@ -261,15 +261,29 @@ $(TWO_COPIES_DIR)/libplugin_symbolic.so: $(HOOK_A)
 	$(Q)$(CC) $(SAN_CFLAGS) -shared -Wl,-soname,libplugin_symbolic.so -Wl,-Bsymbolic \
 		-Wl,--whole-archive $^ -Wl,--no-whole-archive -o $@
 
-# ... and with only the older SysV symbol hash table (DT_HASH), which the copies search too.
-$(TWO_COPIES_DIR)/libplugin_sysv.so: $(HOOK_A)
+# Copies as built before copies looked for their owner (the libraries already out there), with
+# the GNU hash table and with only the older SysV one (DT_HASH): test_hook_owner.
+$(OUTPUT)/hooks/%.before_owner.pic.o: hooks/c/%.c include/spanprof.h include/spanprof_process_ctx.h \
+		hooks/c/thread_record.h hooks/c/hook_owner.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(HOOK_TLS_CFLAGS) -DSPANPROF_HOOK_TEST_BEFORE_OWNER -fPIC \
+		-fvisibility=hidden -c $< -o $@
+
+HOOK_BEFORE_OWNER_OBJS := $(patsubst hooks/c/%.c,$(OUTPUT)/hooks/%.before_owner.pic.o,$(HOOK_SRCS))
+$(TWO_COPIES_DIR)/libplugin_old.so: $(HOOK_BEFORE_OWNER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(SAN_CFLAGS) -shared -Wl,-soname,libplugin_sysv.so -Wl,-Bsymbolic \
-		-Wl,--hash-style=sysv -Wl,--whole-archive $^ -Wl,--no-whole-archive -o $@
+	$(Q)$(CC) $(SAN_CFLAGS) -shared -Wl,-soname,libplugin_old.so -Wl,-Bsymbolic $^ -o $@
+
+$(TWO_COPIES_DIR)/libplugin_old_sysv.so: $(HOOK_BEFORE_OWNER_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(SAN_CFLAGS) -shared -Wl,-soname,libplugin_old_sysv.so -Wl,-Bsymbolic \
+		-Wl,--hash-style=sysv $^ -o $@
 
 WORKLOADS += $(TWO_COPIES_DIR)/libplugin.so $(TWO_COPIES_DIR)/libplugin_symbolic.so \
-	     $(TWO_COPIES_DIR)/libplugin_sysv.so
+	     $(TWO_COPIES_DIR)/libplugin_old.so $(TWO_COPIES_DIR)/libplugin_old_sysv.so
 
 # The hook library as built for hook ABI version 2 (a uprobe entry at every call), which programs
 # linked with an older libspanprof still run: tests check the agent serves it, benchmarks compare.

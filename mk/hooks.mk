@@ -42,7 +42,15 @@ $(OUTPUT)/tests/hooks/test_thread_record_trap: $(OUTPUT)/tests/hooks/test_thread
 # Two copies of the hook in one process: libspanprof.so and a plugin with its own copy.
 $(OUTPUT)/tests/hooks/test_hook_owner: | $(HOOK_SO) \
 					$(OUTPUT)/tests/workloads/two_copies/libplugin_symbolic.so \
-					$(OUTPUT)/tests/workloads/two_copies/libplugin_sysv.so
+					$(OUTPUT)/tests/workloads/two_copies/libplugin_old.so \
+					$(OUTPUT)/tests/workloads/two_copies/libplugin_old_sysv.so
+
+# ... the first one linked into this executable from libspanprof.a, exporting nothing.
+$(OUTPUT)/tests/hooks/test_hook_owner_static: $(OUTPUT)/tests/hooks/test_hook_owner_static.o \
+					      $(HOOK_A) | \
+					      $(OUTPUT)/tests/workloads/two_copies/libplugin_symbolic.so
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(filter %.o %.a,$^) -ldl -lcmocka -o $@
 
 define run-hook-tests
 $(Q)$(HOOK_ENV) tests/hooks/run_hook_tests.sh $(HOOK_C_TESTS)

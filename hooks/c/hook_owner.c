@@ -4,10 +4,12 @@
  * (record, ring, semaphore), so a thread that sets spans through both would publish two records
  * and queue its changes in two rings, while the agent follows one area per thread. Every copy
  * built from this source sends its calls to one owner instead: the first object in the dynamic
- * linker's load order that exports the hook's functions. Load order is the same for every copy
- * and an object loaded earlier stays (it is pinned here), so all copies agree, whichever loads
- * last, and an older library loaded first is an owner like any other. The search reads each
- * loaded object's dynamic symbol table in memory (dl_iterate_phdr), once per copy, at load.
+ * linker's load order that holds a copy, known by its owner note (hook_owner.h) or, for a
+ * library built before the note, by the hook's exported functions. Load order is the same for
+ * every copy and an object loaded earlier stays (it is pinned here), so all copies agree,
+ * whichever loads last, and an older library loaded first is an owner like any other. The
+ * search reads each loaded object's notes and dynamic symbol table in memory
+ * (dl_iterate_phdr), once per copy, at load.
  * Part of libspanprof. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -149,16 +151,46 @@ static int holds(const struct dl_phdr_info *info, const void *addr)
 	return 0;
 }
 
-/* dl_iterate_phdr visits objects in load order: the first that exports both of the hook's
- * functions ends the search. */
-static int visit(struct dl_phdr_info *info, size_t size, void *data)
+/* The owner note in one PT_NOTE segment (hook_owner.h): fills s's functions and returns 1. An
+ * address outside the object's loaded segments is not taken. */
+static int owner_note(struct owner_search *s, const struct dl_phdr_info *info,
+		      const ElfW(Phdr) * ph)
 {
-	struct owner_search *s = data;
+	const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+	size_t off = 0, size = ph->p_memsz;
+	uint32_t nh[3];
+	int64_t rel[3];
+
+	while (size - off >= sizeof(nh)) {
+		size_t name = off + sizeof(nh), desc, next;
+
+		memcpy(nh, p + off, sizeof(nh));
+		desc = name + ((nh[0] + 3u) & ~3u);
+		next = desc + ((nh[1] + 3u) & ~3u);
+		if (desc > size || next > size || next <= off)
+			return 0;
+		if (nh[2] == HOOK_OWNER_NOTE_TYPE && nh[0] == sizeof(HOOK_OWNER_NOTE_NAME) &&
+		    !memcmp(p + name, HOOK_OWNER_NOTE_NAME, sizeof(HOOK_OWNER_NOTE_NAME)) &&
+		    nh[1] >= sizeof(rel)) {
+			memcpy(rel, p + desc, sizeof(rel));
+			s->span_set = (uintptr_t)(p + desc) + (uintptr_t)rel[0];
+			s->active = (uintptr_t)(p + desc) + (uintptr_t)rel[1];
+			s->publish = (uintptr_t)(p + desc) + (uintptr_t)rel[2];
+			return holds(info, (const void *)s->span_set) &&
+			       holds(info, (const void *)s->active) &&
+			       holds(info, (const void *)s->publish);
+		}
+		off = next;
+	}
+	return 0;
+}
+
+/* A copy built before the owner note: its exported functions. Returns 1 when it has both. */
+static int exported_hook(struct owner_search *s, const struct dl_phdr_info *info)
+{
 	const ElfW(Dyn) *dyn = NULL;
-	unsigned int index = s->index++;
 	struct dynsyms d;
 
-	(void)size;
 	for (int i = 0; i < info->dlpi_phnum; i++)
 		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
 			dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
@@ -166,9 +198,23 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
 		return 0;
 	s->span_set = defined_function(&d, info->dlpi_addr, "spanprof_span_set");
 	s->active = defined_function(&d, info->dlpi_addr, "spanprof_active");
-	if (!s->span_set || !s->active)
-		return 0;
 	s->publish = defined_function(&d, info->dlpi_addr, "spanprof_process_context_publish");
+	return s->span_set && s->active;
+}
+
+/* dl_iterate_phdr visits objects in load order: the first copy of the hook ends the search. */
+static int visit(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct owner_search *s = data;
+	unsigned int index = s->index++;
+	int found = 0;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum && !found; i++)
+		if (info->dlpi_phdr[i].p_type == PT_NOTE)
+			found = owner_note(s, info, &info->dlpi_phdr[i]);
+	if (!found && !exported_hook(s, info))
+		return 0;
 	s->found = 1;
 	s->is_self = holds(info, s->self);
 	s->is_main = index == 0;
@@ -196,7 +242,11 @@ void hook_owner_find(struct hook_owner *owner, const void *self)
 
 struct hook_owner hook_owner;
 
+/* SPANPROF_HOOK_TEST_BEFORE_OWNER: test builds only, a copy as built before copies looked for
+ * their owner (no search, no owner note), as already-built libraries are. */
+#ifndef SPANPROF_HOOK_TEST_BEFORE_OWNER
 __attribute__((constructor)) static void hook_owner_init(void)
 {
 	hook_owner_find(&hook_owner, (const void *)hook_owner_init);
 }
+#endif

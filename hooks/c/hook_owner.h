@@ -21,12 +21,19 @@ struct hook_owner {
 	hook_publish_fn publish;
 };
 
+/* Every copy built from this source carries a loaded ELF note (in a PT_NOTE segment) that
+ * names its functions: owner HOOK_OWNER_NOTE_NAME, type HOOK_OWNER_NOTE_TYPE, descriptor three
+ * signed 64-bit distances from the descriptor's start to spanprof_span_set, spanprof_active and
+ * spanprof_process_context_publish. */
+#define HOOK_OWNER_NOTE_NAME "spanprof"
+#define HOOK_OWNER_NOTE_TYPE 0x4f574e31 /* "OWN1" */
+
 /* This copy's owner, found at load (all NULL until then, and for the owner itself). */
 extern struct hook_owner hook_owner __attribute__((visibility("hidden")));
 
 /* Finds the owner of the process's spans, as seen from the copy that holds the code at self:
- * the object loaded first (the dynamic linker's order) that exports spanprof_span_set and
- * carries the hook's probe note. When that is another object, fills owner with its functions
+ * the object loaded first (the dynamic linker's order) that carries the owner note, or, built
+ * before the note existed, exports spanprof_span_set and spanprof_active. When that is another object, fills owner with its functions
  * and pins it (it is never unloaded after this); else, or when it cannot be pinned, leaves
  * owner zeroed. Called from a constructor: it takes the dynamic linker's locks. */
 void hook_owner_find(struct hook_owner *owner, const void *self)

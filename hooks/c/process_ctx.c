@@ -251,6 +251,10 @@ SPANPROF_EXPORT int spanprof_process_context_publish(const char *const *keys,
 	return err;
 }
 
+/* For the owner note (span_hook.c). */
+int hook_publish_entry(const char *const *keys, const char *const *values, size_t n)
+	__attribute__((alias("spanprof_process_context_publish"), visibility("hidden")));
+
 /* 1 when the process already has an OTEL_CTX mapping this library did not make: another
  * OpenTelemetry SDK published the process's context (OTEP 4719 allows one per process). */
 static int other_context_published(void)

@@ -101,3 +101,27 @@ SPANPROF_EXPORT int spanprof_active(void)
 		return hook_owner.active();
 	return spanprof_span_set_semaphore != 0;
 }
+
+#ifndef SPANPROF_HOOK_TEST_BEFORE_OWNER
+/* The owner note (hook_owner.h): loaded with the object, so the other copies find this one's
+ * functions whether or not its dynamic symbol table exports them (an executable that links
+ * libspanprof.a, a plugin linked with a version script). Each entry is the function's distance
+ * from the descriptor, resolved at link time through hidden aliases: no relocation at load. */
+void hook_span_set_entry(const struct spanprof_span *span)
+	__attribute__((alias("spanprof_span_set"), visibility("hidden")));
+int hook_active_entry(void) __attribute__((alias("spanprof_active"), visibility("hidden")));
+
+#define SPANPROF_STR2(x) #x
+#define SPANPROF_STR(x) SPANPROF_STR2(x)
+__asm__(".pushsection .note.spanprof.owner,\"a\",\"note\"\n"
+	".balign 4\n"
+	".4byte 2f-1f, 4f-3f, " SPANPROF_STR(
+		HOOK_OWNER_NOTE_TYPE) "\n"
+				      "1: .asciz \"" HOOK_OWNER_NOTE_NAME "\"\n"
+				      "2: .balign 4\n"
+				      "3: .8byte hook_span_set_entry - 3b\n"
+				      ".8byte hook_active_entry - 3b\n"
+				      ".8byte hook_publish_entry - 3b\n"
+				      "4: .balign 4\n"
+				      ".popsection\n");
+#endif

@@ -2,8 +2,8 @@
 /* Two copies of the hook in one process (hooks/c/hook_owner.c): libspanprof.so and a plugin that
  * carries its own copy of the hook objects, linked -Bsymbolic so that nothing of it binds to the
  * other copy. Whichever copy a thread calls, its span must land in the record of the copy loaded
- * first, and the other copy's otel_thread_ctx_v1 must stay NULL; also when the first copy has
- * only the older SysV symbol hash table. No agent: the records are read
+ * first, and the other copy's otel_thread_ctx_v1 must stay NULL; also when the first is a library
+ * built before copies looked for their owner (with a GNU or only a SysV symbol hash table). No agent: the records are read
  * through dlsym, as a third-party reader finds them. Each load order runs in its own child. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -25,7 +25,7 @@
 
 typedef void (*span_set_fn)(const struct spanprof_span *);
 
-static char lib_path[PATH_MAX], plugin_path[PATH_MAX], sysv_path[PATH_MAX];
+static char lib_path[PATH_MAX], plugin_path[PATH_MAX], old_path[PATH_MAX], old_sysv_path[PATH_MAX];
 
 static int setup(void **state)
 {
@@ -39,10 +39,13 @@ static int setup(void **state)
 	build = dirname(dir);
 	snprintf(plugin_path, sizeof(plugin_path),
 		 "%s/tests/workloads/two_copies/libplugin_symbolic.so", build);
-	snprintf(sysv_path, sizeof(sysv_path), "%s/tests/workloads/two_copies/libplugin_sysv.so",
+	snprintf(old_path, sizeof(old_path), "%s/tests/workloads/two_copies/libplugin_old.so",
 		 build);
-	if (access(plugin_path, R_OK) || access(sysv_path, R_OK)) {
-		fprintf(stderr, "%s or %s not built\n", plugin_path, sysv_path);
+	snprintf(old_sysv_path, sizeof(old_sysv_path),
+		 "%s/tests/workloads/two_copies/libplugin_old_sysv.so", build);
+	if (access(plugin_path, R_OK) || access(old_path, R_OK) || access(old_sysv_path, R_OK)) {
+		fprintf(stderr, "the plugins of %s/tests/workloads/two_copies are not built\n",
+			build);
 		return -1;
 	}
 	return 0;
@@ -115,11 +118,18 @@ static void test_library_loaded_second_uses_the_plugin(void **state)
 	run_child(plugin_path, lib_path);
 }
 
-/* The owner has only a SysV hash table (DT_HASH, no DT_GNU_HASH). */
-static void test_owner_with_sysv_hash_table_is_found(void **state)
+/* A library built before copies looked for their owner, loaded first: found by its exported
+ * functions (it has no owner note), through its GNU hash table or its SysV one (DT_HASH). */
+static void test_older_library_loaded_first_is_the_owner(void **state)
 {
 	(void)state;
-	run_child(sysv_path, lib_path);
+	run_child(old_path, lib_path);
+}
+
+static void test_older_library_with_sysv_hash_table_is_the_owner(void **state)
+{
+	(void)state;
+	run_child(old_sysv_path, lib_path);
 }
 
 int main(void)
@@ -127,7 +137,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plugin_loaded_second_uses_the_first_copy),
 		cmocka_unit_test(test_library_loaded_second_uses_the_plugin),
-		cmocka_unit_test(test_owner_with_sysv_hash_table_is_found),
+		cmocka_unit_test(test_older_library_loaded_first_is_the_owner),
+		cmocka_unit_test(test_older_library_with_sysv_hash_table_is_the_owner),
 	};
 
 	return cmocka_run_group_tests_name("hook_owner", tests, setup, NULL);
