@@ -75,7 +75,7 @@ $(foreach s,proto $(STAGES),$(eval stage_chain := $(call stage_lib,$(s)) $(stage
 	$(eval STAGE_LINK_$(s) := $(stage_chain)))
 AGENT_LIB := $(STAGE_LINK_agent)
 
-HOOK_SRCS := hooks/c/span_hook.c hooks/c/process_ctx.c hooks/c/thread_record.c
+HOOK_SRCS := hooks/c/span_hook.c hooks/c/process_ctx.c hooks/c/thread_record.c hooks/c/hook_owner.c
 HOOK_OBJS := $(patsubst hooks/c/%.c,$(OUTPUT)/hooks/%.pic.o,$(HOOK_SRCS))
 HOOK_SO := $(OUTPUT)/libspanprof.so
 HOOK_A := $(OUTPUT)/libspanprof.a
@@ -170,14 +170,15 @@ $(OUTPUT)/spanprof: $(OUTPUT)/user/main.o $(AGENT_LIB)
 # TLS descriptors (the model OpenTelemetry thread context recommends) for the record's pointer.
 HOOK_TLS_CFLAGS := $(if $(filter x86,$(ARCH)),-mtls-dialect=gnu2)
 $(OUTPUT)/hooks/%.pic.o: hooks/c/%.c include/spanprof.h include/spanprof_process_ctx.h \
-			  hooks/c/thread_record.h
+			  hooks/c/thread_record.h hooks/c/hook_owner.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(HOOK_TLS_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
 $(HOOK_SO): $(HOOK_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(SAN_CFLAGS) -shared -Wl,-soname,libspanprof.so -Wl,--build-id $^ -o $@
+	$(Q)$(CC) $(SAN_CFLAGS) -shared -Wl,-soname,libspanprof.so -Wl,--build-id $^ \
+		-Wl,--push-state,--as-needed -ldl -Wl,--pop-state -o $@
 
 $(HOOK_A): $(HOOK_OBJS)
 	$(call msg,AR,$@)
@@ -243,10 +244,51 @@ $(OUTPUT)/tests/workloads/span_workload_dl: tests/workloads/span_workload.c
 WORKLOADS += $(OUTPUT)/tests/workloads/span_workload_static $(OUTPUT)/tests/workloads/span_workload_dl
 WORKLOADS += $(OUTPUT)/tests/faults/spanprof_faulty
 
+# A second copy of the hook beside the executable's libspanprof.so, as a plugin or an extension
+# that links libspanprof.a carries it (test_two_copies): linked as is, its references to the
+# exported otel_thread_ctx_v1 bind to the first copy's (the dynamic linker's interposition);
+# with -Bsymbolic, to its own.
+TWO_COPIES_DIR := $(OUTPUT)/tests/workloads/two_copies
+$(TWO_COPIES_DIR)/libplugin.so: $(HOOK_A)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(SAN_CFLAGS) -shared -Wl,-soname,libplugin.so -Wl,--whole-archive $^ \
+		-Wl,--no-whole-archive -o $@
+
+$(TWO_COPIES_DIR)/libplugin_symbolic.so: $(HOOK_A)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(SAN_CFLAGS) -shared -Wl,-soname,libplugin_symbolic.so -Wl,-Bsymbolic \
+		-Wl,--whole-archive $^ -Wl,--no-whole-archive -o $@
+
+# Copies as built before copies looked for their owner (the libraries already out there), with
+# the GNU hash table and with only the older SysV one (DT_HASH): test_hook_owner.
+$(OUTPUT)/hooks/%.before_owner.pic.o: hooks/c/%.c include/spanprof.h include/spanprof_process_ctx.h \
+		hooks/c/thread_record.h hooks/c/hook_owner.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(HOOK_TLS_CFLAGS) -DSPANPROF_HOOK_TEST_BEFORE_OWNER -fPIC \
+		-fvisibility=hidden -c $< -o $@
+
+HOOK_BEFORE_OWNER_OBJS := $(patsubst hooks/c/%.c,$(OUTPUT)/hooks/%.before_owner.pic.o,$(HOOK_SRCS))
+$(TWO_COPIES_DIR)/libplugin_old.so: $(HOOK_BEFORE_OWNER_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(SAN_CFLAGS) -shared -Wl,-soname,libplugin_old.so -Wl,-Bsymbolic $^ -o $@
+
+$(TWO_COPIES_DIR)/libplugin_old_sysv.so: $(HOOK_BEFORE_OWNER_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(SAN_CFLAGS) -shared -Wl,-soname,libplugin_old_sysv.so -Wl,-Bsymbolic \
+		-Wl,--hash-style=sysv $^ -o $@
+
+WORKLOADS += $(TWO_COPIES_DIR)/libplugin.so $(TWO_COPIES_DIR)/libplugin_symbolic.so \
+	     $(TWO_COPIES_DIR)/libplugin_old.so $(TWO_COPIES_DIR)/libplugin_old_sysv.so
+
 # The hook library as built for hook ABI version 2 (a uprobe entry at every call), which programs
 # linked with an older libspanprof still run: tests check the agent serves it, benchmarks compare.
 HOOK_V2_SO := $(OUTPUT)/tests/workloads/libspanprof_v2.so
-$(OUTPUT)/hooks/span_hook_v2.pic.o: hooks/c/span_hook.c include/spanprof.h hooks/c/thread_record.h
+$(OUTPUT)/hooks/span_hook_v2.pic.o: hooks/c/span_hook.c include/spanprof.h hooks/c/thread_record.h hooks/c/hook_owner.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -DSPANPROF_HOOK_ABI_V2 -fPIC -fvisibility=hidden -c $< -o $@

@@ -34,9 +34,23 @@ $(OUTPUT)/tests/hooks/test_thread_record: $(OUTPUT)/tests/hooks/test_thread_reco
 # The hook's record and ring code linked on its own, called as span_hook.c calls it.
 $(OUTPUT)/tests/hooks/test_thread_record_trap: $(OUTPUT)/tests/hooks/test_thread_record_trap.o \
 					       $(OUTPUT)/hooks/thread_record.pic.o \
-					       $(OUTPUT)/hooks/process_ctx.pic.o
+					       $(OUTPUT)/hooks/process_ctx.pic.o \
+					       $(OUTPUT)/hooks/hook_owner.pic.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lcmocka -o $@
+
+# Two copies of the hook in one process: libspanprof.so and a plugin with its own copy.
+$(OUTPUT)/tests/hooks/test_hook_owner: | $(HOOK_SO) \
+					$(OUTPUT)/tests/workloads/two_copies/libplugin_symbolic.so \
+					$(OUTPUT)/tests/workloads/two_copies/libplugin_old.so \
+					$(OUTPUT)/tests/workloads/two_copies/libplugin_old_sysv.so
+
+# ... the first one linked into this executable from libspanprof.a, exporting nothing.
+$(OUTPUT)/tests/hooks/test_hook_owner_static: $(OUTPUT)/tests/hooks/test_hook_owner_static.o \
+					      $(HOOK_A) | \
+					      $(OUTPUT)/tests/workloads/two_copies/libplugin_symbolic.so
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(filter %.o %.a,$^) -ldl -lcmocka -o $@
 
 define run-hook-tests
 $(Q)$(HOOK_ENV) tests/hooks/run_hook_tests.sh $(HOOK_C_TESTS)

@@ -14,6 +14,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include "hook_owner.h"
 #include "spanprof.h"
 #include "spanprof_process_ctx.h"
 #include "thread_record.h"
@@ -235,6 +236,9 @@ SPANPROF_EXPORT int spanprof_process_context_publish(const char *const *keys,
 {
 	int err;
 
+	/* Another copy of the hook owns the process's spans, and so its context. */
+	if (hook_owner.publish)
+		return hook_owner.publish(keys, values, n);
 	if (n && (!keys || !values))
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++)
@@ -246,6 +250,10 @@ SPANPROF_EXPORT int spanprof_process_context_publish(const char *const *keys,
 	__atomic_store_n(&ctx_lock, 0, __ATOMIC_RELEASE);
 	return err;
 }
+
+/* For the owner note (span_hook.c). */
+int hook_publish_entry(const char *const *keys, const char *const *values, size_t n)
+	__attribute__((alias("spanprof_process_context_publish"), visibility("hidden")));
 
 /* 1 when the process already has an OTEL_CTX mapping this library did not make: another
  * OpenTelemetry SDK published the process's context (OTEP 4719 allows one per process). */

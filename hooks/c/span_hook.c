@@ -6,6 +6,7 @@
 #include <time.h>
 #endif
 
+#include "hook_owner.h"
 #include "spanprof.h"
 #include "thread_record.h"
 
@@ -42,6 +43,12 @@ __attribute__((section(".probes"), used)) volatile unsigned short spanprof_span_
 
 SPANPROF_EXPORT void spanprof_span_set(const struct spanprof_span *span)
 {
+	/* Another copy of the hook loaded first: the thread's span lives in that copy's state
+	 * (hook_owner.c). */
+	if (__builtin_expect(hook_owner.span_set != NULL, 0)) {
+		hook_owner.span_set(span);
+		return;
+	}
 #ifdef SPANPROF_HOOK_ABI_V2
 	/* Test and benchmark builds only: the library as built for hook ABI version 2, which
 	 * enters the uprobe at every call (as programs linked with an older libspanprof do). */
@@ -90,5 +97,31 @@ SPANPROF_EXPORT void spanprof_span_set(const struct spanprof_span *span)
 
 SPANPROF_EXPORT int spanprof_active(void)
 {
+	if (hook_owner.active)
+		return hook_owner.active();
 	return spanprof_span_set_semaphore != 0;
 }
+
+#ifndef SPANPROF_HOOK_TEST_BEFORE_OWNER
+/* The owner note (hook_owner.h): loaded with the object, so the other copies find this one's
+ * functions whether or not its dynamic symbol table exports them (an executable that links
+ * libspanprof.a, a plugin linked with a version script). Each entry is the function's distance
+ * from the descriptor, resolved at link time through hidden aliases: no relocation at load. */
+void hook_span_set_entry(const struct spanprof_span *span)
+	__attribute__((alias("spanprof_span_set"), visibility("hidden")));
+int hook_active_entry(void) __attribute__((alias("spanprof_active"), visibility("hidden")));
+
+#define SPANPROF_STR2(x) #x
+#define SPANPROF_STR(x) SPANPROF_STR2(x)
+__asm__(".pushsection .note.spanprof.owner,\"a\",\"note\"\n"
+	".balign 4\n"
+	".4byte 2f-1f, 4f-3f, " SPANPROF_STR(
+		HOOK_OWNER_NOTE_TYPE) "\n"
+				      "1: .asciz \"" HOOK_OWNER_NOTE_NAME "\"\n"
+				      "2: .balign 4\n"
+				      "3: .8byte hook_span_set_entry - 3b\n"
+				      ".8byte hook_active_entry - 3b\n"
+				      ".8byte hook_publish_entry - 3b\n"
+				      "4: .balign 4\n"
+				      ".popsection\n");
+#endif
