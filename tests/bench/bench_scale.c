@@ -12,7 +12,8 @@
  * `perf report`). CPU figures are ratios measured within one run; on a shared machine they move
  * with its load, the rescan part much less. BENCH_SECONDS sets the least measured time per step
  * (default 10; the agent is measured in whole rescan periods, 30 s each), BENCH_SCALE_MAX the
- * largest step (default 1000). */
+ * largest step (default 1000). A last step goes back to 10 idle processes: the same run's
+ * baseline again, after the largest step. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -57,6 +58,15 @@ static int grow_idle(pid_t *idle, int *have, int n)
 		idle[*have] = pid;
 	}
 	return 0;
+}
+
+/* Kills idle children until n are left. */
+static void shrink_idle(pid_t *idle, int *have, int n)
+{
+	for (; *have > n; (*have)--) {
+		kill(idle[*have - 1], SIGKILL);
+		waitpid(idle[*have - 1], NULL, 0);
+	}
 }
 
 static double scrape(int port, const char *metric)
@@ -243,8 +253,9 @@ int main(void)
 
 	if (!dir || !agent_proc_can_run() || secs < 1 || max > MAX_IDLE)
 		return 1;
-	/* Long enough for every step: agent start-up, its measured time and perf's. */
-	snprintf(wsecs, sizeof(wsecs), "%d", 300 + 4 * (2 * secs + 10));
+	/* Long enough for every step and the last one: agent start-up, the waits for rescans,
+	 * the measured time and perf's. */
+	snprintf(wsecs, sizeof(wsecs), "%d", 300 + 5 * (2 * RESCAN_WAIT_S + 2 * secs + 10));
 	work = workload_start(wargv, NULL, "/dev/null");
 	if (work < 0)
 		return 1;
@@ -274,13 +285,22 @@ int main(void)
 		if (!i && st.samples > 0)
 			base = st.agent_cpu_s / st.samples * 1e6;
 	}
-	printf("  (ratio: CPU per sample over the first step's; of rescans: the part of CPU per\n"
-	       "   sample the periodic rescans took, n rescans in the window; share: agent CPU over the CPU its samples\n"
-	       "   stand for, samples / %d Hz; lost: samples that found the count map full;\n"
-	       "   stack: stacks not recorded; read, per read: processes the first rescan after\n"
-	       "   the step's forks read, and its CPU per process read, the one-off cost of a\n"
-	       "   new process, outside the steady window)\n",
-	       HZ);
+	/* Back to the first step's count: the same run's baseline again, after the largest step,
+	 * so that a drift of the machine's load over the run is not read as growth. */
+	if (!err && i > 1) {
+		shrink_idle(idle, &have, steps[0]);
+		memset(&st, 0, sizeof(st));
+		measure_agent(agent.pid, port, secs, &st);
+		print_step(steps[0], &st, !measure_perf(dir, secs, &st), base);
+	}
+	printf("  (last row: back to %d idle processes, the run's baseline again; ratio: CPU per\n"
+	       "   sample over the first step's; of rescans: the part of CPU per sample the\n"
+	       "   periodic rescans took, n rescans in the window; share: agent CPU over the CPU\n"
+	       "   its samples stand for, samples / %d Hz; lost: samples that found the count map\n"
+	       "   full; stack: stacks not recorded; read, per read: processes the first rescan\n"
+	       "   after the step's forks read, and its CPU per process read, the one-off cost of\n"
+	       "   a new process, outside the steady window)\n",
+	       steps[0], HZ);
 out_stop:
 	if (started)
 		agent_proc_stop(&agent);

@@ -113,9 +113,10 @@ static int proc_events_lost(struct agent *a, uint64_t *lost)
 
 /* The safety net for missed events. Processes read since their last exec, while every event
  * reached the agent, are left alone but for this rescan's slice of them (scan_known.h): an idle
- * process costs one read every SCAN_KNOWN_FULL_EVERY rescans. Returns 1 when the liveness of
- * tracked processes is due: this rescan read every process (an exit event may have been lost),
- * or every SCAN_KNOWN_FULL_EVERY rescans. */
+ * process costs one read every SCAN_KNOWN_FULL_EVERY rescans or more, and a rescan about
+ * SCAN_KNOWN_SLICE_MAX such reads at most. Returns 1 when the liveness of tracked processes is
+ * due: this rescan read every process (an exit event may have been lost), or every
+ * SCAN_KNOWN_FULL_EVERY rescans. */
 static int scan_all(struct agent *a)
 {
 	uint64_t lost;
@@ -139,7 +140,7 @@ static int scan_all(struct agent *a)
 		scan_pid(a, pid, 0);
 	}
 	closedir(dir);
-	return full || a->known.slice == 0;
+	return scan_known_liveness_due(&a->known);
 }
 
 /* Copies a fixed-size, maybe unterminated field of a BPF event into a C string. */

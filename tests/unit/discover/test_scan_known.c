@@ -24,14 +24,16 @@ static void test_scan_known_first_rescan_is_full_then_skips_read_pids(void **sta
 		assert_int_equal(scan_known_add(&k, pid), 0);
 	}
 	assert_int_equal(scan_known_begin(&k, 0, 1), 0);
-	/* Known pids are left alone, but for the rescan's slice: a tenth of them. */
+	/* Known pids are left alone, but for the rescan's slice: 1000 / 64 rounded up is 16, so a
+	 * sixteenth of them (a tenth on a node of up to 640). */
+	assert_int_equal(k.modulus, 16);
 	for (pid = 1; pid <= 1000; pid++)
 		if (!scan_known_skip(&k, pid)) {
-			assert_int_equal(pid % SCAN_KNOWN_FULL_EVERY, k.slice);
+			assert_int_equal(pid % k.modulus, k.slice);
 			read++;
 		}
-	assert_int_equal(read, 1000 / SCAN_KNOWN_FULL_EVERY);
-	assert_false(scan_known_skip(&k, 1001 + (k.slice + 1) % SCAN_KNOWN_FULL_EVERY));
+	assert_in_range(read, 1000 / 16, 1000 / 16 + 1);
+	assert_false(scan_known_skip(&k, 1001 + (k.slice + 1) % k.modulus));
 	assert_int_equal(k.skipped, 1000 - read);
 	assert_int_equal(k.read, 1000 + read + 1);
 	assert_int_equal(k.full_rescans, 1);
@@ -87,6 +89,40 @@ static void test_scan_known_reads_each_known_pid_once_every_full_every_rescans(v
 	for (pid = 1; pid <= 100; pid++)
 		assert_int_equal(reads[pid - 1], 3);
 	assert_int_equal(k.count, 100); /* a slice's read leaves the pid known */
+	scan_known_release(&k);
+}
+
+/* On a node of many known processes a rescan reads about SCAN_KNOWN_SLICE_MAX of them again, and
+ * each of them still once every modulus rescans; every tenth rescan checks liveness. */
+static void test_scan_known_slice_is_bounded_on_a_large_node(void **state)
+{
+	static unsigned char reads[8000];
+	int i, per, most = 0, liveness = 0;
+	struct scan_known k;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(scan_known_init(&k, 8000), 0);
+	assert_int_equal(scan_known_begin(&k, 0, 1), 1);
+	assert_true(scan_known_liveness_due(&k));
+	for (pid = 1; pid <= 8000; pid++)
+		scan_known_add(&k, pid);
+	for (i = 0; i < 2 * 125; i++) {
+		assert_int_equal(scan_known_begin(&k, 0, 1), 0);
+		assert_int_equal(k.modulus, 8000 / SCAN_KNOWN_SLICE_MAX);
+		liveness += scan_known_liveness_due(&k);
+		per = 0;
+		for (pid = 1; pid <= 8000; pid++)
+			if (!scan_known_skip(&k, pid)) {
+				reads[pid - 1]++;
+				per++;
+			}
+		most = per > most ? per : most;
+	}
+	assert_int_equal(most, SCAN_KNOWN_SLICE_MAX);
+	for (pid = 1; pid <= 8000; pid++)
+		assert_int_equal(reads[pid - 1], 2);
+	assert_int_equal(liveness, 2 * 125 / SCAN_KNOWN_FULL_EVERY);
 	scan_known_release(&k);
 }
 
@@ -157,6 +193,7 @@ int main(void)
 		cmocka_unit_test(test_scan_known_lost_event_or_missing_mmap_events_read_all),
 		cmocka_unit_test(
 			test_scan_known_reads_each_known_pid_once_every_full_every_rescans),
+		cmocka_unit_test(test_scan_known_slice_is_bounded_on_a_large_node),
 		cmocka_unit_test(test_scan_known_forget_keeps_the_others),
 		cmocka_unit_test(test_scan_known_full_set_is_counted_and_read_each_time),
 		cmocka_unit_test(test_scan_known_partial_scan_leaves_pid_to_the_rescan),
