@@ -519,7 +519,8 @@ static uint64_t earliest(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
-/* A periodic rescan, its liveness check when due, and the loop thread's CPU time they took. */
+/* A rescan (the one at start, then every --rescan seconds), its liveness check when due, and
+ * the loop thread's CPU time they took. */
 static void rescan(struct agent *a)
 {
 	uint64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -589,7 +590,7 @@ int agent_run(const struct spanprof_config *cfg, volatile sig_atomic_t *stop,
 	/* Liveness: a window every interval; three missed ones mean the agent is wedged. */
 	metrics_set_stale_after(a.metrics.reg, clock_mono_ns(),
 				3ull * cfg->interval_s * NS_PER_S + cfg->drain_ms * NS_PER_MS);
-	scan_all(&a);
+	rescan(&a); /* the first reads every process */
 	warm_kernel_symbols(&a);
 	metrics_set_ready(a.metrics.reg, 1);
 	log_info("profiling %s at %u Hz, one profile per service every %u s%s%s",

@@ -320,17 +320,18 @@ static const struct metric_def defs[METRIC__COUNT] = {
 					  "that the sampler reads, or whose set-up is awaited." },
 	[METRIC_RESCAN_PROCESSES] = { "spanprof_rescan_processes_total", METRIC_COUNTER,
 				      "What the periodic rescan did: processes read (new, "
-				      "changed since their last read, or in the rescan's tenth of "
-				      "the known ones), processes skipped (read since their last "
+				      "changed since their last read, or in the rescan's slice of "
+				      "the known ones: a tenth, about 64 at most), processes skipped (read since their last "
 				      "exec, no process event lost), processes read every time "
 				      "because the set of read ones was full (untracked), and "
 				      "rescans that read every process (full_rescan: the first, "
 				      "and after a lost event).",
 				      LABELLED("result", rescan_results) },
 	[METRIC_RESCANS] = { "spanprof_rescans_total", METRIC_COUNTER,
-			     "Periodic rescans of the node's processes." },
+			     "Scans of the node's processes: the one at start, then the "
+			     "periodic rescans." },
 	[METRIC_RESCAN_CPU_US] = { "spanprof_rescan_cpu_microseconds_total", METRIC_COUNTER,
-				   "CPU time the agent's loop spent in periodic rescans (reading "
+				   "CPU time the agent's loop spent in rescans (reading "
 				   "processes' maps and what follows from them, and the liveness "
 				   "check of tracked processes)." },
 	[METRIC_INTERP_FRAMES_DROPPED] = { "spanprof_interpreter_frames_dropped_total",
