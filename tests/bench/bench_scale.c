@@ -2,13 +2,18 @@
 /* Benchmark: does the agent's cost per sample grow with the node? The agent profiles the whole
  * node beside a stack-diverse busy workload (tests/workloads/stack_diverse: 64 functions, random
  * paths 12 deep, 2 threads) while 10, 100, 300 and 1000 idle processes sit beside it; one
- * agent runs through all steps, so each step measures the steady state with that many. Per step:
- * agent CPU per sample, agent CPU as a share of the CPU it profiled (samples / 100 Hz), peak RSS,
- * BPF map memory, samples lost; then `perf record -g -a` at the same rate over the same time, for
- * comparison (perf only records: it symbolizes later, in `perf report`). CPU figures are ratios
- * measured within one run; on a shared machine they move with its load. BENCH_SECONDS sets the
- * least measured time per step (default 10; the agent is measured in whole rescan periods, 30 s
- * each), BENCH_SCALE_MAX the largest step (default 1000). */
+ * agent runs through all steps. A step's new processes are read once, by the first periodic
+ * rescan after their fork: that one-off cost of processes arriving is printed apart, per process
+ * read, from the agent's own count of the CPU its rescans took. Then the steady state with that
+ * many is measured in whole rescan periods. Per step: agent CPU per sample, the part of it spent
+ * in rescans (the only work that grows with idle processes), agent CPU as a share of the CPU it
+ * profiled (samples / 100 Hz), peak RSS, BPF map memory, samples lost; then `perf record -g -a`
+ * at the same rate for BENCH_SECONDS, for comparison (perf only records: it symbolizes later, in
+ * `perf report`). CPU figures are ratios measured within one run; on a shared machine they move
+ * with its load, the rescan part much less. BENCH_SECONDS sets the least measured time per step
+ * (default 10; the agent is measured in whole rescan periods, 30 s each), BENCH_SCALE_MAX the
+ * largest step (default 1000). A last step goes back to 10 idle processes: the same run's
+ * baseline again, after the largest step. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -32,7 +37,8 @@
 #define RESCAN_WAIT_S 45
 
 struct step {
-	double agent_cpu_s, samples, lost, stacks_lost;
+	double agent_cpu_s, samples, lost, stacks_lost, rescan_cpu_s, rescans;
+	double first_read, first_cpu_s; /* the first rescan after the forks */
 	struct proc_memory mem;
 	double perf_cpu_s, perf_samples;
 };
@@ -54,6 +60,15 @@ static int grow_idle(pid_t *idle, int *have, int n)
 	return 0;
 }
 
+/* Kills idle children until n are left. */
+static void shrink_idle(pid_t *idle, int *have, int n)
+{
+	for (; *have > n; (*have)--) {
+		kill(idle[*have - 1], SIGKILL);
+		waitpid(idle[*have - 1], NULL, 0);
+	}
+}
+
 static double scrape(int port, const char *metric)
 {
 	double v = -1;
@@ -68,54 +83,71 @@ static double scrape_lost_stacks(int port)
 	       scrape(port, "spanprof_samples_dropped_total{reason=\"kernel_stack_lost\"}");
 }
 
-/* Rescans so far: each leaves the processes it read before alone (skipped, counted by process)
- * or reads them all (counted by rescan), so the sum moves at every rescan. */
-static double rescans_seen(int port)
+static double rescan_cpu_s(int port)
 {
-	return scrape(port, "spanprof_rescan_processes_total{result=\"skipped\"}") +
-	       scrape(port, "spanprof_rescan_processes_total{result=\"full_rescan\"}");
+	return scrape(port, "spanprof_rescan_cpu_microseconds_total") / 1e6;
 }
 
-/* Waits, up to timeout_s, for the agent's next rescan (its metrics move once a second). Returns
- * 0 once one was seen, -1 when none came. */
-static int wait_rescan(int port, int timeout_s)
+static double rescan_read(int port)
 {
-	double before = rescans_seen(port);
+	return scrape(port, "spanprof_rescan_processes_total{result=\"read\"}");
+}
+
+/* Waits, up to timeout_s, until the agent's count of rescans passes *seen (its metrics move
+ * once a second), and sets *seen to it. Returns 0 once one was seen, -1 when none came. */
+static int wait_rescan(int port, double *seen, int timeout_s)
+{
+	double n;
 	int i;
 
 	for (i = 0; i < timeout_s * 4; i++) {
-		if (rescans_seen(port) != before)
+		n = scrape(port, "spanprof_rescans_total");
+		if (n > *seen) {
+			*seen = n;
 			return 0;
+		}
 		usleep(250000);
 	}
 	return -1;
 }
 
-/* The running agent (metrics on port) measured over secs, from one periodic rescan to the first
- * after secs: whole rescan periods. A step's new processes are read once, by the first rescan
- * after their fork events; a fixed window held or missed that read, and the 30 s rescan, by
- * chance (in a quiet run, 45 us per sample at 300 processes against 15 at every other step). The
- * first rescan is waited for and left out, and every window holds the same share of the
- * rescans that follow. */
+/* The running agent (metrics on port) after a step's forks. Their fork events reach the agent
+ * at once; the first periodic rescan after them reads the new processes (a forked process is
+ * read once, whole, by the next rescan): that rescan's CPU and the processes it read are the
+ * one-off cost of their arrival, kept apart. Then the steady state, from that rescan to the
+ * first after secs: whole rescan periods, each holding one rescan, as every period does (each
+ * rescan reads a slice of the known processes again, a tenth and about 64 at most, about the
+ * same every time). A fixed window instead held the new processes' read, or a rescan, or
+ * neither, by chance (in a quiet run, 40 us per sample at 300 processes against 10-15 at the
+ * other steps). */
 static void measure_agent(pid_t agent, int port, int secs, struct step *st)
 {
-	double cpu0, samples0, lost0, stacks0;
+	double cpu0, samples0, lost0, stacks0, rescan0, read0;
+	double seen = scrape(port, "spanprof_rescans_total");
 
-	if (wait_rescan(port, RESCAN_WAIT_S))
-		printf("  (no rescan within %d s: this step may hold the new processes' first "
-		       "read)\n",
+	rescan0 = rescan_cpu_s(port);
+	read0 = rescan_read(port);
+	if (wait_rescan(port, &seen, RESCAN_WAIT_S))
+		printf("  (no rescan within %d s: the new processes' read may fall in the steady "
+		       "window)\n",
 		       RESCAN_WAIT_S);
 	cpu0 = bench_stats_cpu_s(agent);
 	samples0 = scrape(port, "spanprof_samples_total");
 	lost0 = scrape(port, "spanprof_samples_dropped_total{reason=\"counts_map_full\"}");
 	stacks0 = scrape_lost_stacks(port);
+	st->rescans = seen;
+	st->first_cpu_s = rescan_cpu_s(port) - rescan0;
+	st->first_read = rescan_read(port) - read0;
+	rescan0 += st->first_cpu_s;
 	sleep(secs);
-	wait_rescan(port, RESCAN_WAIT_S);
+	wait_rescan(port, &seen, RESCAN_WAIT_S);
 	st->agent_cpu_s = bench_stats_cpu_s(agent) - cpu0;
 	st->samples = scrape(port, "spanprof_samples_total") - samples0;
 	st->lost =
 		scrape(port, "spanprof_samples_dropped_total{reason=\"counts_map_full\"}") - lost0;
 	st->stacks_lost = scrape_lost_stacks(port) - stacks0;
+	st->rescan_cpu_s = rescan_cpu_s(port) - rescan0;
+	st->rescans = seen - st->rescans;
 	proc_memory_read(agent, &st->mem);
 }
 
@@ -186,14 +218,18 @@ static int measure_perf(const char *dir, int secs, struct step *st)
 	return st->perf_samples > 0 ? 0 : -1;
 }
 
-static void print_step(int n, const struct step *s, int perf_ok)
+/* base: the first step's CPU per sample (the ratio's baseline), 0 for the first step. */
+static void print_step(int n, const struct step *s, int perf_ok, double base)
 {
 	double per = s->samples > 0 ? 1e6 * s->agent_cpu_s / s->samples : 0;
 	double share = s->samples > 0 ? 100.0 * s->agent_cpu_s / (s->samples / HZ) : 0;
+	double rescan = s->samples > 0 ? 1e6 * s->rescan_cpu_s / s->samples : 0;
 
-	printf("  %5d  %8.0f  %7.1f us  %6.2f %%  %6.1f MiB  %6.1f MiB  %5.0f  %5.0f", n,
-	       s->samples, per, share, s->mem.peak_rss / 1048576.0, s->mem.bpf_maps / 1048576.0,
-	       s->lost, s->stacks_lost);
+	printf("  %5d  %8.0f  %7.1f us  %5.2fx  %7.2f us (%1.0f)  %6.2f %%  %6.1f MiB  %6.1f MiB  %5.0f  "
+	       "%5.0f  %5.0f  %6.0f us",
+	       n, s->samples, per, base > 0 ? per / base : 1.0, rescan, s->rescans, share,
+	       s->mem.peak_rss / 1048576.0, s->mem.bpf_maps / 1048576.0, s->lost, s->stacks_lost,
+	       s->first_read, s->first_read > 0 ? 1e6 * s->first_cpu_s / s->first_read : 0);
 	if (perf_ok)
 		printf("   | perf: %7.1f us, %5.2f %%", 1e6 * s->perf_cpu_s / s->perf_samples,
 		       100.0 * s->perf_cpu_s / (s->perf_samples / HZ));
@@ -213,12 +249,14 @@ int main(void)
 	struct agent_proc agent;
 	pid_t idle[MAX_IDLE], work;
 	int have = 0, i, err = 0, port = -1, started = 0;
+	double base = 0;
 	struct step st;
 
 	if (!dir || !agent_proc_can_run() || secs < 1 || max > MAX_IDLE)
 		return 1;
-	/* Long enough for every step: agent start-up, its measured time and perf's. */
-	snprintf(wsecs, sizeof(wsecs), "%d", 300 + 4 * (2 * secs + 10));
+	/* Long enough for every step and the last one: agent start-up, the waits for rescans,
+	 * the measured time and perf's. */
+	snprintf(wsecs, sizeof(wsecs), "%d", 300 + 5 * (2 * RESCAN_WAIT_S + 2 * secs + 10));
 	work = workload_start(wargv, NULL, "/dev/null");
 	if (work < 0)
 		return 1;
@@ -233,8 +271,9 @@ int main(void)
 		printf("  agent not ready (see its log above): nothing measured\n");
 		goto out_stop;
 	}
-	printf("  %5s  %8s  %10s  %8s  %10s  %10s  %5s  %5s\n", "idle", "samples", "CPU/sample",
-	       "CPU share", "peak RSS", "BPF maps", "lost", "stack");
+	printf("  %5s  %8s  %10s  %6s  %14s  %8s  %10s  %10s  %5s  %5s  %5s  %9s\n", "idle",
+	       "samples", "CPU/sample", "ratio", "of rescans (n)", "share", "peak RSS", "BPF maps",
+	       "lost", "stack", "read", "per read");
 	for (i = 0; i < (int)(sizeof(steps) / sizeof(steps[0])) && steps[i] <= max && !err; i++) {
 		memset(&st, 0, sizeof(st));
 		err = grow_idle(idle, &have, steps[i]);
@@ -243,11 +282,26 @@ int main(void)
 		/* The new processes' fork events reach the agent at once; the next rescan reads
 		 * them (measure_agent waits for it). */
 		measure_agent(agent.pid, port, secs, &st);
-		print_step(steps[i], &st, !measure_perf(dir, secs, &st));
+		print_step(steps[i], &st, !measure_perf(dir, secs, &st), base);
+		if (!i && st.samples > 0)
+			base = st.agent_cpu_s / st.samples * 1e6;
 	}
-	printf("  (lost: samples that found the count map full; stack: stacks not recorded;\n"
-	       "   share: agent CPU over the CPU its samples stand for, samples / %d Hz)\n",
-	       HZ);
+	/* Back to the first step's count: the same run's baseline again, after the largest step,
+	 * so that a drift of the machine's load over the run is not read as growth. */
+	if (!err && i > 1) {
+		shrink_idle(idle, &have, steps[0]);
+		memset(&st, 0, sizeof(st));
+		measure_agent(agent.pid, port, secs, &st);
+		print_step(steps[0], &st, !measure_perf(dir, secs, &st), base);
+	}
+	printf("  (last row: back to %d idle processes, the run's baseline again; ratio: CPU per\n"
+	       "   sample over the first step's; of rescans: the part of CPU per sample the\n"
+	       "   periodic rescans took, n rescans in the window; share: agent CPU over the CPU\n"
+	       "   its samples stand for, samples / %d Hz; lost: samples that found the count map\n"
+	       "   full; stack: stacks not recorded; read, per read: processes the first rescan\n"
+	       "   after the step's forks read, and its CPU per process read, the one-off cost of\n"
+	       "   a new process, outside the steady window)\n",
+	       steps[0], HZ);
 out_stop:
 	if (started)
 		agent_proc_stop(&agent);

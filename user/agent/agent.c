@@ -112,8 +112,11 @@ static int proc_events_lost(struct agent *a, uint64_t *lost)
 }
 
 /* The safety net for missed events. Processes read since their last exec, while every event
- * reached the agent, are left alone (scan_known.h): an idle process costs nothing here. Returns
- * 1 when it read every process. */
+ * reached the agent, are left alone but for this rescan's slice of them (scan_known.h): an idle
+ * process costs one read every SCAN_KNOWN_FULL_EVERY rescans or more, and a rescan about
+ * SCAN_KNOWN_SLICE_MAX such reads at most. Returns 1 when the liveness of tracked processes is
+ * due: this rescan read every process (an exit event may have been lost), or every
+ * SCAN_KNOWN_FULL_EVERY rescans. */
 static int scan_all(struct agent *a)
 {
 	uint64_t lost;
@@ -132,12 +135,12 @@ static int scan_all(struct agent *a)
 	}
 	while ((de = readdir(dir))) {
 		pid = strtol(de->d_name, &end, 10);
-		if (*end || pid <= 0 || (!full && scan_known_skip(&a->known, pid)))
+		if (*end || pid <= 0 || scan_known_skip(&a->known, pid))
 			continue;
 		scan_pid(a, pid, 0);
 	}
 	closedir(dir);
-	return full;
+	return scan_known_liveness_due(&a->known);
 }
 
 /* Copies a fixed-size, maybe unterminated field of a BPF event into a C string. */
@@ -516,6 +519,18 @@ static uint64_t earliest(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
+/* A rescan (the one at start, then every --rescan seconds), its liveness check when due, and
+ * the loop thread's CPU time they took. */
+static void rescan(struct agent *a)
+{
+	uint64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+
+	/* A lost exit event makes the rescan a full one: reaping then suffices. */
+	if (scan_all(a))
+		reap_dead(a);
+	a->rescan_cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+}
+
 static void run_loop(struct agent *a, volatile sig_atomic_t *stop)
 {
 	const struct spanprof_config *cfg = a->cfg;
@@ -556,9 +571,7 @@ static void run_loop(struct agent *a, volatile sig_atomic_t *stop)
 			next_flush += cfg->interval_s * NS_PER_S;
 		}
 		if (now >= next_rescan) {
-			/* A lost exit event makes the rescan a full one: reaping then suffices. */
-			if (scan_all(a))
-				reap_dead(a);
+			rescan(a);
 			next_rescan = now + cfg->rescan_s * NS_PER_S;
 		}
 	}
@@ -577,7 +590,7 @@ int agent_run(const struct spanprof_config *cfg, volatile sig_atomic_t *stop,
 	/* Liveness: a window every interval; three missed ones mean the agent is wedged. */
 	metrics_set_stale_after(a.metrics.reg, clock_mono_ns(),
 				3ull * cfg->interval_s * NS_PER_S + cfg->drain_ms * NS_PER_MS);
-	scan_all(&a);
+	rescan(&a); /* the first reads every process */
 	warm_kernel_symbols(&a);
 	metrics_set_ready(a.metrics.reg, 1);
 	log_info("profiling %s at %u Hz, one profile per service every %u s%s%s",

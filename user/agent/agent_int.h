@@ -107,6 +107,7 @@ struct agent {
 	struct agent_tctx *tctx; /* processes publishing thread context (agent_thread_ctx.c) */
 	struct scan_queue scans;
 	struct scan_known known; /* processes a rescan may skip */
+	uint64_t rescan_cpu_ns; /* the loop thread's CPU time in periodic rescans */
 	uint64_t
 		pids_unprepared; /* processes of a drain past the snapshot cap, not read before it */
 	struct agent_output output;

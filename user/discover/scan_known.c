@@ -47,16 +47,19 @@ static size_t find(const struct scan_known *k, pid_t pid)
 
 int scan_known_begin(struct scan_known *k, uint64_t events_lost, int complete)
 {
-	int full = !k->started || !complete || events_lost != k->events_lost ||
-		   k->since_full + 1 >= SCAN_KNOWN_FULL_EVERY;
+	int full = !k->started || !complete || events_lost != k->events_lost;
 
+	/* Counted before this rescan's reads: about count / modulus known pids in a slice. */
+	k->modulus = (unsigned int)((k->count + SCAN_KNOWN_SLICE_MAX - 1) / SCAN_KNOWN_SLICE_MAX);
+	if (k->modulus < SCAN_KNOWN_FULL_EVERY)
+		k->modulus = SCAN_KNOWN_FULL_EVERY;
+	k->slice = (unsigned int)(k->rescans % k->modulus);
+	k->rescans++;
 	k->started = 1;
 	k->events_lost = events_lost;
-	if (!full) {
-		k->since_full++;
+	k->full = full;
+	if (!full)
 		return 0;
-	}
-	k->since_full = 0;
 	k->full_rescans++;
 	memset(k->slots, 0, (k->mask + 1) * sizeof(*k->slots));
 	k->count = 0;
@@ -65,10 +68,18 @@ int scan_known_begin(struct scan_known *k, uint64_t events_lost, int complete)
 
 int scan_known_skip(struct scan_known *k, pid_t pid)
 {
-	if (pid <= 0 || !k->slots[find(k, pid)])
+	if (k->full || pid <= 0 || (unsigned int)pid % k->modulus == k->slice ||
+	    !k->slots[find(k, pid)]) {
+		k->read++;
 		return 0;
+	}
 	k->skipped++;
 	return 1;
+}
+
+int scan_known_liveness_due(const struct scan_known *k)
+{
+	return k->full || (k->rescans - 1) % SCAN_KNOWN_FULL_EVERY == 0;
 }
 
 int scan_known_add(struct scan_known *k, pid_t pid)

@@ -173,7 +173,8 @@ static const char *const span_sources
 	[] = { [METRIC_SOURCE_THREAD_CTX] = "thread_context", [METRIC_SOURCE_OBI] = "obi" };
 static const char *const rescan_results[] = { [METRIC_RESCAN_SKIPPED] = "skipped",
 					      [METRIC_RESCAN_UNTRACKED] = "untracked",
-					      [METRIC_RESCAN_FULL] = "full_rescan" };
+					      [METRIC_RESCAN_FULL] = "full_rescan",
+					      [METRIC_RESCAN_READ] = "read" };
 static const char *const interp_cache_results[] = {
 	[METRIC_ICACHE_HIT] = "hit",	       [METRIC_ICACHE_MISS] = "miss",
 	[METRIC_ICACHE_STALE] = "stale",       [METRIC_ICACHE_READ_ERROR] = "read_error",
@@ -318,13 +319,21 @@ static const struct metric_def defs[METRIC__COUNT] = {
 					  "Processes publishing OpenTelemetry thread context "
 					  "that the sampler reads, or whose set-up is awaited." },
 	[METRIC_RESCAN_PROCESSES] = { "spanprof_rescan_processes_total", METRIC_COUNTER,
-				      "What the periodic rescan did: processes skipped (read "
-				      "since their last exec, no process event lost), processes "
-				      "read every time because the set of read ones was full "
-				      "(untracked), and rescans that read every process "
-				      "(full_rescan: the first, after a lost event, and every "
-				      "tenth).",
+				      "What the periodic rescan did: processes read (new, "
+				      "changed since their last read, or in the rescan's slice of "
+				      "the known ones: a tenth, about 64 at most), processes skipped (read since their last "
+				      "exec, no process event lost), processes read every time "
+				      "because the set of read ones was full (untracked), and "
+				      "rescans that read every process (full_rescan: the first, "
+				      "and after a lost event).",
 				      LABELLED("result", rescan_results) },
+	[METRIC_RESCANS] = { "spanprof_rescans_total", METRIC_COUNTER,
+			     "Scans of the node's processes: the one at start, then the "
+			     "periodic rescans." },
+	[METRIC_RESCAN_CPU_US] = { "spanprof_rescan_cpu_microseconds_total", METRIC_COUNTER,
+				   "CPU time the agent's loop spent in rescans (reading "
+				   "processes' maps and what follows from them, and the liveness "
+				   "check of tracked processes)." },
 	[METRIC_INTERP_FRAMES_DROPPED] = { "spanprof_interpreter_frames_dropped_total",
 					   METRIC_COUNTER,
 					   "Python or Ruby frames read by the sampler that did not "

@@ -53,6 +53,8 @@ enum metric_id {
 	METRIC_OTHER_SPAN_SAMPLES, /* counter, label source: enum metric_span_source */
 	METRIC_THREAD_CTX_PROCESSES, /* gauge: processes whose thread context is read or awaited */
 	METRIC_RESCAN_PROCESSES, /* counter, label result: enum metric_rescan */
+	METRIC_RESCANS, /* counter: periodic rescans */
+	METRIC_RESCAN_CPU_US, /* counter: the loop thread's CPU microseconds in periodic rescans */
 	METRIC_INTERP_FRAMES_DROPPED, /* counter, label interpreter: enum metric_interp */
 	METRIC_PYTHON_CODE_CACHE, /* counter, label result: enum metric_interp_cache */
 	METRIC_RUBY_ISEQ_CACHE, /* counter, label result: enum metric_interp_cache */
@@ -126,6 +128,7 @@ enum metric_rescan {
 	METRIC_RESCAN_SKIPPED = 0, /* left alone: read since its last exec, no event lost */
 	METRIC_RESCAN_UNTRACKED, /* read again each rescan: the set of read processes was full */
 	METRIC_RESCAN_FULL, /* rescans that read every process (counts rescans, not processes) */
+	METRIC_RESCAN_READ, /* read: new, changed, unknown, or in the rescan's slice */
 };
 enum metric_mapping_kind { METRIC_MAPPING_FILE = 0, METRIC_MAPPING_ANONYMOUS };
 /* The agent's memory by part. total = rss + every bpf_* part (what its cgroup is charged);

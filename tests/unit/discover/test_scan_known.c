@@ -14,18 +14,30 @@ static void test_scan_known_first_rescan_is_full_then_skips_read_pids(void **sta
 {
 	struct scan_known k;
 	pid_t pid;
+	int read = 0;
 
 	(void)state;
 	assert_int_equal(scan_known_init(&k, 2000), 0);
 	assert_int_equal(scan_known_begin(&k, 0, 1), 1);
-	for (pid = 1; pid <= 1000; pid++)
+	for (pid = 1; pid <= 1000; pid++) {
+		assert_false(scan_known_skip(&k, pid)); /* a full rescan reads every pid */
 		assert_int_equal(scan_known_add(&k, pid), 0);
+	}
 	assert_int_equal(scan_known_begin(&k, 0, 1), 0);
+	/* Known pids are left alone, but for the rescan's slice: 1000 / 64 rounded up is 16, so a
+	 * sixteenth of them (a tenth on a node of up to 640). */
+	assert_int_equal(k.modulus, 16);
 	for (pid = 1; pid <= 1000; pid++)
-		assert_true(scan_known_skip(&k, pid));
-	assert_false(scan_known_skip(&k, 1001)); /* new since: read */
-	assert_int_equal(k.skipped, 1000);
+		if (!scan_known_skip(&k, pid)) {
+			assert_int_equal(pid % k.modulus, k.slice);
+			read++;
+		}
+	assert_in_range(read, 1000 / 16, 1000 / 16 + 1);
+	assert_false(scan_known_skip(&k, 1001 + (k.slice + 1) % k.modulus));
+	assert_int_equal(k.skipped, 1000 - read);
+	assert_int_equal(k.read, 1000 + read + 1);
 	assert_int_equal(k.full_rescans, 1);
+	assert_int_equal(k.rescans, 2);
 	scan_known_release(&k);
 }
 
@@ -50,17 +62,67 @@ static void test_scan_known_lost_event_or_missing_mmap_events_read_all(void **st
 	scan_known_release(&k);
 }
 
-static void test_scan_known_reads_all_every_full_every_rescans(void **state)
+/* Every known pid is read once in SCAN_KNOWN_FULL_EVERY rescans, and each rescan reads the same
+ * share of them: no rescan reads all of them again. */
+static void test_scan_known_reads_each_known_pid_once_every_full_every_rescans(void **state)
 {
+	int reads[100] = { 0 }, i, per, full = 0;
 	struct scan_known k;
-	int i, full = 0;
+	pid_t pid;
 
 	(void)state;
-	assert_int_equal(scan_known_init(&k, 16), 0);
+	assert_int_equal(scan_known_init(&k, 200), 0);
 	assert_int_equal(scan_known_begin(&k, 0, 1), 1);
-	for (i = 0; i < 3 * SCAN_KNOWN_FULL_EVERY; i++)
+	for (pid = 1; pid <= 100; pid++)
+		scan_known_add(&k, pid);
+	for (i = 0; i < 3 * SCAN_KNOWN_FULL_EVERY; i++) {
 		full += scan_known_begin(&k, 0, 1);
-	assert_int_equal(full, 3);
+		per = 0;
+		for (pid = 1; pid <= 100; pid++)
+			if (!scan_known_skip(&k, pid)) {
+				reads[pid - 1]++;
+				per++;
+			}
+		assert_int_equal(per, 100 / SCAN_KNOWN_FULL_EVERY);
+	}
+	assert_int_equal(full, 0);
+	for (pid = 1; pid <= 100; pid++)
+		assert_int_equal(reads[pid - 1], 3);
+	assert_int_equal(k.count, 100); /* a slice's read leaves the pid known */
+	scan_known_release(&k);
+}
+
+/* On a node of many known processes a rescan reads about SCAN_KNOWN_SLICE_MAX of them again, and
+ * each of them still once every modulus rescans; every tenth rescan checks liveness. */
+static void test_scan_known_slice_is_bounded_on_a_large_node(void **state)
+{
+	static unsigned char reads[8000];
+	int i, per, most = 0, liveness = 0;
+	struct scan_known k;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(scan_known_init(&k, 8000), 0);
+	assert_int_equal(scan_known_begin(&k, 0, 1), 1);
+	assert_true(scan_known_liveness_due(&k));
+	for (pid = 1; pid <= 8000; pid++)
+		scan_known_add(&k, pid);
+	for (i = 0; i < 2 * 125; i++) {
+		assert_int_equal(scan_known_begin(&k, 0, 1), 0);
+		assert_int_equal(k.modulus, 8000 / SCAN_KNOWN_SLICE_MAX);
+		liveness += scan_known_liveness_due(&k);
+		per = 0;
+		for (pid = 1; pid <= 8000; pid++)
+			if (!scan_known_skip(&k, pid)) {
+				reads[pid - 1]++;
+				per++;
+			}
+		most = per > most ? per : most;
+	}
+	assert_int_equal(most, SCAN_KNOWN_SLICE_MAX);
+	for (pid = 1; pid <= 8000; pid++)
+		assert_int_equal(reads[pid - 1], 2);
+	assert_int_equal(liveness, 2 * 125 / SCAN_KNOWN_FULL_EVERY);
 	scan_known_release(&k);
 }
 
@@ -79,6 +141,7 @@ static void test_scan_known_forget_keeps_the_others(void **state)
 		scan_known_forget(&k, pid * 8192);
 	scan_known_forget(&k, 77); /* never added: nothing happens */
 	assert_int_equal(k.count, 2048);
+	assert_int_equal(scan_known_begin(&k, 0, 1), 0); /* slice 1: holds no even pid */
 	for (pid = 1; pid <= 4096; pid++)
 		assert_int_equal(scan_known_skip(&k, pid * 8192), !(pid & 1));
 	scan_known_release(&k);
@@ -102,7 +165,7 @@ static void test_scan_known_full_set_is_counted_and_read_each_time(void **state)
 	assert_int_equal(scan_known_init(&k, 0), -EINVAL);
 }
 
-/* Only a complete scan lets rescans skip a pid; a partial one (or an event-raised one) undoes an
+/* Only a complete scan lets rescans skip a pid (13: in neither of the next two rescans' slices); a partial one (or an event-raised one) undoes an
  * earlier complete one, so the next rescan reads the pid again. */
 static void test_scan_known_partial_scan_leaves_pid_to_the_rescan(void **state)
 {
@@ -112,13 +175,13 @@ static void test_scan_known_partial_scan_leaves_pid_to_the_rescan(void **state)
 	assert_int_equal(scan_known_init(&k, 16), 0);
 	assert_int_equal(scan_known_begin(&k, 0, 1), 1);
 	assert_int_equal(scan_known_scanned(&k, 10, 0), 0);
-	assert_int_equal(scan_known_scanned(&k, 11, 1), 0);
+	assert_int_equal(scan_known_scanned(&k, 13, 1), 0);
 	assert_int_equal(scan_known_begin(&k, 0, 1), 0);
 	assert_false(scan_known_skip(&k, 10));
-	assert_true(scan_known_skip(&k, 11));
-	assert_int_equal(scan_known_scanned(&k, 11, 0), 0); /* a later scan left work undone */
+	assert_true(scan_known_skip(&k, 13));
+	assert_int_equal(scan_known_scanned(&k, 13, 0), 0); /* a later scan left work undone */
 	assert_int_equal(scan_known_begin(&k, 0, 1), 0);
-	assert_false(scan_known_skip(&k, 11));
+	assert_false(scan_known_skip(&k, 13));
 	assert_int_equal(k.count, 0);
 	scan_known_release(&k);
 }
@@ -128,7 +191,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scan_known_first_rescan_is_full_then_skips_read_pids),
 		cmocka_unit_test(test_scan_known_lost_event_or_missing_mmap_events_read_all),
-		cmocka_unit_test(test_scan_known_reads_all_every_full_every_rescans),
+		cmocka_unit_test(
+			test_scan_known_reads_each_known_pid_once_every_full_every_rescans),
+		cmocka_unit_test(test_scan_known_slice_is_bounded_on_a_large_node),
 		cmocka_unit_test(test_scan_known_forget_keeps_the_others),
 		cmocka_unit_test(test_scan_known_full_set_is_counted_and_read_each_time),
 		cmocka_unit_test(test_scan_known_partial_scan_leaves_pid_to_the_rescan),
