@@ -17,7 +17,10 @@
  * over the phase and compared with a phase of the same work without calls (same agent, same
  * length), and the difference is divided by the calls. Per round: that control phase, then this
  * executable's hook (ABI version 3) and the ABI version 2 library (uprobe per call), each with
- * no agent and with the agent. Prints the median over rounds of each row and of the ratios. */
+ * no agent and with the agent. Prints the median over rounds of each row and of the ratios.
+ * First, the ring read alone: its BPF time at thread exit for reads of 2, 32 and 128 changes
+ * (print_exit_walks), the figure that other sessions' switches on a busy machine do not blur.
+ * BENCH_ROUNDS sets the rounds (5), BENCH_WALK_ONLY=1 runs the read alone only. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
