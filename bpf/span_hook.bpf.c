@@ -647,6 +647,12 @@ static __always_inline int on_area(struct task_struct *task, const void *user_sp
 	 * under the new name. */
 	if ((head == tail[1] || read_early) && st && st->active)
 		sa->cur.name_id = name_id;
+	/* This call's change read early started its segment at the switch-out: the time since the
+	 * thread came back, spent returning into the hook and in this uprobe entry, is the hook's,
+	 * not the span's. A change read here is clamped to the entry's end and that time goes to
+	 * the span being left; that span has ended already, so here it goes to none. */
+	if (read_early && st && st->active && st->on_cpu_ns && st->on_cpu_ns < now)
+		st->on_cpu_ns = now;
 	/* This call's change happened after the uprobe's own time (as the v1/v2 path reads its
 	 * clock after the copy): that time is the hook's, not the span's. */
 	sa->floor_ns = now;
