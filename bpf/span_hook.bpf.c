@@ -110,19 +110,46 @@ static __always_inline int write_span(struct thread_span *ts, const void *user_s
 	return 0;
 }
 
-/* The span segment that ends now: span's ids and name, st's times. One record to span_ends; the
- * agent is woken only when the buffer is half full (it reads it at every drain anyway), so a
- * span costs no wake-up. Returns 1 when the user's share of records this second is spent (the
- * record was refused and counted), else 0. */
-static __always_inline int end_span(struct span_task *st, const struct span_ctx *span, __u64 now)
+/* Fills rec with the segment that ends at now: span's ids and name, st's times, thread id's. */
+static __always_inline void span_end_fill(struct spanprof_span_end *rec, const struct span_task *st,
+					  const struct span_ctx *span, __u64 now, __u64 id)
 {
-	struct spanprof_span_end *rec;
-	__u64 id = bpf_get_current_pid_tgid();
-	__u64 flags;
+	__builtin_memcpy(rec->trace_id, span->trace_id, sizeof(rec->trace_id));
+	__builtin_memcpy(rec->span_id, span->span_id, sizeof(rec->span_id));
+	rec->name_id = span->name_id;
+	rec->cpu_ns = st->cpu_ns;
+	rec->off_cpu_ns = st->off_cpu_ns;
+	rec->wall_ns = now - st->start_ns;
+	rec->end_ns = now;
+	rec->pid = id >> 32;
+	rec->tid = (__u32)id;
+}
 
+/* The wake-up flag for what is sent to span_ends now: the agent is woken only when the buffer
+ * is half full (it reads it at every drain anyway), so a span costs no wake-up. */
+static __always_inline __u64 span_ends_wakeup(void)
+{
+	return bpf_ringbuf_query(&span_ends, BPF_RB_AVAIL_DATA) >= SPANPROF_SPAN_ENDS_BYTES / 2 ?
+		       BPF_RB_FORCE_WAKEUP :
+		       BPF_RB_NO_WAKEUP;
+}
+
+/* st's segment ends at now: its CPU time since the thread came on the CPU is added. */
+static __always_inline void segment_close(struct span_task *st, __u64 now)
+{
 	if (st->on_cpu_ns && now > st->on_cpu_ns)
 		st->cpu_ns += now - st->on_cpu_ns;
 	st->active = 0;
+}
+
+/* The span segment that ends now: span's ids and name, st's times. One record to span_ends.
+ * Returns 1 when the user's share of records this second is spent (the record was refused and
+ * counted), else 0. */
+static __always_inline int end_span(struct span_task *st, const struct span_ctx *span, __u64 now)
+{
+	struct spanprof_span_end *rec;
+
+	segment_close(st, now);
 	if (!cfg_span_records)
 		return 0;
 	/* The ring is every process's: one user's flood of short spans gets its share only. */
@@ -133,19 +160,8 @@ static __always_inline int end_span(struct span_task *st, const struct span_ctx 
 		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_END_FULL);
 		return 0;
 	}
-	__builtin_memcpy(rec->trace_id, span->trace_id, sizeof(rec->trace_id));
-	__builtin_memcpy(rec->span_id, span->span_id, sizeof(rec->span_id));
-	rec->name_id = span->name_id;
-	rec->cpu_ns = st->cpu_ns;
-	rec->off_cpu_ns = st->off_cpu_ns;
-	rec->wall_ns = now - st->start_ns;
-	rec->end_ns = now;
-	rec->pid = id >> 32;
-	rec->tid = (__u32)id;
-	flags = bpf_ringbuf_query(&span_ends, BPF_RB_AVAIL_DATA) >= SPANPROF_SPAN_ENDS_BYTES / 2 ?
-			BPF_RB_FORCE_WAKEUP :
-			BPF_RB_NO_WAKEUP;
-	bpf_ringbuf_submit(rec, flags);
+	span_end_fill(rec, st, span, now, bpf_get_current_pid_tgid());
+	bpf_ringbuf_submit(rec, span_ends_wakeup());
 	return 0;
 }
 
@@ -209,12 +225,44 @@ static __always_inline void span_cleared(struct task_struct *task, struct thread
 
 /* ---- Hook ABI version 3: span changes read from the thread's ring ---- */
 
-/* State of one read of a ring (bpf_loop callback context). */
+/* A ring read at switch-out (or thread exit) works in this CPU's stage: the changes it reads are
+ * copied in one piece (two when the ring wraps), not one bpf_probe_read_user() a change, and
+ * its records go to span_ends in pieces of up to SPAN_END_BATCH, one reservation a piece, not one
+ * a record. The agent reads a piece as that many struct spanprof_span_end. Per CPU:
+ * sched_switch and sched_process_exit run with preemption off, so no other read on the CPU can
+ * come between a read's writes and its send; the uprobe, which may be preempted, reads each
+ * change and reserves each record on its own. 8.7 KiB a CPU. */
+#define SPAN_END_BATCH 16
+
+struct span_ring_stage {
+	struct spanprof_ring_entry ring[SPANPROF_RING_ENTRIES];
+	struct spanprof_span_end rec[SPAN_END_BATCH];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct span_ring_stage);
+} span_ring_stages SEC(".maps");
+
+/* State of one read of a ring (bpf_loop callback context). What every change needs is looked up
+ * once per read: the thread's task storage, its user's budget, the stage. */
 struct ring_walk {
+	struct span_area *sa; /* the thread's registered area */
+	struct span_task *st; /* its span segment; NULL until one starts */
+	struct user_budget *budget; /* its user's span records this second; NULL: unbounded */
+	struct span_ring_stage *stage; /* NULL: each change read, each record reserved, alone */
 	__u64 area; /* the thread's struct spanprof_thread_area */
 	__u64 pos, end; /* entries [pos, end) are read */
 	__u64 now; /* no change is later than this */
+	__u64 id; /* the thread's pid_tgid */
+	__u32 staged, next; /* stage->ring[next, staged) are entries pos... */
+	__u32 nbatch; /* records in stage->rec */
 	__u32 skip; /* the user's records are spent: only the last entry is read (see ring_step) */
+	__u8 budget_read; /* budget was looked up */
+	__u8 target_read; /* with --pid: whether the process is a target was looked up */
+	__u8 no_start; /* with --pid: the process is not a target, no segment starts */
 };
 
 /* ticks * mult >> SPANPROF_TSC_MULT_SHIFT without overflowing 64 bits for any tick count a
@@ -250,19 +298,103 @@ static __always_inline int ring_same_span(const struct span_ctx *cur,
 	return x[0] == y[0] && x[1] == y[1] && x[2] == y[2];
 }
 
+/* Sends the records batched so far (one piece). */
+static __always_inline void batch_flush(struct ring_walk *w)
+{
+	__u32 n = w->nbatch;
+
+	w->nbatch = 0;
+	if (!w->stage || !n || n > SPAN_END_BATCH)
+		return;
+	if (bpf_ringbuf_output(&span_ends, w->stage->rec, n * sizeof(struct spanprof_span_end),
+			       span_ends_wakeup()))
+		counter_add(&drop_counts, SPANPROF_DROP_SPAN_END_FULL, n);
+}
+
+/* end_span for a ring read: the budget looked up once per read, the record batched. */
+static __always_inline int ring_end(struct ring_walk *w, struct span_task *st,
+				    const struct span_ctx *span, __u64 now)
+{
+	struct spanprof_span_end *rec;
+	__u32 i;
+
+	segment_close(st, now);
+	if (!cfg_span_records)
+		return 0;
+	if (!w->budget_read) {
+		w->budget = user_budget_get_at(
+			&user_budgets,
+			user_budget_key((__u32)bpf_get_current_uid_gid(), w->id >> 32), w->now);
+		w->budget_read = 1;
+	}
+	/* The ring is every process's: one user's flood of short spans gets its share only. */
+	if (!user_budget_spend(w->budget, &drop_counts, BUDGET_ENDS, SPANPROF_DROP_SPAN_END_BUDGET))
+		return 1;
+	if (!w->stage) {
+		rec = bpf_ringbuf_reserve(&span_ends, sizeof(*rec), 0);
+		if (!rec) {
+			counter_inc(&drop_counts, SPANPROF_DROP_SPAN_END_FULL);
+			return 0;
+		}
+		span_end_fill(rec, st, span, now, w->id);
+		bpf_ringbuf_submit(rec, span_ends_wakeup());
+		return 0;
+	}
+	i = w->nbatch;
+	if (i >= SPAN_END_BATCH) {
+		batch_flush(w);
+		i = 0;
+	}
+	span_end_fill(&w->stage->rec[i], st, span, now, w->id);
+	w->nbatch = i + 1;
+	return 0;
+}
+
+/* start_span for a ring read: the thread's segment (created at its first), the --pid filter
+ * looked up once per read. */
+static __always_inline void ring_start(struct ring_walk *w, __u64 now)
+{
+	struct span_task *st = w->st;
+	__u32 pid = w->id >> 32;
+
+	if (cfg_filter_pids && !w->target_read) {
+		w->target_read = 1;
+		w->no_start = !bpf_map_lookup_elem(&target_pids, &pid);
+	}
+	if (w->no_start)
+		return;
+	if (!st) {
+		st = bpf_task_storage_get(&span_tasks, bpf_get_current_task_btf(), NULL,
+					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!st) {
+			counter_inc(&drop_counts, SPANPROF_DROP_OFF_CPU_STORAGE);
+			return;
+		}
+		w->st = st;
+	}
+	st->start_ns = now;
+	st->on_cpu_ns = now;
+	st->off_since_ns = 0;
+	st->cpu_ns = 0;
+	st->off_cpu_ns = 0;
+	st->pending_ns = 0;
+	st->active = 1;
+}
+
 /* From ns on, the thread is in e's span: the segment it was in ends, the next starts. With skip,
  * the changes before e were not read: the segment open since then is not the one sa and st
  * hold, so it ends with no record (counted as refused) and e's starts afresh. Returns 1 when
  * the ended segment's record was refused for the user's share, else 0. */
-static __always_inline int ring_change(struct task_struct *task, struct span_area *sa,
-				       const struct spanprof_ring_entry *e, __u64 ns, __u32 skip)
+static __always_inline int ring_change(struct ring_walk *w, const struct spanprof_ring_entry *e,
+				       __u64 ns)
 {
-	struct span_task *st = bpf_task_storage_get(&span_tasks, task, NULL, 0);
+	struct span_area *sa = w->sa;
+	struct span_task *st = w->st;
 	int refused = 0;
 	__u64 span_id;
 
 	if (st && st->active) {
-		if (skip) {
+		if (w->skip) {
 			st->active = 0;
 			counter_inc(&drop_counts, SPANPROF_DROP_SPAN_END_BUDGET);
 		} else {
@@ -275,9 +407,9 @@ static __always_inline int ring_change(struct task_struct *task, struct span_are
 			if (ns < st->start_ns)
 				ns = st->start_ns;
 			/* ns is after the thread came on the CPU (the ring is read at every
-			 * switch-out), so end_span adds ns - on_cpu_ns, the span's time on the CPU
+			 * switch-out), so the segment gets ns - on_cpu_ns, its time on the CPU
 			 * since then. */
-			refused = end_span(st, &sa->cur, ns);
+			refused = ring_end(w, st, &sa->cur, ns);
 		}
 	}
 	__builtin_memcpy(&span_id, e->span_id, sizeof(span_id));
@@ -288,41 +420,71 @@ static __always_inline int ring_change(struct task_struct *task, struct span_are
 	__builtin_memcpy(sa->cur.span_id, e->span_id, sizeof(sa->cur.span_id));
 	__builtin_memset(sa->cur.root_span_id, 0, sizeof(sa->cur.root_span_id));
 	sa->cur.name_id = e->name_id;
-	start_span(task, ns);
+	ring_start(w, ns);
 	return refused;
+}
+
+/* The entry at w->pos, into *buf or the stage: NULL when it cannot be read (counted). */
+static __always_inline const struct spanprof_ring_entry *ring_entry(struct ring_walk *w,
+								    struct spanprof_ring_entry *buf)
+{
+	__u64 at = w->area + __builtin_offsetof(struct spanprof_thread_area, ring), n, room;
+	struct span_ring_stage *stage = w->stage;
+	__u32 i;
+
+	if (!stage) {
+		at += (w->pos & SPANPROF_RING_MASK) * sizeof(*buf);
+		if (bpf_probe_read_user(buf, sizeof(*buf), (const void *)at)) {
+			counter_inc(&drop_counts, SPANPROF_DROP_SPAN_RING_LOST);
+			return NULL;
+		}
+		return buf;
+	}
+	if (w->next >= w->staged) {
+		/* The rest of the read, up to the ring's end, in one piece. */
+		room = SPANPROF_RING_ENTRIES - (w->pos & SPANPROF_RING_MASK);
+		n = w->end - w->pos;
+		if (n > room)
+			n = room;
+		if (n > SPANPROF_RING_ENTRIES || !n)
+			return NULL;
+		at += (w->pos & SPANPROF_RING_MASK) * sizeof(*buf);
+		w->next = 0;
+		w->staged = 0;
+		if (bpf_probe_read_user(stage->ring, n * sizeof(*buf), (const void *)at)) {
+			/* this entry, now; the rest of the piece, as the walk meets them */
+			counter_inc(&drop_counts, SPANPROF_DROP_SPAN_RING_LOST);
+			return NULL;
+		}
+		w->staged = n;
+	}
+	i = w->next++;
+	return &stage->ring[i & SPANPROF_RING_MASK];
 }
 
 static long ring_step(__u64 index, void *ctx)
 {
 	struct ring_walk *w = ctx;
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct span_area *sa = bpf_task_storage_get(&span_areas, task, NULL, 0);
-	struct spanprof_ring_entry e;
-	__u64 at, ns;
+	struct span_area *sa = w->sa;
+	const struct spanprof_ring_entry *e;
+	struct spanprof_ring_entry buf;
+	__u64 ns;
 
 	if (w->pos >= w->end)
 		return 1;
-	if (!sa) {
-		/* The rest of the walk is lost (consumed was already moved past it): counted. */
-		counter_add(&drop_counts, SPANPROF_DROP_SPAN_RING_LOST, w->end - w->pos);
-		return 1;
-	}
-	at = w->area + __builtin_offsetof(struct spanprof_thread_area, ring) +
-	     (w->pos & SPANPROF_RING_MASK) * sizeof(e);
+	e = ring_entry(w, &buf);
 	w->pos++;
-	if (bpf_probe_read_user(&e, sizeof(e), (const void *)at)) {
-		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_RING_LOST);
+	if (!e)
 		return 0;
-	}
 	/* A change is never before the thread last came on the CPU (the hook was preempted
 	 * between its clock read and its store, so the entry showed up a run late) nor after
 	 * now: clamped, the time between goes to the span the thread was in, never a wait. */
-	ns = ring_entry_ns(sa, e.time);
+	ns = ring_entry_ns(sa, e->time);
 	if (ns > w->now)
 		ns = w->now;
 	if (ns < sa->floor_ns)
 		ns = sa->floor_ns;
-	if (ring_change(task, sa, &e, ns, w->skip) && w->pos + 1 < w->end) {
+	if (ring_change(w, e, ns) && w->pos + 1 < w->end) {
 		/* The user's records for this second are spent: the segments the changes up to
 		 * the last one end would get none. They are not read (a tight loop of span changes
 		 * costs a read of its ring, not a walk of it); from the last change on, the
@@ -330,15 +492,21 @@ static long ring_step(__u64 index, void *ctx)
 		counter_add(&drop_counts, SPANPROF_DROP_SPAN_END_BUDGET, w->end - 1 - w->pos);
 		w->pos = w->end - 1;
 		w->skip = 1;
+		w->staged = 0; /* the last entry is read anew */
 	}
 	return 0;
 }
 
 /* Reads the thread's ring up to entry end (exclusive). A ring that wrapped past what was read
- * lost its oldest changes: counted, and their time goes to the segment the thread was in. */
-static __always_inline void ring_read(struct span_area *sa, __u64 end, __u64 now)
+ * lost its oldest changes: counted, and their time goes to the segment the thread was in.
+ * staged: the caller runs with preemption off (sched_switch, sched_process_exit), so the read
+ * works in this CPU's stage. */
+static __always_inline void ring_read(struct span_area *sa, __u64 end, __u64 now, int staged)
 {
-	struct ring_walk w = { .area = sa->area, .pos = sa->consumed, .end = end, .now = now };
+	struct ring_walk w = {
+		.sa = sa, .area = sa->area, .pos = sa->consumed, .end = end, .now = now
+	};
+	__u32 zero = 0;
 
 	if (end <= w.pos) {
 		if (end < w.pos) /* the hook's head went back: a hostile or reset area */
@@ -351,17 +519,25 @@ static __always_inline void ring_read(struct span_area *sa, __u64 end, __u64 now
 		w.pos = end - SPANPROF_RING_ENTRIES;
 	}
 	sa->consumed = end;
-	if (cfg_span_records && end - w.pos > 1 &&
-	    user_budget_spent(&user_budgets,
-			      user_budget_key((__u32)bpf_get_current_uid_gid(),
-					      bpf_get_current_pid_tgid() >> 32),
-			      BUDGET_ENDS)) {
-		/* Spent before the walk starts: as in ring_step, only the last change is read. */
-		counter_add(&drop_counts, SPANPROF_DROP_SPAN_END_BUDGET, end - 1 - w.pos);
-		w.pos = end - 1;
-		w.skip = 1;
+	w.id = bpf_get_current_pid_tgid();
+	w.st = bpf_task_storage_get(&span_tasks, bpf_get_current_task_btf(), NULL, 0);
+	if (cfg_span_records && end - w.pos > 1) {
+		w.budget = user_budget_get_at(
+			&user_budgets,
+			user_budget_key((__u32)bpf_get_current_uid_gid(), w.id >> 32), now);
+		w.budget_read = 1;
+		if (w.budget && w.budget->ends >= SPANPROF_SPAN_ENDS_PER_USER_S) {
+			/* Spent before the walk starts: as in ring_step, only the last change is
+			 * read. */
+			counter_add(&drop_counts, SPANPROF_DROP_SPAN_END_BUDGET, end - 1 - w.pos);
+			w.pos = end - 1;
+			w.skip = 1;
+		}
 	}
+	if (staged)
+		w.stage = bpf_map_lookup_elem(&span_ring_stages, &zero);
 	bpf_loop(SPANPROF_RING_ENTRIES, ring_step, &w, 0);
+	batch_flush(&w);
 	sa->floor_ns = now;
 }
 
@@ -395,7 +571,7 @@ __noinline int span_ring_switch_out(__u64 now)
 		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_RING_LOST);
 		return 0;
 	}
-	ring_read(sa, head, now);
+	ring_read(sa, head, now, 1);
 	return 0;
 }
 
@@ -417,6 +593,7 @@ static __always_inline int on_area(struct task_struct *task, const void *user_sp
 {
 	__u64 tail[5], head = 0, now;
 	struct span_area *sa;
+	int read_early = 0;
 	__u64 name_id;
 
 	/* tail: the area, the ring index of this call's change, the otel_thread_ctx_v1 slot, the
@@ -449,12 +626,15 @@ static __always_inline int on_area(struct task_struct *task, const void *user_sp
 		sa->area = tail[0];
 		sa->consumed = tail[1];
 		sa->floor_ns = 0;
-	} else if (sa->consumed != tail[1] + 1) {
+	} else if (sa->consumed == tail[1] + 1) {
+		/* This call's change was read already: the thread was switched out between the
+		 * hook's queueing and this entry, and the switch-out started the change's segment.
+		 * Reading up to tail[1] would take the ring back (as for a reset area). */
+		read_early = 1;
+	} else {
 		/* The changes queued before this call were stamped closer to the pair before this
-		 * one. (When this call's change was read already, at a switch-out between the
-		 * hook's queueing and this entry, reading up to tail[1] would take the ring back as
-		 * for a reset area.) */
-		ring_read(sa, tail[1], now);
+		 * one. */
+		ring_read(sa, tail[1], now, 0);
 	}
 	sa->clock_tsc = tail[3];
 	sa->clock_ns = tail[4];
@@ -463,10 +643,20 @@ static __always_inline int on_area(struct task_struct *task, const void *user_sp
 		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_RING_LOST);
 		return 0;
 	}
+	/* This call's change read early started its segment at the switch-out: the time since the
+	 * thread came back, spent returning into the hook and in this uprobe entry, is the hook's,
+	 * not the span's. A change read here is clamped to the entry's end and that time goes to
+	 * the span being left; that span has ended already, so here it goes to none. */
+	if (read_early) {
+		struct span_task *st = bpf_task_storage_get(&span_tasks, task, NULL, 0);
+
+		if (st && st->active && st->on_cpu_ns && st->on_cpu_ns < now)
+			st->on_cpu_ns = now;
+	}
 	/* This call's change happened after the uprobe's own time (as the v1/v2 path reads its
 	 * clock after the copy): that time is the hook's, not the span's. */
 	sa->floor_ns = now;
-	ring_read(sa, head, now);
+	ring_read(sa, head, now, 0);
 	return 0;
 }
 

@@ -27,16 +27,15 @@ static __always_inline __u64 user_budget_key(__u32 uid, __u32 tgid)
 	return uid ? uid : (1ULL << 32) | tgid;
 }
 
-/* 1 when key's user may spend one more of kind this second (and it is spent), 0 when its share
- * is spent (counted as drop in drops). budgets is the user_budgets map. A full budget table or a
- * race between CPUs can let a few more through, never fewer: the bound is on a flood, not on
- * exact counts. */
-static __always_inline int user_budget_take(void *budgets, void *drops, __u64 key,
-					    enum budget_kind kind, __u32 drop)
+/* Key's budget for the current second (created, or its counts reset when its second is past);
+ * NULL when the table has no room for it (the user's spending is then not bounded). now_ns:
+ * bpf_ktime_get_ns(), read by the caller. The pointer stays the entry's for the rest of the
+ * program: a caller that spends many (a ring read ending many spans) looks it up once. */
+static __always_inline struct user_budget *user_budget_get_at(void *budgets, __u64 key,
+							      __u64 now_ns)
 {
 	struct user_budget fresh = { 0 }, *b;
-	__u64 second = bpf_ktime_get_ns() / 1000000000ULL;
-	__u32 *used, limit;
+	__u64 second = now_ns / 1000000000ULL;
 
 	b = bpf_map_lookup_elem(budgets, &key);
 	if (!b) {
@@ -44,13 +43,25 @@ static __always_inline int user_budget_take(void *budgets, void *drops, __u64 ke
 		bpf_map_update_elem(budgets, &key, &fresh, BPF_NOEXIST);
 		b = bpf_map_lookup_elem(budgets, &key);
 		if (!b)
-			return 1;
+			return NULL;
 	}
 	if (b->second != second) {
 		b->second = second;
 		b->names = 0;
 		b->ends = 0;
 	}
+	return b;
+}
+
+/* 1 when b (from user_budget_get_at(); NULL: unbounded) may spend one more of kind (and it is
+ * spent), 0 when its share is spent (counted as drop in drops). */
+static __always_inline int user_budget_spend(struct user_budget *b, void *drops,
+					     enum budget_kind kind, __u32 drop)
+{
+	__u32 *used, limit;
+
+	if (!b)
+		return 1;
 	used = kind == BUDGET_NAMES ? &b->names : &b->ends;
 	limit = kind == BUDGET_NAMES ? SPANPROF_NEW_NAMES_PER_USER_S :
 				       SPANPROF_SPAN_ENDS_PER_USER_S;
@@ -62,16 +73,15 @@ static __always_inline int user_budget_take(void *budgets, void *drops, __u64 ke
 	return 1;
 }
 
-/* 1 when key's user already spent its share of kind this second: a caller with many to spend
- * (a thread's ring of span changes) skips the work of building what would be refused. */
-static __always_inline int user_budget_spent(void *budgets, __u64 key, enum budget_kind kind)
+/* 1 when key's user may spend one more of kind this second (and it is spent), 0 when its share
+ * is spent (counted as drop in drops). budgets is the user_budgets map. A full budget table or a
+ * race between CPUs can let a few more through, never fewer: the bound is on a flood, not on
+ * exact counts. */
+static __always_inline int user_budget_take(void *budgets, void *drops, __u64 key,
+					    enum budget_kind kind, __u32 drop)
 {
-	struct user_budget *b = bpf_map_lookup_elem(budgets, &key);
-
-	if (!b || b->second != bpf_ktime_get_ns() / 1000000000ULL)
-		return 0;
-	return kind == BUDGET_NAMES ? b->names >= SPANPROF_NEW_NAMES_PER_USER_S :
-				      b->ends >= SPANPROF_SPAN_ENDS_PER_USER_S;
+	return user_budget_spend(user_budget_get_at(budgets, key, bpf_ktime_get_ns()), drops, kind,
+				 drop);
 }
 
 #endif /* SPANPROF_USER_BUDGET_BPF_H */

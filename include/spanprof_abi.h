@@ -39,9 +39,10 @@
  * (proc_events.bpf.c), and events in between are read then. */
 #define SPANPROF_EVENTS_FOLLOWUP_MS 200
 
-/* Ring buffer of ended spans (struct spanprof_span_end, 72 bytes + an 8-byte header each):
- * about 13,100 records; BPF wakes the agent when it is half full, the agent reads it at every
- * drain too. */
+/* Ring buffer of ended spans: each entry (an 8-byte header) holds one or more struct
+ * spanprof_span_end (72 bytes each) back to back, a ring read at switch-out sending its records
+ * in pieces of up to 16: about 13,100 records when each is alone, 14,400 in full pieces; BPF
+ * wakes the agent when it is half full, the agent reads it at every drain too. */
 #define SPANPROF_SPAN_ENDS_BYTES (1 << 20)
 
 /* A thread's span as the BPF programs keep it: the first 40 bytes of the hook's struct

@@ -22,7 +22,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <dlfcn.h>
 #if defined(__x86_64__)
 #include <x86intrin.h>
 #endif
@@ -30,8 +29,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "discover/hook_elf.h"
 #include "agent/loader.h"
+#include "hook_libs.h"
 #include "spanprof.h"
 #include "spanprof_abi.h"
 #include "util/log.h"
@@ -69,8 +68,6 @@ struct spanprof_span_v1 {
 	uint8_t trace_id[16], span_id[8], root_span_id[8];
 	char name[64];
 };
-
-typedef void (*span_set_fn)(const struct spanprof_span *);
 
 /* The lower of a (-1: none yet) and b, ignoring b when it failed (-1). */
 static double lowest(double a, double b)
@@ -120,14 +117,6 @@ static void prog_stats(struct loader *l, uint64_t *ns, uint64_t *cnt)
 	}
 }
 
-/* The hook under test: its file, probe site, and entry point. */
-struct hook_lib {
-	const char *path;
-	struct hook_site site;
-	span_set_fn set;
-	const char *name; /* for the output */
-};
-
 static double time_lib_with_link(struct loader *l, const struct hook_lib *h, uint64_t offset,
 				 const struct spanprof_span *span, const char *what)
 {
@@ -173,8 +162,9 @@ static int ignore_event(void *ctx, void *data, size_t size)
 
 static int count_record(void *ctx, void *data, size_t size)
 {
-	(void)data, (void)size;
-	((struct span_reader *)ctx)->records++;
+	/* An entry holds one record or a ring read's records back to back. */
+	(void)data;
+	((struct span_reader *)ctx)->records += size / sizeof(struct spanprof_span_end);
 	return 0;
 }
 
@@ -198,6 +188,7 @@ static double time_with_span_times(const struct hook_lib *h, const struct spanpr
 		.stack_entries = 1024,
 		.count_entries = 1024,
 		.off_cpu = span_times,
+		.off_cpu_entries = 1024,
 		.off_cpu_min_ns = 1000000,
 		.span_times = span_times,
 	};
@@ -288,26 +279,6 @@ static double time_clock(long n, int tsc)
 	return sum ? best : best; /* sum keeps the calls */
 }
 
-/* The version 2 library beside this executable's hook: dlopen'ed, its site found as the agent
- * finds it. Returns 0, or -1 with the reason printed. */
-static int open_v2(struct hook_lib *v2, char *path, size_t size, const char *exe)
-{
-	const char *slash = strrchr(exe, '/');
-	void *lib;
-
-	/* build/tests/bench/bench_hook -> build/tests/workloads/libspanprof_v2.so */
-	snprintf(path, size, "%.*s/../workloads/libspanprof_v2.so", (int)(slash - exe), exe);
-	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!lib || hook_elf_find(path, &v2->site)) {
-		fprintf(stderr, "bench_hook: no ABI v2 library at %s (make it first)\n", path);
-		return -1;
-	}
-	v2->path = path;
-	v2->set = (span_set_fn)(uintptr_t)dlsym(lib, "spanprof_span_set");
-	v2->name = "v2";
-	return v2->set ? 0 : -1;
-}
-
 int main(void)
 {
 	struct loader_options lo = { .frequency = 100,
@@ -319,23 +290,17 @@ int main(void)
 	const struct spanprof_span *v1p = (const struct spanprof_span *)(const void *)&v1;
 	double none, none_v2, v3_def = -1, v3_off = -1, v2_def = -1, v2_off = -1;
 	double nop5_long = -1, nop5_v1 = -1, nop1, entry = -1, clock_ns, tsc_ns, hook_alone;
-	struct hook_lib v3 = { .set = spanprof_span_set, .name = "v3" }, v2;
+	struct hook_lib v3, v2;
 	char exe[4096], v2_path[4200];
 	uint64_t entry_off = 0;
 	struct loader *l;
-	ssize_t n;
 
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n < 0)
-		return 1;
-	exe[n] = '\0';
-	v3.path = exe;
 	log_set_level(LOG_LEVEL_WARN);
-	if (hook_elf_find(exe, &v3.site) || !v3.site.nop5_offset ||
-	    open_v2(&v2, v2_path, sizeof(v2_path), exe) ||
-	    symbol_offset(v2_path, "spanprof_span_set", &entry_off)) {
-		fprintf(stderr, "bench_hook: no hook site (nop5) or symbol in %s or %s\n", exe,
-			v2_path);
+	if (hook_lib_self(&v3, exe, sizeof(exe)) ||
+	    hook_lib_open_v2(&v2, v2_path, sizeof(v2_path), exe))
+		return 1;
+	if (symbol_offset(v2_path, "spanprof_span_set", &entry_off)) {
+		fprintf(stderr, "bench_hook: no symbol spanprof_span_set in %s\n", v2_path);
 		return 1;
 	}
 	/* Non-zero ids: a span with a zero span id is no span, and queues no change. */

@@ -50,15 +50,12 @@ static uint64_t unix_ns_of(uint64_t mono_ns)
 	return offset + (int64_t)mono_ns > 0 ? (uint64_t)(offset + (int64_t)mono_ns) : 0;
 }
 
-static int on_span_end(void *ctx, void *data, size_t size)
+/* One ended span. */
+static void span_end_add(struct agent *a, const struct spanprof_span_end *e)
 {
-	const struct spanprof_span_end *e = data;
-	struct agent *a = ctx;
 	struct span_record r = { 0 };
 	struct proc_info scratch;
 
-	if (size < sizeof(*e))
-		return 0;
 	r.service = proc_table_get(a->procs, e->pid, &scratch)->service;
 	r.name = span_names_get(a->span_cpu.names, loader_span_names_fd(a->loader), e->name_id);
 	memcpy(r.trace_id, e->trace_id, sizeof(r.trace_id));
@@ -73,6 +70,15 @@ static int on_span_end(void *ctx, void *data, size_t size)
 	if (a->span_cpu.log && !span_log_add(a->span_cpu.log, &r) &&
 	    span_log_buffered(a->span_cpu.log) >= SPAN_LOG_WRITE_AT)
 		span_log_flush(a->span_cpu.log);
+}
+
+/* One entry of span_ends: one record, or the records of one ring read back to back. */
+static int on_span_end(void *ctx, void *data, size_t size)
+{
+	const struct spanprof_span_end *e = data;
+
+	for (size_t i = 0; i < size / sizeof(*e); i++)
+		span_end_add(ctx, &e[i]);
 	return 0;
 }
 

@@ -1,0 +1,532 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Benchmark: what one spanprof_span_set() call costs a thread whose spans come at a service's
+ * pace, below the span-record budget (SPANPROF_SPAN_ENDS_PER_USER_S), so that every ended span
+ * gets its record, with the agent's default options (off-CPU and span times on). bench_hook's
+ * tight loop is far over the budget, and there the ring read skips to the last change.
+ *
+ * A thread makes SPANS_PER_S spans a second, a set and a clear each, with work between them:
+ *  - busy: it spins between the calls (a CPU-bound thread: its ring is read when it is
+ *    preempted, many changes at a time, or at the hook's uprobe entry every 256 changes);
+ *  - blocking: each span is 50 us of spinning, then the thread sleeps until the next one (a
+ *    thread that waits for every request: its ring is read at each switch-out, one span at a
+ *    time).
+ * Each call is timed on the spot (time stamp counter around it: the hook in user space and its
+ * uprobe entries). The ring's reads at switch-out run in the sched_switch program, which the
+ * scheduler charges to the thread that comes on the CPU next, not to this one, so no clock of
+ * this thread sees them: the program's run time is read from the kernel's run-time statistics
+ * over the phase and compared with a phase of the same work without calls (same agent, same
+ * length), and the difference is divided by the calls. Per round: that control phase, then this
+ * executable's hook (ABI version 3) and the ABI version 2 library (uprobe per call), each with
+ * no agent and with the agent. Prints the median over rounds of each row and of the ratios.
+ * First, the ring read alone: its BPF time at thread exit for reads of 2, 32 and 128 changes
+ * (print_exit_walks), the figure that other sessions' switches on a busy machine do not blur.
+ * BENCH_ROUNDS sets the rounds (5), BENCH_WALK_ONLY=1 runs the read alone only. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "agent/loader.h"
+#include "bench_stats.h"
+#include "hook_libs.h"
+#include "spanprof_abi.h"
+#include "util/log.h"
+
+/* Half the budget: other spans of this process (none here) and a second's edges keep room. */
+#define SPANS_PER_S 2000
+#define BLOCKING_WORK_NS 50000ull
+#define PHASE_NS 1000000000ull
+#define DEFAULT_ROUNDS 5
+/* A call timed longer than this was preempted inside: left out (and counted). */
+#define PREEMPTED_NS 200000.0
+
+enum pace { PACE_BUSY, PACE_BLOCKING, PACE__COUNT };
+static const char *const pace_names[PACE__COUNT] = { "busy", "blocking" };
+
+enum phase_kind { PH_CONTROL, PH_V3_NONE, PH_V3_AGENT, PH_V2_NONE, PH_V2_AGENT, PH__COUNT };
+
+/* One phase: a thread's calls and what they cost. */
+struct phase {
+	span_set_fn set; /* NULL: the control phase (the same work, no calls) */
+	const struct spanprof_span *span;
+	enum pace pace;
+	const volatile unsigned short *semaphore; /* of the hook called */
+	unsigned short expect; /* its value with only this benchmark's agent: 1 or 0 */
+	/* results */
+	int foreign; /* another agent's uprobe was attached to the hook during the phase */
+	double call_ns; /* time around the calls, per call (timer overhead included) */
+	uint64_t calls, preempted, wall_ns;
+	unsigned long long switch_ns, switch_runs; /* sched_switch + sched_exit_tp programs */
+	unsigned long long uprobe_ns, uprobe_runs;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A tick count for timing one call: the time stamp counter on x86-64, else CLOCK_MONOTONIC. */
+static inline uint64_t ticks(void)
+{
+#if defined(__x86_64__)
+	unsigned int aux;
+
+	return __rdtscp(&aux);
+#else
+	return mono_ns();
+#endif
+}
+
+static void spin_until(uint64_t t)
+{
+	while (mono_ns() < t)
+		;
+}
+
+/* One call (none for the control phase), timed; ticks of it added to *sum unless preempted. */
+static inline void timed_call(struct phase *p, const struct spanprof_span *span, uint64_t *sum,
+			      uint64_t limit)
+{
+	uint64_t t0 = ticks(), t1;
+
+	if (p->set)
+		p->set(span);
+	t1 = ticks();
+	if (t1 - t0 > limit) {
+		p->preempted++;
+		return;
+	}
+	*sum += t1 - t0;
+	p->calls++;
+}
+
+static void *run_phase(void *arg)
+{
+	struct phase *p = arg;
+	const uint64_t period = 1000000000ull / SPANS_PER_S;
+	uint64_t start = mono_ns(), t0 = ticks(), next = start, end = start + PHASE_NS, now;
+	uint64_t sum = 0, limit = (uint64_t)PREEMPTED_NS; /* in ticks: ns until the rate is known */
+	struct timespec ts;
+	double per_ns;
+
+#if defined(__x86_64__)
+	/* The counter's rate, roughly, for the preemption limit only (the result uses the
+	 * phase's own rate, below). */
+	spin_until(start + 1000000);
+	per_ns = (double)(ticks() - t0) / (double)(mono_ns() - start);
+	limit = (uint64_t)(PREEMPTED_NS * per_ns);
+	start = next = mono_ns();
+	end = start + PHASE_NS;
+	t0 = ticks();
+#endif
+	while (next < end) {
+		if (p->pace == PACE_BUSY) {
+			spin_until(next);
+		} else {
+			ts.tv_sec = (time_t)(next / 1000000000ull);
+			ts.tv_nsec = (long)(next % 1000000000ull);
+			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+				;
+		}
+		if (p->set && *p->semaphore != p->expect)
+			p->foreign = 1;
+		timed_call(p, p->span, &sum, limit);
+		spin_until(next + (p->pace == PACE_BUSY ? period / 2 : BLOCKING_WORK_NS));
+		timed_call(p, NULL, &sum, limit);
+		/* Never faster than the pace: a thread that was kept off the CPU does not catch
+		 * up with a burst. */
+		now = mono_ns();
+		next += period;
+		if (next < now)
+			next = now;
+	}
+	now = mono_ns();
+	p->wall_ns = now - start;
+	per_ns = (double)(ticks() - t0) / (double)p->wall_ns;
+	p->call_ns = p->calls ? (double)sum / per_ns / (double)p->calls : 0;
+	return NULL;
+}
+
+/* The agent's side of span times: the ring buffer read as the agent reads it. */
+struct span_reader {
+	struct ring_buffer *rb;
+	atomic_int stop;
+	atomic_ullong records;
+};
+
+static int ignore_event(void *ctx, void *data, size_t size)
+{
+	(void)ctx, (void)data, (void)size;
+	return 0;
+}
+
+static int count_record(void *ctx, void *data, size_t size)
+{
+	/* An entry holds one record or a ring read's records back to back. */
+	(void)data;
+	atomic_fetch_add(&((struct span_reader *)ctx)->records,
+			 size / sizeof(struct spanprof_span_end));
+	return 0;
+}
+
+static void *read_records(void *arg)
+{
+	struct span_reader *r = arg;
+
+	/* BPF wakes the agent only when the buffer is half full: it reads at every drain too. */
+	while (!atomic_load(&r->stop)) {
+		ring_buffer__poll(r->rb, 20);
+		ring_buffer__consume(r->rb);
+	}
+	ring_buffer__consume(r->rb);
+	return NULL;
+}
+
+struct bench {
+	struct loader *l;
+	struct span_reader reader;
+	const struct hook_lib *libs[2]; /* v3, v2 */
+};
+
+static void prog_stats(const char *name, unsigned long long *ns, unsigned long long *runs)
+{
+	bench_stats_bpf_prog(getpid(), name, ns, runs);
+}
+
+/* Runs phase p in a new thread (a thread the hooks never saw: it registers anew), with lib's
+ * uprobe attached when agent is set. Returns 0 or -1. */
+static int measure(struct bench *b, struct phase *p, const struct hook_lib *lib, int agent,
+		   uint64_t drops_out[SPANPROF_DROP__COUNT], unsigned long long *records)
+{
+	unsigned long long sw0, swr0, ex0, exr0, up0, upr0, sw1, swr1, ex1, exr1, up1, upr1, rec0;
+	uint64_t d0[SPANPROF_DROP__COUNT] = { 0 }, d1[SPANPROF_DROP__COUNT] = { 0 };
+	struct bpf_link *link = NULL;
+	pthread_t t;
+
+	p->semaphore = lib->semaphore;
+	p->expect = agent ? 1 : 0;
+
+	if (agent) {
+		link = loader_attach_hook(b->l, lib->path, lib->site.nop5_offset,
+					  lib->site.semaphore_offset, LOADER_HOOK_C, 0);
+		if (!link) {
+			fprintf(stderr, "bench_hook_paced: attach to %s: %s\n", lib->path,
+				strerror(errno));
+			return -1;
+		}
+	}
+	loader_read_drops(b->l, d0, SPANPROF_DROP__COUNT);
+	rec0 = atomic_load(&b->reader.records);
+	prog_stats("on_sched_switch", &sw0, &swr0);
+	prog_stats("on_sched_exit", &ex0, &exr0);
+	prog_stats("on_span_set", &up0, &upr0);
+	if (pthread_create(&t, NULL, run_phase, p)) {
+		bpf_link__destroy(link);
+		return -1;
+	}
+	pthread_join(t, NULL);
+	prog_stats("on_sched_switch", &sw1, &swr1);
+	prog_stats("on_sched_exit", &ex1, &exr1);
+	prog_stats("on_span_set", &up1, &upr1);
+	bpf_link__destroy(link);
+	/* Records of this phase still in the buffer: let the reader take them. */
+	usleep(60000);
+	loader_read_drops(b->l, d1, SPANPROF_DROP__COUNT);
+	for (int i = 0; i < SPANPROF_DROP__COUNT; i++)
+		drops_out[i] += d1[i] - d0[i];
+	*records += atomic_load(&b->reader.records) - rec0;
+	p->switch_ns = (sw1 - sw0) + (ex1 - ex0);
+	p->switch_runs = (swr1 - swr0) + (exr1 - exr0);
+	p->uprobe_ns = up1 - up0;
+	p->uprobe_runs = upr1 - upr0;
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Per-round figures of one pace. */
+struct round_figures {
+	double v3_none, v3_call, v3_bpf, v3_total, v2_none, v2_call, v2_bpf, v2_total;
+	double v3_uprobe, v2_uprobe;
+};
+
+/* The sched_switch programs' time a phase added over the control phase, per call of it. The
+ * programs run at every switch of the machine, and other processes' switches come and go: the
+ * phase's runs are priced at the control phase's average, and what is left over is this
+ * thread's. */
+static double switch_per_call(const struct phase *p, const struct phase *ctl)
+{
+	double base = ctl->switch_runs ? (double)ctl->switch_ns / ctl->switch_runs : 0;
+
+	return p->calls ? ((double)p->switch_ns - base * p->switch_runs) / (double)p->calls : 0;
+}
+
+/* One round of a pace: 0, -1 on failure, 1 when another agent (one that profiles every process)
+ * was attached to a hook the round called: its uprobe entries are then in the call rows (and
+ * the "no agent" rows are its), while the switch-out rows are this agent's program only. */
+static int run_round(struct bench *b, const struct spanprof_span *span, enum pace pace,
+		     struct round_figures *f, uint64_t drops_sum[SPANPROF_DROP__COUNT],
+		     unsigned long long records_sum[2], uint64_t spans[2])
+{
+	uint64_t drops[SPANPROF_DROP__COUNT] = { 0 };
+	unsigned long long unused = 0, records[2] = { 0 };
+	struct phase ph[PH__COUNT];
+	const struct phase *ctl = &ph[PH_CONTROL];
+	int ret = 0;
+
+	memset(ph, 0, sizeof(ph));
+	for (int i = 0; i < PH__COUNT; i++) {
+		ph[i].span = span;
+		ph[i].pace = pace;
+	}
+	ph[PH_V3_NONE].set = ph[PH_V3_AGENT].set = b->libs[0]->set;
+	ph[PH_V2_NONE].set = ph[PH_V2_AGENT].set = b->libs[1]->set;
+	if (measure(b, &ph[PH_CONTROL], b->libs[0], 0, drops, &unused) ||
+	    measure(b, &ph[PH_V3_NONE], b->libs[0], 0, drops, &unused) ||
+	    measure(b, &ph[PH_V3_AGENT], b->libs[0], 1, drops, &records[0]) ||
+	    measure(b, &ph[PH_V2_NONE], b->libs[1], 0, drops, &unused) ||
+	    measure(b, &ph[PH_V2_AGENT], b->libs[1], 1, drops, &records[1]))
+		return -1;
+	for (int i = 0; i < SPANPROF_DROP__COUNT; i++)
+		drops_sum[i] += drops[i];
+	records_sum[0] += records[0];
+	records_sum[1] += records[1];
+	spans[0] += ph[PH_V3_AGENT].calls / 2;
+	spans[1] += ph[PH_V2_AGENT].calls / 2;
+	f->v3_none = ph[PH_V3_NONE].call_ns - ctl->call_ns;
+	f->v3_call = ph[PH_V3_AGENT].call_ns - ctl->call_ns;
+	f->v3_bpf = switch_per_call(&ph[PH_V3_AGENT], ctl);
+	f->v3_total = f->v3_call + f->v3_bpf;
+	f->v2_none = ph[PH_V2_NONE].call_ns - ctl->call_ns;
+	f->v2_call = ph[PH_V2_AGENT].call_ns - ctl->call_ns;
+	f->v2_bpf = switch_per_call(&ph[PH_V2_AGENT], ctl);
+	f->v2_total = f->v2_call + f->v2_bpf;
+	f->v3_uprobe = ph[PH_V3_AGENT].calls ?
+			       (double)ph[PH_V3_AGENT].uprobe_ns / ph[PH_V3_AGENT].calls :
+			       0;
+	f->v2_uprobe = ph[PH_V2_AGENT].calls ?
+			       (double)ph[PH_V2_AGENT].uprobe_ns / ph[PH_V2_AGENT].calls :
+			       0;
+	for (int i = 0; i < PH__COUNT; i++)
+		if (ph[i].foreign)
+			ret = 1;
+	for (int i = 0; i < PH__COUNT; i++)
+		if (ph[i].preempted > ph[i].calls / 100)
+			fprintf(stderr, "  (phase %d: %llu calls preempted inside, left out)\n", i,
+				(unsigned long long)ph[i].preempted);
+	return ret;
+}
+
+#define MEDIAN_OF(field)                            \
+	({                                          \
+		double v_[64];                      \
+		for (int r_ = 0; r_ < rounds; r_++) \
+			v_[r_] = f[r_].field;       \
+		median(v_, rounds);                 \
+	})
+
+static void print_pace(enum pace pace, const struct round_figures *f, int rounds,
+		       const uint64_t *drops, const unsigned long long records[2],
+		       const uint64_t spans[2])
+{
+	double ratio[64];
+
+	for (int r = 0; r < rounds; r++)
+		ratio[r] = f[r].v3_total > 0 ? f[r].v2_total / f[r].v3_total : 0;
+	printf("\n== %s: %d spans/s (a set and a clear each), every span's record sent; median of "
+	       "%d rounds ==\n",
+	       pace_names[pace], SPANS_PER_S, rounds);
+	printf("  %-46s %9.1f ns per call\n", "ABI v3, no agent", MEDIAN_OF(v3_none));
+	printf("  %-46s %9.1f ns per call\n", "ABI v3, agent: the call (hook + uprobe entries)",
+	       MEDIAN_OF(v3_call));
+	printf("  %-46s %9.1f ns per call\n", "ABI v3, agent: ring reads at switch-out (BPF)",
+	       MEDIAN_OF(v3_bpf));
+	printf("  %-46s %9.1f ns per call\n", "ABI v3, agent, default options: in all",
+	       MEDIAN_OF(v3_total));
+	printf("  %-46s %9.1f ns per call\n", "ABI v2, no agent", MEDIAN_OF(v2_none));
+	printf("  %-46s %9.1f ns per call\n", "ABI v2, agent: the call (uprobe per call)",
+	       MEDIAN_OF(v2_call));
+	printf("  %-46s %9.1f ns per call\n", "ABI v2, agent: switch-out (BPF)", MEDIAN_OF(v2_bpf));
+	printf("  %-46s %9.1f ns per call   (%.1fx ABI v3, median of per-round ratios)\n",
+	       "ABI v2, agent, default options: in all", MEDIAN_OF(v2_total),
+	       median(ratio, rounds));
+	printf("    ... the uprobe's BPF program alone: v3 %.1f ns, v2 %.1f ns per call\n",
+	       MEDIAN_OF(v3_uprobe), MEDIAN_OF(v2_uprobe));
+	printf("    ... span records read: v3 %llu for %llu spans, v2 %llu for %llu spans; refused "
+	       "(user's share): %llu, lost (buffer full): %llu, ring changes lost: %llu\n",
+	       records[0], (unsigned long long)spans[0], records[1], (unsigned long long)spans[1],
+	       (unsigned long long)drops[SPANPROF_DROP_SPAN_END_BUDGET],
+	       (unsigned long long)drops[SPANPROF_DROP_SPAN_END_FULL],
+	       (unsigned long long)drops[SPANPROF_DROP_SPAN_RING_LOST]);
+}
+
+/* ---- The ring read alone: a thread's changes read when it exits ----
+ * A thread makes n changes (set and clear in turn, from its first call, which registers it) and
+ * exits: sched_process_exit reads its ring, and that program runs for nothing else but the
+ * machine's few other thread exits, so its run time per thread is the read's (batched, as at a
+ * switch-out). Threads are paced to stay under the span-record budget. */
+struct exit_walk {
+	const struct spanprof_span *span;
+	int changes;
+};
+
+static void *make_changes(void *arg)
+{
+	const struct exit_walk *w = arg;
+
+	for (int i = 0; i < w->changes; i++)
+		spanprof_span_set(i & 1 ? NULL : w->span);
+	return NULL;
+}
+
+/* BPF ns per thread exit whose ring holds `changes` changes (median of threads' batches). */
+static double exit_walk_ns(const struct spanprof_span *span, int changes, int threads)
+{
+	struct exit_walk w = { .span = span, .changes = changes };
+	unsigned long long ns0, runs0, ns1, runs1;
+	/* records a second, below the budget */
+	const double gap_s = (changes / 2.0) / (SPANS_PER_S);
+	pthread_t t;
+	int done = 0;
+
+	prog_stats("on_thread_exit", &ns0, &runs0);
+	for (int i = 0; i < threads; i++) {
+		if (pthread_create(&t, NULL, make_changes, &w))
+			break;
+		pthread_join(t, NULL);
+		done++;
+		usleep((useconds_t)(gap_s * 1e6));
+	}
+	prog_stats("on_thread_exit", &ns1, &runs1);
+	return done ? (double)(ns1 - ns0) / done : 0;
+}
+
+static int print_exit_walks(struct bench *b, const struct spanprof_span *span)
+{
+	static const int changes[] = { 2, 32, 128 };
+	struct bpf_link *link;
+	double ns[3];
+
+	link = loader_attach_hook(b->l, b->libs[0]->path, b->libs[0]->site.nop5_offset,
+				  b->libs[0]->site.semaphore_offset, LOADER_HOOK_C, 0);
+	if (!link)
+		return -1;
+	printf("\n== the ring read alone (ABI v3, default options): BPF time of a read at thread "
+	       "exit, every span's record sent ==\n");
+	for (int i = 0; i < 3; i++) {
+		ns[i] = exit_walk_ns(span, changes[i], 200);
+		printf("  %3d changes (%3d records): %8.0f ns per read, %6.1f ns per change\n",
+		       changes[i], changes[i] / 2, ns[i], ns[i] / changes[i]);
+	}
+	printf("    ... a change read with others costs %.1f ns (from the 32 and 128 rows)\n",
+	       (ns[2] - ns[1]) / (changes[2] - changes[1]));
+	bpf_link__destroy(link);
+	return 0;
+}
+
+int main(void)
+{
+	struct loader_options lo = {
+		.frequency = 100,
+		.stack_entries = 1024,
+		.count_entries = 1024,
+		.off_cpu = 1,
+		.off_cpu_entries = 1024,
+		.off_cpu_min_ns = 1000000,
+		.span_times = 1,
+	};
+	struct spanprof_span span = { .abi_version = SPANPROF_SPAN_ABI_VERSION, .name = "bench" };
+	struct round_figures f[PACE__COUNT][64];
+	char exe[4096], v2_path[4200];
+	const char *env = getenv("BENCH_ROUNDS");
+	int rounds = env ? atoi(env) : DEFAULT_ROUNDS, stats_fd, err = 0;
+	struct hook_lib v3, v2;
+	struct bench b = { .libs = { &v3, &v2 } };
+	pthread_t reader;
+
+	if (rounds < 1 || rounds > 64)
+		rounds = DEFAULT_ROUNDS;
+	log_set_level(LOG_LEVEL_WARN);
+	if (hook_lib_self(&v3, exe, sizeof(exe)) ||
+	    hook_lib_open_v2(&v2, v2_path, sizeof(v2_path), exe))
+		return 1;
+	/* Non-zero ids: a span with a zero span id is no span. */
+	span.trace_id[15] = 1;
+	span.span_id[7] = 2;
+	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (stats_fd < 0)
+		fprintf(stderr,
+			"bench_hook_paced: no BPF run-time statistics (%s): the switch-out "
+			"rows read 0\n",
+			strerror(errno));
+	b.l = loader_open(&lo);
+	if (!b.l) {
+		fprintf(stderr, "bench_hook_paced: cannot load BPF (needs root): %s\n",
+			strerror(errno));
+		return 1;
+	}
+	b.reader.rb = loader_proc_events(b.l, ignore_event, NULL);
+	if (!b.reader.rb || loader_add_span_ends(b.l, b.reader.rb, count_record, &b.reader) ||
+	    pthread_create(&reader, NULL, read_records, &b.reader)) {
+		fprintf(stderr, "bench_hook_paced: cannot read span records\n");
+		ring_buffer__free(b.reader.rb);
+		loader_close(b.l);
+		return 1;
+	}
+	if (print_exit_walks(&b, &span))
+		fprintf(stderr, "bench_hook_paced: attach for the ring read alone: %s\n",
+			strerror(errno));
+	for (int pace = 0; pace < PACE__COUNT && !err && !getenv("BENCH_WALK_ONLY"); pace++) {
+		uint64_t drops[SPANPROF_DROP__COUNT] = { 0 }, spans[2] = { 0 };
+		unsigned long long records[2] = { 0 };
+
+		int foreign = 0, ret = 0;
+
+		for (int r = 0; r < rounds && ret >= 0; r++) {
+			ret = run_round(&b, &span, pace, &f[pace][r], drops, records, spans);
+			foreign += ret > 0;
+		}
+		if (ret < 0) {
+			err = 1;
+			break;
+		}
+		print_pace(pace, f[pace], rounds, drops, records, spans);
+		if (foreign)
+			printf("    ... %d of %d rounds had another agent's uprobe on the hooks: its "
+			       "entries are in the call rows, and the no-agent rows are its\n",
+			       foreign, rounds);
+	}
+	atomic_store(&b.reader.stop, 1);
+	pthread_join(reader, NULL);
+	ring_buffer__free(b.reader.rb);
+	loader_close(b.l);
+	if (stats_fd >= 0)
+		close(stats_fd);
+	return err ? 1 : 0;
+}

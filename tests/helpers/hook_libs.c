@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Test-only: the benchmark's own hook and the version 2 library (see hook_libs.h). */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hook_libs.h"
+
+/* The address in this process of file offset `offset` of path, in a writable mapping (the
+ * semaphore's); NULL when none maps it. */
+static const volatile unsigned short *mapped_at(const char *path, uint64_t offset)
+{
+	char real[4096], line[4600], file[4200], perms[8];
+	unsigned long long start, end, off;
+	const volatile unsigned short *at = NULL;
+	FILE *f;
+
+	if (!realpath(path, real) || !(f = fopen("/proc/self/maps", "r")))
+		return NULL;
+	while (!at && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4199s", &start, &end, perms, &off,
+			   file) == 5 &&
+		    perms[1] == 'w' && !strcmp(file, real) && offset >= off &&
+		    offset + 2 <= off + (end - start))
+			at = (const volatile unsigned short *)(uintptr_t)(start + offset - off);
+	fclose(f);
+	return at;
+}
+
+int hook_lib_self(struct hook_lib *h, char *exe, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", exe, size - 1);
+
+	if (n < 0) {
+		perror("readlink /proc/self/exe");
+		return -1;
+	}
+	exe[n] = '\0';
+	memset(h, 0, sizeof(*h));
+	h->path = exe;
+	h->set = spanprof_span_set;
+	h->name = "v3";
+	if (hook_elf_find(exe, &h->site) || !h->site.nop5_offset) {
+		fprintf(stderr, "no hook site (5-byte nop) in %s\n", exe);
+		return -1;
+	}
+	h->semaphore = mapped_at(exe, h->site.semaphore_offset);
+	if (!h->semaphore) {
+		fprintf(stderr, "the hook's semaphore in %s is not mapped writable\n", exe);
+		return -1;
+	}
+	return 0;
+}
+
+int hook_lib_open_v2(struct hook_lib *h, char *path, size_t size, const char *exe)
+{
+	const char *slash = strrchr(exe, '/');
+	void *lib;
+
+	memset(h, 0, sizeof(*h));
+	/* build/tests/bench/bench_x -> build/tests/workloads/libspanprof_v2.so */
+	snprintf(path, size, "%.*s/../workloads/libspanprof_v2.so", slash ? (int)(slash - exe) : 1,
+		 slash ? exe : ".");
+	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!lib || hook_elf_find(path, &h->site) || !h->site.nop5_offset) {
+		fprintf(stderr, "no ABI v2 hook library at %s (make it first)\n", path);
+		return -1;
+	}
+	h->path = path;
+	h->set = (span_set_fn)(uintptr_t)dlsym(lib, "spanprof_span_set");
+	h->name = "v2";
+	h->semaphore = mapped_at(path, h->site.semaphore_offset);
+	if (!h->set || !h->semaphore) {
+		fprintf(stderr, "no spanprof_span_set or no writable semaphore in %s\n", path);
+		return -1;
+	}
+	return 0;
+}
