@@ -3,8 +3,10 @@
 GATE exists, one thread runs ITERATIONS spans ("GET /wait"); each waits in two functions of its
 own: wait_for_db() sleeps 10 ms (time.sleep), wait_for_lock() waits on a threading.Event that a
 helper thread sets about 20 ms after it was asked. It prints the time it spent off the CPU in
-each ("off_cpu_ns wait_for_db N": wall minus thread CPU time), then stays until GATE.end exists,
-so the agent reads its stacks while it lives."""
+each ("off_cpu_ns wait_for_db N": wall minus thread CPU time) and how much of that it was
+runnable, waiting for a CPU ("run_delay_ns wait_for_db N": the kernel's run-queue time of the
+thread, /proc/thread-self/schedstat), then stays until GATE.end exists, so the agent reads its
+stacks while it lives."""
 import os
 import sys
 import threading
@@ -32,10 +34,19 @@ def helper(requests, event):
         event.set()
 
 
+def run_delay_ns():
+    """The thread's time on a run queue so far: the second field of its schedstat."""
+    with open("/proc/thread-self/schedstat") as f:
+        return int(f.read().split()[1])
+
+
 def off_cpu_of(func, *args):
+    """(off-CPU time, run-queue time) of func(*args): the second is part of the first."""
+    delay = run_delay_ns()
     wall, cpu = time.monotonic_ns(), time.thread_time_ns()
     func(*args)
-    return (time.monotonic_ns() - wall) - (time.thread_time_ns() - cpu)
+    off = (time.monotonic_ns() - wall) - (time.thread_time_ns() - cpu)
+    return off, run_delay_ns() - delay
 
 
 def wait_file(path):
@@ -52,16 +63,18 @@ def main():
     event = threading.Event()
     requests, ask = os.pipe()
     threading.Thread(target=helper, args=(requests, event), daemon=True).start()
-    db = lock = 0
+    db, lock = [0, 0], [0, 0]
     for _ in range(iterations):
         spanprof.set_span(TRACE, SPAN, 0, "GET /wait")
-        db += off_cpu_of(wait_for_db)
+        db = [a + b for a, b in zip(db, off_cpu_of(wait_for_db))]
         os.write(ask, b"x")
-        lock += off_cpu_of(wait_for_lock, event)
+        lock = [a + b for a, b in zip(lock, off_cpu_of(wait_for_lock, event))]
         spanprof.clear_span()
     os.close(ask)
-    print("off_cpu_ns wait_for_db %d" % db)
-    print("off_cpu_ns wait_for_lock %d" % lock, flush=True)
+    print("run_delay_ns wait_for_db %d" % db[1])
+    print("run_delay_ns wait_for_lock %d" % lock[1])
+    print("off_cpu_ns wait_for_db %d" % db[0])
+    print("off_cpu_ns wait_for_lock %d" % lock[0], flush=True)
     wait_file(gate + ".end")
 
 

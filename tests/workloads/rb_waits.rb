@@ -3,8 +3,11 @@
 # GATE exists, one thread runs ITERATIONS spans ("GET /wait"); each waits in two methods of its
 # own: wait_for_db sleeps 10 ms (Kernel#sleep), wait_for_lock waits on a ConditionVariable that a
 # helper thread signals about 20 ms after it was asked. It prints the time it spent off the CPU
-# in each ("off_cpu_ns wait_for_db N": wall minus thread CPU time), then stays until GATE.end
-# exists, so the agent reads its stacks while it lives.
+# in each ("off_cpu_ns wait_for_db N": wall minus thread CPU time) and how much of that it was
+# runnable, waiting for a CPU ("run_delay_ns wait_for_db N": the kernel's run-queue time of the
+# thread, /proc/thread-self/schedstat), then stays until GATE.end exists, so the agent reads its
+# stacks while it lives. Ruby 3.1 yields the CPU (sched_yield) before the sleep in wait_for_db:
+# on a busy machine that alone keeps the thread runnable, off the CPU, for tens of milliseconds.
 $LOAD_PATH.unshift(ENV.fetch("SPANPROF_RUBY_LIB"))
 require "spanprof"
 
@@ -31,11 +34,19 @@ def clock_ns(id)
   Process.clock_gettime(id, :nanosecond)
 end
 
+# The thread's time on a run queue so far: the second field of its schedstat.
+def run_delay_ns
+  Integer(File.read("/proc/thread-self/schedstat").split[1])
+end
+
+# [off-CPU time, run-queue time] of the block: the second is part of the first.
 def off_cpu_of
+  delay = run_delay_ns
   wall = clock_ns(Process::CLOCK_MONOTONIC)
   cpu = clock_ns(Process::CLOCK_THREAD_CPUTIME_ID)
   yield
-  (clock_ns(Process::CLOCK_MONOTONIC) - wall) - (clock_ns(Process::CLOCK_THREAD_CPUTIME_ID) - cpu)
+  off = (clock_ns(Process::CLOCK_MONOTONIC) - wall) - (clock_ns(Process::CLOCK_THREAD_CPUTIME_ID) - cpu)
+  [off, run_delay_ns - delay]
 end
 
 def wait_file(path)
@@ -62,17 +73,19 @@ Thread.new do
     end
   end
 end
-db = 0
-waited = 0
+off = { db: [0, 0], lock: [0, 0] }
+add = ->(kind, pair) { off[kind] = off[kind].zip(pair).map(&:sum) }
 iterations.times do
   SpanProf.set_span(trace_id: TRACE, span_id: SPAN, name: "GET /wait")
-  db += off_cpu_of { wait_for_db }
+  add.call(:db, off_cpu_of { wait_for_db })
   requests.push(true)
-  waited += off_cpu_of { wait_for_lock(lock, cond, state) }
+  add.call(:lock, off_cpu_of { wait_for_lock(lock, cond, state) })
   SpanProf.clear_span
 end
 requests.push(nil)
-$stdout.puts "off_cpu_ns wait_for_db #{db}"
-$stdout.puts "off_cpu_ns wait_for_lock #{waited}"
+$stdout.puts "run_delay_ns wait_for_db #{off[:db][1]}"
+$stdout.puts "run_delay_ns wait_for_lock #{off[:lock][1]}"
+$stdout.puts "off_cpu_ns wait_for_db #{off[:db][0]}"
+$stdout.puts "off_cpu_ns wait_for_lock #{off[:lock][0]}"
 $stdout.flush
 wait_file("#{gate}.end")
