@@ -55,20 +55,21 @@ static int build_all(const struct hook_fixtures *hf)
 {
 	const char *d = hf->dir, *r = hf->root;
 
-	if (fixture_sh("cd %s && cc " HOOK_CFLAGS " -I%s/include -fPIE -pie %s/hooks/c/span_hook.c "
-		       "%s/hooks/c/thread_record.c %s/hooks/c/process_ctx.c "
-		       "%s/tests/fixtures/hookfix_main.c -o hook_pie",
-		       d, r, r, r, r, r))
+	if (fixture_sh(
+		    "cd %s && cc " HOOK_CFLAGS " -I%s/include -fPIE -pie %s/hooks/c/span_hook.c "
+		    "%s/hooks/c/thread_record.c %s/hooks/c/process_ctx.c %s/hooks/c/hook_owner.c "
+		    "%s/tests/fixtures/hookfix_main.c -o hook_pie",
+		    d, r, r, r, r, r, r))
 		return -1;
 	if (fixture_sh("cd %s && cc " HOOK_CFLAGS " -I%s/include -fno-pie -no-pie "
 		       "%s/hooks/c/span_hook.c %s/hooks/c/thread_record.c %s/hooks/c/process_ctx.c "
-		       "%s/tests/fixtures/hookfix_main.c -o hook_nopie",
-		       d, r, r, r, r, r))
+		       "%s/hooks/c/hook_owner.c %s/tests/fixtures/hookfix_main.c -o hook_nopie",
+		       d, r, r, r, r, r, r))
 		return -1;
 	if (fixture_sh("cd %s && cc " HOOK_CFLAGS " -I%s/include -fPIC -shared "
 		       "%s/hooks/c/span_hook.c %s/hooks/c/thread_record.c %s/hooks/c/process_ctx.c "
-		       "-o libhook.so",
-		       d, r, r, r, r))
+		       "%s/hooks/c/hook_owner.c -o libhook.so",
+		       d, r, r, r, r, r))
 		return -1;
 	if (fixture_sh("cd %s && cp libhook.so libhook_stripped.so && strip libhook_stripped.so && "
 		       "cp hook_pie hook_pie_stripped && strip hook_pie_stripped",

@@ -121,9 +121,11 @@ static int group_setup(void **state)
 	if (!c.dir)
 		return -1;
 	snprintf(c.lib, sizeof(c.lib), "%s/libhook.so", c.dir);
-	if (fixture_sh("cc -O1 -g -I%s/include -fPIC -shared %s/hooks/c/span_hook.c "
-		       "%s/hooks/c/thread_record.c %s/hooks/c/process_ctx.c -o %s",
-		       root, root, root, root, c.lib) ||
+	if (fixture_sh(
+		    "cc -O1 -g -I%s/include -fPIC -shared %s/hooks/c/span_hook.c "
+		    "%s/hooks/c/thread_record.c %s/hooks/c/process_ctx.c %s/hooks/c/hook_owner.c "
+		    "-o %s",
+		    root, root, root, root, root, c.lib) ||
 	    read_layout(c.lib, &c.l))
 		return -1;
 	*state = &c;
