@@ -4,8 +4,8 @@
  * library with TLS descriptors and from an executable with static TLS; samples in each span's
  * function must carry its record's span (or the local root the record names), none outside,
  * the service named by the process context, a configured attribute as a label. Hostile records
- * must label nothing wrongly and crash nothing (and be counted in /metrics). OBI's map, pinned by the test as OBI pins it,
- * must label a thread with no other span. */
+ * must label nothing wrongly and crash nothing, and be counted in /metrics. OBI's map, pinned
+ * by the test as OBI pins it, must label a thread with no other span. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
