@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* End to end with real BPF: spans published by other tracers. A writer made from the OTEPs
  * alone (tests/fixtures/tctx_writer.c) publishes OpenTelemetry thread context from a dlopen()ed
- * library with TLS descriptors and from an executable with static TLS; samples in each span's
- * function must carry its record's span (or the local root the record names), none outside,
- * the service named by the process context, a configured attribute as a label. Hostile records
- * must label nothing wrongly and crash nothing, and be counted in /metrics. OBI's map, pinned
- * by the test as OBI pins it, must label a thread with no other span. */
+ * library with TLS descriptors, from a linked library built for initial-exec access and from an
+ * executable with static TLS; samples in each span's function must carry its record's span (or
+ * the local root the record names), none outside, the service named by the process context, a
+ * configured attribute as a label. Hostile records must label nothing wrongly and crash
+ * nothing, and be counted in /metrics. OBI's map, pinned by the test as OBI pins it, must label
+ * a thread with no other span. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -335,6 +336,25 @@ static double final_drops(int port, const char *reason)
 	if (w < w0 + 2 || metrics_scrape(port, metric, &v))
 		return -1;
 	return v;
+}
+
+/* A library built for initial-exec access and linked by the program (not dlopen()ed): its TLS
+ * is in the static block, at the offset the dynamic linker wrote into its R_X86_64_TPOFF64 GOT
+ * slot. */
+static void test_initial_exec_library_writer_labels_samples(void **state)
+{
+	const char *dir = *state;
+	const char *argv[] = {
+		build_path("tests/workloads/tctx_workload_ie"), "static", "-", "normal", "3", NULL
+	};
+	const char *extra[] = { "--thread-ctx-labels", "http.route", NULL };
+	struct profiled_run r;
+
+	if (!dir)
+		skip();
+	run(dir, argv, extra, &r);
+	assert_true(agent_proc_log_contains(&r.agent, "static TLS"));
+	check_normal(dir, NULL);
 }
 
 /* Hostile records: nothing labelled wrongly, the agent alive to the end, the cut attributes and
@@ -873,6 +893,8 @@ int main(void)
 						setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_static_tls_writer_labels_samples, setup,
 						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_initial_exec_library_writer_labels_samples,
+						setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_records_mislabel_nothing, setup,
 						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_obi_map_labels_a_thread_without_record, setup,
