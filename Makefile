@@ -354,8 +354,23 @@ $(OUTPUT)/tests/workloads/libtctx_writer_gd.so: tests/fixtures/tctx_writer.c tes
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(WORKLOAD_CFLAGS) -fPIC -shared -mtls-dialect=gnu $< -o $@
 
+# The writer in a library built for initial-exec access, linked (not dlopen()ed) by
+# tctx_workload_ie: its offset from the thread pointer is in an R_X86_64_TPOFF64 GOT slot.
+$(OUTPUT)/tests/workloads/libtctx_writer_ie.so: tests/fixtures/tctx_writer.c tests/fixtures/tctx_writer.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) -fPIC -shared -ftls-model=initial-exec \
+		-Wl,-soname,libtctx_writer_ie.so $< -o $@
+
+$(OUTPUT)/tests/workloads/tctx_workload_ie: tests/workloads/tctx_workload.c tests/fixtures/tctx_writer.h \
+		$(OUTPUT)/tests/workloads/libtctx_writer_ie.so
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) -DTCTX_WRITER_LINKED $< $(@D)/libtctx_writer_ie.so \
+		-Wl,-rpath,'$$ORIGIN' -ldl -o $@
+
 WORKLOADS += $(OUTPUT)/tests/workloads/libtctx_writer.so $(OUTPUT)/tests/workloads/tctx_workload_static \
-	     $(OUTPUT)/tests/workloads/libtctx_writer_gd.so
+	     $(OUTPUT)/tests/workloads/libtctx_writer_gd.so $(OUTPUT)/tests/workloads/tctx_workload_ie
 
 # The same against musl (its dtv has 8-byte entries), when musl-gcc is installed (musl-tools);
 # test_thread_ctx skips that case without it. musl-gcc sees only musl's headers: the kernel's

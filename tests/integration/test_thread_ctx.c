@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* End to end with real BPF: spans published by other tracers. A writer made from the OTEPs
  * alone (tests/fixtures/tctx_writer.c) publishes OpenTelemetry thread context from a dlopen()ed
- * library with TLS descriptors and from an executable with static TLS; samples in each span's
- * function must carry its record's span (or the local root the record names), none outside,
- * the service named by the process context, a configured attribute as a label. Hostile records
- * must label nothing wrongly and crash nothing. OBI's map, pinned by the test as OBI pins it,
- * must label a thread with no other span. */
+ * library with TLS descriptors, from a linked library built for initial-exec access and from an
+ * executable with static TLS; samples in each span's function must carry its record's span (or
+ * the local root the record names), none outside, the service named by the process context, a
+ * configured attribute as a label. Hostile records must label nothing wrongly and crash
+ * nothing, and be counted in /metrics. OBI's map, pinned by the test as OBI pins it, must label
+ * a thread with no other span. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +46,7 @@
 #define HUGE_SPAN "6061626364656667"
 #define OBI_SPAN "7071727374757677"
 #define WAIT_SPAN "8081828384858687"
+#define BIG_SPAN "9091929394959697"
 #define HOOK_SPAN "5a5a000000000042"
 #define WAIT_TCTX "reading OpenTelemetry thread context of pid %d:"
 #define WAIT_OBI "reading OBI's trace context map"
@@ -315,7 +317,48 @@ static void test_static_tls_writer_labels_samples(void **state)
 	check_normal(dir, "all");
 }
 
-/* Hostile records: nothing labelled wrongly, the agent alive to the end. */
+/* A drop reason's count in /metrics once the agent read its kernel counters after the workload
+ * ended: two windows written after the workload's exit mean a whole drain (which publishes the
+ * counters) began after it. Returns -1 when it could not be read. */
+static double final_drops(int port, const char *reason)
+{
+	char metric[160];
+	double w0 = -1, w = -1, v = -1;
+	int i;
+
+	if (port <= 0 || metrics_scrape(port, "spanprof_windows_written_total", &w0))
+		return -1;
+	for (i = 0;
+	     i < 300 && (metrics_scrape(port, "spanprof_windows_written_total", &w) || w < w0 + 2);
+	     i++)
+		usleep(100000);
+	snprintf(metric, sizeof(metric), "spanprof_samples_dropped_total{reason=\"%s\"}", reason);
+	if (w < w0 + 2 || metrics_scrape(port, metric, &v))
+		return -1;
+	return v;
+}
+
+/* A library built for initial-exec access and linked by the program (not dlopen()ed): its TLS
+ * is in the static block, at the offset the dynamic linker wrote into its R_X86_64_TPOFF64 GOT
+ * slot. */
+static void test_initial_exec_library_writer_labels_samples(void **state)
+{
+	const char *dir = *state;
+	const char *argv[] = {
+		build_path("tests/workloads/tctx_workload_ie"), "static", "-", "normal", "3", NULL
+	};
+	const char *extra[] = { "--thread-ctx-labels", "http.route", NULL };
+	struct profiled_run r;
+
+	if (!dir)
+		skip();
+	run(dir, argv, extra, &r);
+	assert_true(agent_proc_log_contains(&r.agent, "static TLS"));
+	check_normal(dir, NULL);
+}
+
+/* Hostile records: nothing labelled wrongly, the agent alive to the end, the cut attributes and
+ * the unreadable records counted. */
 static void test_hostile_records_mislabel_nothing(void **state)
 {
 	const char *dir = *state;
@@ -325,8 +368,17 @@ static void test_hostile_records_mislabel_nothing(void **state)
 			       "hostile",
 			       "2",
 			       NULL };
-	const char *extra[] = { "--thread-ctx-labels", "http.route,late.key", "--span-scope", "all",
-				NULL };
+	const char *args[] = { "--output",
+			       dir,
+			       "--interval",
+			       "1",
+			       "--thread-ctx-labels",
+			       "http.route,late.key,thread.name",
+			       "--span-scope",
+			       "all",
+			       "--metrics-addr",
+			       "127.0.0.1:0",
+			       NULL };
 	struct label_count lc[] = {
 		/* The cut entry (its length runs past the attributes) is left out. */
 		{ "tctx_hostile_cut", "http_route", NULL, 0, 0, 0 },
@@ -336,27 +388,44 @@ static void test_hostile_records_mislabel_nothing(void **state)
 		{ "tctx_hostile_huge", "http_route", NULL, 0, 0, 0 },
 		/* The key appended to the key map later: labelled once re-read, never wrongly. */
 		{ "tctx_hostile_unknown", "late_key", "grown", 0, 0, 0 },
+		/* attrs_data_size far past the 640-byte bound over readable memory: the attribute
+		 * within the bound labels, the configured one right past it is never read. */
+		{ "tctx_hostile_big", "http_route", "/big", 0, 0, 0 },
+		{ "tctx_hostile_big", "thread_name", NULL, 0, 0, 0 },
 	};
+	const struct census_func *cut, *huge, *big, *unmapped;
+	double attrs_cut, unreadable;
 	struct census c = { 0 };
 	struct profiled_run r;
-	int i;
+	int i, port;
 
 	if (!dir)
 		skip();
-	run(dir, argv, extra, &r);
+	r = (struct profiled_run){ .dir = dir,
+				   .agent_args = args,
+				   .workload_argv = argv,
+				   .wait_log = WAIT_TCTX,
+				   .keep_agent = 1 };
+	assert_int_equal(profiled_run(&r), 0);
+	port = metrics_scrape_port(r.agent.log_path);
+	attrs_cut = final_drops(port, "thread_context_attrs_cut");
+	unreadable = final_drops(port, "thread_context_unreadable");
+	assert_int_equal(agent_proc_stop(&r.agent), 0);
 	census_watch(&c, "tctx_hostile_invalid", NULL);
 	census_watch(&c, "tctx_hostile_unmapped", NULL);
 	census_watch(&c, "tctx_hostile_cut", CUT_SPAN);
 	census_watch(&c, "tctx_hostile_unknown", UNKNOWN_SPAN);
 	census_watch(&c, "tctx_hostile_huge", HUGE_SPAN);
+	census_watch(&c, "tctx_hostile_big", BIG_SPAN);
 	assert_true(census_read(&c, dir, "tctx-hostile") > 0);
 	assert_mostly(census_get(&c, "tctx_hostile_invalid"), 1.0);
 	assert_mostly(census_get(&c, "tctx_hostile_unmapped"), 1.0);
 	assert_mostly(census_get(&c, "tctx_hostile_cut"), 0.99);
 	assert_mostly(census_get(&c, "tctx_hostile_unknown"), 0.99);
 	assert_mostly(census_get(&c, "tctx_hostile_huge"), 0.99);
-	count_labels(dir, "tctx-hostile", lc, 4);
-	for (i = 0; i < 4; i++) {
+	assert_mostly(census_get(&c, "tctx_hostile_big"), 0.99);
+	count_labels(dir, "tctx-hostile", lc, 6);
+	for (i = 0; i < 6; i++) {
 		printf("  %-22s %-10s %6llu samples, %6llu right, %llu other\n", lc[i].function,
 		       lc[i].key, (unsigned long long)lc[i].samples,
 		       (unsigned long long)lc[i].right, (unsigned long long)lc[i].other);
@@ -366,6 +435,22 @@ static void test_hostile_records_mislabel_nothing(void **state)
 	assert_true(lc[1].right >= 0.99 * lc[1].samples);
 	/* The key appears half way: after the agent re-read the map, samples carry it. */
 	assert_true(lc[3].right > 0);
+	assert_true(lc[4].right >= 0.99 * lc[4].samples);
+	assert_true(lc[5].right == lc[5].samples);
+	/* Every sample read in a cut record's, the 64 KiB one's (cut to the bound, then
+	 * unreadable: twice) and the big one's (cut to the bound) counts its attributes cut; every
+	 * sample of the record in unmapped memory counts it unreadable. Off-CPU captures of those
+	 * threads count too, so these are lower bounds. */
+	cut = census_get(&c, "tctx_hostile_cut");
+	huge = census_get(&c, "tctx_hostile_huge");
+	big = census_get(&c, "tctx_hostile_big");
+	unmapped = census_get(&c, "tctx_hostile_unmapped");
+	printf("  thread_context_attrs_cut %.0f (cut %llu + 2 x huge %llu + big %llu samples), "
+	       "thread_context_unreadable %.0f (unmapped %llu samples)\n",
+	       attrs_cut, (unsigned long long)cut->samples, (unsigned long long)huge->samples,
+	       (unsigned long long)big->samples, unreadable, (unsigned long long)unmapped->samples);
+	assert_true(attrs_cut >= (double)(cut->samples + 2 * huge->samples + big->samples));
+	assert_true(unreadable >= (double)unmapped->samples);
 }
 
 /* OBI's map, created and pinned as OBI does (an LRU hash of pid_tgid -> {trace_id, span_id},
@@ -808,6 +893,8 @@ int main(void)
 						setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_static_tls_writer_labels_samples, setup,
 						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_initial_exec_library_writer_labels_samples,
+						setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_records_mislabel_nothing, setup,
 						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_obi_map_labels_a_thread_without_record, setup,

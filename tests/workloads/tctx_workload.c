@@ -10,10 +10,11 @@
  * It publishes its process context, then waits for "go" on stdin. "normal": two threads, each
  * alternating one function inside its span's record and one with no record. "hostile": one
  * thread per hostile record (valid 0, cut attributes, an unknown key index later added to the
- * key map, a 64 KiB attrs_data_size, a pointer into unmapped memory). "obi": one thread with no
- * record puts its ids in OBI's map (pinned at MAP, an LRU hash keyed by pid_tgid, as OBI's eBPF
- * would) while in tctx_work_obi, and takes them out for tctx_work_outside. At the end it prints
- * "cpu_s=...". */
+ * key map, a 64 KiB attrs_data_size, a pointer into unmapped memory, a large attrs_data_size
+ * over readable memory with attributes on both sides of the OTEP's 640-byte record bound).
+ * "obi": one thread with no record puts its ids in OBI's map (pinned at MAP, an LRU hash keyed
+ * by pid_tgid, as OBI's eBPF would) while in tctx_work_obi, and takes them out for
+ * tctx_work_outside. At the end it prints "cpu_s=...". */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
@@ -31,9 +32,20 @@
 #include "../fixtures/tctx_writer.h"
 
 /* Key map: index = position. "late.key" is appended during the hostile run. */
-static const char *const keys[] = { "datadog.local_root_span_id", "http.route",
-				    "spanprof.span_name", "thread.name", "late.key" };
-#define NKEYS_FIRST 4
+static const char *const keys[] = { "datadog.local_root_span_id",
+				    "http.route",
+				    "spanprof.span_name",
+				    "thread.name",
+				    "pad.key",
+				    "late.key" };
+#define NKEYS_FIRST 5
+#define KEY_ROUTE 1
+#define KEY_THREAD_NAME 3
+#define KEY_PAD 4
+#define KEY_LATE 5
+/* The OTEP's bound on a record (640 bytes) less its 28-byte header: attributes past it are not
+ * read. */
+#define ATTRS_BOUND (640 - TCTX_RECORD_HEADER)
 
 static struct {
 	int (*publish)(const char *, const char *const *, int);
@@ -103,6 +115,10 @@ static __attribute__((noinline)) void tctx_hostile_huge(double end)
 	spin(end);
 }
 static __attribute__((noinline)) void tctx_hostile_unmapped(double end)
+{
+	spin(end);
+}
+static __attribute__((noinline)) void tctx_hostile_big(double end)
 {
 	spin(end);
 }
@@ -211,11 +227,19 @@ static int run_hostile(void)
 		mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	static uint8_t invalid[64], cut[64], unknown[128];
 	struct tctx_attr a_cut[] = { { 1, "/cut" } };
-	struct tctx_attr a_unknown[] = { { 4, "grown" }, { 1, "/unknown" } };
-	struct tctx_attr a_huge[] = { { 1, "/huge" } };
+	struct tctx_attr a_unknown[] = { { KEY_LATE, "grown" }, { KEY_ROUTE, "/unknown" } };
+	struct tctx_attr a_huge[] = { { KEY_ROUTE, "/huge" } };
+	static char pad250[251], pad100[101];
+	/* 6 + 2 * 252 + 102 bytes: the entry after the pads starts right at the bound. */
+	struct tctx_attr a_big[] = { { KEY_ROUTE, "/big" },
+				     { KEY_PAD, pad250 },
+				     { KEY_PAD, pad250 },
+				     { KEY_PAD, pad100 },
+				     { KEY_THREAD_NAME, "past-the-bound" } };
+	static uint8_t big[4096]; /* all readable */
 	uint8_t trace[16], span[8], *huge;
-	struct hostile h[5];
-	pthread_t pt[5];
+	struct hostile h[6];
+	pthread_t pt[6];
 	uint16_t size;
 	size_t n;
 	int i;
@@ -245,9 +269,20 @@ static int run_hostile(void)
 	h[2] = (struct hostile){ tctx_hostile_unknown, unknown, 1 };
 	h[3] = (struct hostile){ tctx_hostile_huge, huge, 0 };
 	h[4] = (struct hostile){ tctx_hostile_unmapped, pages + page, 0 };
-	for (i = 0; i < 5; i++)
+	ids(trace, span, 0x90);
+	print_id("big_span", span);
+	memset(pad250, 'p', sizeof(pad250) - 1);
+	memset(pad100, 'p', sizeof(pad100) - 1);
+	n = w.build(big, sizeof(big), trace, span, a_big, 5);
+	if (n != TCTX_RECORD_HEADER + ATTRS_BOUND + 2 + strlen(a_big[4].value))
+		return -1;
+	/* attrs_data_size claims far more than the bound, all of it readable. */
+	size = (uint16_t)(sizeof(big) - TCTX_RECORD_HEADER);
+	memcpy(big + 26, &size, 2);
+	h[5] = (struct hostile){ tctx_hostile_big, big, 0 };
+	for (i = 0; i < 6; i++)
 		pthread_create(&pt[i], NULL, hold, &h[i]);
-	for (i = 0; i < 5; i++)
+	for (i = 0; i < 6; i++)
 		pthread_join(pt[i], NULL);
 	return 0;
 }
