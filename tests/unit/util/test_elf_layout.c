@@ -270,7 +270,8 @@ static void test_rela_names_symbols_only_from_a_symbol_table(void **state)
 	elf = elf_guard_begin(fd);
 	assert_non_null(elf);
 	before = rss_bytes();
-	assert_int_equal(elf_each_rela(elf, count_rela, seen), 0);
+	assert_int_equal(elf_each_rela(elf, fd, ELF_RELA_TYPE_BIT(R_X86_64_64), count_rela, seen),
+			 0);
 	/* libelf keeps what it read until elf_end(). */
 	grew = rss_bytes() - before;
 	elf_end(elf);
