@@ -37,8 +37,10 @@ LABEL org.opencontainers.image.title="spanprof" \
 	org.opencontainers.image.description="eBPF span profiler agent" \
 	org.opencontainers.image.licenses="LGPL-2.1 OR BSD-2-Clause"
 COPY --from=build /src/build/spanprof /usr/bin/spanprof
-# The runtime libraries (tests/deploy checks them against `ldd build/spanprof`; libcurl4 is
-# not among them, the agent loads it when it first pushes or reads the Kubernetes API), then the file
+# The runtime libraries (tests/deploy checks them against `ldd build/spanprof`; libcurl4,
+# libmicrohttpd12 and libstdc++6 are not among them: the agent loads libcurl when it first pushes
+# or reads the Kubernetes API, libmicrohttpd when it serves /metrics, libstdc++ at the first C++
+# name it demangles), then the file
 # capabilities, set here and not in the build stage so that no copy can lose the xattr. setuid
 # and setgid bits are cleared: with allowPrivilegeEscalation a setuid-root program would give a
 # non-root agent back everything in its bounding set.

@@ -158,10 +158,12 @@ $(call stage_lib,$(1)): $(STAGE_OBJS_$(1))
 endef
 $(foreach s,proto $(STAGES),$(eval $(call stage_archive,$(s))))
 
-# libcurl is not linked into the agent: util/curl_lib loads it when a push server or the
-# Kubernetes API first needs it (linked, it and its TLS and auth libraries took about 6 MB of
-# resident memory in every run). Tests link it as they like.
-AGENT_LDLIBS := $(filter-out -lcurl,$(LDLIBS))
+# libcurl, libmicrohttpd and libstdc++ are not linked into the agent: util/curl_lib loads
+# libcurl when a push server or the Kubernetes API first needs it, util/mhd_lib libmicrohttpd
+# when a server starts, util/cxx_demangle libstdc++ at the first C++ name (linked, libcurl with
+# its TLS and auth libraries took about 6 MB of resident memory in every run, libmicrohttpd with
+# GnuTLS about 3 MB, libstdc++ with libm about 1.2 MB). Tests link them as they like.
+AGENT_LDLIBS := $(filter-out -lcurl -lmicrohttpd -lstdc++,$(LDLIBS))
 $(OUTPUT)/spanprof: $(OUTPUT)/user/main.o $(AGENT_LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(AGENT_LDLIBS) -o $@

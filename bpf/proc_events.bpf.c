@@ -29,9 +29,15 @@ static __always_inline bool wanted(__u32 pid)
 	return !cfg_filter_pids || bpf_map_lookup_elem(&target_pids, &pid);
 }
 
+/* ~770 exec events (680 bytes each) between reads. The agent maps the ring's data twice (so a
+ * record that wraps reads whole), which its resident memory counts twice: 1 MiB here showed as
+ * 2 MiB of RSS on top of its 1 MiB of map memory. A ring that fills loses events, counted
+ * (proc_event_lost), and the next rescan reads every process. */
+#define PROC_EVENTS_BYTES (512 * 1024)
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1024 * 1024); /* ~1500 exec events (680 bytes each) between reads */
+	__uint(max_entries, PROC_EVENTS_BYTES);
 } proc_events SEC(".maps");
 
 /* Wake-ups. The agent sleeps until its next drain (a second) unless woken: a process event
@@ -40,7 +46,7 @@ struct {
  * processes a second, and each wake-up costs the agent a loop), and one whenever a quarter of
  * the ring is used. An event that finds the gap not yet over is read when the agent looks again
  * after a wake-up by an event: within SPANPROF_EVENTS_FOLLOWUP_MS, longer than the gap. */
-#define PROC_EVENTS_WAKE_BYTES (256 * 1024)
+#define PROC_EVENTS_WAKE_BYTES (PROC_EVENTS_BYTES / 4)
 #define PROC_EVENTS_WAKE_GAP_NS (100ull * 1000 * 1000)
 _Static_assert(PROC_EVENTS_WAKE_GAP_NS < SPANPROF_EVENTS_FOLLOWUP_MS * 1000000ull,
 	       "the agent's follow-up look must come after the wake-up gap is over");

@@ -168,8 +168,14 @@ int agent_proc_wait_log(const struct agent_proc *a, const char *text, int timeou
 
 int agent_proc_start(struct agent_proc *a, const char *log_dir, const char *const *argv)
 {
+	return agent_proc_start_bin(a, build_path("spanprof"), log_dir, argv);
+}
+
+int agent_proc_start_bin(struct agent_proc *a, const char *bin, const char *log_dir,
+			 const char *const *argv)
+{
 	/* Room for a --pid per process of a test that starts a few dozen. */
-	const char *args[160] = { build_path("spanprof") };
+	const char *args[160] = { bin };
 	int i, fd;
 
 	for (i = 0; argv[i] && i < 158; i++)

@@ -40,6 +40,10 @@ int agent_group_stop(struct agent_group *g);
  * Returns 0 or -1 (the log is printed). */
 int agent_proc_start(struct agent_proc *a, const char *log_dir, const char *const *argv);
 
+/* The same with the agent binary at bin (a benchmark comparing an older build). */
+int agent_proc_start_bin(struct agent_proc *a, const char *bin, const char *log_dir,
+			 const char *const *argv);
+
 /* SIGINT, then waits up to 60 s. Returns the exit status, or -1 (killed). */
 int agent_proc_stop(struct agent_proc *a);
 

@@ -127,7 +127,10 @@ int tctx_elf_read(int fd, struct tctx_elf *out)
 		return errno ? -errno : -ENOEXEC;
 	err = find_symbol(elf, fd, out, &symndx);
 	err = err ?: read_tls_segment(elf, out);
-	err = err ?: elf_each_rela(elf, on_rela, &(struct reloc_walk){ out, symndx });
+	/* The symbol only matters to a module-wide relocation (the module id). */
+	err = err   ?:
+		      elf_each_rela(elf, fd, ELF_RELA_TYPE_BIT(R_TLS_DTPMOD64), on_rela,
+				    &(struct reloc_walk){ out, symndx });
 	if (!err)
 		elf_loads_read(elf, &out->loads);
 	elf_end(elf);

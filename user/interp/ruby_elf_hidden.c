@@ -94,7 +94,7 @@ int ruby_elf_ec_from_code(Elf *elf, int fd, const GElf_Sym *errinfo, struct ruby
 		/* The slot's second word is the variable's offset in the module's TLS block: from
 		 * its relocation for an exported variable, else written at link time. */
 		w.vaddr = slot;
-		if (elf_each_rela(elf, on_slot_rela, &w))
+		if (elf_each_rela(elf, fd, ELF_RELA_TYPE_BIT(R_X86_64_DTPOFF64), on_slot_rela, &w))
 			return -ENOENT; /* relocations over their stated maximum: nothing read */
 		tls = tls_size(elf);
 		if (!w.has_mod ||

@@ -39,7 +39,7 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, c
 			     struct MHD_Response *resp)
 {
 	if (resp && status == MHD_HTTP_METHOD_NOT_ALLOWED)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+		http_serve_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	return http_serve_reply(conn, status, type, resp);
 }
 
@@ -47,7 +47,7 @@ static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned int stat
 				  const char *text)
 {
 	struct MHD_Response *resp =
-		MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
+		http_serve_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
 
 	return reply(conn, status, CONTENT_TYPE_TEXT, resp);
 }
@@ -68,7 +68,7 @@ static enum MHD_Result reply_metrics(struct MHD_Connection *conn, const struct m
 		free(buf);
 		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	}
-	resp = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
+	resp = http_serve_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
 	if (!resp)
 		free(buf);
 	return reply(conn, MHD_HTTP_OK, CONTENT_TYPE_METRICS, resp);

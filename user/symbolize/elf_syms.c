@@ -18,13 +18,11 @@
 #include "symbolize/sym_index.h"
 #include "util/gopclntab.h"
 #include "util/gopclntab_inline.h"
+#include "util/cxx_demangle.h"
 #include "util/elf_guard.h"
 #include "util/log.h"
 
 #define ELF_SYMS_MAX_SEGS 16
-
-/* Provided by libstdc++ (the Itanium C++ ABI); declared here to keep this a C file. */
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 struct elf_seg {
 	uint64_t offset, filesz, vaddr, align;
@@ -377,13 +375,12 @@ int elf_syms_file_to_vaddr(const struct elf_syms *es, uint64_t offset, uint64_t 
 /* Demangles C++ names; the result lives in slot `slot` until the next lookup. */
 static const char *demangle(struct elf_syms *es, const char *name, int slot)
 {
-	int status = 0;
 	char *out;
 
 	if (!name || strncmp(name, "_Z", 2))
 		return name;
-	out = __cxa_demangle(name, NULL, NULL, &status);
-	if (!out || status)
+	out = cxx_demangle(name);
+	if (!out)
 		return name;
 	free(es->demangled[slot]);
 	es->demangled[slot] = out;

@@ -104,12 +104,19 @@ int elf_wanted_sym_note(struct elf_wanted_sym *want, size_t n, const char *name,
  * want[0..n). Returns elf_each_defined_symbol()'s result. */
 int elf_find_symbols(Elf *elf, int fd, struct elf_wanted_sym *want, size_t n);
 
-/* Calls fn for every entry of the SHT_RELA sections, with the symbol it names (NULL when it names
- * none, or its section's sh_link is not a symbol table (SHT_DYNSYM, SHT_SYMTAB: those the guard
- * caps together) or cannot be read; any other section named there is not read). The relocation
- * sections together may claim at most ELF_SECTION_MAX_SYMBOLS bytes, checked before libelf reads
- * any (a sparse file can claim gigabytes). Returns 0, or -EFBIG (nothing was read). */
+/* Calls fn for every entry of the SHT_RELA sections of elf (open on fd), read with pread a
+ * chunk at a time (about 50 KiB held, whatever the sections' sizes: libelf would copy each whole
+ * section, and the symbol table it names, into the heap). sym is the symbol the relocation names
+ * when its type t is in sym_types (bit t, for t < 64) and the section's sh_link is a symbol table
+ * (SHT_DYNSYM, SHT_SYMTAB) holding that entry: read with one pread, so only the relocation types
+ * a caller looks at cost a read each; NULL otherwise. The relocation sections together may claim
+ * at most ELF_SECTION_MAX_SYMBOLS bytes, checked before any is read (a sparse file can claim
+ * gigabytes). Returns 0, -EFBIG (nothing was read) or -errno (the file could not be read: fn
+ * saw the entries before). */
 typedef void (*elf_rela_fn)(void *ctx, const GElf_Rela *rela, const GElf_Sym *sym);
-int elf_each_rela(Elf *elf, elf_rela_fn fn, void *ctx);
+int elf_each_rela(Elf *elf, int fd, uint64_t sym_types, elf_rela_fn fn, void *ctx);
+
+/* The bit of sym_types for relocation type t (t < 64). */
+#define ELF_RELA_TYPE_BIT(t) (1ull << (t))
 
 #endif /* SPANPROF_ELF_LAYOUT_H */

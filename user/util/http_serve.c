@@ -12,6 +12,7 @@
 
 #include "util/http_serve.h"
 #include "util/log.h"
+#include "util/mhd_lib.h"
 
 struct http_server {
 	struct MHD_Daemon *daemon;
@@ -46,7 +47,8 @@ static unsigned int bound_port(int fd)
 	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
 }
 
-static struct MHD_Daemon *daemon_start(int fd, const struct http_serve_limits *lim,
+static struct MHD_Daemon *daemon_start(const struct mhd_lib *mhd, int fd,
+				       const struct http_serve_limits *lim,
 				       MHD_AccessHandlerCallback fn, void *ctx, const char *name)
 {
 	struct MHD_OptionItem opts[3];
@@ -61,12 +63,12 @@ static struct MHD_Daemon *daemon_start(int fd, const struct http_serve_limits *l
 						     (intptr_t)lim->connection_memory, NULL };
 	opts[n] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
 	errno = 0;
-	return MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL, fn,
-				ctx, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, (void *)name,
-				MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
-				MHD_OPTION_CONNECTION_LIMIT, lim->max_connections,
-				MHD_OPTION_CONNECTION_TIMEOUT, lim->timeout_s, MHD_OPTION_ARRAY,
-				opts, MHD_OPTION_END);
+	return mhd->start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+				 fn, ctx, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, (void *)name,
+				 MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+				 MHD_OPTION_CONNECTION_LIMIT, lim->max_connections,
+				 MHD_OPTION_CONNECTION_TIMEOUT, lim->timeout_s, MHD_OPTION_ARRAY,
+				 opts, MHD_OPTION_END);
 }
 
 /* libmicrohttpd's callback: the method picks the server's handler; the rest (protocol version,
@@ -90,9 +92,13 @@ struct http_server *http_server_start(int fd, const struct http_serve_limits *li
 				      const struct http_serve_handlers *h, void *ctx,
 				      const char *name)
 {
-	struct http_server *s = calloc(1, sizeof(*s));
+	const struct mhd_lib *mhd = mhd_lib();
+	struct http_server *s;
 	int err;
 
+	if (!mhd)
+		return NULL; /* errno set, the reason logged */
+	s = calloc(1, sizeof(*s));
 	if (!s) {
 		errno = ENOMEM;
 		return NULL;
@@ -100,7 +106,7 @@ struct http_server *http_server_start(int fd, const struct http_serve_limits *li
 	s->port = bound_port(fd);
 	s->h = h;
 	s->ctx = ctx;
-	s->daemon = daemon_start(fd, lim, on_request, s, name);
+	s->daemon = daemon_start(mhd, fd, lim, on_request, s, name);
 	if (!s->daemon) {
 		err = errno ? errno : EIO;
 		free(s);
@@ -120,19 +126,35 @@ void http_server_stop(struct http_server *s)
 	if (!s)
 		return;
 	/* Also closes the listening socket handed over at the start. */
-	MHD_stop_daemon(s->daemon);
+	mhd_lib()->stop_daemon(s->daemon); /* loaded: the server started */
 	free(s);
 }
 
 enum MHD_Result http_serve_reply(struct MHD_Connection *conn, unsigned int status, const char *type,
 				 struct MHD_Response *resp)
 {
+	const struct mhd_lib *mhd = mhd_lib(); /* loaded: a server called us */
 	enum MHD_Result ret;
 
 	if (!resp)
 		return MHD_NO; /* out of memory: MHD closes the connection */
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	ret = MHD_queue_response(conn, status, resp);
-	MHD_destroy_response(resp);
+	mhd->add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	ret = mhd->queue_response(conn, status, resp);
+	mhd->destroy_response(resp);
 	return ret;
+}
+
+struct MHD_Response *http_serve_buffer(size_t len, void *buf, enum MHD_ResponseMemoryMode mode)
+{
+	return mhd_lib()->create_response_from_buffer(len, buf, mode);
+}
+
+void http_serve_header(struct MHD_Response *resp, const char *name, const char *value)
+{
+	mhd_lib()->add_response_header(resp, name, value);
+}
+
+const char *http_serve_query_arg(struct MHD_Connection *conn, const char *key)
+{
+	return mhd_lib()->lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, key);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* What the agent's two HTTP servers (the metrics server and the span viewer) share over
- * libmicrohttpd: a server running its polling thread on a socket we opened, its port, stopping
+ * libmicrohttpd (loaded by the first server, util/mhd_lib): a server running its polling thread on a socket we opened, its port, stopping
  * it, queueing a reply, and routing libmicrohttpd's messages to our logger. */
 #ifndef SPANPROF_HTTP_SERVE_H
 #define SPANPROF_HTTP_SERVE_H
@@ -45,5 +45,16 @@ void http_server_stop(struct http_server *s);
  * type, and releases it. */
 enum MHD_Result http_serve_reply(struct MHD_Connection *conn, unsigned int status, const char *type,
 				 struct MHD_Response *resp);
+
+/* A response holding the len bytes at buf (mode: whether libmicrohttpd copies, frees or only
+ * reads them), or NULL when out of memory. Only from a running server's handlers. */
+struct MHD_Response *http_serve_buffer(size_t len, void *buf, enum MHD_ResponseMemoryMode mode);
+
+/* Adds the header name: value to resp. Only from a running server's handlers. */
+void http_serve_header(struct MHD_Response *resp, const char *name, const char *value);
+
+/* The value of the query argument key of the request on conn, or NULL. Only from a running
+ * server's handlers. */
+const char *http_serve_query_arg(struct MHD_Connection *conn, const char *key);
 
 #endif /* SPANPROF_HTTP_SERVE_H */

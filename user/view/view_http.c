@@ -28,11 +28,11 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, c
 			     struct MHD_Response *resp)
 {
 	if (resp) {
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+		http_serve_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 		/* Everything the page needs comes from here: no other origin may be loaded. */
-		MHD_add_response_header(resp, "Content-Security-Policy",
-					"default-src 'self'; img-src 'self' data:");
-		MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+		http_serve_header(resp, "Content-Security-Policy",
+				  "default-src 'self'; img-src 'self' data:");
+		http_serve_header(resp, "X-Content-Type-Options", "nosniff");
 	}
 	return http_serve_reply(conn, status, type, resp);
 }
@@ -40,9 +40,8 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, c
 static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned int status,
 				  const char *text)
 {
-	return reply(
-		conn, status, "text/plain; charset=utf-8",
-		MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY));
+	return reply(conn, status, "text/plain; charset=utf-8",
+		     http_serve_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY));
 }
 
 static const char *type_of(const char *path)
@@ -67,9 +66,9 @@ static enum MHD_Result reply_asset(struct MHD_Connection *conn, const char *url)
 	for (i = 0; i < web_assets_count; i++)
 		if (!strcmp(url, web_assets[i].path))
 			return reply(conn, MHD_HTTP_OK, type_of(url),
-				     MHD_create_response_from_buffer(web_assets[i].len,
-								     (void *)web_assets[i].data,
-								     MHD_RESPMEM_PERSISTENT));
+				     http_serve_buffer(web_assets[i].len,
+						       (void *)web_assets[i].data,
+						       MHD_RESPMEM_PERSISTENT));
 	return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
 }
 
@@ -98,12 +97,12 @@ static enum MHD_Result reply_json(struct MHD_Connection *conn, struct view_store
 				  err == -ENOMEM ? "out of memory\n" : "failed (see the log)\n");
 	}
 	return reply(conn, MHD_HTTP_OK, JSON_TYPE,
-		     MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE));
+		     http_serve_buffer(len, buf, MHD_RESPMEM_MUST_FREE));
 }
 
 static const char *arg(struct MHD_Connection *conn, const char *key)
 {
-	return MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, key);
+	return http_serve_query_arg(conn, key);
 }
 
 static size_t arg_size(struct MHD_Connection *conn, const char *key, size_t def, size_t max)

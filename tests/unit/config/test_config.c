@@ -592,7 +592,7 @@ static void test_config_sets_input_caps_and_budgets(void **state)
 	parse_env(&p, plain, NULL);
 	assert_int_equal(p.result, CONFIG_RUN);
 	assert_int_equal(p.cfg.max_dwarf_bytes, 8ull << 20);
-	assert_int_equal(p.cfg.symbol_budget, 16ull << 20);
+	assert_int_equal(p.cfg.symbol_budget, 8ull << 20);
 	assert_int_equal(p.cfg.load_budget_ms, 200);
 	assert_int_equal(p.cfg.perf_map_max_bytes, 16ull << 20);
 	assert_int_equal(p.cfg.perf_map_max_lines, 256u << 10);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Unit tests for addr_cache: what a hit gives back, the three key words, the bound (emptied
- * whole when full) and strings owned by the cache. */
+ * whole when full), growth from a small table and strings owned by the cache. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -187,6 +187,37 @@ static void test_addr_cache_of_zero_entries_holds_one(void **state)
 	addr_cache_free(NULL);
 }
 
+/* A bound larger than the table's first size: the table doubles several times, every entry
+ * stays found, and the bound still empties it. */
+static void test_addr_cache_grows_to_its_bound_then_empties(void **state)
+{
+	const size_t max = 10000;
+	struct addr_cache *c = addr_cache_new(max);
+	struct sym_frame f = frame_of("grown");
+	size_t i;
+
+	(void)state;
+	assert_non_null(c);
+	for (i = 0; i < max; i++)
+		addr_cache_put(c, &(struct addr_cache_key){ .dev = 3, .inode = 4, .offset = i }, &f,
+			       "beef");
+	assert_int_equal(addr_cache_count(c), max);
+	for (i = 0; i < max; i++)
+		assert_true(hits_with(c, key(3, 4, i), "grown"));
+	addr_cache_put(c, &(struct addr_cache_key){ .dev = 3, .inode = 4, .offset = max }, &f,
+		       NULL);
+	assert_int_equal(addr_cache_count(c), 1);
+	assert_true(hits_with(c, key(3, 4, max), "grown"));
+	assert_false(hits_with(c, key(3, 4, 0), "grown"));
+	for (i = 0; i < max - 1; i++) /* and grows again from its first size, up to max */
+		addr_cache_put(c, &(struct addr_cache_key){ .dev = 5, .inode = 6, .offset = i }, &f,
+			       NULL);
+	assert_int_equal(addr_cache_count(c), max);
+	assert_true(hits_with(c, key(5, 6, max - 2), "grown"));
+	assert_true(hits_with(c, key(5, 6, 0), "grown"));
+	addr_cache_free(c);
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int main(void)
@@ -198,6 +229,7 @@ int main(void)
 		T(test_addr_cache_first_put_of_a_key_wins),
 		T(test_addr_cache_empties_when_full),
 		T(test_addr_cache_copies_strings),
+		cmocka_unit_test(test_addr_cache_grows_to_its_bound_then_empties),
 		cmocka_unit_test(test_addr_cache_of_zero_entries_holds_one),
 	};
 

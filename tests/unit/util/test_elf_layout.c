@@ -270,7 +270,8 @@ static void test_rela_names_symbols_only_from_a_symbol_table(void **state)
 	elf = elf_guard_begin(fd);
 	assert_non_null(elf);
 	before = rss_bytes();
-	assert_int_equal(elf_each_rela(elf, count_rela, seen), 0);
+	assert_int_equal(elf_each_rela(elf, fd, ELF_RELA_TYPE_BIT(R_X86_64_64), count_rela, seen),
+			 0);
 	/* libelf keeps what it read until elf_end(). */
 	grew = rss_bytes() - before;
 	elf_end(elf);
@@ -282,6 +283,68 @@ static void test_rela_names_symbols_only_from_a_symbol_table(void **state)
 	assert_true(grew < LINKED_CLAIM / 4);
 	assert_int_equal(seen[0], 1);
 	assert_int_equal(seen[1], 0);
+}
+
+/* What each relocation was handed: its type, and the value of its symbol (0: none). */
+struct rela_seen {
+	int n;
+	unsigned int type[4];
+	uint64_t sym_value[4];
+};
+
+static void note_rela(void *ctx, const GElf_Rela *rela, const GElf_Sym *sym)
+{
+	struct rela_seen *seen = ctx;
+
+	if (seen->n >= 4)
+		return;
+	seen->type[seen->n] = (unsigned int)GELF_R_TYPE(rela->r_info);
+	seen->sym_value[seen->n++] = sym ? sym->st_value : 0;
+}
+
+/* The walk reads the symbol a relocation names from the section's symbol table, only for the
+ * types asked for; an index past the table's end names none. */
+static void test_rela_reads_symbols_only_for_the_types_asked(void **state)
+{
+	Elf64_Rela rela[3] = {
+		{ .r_offset = 0x2000, .r_info = ELF64_R_INFO(1, R_X86_64_DTPMOD64) },
+		{ .r_offset = 0x2008, .r_info = ELF64_R_INFO(1, R_X86_64_GLOB_DAT) },
+		{ .r_offset = 0x2010, .r_info = ELF64_R_INFO(7, R_X86_64_DTPMOD64) },
+	};
+	Elf64_Sym syms[2] = {
+		{ 0 },
+		{ .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_TLS), .st_shndx = 1, .st_value = 0x1234 }
+	};
+	const struct crafted_section secs[] = {
+		{ ".rela.dyn", SHT_RELA, 0, rela, sizeof(rela), 0 },
+		{ ".dynsym", SHT_DYNSYM, 0, syms, sizeof(syms), 0 },
+	};
+	char *dir = tmpdir_new("elf-layout"), path[512];
+	struct rela_seen seen = { 0 };
+	Elf *elf;
+	int fd;
+
+	(void)state;
+	assert_non_null(dir);
+	snprintf(path, sizeof(path), "%s/rela.so", dir);
+	assert_int_equal(crafted_elf_write(path, secs, 2), 0);
+	assert_int_equal(crafted_elf_set_link(path, 1, 2, sizeof(Elf64_Rela)), 0);
+	assert_int_equal(crafted_elf_set_link(path, 2, 0, sizeof(Elf64_Sym)), 0);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	elf = elf_guard_begin(fd);
+	assert_non_null(elf);
+	assert_int_equal(
+		elf_each_rela(elf, fd, ELF_RELA_TYPE_BIT(R_X86_64_DTPMOD64), note_rela, &seen), 0);
+	elf_end(elf);
+	close(fd);
+	tmpdir_remove(dir);
+	assert_int_equal(seen.n, 3);
+	assert_int_equal(seen.type[0], R_X86_64_DTPMOD64);
+	assert_int_equal(seen.sym_value[0], 0x1234);
+	assert_int_equal(seen.type[1], R_X86_64_GLOB_DAT);
+	assert_int_equal(seen.sym_value[1], 0); /* not asked for: not read */
+	assert_int_equal(seen.sym_value[2], 0); /* past the table's end */
 }
 
 static void count_symbol(void *ctx, const char *name, const GElf_Sym *sym)
@@ -382,6 +445,7 @@ int main(void)
 		cmocka_unit_test(test_wanted_sym_note_keeps_the_first),
 		cmocka_unit_test(test_loads_give_the_load_bias),
 		cmocka_unit_test(test_rela_names_symbols_only_from_a_symbol_table),
+		cmocka_unit_test(test_rela_reads_symbols_only_for_the_types_asked),
 		cmocka_unit_test(test_names_cost_their_length_in_a_table_without_final_nul),
 	};
 
