@@ -14,7 +14,6 @@
 
 #define NAME_MAX_LEN 128
 #define FILE_MAX_LEN 256
-#define LINETABLE_MAX (64 * 1024) /* longer tables: the function's first line is shown */
 /* PyASCIIObject state bits. */
 #define STATE_COMPACT (1u << 5)
 #define STATE_ASCII (1u << 6)
@@ -49,13 +48,26 @@ struct python_symbols *python_symbols_new(const char *proc_root, size_t max_entr
 		errno = ENOMEM;
 		return NULL;
 	}
+	ps->stats.bytes = sizeof(*ps) + ps->cache.nbuckets * sizeof(*ps->cache.buckets);
 	return ps;
+}
+
+size_t python_symbols_entry_bytes(void)
+{
+	return sizeof(struct code_entry);
+}
+
+/* What e holds on the heap: the entry and its line table (malloc was asked for at least 1). */
+static size_t entry_bytes(const struct code_entry *e)
+{
+	return sizeof(*e) + (e->table ? (e->table_len ? e->table_len : 1) : 0);
 }
 
 static void drop_entry(struct python_symbols *ps, struct lru_node *n)
 {
 	struct code_entry *e = lru_entry(n, struct code_entry, node);
 
+	ps->stats.bytes -= entry_bytes(e);
 	lru_del(&ps->cache, n);
 	free(e->table);
 	free(e);
@@ -102,7 +114,7 @@ static int read_str(int fd, const struct python_offsets *off, uint64_t obj, char
 	return 0;
 }
 
-/* The code object's line table (a bytes object), bounded by LINETABLE_MAX. */
+/* The code object's line table (a bytes object), bounded by PYTHON_SYMBOLS_TABLE_MAX. */
 static int read_table(int fd, const struct python_offsets *off, uint64_t code, struct code_entry *e)
 {
 	uint64_t obj;
@@ -111,7 +123,7 @@ static int read_table(int fd, const struct python_offsets *off, uint64_t code, s
 	if (read_mem(fd, code + off->co_linetable, &obj, sizeof(obj)) || !obj ||
 	    read_mem(fd, obj + off->bytes_size, &len, sizeof(len)) || len < 0)
 		return -EFAULT;
-	if (len > LINETABLE_MAX)
+	if (len > PYTHON_SYMBOLS_TABLE_MAX)
 		return 0; /* too long to trust: lines fall back to the first line */
 	e->table = malloc(len ? len : 1);
 	if (!e->table)
@@ -199,6 +211,7 @@ static struct code_entry *lookup(struct python_symbols *ps, pid_t pid,
 	e->node.k1 = f->code;
 	e->node.k2 = k2;
 	lru_add(&ps->cache, &e->node);
+	ps->stats.bytes += entry_bytes(e);
 	return e;
 }
 

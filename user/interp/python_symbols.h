@@ -15,6 +15,9 @@
 #include "interp/python_offsets.h"
 #include "util/frame.h"
 
+/* Longer line tables are not kept: such frames show the function's first line. */
+#define PYTHON_SYMBOLS_TABLE_MAX (64 * 1024)
+
 struct python_symbols;
 
 struct python_symbols_stats {
@@ -22,6 +25,8 @@ struct python_symbols_stats {
 	uint64_t stale; /* code objects that no longer matched what BPF captured */
 	uint64_t read_errors; /* code objects that could not be read */
 	uint64_t evictions; /* entries dropped because max_entries were cached */
+	uint64_t bytes; /* heap held now: the cache, its hash, python_symbols_entry_bytes() per
+			 * entry and each entry's line table (bytes asked of malloc) */
 };
 
 struct python_symbols *python_symbols_new(const char *proc_root, size_t max_entries);
@@ -32,6 +37,10 @@ void python_symbols_free(struct python_symbols *ps);
  * file. Strings stay valid until the next call. */
 void python_symbols_resolve(struct python_symbols *ps, pid_t pid, const struct python_offsets *off,
 			    const struct interp_frame *f, struct sym_line *line);
+
+/* The fixed bytes of one cached code object (its name and file buffers included); its line table,
+ * at most PYTHON_SYMBOLS_TABLE_MAX bytes, comes on top. */
+size_t python_symbols_entry_bytes(void);
 
 void python_symbols_get_stats(const struct python_symbols *ps, struct python_symbols_stats *out);
 

@@ -14,9 +14,6 @@
 
 #define LABEL_MAX_LEN 128
 #define PATH_MAX_LEN 256
-/* Larger line tables are not read: such frames show the method's first line. */
-#define MAX_INSN_ENTRIES 16384
-#define MAX_ISEQ_SIZE (1u << 20)
 
 /* k2 of a C function's name: IDs are never freed, so (pid, ID) names it for the process's life. */
 #define CFUNC_KEY(pid) ((uint64_t)(uint32_t)(pid) << 32 | 0xffffffffu)
@@ -31,6 +28,7 @@ struct iseq_entry {
 	uint8_t *entries, *succ; /* insns_info body and succ table; NULL: not read */
 	uint32_t nentries;
 	size_t succ_len;
+	size_t tables_bytes; /* asked of malloc for entries and succ */
 };
 
 struct ruby_symbols {
@@ -53,6 +51,7 @@ struct ruby_symbols *ruby_symbols_new(const char *proc_root, size_t max_entries)
 		errno = ENOMEM;
 		return NULL;
 	}
+	rs->stats.bytes = sizeof(*rs) + rs->cache.nbuckets * sizeof(*rs->cache.buckets);
 	return rs;
 }
 
@@ -63,8 +62,15 @@ static void free_entry(struct iseq_entry *e)
 	free(e);
 }
 
+size_t ruby_symbols_entry_bytes(void)
+{
+	return sizeof(struct iseq_entry);
+}
+
 static void drop_entry(struct ruby_symbols *rs, struct lru_node *n)
 {
+	rs->stats.bytes -=
+		sizeof(struct iseq_entry) + lru_entry(n, struct iseq_entry, node)->tables_bytes;
 	lru_del(&rs->cache, n);
 	free_entry(lru_entry(n, struct iseq_entry, node));
 }
@@ -200,12 +206,14 @@ static int read_lines(int fd, const struct ruby_offsets *off, uint64_t body, str
 	if (err || read_mem(fd, body + off->insns_size, &n, sizeof(n)) ||
 	    read_mem(fd, body + off->body_iseq_size, &iseq_size, sizeof(iseq_size)))
 		return -EFAULT;
-	if (!entries || !n || n > MAX_INSN_ENTRIES || iseq_size > MAX_ISEQ_SIZE || (n > 1 && !succ))
+	if (!entries || !n || n > RUBY_SYMBOLS_MAX_INSN_ENTRIES ||
+	    iseq_size > RUBY_SYMBOLS_MAX_ISEQ_SIZE || (n > 1 && !succ))
 		return 0;
 	bytes = (size_t)n * off->insn_entry_size;
 	e->entries = malloc(bytes);
 	if (!e->entries)
 		return -ENOMEM;
+	e->tables_bytes = bytes;
 	if (read_mem(fd, entries, e->entries, bytes))
 		return -EFAULT;
 	e->nentries = n;
@@ -215,6 +223,7 @@ static int read_lines(int fd, const struct ruby_offsets *off, uint64_t body, str
 	e->succ = malloc(e->succ_len);
 	if (!e->succ)
 		return -ENOMEM;
+	e->tables_bytes += e->succ_len;
 	return read_mem(fd, succ, e->succ, e->succ_len);
 }
 
@@ -298,6 +307,7 @@ static struct iseq_entry *lookup(struct ruby_symbols *rs, pid_t pid, const struc
 	e->node.k1 = f->code;
 	e->node.k2 = k2;
 	lru_add(&rs->cache, &e->node);
+	rs->stats.bytes += sizeof(*e) + e->tables_bytes;
 	return e;
 }
 

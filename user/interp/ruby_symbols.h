@@ -19,6 +19,10 @@
  * not in it). */
 #define RUBY_CFUNC_PLACEHOLDER "[ruby C function]"
 
+/* Larger line tables are not kept: such frames show the method's first line. */
+#define RUBY_SYMBOLS_MAX_INSN_ENTRIES 16384
+#define RUBY_SYMBOLS_MAX_ISEQ_SIZE (1u << 20)
+
 struct ruby_symbols;
 
 struct ruby_symbols_stats {
@@ -26,6 +30,8 @@ struct ruby_symbols_stats {
 	uint64_t stale; /* iseqs that no longer matched what BPF captured */
 	uint64_t read_errors; /* iseqs that could not be read */
 	uint64_t evictions; /* entries dropped because max_entries were cached */
+	uint64_t bytes; /* heap held now: the cache, its hash, ruby_symbols_entry_bytes() per entry
+			 * and each entry's line tables (bytes asked of malloc) */
 };
 
 struct ruby_symbols *ruby_symbols_new(const char *proc_root, size_t max_entries);
@@ -38,6 +44,11 @@ void ruby_symbols_free(struct ruby_symbols *rs);
 void ruby_symbols_resolve(struct ruby_symbols *rs, pid_t pid, const struct ruby_offsets *off,
 			  uint64_t global_symbols, const struct interp_frame *f,
 			  struct sym_line *line);
+
+/* The fixed bytes of one cached iseq or C function name (label and path buffers included); an
+ * iseq's line tables come on top: at most RUBY_SYMBOLS_MAX_INSN_ENTRIES insns_info entries and
+ * a succ table for at most RUBY_SYMBOLS_MAX_ISEQ_SIZE instructions. */
+size_t ruby_symbols_entry_bytes(void);
 
 void ruby_symbols_get_stats(const struct ruby_symbols *rs, struct ruby_symbols_stats *out);
 

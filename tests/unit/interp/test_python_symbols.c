@@ -181,6 +181,76 @@ static void test_hostile_lengths(void **state)
 	python_symbols_free(ps);
 }
 
+static uint64_t bytes_held(const struct python_symbols *ps)
+{
+	struct python_symbols_stats st;
+
+	python_symbols_get_stats(ps, &st);
+	return st.bytes;
+}
+
+/* A line table of len bytes (one location entry, then padding) into t, set on the code object. */
+static void set_table(struct fake_bytes *t, int64_t len)
+{
+	*t = table;
+	memcpy(t->raw + 16, &len, sizeof(len));
+	set_ptr(136, t);
+}
+
+/* The byte count follows what the cache holds: each entry adds its fixed size plus its line
+ * table, and a replaced, evicted or stale entry gives all of it back. */
+static void test_bytes_follow_inserts_and_evictions(void **state)
+{
+	const struct python_offsets *off = python_offsets_for(3, 12);
+	struct python_symbols *ps = python_symbols_new("/proc", 1);
+	const uint64_t entry = python_symbols_entry_bytes();
+	struct python_symbols_stats st;
+	struct fake_bytes table5;
+	int32_t first = 20;
+	struct interp_frame f;
+	struct sym_line l;
+	uint64_t empty;
+
+	(void)state;
+	make_code();
+	empty = bytes_held(ps);
+	assert_true(empty > 0); /* the cache and its hash */
+	f = frame_now(3);
+	python_symbols_resolve(ps, getpid(), off, &f, &l);
+	assert_int_equal(bytes_held(ps), empty + entry + 2);
+	python_symbols_resolve(ps, getpid(), off, &f, &l); /* a hit holds nothing more */
+	assert_int_equal(bytes_held(ps), empty + entry + 2);
+	/* Same key, new line table: the old entry is dropped and the new one read. */
+	set_table(&table5, 5);
+	f = frame_now(3);
+	python_symbols_resolve(ps, getpid(), off, &f, &l);
+	assert_string_equal(l.function, "Cart.price_cart");
+	assert_int_equal(bytes_held(ps), empty + entry + 5);
+	/* Another key with the cache full: the oldest is evicted. */
+	set_table(&table5, 2);
+	memcpy(code + 68, &first, sizeof(first));
+	f = frame_now(3);
+	f.firstlineno = 20;
+	python_symbols_resolve(ps, getpid(), off, &f, &l);
+	assert_int_equal(l.line, 22);
+	python_symbols_get_stats(ps, &st);
+	assert_int_equal(st.evictions, 1);
+	assert_int_equal(st.bytes, empty + entry + 2);
+	/* Changed before it was read again: dropped, nothing held. */
+	f.check ^= 1;
+	python_symbols_resolve(ps, getpid(), off, &f, &l);
+	assert_string_equal(l.function, "[python code gone]");
+	assert_int_equal(bytes_held(ps), empty);
+	/* A line table too long to keep: the entry alone. */
+	set_table(&table5, PYTHON_SYMBOLS_TABLE_MAX + 1);
+	f = frame_now(3);
+	f.firstlineno = 20;
+	python_symbols_resolve(ps, getpid(), off, &f, &l);
+	assert_int_equal(l.line, 20);
+	assert_int_equal(bytes_held(ps), empty + entry);
+	python_symbols_free(ps); /* ASan: nothing left behind */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -188,6 +258,7 @@ int main(void)
 		cmocka_unit_test(test_reused_code_object_is_not_misnamed),
 		cmocka_unit_test(test_reused_code_object_with_new_qualname_is_read_anew),
 		cmocka_unit_test(test_hostile_lengths),
+		cmocka_unit_test(test_bytes_follow_inserts_and_evictions),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "discover/proc_maps.h"
+#include "interp/ruby_lines.h"
 #include "interp/ruby_symbols.h"
 #include "interp/ruby_proc.h"
 #include "tmpdir.h"
@@ -385,6 +386,67 @@ static void test_control_characters_cleaned_at_entry(void **state)
 	ruby_symbols_free(rs);
 }
 
+static uint64_t bytes_held(const struct ruby_symbols *rs)
+{
+	struct ruby_symbols_stats st;
+
+	ruby_symbols_get_stats(rs, &st);
+	return st.bytes;
+}
+
+/* What iseq's line tables take, from its body as Ruby laid it out: insns_info entries, and the
+ * succ table when there is more than one entry. */
+static uint64_t line_table_bytes(pid_t pid, const struct ruby_offsets *off, uint64_t iseq)
+{
+	uint64_t body = read_word(pid, iseq + off->iseq_body);
+	uint32_t n = (uint32_t)read_word(pid, body + off->insns_size);
+	uint32_t size = (uint32_t)read_word(pid, body + off->body_iseq_size);
+
+	assert_true(n > 0 && n <= RUBY_SYMBOLS_MAX_INSN_ENTRIES);
+	assert_true(size <= RUBY_SYMBOLS_MAX_ISEQ_SIZE);
+	return (uint64_t)n * off->insn_entry_size + (n > 1 ? ruby_succ_table_bytes(size) : 0);
+}
+
+/* The byte count follows what the cache holds: each iseq adds the fixed entry size plus its
+ * line tables, an evicted or stale one gives all of it back, a placeholder holds nothing. */
+static void test_bytes_follow_inserts_and_evictions(void **state)
+{
+	struct live *l = live_or_skip(state);
+	struct ruby_symbols *rs = ruby_symbols_new("/proc", 1);
+	struct interp_frame cf = { .code = 12345, .flags = SPANPROF_RB_FRAME_CFUNC };
+	const uint64_t entry = ruby_symbols_entry_bytes();
+	uint64_t empty, tables[2];
+	struct ruby_symbols_stats st;
+	struct sym_line line;
+	struct interp_frame f;
+	int i;
+
+	assert_non_null(rs);
+	empty = bytes_held(rs);
+	assert_true(empty > 0); /* the cache and its hash */
+	for (i = 0; i < 2; i++) {
+		tables[i] = line_table_bytes(l->pid, offsets(), l->iseqs[i].addr);
+		f = capture(l->pid, offsets(), l->iseqs[i].addr, 0);
+		ruby_symbols_resolve(rs, l->pid, offsets(), 0, &f, &line);
+		assert_string_equal(line.function, l->iseqs[i].label);
+		/* one entry: the second iseq evicted the first and all it held */
+		assert_int_equal(bytes_held(rs), empty + entry + tables[i]);
+	}
+	assert_true(tables[0] > 0 && tables[1] > 0);
+	ruby_symbols_resolve(rs, l->pid, offsets(), 0, &f, &line); /* a hit holds nothing more */
+	assert_int_equal(bytes_held(rs), empty + entry + tables[1]);
+	f.check ^= 0x40; /* changed before it was read again: dropped, nothing held */
+	ruby_symbols_resolve(rs, l->pid, offsets(), 0, &f, &line);
+	assert_string_equal(line.function, "[ruby code gone]");
+	assert_int_equal(bytes_held(rs), empty);
+	ruby_symbols_resolve(rs, getpid(), offsets(), 0, &cf, &line);
+	assert_string_equal(line.function, RUBY_CFUNC_PLACEHOLDER);
+	ruby_symbols_get_stats(rs, &st);
+	assert_int_equal(st.evictions, 1);
+	assert_int_equal(st.bytes, empty);
+	ruby_symbols_free(rs); /* ASan: nothing left behind */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -394,6 +456,7 @@ int main(void)
 		cmocka_unit_test(test_c_functions_named_by_their_id),
 		cmocka_unit_test(test_cache_is_bounded),
 		cmocka_unit_test(test_control_characters_cleaned_at_entry),
+		cmocka_unit_test(test_bytes_follow_inserts_and_evictions),
 	};
 
 	return cmocka_run_group_tests_name("ruby_symbols", tests, setup, teardown);
