@@ -110,7 +110,7 @@ static int within(double got, double want, double ratio)
  * none does in TRIES drains. total is rss plus the map parts, exactly. */
 static void test_memory_metrics_match_proc_status_and_fdinfo(void **state)
 {
-	double rss, maps, total, heap, symbols;
+	double rss, maps, total, heap, symbols, interpreters;
 	struct proc_memory k;
 	struct agent_proc a;
 	pid_t workload;
@@ -126,14 +126,15 @@ static void test_memory_metrics_match_proc_status_and_fdinfo(void **state)
 		rss = scrape_or_fail(port, "spanprof_memory_bytes{part=\"rss\"}");
 		heap = scrape_or_fail(port, "spanprof_memory_bytes{part=\"heap\"}");
 		symbols = scrape_or_fail(port, "spanprof_memory_bytes{part=\"symbols\"}");
+		interpreters = scrape_or_fail(port, "spanprof_memory_bytes{part=\"interpreters\"}");
 		total = scrape_or_fail(port, "spanprof_memory_bytes{part=\"total\"}");
 		for (maps = 0, p = 0; p < sizeof(bpf_parts) / sizeof(bpf_parts[0]); p++)
 			maps += scrape_or_fail(port, bpf_parts[p]);
 		assert_int_equal(proc_memory_read(a.pid, &k), 0);
 		assert_true(k.nmaps > 10);
-		printf("  /metrics: rss %.0f, maps %.0f, heap %.0f; kernel: rss %" PRIu64
-		       ", maps %" PRIu64 " (%u map fds)\n",
-		       rss, maps, heap, k.rss, k.bpf_maps, k.nmaps);
+		printf("  /metrics: rss %.0f, maps %.0f, heap %.0f, interpreters %.0f; kernel: rss "
+		       "%" PRIu64 ", maps %" PRIu64 " (%u map fds)\n",
+		       rss, maps, heap, interpreters, k.rss, k.bpf_maps, k.nmaps);
 		if (rss + maps != total)
 			continue; /* scraped across a drain: parts of two drains */
 #ifndef __SANITIZE_ADDRESS__
@@ -141,6 +142,8 @@ static void test_memory_metrics_match_proc_status_and_fdinfo(void **state)
 		assert_true(heap > 0);
 		/* the workload's files are open for its symbols, which the heap holds */
 		assert_true(symbols > 0 && symbols < heap);
+		/* the Python and Ruby caches exist, empty, for a workload that runs neither */
+		assert_true(interpreters > 0 && interpreters < heap);
 #else
 		assert_true(symbols > 0); /* held, though ASan's heap is not in `heap` */
 #endif

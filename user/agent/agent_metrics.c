@@ -315,6 +315,8 @@ _Static_assert(METRIC_MEM_BPF_OTHER - METRIC_MEM_BPF_WINDOWS + 1 == LOADER_MAPS_
 static void publish_memory(struct agent *a)
 {
 	uint64_t maps[LOADER_MAPS__COUNT], rss, total;
+	struct python_symbols_stats py;
+	struct ruby_symbols_stats rb;
 	struct symcache_stats ss;
 	unsigned int i;
 
@@ -335,6 +337,10 @@ static void publish_memory(struct agent *a)
 	metrics_set_at(a->metrics.reg, METRIC_MEMORY_BYTES, METRIC_MEM_PERF_MAPS,
 		       ss.perf_map_bytes);
 	metrics_set_at(a->metrics.reg, METRIC_MEMORY_BYTES, METRIC_MEM_SYMBOLS, ss.symbol_bytes);
+	python_symbols_get_stats(a->interp.pysyms, &py);
+	ruby_symbols_get_stats(a->interp.rbsyms, &rb);
+	metrics_set_at(a->metrics.reg, METRIC_MEMORY_BYTES, METRIC_MEM_INTERPRETERS,
+		       py.bytes + rb.bytes);
 	metrics_set_at(a->metrics.reg, METRIC_MEMORY_BYTES, METRIC_MEM_TOTAL, total);
 }
 

@@ -160,6 +160,7 @@ static const char *const memory_parts[] = {
 	[METRIC_MEM_KERNEL_SYMBOLS] = "kernel_symbols",
 	[METRIC_MEM_PERF_MAPS] = "perf_maps",
 	[METRIC_MEM_SYMBOLS] = "symbols",
+	[METRIC_MEM_INTERPRETERS] = "interpreters",
 	[METRIC_MEM_BPF_WINDOWS] = "bpf_windows",
 	[METRIC_MEM_BPF_UNWIND] = "bpf_unwind",
 	[METRIC_MEM_BPF_SPANS] = "bpf_spans",
@@ -305,7 +306,8 @@ static const struct metric_def defs[METRIC__COUNT] = {
 				  "resident memory (/proc/self/status VmRSS), which holds heap "
 				  "(bytes malloc handed out), itself holding dwarf (debug info "
 				  "kept for symbols), kernel_symbols (the kallsyms table), "
-				  "perf_maps (JIT symbols) and symbols (ELF symbol tables). "
+				  "perf_maps (JIT symbols), symbols (ELF symbol tables) and "
+				  "interpreters (the Python and Ruby name caches). "
 				  "bpf_*: kernel memory of the BPF maps of a group, as "
 				  "memlock in /proc/self/fdinfo: windows (sample counts and "
 				  "stacks), unwind (CFI tables, process mappings), spans, off_cpu, "

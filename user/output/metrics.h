@@ -132,7 +132,8 @@ enum metric_rescan {
 };
 enum metric_mapping_kind { METRIC_MAPPING_FILE = 0, METRIC_MAPPING_ANONYMOUS };
 /* The agent's memory by part. total = rss + every bpf_* part (what its cgroup is charged);
- * heap is inside rss; dwarf, kernel_symbols, perf_maps and symbols inside heap; bpf_* are kernel
+ * heap is inside rss; dwarf, kernel_symbols, perf_maps, symbols and interpreters inside heap;
+ * bpf_* are kernel
  * memory of BPF map groups (memlock in fdinfo), in the order of enum loader_map_group (loader.h).
  */
 enum metric_memory_part {
@@ -143,6 +144,7 @@ enum metric_memory_part {
 	METRIC_MEM_KERNEL_SYMBOLS,
 	METRIC_MEM_PERF_MAPS,
 	METRIC_MEM_SYMBOLS,
+	METRIC_MEM_INTERPRETERS,
 	METRIC_MEM_BPF_WINDOWS,
 	METRIC_MEM_BPF_UNWIND,
 	METRIC_MEM_BPF_SPANS,
