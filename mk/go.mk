@@ -36,7 +36,7 @@ endef
 
 GO_STRIPPED := -ldflags="-s -w"
 GO_CGO := -tags spanprof_cgo
-GO_WORKLOADS := go_spans go_otel go_pprof_labels go_reuse
+GO_WORKLOADS := go_spans go_otel go_pprof_labels go_reuse go_span_fill
 $(foreach w,$(GO_WORKLOADS),$(eval $(call go_workload,$(w),$(w))))
 # go_spans as containers ship it: no symbol table, no DWARF; and so as a position-independent
 # executable (internally linked: .gopclntab moves into .data.rel.ro).

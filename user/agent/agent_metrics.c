@@ -359,6 +359,7 @@ static void grow_maps(struct agent *a)
 	metrics_set_at(a->metrics.reg, METRIC_GO_SPAN_MAP, METRIC_MAP_USE_CAPACITY, g.capacity);
 	metrics_set_at(a->metrics.reg, METRIC_GO_SPAN_MAP, METRIC_MAP_USE_LIMIT, g.limit);
 	metrics_set(a->metrics.reg, METRIC_GO_SPAN_MAP_GROWN, g.grown);
+	metrics_set(a->metrics.reg, METRIC_GO_SPAN_MAP_FULL, g.full);
 }
 
 void agent_publish_metrics(struct agent *a)

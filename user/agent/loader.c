@@ -571,5 +571,6 @@ int loader_grow_maps(struct loader *l, struct loader_map_use *goroutines)
 	goroutines->capacity = l->goroutines.max_entries;
 	goroutines->limit = l->goroutines.limit;
 	goroutines->grown = l->goroutines.grown;
+	goroutines->full = l->goroutines.full;
 	return grown;
 }

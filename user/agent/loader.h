@@ -143,10 +143,11 @@ int loader_read_drops(struct loader *l, uint64_t *out, size_t n);
 int loader_read_events(struct loader *l, uint64_t *out, size_t n);
 
 /* A map that grows with what it holds: its entries at the last check, its size, the size it
- * stops at, and how many times it was replaced by a bigger one. */
+ * stops at, how many times it was replaced by a bigger one, and how many checks found it at
+ * its limit and three quarters full. */
 struct loader_map_use {
 	uint32_t entries, capacity, limit;
-	uint64_t grown;
+	uint64_t grown, full;
 };
 
 /* Grows the maps that start small (goroutine_spans, map_grow.h) when they fill, and tells how

@@ -103,10 +103,12 @@ int map_grow_check(struct map_grow *g)
 		return 0;
 	}
 	if (g->max_entries >= g->limit) {
+		g->full++;
 		if (!g->at_limit_logged)
 			log_warn(0,
 				 "BPF map %s holds %u of its %u entries, its limit: the least "
-				 "recent are evicted (logged once)",
+				 "recent are evicted (counted in "
+				 "spanprof_go_span_map_full_total, logged once)",
 				 g->name, g->entries, g->max_entries);
 		g->at_limit_logged = 1;
 		free(buf);

@@ -20,6 +20,7 @@ struct map_grow {
 	uint32_t limit; /* it never grows beyond this */
 	uint32_t entries; /* at the last check */
 	uint64_t grown; /* replacements so far */
+	uint64_t full; /* checks that found it at its limit and three quarters full */
 	int at_limit_logged;
 };
 
@@ -30,7 +31,8 @@ int map_grow_open(struct map_grow *g, int outer_fd, const char *name, enum bpf_m
 
 /* Counts the current map's entries and, when more than three quarters of it is used and it is
  * below its limit, replaces it with one twice as big (at most limit). A map at its limit and
- * three quarters full is logged once (an LRU map then evicts its least recent entries). Returns
+ * three quarters full is counted (full) at each check and logged once (an LRU map then evicts
+ * its least recent entries). Returns
  * 1 when it grew, 0 when not, -errno when a new map could not be made or put in place (the old
  * one stays; logged). */
 int map_grow_check(struct map_grow *g);

@@ -360,6 +360,11 @@ static const struct metric_def defs[METRIC__COUNT] = {
 	[METRIC_GO_SPAN_MAP_GROWN] = { "spanprof_go_span_map_grown_total", METRIC_COUNTER,
 				       "Times the goroutine span map was replaced by one twice as "
 				       "big." },
+	[METRIC_GO_SPAN_MAP_FULL] = { "spanprof_go_span_map_full_total", METRIC_COUNTER,
+				      "Checks (every 5 drains) that found the goroutine span map at "
+				      "its limit (--go-span-map-entries) and more than three "
+				      "quarters full: it no longer grows, and the goroutines that "
+				      "set their spans least recently lose them to new ones." },
 };
 
 struct metrics *metrics_new(void)

@@ -60,6 +60,7 @@ enum metric_id {
 	METRIC_RUBY_ISEQ_CACHE, /* counter, label result: enum metric_interp_cache */
 	METRIC_GO_SPAN_MAP, /* gauge, label kind: enum metric_map_use (goroutine_spans) */
 	METRIC_GO_SPAN_MAP_GROWN, /* counter: goroutine_spans replaced by a bigger map */
+	METRIC_GO_SPAN_MAP_FULL, /* counter: checks finding goroutine_spans at its limit, 3/4 full */
 	METRIC__COUNT,
 };
 

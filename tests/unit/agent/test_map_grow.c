@@ -103,11 +103,17 @@ static void test_map_grows_when_three_quarters_full_and_keeps_entries(void **sta
 	put(s, 49, 97);
 	assert_int_equal(map_grow_check(&s->g), 1);
 	assert_int_equal(s->g.max_entries, 256);
-	/* at the limit it stays, however full */
+	/* at the limit, not three quarters full: not counted full */
+	assert_int_equal(map_grow_check(&s->g), 0);
+	assert_int_equal(s->g.full, 0);
+	/* at the limit it stays, however full, and each check counts it full */
 	put(s, 97, 250);
 	assert_int_equal(map_grow_check(&s->g), 0);
 	assert_int_equal(s->g.max_entries, 256);
 	assert_int_equal(s->g.grown, 2);
+	assert_int_equal(s->g.full, 1);
+	assert_int_equal(map_grow_check(&s->g), 0);
+	assert_int_equal(s->g.full, 2);
 	assert_slot_holds_current(s);
 }
 
@@ -127,9 +133,34 @@ static void test_map_grow_stops_at_a_limit_between_steps(void **state)
 	assert_slot_holds_current(s);
 }
 
+/* A limit below the first size (--go-span-map-entries 16, the smallest) is the first size: the
+ * map never grows, and is counted full once three quarters full. */
+static void test_map_below_its_first_size_starts_at_its_limit(void **state)
+{
+	struct test_state *s = *state;
+
+	if (s->outer_fd < 0)
+		skip();
+	assert_int_equal(
+		map_grow_open(&s->g, s->outer_fd, "grow_test", BPF_MAP_TYPE_HASH, 8, 8, 1024, 16),
+		0);
+	assert_int_equal(s->g.max_entries, 16);
+	put(s, 0, 12);
+	assert_int_equal(map_grow_check(&s->g), 0);
+	assert_int_equal(s->g.full, 0);
+	put(s, 12, 13);
+	assert_int_equal(map_grow_check(&s->g), 0);
+	assert_int_equal(s->g.max_entries, 16);
+	assert_int_equal(s->g.grown, 0);
+	assert_int_equal(s->g.full, 1);
+	assert_slot_holds_current(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_map_below_its_first_size_starts_at_its_limit,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_map_grows_when_three_quarters_full_and_keeps_entries, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_map_grow_stops_at_a_limit_between_steps, setup,
