@@ -259,6 +259,7 @@ struct ring_walk {
 	__u64 id; /* the thread's pid_tgid */
 	__u32 staged, next; /* stage->ring[next, staged) are entries pos... */
 	__u32 nbatch; /* records in stage->rec */
+	__u32 sets, clears; /* changes read, into a span and out of any */
 	__u32 skip; /* the user's records are spent: only the last entry is read (see ring_step) */
 	__u8 budget_read; /* budget was looked up */
 	__u8 target_read; /* with --pid: whether the process is a target was looked up */
@@ -468,7 +469,7 @@ static long ring_step(__u64 index, void *ctx)
 	struct span_area *sa = w->sa;
 	const struct spanprof_ring_entry *e;
 	struct spanprof_ring_entry buf;
-	__u64 ns;
+	__u64 ns, span_id;
 
 	if (w->pos >= w->end)
 		return 1;
@@ -476,6 +477,11 @@ static long ring_step(__u64 index, void *ctx)
 	w->pos++;
 	if (!e)
 		return 0;
+	__builtin_memcpy(&span_id, e->span_id, sizeof(span_id));
+	if (span_id)
+		w->sets++;
+	else
+		w->clears++;
 	/* A change is never before the thread last came on the CPU (the hook was preempted
 	 * between its clock read and its store, so the entry showed up a run late) nor after
 	 * now: clamped, the time between goes to the span the thread was in, never a wait. */
@@ -538,6 +544,10 @@ static __always_inline void ring_read(struct span_area *sa, __u64 end, __u64 now
 		w.stage = bpf_map_lookup_elem(&span_ring_stages, &zero);
 	bpf_loop(SPANPROF_RING_ENTRIES, ring_step, &w, 0);
 	batch_flush(&w);
+	/* The hook calls seen are the changes read (a thread past its user's records has only its
+	 * last one read). */
+	counter_add(&event_counts, SPANPROF_EVENT_SPAN_SET, w.sets);
+	counter_add(&event_counts, SPANPROF_EVENT_SPAN_CLEAR, w.clears);
 	sa->floor_ns = now;
 }
 
@@ -603,7 +613,6 @@ static __always_inline int on_area(struct task_struct *task, const void *user_sp
 		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_READ);
 		return 0;
 	}
-	counter_inc(&event_counts, SPANPROF_EVENT_SPAN_SET);
 	sa = bpf_task_storage_get(&span_areas, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!sa) {
 		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_STORAGE);
