@@ -165,6 +165,18 @@ static __always_inline int end_span(struct span_task *st, const struct span_ctx 
 	return 0;
 }
 
+/* st's segment starts at now, on the CPU, with nothing counted yet. */
+static __always_inline void segment_begin(struct span_task *st, __u64 now)
+{
+	st->start_ns = now;
+	st->on_cpu_ns = now;
+	st->off_since_ns = 0;
+	st->cpu_ns = 0;
+	st->off_cpu_ns = 0;
+	st->pending_ns = 0;
+	st->active = 1;
+}
+
 /* A new span segment starts on the running thread. */
 static __always_inline void start_span(struct task_struct *task, __u64 now)
 {
@@ -178,13 +190,7 @@ static __always_inline void start_span(struct task_struct *task, __u64 now)
 		counter_inc(&drop_counts, SPANPROF_DROP_OFF_CPU_STORAGE);
 		return;
 	}
-	st->start_ns = now;
-	st->on_cpu_ns = now;
-	st->off_since_ns = 0;
-	st->cpu_ns = 0;
-	st->off_cpu_ns = 0;
-	st->pending_ns = 0;
-	st->active = 1;
+	segment_begin(st, now);
 }
 
 static __always_inline int same_span(const struct span_ctx *a, const struct span_ctx *b)
@@ -373,13 +379,7 @@ static __always_inline void ring_start(struct ring_walk *w, __u64 now)
 		}
 		w->st = st;
 	}
-	st->start_ns = now;
-	st->on_cpu_ns = now;
-	st->off_since_ns = 0;
-	st->cpu_ns = 0;
-	st->off_cpu_ns = 0;
-	st->pending_ns = 0;
-	st->active = 1;
+	segment_begin(st, now);
 }
 
 /* From ns on, the thread is in e's span: the segment it was in ends, the next starts. With skip,
