@@ -23,7 +23,7 @@
 # Also checked: every option `spanprof --help` lists is in docs/running.md, every option of
 # `spanprof view --help` in docs/view.md, every relative link leads to a file and heading, every
 # file under user/ and tests/helpers/ has its line in docs/layout.md, and every metric and label
-# value of user/output/ is in docs/metrics.md.
+# value of user/output/ is in docs/metrics.md, and no tracked file points outside the repository.
 # Usage: .ci/docs-commands.sh [--check] [FILE.md]...   (--check: the checks only, nothing run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -238,6 +238,16 @@ PY
 	[ -z "$bad" ] || while IFS= read -r l; do fail "$l"; done <<<"$bad"
 }
 
+# The project stands on its own: no tracked file points at notes outside the repository (the
+# facts they held are in docs/) or at an issue tracker's numbers.
+check_self_contained() {
+	local bad
+
+	bad=$(git grep -nIE '(WIRE|UNWIND|STYLE)\.md|/work/shared|[Ii]ssues? #?[0-9]+\b' -- . \
+		':!.ci/docs-commands.sh' || true)
+	[ -z "$bad" ] || while IFS= read -r l; do fail "points outside the repository: $l"; done <<<"$bad"
+}
+
 check_file() { # file run?
 	local file=$1 run=$2 header f line info marker body where l bounded
 
@@ -288,6 +298,7 @@ main() {
 	check_links "${files[@]}"
 	check_layout_files docs/layout.md
 	check_metrics docs/metrics.md
+	check_self_contained
 	for f in "${files[@]}"; do
 		check_file "$f" "$run"
 	done

@@ -34,7 +34,7 @@
 #define NAME_2 "GET /two"
 /* CPU seconds each task burns in its function: about 70 samples each at the default 100 Hz. */
 #define TASK_CPU_S "0.7"
-/* The issue's shares: of each function's samples, those carrying its task's span; and the span
+/* The required shares: of each function's samples, those carrying its task's span; and the span
  * time's agreement with the task's own clock. */
 #define MIN_RIGHT_SPAN 0.95
 #define CPU_TOLERANCE 0.05

@@ -21,7 +21,6 @@
 /* How long stopping waits for the parse in progress (bounded, but slow on a loaded node). */
 #define STOP_WAIT_MS 300
 
-#define NS_PER_S 1000000000ull
 #define NAME_MAX_KEPT 64
 
 /* The file's identity: a verdict holds while these are unchanged. */
