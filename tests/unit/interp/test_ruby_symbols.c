@@ -234,7 +234,7 @@ static const struct ruby_offsets *offsets(void)
 static void test_labels_paths_and_lines_match_ruby(void **state)
 {
 	struct live *l = live_or_skip(state);
-	struct ruby_symbols *rs = ruby_symbols_new("/proc", 16);
+	struct ruby_symbols *rs = ruby_symbols_new("/proc", 16, NULL);
 	const struct iseq_expect *e;
 	struct ruby_symbols_stats st;
 	struct sym_line line;
@@ -267,7 +267,7 @@ static void test_labels_paths_and_lines_match_ruby(void **state)
 static void test_changed_iseq_is_never_named(void **state)
 {
 	struct live *l = live_or_skip(state);
-	struct ruby_symbols *rs = ruby_symbols_new("/proc", 16);
+	struct ruby_symbols *rs = ruby_symbols_new("/proc", 16, NULL);
 	struct ruby_symbols_stats st;
 	struct sym_line line;
 	struct interp_frame f;
@@ -296,7 +296,7 @@ static void test_changed_iseq_is_never_named(void **state)
 /* C functions without a symbol table: the placeholder. */
 static void test_c_function_placeholder(void **state)
 {
-	struct ruby_symbols *rs = ruby_symbols_new("/proc", 1);
+	struct ruby_symbols *rs = ruby_symbols_new("/proc", 1, NULL);
 	struct interp_frame f = { .code = 12345, .flags = SPANPROF_RB_FRAME_CFUNC };
 	struct sym_line line;
 
@@ -312,7 +312,7 @@ static void test_c_function_placeholder(void **state)
 static void test_c_functions_named_by_their_id(void **state)
 {
 	struct live *l = live_or_skip(state);
-	struct ruby_symbols *rs = ruby_symbols_new("/proc", 16);
+	struct ruby_symbols *rs = ruby_symbols_new("/proc", 16, NULL);
 	struct interp_frame f = { .flags = SPANPROF_RB_FRAME_CFUNC };
 	struct file_verdicts *verdicts;
 	struct ruby_proc proc;
@@ -350,7 +350,7 @@ static void test_c_functions_named_by_their_id(void **state)
 static void test_cache_is_bounded(void **state)
 {
 	struct live *l = live_or_skip(state);
-	struct ruby_symbols *rs = ruby_symbols_new("/proc", 1);
+	struct ruby_symbols *rs = ruby_symbols_new("/proc", 1, NULL);
 	struct ruby_symbols_stats st;
 	struct sym_line line;
 	struct interp_frame f;
@@ -373,7 +373,7 @@ static void test_cache_is_bounded(void **state)
 static void test_control_characters_cleaned_at_entry(void **state)
 {
 	struct live *l = live_or_skip(state);
-	struct ruby_symbols *rs = ruby_symbols_new("/proc", 16);
+	struct ruby_symbols *rs = ruby_symbols_new("/proc", 16, NULL);
 	struct sym_line line;
 	struct interp_frame f;
 
@@ -412,7 +412,7 @@ static uint64_t line_table_bytes(pid_t pid, const struct ruby_offsets *off, uint
 static void test_bytes_follow_inserts_and_evictions(void **state)
 {
 	struct live *l = live_or_skip(state);
-	struct ruby_symbols *rs = ruby_symbols_new("/proc", 1);
+	struct ruby_symbols *rs = ruby_symbols_new("/proc", 1, NULL);
 	struct interp_frame cf = { .code = 12345, .flags = SPANPROF_RB_FRAME_CFUNC };
 	const uint64_t entry = ruby_symbols_entry_bytes();
 	uint64_t empty, tables[2];
