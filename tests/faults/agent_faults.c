@@ -12,8 +12,10 @@
 
 struct symcache *__real_symcache_new(const struct symcache_limits *limits);
 struct symcache *__wrap_symcache_new(const struct symcache_limits *limits);
-struct ruby_symbols *__real_ruby_symbols_new(const char *proc_root, size_t max_entries);
-struct ruby_symbols *__wrap_ruby_symbols_new(const char *proc_root, size_t max_entries);
+struct ruby_symbols *__real_ruby_symbols_new(const char *proc_root, size_t max_entries,
+					     struct interp_budget *budget);
+struct ruby_symbols *__wrap_ruby_symbols_new(const char *proc_root, size_t max_entries,
+					     struct interp_budget *budget);
 struct drain *__real_drain_new(uint32_t max_keys, uint32_t max_stacks);
 struct drain *__wrap_drain_new(uint32_t max_keys, uint32_t max_stacks);
 
@@ -32,9 +34,11 @@ struct symcache *__wrap_symcache_new(const struct symcache_limits *limits)
 	return fail("symcache_new") ? NULL : __real_symcache_new(limits);
 }
 
-struct ruby_symbols *__wrap_ruby_symbols_new(const char *proc_root, size_t max_entries)
+struct ruby_symbols *__wrap_ruby_symbols_new(const char *proc_root, size_t max_entries,
+					     struct interp_budget *budget)
 {
-	return fail("ruby_symbols_new") ? NULL : __real_ruby_symbols_new(proc_root, max_entries);
+	return fail("ruby_symbols_new") ? NULL :
+					  __real_ruby_symbols_new(proc_root, max_entries, budget);
 }
 
 struct drain *__wrap_drain_new(uint32_t max_keys, uint32_t max_stacks)

@@ -78,6 +78,7 @@ struct agent_interp {
 	struct interp_procs *rbprocs; /* processes running CRuby */
 	struct ruby_symbols *rbsyms; /* their iseqs' names */
 	uint64_t rb_frames_dropped; /* Ruby frames that did not fit a sample's frame array */
+	struct interp_budget *budget; /* --interp-cache-budget: both caches' bytes */
 };
 
 /* The run loop's sleep (agent_wait.c). */

@@ -8,10 +8,12 @@
 #include "interp/ruby_stack.h"
 #include "util/log.h"
 
-/* CPython code objects whose names are kept (about 400 bytes each plus the line table). */
-#define PY_CODE_CACHE_ENTRIES 16384
-/* CRuby iseqs whose names and line tables are kept (about 500 bytes each plus the tables). */
-#define RB_ISEQ_CACHE_ENTRIES 16384
+/* Entries the budget could hold at most, each with no line table: it sizes the cache's hash,
+ * so the byte budget is always the bound that binds. */
+static size_t entries_within(uint64_t budget, size_t entry_bytes)
+{
+	return (size_t)(budget / entry_bytes);
+}
 
 /* Names the table or cache whose constructor returned NULL; returns its -errno. */
 static int open_failed(const char *part)
@@ -23,18 +25,24 @@ int agent_interp_open(struct agent *a)
 {
 	struct agent_interp *in = &a->interp;
 	const char *proc_root = a->cfg->proc_root;
+	uint64_t budget = a->cfg->interp_cache_budget;
 
 	errno = 0;
+	in->budget = interp_budget_new(budget);
+	if (!in->budget)
+		return open_failed("the interpreter name cache budget");
 	in->pyprocs = interp_procs_new(&python_interp, proc_root, a->cfg->max_procs);
 	if (!in->pyprocs)
 		return open_failed("the Python process table");
-	in->pysyms = python_symbols_new(proc_root, PY_CODE_CACHE_ENTRIES);
+	in->pysyms = python_symbols_new(
+		proc_root, entries_within(budget, python_symbols_entry_bytes()), in->budget);
 	if (!in->pysyms)
 		return open_failed("the Python symbol cache");
 	in->rbprocs = interp_procs_new(&ruby_interp, proc_root, a->cfg->max_procs);
 	if (!in->rbprocs)
 		return open_failed("the Ruby process table");
-	in->rbsyms = ruby_symbols_new(proc_root, RB_ISEQ_CACHE_ENTRIES);
+	in->rbsyms = ruby_symbols_new(proc_root, entries_within(budget, ruby_symbols_entry_bytes()),
+				      in->budget);
 	if (!in->rbsyms)
 		return open_failed("the Ruby symbol cache");
 	return 0;
@@ -48,6 +56,7 @@ void agent_interp_close(struct agent *a)
 	interp_procs_free(in->pyprocs);
 	ruby_symbols_free(in->rbsyms);
 	interp_procs_free(in->rbprocs);
+	interp_budget_free(in->budget);
 	*in = (struct agent_interp){ 0 };
 }
 

@@ -168,26 +168,31 @@ static void publish_unwind(struct agent *a)
 
 static void publish_interp_cache(struct metrics *m, enum metric_id id, uint64_t hits,
 				 uint64_t misses, uint64_t stale, uint64_t read_errors,
-				 uint64_t evictions)
+				 uint64_t evictions, uint64_t refused)
 {
 	metrics_set_at(m, id, METRIC_ICACHE_HIT, hits);
 	metrics_set_at(m, id, METRIC_ICACHE_MISS, misses);
 	metrics_set_at(m, id, METRIC_ICACHE_STALE, stale);
 	metrics_set_at(m, id, METRIC_ICACHE_READ_ERROR, read_errors);
 	metrics_set_at(m, id, METRIC_ICACHE_EVICTION, evictions);
+	metrics_set_at(m, id, METRIC_ICACHE_REFUSED, refused);
 }
 
 static void publish_interp_caches(struct agent *a)
 {
 	struct python_symbols_stats py;
 	struct ruby_symbols_stats rb;
+	struct interp_budget_stats bs;
 
 	python_symbols_get_stats(a->interp.pysyms, &py);
 	ruby_symbols_get_stats(a->interp.rbsyms, &rb);
+	interp_budget_get_stats(a->interp.budget, &bs);
 	publish_interp_cache(a->metrics.reg, METRIC_PYTHON_CODE_CACHE, py.hits, py.misses, py.stale,
-			     py.read_errors, py.evictions);
+			     py.read_errors, py.evictions, py.refused);
 	publish_interp_cache(a->metrics.reg, METRIC_RUBY_ISEQ_CACHE, rb.hits, rb.misses, rb.stale,
-			     rb.read_errors, rb.evictions);
+			     rb.read_errors, rb.evictions, rb.refused);
+	metrics_set_at(a->metrics.reg, METRIC_FAIR_SHARE, METRIC_FAIR_INTERP_CACHE_REFUSED,
+		       bs.fair_refused);
 }
 
 /* The symbol cache's counters, and the files refused for size by any reader: hook discovery
@@ -317,6 +322,7 @@ static void publish_memory(struct agent *a)
 	uint64_t maps[LOADER_MAPS__COUNT], rss, total;
 	struct python_symbols_stats py;
 	struct ruby_symbols_stats rb;
+	struct interp_budget_stats bs;
 	struct symcache_stats ss;
 	unsigned int i;
 
@@ -339,8 +345,10 @@ static void publish_memory(struct agent *a)
 	metrics_set_at(a->metrics.reg, METRIC_MEMORY_BYTES, METRIC_MEM_SYMBOLS, ss.symbol_bytes);
 	python_symbols_get_stats(a->interp.pysyms, &py);
 	ruby_symbols_get_stats(a->interp.rbsyms, &rb);
+	interp_budget_get_stats(a->interp.budget, &bs);
+	/* The caches and the budget's own records: at most --interp-cache-budget. */
 	metrics_set_at(a->metrics.reg, METRIC_MEMORY_BYTES, METRIC_MEM_INTERPRETERS,
-		       py.bytes + rb.bytes);
+		       py.bytes + rb.bytes + bs.own_bytes);
 	metrics_set_at(a->metrics.reg, METRIC_MEMORY_BYTES, METRIC_MEM_TOTAL, total);
 }
 

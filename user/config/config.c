@@ -121,6 +121,7 @@ void config_init(struct spanprof_config *cfg)
 	cfg->perf_map_budget = 16u << 20;
 	cfg->max_dwarf_bytes = 8u << 20;
 	cfg->symbol_budget = 8u << 20;
+	cfg->interp_cache_budget = 4u << 20;
 	cfg->load_budget_ms = 200;
 	cfg->proc_root = "/proc";
 }

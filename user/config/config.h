@@ -100,6 +100,7 @@ struct spanprof_config {
 	uint64_t perf_map_budget; /* --perf-map-budget: perf maps held, all processes */
 	uint64_t max_dwarf_bytes; /* --dwarf-budget: DWARF held, all modules together */
 	uint64_t symbol_budget; /* --symbol-budget: symbol tables held, all modules together */
+	uint64_t interp_cache_budget; /* --interp-cache-budget: Python and Ruby names held */
 	unsigned int load_budget_ms; /* --load-budget: ELF/DWARF/perf-map loading per drain */
 	const char *obi_map; /* --obi-map: OBI's pinned trace context map; "": not read */
 	const char *proc_root;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "interp/python_symbols.h"
 #include "interp/python_lines.h"
@@ -22,6 +23,7 @@ struct code_entry {
 	struct lru_node node; /* k1 = code address, k2 = pid << 32 | firstlineno */
 	uint32_t check;
 	int firstlineno;
+	uid_t uid; /* the process's, whose budget share the entry counts in */
 	char name[NAME_MAX_LEN];
 	char file[FILE_MAX_LEN];
 	uint8_t *table;
@@ -32,10 +34,18 @@ struct python_symbols {
 	const char *proc_root;
 	size_t max_entries;
 	struct lru cache;
+	struct interp_budget *budget; /* NULL: none */
+	size_t fixed; /* this structure and the hash */
+	/* A code object the budget refused: named from here until the next call; its line table is
+	 * freed before python_symbols_resolve() returns. */
+	struct code_entry uncached;
 	struct python_symbols_stats stats;
 };
 
-struct python_symbols *python_symbols_new(const char *proc_root, size_t max_entries)
+static int evict_for_budget(void *cache, uid_t uid);
+
+struct python_symbols *python_symbols_new(const char *proc_root, size_t max_entries,
+					  struct interp_budget *budget)
 {
 	struct python_symbols *ps = calloc(1, sizeof(*ps));
 
@@ -48,7 +58,16 @@ struct python_symbols *python_symbols_new(const char *proc_root, size_t max_entr
 		errno = ENOMEM;
 		return NULL;
 	}
-	ps->stats.bytes = sizeof(*ps) + ps->cache.nbuckets * sizeof(*ps->cache.buckets);
+	ps->fixed = sizeof(*ps) + ps->cache.nbuckets * sizeof(*ps->cache.buckets);
+	if (budget &&
+	    interp_budget_attach(budget, INTERP_CACHE_PYTHON, ps, evict_for_budget, ps->fixed)) {
+		lru_release(&ps->cache);
+		free(ps);
+		errno = ENOSPC;
+		return NULL;
+	}
+	ps->budget = budget;
+	ps->stats.bytes = ps->fixed;
 	return ps;
 }
 
@@ -68,9 +87,27 @@ static void drop_entry(struct python_symbols *ps, struct lru_node *n)
 	struct code_entry *e = lru_entry(n, struct code_entry, node);
 
 	ps->stats.bytes -= entry_bytes(e);
+	if (ps->budget)
+		interp_budget_give(ps->budget, INTERP_CACHE_PYTHON, e->uid, entry_bytes(e));
 	lru_del(&ps->cache, n);
 	free(e->table);
 	free(e);
+}
+
+/* The budget needs room: uid's least recently used code object goes. */
+static int evict_for_budget(void *cache, uid_t uid)
+{
+	struct python_symbols *ps = cache;
+	struct lru_node *n;
+
+	for (n = lru_oldest(&ps->cache); n; n = lru_newer(&ps->cache, n))
+		if (lru_entry(n, struct code_entry, node)->uid == uid)
+			break;
+	if (!n)
+		return -ENOENT;
+	drop_entry(ps, n);
+	ps->stats.evictions++;
+	return 0;
 }
 
 void python_symbols_free(struct python_symbols *ps)
@@ -81,6 +118,8 @@ void python_symbols_free(struct python_symbols *ps)
 		return;
 	while ((n = lru_oldest(&ps->cache)))
 		drop_entry(ps, n);
+	if (ps->budget)
+		interp_budget_detach(ps->budget, INTERP_CACHE_PYTHON, ps->fixed);
 	lru_release(&ps->cache);
 	free(ps);
 }
@@ -164,6 +203,7 @@ static struct code_entry *load_entry(struct python_symbols *ps, pid_t pid,
 				     const struct python_offsets *off, const struct interp_frame *f)
 {
 	struct code_entry *e = calloc(1, sizeof(*e));
+	struct stat st = { 0 };
 	char path[64];
 	int fd, err;
 
@@ -171,7 +211,11 @@ static struct code_entry *load_entry(struct python_symbols *ps, pid_t pid,
 		return NULL;
 	snprintf(path, sizeof(path), "%s/%d/mem", ps->proc_root, (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	err = fd < 0 ? -errno : fill_entry(fd, off, f, e);
+	if (fd < 0 || fstat(fd, &st))
+		err = -errno;
+	else
+		err = fill_entry(fd, off, f, e);
+	e->uid = st.st_uid;
 	if (fd >= 0)
 		close(fd);
 	if (err) {
@@ -208,6 +252,13 @@ static struct code_entry *lookup(struct python_symbols *ps, pid_t pid,
 		drop_entry(ps, n);
 		ps->stats.evictions++;
 	}
+	if (ps->budget &&
+	    interp_budget_take(ps->budget, INTERP_CACHE_PYTHON, e->uid, entry_bytes(e))) {
+		ps->stats.refused++;
+		ps->uncached = *e; /* its table is freed once this call has used it */
+		free(e);
+		return &ps->uncached;
+	}
 	e->node.k1 = f->code;
 	e->node.k2 = k2;
 	lru_add(&ps->cache, &e->node);
@@ -235,6 +286,10 @@ void python_symbols_resolve(struct python_symbols *ps, pid_t pid, const struct p
 		    python_line_for(off->minor, e->table, e->table_len, e->firstlineno, f->lasti) :
 		    0;
 	line->line = l > 0 ? l : e->firstlineno;
+	if (e == &ps->uncached) {
+		free(e->table);
+		e->table = NULL;
+	}
 }
 
 void python_symbols_get_stats(const struct python_symbols *ps, struct python_symbols_stats *out)

@@ -12,6 +12,7 @@
 #include <linux/types.h>
 
 #include "spanprof_abi.h"
+#include "interp/interp_budget.h"
 #include "interp/python_offsets.h"
 #include "util/frame.h"
 
@@ -24,13 +25,19 @@ struct python_symbols_stats {
 	uint64_t hits, misses; /* cache lookups */
 	uint64_t stale; /* code objects that no longer matched what BPF captured */
 	uint64_t read_errors; /* code objects that could not be read */
-	uint64_t evictions; /* entries dropped because max_entries were cached */
+	uint64_t
+		evictions; /* entries dropped: max_entries were cached, or for room in the budget */
+	uint64_t refused; /* code objects not cached (the budget refused them): read at each use */
 	uint64_t bytes; /* heap held now: the cache, its hash, python_symbols_entry_bytes() per
 			 * entry and each entry's line table (bytes asked of malloc) */
 };
 
-struct python_symbols *python_symbols_new(const char *proc_root, size_t max_entries);
-void python_symbols_free(struct python_symbols *ps);
+/* A cache of at most max_entries code objects, its bytes charged to budget (NULL: entries
+ * bounded by count only). NULL on failure: errno ENOMEM, or ENOSPC when the cache's fixed bytes
+ * do not fit in the budget. */
+struct python_symbols *python_symbols_new(const char *proc_root, size_t max_entries,
+					  struct interp_budget *budget);
+void python_symbols_free(struct python_symbols *ps); /* gives its bytes back to its budget */
 
 /* Fills *line (function "qualname", file, line) for frame f of pid, a CPython with offsets off.
  * Unreadable or stale code objects give "[python code gone]" / "[python code unreadable]" with no

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "interp/ruby_symbols.h"
 #include "interp/ruby_lines.h"
@@ -23,6 +24,7 @@ struct iseq_entry {
 			       * k2 = CFUNC_KEY(pid): then label is the method's name */
 	uint32_t check;
 	int first_line;
+	uid_t uid; /* the process's, whose budget share the entry counts in */
 	char label[LABEL_MAX_LEN];
 	char path[PATH_MAX_LEN];
 	uint8_t *entries, *succ; /* insns_info body and succ table; NULL: not read */
@@ -35,10 +37,18 @@ struct ruby_symbols {
 	const char *proc_root;
 	size_t max_entries;
 	struct lru cache;
+	struct interp_budget *budget; /* NULL: none */
+	size_t fixed; /* this structure and the hash */
+	/* An iseq or name the budget refused: named from here until the next call; its line
+	 * tables are freed before ruby_symbols_resolve() returns. */
+	struct iseq_entry uncached;
 	struct ruby_symbols_stats stats;
 };
 
-struct ruby_symbols *ruby_symbols_new(const char *proc_root, size_t max_entries)
+static int evict_for_budget(void *cache, uid_t uid);
+
+struct ruby_symbols *ruby_symbols_new(const char *proc_root, size_t max_entries,
+				      struct interp_budget *budget)
 {
 	struct ruby_symbols *rs = calloc(1, sizeof(*rs));
 
@@ -51,7 +61,16 @@ struct ruby_symbols *ruby_symbols_new(const char *proc_root, size_t max_entries)
 		errno = ENOMEM;
 		return NULL;
 	}
-	rs->stats.bytes = sizeof(*rs) + rs->cache.nbuckets * sizeof(*rs->cache.buckets);
+	rs->fixed = sizeof(*rs) + rs->cache.nbuckets * sizeof(*rs->cache.buckets);
+	if (budget &&
+	    interp_budget_attach(budget, INTERP_CACHE_RUBY, rs, evict_for_budget, rs->fixed)) {
+		lru_release(&rs->cache);
+		free(rs);
+		errno = ENOSPC;
+		return NULL;
+	}
+	rs->budget = budget;
+	rs->stats.bytes = rs->fixed;
 	return rs;
 }
 
@@ -69,10 +88,30 @@ size_t ruby_symbols_entry_bytes(void)
 
 static void drop_entry(struct ruby_symbols *rs, struct lru_node *n)
 {
-	rs->stats.bytes -=
-		sizeof(struct iseq_entry) + lru_entry(n, struct iseq_entry, node)->tables_bytes;
+	struct iseq_entry *e = lru_entry(n, struct iseq_entry, node);
+
+	rs->stats.bytes -= sizeof(*e) + e->tables_bytes;
+	if (rs->budget)
+		interp_budget_give(rs->budget, INTERP_CACHE_RUBY, e->uid,
+				   sizeof(*e) + e->tables_bytes);
 	lru_del(&rs->cache, n);
-	free_entry(lru_entry(n, struct iseq_entry, node));
+	free_entry(e);
+}
+
+/* The budget needs room: uid's least recently used entry goes. */
+static int evict_for_budget(void *cache, uid_t uid)
+{
+	struct ruby_symbols *rs = cache;
+	struct lru_node *n;
+
+	for (n = lru_oldest(&rs->cache); n; n = lru_newer(&rs->cache, n))
+		if (lru_entry(n, struct iseq_entry, node)->uid == uid)
+			break;
+	if (!n)
+		return -ENOENT;
+	drop_entry(rs, n);
+	rs->stats.evictions++;
+	return 0;
 }
 
 void ruby_symbols_free(struct ruby_symbols *rs)
@@ -83,6 +122,8 @@ void ruby_symbols_free(struct ruby_symbols *rs)
 		return;
 	while ((n = lru_oldest(&rs->cache)))
 		drop_entry(rs, n);
+	if (rs->budget)
+		interp_budget_detach(rs->budget, INTERP_CACHE_RUBY, rs->fixed);
 	lru_release(&rs->cache);
 	free(rs);
 }
@@ -254,6 +295,7 @@ static struct iseq_entry *load_entry(struct ruby_symbols *rs, pid_t pid,
 				     const struct interp_frame *f)
 {
 	struct iseq_entry *e = calloc(1, sizeof(*e));
+	struct stat st = { 0 };
 	char path[64];
 	int fd, err;
 
@@ -261,12 +303,13 @@ static struct iseq_entry *load_entry(struct ruby_symbols *rs, pid_t pid,
 		return NULL;
 	snprintf(path, sizeof(path), "%s/%d/mem", rs->proc_root, (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0 || fstat(fd, &st))
 		err = -errno;
 	else if (f->flags & SPANPROF_RB_FRAME_CFUNC)
 		err = read_id_name(fd, off, gs, f->code, e->label, sizeof(e->label));
 	else
 		err = fill_entry(fd, off, f, e);
+	e->uid = st.st_uid;
 	if (fd >= 0)
 		close(fd);
 	if (err) {
@@ -304,6 +347,13 @@ static struct iseq_entry *lookup(struct ruby_symbols *rs, pid_t pid, const struc
 		drop_entry(rs, n);
 		rs->stats.evictions++;
 	}
+	if (rs->budget && interp_budget_take(rs->budget, INTERP_CACHE_RUBY, e->uid,
+					     sizeof(*e) + e->tables_bytes)) {
+		rs->stats.refused++;
+		rs->uncached = *e; /* its tables are freed once this call has used them */
+		free(e);
+		return &rs->uncached;
+	}
 	e->node.k1 = f->code;
 	e->node.k2 = k2;
 	lru_add(&rs->cache, &e->node);
@@ -318,6 +368,14 @@ static void resolve_cfunc(struct ruby_symbols *rs, pid_t pid, const struct ruby_
 	struct iseq_entry *e = gs && f->code ? lookup(rs, pid, off, gs, f) : NULL;
 
 	line->function = e ? e->label : RUBY_CFUNC_PLACEHOLDER;
+}
+
+/* An uncached entry's tables go once its line is known: nothing past the budget stays. */
+static void release_uncached(struct ruby_symbols *rs)
+{
+	free(rs->uncached.entries);
+	free(rs->uncached.succ);
+	rs->uncached.entries = rs->uncached.succ = NULL;
 }
 
 void ruby_symbols_resolve(struct ruby_symbols *rs, pid_t pid, const struct ruby_offsets *off,
@@ -344,6 +402,7 @@ void ruby_symbols_resolve(struct ruby_symbols *rs, pid_t pid, const struct ruby_
 	l = ruby_line_for(e->succ, e->succ_len, e->entries, off->insn_entry_size, e->nentries,
 			  f->lasti);
 	line->line = l > 0 ? l : e->first_line;
+	release_uncached(rs);
 }
 
 void ruby_symbols_get_stats(const struct ruby_symbols *rs, struct ruby_symbols_stats *out)

@@ -12,6 +12,7 @@
 #include <linux/types.h>
 
 #include "spanprof_abi.h"
+#include "interp/interp_budget.h"
 #include "interp/ruby_offsets.h"
 #include "util/frame.h"
 
@@ -29,13 +30,20 @@ struct ruby_symbols_stats {
 	uint64_t hits, misses; /* cache lookups */
 	uint64_t stale; /* iseqs that no longer matched what BPF captured */
 	uint64_t read_errors; /* iseqs that could not be read */
-	uint64_t evictions; /* entries dropped because max_entries were cached */
+	uint64_t
+		evictions; /* entries dropped: max_entries were cached, or for room in the budget */
+	uint64_t
+		refused; /* iseqs and names not cached (the budget refused them): read at each use */
 	uint64_t bytes; /* heap held now: the cache, its hash, ruby_symbols_entry_bytes() per entry
 			 * and each entry's line tables (bytes asked of malloc) */
 };
 
-struct ruby_symbols *ruby_symbols_new(const char *proc_root, size_t max_entries);
-void ruby_symbols_free(struct ruby_symbols *rs);
+/* A cache of at most max_entries iseqs and C function names, its bytes charged to budget (NULL:
+ * entries bounded by count only). NULL on failure: errno ENOMEM, or ENOSPC when the cache's
+ * fixed bytes do not fit in the budget. */
+struct ruby_symbols *ruby_symbols_new(const char *proc_root, size_t max_entries,
+				      struct interp_budget *budget);
+void ruby_symbols_free(struct ruby_symbols *rs); /* gives its bytes back to its budget */
 
 /* Fills *line (label, path, line) for frame f of pid, a CRuby with offsets off. C functions
  * give their method's name, read from the symbol table at global_symbols (0: none), else

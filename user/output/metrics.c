@@ -150,6 +150,7 @@ static const char *const fair_bounds[] = {
 	[METRIC_FAIR_INTERP_PARSE_DEFERRED] = "interp_parse_deferred",
 	[METRIC_FAIR_TCTX_PARSE_DEFERRED] = "thread_ctx_parse_deferred",
 	[METRIC_FAIR_SERVICE_SLOT_REFUSED] = "service_slot_refused",
+	[METRIC_FAIR_INTERP_CACHE_REFUSED] = "interp_cache_refused",
 };
 _Static_assert(sizeof(fair_bounds) / sizeof(fair_bounds[0]) == METRIC_FAIR__COUNT, "labels");
 static const char *const memory_parts[] = {
@@ -179,7 +180,7 @@ static const char *const rescan_results[] = { [METRIC_RESCAN_SKIPPED] = "skipped
 static const char *const interp_cache_results[] = {
 	[METRIC_ICACHE_HIT] = "hit",	       [METRIC_ICACHE_MISS] = "miss",
 	[METRIC_ICACHE_STALE] = "stale",       [METRIC_ICACHE_READ_ERROR] = "read_error",
-	[METRIC_ICACHE_EVICTION] = "eviction",
+	[METRIC_ICACHE_EVICTION] = "eviction", [METRIC_ICACHE_REFUSED] = "refused",
 };
 _Static_assert(sizeof(interp_cache_results) / sizeof(interp_cache_results[0]) ==
 		       METRIC_ICACHE__COUNT,

@@ -90,13 +90,15 @@ enum metric_map_use { METRIC_MAP_USE_ENTRIES = 0, METRIC_MAP_USE_CAPACITY, METRI
 enum metric_interp { METRIC_INTERP_PYTHON = 0, METRIC_INTERP_RUBY };
 enum metric_span_source { METRIC_SOURCE_THREAD_CTX = 0, METRIC_SOURCE_OBI };
 /* Lookups in the caches of Python code objects and Ruby iseqs (python_symbols_stats,
- * ruby_symbols_stats), by result; evictions are entries dropped to stay within the bound. */
+ * ruby_symbols_stats), by result; evictions are entries dropped to stay within the byte budget,
+ * refusals entries the budget would not take (named, not cached). */
 enum metric_interp_cache {
 	METRIC_ICACHE_HIT = 0,
 	METRIC_ICACHE_MISS,
 	METRIC_ICACHE_STALE,
 	METRIC_ICACHE_READ_ERROR,
 	METRIC_ICACHE_EVICTION,
+	METRIC_ICACHE_REFUSED,
 	METRIC_ICACHE__COUNT,
 };
 /* Scans that found an interpreter whose frames are not read: per interpreter, unsupported (its
@@ -122,6 +124,7 @@ enum metric_fair_bound {
 	METRIC_FAIR_INTERP_PARSE_DEFERRED, /* interpreter files not queued: queue or share full */
 	METRIC_FAIR_TCTX_PARSE_DEFERRED, /* thread-context module files not queued: the same */
 	METRIC_FAIR_SERVICE_SLOT_REFUSED, /* samples dropped: their user held its window share */
+	METRIC_FAIR_INTERP_CACHE_REFUSED, /* interpreter names not cached: user at its share */
 	METRIC_FAIR__COUNT,
 };
 /* What a periodic rescan did with a process (scan_known.h). */

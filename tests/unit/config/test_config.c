@@ -582,8 +582,11 @@ static void expect_flag_error(const char *flag, const char *value, const char *n
 /* The caps and budgets on process-controlled files: defaults, flags, environment, bad values. */
 static void test_config_sets_input_caps_and_budgets(void **state)
 {
-	const char *argv[] = { "spanprof", "--dwarf-budget",  "16MiB", "--perf-map-max-lines",
-			       "5000",	   "--symbol-budget", "4MiB",  NULL };
+	const char *argv[] = { "spanprof", "--dwarf-budget",
+			       "16MiB",	   "--perf-map-max-lines",
+			       "5000",	   "--symbol-budget",
+			       "4MiB",	   "--interp-cache-budget",
+			       "2MiB",	   NULL };
 	const char *env[] = { "SPANPROF_LOAD_BUDGET=50", "SPANPROF_PERF_MAP_MAX_BYTES=2MiB", NULL };
 	const char *plain[] = { "spanprof", NULL };
 	struct parsed p;
@@ -593,6 +596,7 @@ static void test_config_sets_input_caps_and_budgets(void **state)
 	assert_int_equal(p.result, CONFIG_RUN);
 	assert_int_equal(p.cfg.max_dwarf_bytes, 8ull << 20);
 	assert_int_equal(p.cfg.symbol_budget, 8ull << 20);
+	assert_int_equal(p.cfg.interp_cache_budget, 4ull << 20);
 	assert_int_equal(p.cfg.load_budget_ms, 200);
 	assert_int_equal(p.cfg.perf_map_max_bytes, 16ull << 20);
 	assert_int_equal(p.cfg.perf_map_max_lines, 256u << 10);
@@ -604,10 +608,12 @@ static void test_config_sets_input_caps_and_budgets(void **state)
 	assert_int_equal(p.cfg.perf_map_max_bytes, 2ull << 20);
 	assert_int_equal(p.cfg.perf_map_max_lines, 5000);
 	assert_int_equal(p.cfg.symbol_budget, 4ull << 20);
+	assert_int_equal(p.cfg.interp_cache_budget, 2ull << 20);
 	config_release(&p.cfg);
 	expect_flag_error("--load-budget", "0", "milliseconds, from 10 to 10000");
 	expect_flag_error("--dwarf-budget", "1k", "a size from 1MiB");
 	expect_flag_error("--symbol-budget", "1k", "a size from 1MiB");
+	expect_flag_error("--interp-cache-budget", "2GiB", "a size from 1MiB to 1GiB");
 }
 
 static void expect_flag_error(const char *flag, const char *value, const char *needle)

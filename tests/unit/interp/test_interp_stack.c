@@ -78,7 +78,7 @@ static void merge_and_check(const uint64_t *addrs, size_t n, const uint32_t *fla
 			    const char *want)
 {
 	struct ruby_proc proc = { .exec_lo = EXEC_LO, .exec_hi = EXEC_HI };
-	struct ruby_symbols *rs = ruby_symbols_new("/proc", 4);
+	struct ruby_symbols *rs = ruby_symbols_new("/proc", 4, NULL);
 	struct stack_resolve *r = native_stack(addrs, n);
 	uint64_t dropped = 0;
 	struct interp_stack rb;
@@ -137,7 +137,7 @@ static void python_merge_and_check(const uint64_t *addrs, size_t n, const uint32
 				    .eval_hi = EXEC_HI,
 				    .eval_cold_lo = COLD_LO,
 				    .eval_cold_hi = COLD_HI };
-	struct python_symbols *ps = python_symbols_new("/proc", 4);
+	struct python_symbols *ps = python_symbols_new("/proc", 4, NULL);
 	struct stack_resolve *r = native_stack(addrs, n);
 	struct interp_stack py = { .nframes = npy, .truncated = truncated };
 	uint64_t dropped = 0;
@@ -211,7 +211,7 @@ static void test_python_truncated_matches_innermost(void **state)
 static void test_full_stack_counts_dropped(void **state)
 {
 	struct ruby_proc proc = { .exec_lo = EXEC_LO, .exec_hi = EXEC_HI };
-	struct ruby_symbols *rs = ruby_symbols_new("/proc", 4);
+	struct ruby_symbols *rs = ruby_symbols_new("/proc", 4, NULL);
 	struct stack_resolve *r = calloc(1, sizeof(*r));
 	uint32_t flags[SPANPROF_INTERP_MAX_FRAMES] = { 0 };
 	uint64_t dropped = 0;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "interp/interp_budget.h"
 #include "interp/python_symbols.h"
 
 #define STATE_COMPACT_ASCII ((1u << 5) | (1u << 6))
@@ -94,7 +95,7 @@ static struct interp_frame frame_now(uint32_t lasti)
 static void test_reads_name_file_line(void **state)
 {
 	const struct python_offsets *off = python_offsets_for(3, 12);
-	struct python_symbols *ps = python_symbols_new("/proc", 4);
+	struct python_symbols *ps = python_symbols_new("/proc", 4, NULL);
 	struct interp_frame f;
 	struct sym_line l;
 
@@ -111,7 +112,7 @@ static void test_reads_name_file_line(void **state)
 static void test_reused_code_object_is_not_misnamed(void **state)
 {
 	const struct python_offsets *off = python_offsets_for(3, 12);
-	struct python_symbols *ps = python_symbols_new("/proc", 4);
+	struct python_symbols *ps = python_symbols_new("/proc", 4, NULL);
 	struct interp_frame f;
 	struct sym_line l;
 
@@ -140,7 +141,7 @@ static void test_reused_code_object_is_not_misnamed(void **state)
 static void test_reused_code_object_with_new_qualname_is_read_anew(void **state)
 {
 	const struct python_offsets *off = python_offsets_for(3, 12);
-	struct python_symbols *ps = python_symbols_new("/proc", 4);
+	struct python_symbols *ps = python_symbols_new("/proc", 4, NULL);
 	struct fake_str qual2;
 	struct fake_bytes table2;
 	struct interp_frame f;
@@ -164,7 +165,7 @@ static void test_reused_code_object_with_new_qualname_is_read_anew(void **state)
 static void test_hostile_lengths(void **state)
 {
 	const struct python_offsets *off = python_offsets_for(3, 12);
-	struct python_symbols *ps = python_symbols_new("/proc", 4);
+	struct python_symbols *ps = python_symbols_new("/proc", 4, NULL);
 	int64_t huge = INT64_MAX;
 	struct interp_frame f;
 	struct sym_line l;
@@ -202,7 +203,7 @@ static void set_table(struct fake_bytes *t, int64_t len)
 static void test_bytes_follow_inserts_and_evictions(void **state)
 {
 	const struct python_offsets *off = python_offsets_for(3, 12);
-	struct python_symbols *ps = python_symbols_new("/proc", 1);
+	struct python_symbols *ps = python_symbols_new("/proc", 1, NULL);
 	const uint64_t entry = python_symbols_entry_bytes();
 	struct python_symbols_stats st;
 	struct fake_bytes table5;
@@ -251,6 +252,133 @@ static void test_bytes_follow_inserts_and_evictions(void **state)
 	python_symbols_free(ps); /* ASan: nothing left behind */
 }
 
+/* A line table of TABLE_BYTES (one location entry, then zeros), for the budget test. */
+#define TABLE_BYTES 1000
+static struct {
+	uint8_t raw[32 + TABLE_BYTES];
+} big_table;
+
+/* Code object i: the fake code object with first line 100 + i and the big line table. */
+static struct interp_frame frame_of(int i)
+{
+	int32_t first = 100 + i;
+	int64_t len = TABLE_BYTES;
+	struct interp_frame f;
+
+	memcpy(big_table.raw, table.raw, sizeof(table.raw));
+	memcpy(big_table.raw + 16, &len, sizeof(len));
+	memcpy(code + 68, &first, sizeof(first));
+	set_ptr(136, &big_table);
+	f = frame_now(3);
+	f.firstlineno = (uint32_t)first;
+	return f;
+}
+
+/* The caches' fixed bytes and the budget's own at start, for a cache of max_entries. */
+static uint64_t fixed_bytes(size_t max_entries)
+{
+	struct interp_budget *b = interp_budget_new(1 << 20);
+	struct python_symbols *ps = python_symbols_new("/proc", max_entries, b);
+	struct interp_budget_stats st;
+
+	interp_budget_get_stats(b, &st);
+	python_symbols_free(ps);
+	interp_budget_free(b);
+	return st.held;
+}
+
+/* Under a byte budget for three entries, inserting twelve keeps the three most recent: every
+ * insert past it evicts the least recently used, the bytes held never pass the budget, and an
+ * evicted code object is read again, under its name, when it comes back. */
+static void test_budget_evicts_least_recent_and_holds_its_bound(void **state)
+{
+	const struct python_offsets *off = python_offsets_for(3, 12);
+	const uint64_t entry = python_symbols_entry_bytes() + TABLE_BYTES;
+	const uint64_t max = fixed_bytes(64) + 3 * entry + entry / 2;
+	struct interp_budget *b = interp_budget_new(max);
+	struct python_symbols *ps = python_symbols_new("/proc", 64, b);
+	struct python_symbols_stats st;
+	struct interp_budget_stats bs;
+	uint64_t empty;
+	struct interp_frame f;
+	struct sym_line l;
+	int i;
+
+	(void)state;
+	assert_non_null(ps);
+	make_code();
+	empty = bytes_held(ps);
+	for (i = 0; i < 12; i++) {
+		f = frame_of(i);
+		python_symbols_resolve(ps, getpid(), off, &f, &l);
+		assert_string_equal(l.function, "Cart.price_cart");
+		assert_int_equal(l.line, 102 + i); /* first line, then the entry's +2 */
+		python_symbols_get_stats(ps, &st);
+		interp_budget_get_stats(b, &bs);
+		assert_true(bs.held <= max);
+		assert_int_equal(st.bytes + bs.own_bytes, bs.held); /* every byte counted once */
+	}
+	python_symbols_get_stats(ps, &st);
+	assert_int_equal(st.bytes, empty + 3 * entry);
+	assert_int_equal(st.evictions, 9);
+	assert_int_equal(st.refused, 0);
+	/* the newest is still cached; the oldest was evicted and is read again */
+	f = frame_of(11);
+	python_symbols_resolve(ps, getpid(), off, &f, &l);
+	f = frame_of(0);
+	python_symbols_resolve(ps, getpid(), off, &f, &l);
+	assert_string_equal(l.function, "Cart.price_cart");
+	python_symbols_get_stats(ps, &st);
+	assert_int_equal(st.hits, 1);
+	assert_int_equal(st.misses, 13);
+	assert_int_equal(st.evictions, 10);
+	interp_budget_get_stats(b, &bs);
+	assert_int_equal(bs.evictions, 10);
+	python_symbols_free(ps);
+	interp_budget_get_stats(b, &bs);
+	assert_int_equal(bs.held, bs.own_bytes); /* all given back */
+	assert_int_equal(bs.users, 0);
+	interp_budget_free(b);
+}
+
+/* A code object larger than the whole budget is refused: it is still named (read at each use),
+ * nothing cached is evicted for it, and nothing of it stays held. */
+static void test_entry_over_budget_named_but_not_cached(void **state)
+{
+	const struct python_offsets *off = python_offsets_for(3, 12);
+	const uint64_t max = fixed_bytes(64) + python_symbols_entry_bytes() + 600;
+	struct interp_budget *b = interp_budget_new(max);
+	struct python_symbols *ps = python_symbols_new("/proc", 64, b);
+	struct python_symbols_stats st;
+	struct interp_budget_stats bs;
+	struct interp_frame f;
+	struct sym_line l;
+	uint64_t one;
+	int i;
+
+	(void)state;
+	make_code();
+	f = frame_now(3); /* a 2-byte table: fits */
+	python_symbols_resolve(ps, getpid(), off, &f, &l);
+	one = bytes_held(ps);
+	for (i = 0; i < 2; i++) {
+		f = frame_of(1);
+		python_symbols_resolve(ps, getpid(), off, &f, &l);
+		assert_string_equal(l.function, "Cart.price_cart");
+		assert_string_equal(l.file, "/srv/app/cart.py");
+		assert_int_equal(l.line, 103);
+	}
+	python_symbols_get_stats(ps, &st);
+	assert_int_equal(st.refused, 2);
+	assert_int_equal(st.evictions, 0);
+	assert_int_equal(st.bytes, one);
+	interp_budget_get_stats(b, &bs);
+	assert_int_equal(bs.refused, 2);
+	assert_true(bs.held <= max);
+	python_symbols_free(ps); /* ASan: the uncached table was freed */
+	interp_budget_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -259,6 +387,8 @@ int main(void)
 		cmocka_unit_test(test_reused_code_object_with_new_qualname_is_read_anew),
 		cmocka_unit_test(test_hostile_lengths),
 		cmocka_unit_test(test_bytes_follow_inserts_and_evictions),
+		cmocka_unit_test(test_budget_evicts_least_recent_and_holds_its_bound),
+		cmocka_unit_test(test_entry_over_budget_named_but_not_cached),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "discover/proc_maps.h"
+#include "interp/interp_budget.h"
 #include "interp/ruby_lines.h"
 #include "interp/ruby_symbols.h"
 #include "interp/ruby_proc.h"
@@ -234,7 +235,7 @@ static const struct ruby_offsets *offsets(void)
 static void test_labels_paths_and_lines_match_ruby(void **state)
 {
 	struct live *l = live_or_skip(state);
-	struct ruby_symbols *rs = ruby_symbols_new("/proc", 16);
+	struct ruby_symbols *rs = ruby_symbols_new("/proc", 16, NULL);
 	const struct iseq_expect *e;
 	struct ruby_symbols_stats st;
 	struct sym_line line;
@@ -267,7 +268,7 @@ static void test_labels_paths_and_lines_match_ruby(void **state)
 static void test_changed_iseq_is_never_named(void **state)
 {
 	struct live *l = live_or_skip(state);
-	struct ruby_symbols *rs = ruby_symbols_new("/proc", 16);
+	struct ruby_symbols *rs = ruby_symbols_new("/proc", 16, NULL);
 	struct ruby_symbols_stats st;
 	struct sym_line line;
 	struct interp_frame f;
@@ -296,7 +297,7 @@ static void test_changed_iseq_is_never_named(void **state)
 /* C functions without a symbol table: the placeholder. */
 static void test_c_function_placeholder(void **state)
 {
-	struct ruby_symbols *rs = ruby_symbols_new("/proc", 1);
+	struct ruby_symbols *rs = ruby_symbols_new("/proc", 1, NULL);
 	struct interp_frame f = { .code = 12345, .flags = SPANPROF_RB_FRAME_CFUNC };
 	struct sym_line line;
 
@@ -312,7 +313,7 @@ static void test_c_function_placeholder(void **state)
 static void test_c_functions_named_by_their_id(void **state)
 {
 	struct live *l = live_or_skip(state);
-	struct ruby_symbols *rs = ruby_symbols_new("/proc", 16);
+	struct ruby_symbols *rs = ruby_symbols_new("/proc", 16, NULL);
 	struct interp_frame f = { .flags = SPANPROF_RB_FRAME_CFUNC };
 	struct file_verdicts *verdicts;
 	struct ruby_proc proc;
@@ -350,7 +351,7 @@ static void test_c_functions_named_by_their_id(void **state)
 static void test_cache_is_bounded(void **state)
 {
 	struct live *l = live_or_skip(state);
-	struct ruby_symbols *rs = ruby_symbols_new("/proc", 1);
+	struct ruby_symbols *rs = ruby_symbols_new("/proc", 1, NULL);
 	struct ruby_symbols_stats st;
 	struct sym_line line;
 	struct interp_frame f;
@@ -373,7 +374,7 @@ static void test_cache_is_bounded(void **state)
 static void test_control_characters_cleaned_at_entry(void **state)
 {
 	struct live *l = live_or_skip(state);
-	struct ruby_symbols *rs = ruby_symbols_new("/proc", 16);
+	struct ruby_symbols *rs = ruby_symbols_new("/proc", 16, NULL);
 	struct sym_line line;
 	struct interp_frame f;
 
@@ -412,7 +413,7 @@ static uint64_t line_table_bytes(pid_t pid, const struct ruby_offsets *off, uint
 static void test_bytes_follow_inserts_and_evictions(void **state)
 {
 	struct live *l = live_or_skip(state);
-	struct ruby_symbols *rs = ruby_symbols_new("/proc", 1);
+	struct ruby_symbols *rs = ruby_symbols_new("/proc", 1, NULL);
 	struct interp_frame cf = { .code = 12345, .flags = SPANPROF_RB_FRAME_CFUNC };
 	const uint64_t entry = ruby_symbols_entry_bytes();
 	uint64_t empty, tables[2];
@@ -447,6 +448,69 @@ static void test_bytes_follow_inserts_and_evictions(void **state)
 	ruby_symbols_free(rs); /* ASan: nothing left behind */
 }
 
+/* Under a byte budget that holds the larger of the two iseqs but not both: each insert of the
+ * other evicts the one cached, the bytes charged never pass the budget and match what the
+ * cache holds, an iseq larger than the whole budget is named without being cached, and freeing
+ * the cache gives everything back. */
+static void test_budget_evicts_and_refuses_within_its_bytes(void **state)
+{
+	struct live *l = live_or_skip(state);
+	const uint64_t entry = ruby_symbols_entry_bytes();
+	uint64_t tables[2], fixed, biggest, max, empty;
+	struct interp_budget *probe = interp_budget_new(1 << 20), *b;
+	struct ruby_symbols *rs = ruby_symbols_new("/proc", 16, probe);
+	struct interp_budget_stats bs;
+	struct ruby_symbols_stats st;
+	struct sym_line line;
+	struct interp_frame f;
+	int i;
+
+	interp_budget_get_stats(probe, &bs);
+	fixed = bs.held;
+	ruby_symbols_free(rs);
+	interp_budget_free(probe);
+	for (i = 0; i < 2; i++)
+		tables[i] = line_table_bytes(l->pid, offsets(), l->iseqs[i].addr);
+	biggest = tables[0] > tables[1] ? tables[0] : tables[1];
+	/* room for one entry with the larger table and the user's record, not for two entries */
+	max = fixed + entry + biggest + 64;
+	assert_true(max < fixed + 2 * entry + tables[0] + tables[1]);
+	b = interp_budget_new(max);
+	rs = ruby_symbols_new("/proc", 16, b);
+	assert_non_null(rs);
+	empty = bytes_held(rs);
+	for (i = 0; i < 6; i++) {
+		f = capture(l->pid, offsets(), l->iseqs[i % 2].addr, 0);
+		ruby_symbols_resolve(rs, l->pid, offsets(), 0, &f, &line);
+		assert_string_equal(line.function, l->iseqs[i % 2].label);
+		ruby_symbols_get_stats(rs, &st);
+		interp_budget_get_stats(b, &bs);
+		assert_true(bs.held <= max);
+		assert_int_equal(st.bytes + bs.own_bytes, bs.held);
+		assert_int_equal(st.bytes, empty + entry + tables[i % 2]); /* the one just read */
+	}
+	ruby_symbols_get_stats(rs, &st);
+	assert_int_equal(st.evictions, 5);
+	assert_int_equal(st.refused, 0);
+	ruby_symbols_free(rs);
+	interp_budget_get_stats(b, &bs);
+	assert_int_equal(bs.held, bs.own_bytes);
+	interp_budget_free(b);
+	/* a budget with no room for the larger iseq: named at each use, never cached */
+	b = interp_budget_new(fixed + entry + biggest / 2);
+	rs = ruby_symbols_new("/proc", 16, b);
+	i = tables[0] > tables[1] ? 0 : 1;
+	f = capture(l->pid, offsets(), l->iseqs[i].addr, 0);
+	ruby_symbols_resolve(rs, l->pid, offsets(), 0, &f, &line);
+	assert_string_equal(line.function, l->iseqs[i].label);
+	ruby_symbols_get_stats(rs, &st);
+	assert_int_equal(st.refused, 1);
+	interp_budget_get_stats(b, &bs);
+	assert_int_equal(st.bytes + bs.own_bytes, bs.held);
+	ruby_symbols_free(rs); /* ASan: the uncached tables were freed */
+	interp_budget_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -457,6 +521,7 @@ int main(void)
 		cmocka_unit_test(test_cache_is_bounded),
 		cmocka_unit_test(test_control_characters_cleaned_at_entry),
 		cmocka_unit_test(test_bytes_follow_inserts_and_evictions),
+		cmocka_unit_test(test_budget_evicts_and_refuses_within_its_bytes),
 	};
 
 	return cmocka_run_group_tests_name("ruby_symbols", tests, setup, teardown);
