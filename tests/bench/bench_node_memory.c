@@ -64,6 +64,9 @@ struct parts {
 	double value[MAX_PARTS];
 	int n, at_s;
 	double vm_rss, fd_maps, anon, file;
+	/* Over every scrape of the run: how many, and in how many rss and the bpf_* parts were
+	 * within 10% of the kernel's figures read just before. */
+	int scrapes, rss_agree, maps_agree;
 };
 
 static void add_part(void *ctx, const char *rest, double value)
@@ -87,6 +90,24 @@ static double part(const struct parts *p, const char *name)
 		if (!strcmp(p->name[i], name))
 			return p->value[i];
 	return -1;
+}
+
+/* The bpf_* parts together. */
+static double bpf_sum(const struct parts *p)
+{
+	double sum = 0;
+	int i;
+
+	for (i = 0; i < p->n; i++)
+		if (!strncmp(p->name[i], "bpf_", 4))
+			sum += p->value[i];
+	return sum;
+}
+
+/* Within 10% of the kernel's figure, as test_agent_memory checks. */
+static int within10(double got, double want)
+{
+	return want > 0 && got >= want * 0.9 && got <= want * 1.1;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -129,12 +150,18 @@ static void take_parts(int port, int second, const struct proc_memory *m, pid_t 
 
 	if (port <= 0 || metrics_scrape_each(port, PART_PREFIX, add_part, &now) <= 0)
 		return;
+	best->scrapes++;
+	best->rss_agree += within10(part(&now, "rss"), m->rss);
+	best->maps_agree += within10(bpf_sum(&now), m->bpf_maps);
 	total = part(&now, "total");
 	if (best->n && total <= part(best, "total"))
 		return;
 	now.at_s = second;
 	now.vm_rss = m->rss;
 	now.fd_maps = m->bpf_maps;
+	now.scrapes = best->scrapes;
+	now.rss_agree = best->rss_agree;
+	now.maps_agree = best->maps_agree;
 	rss_parts(pid, &now.anon, &now.file);
 	*best = now;
 }
@@ -214,10 +241,9 @@ static void print_row(const char *label, size_t off, const struct run *before,
 	printf("  %-36s %9.1f %s %9.1f %s %7.2f\n", label, b, unit, a, unit, b > 0 ? a / b : 0);
 }
 
-/* Within 10% of the kernel's figure, as test_agent_memory checks. */
 static const char *agrees(double got, double want)
 {
-	return want > 0 && got >= want * 0.9 && got <= want * 1.1 ? "agree" : "DIFFER";
+	return within10(got, want) ? "agree" : "DIFFER";
 }
 
 /* The run that served /metrics: its totals, then its parts at their highest total with the
@@ -226,7 +252,7 @@ static void print_parts(const struct run *r, const struct parts *p)
 {
 	static const char *const in_heap[] = { "dwarf", "kernel_symbols", "perf_maps", "symbols",
 					       "interpreters" };
-	double maps = 0, named = 0, heap = part(p, "heap"), rss = part(p, "rss");
+	double maps = bpf_sum(p), named = 0, heap = part(p, "heap"), rss = part(p, "rss");
 	size_t k;
 	int i;
 
@@ -241,14 +267,14 @@ static void print_parts(const struct run *r, const struct parts *p)
 		return;
 	}
 	printf("  spanprof_memory_bytes{part} at its highest total, %d s in:\n", p->at_s);
-	for (i = 0; i < p->n; i++) {
+	for (i = 0; i < p->n; i++)
 		printf("    %-34s %9.2f MiB\n", p->name[i], p->value[i] / MIB);
-		if (!strncmp(p->name[i], "bpf_", 4))
-			maps += p->value[i];
-	}
 	for (k = 0; k < sizeof(in_heap) / sizeof(in_heap[0]); k++)
 		named += part(p, in_heap[k]) > 0 ? part(p, in_heap[k]) : 0;
-	printf("  the same second, from outside the agent:\n");
+	/* The parts are the agent's figures at its last drain, up to a second before the kernel's
+	 * read: maps that grow in that second (a new file's CFI rows) make the two differ. */
+	printf("  the same second, from outside the agent (the parts are of the agent's last "
+	       "drain, up to 1 s older):\n");
 	printf("    rss %.2f MiB, VmRSS %.2f MiB: %s\n", rss / MIB, p->vm_rss / MIB,
 	       agrees(rss, p->vm_rss));
 	printf("    bpf_* together %.2f MiB, memlock of its map fds %.2f MiB: %s\n", maps / MIB,
@@ -256,10 +282,14 @@ static void print_parts(const struct run *r, const struct parts *p)
 	printf("    total %.2f MiB, rss + bpf_* %.2f MiB\n", part(p, "total") / MIB,
 	       (rss + maps) / MIB);
 	printf("    rss: heap %.2f MiB (of it dwarf, kernel_symbols, perf_maps, symbols and "
-	       "interpreters %.2f, the rest %.2f), outside the heap %.2f MiB\n",
+	       "interpreters %.2f, the rest %.2f); rss minus heap %.2f MiB (libraries, stacks, "
+	       "rings, less heap pages never written)\n",
 	       heap / MIB, named / MIB, (heap - named) / MIB, (rss - heap) / MIB);
 	printf("    VmRSS: anonymous %.2f MiB, file-backed and shared %.2f MiB\n", p->anon / MIB,
 	       p->file / MIB);
+	printf("  over the run's %d scrapes: rss within 10%% of VmRSS in %d, bpf_* within 10%% of "
+	       "the map fds' memlock in %d\n",
+	       p->scrapes, p->rss_agree, p->maps_agree);
 }
 
 static pid_t start_python(void)
