@@ -40,30 +40,69 @@ int metrics_scrape_port(const char *log_path)
 	return port;
 }
 
+/* The body of one GET of http://127.0.0.1:port/metrics (free() it), or NULL. */
+static char *fetch_metrics(int port)
+{
+	char url[64], *body = calloc(1, BODY_MAX);
+	CURL *c = curl_easy_init();
+	int ok = 0;
+
+	if (body && c) {
+		snprintf(url, sizeof(url), "http://127.0.0.1:%d/metrics", port);
+		curl_easy_setopt(c, CURLOPT_URL, url);
+		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+		curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
+		ok = curl_easy_perform(c) == CURLE_OK;
+	}
+	curl_easy_cleanup(c);
+	if (!ok) {
+		free(body);
+		return NULL;
+	}
+	return body;
+}
+
+int metrics_scrape_each(int port, const char *prefix,
+			void (*fn)(void *ctx, const char *rest, double value), void *ctx)
+{
+	char *line, *save = NULL, *value, *body = fetch_metrics(port);
+	size_t plen = strlen(prefix);
+	int n = 0;
+
+	if (!body)
+		return -1;
+	for (line = strtok_r(body, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, prefix, plen) || !(value = strrchr(line, ' ')))
+			continue;
+		*value++ = '\0';
+		fn(ctx, line + plen, atof(value));
+		n++;
+	}
+	free(body);
+	return n;
+}
+
+struct one_metric {
+	double *value;
+	int found;
+};
+
+/* A line whose whole name is the metric: nothing after the prefix. */
+static void take_exact(void *ctx, const char *rest, double value)
+{
+	struct one_metric *m = ctx;
+
+	if (!m->found && !rest[0]) {
+		*m->value = value;
+		m->found = 1;
+	}
+}
+
 int metrics_scrape(int port, const char *metric, double *value)
 {
-	char url[64], *line, *save = NULL, *body = calloc(1, BODY_MAX);
-	size_t mlen = strlen(metric);
-	CURL *c = curl_easy_init();
-	int rc = -1;
+	struct one_metric m = { .value = value };
 
-	if (!body || !c)
-		goto out;
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/metrics", port);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
-	if (curl_easy_perform(c) != CURLE_OK)
-		goto out;
-	for (line = strtok_r(body, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (!strncmp(line, metric, mlen) && line[mlen] == ' ') {
-			*value = atof(line + mlen + 1);
-			rc = 0;
-			break;
-		}
-	}
-out:
-	curl_easy_cleanup(c);
-	free(body);
-	return rc;
+	if (metrics_scrape_each(port, metric, take_exact, &m) < 0)
+		return -1;
+	return m.found ? 0 : -1;
 }

@@ -11,4 +11,10 @@ int metrics_scrape_port(const char *log_path);
  * and sets *value, or -1 when the request failed or the line is missing. */
 int metrics_scrape(int port, const char *metric, double *value);
 
+/* Calls fn(ctx, rest, value) for every metric line of one /metrics response that starts with
+ * prefix (rest: the line after the prefix, up to the value). Returns the lines passed to fn, or
+ * -1 when the request failed. */
+int metrics_scrape_each(int port, const char *prefix,
+			void (*fn)(void *ctx, const char *rest, double value), void *ctx);
+
 #endif /* SPANPROF_TEST_METRICS_SCRAPE_H */
