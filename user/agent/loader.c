@@ -512,26 +512,32 @@ int loader_read_events(struct loader *l, uint64_t *out, size_t n)
 	return percpu_sum(bpf_map__fd(l->skel->maps.event_counts), out, n);
 }
 
-/* Map name prefixes by group; the first match wins, a name none matches is "other". */
+/* Map name prefixes by group; the first match wins, a name none matches is "other". Per-CPU
+ * working space (a name ending in "_scratch", and the span ring's stages) is "other" whatever its
+ * prefix: it holds no state of the group, only one program run's buffers. */
 static const struct {
 	const char *prefix;
 	enum loader_map_group group;
 } map_groups[] = {
-	{ "sample_counts", LOADER_MAPS_WINDOWS }, { "stacks_", LOADER_MAPS_WINDOWS },
-	{ "interp_stacks", LOADER_MAPS_WINDOWS }, { "unwind_", LOADER_MAPS_UNWIND },
-	{ "thread_spans", LOADER_MAPS_SPANS },	  { "goroutine_spans", LOADER_MAPS_SPANS },
-	{ "span_", LOADER_MAPS_SPANS },		  { "off_cpu", LOADER_MAPS_OFF_CPU },
-	{ "proc_events", LOADER_MAPS_PROCESSES }, { "pending_scans", LOADER_MAPS_PROCESSES },
-	{ "go_pids", LOADER_MAPS_PROCESSES },	  { "py_procs", LOADER_MAPS_PROCESSES },
-	{ "rb_procs", LOADER_MAPS_PROCESSES },	  { "target_pids", LOADER_MAPS_PROCESSES },
-	{ "tctx_procs", LOADER_MAPS_PROCESSES },  { "obi_traces", LOADER_MAPS_SPANS },
+	{ "span_ring_stages", LOADER_MAPS_OTHER }, { "sample_counts", LOADER_MAPS_WINDOWS },
+	{ "stacks_", LOADER_MAPS_WINDOWS },	   { "interp_stacks", LOADER_MAPS_WINDOWS },
+	{ "unwind_", LOADER_MAPS_UNWIND },	   { "thread_spans", LOADER_MAPS_SPANS },
+	{ "goroutine_spans", LOADER_MAPS_SPANS },  { "span_", LOADER_MAPS_SPANS },
+	{ "tctx_waits", LOADER_MAPS_SPANS },	   { "off_cpu", LOADER_MAPS_OFF_CPU },
+	{ "proc_events", LOADER_MAPS_PROCESSES },  { "pending_scans", LOADER_MAPS_PROCESSES },
+	{ "go_pids", LOADER_MAPS_PROCESSES },	   { "py_procs", LOADER_MAPS_PROCESSES },
+	{ "rb_procs", LOADER_MAPS_PROCESSES },	   { "target_pids", LOADER_MAPS_PROCESSES },
+	{ "tctx_procs", LOADER_MAPS_PROCESSES },   { "obi_traces", LOADER_MAPS_SPANS },
 	{ "user_budgets", LOADER_MAPS_SPANS },
 };
 
 static enum loader_map_group group_of(const char *name)
 {
-	size_t i;
+	static const char scratch[] = "_scratch";
+	size_t i, len = strlen(name);
 
+	if (len >= sizeof(scratch) - 1 && !strcmp(name + len - (sizeof(scratch) - 1), scratch))
+		return LOADER_MAPS_OTHER;
 	for (i = 0; i < sizeof(map_groups) / sizeof(map_groups[0]); i++)
 		if (!strncmp(name, map_groups[i].prefix, strlen(map_groups[i].prefix)))
 			return map_groups[i].group;
