@@ -13,8 +13,8 @@
 
 #include "proc_memory.h"
 
-/* memlock and map_id of /proc/pid/fdinfo/fd (0 when missing). */
-static uint64_t fdinfo_memlock(pid_t pid, const char *fd, uint32_t *id)
+/* memlock, map_id and max_entries of /proc/pid/fdinfo/fd (0 when missing). */
+static uint64_t fdinfo_memlock(pid_t pid, const char *fd, uint32_t *id, uint32_t *max_entries)
 {
 	char path[PATH_MAX], line[256];
 	uint64_t v = 0;
@@ -22,7 +22,7 @@ static uint64_t fdinfo_memlock(pid_t pid, const char *fd, uint32_t *id)
 	FILE *f;
 
 	if (id)
-		*id = 0;
+		*id = *max_entries = 0;
 	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", pid, fd);
 	f = fopen(path, "r");
 	if (!f)
@@ -32,6 +32,8 @@ static uint64_t fdinfo_memlock(pid_t pid, const char *fd, uint32_t *id)
 			continue;
 		if (id && sscanf(line, "map_id: %u", &u) == 1)
 			*id = u;
+		if (id && sscanf(line, "max_entries: %u", &u) == 1)
+			*max_entries = u;
 	}
 	fclose(f);
 	return v;
@@ -92,7 +94,7 @@ int proc_memory_maps(pid_t pid, struct proc_bpf_map *out, int max)
 	while ((de = readdir(d))) {
 		if (!is_bpf_map(pid, de->d_name))
 			continue;
-		m.memlock = fdinfo_memlock(pid, de->d_name, &m.id);
+		m.memlock = fdinfo_memlock(pid, de->d_name, &m.id, &m.max_entries);
 		if (!m.id || map_name(m.id, m.name))
 			continue;
 		if (n < max)
@@ -130,7 +132,7 @@ int proc_memory_read(pid_t pid, struct proc_memory *out)
 	while ((de = readdir(d))) {
 		if (!is_bpf_map(pid, de->d_name))
 			continue;
-		out->bpf_maps += fdinfo_memlock(pid, de->d_name, NULL);
+		out->bpf_maps += fdinfo_memlock(pid, de->d_name, NULL, NULL);
 		out->nmaps++;
 	}
 	closedir(d);

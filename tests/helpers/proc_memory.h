@@ -18,10 +18,10 @@ struct proc_memory {
 int proc_memory_read(pid_t pid, struct proc_memory *out);
 
 /* One BPF map fd of a process: the kernel's name for the map (at most 15 characters: a longer
- * name in the BPF object is cut), its id and its memlock. */
+ * name in the BPF object is cut), its id, its size and its memlock. */
 struct proc_bpf_map {
 	char name[16];
-	uint32_t id;
+	uint32_t id, max_entries;
 	uint64_t memlock;
 };
 

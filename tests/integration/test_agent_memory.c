@@ -334,6 +334,119 @@ static void test_full_off_cpu_map_is_counted_and_profiling_goes_on(void **state)
 	assert_true(counted > before);
 }
 
+/* The max_entries the kernel reports for the agent's map named name, or 0. */
+static uint32_t map_max_entries(pid_t pid, const char *name)
+{
+	struct proc_bpf_map maps[MAX_MAPS];
+	int n, i;
+
+	n = proc_memory_maps(pid, maps, MAX_MAPS);
+	for (i = 0; i < n && i < MAX_MAPS; i++)
+		if (!strcmp(maps[i].name, name))
+			return maps[i].max_entries;
+	return 0;
+}
+
+/* A span name map of 16 names cannot hold a workload's 256 names set in turn: the least recent
+ * are forgotten, and the samples whose name was forgotten before the drain read it are counted
+ * (span_name_lost), while samples go on being profiled. */
+static void test_full_span_name_map_is_counted_and_profiling_goes_on(void **state)
+{
+	const char *wargv[] = { build_path("tests/workloads/span_workload"), "names", "2", "60",
+				NULL };
+	const char *extra[] = { "--span-name-entries", "16", NULL };
+	double lost = 0, samples = 0, before;
+	struct agent_proc a;
+	uint32_t size;
+	pid_t workload;
+	int port, i;
+
+	if (!*state)
+		skip();
+	port = start_workload_pair(*state, wargv, extra, &workload, &a);
+	size = map_max_entries(a.pid, "span_names");
+	before = scrape_or_fail(port, "spanprof_samples_total");
+	for (i = 0; i < TRIES && (lost == 0 || samples <= before); i++) {
+		sleep(1);
+		lost = scrape_or_fail(port,
+				      "spanprof_samples_dropped_total{reason=\"span_name_lost\"}");
+		samples = scrape_or_fail(port, "spanprof_samples_total");
+	}
+	printf("  span_names holds %u; samples %.0f (%.0f at the first window), names lost %.0f\n",
+	       size, samples, before, lost);
+	stop_pair(workload, &a);
+	assert_int_equal(size, 16);
+	assert_true(lost > 0);
+	assert_true(samples > before);
+}
+
+/* A pending_scans map of one entry cannot mark the rescan requests of three processes that map
+ * executable memory all the time: the requests that found it full are counted (and sent
+ * unmarked), while the three go on being sampled. */
+static void test_full_pending_scans_map_is_counted_and_profiling_goes_on(void **state)
+{
+	const char *wargv[] = { build_path("tests/workloads/code_mapper"), "60", NULL };
+	const char *args[16] = { "--output",
+				 *state,
+				 "--interval",
+				 "1",
+				 "--metrics-addr",
+				 "127.0.0.1:0",
+				 "--pending-scan-entries",
+				 "1" };
+	double full = 0, samples = 0, before;
+	char pids[3][16], out[PATH_MAX];
+	pid_t workload[3];
+	struct agent_proc a;
+	int port, i, n = 8, logged;
+	uint32_t size;
+
+	if (!*state)
+		skip();
+	for (i = 0; i < 3; i++) {
+		snprintf(out, sizeof(out), "%s/workload%d.out", (const char *)*state, i);
+		workload[i] = workload_start(wargv, NULL, out);
+		assert_true(workload[i] > 0);
+		assert_int_equal(workload_wait_exec(workload[i], wargv[0], WAIT_S), 0);
+		snprintf(pids[i], sizeof(pids[i]), "%d", workload[i]);
+		args[n++] = "--pid";
+		args[n++] = pids[i];
+	}
+	args[n] = NULL;
+	if (agent_proc_start(&a, *state, args)) {
+		for (i = 0; i < 3; i++)
+			kill(workload[i], SIGKILL);
+		fail_msg("agent did not start");
+	}
+	if (!agent_proc_wait_log(&a, "window written", WAIT_S)) {
+		agent_proc_print_log(&a);
+		fail_msg("no window written within %d s", WAIT_S);
+	}
+	port = metrics_scrape_port(a.log_path);
+	assert_true(port > 0);
+	size = map_max_entries(a.pid, "pending_scans");
+	full = scrape_or_fail(port, "spanprof_bpf_map_full_total{map=\"pending_scans\"}");
+	before = scrape_or_fail(port, "spanprof_samples_total");
+	for (i = 0; i < TRIES && (full == 0 || samples <= before); i++) {
+		sleep(1);
+		full = scrape_or_fail(port, "spanprof_bpf_map_full_total{map=\"pending_scans\"}");
+		samples = scrape_or_fail(port, "spanprof_samples_total");
+	}
+	printf("  pending_scans holds %u; requests sent unmarked %.0f; samples %.0f (%.0f at the "
+	       "first window)\n",
+	       size, full, samples, before);
+	for (i = 0; i < 3; i++) {
+		kill(workload[i], SIGKILL);
+		workload_wait(workload[i], WAIT_S);
+	}
+	logged = full > 0 && agent_proc_wait_log(&a, "pending_scans is full", WAIT_S);
+	assert_int_equal(agent_proc_stop(&a), 0);
+	assert_true(logged);
+	assert_int_equal(size, 1);
+	assert_true(full > 0);
+	assert_true(samples > before);
+}
+
 /* An unwind budget of two 32 KiB chunks cannot hold the workload's libraries: tables are refused
  * or evicted, both counted; the chunk memory stays within the budget and samples keep coming. */
 static void test_unwind_budget_hit_is_counted_and_profiling_goes_on(void **state)
@@ -380,6 +493,12 @@ int main(void)
 			tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(
 			test_full_off_cpu_map_is_counted_and_profiling_goes_on, setup,
+			tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(
+			test_full_span_name_map_is_counted_and_profiling_goes_on, setup,
+			tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(
+			test_full_pending_scans_map_is_counted_and_profiling_goes_on, setup,
 			tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(
 			test_unwind_budget_hit_is_counted_and_profiling_goes_on, setup,

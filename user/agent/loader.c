@@ -208,6 +208,14 @@ static int configure(struct loader *l, const struct loader_options *opts)
 	err = err ?: bpf_map__set_max_entries(skel->maps.interp_stacks_1, opts->count_entries);
 	err = err ?: bpf_map__set_max_entries(skel->maps.unwind_chunks, opts->unwind_chunks ?: 1);
 	err = err ?: bpf_map__set_max_entries(skel->maps.unwind_procs, opts->unwind_pids ?: 1);
+	/* An LRU hash: preallocated, so the bound is what it costs from the start. */
+	err = err   ?:
+		      bpf_map__set_max_entries(skel->maps.span_names,
+					       opts->span_name_entries ?: SPANPROF_MAX_SPAN_NAMES);
+	if (opts->pending_scan_entries)
+		err = err   ?:
+			      bpf_map__set_max_entries(skel->maps.pending_scans,
+						       opts->pending_scan_entries);
 	/* Without --pid the programs never look at target_pids: one entry. */
 	err = err ?: bpf_map__set_max_entries(skel->maps.target_pids, opts->npids ?: 1);
 	return err;
@@ -567,6 +575,51 @@ int loader_map_memory(struct loader *l, uint64_t *out)
 		return err;
 	out[LOADER_MAPS_SPANS] += bytes;
 	return 0;
+}
+
+static void add_bound(struct loader_map_bound *out, size_t max, size_t n, const char *name,
+		      uint32_t type, uint32_t key_size, uint32_t value_size, uint32_t max_entries,
+		      uint32_t flags)
+{
+	if (n >= max)
+		return;
+	snprintf(out[n].name, sizeof(out[n].name), "%s", name);
+	out[n].type = type;
+	out[n].key_size = key_size;
+	out[n].value_size = value_size;
+	out[n].max_entries = max_entries;
+	out[n].flags = flags;
+}
+
+int loader_map_bounds(const struct loader_options *opts, struct loader_map_bound *out, size_t max)
+{
+	struct loader l = { .goroutines.fd = -1 };
+	const struct bpf_map *map;
+	size_t n = 0;
+	int err;
+
+	l.skel = spanprof_bpf__open();
+	if (!l.skel)
+		return -errno;
+	err = configure(&l, opts);
+	if (err) {
+		spanprof_bpf__destroy(l.skel);
+		return err;
+	}
+	bpf_object__for_each_map(map, l.skel->obj)
+	{
+		if (!bpf_map__autocreate(map))
+			continue;
+		add_bound(out, max, n++, bpf_map__name(map), bpf_map__type(map),
+			  bpf_map__key_size(map), bpf_map__value_size(map),
+			  bpf_map__max_entries(map), bpf_map__map_flags(map));
+	}
+	/* The map the agent puts in goroutine_spans' slot, at the size it stops growing at. */
+	add_bound(out, max, n++, "goroutine_spans (inner)", BPF_MAP_TYPE_LRU_HASH,
+		  sizeof(struct goroutine_key), sizeof(struct goroutine_span),
+		  opts->goroutine_entries ?: SPANPROF_GOROUTINES_START, 0);
+	spanprof_bpf__destroy(l.skel);
+	return (int)n;
 }
 
 int loader_grow_maps(struct loader *l, struct loader_map_use *goroutines)
