@@ -20,6 +20,9 @@
 #ifndef EEXIST
 #define EEXIST 17
 #endif
+#ifndef E2BIG
+#define E2BIG 7
+#endif
 
 /* Adds one to a per-CPU counter; the array lookup cannot fail for an index below max_entries. */
 static __always_inline void counter_inc(void *map, __u32 index)

@@ -13,6 +13,7 @@
 #define PROT_EXEC 0x4
 
 extern DROP_COUNTS_MAP;
+extern EVENT_COUNTS_MAP;
 
 /* With --pid, only the processes named (target_pids) raise events: the agent has nothing to do
  * for the others, and a node's exec and exit storm would cost it a map update or delete each. */
@@ -80,13 +81,31 @@ struct {
 } env_scratch SEC(".maps");
 
 /* Processes with a rescan request not yet handled: a process start maps a dozen files, and one
- * event is enough. The agent deletes the entry when it scans. LRU keeps it bounded. */
+ * event is enough. The agent deletes the entry when it scans, the exit program when the process
+ * ends. Not preallocated; the agent sets the bound (--pending-scan-entries). When it is full a
+ * request is sent without its mark (nothing is lost, the agent may get the same request twice)
+ * and counted. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 4096);
 	__type(key, __u32);
 	__type(value, __u8);
 } pending_scans SEC(".maps");
+
+/* Marks pid's rescan pending. Returns 0 when the mark is new or the map is full (counted: the
+ * caller sends the request unmarked), -EEXIST when a request is pending already. */
+static __always_inline long mark_pending(__u32 pid, __u64 flags)
+{
+	__u8 one = 1;
+	long err = bpf_map_update_elem(&pending_scans, &pid, &one, flags);
+
+	if (err == -E2BIG) {
+		counter_inc(&event_counts, SPANPROF_EVENT_PENDING_SCANS_FULL);
+		return 0;
+	}
+	return err;
+}
 
 static __always_inline void emit(__u32 type, __u32 pid)
 {
@@ -105,11 +124,10 @@ static __always_inline void emit(__u32 type, __u32 pid)
 static __always_inline void request_scan(void)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	__u8 one = 1;
 
 	if (!wanted(pid))
 		return;
-	if (bpf_map_update_elem(&pending_scans, &pid, &one, BPF_NOEXIST))
+	if (mark_pending(pid, BPF_NOEXIST))
 		return; /* already pending */
 	emit(SPANPROF_PROC_SCAN, pid);
 }
@@ -171,7 +189,6 @@ int BPF_PROG(on_exec, struct task_struct *p)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	struct spanprof_exec_event *ev;
-	__u8 one = 1;
 
 	/* Task storage survives exec, but the span, the span segment and the hook's area it
 	 * describes belonged to the old program: read on, the area's and the record slot's
@@ -181,7 +198,7 @@ int BPF_PROG(on_exec, struct task_struct *p)
 	bpf_task_storage_delete(&thread_spans, p);
 	if (!wanted(pid))
 		return 0;
-	bpf_map_update_elem(&pending_scans, &pid, &one, BPF_ANY);
+	mark_pending(pid, BPF_ANY);
 	ev = bpf_ringbuf_reserve(&proc_events, sizeof(*ev), 0);
 	if (!ev) {
 		bpf_map_delete_elem(&pending_scans, &pid); /* let a later mmap ask again */

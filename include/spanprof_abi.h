@@ -13,7 +13,8 @@
 #define SPANPROF_ABI_SPAN_NAME_MAX_V1 64
 /* Offset of the name in struct spanprof_span, in both versions. */
 #define SPANPROF_ABI_SPAN_NAME_OFFSET 40
-/* Distinct span names kept (LRU) in span_names; names are series labels, so they are few. */
+/* Distinct span names kept (LRU) in span_names by default (--span-name-entries); names are
+ * series labels, so they are few. */
 #define SPANPROF_MAX_SPAN_NAMES 4096
 /* Fair shares of what span hooks write into maps every process shares, per user (per process
  * for root, whose processes are often unrelated services) and per second: new names interned
@@ -560,6 +561,7 @@ enum spanprof_event {
 	SPANPROF_EVENT_OFF_CPU_UNWIND_FP, /* ... from frame pointers (no tables, or --off-cpu-unwind) */
 	SPANPROF_EVENT_TCTX_SPAN, /* samples whose span came from an OTel thread context */
 	SPANPROF_EVENT_OBI_SPAN, /* samples whose span came from OBI's map */
+	SPANPROF_EVENT_PENDING_SCANS_FULL, /* rescan requests sent unmarked: pending_scans full */
 	SPANPROF_EVENT__COUNT,
 };
 

@@ -146,7 +146,7 @@ func TestDefaultResourcesMatchTheMeasuredFootprint(t *testing.T) {
 	c := render(t, "server.yaml").container(t)
 	equal(t, "resources", c["resources"], map[string]interface{}{
 		"requests": map[string]interface{}{"cpu": "50m", "memory": "96Mi"},
-		"limits":   map[string]interface{}{"cpu": "500m", "memory": "256Mi"},
+		"limits":   map[string]interface{}{"cpu": "500m", "memory": "896Mi"},
 	})
 }
 

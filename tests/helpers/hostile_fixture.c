@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/map_budget.h"
+#include "config/config.h"
 #include "fixture_build.h"
 #include "hostile_fixture.h"
 #include "metrics_scrape.h"
@@ -101,7 +103,7 @@ int hostile_windows(const char *dir, const char *service, double *max_gap_s)
 	return profile_windows_since(dir, service, 0, max_gap_s);
 }
 
-uint64_t hostile_chart_memory_limit(void)
+static uint64_t chart_memory_limit(void)
 {
 	char line[256], unit[8] = "";
 	unsigned long long v = 0;
@@ -123,6 +125,19 @@ uint64_t hostile_chart_memory_limit(void)
 	if (!strcmp(unit, "Gi"))
 		return (uint64_t)v << 30;
 	return 0;
+}
+
+uint64_t hostile_chart_rss_limit(void)
+{
+	uint64_t limit = chart_memory_limit(), maps;
+	struct spanprof_config cfg;
+	int err;
+
+	config_init(&cfg);
+	err = map_budget_worst(&cfg, MAP_BUDGET_NODE_CPUS, MAP_BUDGET_NODE_SPAN_THREADS, &maps,
+			       NULL, NULL);
+	config_release(&cfg);
+	return err || maps >= limit ? 0 : limit - maps;
 }
 
 double hostile_sigterm(pid_t pid, int *status)

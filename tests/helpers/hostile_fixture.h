@@ -46,9 +46,10 @@ double hostile_now_s(void);
 /* Windows (profiles) service wrote into dir, and the longest time between two starts. */
 int hostile_windows(const char *dir, const char *service, double *max_gap_s);
 
-/* The agent's memory limit in the Helm chart (resources.limits.memory in
- * helm/spanprof/values.yaml, in Mi or Gi) in bytes; 0 when it cannot be read. */
-uint64_t hostile_chart_memory_limit(void);
+/* The share of the Helm chart's memory limit (resources.limits.memory in
+ * helm/spanprof/values.yaml, in Mi or Gi) left to the agent's RSS: the limit minus the most its
+ * BPF maps may hold with default options (map_budget.h), in bytes; 0 when it cannot be read. */
+uint64_t hostile_chart_rss_limit(void);
 
 /* SIGTERM, then waits: the seconds the agent took to exit, or -1 when it ignored SIGTERM for
  * 30 s (then killed). *status gets its wait status. */

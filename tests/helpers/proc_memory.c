@@ -6,30 +6,108 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <linux/bpf.h>
 
 #include "proc_memory.h"
 
-static uint64_t fdinfo_memlock(pid_t pid, const char *fd)
+/* memlock, map_id and max_entries of /proc/pid/fdinfo/fd (0 when missing). */
+static uint64_t fdinfo_memlock(pid_t pid, const char *fd, uint32_t *id, uint32_t *max_entries)
 {
 	char path[PATH_MAX], line[256];
 	uint64_t v = 0;
+	unsigned int u;
 	FILE *f;
 
+	if (id)
+		*id = *max_entries = 0;
 	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", pid, fd);
 	f = fopen(path, "r");
 	if (!f)
 		return 0;
-	while (fgets(line, sizeof(line), f))
+	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "memlock: %" SCNu64, &v) == 1)
-			break;
+			continue;
+		if (id && sscanf(line, "map_id: %u", &u) == 1)
+			*id = u;
+		if (id && sscanf(line, "max_entries: %u", &u) == 1)
+			*max_entries = u;
+	}
 	fclose(f);
 	return v;
 }
 
+/* pid's fd named by the directory entry is a BPF map. */
+static int is_bpf_map(pid_t pid, const char *fd)
+{
+	char path[PATH_MAX], link[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%s", pid, fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return 0;
+	link[n] = '\0';
+	return !strcmp(link, "anon_inode:bpf-map");
+}
+
+/* The kernel's name of map id (into name[16]); -1 when the map is gone. */
+static int map_name(uint32_t id, char *name)
+{
+	struct bpf_map_info info;
+	union bpf_attr attr;
+	int fd, err;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_id = id;
+	fd = syscall(__NR_bpf, BPF_MAP_GET_FD_BY_ID, &attr, sizeof(attr));
+	if (fd < 0)
+		return -1;
+	memset(&info, 0, sizeof(info));
+	memset(&attr, 0, sizeof(attr));
+	attr.info.bpf_fd = fd;
+	attr.info.info_len = sizeof(info);
+	attr.info.info = (uint64_t)(uintptr_t)&info;
+	err = syscall(__NR_bpf, BPF_OBJ_GET_INFO_BY_FD, &attr, sizeof(attr));
+	close(fd);
+	if (err)
+		return -1;
+	memcpy(name, info.name, 16);
+	name[15] = '\0';
+	return 0;
+}
+
+int proc_memory_maps(pid_t pid, struct proc_bpf_map *out, int max)
+{
+	char path[PATH_MAX];
+	struct proc_bpf_map m;
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		if (!is_bpf_map(pid, de->d_name))
+			continue;
+		m.memlock = fdinfo_memlock(pid, de->d_name, &m.id, &m.max_entries);
+		if (!m.id || map_name(m.id, m.name))
+			continue;
+		if (n < max)
+			out[n] = m;
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
 int proc_memory_read(pid_t pid, struct proc_memory *out)
 {
-	char path[PATH_MAX], link[64], line[256];
+	char path[PATH_MAX], line[256];
 	struct dirent *de;
 	uint64_t v;
 	FILE *f;
@@ -52,16 +130,9 @@ int proc_memory_read(pid_t pid, struct proc_memory *out)
 	if (!d)
 		return -1;
 	while ((de = readdir(d))) {
-		ssize_t n;
-
-		snprintf(path, sizeof(path), "/proc/%d/fd/%s", pid, de->d_name);
-		n = readlink(path, link, sizeof(link) - 1);
-		if (n < 0)
+		if (!is_bpf_map(pid, de->d_name))
 			continue;
-		link[n] = '\0';
-		if (strcmp(link, "anon_inode:bpf-map"))
-			continue;
-		out->bpf_maps += fdinfo_memlock(pid, de->d_name);
+		out->bpf_maps += fdinfo_memlock(pid, de->d_name, NULL, NULL);
 		out->nmaps++;
 	}
 	closedir(d);

@@ -17,4 +17,18 @@ struct proc_memory {
 /* Returns 0, or -1 when pid's status or fd directory cannot be read. */
 int proc_memory_read(pid_t pid, struct proc_memory *out);
 
+/* One BPF map fd of a process: the kernel's name for the map (at most 15 characters: a longer
+ * name in the BPF object is cut), its id, its size and its memlock. */
+struct proc_bpf_map {
+	char name[16];
+	uint32_t id, max_entries;
+	uint64_t memlock;
+};
+
+/* The BPF map fds pid holds, up to max of them into out; the name comes from the map's id in
+ * fdinfo (BPF_MAP_GET_FD_BY_ID, then BPF_OBJ_GET_INFO_BY_FD: needs CAP_SYS_ADMIN). A map freed
+ * between the two reads is left out. Returns how many were found (more than max when out was too
+ * small: only max filled), or -1 when pid's fd directory cannot be read. */
+int proc_memory_maps(pid_t pid, struct proc_bpf_map *out, int max);
+
 #endif /* SPANPROF_TEST_PROC_MEMORY_H */

@@ -29,8 +29,8 @@
 #include "profile_windows.h"
 
 /* An ASan build (make sanitize) keeps shadow memory and a quarantine of freed blocks besides:
- * there the chart's memory limit is taken 4 times, still far below the gigabytes the attacks
- * made the agent allocate. */
+ * there the RSS share of the chart's memory limit is taken 4 times, still far below the
+ * gigabytes the attacks made the agent allocate. */
 #if defined(__SANITIZE_ADDRESS__)
 #define MEMORY_LIMIT_FACTOR 4
 #else
@@ -191,7 +191,7 @@ static void test_sparse_sections_are_refused_before_allocation(void **state)
 			       "127.0.0.1:0", "--pid", pids[0],	     "--pid", pids[1],
 			       "--pid",	      pids[2], NULL };
 	struct agent_proc agent;
-	uint64_t rss, limit = MEMORY_LIMIT_FACTOR * hostile_chart_memory_limit();
+	uint64_t rss, limit = MEMORY_LIMIT_FACTOR * hostile_chart_rss_limit();
 	int port;
 
 	if (!f)
@@ -220,8 +220,8 @@ static void test_sparse_sections_are_refused_before_allocation(void **state)
 	for (i = 0; i < 3; i++)
 		logged[i] = agent_proc_wait_log(&agent, wants[i], 30);
 	rss = hostile_peak_rss(agent.pid);
-	printf("  agent peak RSS %llu MB (chart limit %llu MB)\n", (unsigned long long)rss >> 20,
-	       (unsigned long long)limit >> 20);
+	printf("  agent peak RSS %llu MB (RSS share of the chart limit %llu MB)\n",
+	       (unsigned long long)rss >> 20, (unsigned long long)limit >> 20);
 	assert_true(rss > 0 && rss < limit);
 	for (i = 0; i < 3; i++)
 		if (!logged[i])

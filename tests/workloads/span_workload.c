@@ -175,6 +175,28 @@ static void *span_thread(void *arg)
 	return NULL;
 }
 
+/* Distinct span names set in turn by the "names" mode: more than a small span name map holds. */
+#define MANY_NAMES 256
+
+/* Sets span 1 under a new name each step, "name-0" to "name-255" in turn. */
+static void *many_names_thread(void *arg)
+{
+	const struct workload *w = arg;
+	double end = cpu_s() + w->seconds, step = w->switch_ms / 1000.0, t;
+	struct spanprof_span s;
+	char name[32];
+	int i = 0;
+
+	while ((t = cpu_s()) < end) {
+		snprintf(name, sizeof(name), "name-%d", i++ % MANY_NAMES);
+		make_span(&s, 1, 0, name);
+		w->span_set(&s);
+		work_in_span_0(t + step);
+	}
+	w->span_set(NULL);
+	return NULL;
+}
+
 static void *exit_in_span(void *arg)
 {
 	const struct workload *w = arg;
@@ -277,9 +299,11 @@ static int wait_attached(const struct workload *w)
 		return wait_go();
 	double start = now_s();
 
+	/* An agent starting on a loaded machine (load average 20) can take more than 10 s to load
+	 * its programs and attach the hook. */
 	while (!w->active()) {
-		if (now_s() - start > 10) {
-			fprintf(stderr, "agent did not attach within 10 s\n");
+		if (now_s() - start > 60) {
+			fprintf(stderr, "agent did not attach within 60 s\n");
 			return -1;
 		}
 		usleep(1000);
@@ -345,7 +369,8 @@ static int run_mode(struct workload *w, const char *mode, int nthreads)
 	if (!strcmp(mode, "tid-reuse"))
 		return run_tid_reuse(w);
 	for (int i = 0; i < nthreads; i++)
-		pthread_create(&th[i], NULL, span_thread, w);
+		pthread_create(&th[i], NULL,
+			       strcmp(mode, "names") ? span_thread : many_names_thread, w);
 	for (int i = 0; i < nthreads; i++)
 		pthread_join(th[i], NULL);
 	return 0;

@@ -16,6 +16,7 @@
 #include "agent/agent_int.h"
 #include "discover/labels.h"
 #include "discover/proc_maps.h"
+#include "agent/loader_options.h"
 #include "agent/map_sizes.h"
 #include "output/local_out.h"
 #include "output/upload.h"
@@ -363,21 +364,7 @@ static int part_failed(const char *part)
 static int setup(struct agent *a, const struct spanprof_config *cfg)
 {
 	struct map_sizes ms = window_map_sizes(cfg);
-	struct loader_options lo = {
-		.frequency = cfg->frequency,
-		.pids = cfg->pids,
-		.npids = cfg->npids,
-		.stack_entries = ms.stacks,
-		.count_entries = ms.counts,
-		.off_cpu_entries = cfg->off_cpu_entries,
-		.goroutine_entries = cfg->goroutine_entries,
-		.unwind_chunks = cfg->unwind_table_bytes / sizeof(struct spanprof_unwind_chunk),
-		.unwind_pids = cfg->max_procs,
-		.off_cpu = cfg->off_cpu,
-		.off_cpu_min_ns = (uint64_t)cfg->off_cpu_min_us * 1000,
-		.off_cpu_fp = cfg->off_cpu_fp,
-		.span_times = cfg->span_stats_max > 0,
-	};
+	struct loader_options lo;
 	struct symcache_limits sl = {
 		.max_modules = cfg->max_modules,
 		.max_pids = cfg->max_pid_snapshots,
@@ -420,6 +407,7 @@ static int setup(struct agent *a, const struct spanprof_config *cfg)
 	if (err)
 		return err;
 	preflight_mount_tracefs();
+	loader_options_from_config(cfg, &ms, &lo);
 	a->loader = loader_open(&lo);
 	if (!a->loader)
 		return -errno;

@@ -44,6 +44,7 @@ struct agent_metrics {
 	struct metrics *reg;
 	struct http_server *http; /* NULL without --metrics-addr */
 	unsigned int drains; /* drains since start: the growable maps are checked every few */
+	int pending_full_logged; /* pending_scans was found full once (logged once) */
 };
 
 /* Window output (agent_output.c): local files and the uploader. */
@@ -180,6 +181,8 @@ void agent_thread_ctx_scan(struct agent *a, pid_t pid, const struct proc_maps *m
 void agent_thread_ctx_drain(struct agent *a);
 void agent_thread_ctx_forget(struct agent *a, pid_t pid);
 uint64_t agent_thread_ctx_count(const struct agent *a); /* processes tracked */
+/* Processes whose thread context is not read: the table (and tctx_procs) was full. */
+uint64_t agent_thread_ctx_full(const struct agent *a);
 /* Retries, key re-reads and file parses put off to a later drain by the per-drain caps. */
 uint64_t agent_thread_ctx_deferred(const struct agent *a);
 /* The module files' parse verdicts: parses put off to their thread, refused by its queue's

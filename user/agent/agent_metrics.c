@@ -68,6 +68,7 @@ static const struct {
 	{ METRIC_OFF_CPU_STACKS, METRIC_UNWINDER_FP, SPANPROF_EVENT_OFF_CPU_UNWIND_FP },
 	{ METRIC_OTHER_SPAN_SAMPLES, METRIC_SOURCE_THREAD_CTX, SPANPROF_EVENT_TCTX_SPAN },
 	{ METRIC_OTHER_SPAN_SAMPLES, METRIC_SOURCE_OBI, SPANPROF_EVENT_OBI_SPAN },
+	{ METRIC_BPF_MAP_FULL, METRIC_MAP_FULL_PENDING_SCANS, SPANPROF_EVENT_PENDING_SCANS_FULL },
 };
 
 static void publish_kernel(struct agent *a)
@@ -80,6 +81,8 @@ static void publish_kernel(struct agent *a)
 	struct file_verdicts_stats tp;
 
 	metrics_set(a->metrics.reg, METRIC_THREAD_CTX_PROCESSES, agent_thread_ctx_count(a));
+	metrics_set_at(a->metrics.reg, METRIC_BPF_MAP_FULL, METRIC_MAP_FULL_TCTX_PROCS,
+		       agent_thread_ctx_full(a));
 	metrics_set_at(a->metrics.reg, METRIC_INPUT_GUARDS, METRIC_GUARD_TCTX_DEFERRED,
 		       agent_thread_ctx_deferred(a));
 	agent_thread_ctx_parse_stats(a, &tp);
@@ -103,10 +106,20 @@ static void publish_kernel(struct agent *a)
 		metrics_set_at(a->metrics.reg, METRIC_FAIR_SHARE, METRIC_FAIR_SPAN_RECORDS,
 			       drops[SPANPROF_DROP_SPAN_END_BUDGET]);
 	}
-	if (!loader_read_events(a->loader, events, SPANPROF_EVENT__COUNT))
+	if (!loader_read_events(a->loader, events, SPANPROF_EVENT__COUNT)) {
 		for (i = 0; i < ROWS(event_rows); i++)
 			metrics_set_at(a->metrics.reg, event_rows[i].id, event_rows[i].label,
 				       events[event_rows[i].event]);
+		if (events[SPANPROF_EVENT_PENDING_SCANS_FULL] && !a->metrics.pending_full_logged) {
+			a->metrics.pending_full_logged = 1;
+			log_warn(
+				-E2BIG,
+				"pending_scans is full (--pending-scan-entries %u): rescan requests "
+				"are sent unmarked, so a process may be scanned twice (counted in "
+				"spanprof_bpf_map_full_total{map=\"pending_scans\"}, logged once)",
+				a->cfg->pending_scan_entries);
+		}
+	}
 	if (a->off_cpu.drain) {
 		drain_get_stats(a->off_cpu.drain, &ds);
 		metrics_set_at(a->metrics.reg, METRIC_OFF_CPU_MAP_ENTRIES,
@@ -155,6 +168,8 @@ static void publish_unwind(struct agent *a)
 		{ METRIC_UNWIND_TABLE_BYTES, METRIC_TABLE_BYTES_BUDGET,
 		  (uint64_t)st.store.chunks_total * sizeof(struct spanprof_unwind_chunk) },
 		{ METRIC_UNWIND_EVICTIONS, 0, st.files.evicted },
+		{ METRIC_BPF_MAP_FULL, METRIC_MAP_FULL_UNWIND_RULES, st.store.rules_full },
+		{ METRIC_BPF_MAP_FULL, METRIC_MAP_FULL_UNWIND_PROCS, st.publish_errors },
 		{ METRIC_FAIR_SHARE, METRIC_FAIR_UNWIND_REFUSED, st.files.fair_refused },
 		{ METRIC_INPUT_GUARDS, METRIC_GUARD_CFI_BUDGET, st.files.budget_spent },
 		{ METRIC_UNWIND_BUILD_MS, 0, st.files.build_us / 1000 },
@@ -260,6 +275,7 @@ static void publish_user(struct agent *a)
 		{ METRIC_SAMPLES_DROPPED, METRIC_DROP_SERVICE_OVERFLOW, as.service_overflow },
 		{ METRIC_FAIR_SHARE, METRIC_FAIR_SERVICE_SLOT_REFUSED, as.service_fair_refused },
 		{ METRIC_SAMPLES_DROPPED, METRIC_DROP_ENCODE_ERROR, as.encode_errors },
+		{ METRIC_BPF_MAP_FULL, METRIC_MAP_FULL_GO_PIDS, hs.go_pids_full },
 		{ METRIC_HOOKS_ATTACHED, 0, hs.files_attached },
 		{ METRIC_HOOK_FILES_REFUSED, 0, hs.open_refused },
 		{ METRIC_FAIR_SHARE, METRIC_FAIR_HOOK_SLOT_RECLAIMED, hs.slot_reclaims },

@@ -343,6 +343,11 @@ void agent_thread_ctx_drain(struct agent *a)
 	}
 }
 
+uint64_t agent_thread_ctx_full(const struct agent *a)
+{
+	return a->tctx ? a->tctx->full : 0;
+}
+
 uint64_t agent_thread_ctx_count(const struct agent *a)
 {
 	uint64_t n = 0;

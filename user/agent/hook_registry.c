@@ -538,6 +538,7 @@ static void mark_go_pid(struct hook_registry *r, struct hook_pid *p, const unsig
 	err = loader_set_go_pid(r->loader, p->pid, is_go ? &go : NULL);
 	if (err && is_go) {
 		r->stats.limit_drops++;
+		r->stats.go_pids_full += err == -E2BIG;
 		log_warn_from(p->pid, err, "mark pid %d as a Go process: its spans will be missing",
 			      p->pid);
 		return;

@@ -26,6 +26,7 @@ struct hook_registry_stats {
 	uint64_t files_attached; /* now */
 	uint64_t pids_tracked; /* now */
 	uint64_t attaches, detaches, attach_errors, elf_errors, limit_drops;
+	uint64_t go_pids_full; /* Go processes not marked: go_pids was full (in limit_drops too) */
 	uint64_t open_refused; /* mapped files not opened: replaced, not regular, unreadable */
 	uint64_t slot_reclaims; /* files detached to give their slot to a user below its share */
 	uint64_t slot_refusals; /* files not attached: the table full, their user at its share */

@@ -208,6 +208,14 @@ static int configure(struct loader *l, const struct loader_options *opts)
 	err = err ?: bpf_map__set_max_entries(skel->maps.interp_stacks_1, opts->count_entries);
 	err = err ?: bpf_map__set_max_entries(skel->maps.unwind_chunks, opts->unwind_chunks ?: 1);
 	err = err ?: bpf_map__set_max_entries(skel->maps.unwind_procs, opts->unwind_pids ?: 1);
+	/* An LRU hash: preallocated, so the bound is what it costs from the start. */
+	err = err   ?:
+		      bpf_map__set_max_entries(skel->maps.span_names,
+					       opts->span_name_entries ?: SPANPROF_MAX_SPAN_NAMES);
+	if (opts->pending_scan_entries)
+		err = err   ?:
+			      bpf_map__set_max_entries(skel->maps.pending_scans,
+						       opts->pending_scan_entries);
 	/* Without --pid the programs never look at target_pids: one entry. */
 	err = err ?: bpf_map__set_max_entries(skel->maps.target_pids, opts->npids ?: 1);
 	return err;
@@ -512,26 +520,32 @@ int loader_read_events(struct loader *l, uint64_t *out, size_t n)
 	return percpu_sum(bpf_map__fd(l->skel->maps.event_counts), out, n);
 }
 
-/* Map name prefixes by group; the first match wins, a name none matches is "other". */
+/* Map name prefixes by group; the first match wins, a name none matches is "other". Per-CPU
+ * working space (a name ending in "_scratch", and the span ring's stages) is "other" whatever its
+ * prefix: it holds no state of the group, only one program run's buffers. */
 static const struct {
 	const char *prefix;
 	enum loader_map_group group;
 } map_groups[] = {
-	{ "sample_counts", LOADER_MAPS_WINDOWS }, { "stacks_", LOADER_MAPS_WINDOWS },
-	{ "interp_stacks", LOADER_MAPS_WINDOWS }, { "unwind_", LOADER_MAPS_UNWIND },
-	{ "thread_spans", LOADER_MAPS_SPANS },	  { "goroutine_spans", LOADER_MAPS_SPANS },
-	{ "span_", LOADER_MAPS_SPANS },		  { "off_cpu", LOADER_MAPS_OFF_CPU },
-	{ "proc_events", LOADER_MAPS_PROCESSES }, { "pending_scans", LOADER_MAPS_PROCESSES },
-	{ "go_pids", LOADER_MAPS_PROCESSES },	  { "py_procs", LOADER_MAPS_PROCESSES },
-	{ "rb_procs", LOADER_MAPS_PROCESSES },	  { "target_pids", LOADER_MAPS_PROCESSES },
-	{ "tctx_procs", LOADER_MAPS_PROCESSES },  { "obi_traces", LOADER_MAPS_SPANS },
+	{ "span_ring_stages", LOADER_MAPS_OTHER }, { "sample_counts", LOADER_MAPS_WINDOWS },
+	{ "stacks_", LOADER_MAPS_WINDOWS },	   { "interp_stacks", LOADER_MAPS_WINDOWS },
+	{ "unwind_", LOADER_MAPS_UNWIND },	   { "thread_spans", LOADER_MAPS_SPANS },
+	{ "goroutine_spans", LOADER_MAPS_SPANS },  { "span_", LOADER_MAPS_SPANS },
+	{ "tctx_waits", LOADER_MAPS_SPANS },	   { "off_cpu", LOADER_MAPS_OFF_CPU },
+	{ "proc_events", LOADER_MAPS_PROCESSES },  { "pending_scans", LOADER_MAPS_PROCESSES },
+	{ "go_pids", LOADER_MAPS_PROCESSES },	   { "py_procs", LOADER_MAPS_PROCESSES },
+	{ "rb_procs", LOADER_MAPS_PROCESSES },	   { "target_pids", LOADER_MAPS_PROCESSES },
+	{ "tctx_procs", LOADER_MAPS_PROCESSES },   { "obi_traces", LOADER_MAPS_SPANS },
 	{ "user_budgets", LOADER_MAPS_SPANS },
 };
 
 static enum loader_map_group group_of(const char *name)
 {
-	size_t i;
+	static const char scratch[] = "_scratch";
+	size_t i, len = strlen(name);
 
+	if (len >= sizeof(scratch) - 1 && !strcmp(name + len - (sizeof(scratch) - 1), scratch))
+		return LOADER_MAPS_OTHER;
 	for (i = 0; i < sizeof(map_groups) / sizeof(map_groups[0]); i++)
 		if (!strncmp(name, map_groups[i].prefix, strlen(map_groups[i].prefix)))
 			return map_groups[i].group;
@@ -561,6 +575,51 @@ int loader_map_memory(struct loader *l, uint64_t *out)
 		return err;
 	out[LOADER_MAPS_SPANS] += bytes;
 	return 0;
+}
+
+static void add_bound(struct loader_map_bound *out, size_t max, size_t n, const char *name,
+		      uint32_t type, uint32_t key_size, uint32_t value_size, uint32_t max_entries,
+		      uint32_t flags)
+{
+	if (n >= max)
+		return;
+	snprintf(out[n].name, sizeof(out[n].name), "%s", name);
+	out[n].type = type;
+	out[n].key_size = key_size;
+	out[n].value_size = value_size;
+	out[n].max_entries = max_entries;
+	out[n].flags = flags;
+}
+
+int loader_map_bounds(const struct loader_options *opts, struct loader_map_bound *out, size_t max)
+{
+	struct loader l = { .goroutines.fd = -1 };
+	const struct bpf_map *map;
+	size_t n = 0;
+	int err;
+
+	l.skel = spanprof_bpf__open();
+	if (!l.skel)
+		return -errno;
+	err = configure(&l, opts);
+	if (err) {
+		spanprof_bpf__destroy(l.skel);
+		return err;
+	}
+	bpf_object__for_each_map(map, l.skel->obj)
+	{
+		if (!bpf_map__autocreate(map))
+			continue;
+		add_bound(out, max, n++, bpf_map__name(map), bpf_map__type(map),
+			  bpf_map__key_size(map), bpf_map__value_size(map),
+			  bpf_map__max_entries(map), bpf_map__map_flags(map));
+	}
+	/* The map the agent puts in goroutine_spans' slot, at the size it stops growing at. */
+	add_bound(out, max, n++, "goroutine_spans (inner)", BPF_MAP_TYPE_LRU_HASH,
+		  sizeof(struct goroutine_key), sizeof(struct goroutine_span),
+		  opts->goroutine_entries ?: SPANPROF_GOROUTINES_START, 0);
+	spanprof_bpf__destroy(l.skel);
+	return (int)n;
 }
 
 int loader_grow_maps(struct loader *l, struct loader_map_use *goroutines)

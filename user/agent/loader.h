@@ -21,6 +21,8 @@ struct loader_options {
 	uint32_t off_cpu_entries; /* per window off-CPU count map size (stacks: twice that) */
 	/* goroutine_spans grows up to this (0: stays at SPANPROF_GOROUTINES_START) */
 	uint32_t goroutine_entries;
+	uint32_t span_name_entries; /* span_names (0: SPANPROF_MAX_SPAN_NAMES) */
+	uint32_t pending_scan_entries; /* pending_scans (0: the object's 4096) */
 	uint32_t unwind_chunks; /* row chunks for CFI tables (the table memory budget) */
 	uint32_t unwind_pids; /* processes whose mappings the unwinder knows */
 	int off_cpu; /* attach the sched_switch program (off-CPU profiles) */
@@ -137,6 +139,18 @@ enum loader_map_group {
  * into out[LOADER_MAPS__COUNT]. Returns 0 or -errno (a map's fdinfo unreadable: out holds the
  * maps read before it). */
 int loader_map_memory(struct loader *l, uint64_t *out);
+
+/* One BPF map as the programs would create it: what bounds its kernel memory. */
+struct loader_map_bound {
+	char name[64];
+	uint32_t type; /* enum bpf_map_type */
+	uint32_t key_size, value_size, max_entries, flags;
+};
+
+/* The maps of the BPF object configured for opts, read without loading it (no privileges
+ * needed), goroutine_spans' inner map at its limit among them, into out (at most max). Returns
+ * how many there are (more than max: only max filled), or -errno. */
+int loader_map_bounds(const struct loader_options *opts, struct loader_map_bound *out, size_t max);
 
 /* Sums the per-CPU counters: out[i] for enum spanprof_drop / enum spanprof_event. */
 int loader_read_drops(struct loader *l, uint64_t *out, size_t n);

@@ -108,6 +108,8 @@ void config_init(struct spanprof_config *cfg)
 	cfg->upload.spool_bytes = CONFIG_DEFAULT_SPOOL_BYTES;
 	cfg->unwind_table_bytes = 64ull << 20;
 	cfg->goroutine_entries = CONFIG_DEFAULT_GOROUTINE_ENTRIES;
+	cfg->span_name_entries = CONFIG_DEFAULT_SPAN_NAME_ENTRIES;
+	cfg->pending_scan_entries = CONFIG_DEFAULT_PENDING_SCAN_ENTRIES;
 	cfg->off_cpu_entries = CONFIG_DEFAULT_OFF_CPU_ENTRIES;
 	cfg->max_services = 512;
 	cfg->max_procs = 32768;

@@ -88,8 +88,11 @@ struct spanprof_config {
 	/* BPF map bounds: --sample-map-entries (sample counts and interpreter stacks of a window),
 	 * --stack-map-entries (kernel and user stacks of a window); 0: from CPUs x frequency x
 	 * drain period (map_sizes.h). --off-cpu-map-entries: off-CPU keys of a window (their
-	 * stacks: twice that). --go-span-map-entries: goroutines in a span at once. */
+	 * stacks: twice that). --go-span-map-entries: goroutines in a span at once.
+	 * --span-name-entries: distinct span names the BPF side holds (an LRU, preallocated).
+	 * --pending-scan-entries: processes with a rescan request pending. */
 	unsigned int sample_entries, stack_entries, off_cpu_entries, goroutine_entries;
+	unsigned int span_name_entries, pending_scan_entries;
 	/* Limits (not flags yet): cache sizes. */
 	size_t max_procs, max_hook_files, max_modules, max_pid_snapshots;
 	unsigned int drain_ms; /* how often BPF maps are drained */

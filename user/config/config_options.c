@@ -501,6 +501,16 @@ const struct config_option config_options[CONFIG_OPT__COUNT] = {
 		.help = "goroutines in a span at once, at most (default\n"
 			"16384; the map starts at 1024 and grows)",
 		.want = "an integer from 16 to 4194304", UINT(goroutine_entries, 16, 4u << 20) },
+	[CONFIG_OPT_SPAN_NAME_ENTRIES] = { .name = "span-name-entries", .kind = CONFIG_KIND_VALUE,
+		.where = A, .metavar = "N",
+		.help = "distinct span names held in BPF, node-wide (default\n"
+			"4096; the least recent is forgotten)",
+		.want = "an integer from 16 to 1048576", UINT(span_name_entries, 16, 1u << 20) },
+	[CONFIG_OPT_PENDING_SCAN_ENTRIES] = { .name = "pending-scan-entries",
+		.kind = CONFIG_KIND_VALUE, .where = A, .metavar = "N",
+		.help = "processes with a rescan request pending in BPF\n"
+			"(default 4096; beyond, requests are sent unmarked)",
+		.want = "an integer from 1 to 1048576", UINT(pending_scan_entries, 1, 1u << 20) },
 	[CONFIG_OPT_LOG_LEVEL] = { .name = "log-level", .kind = CONFIG_KIND_VALUE, .where = A,
 		.metavar = "LEVEL", .help = "error, warn, info (default) or debug",
 		.set = set_log_level },

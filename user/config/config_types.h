@@ -22,6 +22,8 @@ enum span_scope {
 /* Goroutines in a span at once, node-wide, at most: goroutine_spans (an LRU hash, about 200
  * bytes an entry, preallocated) starts at SPANPROF_GOROUTINES_START and grows up to this. */
 #define CONFIG_DEFAULT_GOROUTINE_ENTRIES 16384
+#define CONFIG_DEFAULT_SPAN_NAME_ENTRIES 4096
+#define CONFIG_DEFAULT_PENDING_SCAN_ENTRIES 4096
 #define CONFIG_DEFAULT_OFF_CPU_ENTRIES 8192
 
 #endif /* SPANPROF_CONFIG_TYPES_H */

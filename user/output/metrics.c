@@ -153,6 +153,15 @@ static const char *const fair_bounds[] = {
 	[METRIC_FAIR_INTERP_CACHE_REFUSED] = "interp_cache_refused",
 };
 _Static_assert(sizeof(fair_bounds) / sizeof(fair_bounds[0]) == METRIC_FAIR__COUNT, "labels");
+static const char *const bpf_maps_full[] = {
+	[METRIC_MAP_FULL_PENDING_SCANS] = "pending_scans",
+	[METRIC_MAP_FULL_UNWIND_RULES] = "unwind_rules",
+	[METRIC_MAP_FULL_GO_PIDS] = "go_pids",
+	[METRIC_MAP_FULL_TCTX_PROCS] = "tctx_procs",
+	[METRIC_MAP_FULL_UNWIND_PROCS] = "unwind_procs",
+};
+_Static_assert(sizeof(bpf_maps_full) / sizeof(bpf_maps_full[0]) == METRIC_MAP_FULL__COUNT,
+	       "labels");
 static const char *const memory_parts[] = {
 	[METRIC_MEM_TOTAL] = "total",
 	[METRIC_MEM_RSS] = "rss",
@@ -366,6 +375,14 @@ static const struct metric_def defs[METRIC__COUNT] = {
 				      "its limit (--go-span-map-entries) and more than three "
 				      "quarters full: it no longer grows, and the goroutines that "
 				      "set their spans least recently lose them to new ones." },
+	[METRIC_BPF_MAP_FULL] = { "spanprof_bpf_map_full_total", METRIC_COUNTER,
+				  "Entries a fixed-size BPF map refused, by map: pending_scans (a "
+				  "rescan request sent without its mark, --pending-scan-entries), "
+				  "unwind_rules (CFI rows left without their rule), go_pids (a Go "
+				  "process not marked), tctx_procs (a process's thread context not "
+				  "read), unwind_procs (a process's mappings not written: its stacks "
+				  "by frame pointer only).",
+				  LABELLED("map", bpf_maps_full) },
 };
 
 struct metrics *metrics_new(void)

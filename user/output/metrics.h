@@ -61,6 +61,7 @@ enum metric_id {
 	METRIC_GO_SPAN_MAP, /* gauge, label kind: enum metric_map_use (goroutine_spans) */
 	METRIC_GO_SPAN_MAP_GROWN, /* counter: goroutine_spans replaced by a bigger map */
 	METRIC_GO_SPAN_MAP_FULL, /* counter: checks finding goroutine_spans at its limit, 3/4 full */
+	METRIC_BPF_MAP_FULL, /* counter, label map: enum metric_bpf_map_full */
 	METRIC__COUNT,
 };
 
@@ -140,6 +141,15 @@ enum metric_mapping_kind { METRIC_MAPPING_FILE = 0, METRIC_MAPPING_ANONYMOUS };
  * bpf_* are kernel
  * memory of BPF map groups (memlock in fdinfo), in the order of enum loader_map_group (loader.h).
  */
+/* Fixed-size BPF maps (and the agent tables that mirror them) that refused an entry. */
+enum metric_bpf_map_full {
+	METRIC_MAP_FULL_PENDING_SCANS = 0, /* a rescan request sent unmarked */
+	METRIC_MAP_FULL_UNWIND_RULES, /* CFI rows stored as "cannot unwind here" */
+	METRIC_MAP_FULL_GO_PIDS, /* a Go process not marked: its goroutine spans are missing */
+	METRIC_MAP_FULL_TCTX_PROCS, /* a process's thread context not read */
+	METRIC_MAP_FULL_UNWIND_PROCS, /* a process's mappings not written: CFI unwinding off for it */
+	METRIC_MAP_FULL__COUNT,
+};
 enum metric_memory_part {
 	METRIC_MEM_TOTAL = 0,
 	METRIC_MEM_RSS,

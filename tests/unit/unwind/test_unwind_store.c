@@ -242,6 +242,47 @@ static void test_tables_that_can_never_fit_are_e2big(void **state)
 	cfi_table_release(&t);
 }
 
+/* n rows with a rule each that no other row has: CFA = rsp + 8 * (first + i + 1). */
+static void make_distinct_table(struct cfi_table *t, size_t n, size_t first)
+{
+	size_t i;
+
+	make_table(t, n);
+	for (i = 0; i < n; i++) {
+		t->rows[i].rule.cfa_off = (int32_t)(8 * (first + i + 1));
+		t->rows[i].rule.rbp_kind = SPANPROF_RBP_SAME;
+		t->rows[i].rule.rbp_off = 0;
+	}
+}
+
+/* The rule table is a fixed bound (SPANPROF_UNWIND_MAX_RULES): once it is full, rows with a new
+ * rule are stored as "cannot unwind here" and counted (rules_full), and the table is still
+ * stored. Rules stay interned when their table is dropped, so two tables of distinct rules fill
+ * it: the "none" rule plus 12288, then 4095 more and 8193 counted. */
+static void test_a_full_rule_table_is_counted_and_tables_still_stored(void **state)
+{
+	struct maps *m = need_maps(state);
+	size_t rows = (size_t)NCHUNKS * SPANPROF_UNWIND_CHUNK_ROWS;
+	struct unwind_store_stats st;
+	struct cfi_table t;
+	uint32_t table, gen;
+
+	make_distinct_table(&t, rows, 0);
+	assert_int_equal(unwind_store_put(m->store, &t, &table, &gen), 0);
+	unwind_store_get_stats(m->store, &st);
+	assert_int_equal(st.rules_used, rows + 1);
+	assert_int_equal(st.rules_full, 0);
+	unwind_store_drop(m->store, table);
+	cfi_table_release(&t);
+	make_distinct_table(&t, rows, rows);
+	assert_int_equal(unwind_store_put(m->store, &t, &table, &gen), 0);
+	unwind_store_get_stats(m->store, &st);
+	assert_int_equal(st.rules_used, SPANPROF_UNWIND_MAX_RULES);
+	assert_int_equal(st.rules_full, 2 * rows + 1 - SPANPROF_UNWIND_MAX_RULES);
+	assert_int_equal(st.tables_used, 1);
+	cfi_table_release(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -253,6 +294,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_chunk_memory_follows_the_tables_stored, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_full_rule_table_is_counted_and_tables_still_stored, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
