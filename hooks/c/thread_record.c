@@ -68,21 +68,30 @@ _Static_assert(sizeof(struct span_v3) == SPANPROF_ABI_V3_SIZE, "ABI v3");
  * few routes. A thread with more re-sends the oldest when it comes back (one uprobe entry). */
 #define SENT_NAMES 32
 
-/* Everything a thread keeps, in one TLS block (one TLS descriptor call per span change). */
+/* Everything a thread keeps, in one TLS block. What every call reads or writes comes first, so
+ * that it shares the first cache line with the record's ids and valid flag: a call that finds
+ * its data cold (the thread slept, or another process ran on its CPU) misses on as few lines
+ * and pages as it can. What only uprobe entries use comes after the ring. */
 struct thread_state {
-	struct spanprof_thread_area area;
-	struct span_v3 trap; /* the argument of the last uprobe entry */
+	uint8_t busy; /* a call is running on this thread */
+	uint8_t sent_next; /* the sent_names slot the next new name takes (round robin) */
+	uint16_t sem; /* the semaphore's value at the last entry; 0: not registered */
+	uint16_t name_len; /* of the name attribute at attrs[2]; 0: none */
+	/* Where the thread ran when its last queued change was stamped: the low 16 bits of the
+	 * processor's TSC_AUX (the kernel's CPU number), read with the time stamp by rdtscp. */
+	uint16_t cpu;
 	uint64_t trap_head; /* area.head at the last uprobe entry */
 	uint64_t trap_time; /* ring time of the change queued at the last entry that queued one */
 	uint64_t name_id; /* FNV-1a 64 of the name attribute's bytes; 0: none */
+	struct spanprof_thread_area area;
+	struct span_v3 trap; /* the argument of the last uprobe entry */
 	/* Names this thread entered the uprobe with since the agent last changed or its last entry
 	 * for age (see set_span): a switch back to one of them needs no entry. */
 	uint64_t sent_names[SENT_NAMES];
-	uint16_t sem; /* the semaphore's value at the last entry; 0: not registered */
-	uint16_t name_len; /* of the name attribute at attrs[2]; 0: none */
-	uint8_t sent_next; /* the sent_names slot the next new name takes (round robin) */
-	uint8_t busy; /* a call is running on this thread */
 };
+
+_Static_assert(__builtin_offsetof(struct thread_state, area) == 32,
+	       "the record's ids and valid flag share the first cache line with the hot fields");
 
 const char *const thread_record_keys[2] = {
 	[THREAD_RECORD_KEY_ROOT] = "spanprof.local_root_span_id",
@@ -99,6 +108,8 @@ static __thread struct thread_state state __attribute__((aligned(64)));
 static int announced;
 /* Set once, at load: the ring's times are time stamp counter readings (see ring_clock_init). */
 static int ring_tsc;
+/* Set once, at load: rdtscp is there, so a stamp also says which CPU the thread is on. */
+static int ring_cpu;
 
 #define barrier() __asm__ __volatile__("" ::: "memory")
 
@@ -190,11 +201,25 @@ static int ring_clock_is_tsc(void)
 #endif
 }
 
+/* rdtscp: the counter and the CPU's TSC_AUX, which the kernel sets to the CPU's number (and its
+ * node) on x86-64 wherever the instruction exists. */
+static int ring_clock_has_cpu(void)
+{
+#if defined(__x86_64__)
+	unsigned int a, b, c, d;
+
+	return __get_cpuid(0x80000001, &a, &b, &c, &d) && (d & (1u << 27));
+#else
+	return 0;
+#endif
+}
+
 __attribute__((constructor)) static void thread_record_init(void)
 {
 	/* The process context mapping is not inherited: a child announces its own. */
 	pthread_atfork(NULL, NULL, child_after_fork);
 	ring_tsc = ring_clock_is_tsc();
+	ring_cpu = ring_clock_has_cpu();
 }
 
 void thread_record_use_tsc(int on)
@@ -210,12 +235,23 @@ static inline uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The time of a change, in the ring's clock. */
-static inline uint64_t ring_time(void)
+/* The time of a change, in the ring's clock, and, with the counter, the CPU it was read on
+ * (*cpu is left alone where that is unknown). */
+static inline uint64_t ring_time(uint16_t *cpu)
 {
 #if defined(__x86_64__)
-	if (__builtin_expect(ring_tsc, 1))
-		return __rdtsc();
+	if (__builtin_expect(ring_tsc, 1)) {
+		unsigned int aux;
+		uint64_t t;
+
+		if (__builtin_expect(!ring_cpu, 0))
+			return __rdtsc();
+		t = __rdtscp(&aux);
+		*cpu = (uint16_t)aux;
+		return t;
+	}
+#else
+	(void)cpu;
 #endif
 	return mono_ns();
 }
@@ -311,25 +347,23 @@ static int write_record(struct thread_state *t, const struct spanprof_span *span
 	return renamed;
 }
 
-/* Queues the change to span (NULL: none) under the name name_id unless it is the span and name
- * queued last. Returns the index of the entry queued, or head when none was. */
+/* Queues the change to span (NULL: none) under the name name_id, unless unchanged: it is the
+ * span and name queued last. Returns the index of the entry queued, or head when none was; *cpu
+ * becomes the CPU the change was stamped on, where the clock says. */
 static uint64_t queue_change(struct spanprof_thread_area *area, const struct spanprof_span *span,
-			     uint64_t name_id, int always)
+			     uint64_t name_id, int unchanged, uint16_t *cpu)
 {
 	static const uint8_t none[24];
 	const uint8_t *ids = span ? span->trace_id : none;
 	uint64_t h = area->head;
-	struct spanprof_ring_entry *e = &area->ring[(h - 1) & SPANPROF_RING_MASK];
+	struct spanprof_ring_entry *e = &area->ring[h & SPANPROF_RING_MASK];
 
-	if (!span)
-		name_id = 0;
-	/* trace_id and span_id are adjacent in both structs. */
-	if (!always && h && !memcmp(e->trace_id, ids, 24) && e->name_id == name_id)
+	if (unchanged)
 		return h;
-	e = &area->ring[h & SPANPROF_RING_MASK];
-	e->time = ring_time();
+	e->time = ring_time(cpu);
+	/* trace_id and span_id are adjacent in both structs. */
 	memcpy(e->trace_id, ids, 24);
-	e->name_id = name_id;
+	e->name_id = span ? name_id : 0;
 	barrier();
 	area->head = h + 1;
 	return h;
@@ -361,11 +395,19 @@ static __attribute__((noinline)) const void *trap_arg(struct thread_state *t,
 static inline __attribute__((always_inline)) const void *
 set_span(struct thread_state *t, const struct spanprof_span *span, unsigned short sem)
 {
+	const struct thread_record *r = (const struct thread_record *)t->area.record;
 	uint64_t from;
-	int renamed = 0, new_name;
+	uint16_t cpu;
+	int renamed = 0, new_name, unchanged;
 
 	if (__builtin_expect(!__atomic_load_n(&announced, __ATOMIC_RELAXED), 0))
 		announce();
+	/* Whether the ring's last entry already holds this span: while the same agent listens every
+	 * change of the record is queued, so the record, which this call reads anyway, says what
+	 * that entry holds (its name is checked below). The entry itself is not read: it may be on
+	 * a cache line this call would not touch otherwise. */
+	unchanged = sem && t->sem == sem && t->area.head &&
+		    (span ? r->valid && !memcmp(r->trace_id, span->trace_id, 24) : !r->valid);
 	if (span) {
 		renamed = write_record(t, span);
 	} else {
@@ -377,8 +419,19 @@ set_span(struct thread_state *t, const struct spanprof_span *span, unsigned shor
 		t->sem = 0; /* the next agent registers the area anew */
 		return NULL;
 	}
-	/* A new agent starts from this change: it must see the thread's span. */
-	from = queue_change(&t->area, span, t->name_id, t->sem != sem);
+	/* A new agent starts from this change: it must see the thread's span (unchanged is 0). */
+	cpu = t->cpu;
+	from = queue_change(&t->area, span, t->name_id, unchanged && !renamed, &cpu);
+	if (__builtin_expect(cpu != t->cpu, 0)) {
+		/* The thread moved to another CPU since its last change was stamped, so it left the
+		 * CPU in between, and each time a registered thread leaves the CPU the agent reads
+		 * its ring up to the changes queued by then: all but that last one, at least. The
+		 * periodic entry counts its changes from there (a thread that blocks or is preempted
+		 * and moves enters only to register, for a new name or for age). */
+		if ((int64_t)(from - 1 - t->trap_head) > 0)
+			t->trap_head = from - 1;
+		t->cpu = cpu;
+	}
 	new_name = renamed && !name_sent(t, t->name_id);
 #ifdef SPANPROF_HOOK_TEST_PREEMPTED
 	/* Test builds only: every new root name enters, so that every span start of a workload
@@ -408,6 +461,12 @@ const void *thread_record_set(const struct spanprof_span *span, unsigned short s
 {
 	struct thread_state *t = &state;
 	const void *arg;
+
+	/* The compiler would otherwise compute the thread's address of state again at each use:
+	 * in a shared library that is a TLS descriptor call each (-mtls-dialect=gnu2), and, when the
+	 * library was dlopen'ed with its TLS block outside static TLS, a lookup in the thread's DTV
+	 * each time. Hidden from it, the address is computed once per call and kept. */
+	__asm__("" : "+r"(t));
 
 	if (span && span->abi_version != SPANPROF_ABI_VERSION &&
 	    span->abi_version != SPANPROF_ABI_VERSION_V1)
