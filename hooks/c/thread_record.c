@@ -77,9 +77,7 @@ struct thread_state {
 	uint8_t sent_next; /* the sent_names slot the next new name takes (round robin) */
 	uint16_t sem; /* the semaphore's value at the last entry; 0: not registered */
 	uint16_t name_len; /* of the name attribute at attrs[2]; 0: none */
-	/* Where the thread ran when its last queued change was stamped: the low 16 bits of the
-	 * processor's TSC_AUX (the kernel's CPU number), read with the time stamp by rdtscp. */
-	uint16_t cpu;
+	uint16_t _pad;
 	uint64_t trap_head; /* area.head at the last uprobe entry */
 	uint64_t trap_time; /* ring time of the change queued at the last entry that queued one */
 	uint64_t name_id; /* FNV-1a 64 of the name attribute's bytes; 0: none */
@@ -108,8 +106,6 @@ static __thread struct thread_state state __attribute__((aligned(64)));
 static int announced;
 /* Set once, at load: the ring's times are time stamp counter readings (see ring_clock_init). */
 static int ring_tsc;
-/* Set once, at load: rdtscp is there, so a stamp also says which CPU the thread is on. */
-static int ring_cpu;
 
 #define barrier() __asm__ __volatile__("" ::: "memory")
 
@@ -201,25 +197,11 @@ static int ring_clock_is_tsc(void)
 #endif
 }
 
-/* rdtscp: the counter and the CPU's TSC_AUX, which the kernel sets to the CPU's number (and its
- * node) on x86-64 wherever the instruction exists. */
-static int ring_clock_has_cpu(void)
-{
-#if defined(__x86_64__)
-	unsigned int a, b, c, d;
-
-	return __get_cpuid(0x80000001, &a, &b, &c, &d) && (d & (1u << 27));
-#else
-	return 0;
-#endif
-}
-
 __attribute__((constructor)) static void thread_record_init(void)
 {
 	/* The process context mapping is not inherited: a child announces its own. */
 	pthread_atfork(NULL, NULL, child_after_fork);
 	ring_tsc = ring_clock_is_tsc();
-	ring_cpu = ring_clock_has_cpu();
 }
 
 void thread_record_use_tsc(int on)
@@ -235,23 +217,12 @@ static inline uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The time of a change, in the ring's clock, and, with the counter, the CPU it was read on
- * (*cpu is left alone where that is unknown). */
-static inline uint64_t ring_time(uint16_t *cpu)
+/* The time of a change, in the ring's clock. */
+static inline uint64_t ring_time(void)
 {
 #if defined(__x86_64__)
-	if (__builtin_expect(ring_tsc, 1)) {
-		unsigned int aux;
-		uint64_t t;
-
-		if (__builtin_expect(!ring_cpu, 0))
-			return __rdtsc();
-		t = __rdtscp(&aux);
-		*cpu = (uint16_t)aux;
-		return t;
-	}
-#else
-	(void)cpu;
+	if (__builtin_expect(ring_tsc, 1))
+		return __rdtsc();
 #endif
 	return mono_ns();
 }
@@ -348,10 +319,9 @@ static int write_record(struct thread_state *t, const struct spanprof_span *span
 }
 
 /* Queues the change to span (NULL: none) under the name name_id, unless unchanged: it is the
- * span and name queued last. Returns the index of the entry queued, or head when none was; *cpu
- * becomes the CPU the change was stamped on, where the clock says. */
+ * span and name queued last. Returns the index of the entry queued, or head when none was. */
 static uint64_t queue_change(struct spanprof_thread_area *area, const struct spanprof_span *span,
-			     uint64_t name_id, int unchanged, uint16_t *cpu)
+			     uint64_t name_id, int unchanged)
 {
 	static const uint8_t none[24];
 	const uint8_t *ids = span ? span->trace_id : none;
@@ -360,7 +330,7 @@ static uint64_t queue_change(struct spanprof_thread_area *area, const struct spa
 
 	if (unchanged)
 		return h;
-	e->time = ring_time(cpu);
+	e->time = ring_time();
 	/* trace_id and span_id are adjacent in both structs. */
 	memcpy(e->trace_id, ids, 24);
 	e->name_id = span ? name_id : 0;
@@ -397,7 +367,6 @@ set_span(struct thread_state *t, const struct spanprof_span *span, unsigned shor
 {
 	const struct thread_record *r = (const struct thread_record *)t->area.record;
 	uint64_t from;
-	uint16_t cpu;
 	int renamed = 0, new_name, unchanged;
 
 	if (__builtin_expect(!__atomic_load_n(&announced, __ATOMIC_RELAXED), 0))
@@ -420,18 +389,7 @@ set_span(struct thread_state *t, const struct spanprof_span *span, unsigned shor
 		return NULL;
 	}
 	/* A new agent starts from this change: it must see the thread's span (unchanged is 0). */
-	cpu = t->cpu;
-	from = queue_change(&t->area, span, t->name_id, unchanged && !renamed, &cpu);
-	if (__builtin_expect(cpu != t->cpu, 0)) {
-		/* The thread moved to another CPU since its last change was stamped, so it left the
-		 * CPU in between, and each time a registered thread leaves the CPU the agent reads
-		 * its ring up to the changes queued by then: all but that last one, at least. The
-		 * periodic entry counts its changes from there (a thread that blocks or is preempted
-		 * and moves enters only to register, for a new name or for age). */
-		if ((int64_t)(from - 1 - t->trap_head) > 0)
-			t->trap_head = from - 1;
-		t->cpu = cpu;
-	}
+	from = queue_change(&t->area, span, t->name_id, unchanged && !renamed);
 	new_name = renamed && !name_sent(t, t->name_id);
 #ifdef SPANPROF_HOOK_TEST_PREEMPTED
 	/* Test builds only: every new root name enters, so that every span start of a workload

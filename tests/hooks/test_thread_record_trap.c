@@ -3,7 +3,6 @@
  * attached: when it asks for an entry, the name it sends, and the ring it keeps. The uprobe's
  * argument is read with the hook ABI version 3 layout from include/spanprof_abi.h. */
 #define _GNU_SOURCE
-#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,9 +17,6 @@
 
 #include <cmocka.h>
 #include <linux/types.h>
-#if defined(__x86_64__)
-#include <cpuid.h>
-#endif
 
 #include "spanprof.h"
 #include "spanprof_abi.h"
@@ -368,90 +364,6 @@ static void test_ring_clock_and_its_pair(void **state)
 	thread_record_use_tsc(0);
 }
 
-/* Two CPUs this thread may run on; 0 when it may run on fewer. */
-static int two_cpus(int cpu[2])
-{
-	cpu_set_t set;
-	int n = 0;
-
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return 0;
-	for (int i = 0; i < CPU_SETSIZE && n < 2; i++)
-		if (CPU_ISSET(i, &set))
-			cpu[n++] = i;
-	return n == 2;
-}
-
-/* Moves this thread to cpu (it leaves its CPU and runs on cpu when this returns). */
-static void run_on(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	assert_int_equal(sched_setaffinity(0, sizeof(set), &set), 0);
-}
-
-/* Changes until the hook asks for an uprobe entry (set and clear in turn), at most limit. */
-static unsigned changes_to_entry(struct spanprof_span *s, unsigned short sem, unsigned limit)
-{
-	for (unsigned i = 1; i <= limit; i++)
-		if (thread_record_set(i & 1 ? NULL : s, sem))
-			return i;
-	return 0;
-}
-
-/* rdtscp is there (the hook then reads the CPU with each counter stamp). */
-static int has_rdtscp(void)
-{
-#if defined(__x86_64__)
-	unsigned int a, b, c, d;
-
-	return __get_cpuid(0x80000001, &a, &b, &c, &d) && (d & (1u << 27));
-#else
-	return 0;
-#endif
-}
-
-/* A thread that stays on its CPU enters the uprobe every SPANPROF_RING_TRAP_EVERY changes. With
- * the counter clock and rdtscp, a change stamped on another CPU than the change before it tells
- * the hook that the thread left the CPU in between, when the agent read its ring: the count
- * then starts from the change before the move. */
-static void test_periodic_entry_counts_from_a_cpu_move(void **state)
-{
-	struct spanprof_span s;
-	unsigned moved, stayed;
-	uint64_t tsc = 0;
-	const void *arg;
-	cpu_set_t was;
-	int cpu[2];
-
-	(void)state;
-	if (!two_cpus(cpu))
-		skip();
-	assert_int_equal(sched_getaffinity(0, sizeof(was), &was), 0);
-	thread_record_use_tsc(1);
-	fill(&s, 80, "moves");
-	run_on(cpu[0]);
-	arg = thread_record_set(&s, 41); /* a new semaphore value: registers */
-	assert_non_null(arg);
-	memcpy(&tsc, (const char *)arg + SPANPROF_ABI_V3_CLOCK_TSC_OFFSET, sizeof(tsc));
-	stayed = changes_to_entry(&s, 41, 2 * SPANPROF_RING_TRAP_EVERY);
-	/* 100 changes on cpu[0] after that entry, then the thread moves. */
-	assert_int_equal(changes_to_entry(&s, 41, 100), 0);
-	run_on(cpu[1]);
-	moved = changes_to_entry(&s, 41, 2 * SPANPROF_RING_TRAP_EVERY);
-	thread_record_use_tsc(0);
-	assert_int_equal(sched_setaffinity(0, sizeof(was), &was), 0);
-	assert_int_equal(stayed, SPANPROF_RING_TRAP_EVERY);
-	if (tsc && has_rdtscp()) {
-		assert_int_equal(moved, SPANPROF_RING_TRAP_EVERY - 1);
-	} else {
-		print_message("no counter clock with rdtscp here: the move is not seen\n");
-		assert_int_equal(moved, SPANPROF_RING_TRAP_EVERY - 100);
-	}
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -463,7 +375,6 @@ int main(void)
 		cmocka_unit_test(test_old_entry_enters_again),
 		cmocka_unit_test(test_names_sent_before_do_not_enter_again),
 		cmocka_unit_test(test_many_names_are_each_sent_again_when_forgotten),
-		cmocka_unit_test(test_periodic_entry_counts_from_a_cpu_move),
 	};
 
 	/* The cases below move clock_gettime under the hook: its ring must read it. */
