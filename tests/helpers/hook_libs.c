@@ -31,6 +31,15 @@ static const volatile unsigned short *mapped_at(const char *path, uint64_t offse
 	return at;
 }
 
+/* Where the probe note of the benchmark's executable is read: the executable, or the original
+ * a copy without the note runs for (HOOK_LIBS_ORIGIN_ENV). */
+static const char *note_exe(const char *exe)
+{
+	const char *origin = getenv(HOOK_LIBS_ORIGIN_ENV);
+
+	return origin && *origin ? origin : exe;
+}
+
 int hook_lib_self(struct hook_lib *h, char *exe, size_t size)
 {
 	ssize_t n = readlink("/proc/self/exe", exe, size - 1);
@@ -44,7 +53,7 @@ int hook_lib_self(struct hook_lib *h, char *exe, size_t size)
 	h->path = exe;
 	h->set = spanprof_span_set;
 	h->name = "v3";
-	if (hook_elf_find(exe, &h->site) || !h->site.nop5_offset) {
+	if (hook_elf_find(note_exe(exe), &h->site) || !h->site.nop5_offset) {
 		fprintf(stderr, "no hook site (5-byte nop) in %s\n", exe);
 		return -1;
 	}
@@ -58,15 +67,19 @@ int hook_lib_self(struct hook_lib *h, char *exe, size_t size)
 
 int hook_lib_open_v2(struct hook_lib *h, char *path, size_t size, const char *exe)
 {
-	const char *slash = strrchr(exe, '/');
+	const char *slash = strrchr(exe, '/'), *origin = note_exe(exe);
+	const char *oslash = strrchr(origin, '/');
+	char note[4200];
 	void *lib;
 
 	memset(h, 0, sizeof(*h));
 	/* build/tests/bench/bench_x -> build/tests/workloads/libspanprof_v2.so */
 	snprintf(path, size, "%.*s/../workloads/libspanprof_v2.so", slash ? (int)(slash - exe) : 1,
 		 slash ? exe : ".");
+	snprintf(note, sizeof(note), "%.*s/../workloads/libspanprof_v2.so",
+		 oslash ? (int)(oslash - origin) : 1, oslash ? origin : ".");
 	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!lib || hook_elf_find(path, &h->site) || !h->site.nop5_offset) {
+	if (!lib || hook_elf_find(note, &h->site) || !h->site.nop5_offset) {
 		fprintf(stderr, "no ABI v2 hook library at %s (make it first)\n", path);
 		return -1;
 	}
