@@ -9,27 +9,7 @@
 #include <unistd.h>
 
 #include "hook_libs.h"
-
-/* The address in this process of file offset `offset` of path, in a writable mapping (the
- * semaphore's); NULL when none maps it. */
-static const volatile unsigned short *mapped_at(const char *path, uint64_t offset)
-{
-	char real[4096], line[4600], file[4200], perms[8];
-	unsigned long long start, end, off;
-	const volatile unsigned short *at = NULL;
-	FILE *f;
-
-	if (!realpath(path, real) || !(f = fopen("/proc/self/maps", "r")))
-		return NULL;
-	while (!at && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4199s", &start, &end, perms, &off,
-			   file) == 5 &&
-		    perms[1] == 'w' && !strcmp(file, real) && offset >= off &&
-		    offset + 2 <= off + (end - start))
-			at = (const volatile unsigned short *)(uintptr_t)(start + offset - off);
-	fclose(f);
-	return at;
-}
+#include "hook_semaphore.h"
 
 /* Where the probe note of the benchmark's executable is read: the executable, or the original
  * a copy without the note runs for (HOOK_LIBS_ORIGIN_ENV). */
@@ -57,7 +37,7 @@ int hook_lib_self(struct hook_lib *h, char *exe, size_t size)
 		fprintf(stderr, "no hook site (5-byte nop) in %s\n", exe);
 		return -1;
 	}
-	h->semaphore = mapped_at(exe, h->site.semaphore_offset);
+	h->semaphore = hook_semaphore_mapped(exe, h->site.semaphore_offset);
 	if (!h->semaphore) {
 		fprintf(stderr, "the hook's semaphore in %s is not mapped writable\n", exe);
 		return -1;
@@ -86,7 +66,7 @@ int hook_lib_open_v2(struct hook_lib *h, char *path, size_t size, const char *ex
 	h->path = path;
 	h->set = (span_set_fn)(uintptr_t)dlsym(lib, "spanprof_span_set");
 	h->name = "v2";
-	h->semaphore = mapped_at(path, h->site.semaphore_offset);
+	h->semaphore = hook_semaphore_mapped(path, h->site.semaphore_offset);
 	if (!h->set || !h->semaphore) {
 		fprintf(stderr, "no spanprof_span_set or no writable semaphore in %s\n", path);
 		return -1;
