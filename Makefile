@@ -289,13 +289,17 @@ WORKLOADS += $(TWO_COPIES_DIR)/libplugin.so $(TWO_COPIES_DIR)/libplugin_symbolic
 
 # The hook library as built for hook ABI version 2 (a uprobe entry at every call), which programs
 # linked with an older libspanprof still run: tests check the agent serves it, benchmarks compare.
+# Built as such libraries were, before copies looked for an owner: dlopen'ed beside a benchmark's
+# own hook it must not forward its calls to that one.
 HOOK_V2_SO := $(OUTPUT)/tests/workloads/libspanprof_v2.so
 $(OUTPUT)/hooks/span_hook_v2.pic.o: hooks/c/span_hook.c include/spanprof.h hooks/c/thread_record.h hooks/c/hook_owner.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -DSPANPROF_HOOK_ABI_V2 -fPIC -fvisibility=hidden -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -DSPANPROF_HOOK_ABI_V2 -DSPANPROF_HOOK_TEST_BEFORE_OWNER -fPIC \
+		-fvisibility=hidden -c $< -o $@
 
-$(HOOK_V2_SO): $(OUTPUT)/hooks/span_hook_v2.pic.o $(filter-out %/span_hook.pic.o,$(HOOK_OBJS))
+$(HOOK_V2_SO): $(OUTPUT)/hooks/span_hook_v2.pic.o $(OUTPUT)/hooks/hook_owner.before_owner.pic.o \
+		$(filter-out %/span_hook.pic.o %/hook_owner.pic.o,$(HOOK_OBJS))
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(SAN_CFLAGS) -shared -Wl,-soname,libspanprof.so $^ -o $@

@@ -68,21 +68,28 @@ _Static_assert(sizeof(struct span_v3) == SPANPROF_ABI_V3_SIZE, "ABI v3");
  * few routes. A thread with more re-sends the oldest when it comes back (one uprobe entry). */
 #define SENT_NAMES 32
 
-/* Everything a thread keeps, in one TLS block (one TLS descriptor call per span change). */
+/* Everything a thread keeps, in one TLS block. What every call reads or writes comes first, so
+ * that it shares the first cache line with the record's ids and valid flag: a call that finds
+ * its data cold (the thread slept, or another process ran on its CPU) misses on as few lines
+ * and pages as it can. What only uprobe entries use comes after the ring. */
 struct thread_state {
-	struct spanprof_thread_area area;
-	struct span_v3 trap; /* the argument of the last uprobe entry */
+	uint8_t busy; /* a call is running on this thread */
+	uint8_t sent_next; /* the sent_names slot the next new name takes (round robin) */
+	uint16_t sem; /* the semaphore's value at the last entry; 0: not registered */
+	uint16_t name_len; /* of the name attribute at attrs[2]; 0: none */
+	uint16_t _pad;
 	uint64_t trap_head; /* area.head at the last uprobe entry */
 	uint64_t trap_time; /* ring time of the change queued at the last entry that queued one */
 	uint64_t name_id; /* FNV-1a 64 of the name attribute's bytes; 0: none */
+	struct spanprof_thread_area area;
+	struct span_v3 trap; /* the argument of the last uprobe entry */
 	/* Names this thread entered the uprobe with since the agent last changed or its last entry
 	 * for age (see set_span): a switch back to one of them needs no entry. */
 	uint64_t sent_names[SENT_NAMES];
-	uint16_t sem; /* the semaphore's value at the last entry; 0: not registered */
-	uint16_t name_len; /* of the name attribute at attrs[2]; 0: none */
-	uint8_t sent_next; /* the sent_names slot the next new name takes (round robin) */
-	uint8_t busy; /* a call is running on this thread */
 };
+
+_Static_assert(__builtin_offsetof(struct thread_state, area) == 32,
+	       "the record's ids and valid flag share the first cache line with the hot fields");
 
 const char *const thread_record_keys[2] = {
 	[THREAD_RECORD_KEY_ROOT] = "spanprof.local_root_span_id",
@@ -311,25 +318,22 @@ static int write_record(struct thread_state *t, const struct spanprof_span *span
 	return renamed;
 }
 
-/* Queues the change to span (NULL: none) under the name name_id unless it is the span and name
- * queued last. Returns the index of the entry queued, or head when none was. */
+/* Queues the change to span (NULL: none) under the name name_id, unless unchanged: it is the
+ * span and name queued last. Returns the index of the entry queued, or head when none was. */
 static uint64_t queue_change(struct spanprof_thread_area *area, const struct spanprof_span *span,
-			     uint64_t name_id, int always)
+			     uint64_t name_id, int unchanged)
 {
 	static const uint8_t none[24];
 	const uint8_t *ids = span ? span->trace_id : none;
 	uint64_t h = area->head;
-	struct spanprof_ring_entry *e = &area->ring[(h - 1) & SPANPROF_RING_MASK];
+	struct spanprof_ring_entry *e = &area->ring[h & SPANPROF_RING_MASK];
 
-	if (!span)
-		name_id = 0;
-	/* trace_id and span_id are adjacent in both structs. */
-	if (!always && h && !memcmp(e->trace_id, ids, 24) && e->name_id == name_id)
+	if (unchanged)
 		return h;
-	e = &area->ring[h & SPANPROF_RING_MASK];
 	e->time = ring_time();
+	/* trace_id and span_id are adjacent in both structs. */
 	memcpy(e->trace_id, ids, 24);
-	e->name_id = name_id;
+	e->name_id = span ? name_id : 0;
 	barrier();
 	area->head = h + 1;
 	return h;
@@ -361,11 +365,18 @@ static __attribute__((noinline)) const void *trap_arg(struct thread_state *t,
 static inline __attribute__((always_inline)) const void *
 set_span(struct thread_state *t, const struct spanprof_span *span, unsigned short sem)
 {
+	const struct thread_record *r = (const struct thread_record *)t->area.record;
 	uint64_t from;
-	int renamed = 0, new_name;
+	int renamed = 0, new_name, unchanged;
 
 	if (__builtin_expect(!__atomic_load_n(&announced, __ATOMIC_RELAXED), 0))
 		announce();
+	/* Whether the ring's last entry already holds this span: while the same agent listens every
+	 * change of the record is queued, so the record, which this call reads anyway, says what
+	 * that entry holds (its name is checked below). The entry itself is not read: it may be on
+	 * a cache line this call would not touch otherwise. */
+	unchanged = sem && t->sem == sem && t->area.head &&
+		    (span ? r->valid && !memcmp(r->trace_id, span->trace_id, 24) : !r->valid);
 	if (span) {
 		renamed = write_record(t, span);
 	} else {
@@ -377,8 +388,8 @@ set_span(struct thread_state *t, const struct spanprof_span *span, unsigned shor
 		t->sem = 0; /* the next agent registers the area anew */
 		return NULL;
 	}
-	/* A new agent starts from this change: it must see the thread's span. */
-	from = queue_change(&t->area, span, t->name_id, t->sem != sem);
+	/* A new agent starts from this change: it must see the thread's span (unchanged is 0). */
+	from = queue_change(&t->area, span, t->name_id, unchanged && !renamed);
 	new_name = renamed && !name_sent(t, t->name_id);
 #ifdef SPANPROF_HOOK_TEST_PREEMPTED
 	/* Test builds only: every new root name enters, so that every span start of a workload
@@ -408,6 +419,12 @@ const void *thread_record_set(const struct spanprof_span *span, unsigned short s
 {
 	struct thread_state *t = &state;
 	const void *arg;
+
+	/* The compiler would otherwise compute the thread's address of state again at each use:
+	 * in a shared library that is a TLS descriptor call each (-mtls-dialect=gnu2), and, when the
+	 * library was dlopen'ed with its TLS block outside static TLS, a lookup in the thread's DTV
+	 * each time. Hidden from it, the address is computed once per call and kept. */
+	__asm__("" : "+r"(t));
 
 	if (span && span->abi_version != SPANPROF_ABI_VERSION &&
 	    span->abi_version != SPANPROF_ABI_VERSION_V1)

@@ -11,16 +11,25 @@
  *    thread that waits for every request: its ring is read at each switch-out, one span at a
  *    time).
  * Each call is timed on the spot (time stamp counter around it: the hook in user space and its
- * uprobe entries). The ring's reads at switch-out run in the sched_switch program, which the
- * scheduler charges to the thread that comes on the CPU next, not to this one, so no clock of
- * this thread sees them: the program's run time is read from the kernel's run-time statistics
- * over the phase and compared with a phase of the same work without calls (same agent, same
- * length), and the difference is divided by the calls. Per round: that control phase, then this
+ * uprobe entries); a thread's first call, with which it registers, is left out and printed apart
+ * (once per thread), and the calls that took over 2 us (uprobe entries, and interrupts) are
+ * counted apart too. A phase with the hook's semaphore raised by hand and no uprobe attached
+ * times the hook's own path (record, ring, counter) with no BPF at all. The ring's reads at
+ * switch-out run in the sched_switch program, which the scheduler charges to the thread that
+ * comes on the CPU next, not to this one, so no clock of this thread sees them: the program's
+ * run time is read from the kernel's run-time statistics over the phase and compared with a
+ * phase of the same work without calls (same agent, same length), and the difference is divided
+ * by the calls. Per round: that control phase, then this
  * executable's hook (ABI version 3) and the ABI version 2 library (uprobe per call), each with
  * no agent and with the agent. Prints the median over rounds of each row and of the ratios.
  * First, the ring read alone: its BPF time at thread exit for reads of 2, 32 and 128 changes
  * (print_exit_walks), the figure that other sessions' switches on a busy machine do not blur.
- * BENCH_ROUNDS sets the rounds (5), BENCH_WALK_ONLY=1 runs the read alone only. */
+ * BENCH_ROUNDS sets the rounds (5), BENCH_WALK_ONLY=1 runs the read alone only.
+ * Another spanprof agent on the machine that profiles every process would attach to this
+ * benchmark's hooks too (its uprobe entries land in the call rows, and the "no agent" rows are
+ * its): the benchmark runs from copies of itself and of the version 2 library without their
+ * probe notes, which such agents look for, and attaches its own agent at the sites read from the
+ * originals (objcopy; without it, it runs in place and says so). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -51,11 +60,21 @@
 #define DEFAULT_ROUNDS 5
 /* A call timed longer than this was preempted inside: left out (and counted). */
 #define PREEMPTED_NS 200000.0
+/* A call timed longer than this entered the uprobe (or was interrupted): counted apart. */
+#define SLOW_NS 2000.0
 
 enum pace { PACE_BUSY, PACE_BLOCKING, PACE__COUNT };
 static const char *const pace_names[PACE__COUNT] = { "busy", "blocking" };
 
-enum phase_kind { PH_CONTROL, PH_V3_NONE, PH_V3_AGENT, PH_V2_NONE, PH_V2_AGENT, PH__COUNT };
+enum phase_kind {
+	PH_CONTROL,
+	PH_V3_NONE,
+	PH_V3_SEM, /* the semaphore raised by hand, no uprobe: the hook's own path */
+	PH_V3_AGENT,
+	PH_V2_NONE,
+	PH_V2_AGENT,
+	PH__COUNT
+};
 
 /* One phase: a thread's calls and what they cost. */
 struct phase {
@@ -64,10 +83,14 @@ struct phase {
 	enum pace pace;
 	const volatile unsigned short *semaphore; /* of the hook called */
 	unsigned short expect; /* its value with only this benchmark's agent: 1 or 0 */
+	int by_hand; /* the semaphore is raised by the benchmark, no uprobe attached */
 	/* results */
 	int foreign; /* another agent's uprobe was attached to the hook during the phase */
 	double call_ns; /* time around the calls, per call (timer overhead included) */
-	uint64_t calls, preempted, wall_ns;
+	double slow_ns; /* of which calls over SLOW_NS, per call */
+	double first_ns; /* the thread's first call, left out of the above */
+	uint64_t calls, preempted, slow, wall_ns;
+	uint64_t slow_ticks, first_ticks; /* in the counter's ticks */
 	unsigned long long switch_ns, switch_runs; /* sched_switch + sched_exit_tp programs */
 	unsigned long long uprobe_ns, uprobe_runs;
 };
@@ -98,18 +121,27 @@ static void spin_until(uint64_t t)
 		;
 }
 
-/* One call (none for the control phase), timed; ticks of it added to *sum unless preempted. */
+/* One call (none for the control phase), timed; ticks of it added to *sum unless preempted (or
+ * the thread's first, kept apart). */
 static inline void timed_call(struct phase *p, const struct spanprof_span *span, uint64_t *sum,
-			      uint64_t limit)
+			      uint64_t limit, uint64_t slow)
 {
 	uint64_t t0 = ticks(), t1;
 
 	if (p->set)
 		p->set(span);
 	t1 = ticks();
+	if (!p->first_ticks) {
+		p->first_ticks = t1 - t0 ? t1 - t0 : 1;
+		return;
+	}
 	if (t1 - t0 > limit) {
 		p->preempted++;
 		return;
+	}
+	if (t1 - t0 > slow) {
+		p->slow++;
+		p->slow_ticks += t1 - t0;
 	}
 	*sum += t1 - t0;
 	p->calls++;
@@ -121,6 +153,7 @@ static void *run_phase(void *arg)
 	const uint64_t period = 1000000000ull / SPANS_PER_S;
 	uint64_t start = mono_ns(), t0 = ticks(), next = start, end = start + PHASE_NS, now;
 	uint64_t sum = 0, limit = (uint64_t)PREEMPTED_NS; /* in ticks: ns until the rate is known */
+	uint64_t slow = (uint64_t)SLOW_NS;
 	struct timespec ts;
 	double per_ns;
 
@@ -130,6 +163,7 @@ static void *run_phase(void *arg)
 	spin_until(start + 1000000);
 	per_ns = (double)(ticks() - t0) / (double)(mono_ns() - start);
 	limit = (uint64_t)(PREEMPTED_NS * per_ns);
+	slow = (uint64_t)(SLOW_NS * per_ns);
 	start = next = mono_ns();
 	end = start + PHASE_NS;
 	t0 = ticks();
@@ -145,9 +179,9 @@ static void *run_phase(void *arg)
 		}
 		if (p->set && *p->semaphore != p->expect)
 			p->foreign = 1;
-		timed_call(p, p->span, &sum, limit);
+		timed_call(p, p->span, &sum, limit, slow);
 		spin_until(next + (p->pace == PACE_BUSY ? period / 2 : BLOCKING_WORK_NS));
-		timed_call(p, NULL, &sum, limit);
+		timed_call(p, NULL, &sum, limit, slow);
 		/* Never faster than the pace: a thread that was kept off the CPU does not catch
 		 * up with a burst. */
 		now = mono_ns();
@@ -159,6 +193,8 @@ static void *run_phase(void *arg)
 	p->wall_ns = now - start;
 	per_ns = (double)(ticks() - t0) / (double)p->wall_ns;
 	p->call_ns = p->calls ? (double)sum / per_ns / (double)p->calls : 0;
+	p->slow_ns = p->calls ? (double)p->slow_ticks / per_ns / (double)p->calls : 0;
+	p->first_ns = (double)p->first_ticks / per_ns;
 	return NULL;
 }
 
@@ -219,7 +255,9 @@ static int measure(struct bench *b, struct phase *p, const struct hook_lib *lib,
 	pthread_t t;
 
 	p->semaphore = lib->semaphore;
-	p->expect = agent ? 1 : 0;
+	p->expect = agent || p->by_hand ? 1 : 0;
+	if (p->by_hand)
+		*(volatile unsigned short *)lib->semaphore = 1;
 
 	if (agent) {
 		link = loader_attach_hook(b->l, lib->path, lib->site.nop5_offset,
@@ -240,6 +278,8 @@ static int measure(struct bench *b, struct phase *p, const struct hook_lib *lib,
 		return -1;
 	}
 	pthread_join(t, NULL);
+	if (p->by_hand)
+		*(volatile unsigned short *)lib->semaphore = 0;
 	prog_stats("on_sched_switch", &sw1, &swr1);
 	prog_stats("on_sched_exit", &ex1, &exr1);
 	prog_stats("on_span_set", &up1, &upr1);
@@ -274,6 +314,10 @@ static double median(double *v, int n)
 struct round_figures {
 	double v3_none, v3_call, v3_bpf, v3_total, v2_none, v2_call, v2_bpf, v2_total;
 	double v3_uprobe, v2_uprobe;
+	double v3_sem; /* semaphore up, no uprobe: the hook's own path */
+	double v3_slow_per_s, v3_slow_each_us, v3_slow_ns; /* v3 agent calls over SLOW_NS */
+	double v3_entries_per_s, v3_entry_bpf_us; /* uprobe entries (its program's runs) */
+	double v3_first_us, v3_none_first_us; /* a thread's first call, with and without agent */
 };
 
 /* The sched_switch programs' time a phase added over the control phase, per call of it. The
@@ -305,10 +349,12 @@ static int run_round(struct bench *b, const struct spanprof_span *span, enum pac
 		ph[i].span = span;
 		ph[i].pace = pace;
 	}
-	ph[PH_V3_NONE].set = ph[PH_V3_AGENT].set = b->libs[0]->set;
+	ph[PH_V3_NONE].set = ph[PH_V3_SEM].set = ph[PH_V3_AGENT].set = b->libs[0]->set;
+	ph[PH_V3_SEM].by_hand = 1;
 	ph[PH_V2_NONE].set = ph[PH_V2_AGENT].set = b->libs[1]->set;
 	if (measure(b, &ph[PH_CONTROL], b->libs[0], 0, drops, &unused) ||
 	    measure(b, &ph[PH_V3_NONE], b->libs[0], 0, drops, &unused) ||
+	    measure(b, &ph[PH_V3_SEM], b->libs[0], 0, drops, &unused) ||
 	    measure(b, &ph[PH_V3_AGENT], b->libs[0], 1, drops, &records[0]) ||
 	    measure(b, &ph[PH_V2_NONE], b->libs[1], 0, drops, &unused) ||
 	    measure(b, &ph[PH_V2_AGENT], b->libs[1], 1, drops, &records[1]))
@@ -320,6 +366,21 @@ static int run_round(struct bench *b, const struct spanprof_span *span, enum pac
 	spans[0] += ph[PH_V3_AGENT].calls / 2;
 	spans[1] += ph[PH_V2_AGENT].calls / 2;
 	f->v3_none = ph[PH_V3_NONE].call_ns - ctl->call_ns;
+	f->v3_sem = ph[PH_V3_SEM].call_ns - ctl->call_ns;
+	{
+		const struct phase *a = &ph[PH_V3_AGENT];
+		double s = (double)a->wall_ns / 1e9;
+
+		f->v3_slow_per_s = (double)a->slow / s;
+		f->v3_slow_each_us = a->slow ? a->slow_ns * (double)a->calls / a->slow / 1000 : 0;
+		f->v3_slow_ns = a->slow_ns;
+		/* The first call's entry is not among the calls. */
+		f->v3_entries_per_s = a->uprobe_runs ? (double)(a->uprobe_runs - 1) / s : 0;
+		f->v3_entry_bpf_us =
+			a->uprobe_runs ? (double)a->uprobe_ns / a->uprobe_runs / 1000 : 0;
+		f->v3_first_us = a->first_ns / 1000;
+		f->v3_none_first_us = ph[PH_V3_NONE].first_ns / 1000;
+	}
 	f->v3_call = ph[PH_V3_AGENT].call_ns - ctl->call_ns;
 	f->v3_bpf = switch_per_call(&ph[PH_V3_AGENT], ctl);
 	f->v3_total = f->v3_call + f->v3_bpf;
@@ -363,8 +424,17 @@ static void print_pace(enum pace pace, const struct round_figures *f, int rounds
 	       "%d rounds ==\n",
 	       pace_names[pace], SPANS_PER_S, rounds);
 	printf("  %-46s %9.1f ns per call\n", "ABI v3, no agent", MEDIAN_OF(v3_none));
+	printf("  %-46s %9.1f ns per call\n", "ABI v3, semaphore up, no uprobe (hook alone)",
+	       MEDIAN_OF(v3_sem));
 	printf("  %-46s %9.1f ns per call\n", "ABI v3, agent: the call (hook + uprobe entries)",
 	       MEDIAN_OF(v3_call));
+	printf("    ... of it, calls over %.0f us (uprobe entries, interrupts): %.1f a second, %.1f us "
+	       "each: %.1f ns per call; uprobe entries %.1f a second, its program %.1f us each\n",
+	       SLOW_NS / 1000, MEDIAN_OF(v3_slow_per_s), MEDIAN_OF(v3_slow_each_us),
+	       MEDIAN_OF(v3_slow_ns), MEDIAN_OF(v3_entries_per_s), MEDIAN_OF(v3_entry_bpf_us));
+	printf("    ... not in it: a thread's first call, %.1f us with the agent (it registers), "
+	       "%.1f us without\n",
+	       MEDIAN_OF(v3_first_us), MEDIAN_OF(v3_none_first_us));
 	printf("  %-46s %9.1f ns per call\n", "ABI v3, agent: ring reads at switch-out (BPF)",
 	       MEDIAN_OF(v3_bpf));
 	printf("  %-46s %9.1f ns per call\n", "ABI v3, agent, default options: in all",
@@ -450,7 +520,66 @@ static int print_exit_walks(struct bench *b, const struct spanprof_span *span)
 	return 0;
 }
 
-int main(void)
+#define COPY_DIR_PREFIX "/tmp/bench_hook_paced."
+
+/* In a copy: its directory (COPY_DIR_PREFIX...) is removed when it exits. */
+static void remove_copies(void)
+{
+	char exe[4096], cmd[4200];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *end;
+
+	if (n < 0)
+		return;
+	exe[n] = '\0';
+	end = strstr(exe, "/bench/bench_hook_paced");
+	if (!end || strncmp(exe, COPY_DIR_PREFIX, strlen(COPY_DIR_PREFIX)) || strchr(exe, '\''))
+		return;
+	*end = '\0';
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", exe);
+	if (system(cmd))
+		fprintf(stderr, "bench_hook_paced: could not remove %s\n", exe);
+}
+
+/* Runs the benchmark from copies of this executable and of the version 2 library without their
+ * probe notes (see the top of the file); returns when it runs in place: in a copy already, or
+ * without objcopy. */
+static void run_from_copies(char **argv)
+{
+	char exe[4096], dir[] = COPY_DIR_PREFIX "XXXXXX", cmd[16384], copy[4200];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	const char *slash;
+
+	if (getenv(HOOK_LIBS_ORIGIN_ENV)) {
+		atexit(remove_copies);
+		return;
+	}
+	if (n < 0 || !mkdtemp(dir))
+		return;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash || strchr(exe, '\''))
+		return;
+	snprintf(
+		cmd, sizeof(cmd),
+		"mkdir %s/bench %s/workloads && objcopy -R .note.stapsdt '%s' %s/bench/bench_hook_paced "
+		"&& objcopy -R .note.stapsdt '%.*s/../workloads/libspanprof_v2.so' "
+		"%s/workloads/libspanprof_v2.so",
+		dir, dir, exe, dir, (int)(slash - exe), exe, dir);
+	if (!system(cmd)) {
+		snprintf(copy, sizeof(copy), "%s/bench/bench_hook_paced", dir);
+		setenv(HOOK_LIBS_ORIGIN_ENV, exe, 1);
+		execv(copy, argv);
+		unsetenv(HOOK_LIBS_ORIGIN_ENV);
+	}
+	fprintf(stderr, "bench_hook_paced: no copy without the probe notes (objcopy): running in "
+			"place, other agents may attach to the hooks\n");
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd))
+		fprintf(stderr, "bench_hook_paced: could not remove %s\n", dir);
+}
+
+int main(int argc, char **argv)
 {
 	struct loader_options lo = {
 		.frequency = 100,
@@ -470,6 +599,8 @@ int main(void)
 	struct bench b = { .libs = { &v3, &v2 } };
 	pthread_t reader;
 
+	(void)argc;
+	run_from_copies(argv);
 	if (rounds < 1 || rounds > 64)
 		rounds = DEFAULT_ROUNDS;
 	log_set_level(LOG_LEVEL_WARN);

@@ -9,26 +9,15 @@
 #include <unistd.h>
 
 #include "hook_libs.h"
+#include "hook_semaphore.h"
 
-/* The address in this process of file offset `offset` of path, in a writable mapping (the
- * semaphore's); NULL when none maps it. */
-static const volatile unsigned short *mapped_at(const char *path, uint64_t offset)
+/* Where the probe note of the benchmark's executable is read: the executable, or the original
+ * a copy without the note runs for (HOOK_LIBS_ORIGIN_ENV). */
+static const char *note_exe(const char *exe)
 {
-	char real[4096], line[4600], file[4200], perms[8];
-	unsigned long long start, end, off;
-	const volatile unsigned short *at = NULL;
-	FILE *f;
+	const char *origin = getenv(HOOK_LIBS_ORIGIN_ENV);
 
-	if (!realpath(path, real) || !(f = fopen("/proc/self/maps", "r")))
-		return NULL;
-	while (!at && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4199s", &start, &end, perms, &off,
-			   file) == 5 &&
-		    perms[1] == 'w' && !strcmp(file, real) && offset >= off &&
-		    offset + 2 <= off + (end - start))
-			at = (const volatile unsigned short *)(uintptr_t)(start + offset - off);
-	fclose(f);
-	return at;
+	return origin && *origin ? origin : exe;
 }
 
 int hook_lib_self(struct hook_lib *h, char *exe, size_t size)
@@ -44,11 +33,11 @@ int hook_lib_self(struct hook_lib *h, char *exe, size_t size)
 	h->path = exe;
 	h->set = spanprof_span_set;
 	h->name = "v3";
-	if (hook_elf_find(exe, &h->site) || !h->site.nop5_offset) {
+	if (hook_elf_find(note_exe(exe), &h->site) || !h->site.nop5_offset) {
 		fprintf(stderr, "no hook site (5-byte nop) in %s\n", exe);
 		return -1;
 	}
-	h->semaphore = mapped_at(exe, h->site.semaphore_offset);
+	h->semaphore = hook_semaphore_mapped(exe, h->site.semaphore_offset);
 	if (!h->semaphore) {
 		fprintf(stderr, "the hook's semaphore in %s is not mapped writable\n", exe);
 		return -1;
@@ -58,22 +47,26 @@ int hook_lib_self(struct hook_lib *h, char *exe, size_t size)
 
 int hook_lib_open_v2(struct hook_lib *h, char *path, size_t size, const char *exe)
 {
-	const char *slash = strrchr(exe, '/');
+	const char *slash = strrchr(exe, '/'), *origin = note_exe(exe);
+	const char *oslash = strrchr(origin, '/');
+	char note[4200];
 	void *lib;
 
 	memset(h, 0, sizeof(*h));
 	/* build/tests/bench/bench_x -> build/tests/workloads/libspanprof_v2.so */
 	snprintf(path, size, "%.*s/../workloads/libspanprof_v2.so", slash ? (int)(slash - exe) : 1,
 		 slash ? exe : ".");
+	snprintf(note, sizeof(note), "%.*s/../workloads/libspanprof_v2.so",
+		 oslash ? (int)(oslash - origin) : 1, oslash ? origin : ".");
 	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!lib || hook_elf_find(path, &h->site) || !h->site.nop5_offset) {
+	if (!lib || hook_elf_find(note, &h->site) || !h->site.nop5_offset) {
 		fprintf(stderr, "no ABI v2 hook library at %s (make it first)\n", path);
 		return -1;
 	}
 	h->path = path;
 	h->set = (span_set_fn)(uintptr_t)dlsym(lib, "spanprof_span_set");
 	h->name = "v2";
-	h->semaphore = mapped_at(path, h->site.semaphore_offset);
+	h->semaphore = hook_semaphore_mapped(path, h->site.semaphore_offset);
 	if (!h->set || !h->semaphore) {
 		fprintf(stderr, "no spanprof_span_set or no writable semaphore in %s\n", path);
 		return -1;

@@ -13,6 +13,12 @@
 
 typedef void (*span_set_fn)(const struct spanprof_span *);
 
+/* Set by a benchmark that runs from a copy of its executable (and of the version 2 library
+ * beside it) with the probe note removed, so that other agents on the machine do not attach to
+ * its hooks: the original executable's path. The sites are read from the originals (the copies
+ * hold the same bytes at the same offsets); the copies are what runs and what is probed. */
+#define HOOK_LIBS_ORIGIN_ENV "BENCH_HOOK_ORIGIN"
+
 /* One hook build: its file, its probe site as the agent finds it, and its entry point. */
 struct hook_lib {
 	const char *path;

@@ -322,6 +322,47 @@ static void test_many_names_are_each_sent_again_when_forgotten(void **state)
 	assert_int_equal(traps, 120);
 }
 
+/* A call that changes nothing the ring's last entry holds queues nothing (the hook tells it
+ * from the record, not from that entry); a change back after a clear, and every change once the
+ * agent changed or after calls with none attached, is queued. */
+static void test_only_changes_are_queued(void **state)
+{
+	const struct spanprof_thread_area *area;
+	struct spanprof_span s;
+	const void *arg;
+	uint64_t h;
+
+	(void)state;
+	fill(&s, 100, "repeat");
+	arg = thread_record_set(&s, 61); /* a new semaphore value: registers */
+	assert_non_null(arg);
+	area = area_of(arg);
+	h = area->head;
+	assert_null(thread_record_set(&s, 61));
+	assert_int_equal(area->head, h);
+	assert_null(thread_record_set(NULL, 61));
+	assert_int_equal(area->head, h + 1);
+	assert_null(thread_record_set(NULL, 61));
+	assert_int_equal(area->head, h + 1);
+	assert_null(thread_record_set(&s, 61)); /* the same span again, after a clear */
+	assert_int_equal(area->head, h + 2);
+	assert_int_equal(area->ring[(h + 1) & SPANPROF_RING_MASK].span_id[7], 100);
+	fill(&s, 101, "repeat");
+	assert_null(thread_record_set(&s, 61));
+	assert_int_equal(area->head, h + 3);
+	/* Another agent: the same span is queued for it. */
+	assert_non_null(thread_record_set(&s, 62));
+	assert_int_equal(area->head, h + 4);
+	/* No agent: the record changes, the ring does not; the next agent's first call queues. */
+	assert_null(thread_record_set(NULL, 0));
+	assert_null(thread_record_set(&s, 0));
+	assert_int_equal(area->head, h + 4);
+	assert_non_null(thread_record_set(&s, 63));
+	assert_int_equal(area->head, h + 5);
+	assert_int_equal(area->ring[(h + 4) & SPANPROF_RING_MASK].span_id[7], 101);
+	assert_true(last_name_id(area) == fnv1a64("repeat"));
+}
+
 static uint64_t mono_now(void)
 {
 	struct timespec ts;
@@ -375,6 +416,7 @@ int main(void)
 		cmocka_unit_test(test_old_entry_enters_again),
 		cmocka_unit_test(test_names_sent_before_do_not_enter_again),
 		cmocka_unit_test(test_many_names_are_each_sent_again_when_forgotten),
+		cmocka_unit_test(test_only_changes_are_queued),
 	};
 
 	/* The cases below move clock_gettime under the hook: its ring must read it. */
