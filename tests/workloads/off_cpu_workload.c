@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "spanprof.h"
+#include "workload_gate.h"
 
 static volatile unsigned long sink;
 
@@ -94,38 +95,14 @@ static void *outside_span(void *arg)
 	return NULL;
 }
 
-/* Under tests/helpers/profiled_run (SPANPROF_WORKLOAD_GATE=1) the test says "go" on stdin once
- * its own agent attached: other agents on the machine raise spanprof_active() too. */
-static int wait_for_agent(long long start)
-{
-	const char *gate = getenv("SPANPROF_WORKLOAD_GATE");
-	char line[16];
-
-	if (gate && !strcmp(gate, "1")) {
-		if (!fgets(line, sizeof(line), stdin) || strcmp(line, "go\n")) {
-			fprintf(stderr, "no \"go\" on stdin\n");
-			return -1;
-		}
-		return 0;
-	}
-	while (!spanprof_active()) {
-		if (clock_ns(CLOCK_MONOTONIC) - start > 20000000000LL) {
-			fprintf(stderr, "agent did not attach within 20 s\n");
-			return -1;
-		}
-		usleep(1000);
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
-	long long start = clock_ns(CLOCK_MONOTONIC), off_ns = 0;
+	long long off_ns = 0;
 	pthread_t a, b;
 
 	if (argc > 1)
 		iterations = atoi(argv[1]);
-	if (wait_for_agent(start))
+	if (workload_wait_agent(spanprof_active, 20))
 		return 3;
 	pthread_create(&a, NULL, in_span, &off_ns);
 	pthread_create(&b, NULL, outside_span, NULL);

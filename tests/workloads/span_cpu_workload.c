@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "spanprof.h"
+#include "workload_gate.h"
 
 #define SPAN_CPU_NS 300000
 #define SPAN_THREADS 2
@@ -113,22 +114,6 @@ static void print_log(const struct span_log *log)
 	}
 }
 
-/* Under tests/helpers/profiled_run (SPANPROF_WORKLOAD_GATE=1) the test says "go" on stdin once
- * its own agent attached. */
-static int wait_for_go(void)
-{
-	const char *gate = getenv("SPANPROF_WORKLOAD_GATE");
-	char line[16];
-
-	if (!gate || strcmp(gate, "1"))
-		return 0;
-	if (!fgets(line, sizeof(line), stdin) || strcmp(line, "go\n")) {
-		fprintf(stderr, "no \"go\" on stdin\n");
-		return -1;
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct span_log logs[SPAN_THREADS];
@@ -140,7 +125,7 @@ int main(int argc, char **argv)
 		nspans = atoi(argv[1]);
 	if (argc > 2)
 		span_cpu_ns = atoll(argv[2]) * 1000;
-	if (wait_for_go())
+	if (workload_wait_agent(NULL, 0))
 		return 3;
 	pthread_create(&out, NULL, outside, &outside_tid);
 	for (int t = 0; t < SPAN_THREADS; t++) {

@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "spanprof.h"
+#include "workload_gate.h"
 
 #define SPAN_CPU_NS 300000
 #define NTHREADS 3
@@ -186,22 +187,6 @@ static void print_log(const struct thread_log *log)
 	}
 }
 
-/* Under tests/helpers/profiled_run (SPANPROF_WORKLOAD_GATE=1) the test says "go" on stdin once
- * its own agent attached both copies. */
-static int wait_for_go(void)
-{
-	const char *gate = getenv("SPANPROF_WORKLOAD_GATE");
-	char line[16];
-
-	if (!gate || strcmp(gate, "1"))
-		return 0;
-	if (!fgets(line, sizeof(line), stdin) || strcmp(line, "go\n")) {
-		fprintf(stderr, "no \"go\" on stdin\n");
-		return -1;
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct thread_log logs[NTHREADS];
@@ -228,7 +213,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s holds no second copy of spanprof_span_set\n", argv[1]);
 		return 2;
 	}
-	if (wait_for_go())
+	if (workload_wait_agent(NULL, 0))
 		return 3;
 	for (int t = 0; t < NTHREADS; t++) {
 		logs[t].thread = t;

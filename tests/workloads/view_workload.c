@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "spanprof.h"
+#include "workload_gate.h"
 
 #define REPORTS 6
 #define HEALTH_PER_REPORT 4
@@ -84,26 +85,11 @@ static void run_span(unsigned int n, const char *name, int report, int i)
 	       clock_ns(CLOCK_MONOTONIC) - t0);
 }
 
-/* Under tests/helpers/profiled_run (SPANPROF_WORKLOAD_GATE=1) the test says "go" on stdin once
- * its own agent attached: other agents on the machine raise spanprof_active() too. */
-static int wait_for_agent(void)
-{
-	const char *gate = getenv("SPANPROF_WORKLOAD_GATE");
-	char line[16];
-	int i;
-
-	if (gate && !strcmp(gate, "1"))
-		return fgets(line, sizeof(line), stdin) && !strcmp(line, "go\n") ? 0 : -1;
-	for (i = 0; i < 20000 && !spanprof_active(); i++)
-		usleep(1000);
-	return spanprof_active() ? 0 : -1;
-}
-
 int main(void)
 {
 	unsigned int n = 0;
 
-	if (wait_for_agent()) {
+	if (workload_wait_agent(spanprof_active, 20)) {
 		fprintf(stderr, "no agent\n");
 		return 3;
 	}
