@@ -226,7 +226,7 @@ $(OUTPUT)/tests/faults/spanprof_faulty: $(OUTPUT)/user/main.o $(OUTPUT)/tests/fa
 # Workloads are profiled: frame pointers so the kernel can walk their user stacks.
 WORKLOAD_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -fno-omit-frame-pointer \
 		   -fno-optimize-sibling-calls -Iinclude -pthread $(SAN_CFLAGS)
-# Header-only code the workloads share (their start gate).
+# Header-only code the workloads share (their start gate, clocks and CPU burn).
 WORKLOAD_HEADERS := $(wildcard tests/workloads/*.h)
 $(OUTPUT)/tests/workloads/%: tests/workloads/%.c $(HOOK_SO) include/spanprof.h $(WORKLOAD_HEADERS)
 	$(call msg,CC,$@)
@@ -326,7 +326,8 @@ WORKLOADS += $(HOOK_PREEMPTED_SO)
 # Waits through libc, -O2 with frame pointers (the pattern rule) and without: only a CFI walk
 # finds the function that called libc's wrappers in the second.
 $(OUTPUT)/tests/workloads/off_cpu_waits: WORKLOAD_CFLAGS += -O2
-$(OUTPUT)/tests/workloads/off_cpu_waits_nofp: tests/workloads/off_cpu_waits.c $(HOOK_SO) include/spanprof.h
+$(OUTPUT)/tests/workloads/off_cpu_waits_nofp: tests/workloads/off_cpu_waits.c $(HOOK_SO) include/spanprof.h \
+		$(WORKLOAD_HEADERS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(WORKLOAD_CFLAGS) -O2 -fomit-frame-pointer $< -L$(OUTPUT) -lspanprof \

@@ -13,53 +13,21 @@
 #include <unistd.h>
 
 #include "spanprof.h"
+#include "workload_clock.h"
 #include "workload_gate.h"
-
-static volatile unsigned long sink;
-
-static long long clock_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static __attribute__((noinline)) void burn_cpu(long long ns)
-{
-	long long end = clock_ns(CLOCK_THREAD_CPUTIME_ID) + ns;
-
-	while (clock_ns(CLOCK_THREAD_CPUTIME_ID) < end)
-		for (int i = 0; i < 2000; i++)
-			sink += i;
-}
-
-/* nanosleep(2) issued here rather than through glibc: glibc's wrapper keeps no frame pointer,
- * so a frame-pointer walk would skip this function (its caller would appear instead). */
-static void sleep_20ms(void)
-{
-	struct timespec ts = { 0, 20 * 1000000 };
-	long ret;
-
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "0"((long)SYS_nanosleep), "D"(&ts), "S"(NULL)
-			 : "rcx", "r11", "memory");
-	(void)ret;
-}
 
 /* Returns the thread's off-CPU time inside: wall time minus the thread's CPU time. */
 static __attribute__((noinline)) long long sleep_in_span(void)
 {
 	long long wall0 = clock_ns(CLOCK_MONOTONIC), cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 
-	sleep_20ms();
+	sleep_in_caller(20 * 1000000LL);
 	return (clock_ns(CLOCK_MONOTONIC) - wall0) - (clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
 }
 
 static __attribute__((noinline)) void sleep_outside_span(void)
 {
-	sleep_20ms();
+	sleep_in_caller(20 * 1000000LL);
 }
 
 static int iterations = 80;

@@ -17,13 +17,13 @@
 #include <unistd.h>
 
 #include "spanprof.h"
+#include "workload_clock.h"
 #include "workload_gate.h"
 
 #define SPAN_CPU_NS 300000
 #define SPAN_THREADS 2
 
 static const char *const names[2] = { "GET /alpha", "POST /beta \"q\"" };
-static volatile unsigned long sink;
 static volatile int outside_stop;
 static int nspans = 2000;
 static long long span_cpu_ns = SPAN_CPU_NS;
@@ -33,23 +33,6 @@ struct span_log {
 	long long *cpu_ns, *outer_ns; /* per span */
 	long long totals[2], outer_totals[2];
 };
-
-static long long clock_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static __attribute__((noinline)) void burn_cpu(long long ns)
-{
-	long long end = clock_ns(CLOCK_THREAD_CPUTIME_ID) + ns;
-
-	while (clock_ns(CLOCK_THREAD_CPUTIME_ID) < end)
-		for (int i = 0; i < 200; i++)
-			sink += i;
-}
 
 static void fill_span(struct spanprof_span *s, int thread, int i)
 {

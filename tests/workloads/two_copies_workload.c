@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "spanprof.h"
+#include "workload_clock.h"
 #include "workload_gate.h"
 
 #define SPAN_CPU_NS 300000
@@ -32,7 +33,6 @@ typedef void (*span_set_fn)(const struct spanprof_span *);
 enum { VIA_A, VIA_B, VIA_ALT };
 
 static const char *const names[2] = { "GET /alpha", "POST /beta" };
-static volatile unsigned long sink;
 static span_set_fn set_b;
 static double seconds = 1;
 static int nspans = 500;
@@ -41,23 +41,6 @@ struct thread_log {
 	int thread; /* VIA_* */
 	long long *cpu_ns; /* cpu mode: per span */
 };
-
-static long long clock_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static __attribute__((noinline)) void burn_cpu(long long ns)
-{
-	long long end = clock_ns(CLOCK_THREAD_CPUTIME_ID) + ns;
-
-	while (clock_ns(CLOCK_THREAD_CPUTIME_ID) < end)
-		for (int i = 0; i < 200; i++)
-			sink += i;
-}
 
 static __attribute__((noinline)) void work_via_a(void)
 {
