@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
@@ -66,4 +67,16 @@ out:
 	curl_easy_cleanup(c);
 	free(body);
 	return rc;
+}
+
+double metrics_scrape_until(int port, const char *metric, double want, int timeout_s)
+{
+	double v = -1;
+
+	for (int i = 0; i < timeout_s * 10; i++) {
+		if (!metrics_scrape(port, metric, &v) && v >= want)
+			break;
+		usleep(100000);
+	}
+	return v;
 }

@@ -11,4 +11,8 @@ int metrics_scrape_port(const char *log_path);
  * and sets *value, or -1 when the request failed or the line is missing. */
 int metrics_scrape(int port, const char *metric, double *value);
 
+/* Scrapes metric every 0.1 s until it is at least want (the agent publishes what it read at its
+ * drains) or timeout_s passed. Returns the last value read, or -1 when none was. */
+double metrics_scrape_until(int port, const char *metric, double want, int timeout_s);
+
 #endif /* SPANPROF_TEST_METRICS_SCRAPE_H */

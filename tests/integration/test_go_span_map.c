@@ -39,14 +39,7 @@ static int setup(void **state)
  * drains); returns its last value, -1 when it never showed. */
 static double wait_metric(int port, const char *metric, double want)
 {
-	double v = -1;
-
-	for (int i = 0; i < 600; i++) {
-		if (!metrics_scrape(port, metric, &v) && v >= want)
-			break;
-		usleep(100000);
-	}
-	return v;
+	return metrics_scrape_until(port, metric, want, 60);
 }
 
 static double scrape(int port, const char *metric)

@@ -34,16 +34,10 @@ static double scrape_span(int port, const char *name, const char *service, const
 			  double want)
 {
 	char metric[512];
-	double v = -1;
 
 	snprintf(metric, sizeof(metric), "%s{service_name=\"%s\",span_name=\"%s\"}", name, service,
 		 label);
-	for (int i = 0; i < 300; i++) {
-		if (!metrics_scrape(port, metric, &v) && v >= want)
-			break;
-		usleep(100000);
-	}
-	return v;
+	return metrics_scrape_until(port, metric, want, 30);
 }
 
 /* Runs the workload with nspans spans per thread under the hook library lib (by its directory,

@@ -125,17 +125,12 @@ static void test_samples_carry_the_span_of_either_symbolic_copy(void **state)
 static void wait_records(int port, const char *service)
 {
 	char metric[256];
-	double v;
 
 	for (int i = 0; i < 2; i++) {
 		snprintf(metric, sizeof(metric),
 			 "spanprof_spans_total{service_name=\"%s\",span_name=\"%s\"}", service,
 			 span_names[i]);
-		for (int t = 0; t < 300; t++) {
-			if (!metrics_scrape(port, metric, &v) && v >= NSPANS / 2)
-				break;
-			usleep(100000);
-		}
+		metrics_scrape_until(port, metric, NSPANS / 2, 30);
 	}
 }
 
