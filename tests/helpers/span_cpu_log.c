@@ -17,7 +17,8 @@ static int by_id(const void *a, const void *b)
 	return strcmp(((const struct logged_span *)a)->id, ((const struct logged_span *)b)->id);
 }
 
-void span_cpu_log_read(struct span_cpu_log *log, const char *path, int max)
+void span_cpu_log_read(struct span_cpu_log *log, const char *path, struct logged_span *spans,
+		       int max)
 {
 	char line[256], trace[40], span[20];
 	FILE *f = fopen(path, "r");
@@ -26,8 +27,8 @@ void span_cpu_log_read(struct span_cpu_log *log, const char *path, int max)
 
 	memset(log, 0, sizeof(*log));
 	assert_non_null(f);
-	log->spans = calloc(max, sizeof(log->spans[0]));
-	assert_non_null(log->spans);
+	memset(spans, 0, (size_t)max * sizeof(spans[0]));
+	log->spans = spans;
 	log->max = max;
 	while (fgets(line, sizeof(line), f)) {
 		got = sscanf(line, "span %39s %19s %d %lld %lld", trace, span, &idx, &v, &outer);
@@ -49,12 +50,6 @@ void span_cpu_log_read(struct span_cpu_log *log, const char *path, int max)
 	}
 	fclose(f);
 	qsort(log->spans, log->n, sizeof(log->spans[0]), by_id);
-}
-
-void span_cpu_log_release(struct span_cpu_log *log)
-{
-	free(log->spans);
-	memset(log, 0, sizeof(*log));
 }
 
 /* The raw text of "key": in a JSON line: a string's contents (escapes kept) or a number. */

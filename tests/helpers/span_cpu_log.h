@@ -16,7 +16,7 @@ struct logged_span {
 };
 
 struct span_cpu_log {
-	struct logged_span *spans; /* sorted by id */
+	struct logged_span *spans; /* the caller's array, sorted by id */
 	int n, max;
 	long long span_ns[2]; /* the logged spans' cpu_ns summed by name */
 	long long totals[2], outer_totals[2]; /* "total <name> <inside ns> <outside ns>" lines */
@@ -36,10 +36,11 @@ struct span_cpu_log {
 #define SPAN_CPU_TOLERANCE_NS(own) (30000 + (own) / 20)
 #define SPAN_CPU_LIMIT_NS 1000000
 
-/* Reads the workload's output at path, keeping up to max spans; a failed cmocka assertion when
- * it cannot be read. */
-void span_cpu_log_read(struct span_cpu_log *log, const char *path, int max);
-void span_cpu_log_release(struct span_cpu_log *log);
+/* Reads the workload's output at path into log, its spans into the caller's array spans of max
+ * entries (static in the tests: nothing to free when an assertion ends the test); a failed
+ * cmocka assertion when it cannot be read. */
+void span_cpu_log_read(struct span_cpu_log *log, const char *path, struct logged_span *spans,
+		       int max);
 
 /* The agent's span records against the log. */
 struct span_cpu_census {
