@@ -226,19 +226,22 @@ $(OUTPUT)/tests/faults/spanprof_faulty: $(OUTPUT)/user/main.o $(OUTPUT)/tests/fa
 # Workloads are profiled: frame pointers so the kernel can walk their user stacks.
 WORKLOAD_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -fno-omit-frame-pointer \
 		   -fno-optimize-sibling-calls -Iinclude -pthread $(SAN_CFLAGS)
-$(OUTPUT)/tests/workloads/%: tests/workloads/%.c $(HOOK_SO) include/spanprof.h
+# Header-only code the workloads share (their start gate, clocks and CPU burn).
+WORKLOAD_HEADERS := $(wildcard tests/workloads/*.h)
+$(OUTPUT)/tests/workloads/%: tests/workloads/%.c $(HOOK_SO) include/spanprof.h $(WORKLOAD_HEADERS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(WORKLOAD_CFLAGS) $< -L$(OUTPUT) -lspanprof -Wl,-rpath,'$$ORIGIN/../..' -o $@
 
 # The same workload with the hook linked statically (a copy inside the executable), and with no
 # hook linked at all (it dlopen()s a copy, as Python's ctypes would).
-$(OUTPUT)/tests/workloads/span_workload_static: tests/workloads/span_workload.c $(HOOK_A)
+$(OUTPUT)/tests/workloads/span_workload_static: tests/workloads/span_workload.c $(HOOK_A) \
+		$(WORKLOAD_HEADERS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(WORKLOAD_CFLAGS) $< $(HOOK_A) -ldl -o $@
 
-$(OUTPUT)/tests/workloads/span_workload_dl: tests/workloads/span_workload.c
+$(OUTPUT)/tests/workloads/span_workload_dl: tests/workloads/span_workload.c $(WORKLOAD_HEADERS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(WORKLOAD_CFLAGS) -DWORKLOAD_DLOPEN_ONLY $< -ldl -o $@
@@ -327,7 +330,8 @@ WORKLOADS += $(HOOK_PREEMPTED_SO)
 # Waits through libc, -O2 with frame pointers (the pattern rule) and without: only a CFI walk
 # finds the function that called libc's wrappers in the second.
 $(OUTPUT)/tests/workloads/off_cpu_waits: WORKLOAD_CFLAGS += -O2
-$(OUTPUT)/tests/workloads/off_cpu_waits_nofp: tests/workloads/off_cpu_waits.c $(HOOK_SO) include/spanprof.h
+$(OUTPUT)/tests/workloads/off_cpu_waits_nofp: tests/workloads/off_cpu_waits.c $(HOOK_SO) include/spanprof.h \
+		$(WORKLOAD_HEADERS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(WORKLOAD_CFLAGS) -O2 -fomit-frame-pointer $< -L$(OUTPUT) -lspanprof \
@@ -342,13 +346,14 @@ $(OUTPUT)/tests/workloads/libtctx_writer.so: tests/fixtures/tctx_writer.c tests/
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(WORKLOAD_CFLAGS) -fPIC -shared -mtls-dialect=gnu2 $< -o $@
 
-$(OUTPUT)/tests/workloads/tctx_workload: tests/workloads/tctx_workload.c tests/fixtures/tctx_writer.h
+$(OUTPUT)/tests/workloads/tctx_workload: tests/workloads/tctx_workload.c tests/fixtures/tctx_writer.h \
+		$(WORKLOAD_HEADERS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(WORKLOAD_CFLAGS) $< -ldl -o $@
 
 $(OUTPUT)/tests/workloads/tctx_workload_static: tests/workloads/tctx_workload.c \
-		tests/fixtures/tctx_writer.c tests/fixtures/tctx_writer.h
+		tests/fixtures/tctx_writer.c tests/fixtures/tctx_writer.h $(WORKLOAD_HEADERS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(WORKLOAD_CFLAGS) -DTCTX_WRITER_LINKED -rdynamic $< tests/fixtures/tctx_writer.c \
@@ -369,7 +374,7 @@ $(OUTPUT)/tests/workloads/libtctx_writer_ie.so: tests/fixtures/tctx_writer.c tes
 		-Wl,-soname,libtctx_writer_ie.so $< -o $@
 
 $(OUTPUT)/tests/workloads/tctx_workload_ie: tests/workloads/tctx_workload.c tests/fixtures/tctx_writer.h \
-		$(OUTPUT)/tests/workloads/libtctx_writer_ie.so
+		$(OUTPUT)/tests/workloads/libtctx_writer_ie.so $(WORKLOAD_HEADERS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(WORKLOAD_CFLAGS) -DTCTX_WRITER_LINKED $< $(@D)/libtctx_writer_ie.so \
@@ -391,7 +396,8 @@ $(OUTPUT)/tests/workloads/musl/libtctx_writer.so: tests/fixtures/tctx_writer.c t
 	$(Q)mkdir -p $(@D)
 	$(Q)$(MUSL_GCC) $(MUSL_CFLAGS) -fPIC -shared -mtls-dialect=gnu2 $< -o $@
 
-$(OUTPUT)/tests/workloads/musl/tctx_workload: tests/workloads/tctx_workload.c tests/fixtures/tctx_writer.h
+$(OUTPUT)/tests/workloads/musl/tctx_workload: tests/workloads/tctx_workload.c tests/fixtures/tctx_writer.h \
+		$(WORKLOAD_HEADERS)
 	$(call msg,MUSLCC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(MUSL_GCC) $(MUSL_CFLAGS) $< -ldl -o $@

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,12 @@ int agent_proc_dir_setup(void **state, const char *tag)
 		return 0;
 	*state = tmpdir_new(tag);
 	return *state ? 0 : -1;
+}
+
+int agent_proc_go_setup(void **state, const char *workload, const char *tag)
+{
+	*state = NULL;
+	return go_workload_built(workload) ? agent_proc_dir_setup(state, tag) : 0;
 }
 
 int agent_group_start(struct agent_group *g, const char *tag, const char **argv)
@@ -164,6 +171,20 @@ int agent_proc_wait_log(const struct agent_proc *a, const char *text, int timeou
 		usleep(10000);
 	}
 	return agent_proc_log_contains(a, text);
+}
+
+int agent_proc_wait_attach(const struct agent_proc *a, const char *hook_file, pid_t pid,
+			   int timeout_s)
+{
+	char want[PATH_MAX + 64], real[PATH_MAX];
+
+	snprintf(want, sizeof(want), "span hook attached: %s (pid %d,",
+		 realpath(hook_file, real) ? real : hook_file, (int)pid);
+	if (agent_proc_wait_log(a, want, timeout_s))
+		return 1;
+	printf("no \"%s\" within %d s\n", want, timeout_s);
+	agent_proc_print_log(a);
+	return 0;
 }
 
 int agent_proc_start(struct agent_proc *a, const char *log_dir, const char *const *argv)

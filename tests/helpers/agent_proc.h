@@ -20,6 +20,10 @@ int agent_proc_can_run(void);
  * made. */
 int agent_proc_dir_setup(void **state, const char *tag);
 
+/* agent_proc_dir_setup() for a test of the Go workload build_path(workload): *state is NULL too
+ * (the tests skip) when it was not built (go_workload_built() said why). */
+int agent_proc_go_setup(void **state, const char *workload, const char *tag);
+
 /* One agent that a cmocka group of tests shares, in a directory of its own. */
 struct agent_group {
 	char *dir; /* tmpdir_new(tag); the agent's --output and its log */
@@ -62,6 +66,12 @@ int agent_proc_log_contains(const struct agent_proc *a, const char *text);
 /* Polls the agent's log until it contains text. Returns 1, or 0 after timeout_s or when the
  * agent exited without logging it (it is left for agent_proc_stop() or workload_wait()). */
 int agent_proc_wait_log(const struct agent_proc *a, const char *text, int timeout_s);
+
+/* Polls the agent's log until it attached the span hook in hook_file (by its real path) in pid.
+ * Returns 1, or 0 after printing what it waited for and the agent's log when that did not come
+ * within timeout_s. */
+int agent_proc_wait_attach(const struct agent_proc *a, const char *hook_file, pid_t pid,
+			   int timeout_s);
 
 /* Runs a command (argv[0] is a path), environment extended with env ("K=V", NULL-terminated,
  * may be NULL). Returns the pid, or -1. */

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
@@ -105,4 +106,16 @@ int metrics_scrape(int port, const char *metric, double *value)
 	if (metrics_scrape_each(port, metric, take_exact, &m) < 0)
 		return -1;
 	return m.found ? 0 : -1;
+}
+
+double metrics_scrape_until(int port, const char *metric, double want, int timeout_s)
+{
+	double v = -1;
+
+	for (int i = 0; i < timeout_s * 10; i++) {
+		if (!metrics_scrape(port, metric, &v) && v >= want)
+			break;
+		usleep(100000);
+	}
+	return v;
 }

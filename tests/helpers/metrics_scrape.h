@@ -17,4 +17,8 @@ int metrics_scrape(int port, const char *metric, double *value);
 int metrics_scrape_each(int port, const char *prefix,
 			void (*fn)(void *ctx, const char *rest, double value), void *ctx);
 
+/* Scrapes metric every 0.1 s until it is at least want (the agent publishes what it read at its
+ * drains) or timeout_s passed. Returns the last value read, or -1 when none was. */
+double metrics_scrape_until(int port, const char *metric, double want, int timeout_s);
+
 #endif /* SPANPROF_TEST_METRICS_SCRAPE_H */

@@ -38,6 +38,21 @@ void proc_file_write(const char *proc_root, int pid, const char *name, const voi
 	assert_int_equal(fclose(f), 0);
 }
 
+void proc_file_write_at(const char *proc_root, int pid, const char *name, const void *data,
+			size_t len, uint64_t at)
+{
+	char path[4300];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%d", proc_root, pid);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%d/%s", proc_root, pid, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, data, len, (off_t)at), (ssize_t)len);
+	close(fd);
+}
+
 long text_file_lines_with(const char *path, const char *text)
 {
 	char line[4096];

@@ -5,6 +5,7 @@
 #define SPANPROF_TEST_TEXT_FILE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Creates or truncates path holding text; a failed cmocka assertion when it cannot. */
 void text_file_write(const char *path, const char *text);
@@ -14,6 +15,12 @@ void text_file_write(const char *path, const char *text);
  * cannot. */
 void proc_file_write(const char *proc_root, int pid, const char *name, const void *data,
 		     size_t len);
+
+/* Writes len bytes of data at offset at of <proc_root>/<pid>/<name> (made when missing, never
+ * truncated: a fake process's memory file is written piece by piece); a failed cmocka
+ * assertion when it cannot. */
+void proc_file_write_at(const char *proc_root, int pid, const char *name, const void *data,
+			size_t len, uint64_t at);
 
 /* Lines of path containing text, or -1 when it cannot be read. */
 long text_file_lines_with(const char *path, const char *text);

@@ -21,23 +21,7 @@
 
 static int setup(void **state)
 {
-	if (access(build_path("tests/workloads/go_spans"), X_OK)) {
-		printf("SKIP: build/tests/workloads/go_spans missing (is golang-go installed?)\n");
-		*state = NULL;
-		return 0;
-	}
-	return agent_proc_dir_setup(state, "it-go");
-}
-
-static void print_log(const struct agent_proc *agent)
-{
-	char line[1024];
-	FILE *f = fopen(agent->log_path, "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		printf("  | %s", line);
-	if (f)
-		fclose(f);
+	return agent_proc_go_setup(state, "tests/workloads/go_spans", "it-go");
 }
 
 /* Profiles the go_spans workload built as `binary`: every goroutine function must be named and
@@ -49,7 +33,7 @@ static void check_go_spans(const char *dir, const char *binary, double min_right
 {
 	/* 4 CPU seconds of work (the workload counts its CPU, not the clock): each of the 5
 	 * functions gets its 20 samples however loaded the machine is. */
-	char pid_arg[16], go_file[512], attached[PATH_MAX + 64], real[PATH_MAX];
+	char pid_arg[16], go_file[512];
 	const char *argv[] = { "--output", dir,		 "--pid", pid_arg, "--interval",
 			       "60",	   "--duration", "60",	  NULL };
 	const char *work[] = { build_path(binary), "8", go_file, NULL };
@@ -71,17 +55,13 @@ static void check_go_spans(const char *dir, const char *binary, double min_right
 	assert_int_equal(workload_wait_exec(pid, work[0], 10), 0);
 	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)pid);
 	assert_int_equal(agent_proc_start(&agent, dir, argv), 0);
-	snprintf(attached, sizeof(attached), "span hook attached: %s (pid %d,",
-		 realpath(work[0], real) ? real : work[0], (int)pid);
-	if (!agent_proc_wait_log(&agent, attached, 30)) {
-		print_log(&agent);
-		fail_msg("no \"%s\" within 30 s", attached);
-	}
+	assert_true(agent_proc_wait_attach(&agent, work[0], pid, 30));
 	text_file_write(go_file, ""); /* the workload polls for it before its spans */
 	assert_int_equal(workload_wait(pid, 40), 0);
 	/* The Go executable was the only file with this hook: gone with its process. */
 	if (!agent_proc_wait_log(&agent, "span hook detached", 30)) {
-		print_log(&agent); /* an exit event lost under load shows as a drop warning */
+		agent_proc_print_log(
+			&agent); /* an exit event lost under load shows as a drop warning */
 		fail_msg("no detach logged within 30 s of the workload's exit");
 	}
 	assert_int_equal(agent_proc_stop(&agent), 0); /* writes the last window */

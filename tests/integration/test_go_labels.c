@@ -118,6 +118,30 @@ static void start_agent(struct agent_proc *agent, const char *dir, pid_t pid, co
 	}
 }
 
+/* Runs the toolchain's workload name ("name SECONDS GO-FILE [MODE]", stdout into out or
+ * /dev/null) under its own agent (start_agent, hook as there), lets it start once the agent
+ * found it, and waits up to wait_s for its end; the agent is stopped (its last window
+ * written). */
+static void run_workload(const struct go_case *gc, const char *name, const char *seconds,
+			 const char *mode, const char *out, int hook, int wait_s,
+			 struct agent_proc *agent)
+{
+	char go_file[512], exe[PATH_MAX];
+	const char *work[] = { exe, seconds, go_file, mode, NULL };
+	const char *env[] = { "OTEL_SERVICE_NAME=it-golabels", "GOMAXPROCS=2", NULL };
+	pid_t pid;
+
+	workload(gc->tc, name, exe, sizeof(exe));
+	snprintf(go_file, sizeof(go_file), "%s/go", gc->dir);
+	pid = workload_start(work, env, out ? out : "/dev/null");
+	assert_true(pid > 0);
+	assert_int_equal(workload_wait_exec(pid, exe, 10), 0);
+	start_agent(agent, gc->dir, pid, exe, hook);
+	text_file_write(go_file, ""); /* the workload polls for it before its spans */
+	assert_int_equal(workload_wait(pid, wait_s), 0);
+	assert_int_equal(agent_proc_stop(agent), 0);
+}
+
 /* Reads the service's profiles; on anything but exactly one file, says what dir holds. */
 static void read_census(struct census *c, const char *dir, const struct agent_proc *agent)
 {
@@ -149,26 +173,14 @@ static void test_pprof_labels_alone_label_the_samples(void **state)
 {
 	struct go_case *gc = *state;
 	const char *dir = gc ? gc->dir : NULL;
-	char go_file[512], exe[PATH_MAX];
-	const char *work[] = { exe, "8", go_file, NULL };
-	const char *env[] = { "OTEL_SERVICE_NAME=it-golabels", "GOMAXPROCS=2", NULL };
 	const struct census_func *labelled, *name_only, *plain;
 	char long_name[256];
 	struct census c = { 0 };
 	struct agent_proc agent;
-	pid_t pid;
 
 	if (!dir)
 		skip();
-	workload(gc->tc, "go_pprof_labels", exe, sizeof(exe));
-	snprintf(go_file, sizeof(go_file), "%s/go", dir);
-	pid = workload_start(work, env, "/dev/null");
-	assert_true(pid > 0);
-	assert_int_equal(workload_wait_exec(pid, work[0], 10), 0);
-	start_agent(&agent, dir, pid, work[0], 0);
-	text_file_write(go_file, ""); /* the workload polls for it before its spans */
-	assert_int_equal(workload_wait(pid, 40), 0);
-	assert_int_equal(agent_proc_stop(&agent), 0); /* writes the last window */
+	run_workload(gc, "go_pprof_labels", "8", NULL, NULL, 0, 40, &agent);
 	assert_true(agent_proc_log_contains(&agent, "span labels read from pprof labels"));
 	census_watch(&c, "main.goLabelled", "5a5a0000000000a1");
 	census_watch(&c, "main.goNameOnly", NULL);
@@ -218,26 +230,15 @@ static void test_child_goroutine_inherits_span_and_unsampled_has_name_only(void 
 {
 	struct go_case *gc = *state;
 	const char *dir = gc ? gc->dir : NULL;
-	char out[512], go_file[512], child_id[32] = "", parent_id[32] = "", exe[PATH_MAX];
-	const char *work[] = { exe, "8", go_file, NULL };
-	const char *env[] = { "OTEL_SERVICE_NAME=it-golabels", "GOMAXPROCS=2", NULL };
+	char out[512], child_id[32] = "", parent_id[32] = "";
 	const struct census_func *child, *parent, *unsampled;
 	struct census c = { 0 };
 	struct agent_proc agent;
-	pid_t pid;
 
 	if (!dir)
 		skip();
-	workload(gc->tc, "go_otel", exe, sizeof(exe));
 	snprintf(out, sizeof(out), "%s/out.txt", dir);
-	snprintf(go_file, sizeof(go_file), "%s/go", dir);
-	pid = workload_start(work, env, out);
-	assert_true(pid > 0);
-	assert_int_equal(workload_wait_exec(pid, work[0], 10), 0);
-	start_agent(&agent, dir, pid, work[0], 1);
-	text_file_write(go_file, "");
-	assert_int_equal(workload_wait(pid, 40), 0);
-	assert_int_equal(agent_proc_stop(&agent), 0); /* writes the last window */
+	run_workload(gc, "go_otel", "8", NULL, out, 1, 40, &agent);
 	assert_true(printed_span(out, "goInheritChild", child_id, sizeof(child_id)));
 	assert_true(printed_span(out, "goInheritParent", parent_id, sizeof(parent_id)));
 	census_watch(&c, "main.goInheritChild", child_id);
@@ -266,29 +267,18 @@ static void test_no_span_outlives_its_goroutine_under_churn(void **state)
 {
 	struct go_case *gc = *state;
 	const char *dir = gc ? gc->dir : NULL;
-	char out[512], go_file[512], bound_id[32] = "", child_id[32] = "", exe[PATH_MAX];
+	char out[512], bound_id[32] = "", child_id[32] = "";
 	char line[128];
-	const char *work[] = { exe, "8", go_file, NULL };
-	const char *env[] = { "OTEL_SERVICE_NAME=it-golabels", "GOMAXPROCS=2", NULL };
 	const struct census_func *bound, *fresh, *child;
 	unsigned long reused = 0, checked = 0;
 	struct census c = { 0 };
 	struct agent_proc agent;
 	FILE *f;
-	pid_t pid;
 
 	if (!dir)
 		skip();
-	workload(gc->tc, "go_reuse", exe, sizeof(exe));
 	snprintf(out, sizeof(out), "%s/out.txt", dir);
-	snprintf(go_file, sizeof(go_file), "%s/go", dir);
-	pid = workload_start(work, env, out);
-	assert_true(pid > 0);
-	assert_int_equal(workload_wait_exec(pid, work[0], 10), 0);
-	start_agent(&agent, dir, pid, work[0], 1);
-	text_file_write(go_file, "");
-	assert_int_equal(workload_wait(pid, 90), 0);
-	assert_int_equal(agent_proc_stop(&agent), 0);
+	run_workload(gc, "go_reuse", "8", NULL, out, 1, 90, &agent);
 	assert_true(printed_span(out, "goBound", bound_id, sizeof(bound_id)));
 	assert_true(printed_span(out, "goInheritChild", child_id, sizeof(child_id)));
 	f = fopen(out, "r");
@@ -326,9 +316,7 @@ static void test_ended_and_unbound_spans_label_nothing_after(void **state)
 {
 	struct go_case *gc = *state;
 	const char *dir = gc ? gc->dir : NULL;
-	char out[512], go_file[512], bound_id[32] = "", exe[PATH_MAX], line[128];
-	const char *work[] = { exe, "16", go_file, "churn", NULL };
-	const char *env[] = { "OTEL_SERVICE_NAME=it-golabels", "GOMAXPROCS=2", NULL };
+	char out[512], bound_id[32] = "", line[128];
 	const char *unlabelled[] = { "main.goAfterEnd", "main.goFresh", "main.goAfterUnbind" };
 	const struct census_func *bound, *rpc, *f;
 	unsigned long goroutines = 0;
@@ -336,20 +324,11 @@ static void test_ended_and_unbound_spans_label_nothing_after(void **state)
 	struct agent_proc agent;
 	FILE *fp;
 	size_t i;
-	pid_t pid;
 
 	if (!dir)
 		skip();
-	workload(gc->tc, "go_otel", exe, sizeof(exe));
 	snprintf(out, sizeof(out), "%s/out.txt", dir);
-	snprintf(go_file, sizeof(go_file), "%s/go", dir);
-	pid = workload_start(work, env, out);
-	assert_true(pid > 0);
-	assert_int_equal(workload_wait_exec(pid, work[0], 10), 0);
-	start_agent(&agent, dir, pid, work[0], 1);
-	text_file_write(go_file, "");
-	assert_int_equal(workload_wait(pid, 90), 0);
-	assert_int_equal(agent_proc_stop(&agent), 0);
+	run_workload(gc, "go_otel", "16", "churn", out, 1, 90, &agent);
 	assert_true(printed_span(out, "goBoundWorker", bound_id, sizeof(bound_id)));
 	fp = fopen(out, "r");
 	while (fp && fgets(line, sizeof(line), fp))

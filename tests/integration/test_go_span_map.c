@@ -32,37 +32,14 @@
 
 static int setup(void **state)
 {
-	if (access(build_path("tests/workloads/go_span_fill"), X_OK)) {
-		printf("SKIP: build/tests/workloads/go_span_fill missing (is golang-go installed?)\n");
-		*state = NULL;
-		return 0;
-	}
-	return agent_proc_dir_setup(state, "it-gofill");
-}
-
-static void print_log(const struct agent_proc *agent)
-{
-	char line[1024];
-	FILE *f = fopen(agent->log_path, "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		printf("  | %s", line);
-	if (f)
-		fclose(f);
+	return agent_proc_go_setup(state, "tests/workloads/go_span_fill", "it-gofill");
 }
 
 /* Polls metric until it is at least want (60 s at most, the agent checks the map every 5
  * drains); returns its last value, -1 when it never showed. */
 static double wait_metric(int port, const char *metric, double want)
 {
-	double v = -1;
-
-	for (int i = 0; i < 600; i++) {
-		if (!metrics_scrape(port, metric, &v) && v >= want)
-			break;
-		usleep(100000);
-	}
-	return v;
+	return metrics_scrape_until(port, metric, want, 60);
 }
 
 static double scrape(int port, const char *metric)
@@ -82,8 +59,7 @@ static double scrape(int port, const char *metric)
 static void test_go_span_map_grows_then_is_counted_full(void **state)
 {
 	const char *dir = *state;
-	char pid_arg[16], go1[512], go2[512], go3[512], out[512], attached[PATH_MAX + 64],
-		real[PATH_MAX];
+	char pid_arg[16], go1[512], go2[512], go3[512], out[512];
 	const char *argv[] = { "--output",
 			       dir,
 			       "--pid",
@@ -124,12 +100,7 @@ static void test_go_span_map_grows_then_is_counted_full(void **state)
 	assert_int_equal(workload_wait_exec(pid, work[0], 10), 0);
 	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)pid);
 	assert_int_equal(agent_proc_start(&agent, dir, argv), 0);
-	snprintf(attached, sizeof(attached), "span hook attached: %s (pid %d,",
-		 realpath(work[0], real) ? real : work[0], (int)pid);
-	if (!agent_proc_wait_log(&agent, attached, 30)) {
-		print_log(&agent);
-		fail_msg("no \"%s\" within 30 s", attached);
-	}
+	assert_true(agent_proc_wait_attach(&agent, work[0], pid, 30));
 	port = metrics_scrape_port(agent.log_path);
 	assert_true(port > 0);
 	/* Before any goroutine of the workload is in a span: the first size, not grown. */
@@ -142,7 +113,7 @@ static void test_go_span_map_grows_then_is_counted_full(void **state)
 	text_file_write(go1, "");
 	grown = wait_metric(port, GROWN, 1);
 	if (grown != 1)
-		print_log(&agent);
+		agent_proc_print_log(&agent);
 	assert_int_equal(grown, 1);
 	assert_int_equal(scrape(port, CAPACITY), 2048);
 	entries = scrape(port, ENTRIES);
@@ -153,7 +124,7 @@ static void test_go_span_map_grows_then_is_counted_full(void **state)
 	text_file_write(go2, "");
 	full = wait_metric(port, FULL, 1);
 	if (full < 1)
-		print_log(&agent);
+		agent_proc_print_log(&agent);
 	assert_true(full >= 1);
 	entries = scrape(port, ENTRIES);
 	printf("  counted full at %.0f entries of 2048 (%d goroutines in spans)\n", entries,

@@ -18,6 +18,7 @@
 #include "agent_proc.h"
 #include "metrics_scrape.h"
 #include "profiled_run.h"
+#include "span_cpu_log.h"
 #include "tmpdir.h"
 
 #define SPANS_PER_THREAD 2000
@@ -27,175 +28,16 @@
 static const char *const json_names[2] = { "GET /alpha", "POST /beta \\\"q\\\"" };
 static const char *const label_names[2] = { "GET /alpha", "POST /beta \\\"q\\\"" };
 
-struct logged {
-	char id[64]; /* trace_id hex + span_id hex */
-	int name;
-	long long cpu_ns, outer_ns; /* inside and around the hook calls */
-	int seen;
-};
-
-struct workload_log {
-	struct logged spans[NSPANS];
-	int n;
-	long long totals[2], outer_totals[2];
-	int outside_tid;
-};
-
-static int by_id(const void *a, const void *b)
-{
-	return strcmp(((const struct logged *)a)->id, ((const struct logged *)b)->id);
-}
-
-static void read_workload(struct workload_log *w, const char *path)
-{
-	char line[256], trace[40], span[20];
-	FILE *f = fopen(path, "r");
-	long long v, outer;
-	int idx;
-
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "span %39s %19s %d %lld %lld", trace, span, &idx, &v, &outer) ==
-			    5 &&
-		    w->n < NSPANS) {
-			snprintf(w->spans[w->n].id, sizeof(w->spans[w->n].id), "%s%s", trace, span);
-			w->spans[w->n].name = idx;
-			w->spans[w->n].outer_ns = outer;
-			w->spans[w->n++].cpu_ns = v;
-		} else if (sscanf(line, "total %d %lld %lld", &idx, &v, &outer) == 3 && idx >= 0 &&
-			   idx < 2) {
-			w->totals[idx] = v;
-			w->outer_totals[idx] = outer;
-		} else {
-			sscanf(line, "outside_tid %d", &w->outside_tid);
-		}
-	}
-	fclose(f);
-	qsort(w->spans, w->n, sizeof(w->spans[0]), by_id);
-}
-
-/* The raw text of "key": in a JSON line: a string's contents (escapes kept) or a number. */
-static int json_field(const char *line, const char *key, char *out, size_t size)
-{
-	char pat[64];
-	const char *p;
-	size_t n = 0;
-
-	snprintf(pat, sizeof(pat), "\"%s\":", key);
-	p = strstr(line, pat);
-	if (!p)
-		return -1;
-	p += strlen(pat);
-	if (*p == '"') {
-		for (p++; *p && *p != '"' && n + 2 < size; p++) {
-			if (*p == '\\')
-				out[n++] = *p++;
-			out[n++] = *p;
-		}
-	} else {
-		while ((*p >= '0' && *p <= '9') && n + 1 < size)
-			out[n++] = *p++;
-	}
-	out[n] = '\0';
-	return 0;
-}
-
-static long long json_num(const char *line, const char *key)
-{
-	char v[32];
-
-	return json_field(line, key, v, sizeof(v)) ? -1 : atoll(v);
-}
-
-/* What the agent's records say against the workload's log. */
-struct record_census {
-	int records, unknown, wrong_name, wrong_pid, outside, wall_short, dup, cpu_off, cpu_wrong;
-	long long max_diff_ns, sum_diff_ns;
-};
-
-/* A record runs from the hook's change in the set to its change in the clear: its CPU time lies
- * between the workload's reading inside the two calls and its reading around them (which also
- * holds the hook's own work: a uprobe entry when it traps, and, in the preempted build, the
- * switch-outs it makes). A record outside that interval is off by how far it lies outside.
- * Both clocks count the same run time, so there is no sampling error; but the record's is ktime
- * (or the time stamp counter converted to it), the workload's is the scheduler's task clock, and
- * on this 2-vCPU VM (a PVM guest, shared with other builds) 0.4 to 1.8% of the spans came out
- * 40-60 us longer by ktime, some without a single switch (time the task clock does not charge),
- * a few in a thousand up to several ms longer (a stalled vCPU); and a thread's first span also
- * holds the kernel's set-up of its first uprobe hit (up to 0.4 ms). So: 95% of the records
- * within CPU_TOLERANCE_NS, 99.5% within CPU_LIMIT_NS; a lost switch or a record given to the
- * wrong span would be off by whole time slices in many records. */
-#define CPU_TOLERANCE_NS(own) (30000 + (own) / 20)
-#define CPU_LIMIT_NS 1000000
-
-static void check_record(struct record_census *c, struct workload_log *w, const char *line, int pid)
-{
-	char trace[40], span[20], name[300];
-	struct logged key, *l;
-	long long cpu, diff;
-
-	c->records++;
-	if (json_field(line, "trace_id", trace, sizeof(trace)) ||
-	    json_field(line, "span_id", span, sizeof(span)) ||
-	    json_field(line, "name", name, sizeof(name))) {
-		c->unknown++;
-		return;
-	}
-	c->wrong_pid += json_num(line, "pid") != pid;
-	c->outside += json_num(line, "tid") == w->outside_tid;
-	snprintf(key.id, sizeof(key.id), "%s%s", trace, span);
-	l = bsearch(&key, w->spans, w->n, sizeof(w->spans[0]), by_id);
-	if (!l) {
-		c->unknown++;
-		return;
-	}
-	c->dup += l->seen++ > 0;
-	c->wrong_name += strcmp(name, json_names[l->name]) != 0;
-	cpu = json_num(line, "cpu_ns");
-	c->wall_short += json_num(line, "wall_ns") < cpu;
-	/* The record runs from inside the set to inside the clear: between the workload's two
-	 * readings. */
-	diff = cpu < l->cpu_ns ? cpu - l->cpu_ns : cpu > l->outer_ns ? cpu - l->outer_ns : 0;
-	c->sum_diff_ns += diff;
-	if (llabs(diff) > c->max_diff_ns)
-		c->max_diff_ns = llabs(diff);
-	c->cpu_wrong += llabs(diff) > CPU_LIMIT_NS;
-	if (llabs(diff) > CPU_TOLERANCE_NS(l->cpu_ns) && c->cpu_off++ < 5)
-		printf("  span %s: CPU %lld ns by the agent, %lld-%lld ns by the workload; wall %lld "
-		       "ns\n",
-		       key.id, cpu, l->cpu_ns, l->outer_ns, json_num(line, "wall_ns"));
-}
-
-static void census_records(struct record_census *c, struct workload_log *w, const char *dir,
-			   const char *service, int pid)
-{
-	char path[1024], line[1024];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s.spans.jsonl", dir, service);
-	f = fopen(path, "r");
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f))
-		check_record(c, w, line, pid);
-	fclose(f);
-}
-
 /* Scrapes name{service_name=service,span_name=label} until it reaches at least want (the
  * agent reads the ring buffer at its drains) or 30 s pass; returns the last value. */
 static double scrape_span(int port, const char *name, const char *service, const char *label,
 			  double want)
 {
 	char metric[512];
-	double v = -1;
 
 	snprintf(metric, sizeof(metric), "%s{service_name=\"%s\",span_name=\"%s\"}", name, service,
 		 label);
-	for (int i = 0; i < 300; i++) {
-		if (!metrics_scrape(port, metric, &v) && v >= want)
-			break;
-		usleep(100000);
-	}
-	return v;
+	return metrics_scrape_until(port, metric, want, 30);
 }
 
 /* Runs the workload with nspans spans per thread under the hook library lib (by its directory,
@@ -203,7 +45,6 @@ static double scrape_span(int port, const char *name, const char *service, const
  * workload's log. */
 static void check_span_cpu(const char *lib, int spans_per_thread, int span_us)
 {
-	static struct workload_log w;
 	const int nspans = spans_per_thread * SPAN_THREADS;
 	char env_lib[1100], span_len[16], *slash;
 	char env_service[128], service[64], out_path[1024], count[16], *dir;
@@ -217,11 +58,12 @@ static void check_span_cpu(const char *lib, int spans_per_thread, int span_us)
 				  .workload_env = env,
 				  .hook_file = lib,
 				  .keep_agent = 1 };
-	struct record_census c = { 0 };
+	static struct logged_span logged[NSPANS];
+	struct span_cpu_census c = { 0 };
+	struct span_cpu_log w;
 	double cpu_s[2], spans[2];
 	int port, i;
 
-	memset(&w, 0, sizeof(w));
 	snprintf(env_lib, sizeof(env_lib), "LD_LIBRARY_PATH=%s", lib);
 	slash = strrchr(env_lib, '/');
 	assert_non_null(slash);
@@ -237,7 +79,7 @@ static void check_span_cpu(const char *lib, int spans_per_thread, int span_us)
 	port = metrics_scrape_port(r.agent.log_path);
 	assert_true(port > 0);
 	snprintf(out_path, sizeof(out_path), "%s/workload-%d.out", dir, r.pid);
-	read_workload(&w, out_path);
+	span_cpu_log_read(&w, out_path, logged, NSPANS);
 	assert_int_equal(w.n, nspans);
 	assert_true(w.outside_tid > 0);
 	for (i = 0; i < 2; i++) {
@@ -250,7 +92,8 @@ static void check_span_cpu(const char *lib, int spans_per_thread, int span_us)
 		       w.outer_totals[i] / 1e9);
 	}
 	assert_int_equal(agent_proc_stop(&r.agent), 0);
-	census_records(&c, &w, dir, service, r.pid);
+	snprintf(out_path, sizeof(out_path), "%s/%s.spans.jsonl", dir, service);
+	span_cpu_census_read(&c, &w, out_path, json_names, r.pid);
 	printf("  %d records: %d unknown, %d duplicates, %d wrong names, %d from the thread "
 	       "outside spans; CPU time vs the workload's: mean %+.1f us, max |diff| %.1f us, "
 	       "%d beyond tolerance, %d beyond 1 ms\n",

@@ -135,25 +135,34 @@ static void test_static_copy_in_executable_is_hooked(void **state)
 	check_span_census(dir, service);
 }
 
+/* Runs span_workload_dl, which dlopen()s dir/name, a copy of lib (a fresh file: one the
+ * workload maps only after it started), as service tag-<pid>, and checks its census. */
+static void run_dlopened_copy(const char *dir, const char *lib, const char *name, const char *tag,
+			      struct profiled_run *r)
+{
+	char copy[512], cmd[1200], service[64];
+	const char *argv[] = {
+		build_path("tests/workloads/span_workload_dl"), "dlopen", "1", "2", copy, NULL
+	};
+
+	snprintf(copy, sizeof(copy), "%s/%s", dir, name);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", lib, copy);
+	assert_int_equal(system(cmd), 0);
+	snprintf(service, sizeof(service), "%s-%d", tag, getpid());
+	run_workload(dir, argv, copy, service, r);
+	check_span_census(dir, service);
+}
+
 static void test_dlopened_copy_is_hooked(void **state)
 {
 	const char *dir = *state;
-	char lib[512], cmd[1200], service[64];
-	const char *argv[] = {
-		build_path("tests/workloads/span_workload_dl"), "dlopen", "1", "2", lib, NULL
-	};
 	struct profiled_run r;
 
 	if (!dir)
 		skip();
-	/* A fresh copy: a file (inode) the workload maps only after it started. */
-	snprintf(lib, sizeof(lib), "%s/libspanprof-copy.so", dir);
-	snprintf(cmd, sizeof(cmd), "cp %s %s", build_path("libspanprof.so"), lib);
-	assert_int_equal(system(cmd), 0);
-	snprintf(service, sizeof(service), "it-dlopen-%d", getpid());
-	run_workload(dir, argv, lib, service, &r);
+	run_dlopened_copy(dir, build_path("libspanprof.so"), "libspanprof-copy.so", "it-dlopen",
+			  &r);
 	assert_true(r.attach_s < 1.0);
-	check_span_census(dir, service);
 }
 
 /* A program whose libspanprof predates hook ABI version 3 (it enters the uprobe at every call,
@@ -161,21 +170,12 @@ static void test_dlopened_copy_is_hooked(void **state)
 static void test_abi_v2_library_still_labels_samples(void **state)
 {
 	const char *dir = *state;
-	char lib[512], cmd[1200], service[64];
-	const char *argv[] = {
-		build_path("tests/workloads/span_workload_dl"), "dlopen", "1", "2", lib, NULL
-	};
 	struct profiled_run r;
 
 	if (!dir)
 		skip();
-	snprintf(lib, sizeof(lib), "%s/libspanprof-v2.so", dir);
-	snprintf(cmd, sizeof(cmd), "cp %s %s", build_path("tests/workloads/libspanprof_v2.so"),
-		 lib);
-	assert_int_equal(system(cmd), 0);
-	snprintf(service, sizeof(service), "it-abi-v2-%d", getpid());
-	run_workload(dir, argv, lib, service, &r);
-	check_span_census(dir, service);
+	run_dlopened_copy(dir, build_path("tests/workloads/libspanprof_v2.so"), "libspanprof-v2.so",
+			  "it-abi-v2", &r);
 }
 
 /* Programs built against the version 1 header (64-byte name) keep working with this agent. */

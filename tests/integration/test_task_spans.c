@@ -89,18 +89,11 @@ static void read_task_cpu(const char *path, long long cpu_ns[2])
 static double scrape_span_cpu(int port, const char *service, const char *name, double want)
 {
 	char metric[256];
-	double v = -1;
-	int i;
 
 	snprintf(metric, sizeof(metric),
 		 "spanprof_span_cpu_seconds_total{service_name=\"%s\",span_name=\"%s\"}", service,
 		 name);
-	for (i = 0; i < 300; i++) {
-		if (!metrics_scrape(port, metric, &v) && v >= want)
-			break;
-		usleep(100000);
-	}
-	return v;
+	return metrics_scrape_until(port, metric, want, 30);
 }
 
 static void assert_own_span(const struct census *c, const char *function)

@@ -169,22 +169,35 @@ static void check_normal(const char *dir, const char *scope_all)
 	}
 }
 
-static void test_dlopened_tlsdesc_writer_labels_samples(void **state)
+/* Without the static TLS surplus a dlopen()ed block takes: its block goes through the dtv. */
+static const char *const no_tls_surplus[] = { "GLIBC_TUNABLES=glibc.rtld.optional_static_tls=0",
+					      NULL };
+
+/* The normal run of the workload exe for seconds, its writer linked in (mode "static") or the
+ * library lib dlopen()ed (mode "dl"), env added, under an agent that reads http.route (and,
+ * with scope_all, labels every span with its own id): the agent logged log_has (unless NULL),
+ * and check_normal() holds. */
+static void run_normal(const char *dir, const char *exe, const char *mode, const char *lib,
+		       const char *seconds, const char *const *env, const char *scope_all,
+		       const char *log_has)
 {
-	const char *dir = *state;
-	const char *argv[] = { build_path("tests/workloads/tctx_workload"),
-			       "dl",
-			       build_path("tests/workloads/libtctx_writer.so"),
-			       "normal",
-			       "3",
-			       NULL };
-	const char *extra[] = { "--thread-ctx-labels", "http.route", NULL };
+	const char *argv[] = { exe, mode, lib ? lib : "-", "normal", seconds, NULL };
+	const char *extra[] = { "--thread-ctx-labels", "http.route",
+				scope_all ? "--span-scope" : NULL, scope_all, NULL };
 	struct profiled_run r;
 
-	if (!dir)
+	run_env(dir, argv, extra, env, WAIT_TCTX, &r);
+	if (log_has)
+		assert_true(agent_proc_log_contains(&r.agent, log_has));
+	check_normal(dir, scope_all);
+}
+
+static void test_dlopened_tlsdesc_writer_labels_samples(void **state)
+{
+	if (!*state)
 		skip();
-	run(dir, argv, extra, &r);
-	check_normal(dir, NULL);
+	run_normal(*state, build_path("tests/workloads/tctx_workload"), "dl",
+		   build_path("tests/workloads/libtctx_writer.so"), "3", NULL, NULL, NULL);
 }
 
 /* glibc places a small dlopen()ed TLS block in its static surplus when it can (the descriptor
@@ -192,22 +205,11 @@ static void test_dlopened_tlsdesc_writer_labels_samples(void **state)
  * per thread and found through the dtv. */
 static void test_dynamic_tls_block_is_found_through_the_dtv(void **state)
 {
-	const char *dir = *state;
-	const char *argv[] = { build_path("tests/workloads/tctx_workload"),
-			       "dl",
-			       build_path("tests/workloads/libtctx_writer.so"),
-			       "normal",
-			       "3",
-			       NULL };
-	const char *extra[] = { "--thread-ctx-labels", "http.route", NULL };
-	const char *env[] = { "GLIBC_TUNABLES=glibc.rtld.optional_static_tls=0", NULL };
-	struct profiled_run r;
-
-	if (!dir)
+	if (!*state)
 		skip();
-	run_env(dir, argv, extra, env, WAIT_TCTX, &r);
-	assert_true(agent_proc_log_contains(&r.agent, "dynamic TLS"));
-	check_normal(dir, NULL);
+	run_normal(*state, build_path("tests/workloads/tctx_workload"), "dl",
+		   build_path("tests/workloads/libtctx_writer.so"), "3", no_tls_surplus, NULL,
+		   "dynamic TLS");
 }
 
 /* A thread with a span from spanprof's hook and a record: the hook's span wins; a thread with a
@@ -253,68 +255,36 @@ static void test_hook_span_wins_over_the_record(void **state)
  * DTPMOD64/DTPOFF64 GOT slots; the block is forced out of the static surplus. */
 static void test_general_dynamic_writer_is_found_through_the_dtv(void **state)
 {
-	const char *dir = *state;
-	const char *argv[] = { build_path("tests/workloads/tctx_workload"),
-			       "dl",
-			       build_path("tests/workloads/libtctx_writer_gd.so"),
-			       "normal",
-			       "3",
-			       NULL };
-	const char *extra[] = { "--thread-ctx-labels", "http.route", NULL };
-	const char *env[] = { "GLIBC_TUNABLES=glibc.rtld.optional_static_tls=0", NULL };
-	struct profiled_run r;
-
-	if (!dir)
+	if (!*state)
 		skip();
-	run_env(dir, argv, extra, env, WAIT_TCTX, &r);
-	assert_true(agent_proc_log_contains(&r.agent, "dynamic TLS"));
-	check_normal(dir, NULL);
+	run_normal(*state, build_path("tests/workloads/tctx_workload"), "dl",
+		   build_path("tests/workloads/libtctx_writer_gd.so"), "3", no_tls_surplus, NULL,
+		   "dynamic TLS");
 }
 
 /* musl: a dlopen()ed block is always dynamic, and its dtv entries are 8 bytes. */
 static void test_musl_dynamic_tls_is_found_through_its_dtv(void **state)
 {
-	const char *dir = *state;
-	/* Twice the others' CPU: samples inside musl's clock_gettime, which has no unwind
-	 * tables, do not reach the span's function, so fewer samples count. */
-	const char *argv[] = { build_path("tests/workloads/musl/tctx_workload"),
-			       "dl",
-			       build_path("tests/workloads/musl/libtctx_writer.so"),
-			       "normal",
-			       "6",
-			       NULL };
-	const char *extra[] = { "--thread-ctx-labels", "http.route", NULL };
-	struct profiled_run r;
+	const char *exe = build_path("tests/workloads/musl/tctx_workload");
 
-	if (!dir)
+	if (!*state)
 		skip();
-	if (access(argv[0], X_OK)) {
-		printf("  %s not built (musl-gcc, from musl-tools, is missing): skipped\n",
-		       argv[0]);
+	if (access(exe, X_OK)) {
+		printf("  %s not built (musl-gcc, from musl-tools, is missing): skipped\n", exe);
 		skip();
 	}
-	run(dir, argv, extra, &r);
-	assert_true(agent_proc_log_contains(&r.agent, "dynamic TLS"));
-	check_normal(dir, NULL);
+	/* Twice the others' CPU: samples inside musl's clock_gettime, which has no unwind
+	 * tables, do not reach the span's function, so fewer samples count. */
+	run_normal(*state, exe, "dl", build_path("tests/workloads/musl/libtctx_writer.so"), "6",
+		   NULL, NULL, "dynamic TLS");
 }
 
 static void test_static_tls_writer_labels_samples(void **state)
 {
-	const char *dir = *state;
-	const char *argv[] = { build_path("tests/workloads/tctx_workload_static"),
-			       "static",
-			       "-",
-			       "normal",
-			       "3",
-			       NULL };
-	const char *extra[] = { "--thread-ctx-labels", "http.route", "--span-scope", "all", NULL };
-	struct profiled_run r;
-
-	if (!dir)
+	if (!*state)
 		skip();
-	run(dir, argv, extra, &r);
-	assert_true(agent_proc_log_contains(&r.agent, "static TLS"));
-	check_normal(dir, "all");
+	run_normal(*state, build_path("tests/workloads/tctx_workload_static"), "static", NULL, "3",
+		   NULL, "all", "static TLS");
 }
 
 /* A drop reason's count in /metrics once the agent read its kernel counters after the workload
@@ -343,18 +313,10 @@ static double final_drops(int port, const char *reason)
  * slot. */
 static void test_initial_exec_library_writer_labels_samples(void **state)
 {
-	const char *dir = *state;
-	const char *argv[] = {
-		build_path("tests/workloads/tctx_workload_ie"), "static", "-", "normal", "3", NULL
-	};
-	const char *extra[] = { "--thread-ctx-labels", "http.route", NULL };
-	struct profiled_run r;
-
-	if (!dir)
+	if (!*state)
 		skip();
-	run(dir, argv, extra, &r);
-	assert_true(agent_proc_log_contains(&r.agent, "static TLS"));
-	check_normal(dir, NULL);
+	run_normal(*state, build_path("tests/workloads/tctx_workload_ie"), "static", NULL, "3",
+		   NULL, NULL, "static TLS");
 }
 
 /* Hostile records: nothing labelled wrongly, the agent alive to the end, the cut attributes and

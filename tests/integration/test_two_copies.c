@@ -21,6 +21,7 @@
 #include "metrics_scrape.h"
 #include "profile_census.h"
 #include "profiled_run.h"
+#include "span_cpu_log.h"
 #include "tmpdir.h"
 
 #define CPU_SPANS 600 /* per thread */
@@ -119,134 +120,28 @@ static void test_samples_carry_the_span_of_either_symbolic_copy(void **state)
 	check_labels(PLUGIN_SYMBOLIC);
 }
 
-struct logged {
-	char id[64]; /* trace_id hex + span_id hex */
-	int name;
-	long long cpu_ns;
-	int seen;
-};
-
-static int by_id(const void *a, const void *b)
-{
-	return strcmp(((const struct logged *)a)->id, ((const struct logged *)b)->id);
-}
-
-/* The workload's own log: NSPANS spans, sorted by id. */
-static int read_log(struct logged *spans, const char *path)
-{
-	char line[256], trace[40], span[20];
-	FILE *f = fopen(path, "r");
-	long long v;
-	int n = 0, idx;
-
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "span %39s %19s %d %lld", trace, span, &idx, &v) == 4 &&
-		    n < NSPANS && idx >= 0 && idx < 2) {
-			snprintf(spans[n].id, sizeof(spans[n].id), "%s%s", trace, span);
-			spans[n].name = idx;
-			spans[n].seen = 0;
-			spans[n++].cpu_ns = v;
-		}
-	fclose(f);
-	qsort(spans, n, sizeof(spans[0]), by_id);
-	return n;
-}
-
-/* The raw text of "key": in a JSON line (a string without its quotes, or a number). */
-static int json_field(const char *line, const char *key, char *out, size_t size)
-{
-	char pat[64];
-	const char *p;
-	size_t n = 0;
-
-	snprintf(pat, sizeof(pat), "\"%s\":", key);
-	p = strstr(line, pat);
-	if (!p)
-		return -1;
-	p += strlen(pat);
-	if (*p == '"')
-		p++;
-	while (*p && *p != '"' && *p != ',' && *p != '}' && n + 1 < size)
-		out[n++] = *p++;
-	out[n] = '\0';
-	return 0;
-}
-
-/* Span records against the workload's log. */
-struct census_cpu {
-	int records, unknown, dup, wrong_name, cpu_off, cpu_wrong;
-	long long agent_ns[2], own_ns[2];
-};
-
-/* As test_span_cpu: most records within 30 us + 5% of the workload's own clock, nearly all
- * within 1 ms; a change lost or read from the wrong ring is off by whole spans. */
-#define CPU_TOLERANCE_NS(own) (30000 + (own) / 20)
-#define CPU_LIMIT_NS 1000000
-
-static void census_records(struct census_cpu *c, struct logged *spans, int n, const char *path)
-{
-	char line[1024], trace[40], span[20], name[300], cpu[32];
-	struct logged key, *l;
-	FILE *f = fopen(path, "r");
-	long long diff;
-
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		c->records++;
-		if (json_field(line, "trace_id", trace, sizeof(trace)) ||
-		    json_field(line, "span_id", span, sizeof(span)) ||
-		    json_field(line, "name", name, sizeof(name)) ||
-		    json_field(line, "cpu_ns", cpu, sizeof(cpu))) {
-			c->unknown++;
-			continue;
-		}
-		snprintf(key.id, sizeof(key.id), "%s%s", trace, span);
-		l = bsearch(&key, spans, n, sizeof(spans[0]), by_id);
-		if (!l) {
-			c->unknown++;
-			continue;
-		}
-		c->dup += l->seen++ > 0;
-		c->wrong_name += strcmp(name, span_names[l->name]) != 0;
-		diff = atoll(cpu) - l->cpu_ns;
-		c->agent_ns[l->name] += atoll(cpu);
-		c->cpu_wrong += llabs(diff) > CPU_LIMIT_NS;
-		if (llabs(diff) > CPU_TOLERANCE_NS(l->cpu_ns) && c->cpu_off++ < 5)
-			printf("  span %s (%s): CPU %s ns by the agent, %lld ns by the workload\n",
-			       key.id, name, cpu, l->cpu_ns);
-	}
-	fclose(f);
-	for (int i = 0; i < n; i++)
-		c->own_ns[spans[i].name] += spans[i].cpu_ns;
-}
-
 /* Scrapes spanprof_spans_total for the service until both names reach their count (the agent
  * reads its record ring at its drains) or 30 s pass. */
 static void wait_records(int port, const char *service)
 {
 	char metric[256];
-	double v;
 
 	for (int i = 0; i < 2; i++) {
 		snprintf(metric, sizeof(metric),
 			 "spanprof_spans_total{service_name=\"%s\",span_name=\"%s\"}", service,
 			 span_names[i]);
-		for (int t = 0; t < 300; t++) {
-			if (!metrics_scrape(port, metric, &v) && v >= NSPANS / 2)
-				break;
-			usleep(100000);
-		}
+		metrics_scrape_until(port, metric, NSPANS / 2, 30);
 	}
 }
 
 static void check_cpu(const char *plugin)
 {
-	static struct logged spans[NSPANS];
-	struct census_cpu c = { 0 };
+	static struct logged_span logged[NSPANS];
+	struct span_cpu_census c = { 0 };
+	struct span_cpu_log w;
 	struct profiled_run r;
 	char service[64], path[1024], count[16], *dir;
-	int n, port;
+	int port;
 
 	if (!agent_proc_can_run())
 		skip();
@@ -260,21 +155,21 @@ static void check_cpu(const char *plugin)
 	wait_records(port, service);
 	assert_int_equal(agent_proc_stop(&r.agent), 0);
 	snprintf(path, sizeof(path), "%s/workload-%d.out", dir, r.pid);
-	n = read_log(spans, path);
-	assert_int_equal(n, NSPANS);
+	span_cpu_log_read(&w, path, logged, NSPANS);
+	assert_int_equal(w.n, NSPANS);
 	snprintf(path, sizeof(path), "%s/%s.spans.jsonl", dir, service);
-	census_records(&c, spans, n, path);
+	span_cpu_census_read(&c, &w, path, span_names, r.pid);
 	printf("  %d records of %d spans: %d unknown, %d duplicates, %d wrong names, %d beyond "
 	       "tolerance, %d beyond 1 ms\n",
-	       c.records, n, c.unknown, c.dup, c.wrong_name, c.cpu_off, c.cpu_wrong);
+	       c.records, w.n, c.unknown, c.dup, c.wrong_name, c.cpu_off, c.cpu_wrong);
 	for (int i = 0; i < 2; i++)
 		printf("  %s: %.4f s CPU by the agent, %.4f s by the workload\n", span_names[i],
-		       c.agent_ns[i] / 1e9, c.own_ns[i] / 1e9);
+		       c.agent_ns[i] / 1e9, w.span_ns[i] / 1e9);
 	assert_int_equal(c.records, NSPANS);
 	assert_int_equal(c.unknown + c.dup + c.wrong_name, 0);
 	for (int i = 0; i < 2; i++) {
-		assert_true(c.agent_ns[i] >= 0.95 * c.own_ns[i]);
-		assert_true(c.agent_ns[i] <= 1.05 * c.own_ns[i]);
+		assert_true(c.agent_ns[i] >= 0.95 * w.span_ns[i]);
+		assert_true(c.agent_ns[i] <= 1.05 * w.span_ns[i]);
 	}
 	assert_true(c.cpu_off <= NSPANS / 20);
 	assert_true(c.cpu_wrong <= NSPANS / 200);

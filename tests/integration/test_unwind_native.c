@@ -322,17 +322,19 @@ static void run_interpreter(void **state, const char **argv, int go_arg, const c
 	tmpdir_remove(r.dir);
 }
 
+/* A Python loop that starts once the file argv[1] exists. */
+static const char py_loop[] = "import os, sys, time\n"
+			      "while not os.path.exists(sys.argv[1]): time.sleep(0.01)\n"
+			      "end = time.process_time() + " RUN_SECONDS "\n"
+			      "def work(n):\n"
+			      "    return sum(i * i for i in range(n))\n"
+			      "while time.process_time() < end: work(10000)\n";
+
 /* Debian's python3.11 (no frame pointers anywhere) running a loop: Py_BytesMain is main's
  * callee (main itself is not in the stripped executable's symbols). */
 static void test_python311_samples_reach_main(void **state)
 {
-	static const char script[] = "import os, sys, time\n"
-				     "while not os.path.exists(sys.argv[1]): time.sleep(0.01)\n"
-				     "end = time.process_time() + " RUN_SECONDS "\n"
-				     "def work(n):\n"
-				     "    return sum(i * i for i in range(n))\n"
-				     "while time.process_time() < end: work(10000)\n";
-	const char *argv[] = { PYTHON, "-c", script, NULL, NULL };
+	const char *argv[] = { PYTHON, "-c", py_loop, NULL, NULL };
 
 	run_interpreter(state, argv, 3, "py311", NULL, "Py_BytesMain");
 }
@@ -342,14 +344,8 @@ static void test_python311_samples_reach_main(void **state)
  * pointer but returns through add $8,%rsp; ret. The walk goes through them to main. */
 static void test_python312_perf_trampolines_reach_main(void **state)
 {
-	static const char script[] = "import os, sys, time\n"
-				     "while not os.path.exists(sys.argv[1]): time.sleep(0.01)\n"
-				     "end = time.process_time() + " RUN_SECONDS "\n"
-				     "def work(n):\n"
-				     "    return sum(i * i for i in range(n))\n"
-				     "while time.process_time() < end: work(10000)\n";
 	const char *root = getenv("PYENV_ROOT") ? getenv("PYENV_ROOT") : "/root/.pyenv";
-	const char *argv[] = { NULL, "-X", "perf", "-c", script, NULL, NULL };
+	const char *argv[] = { NULL, "-X", "perf", "-c", py_loop, NULL, NULL };
 	char python[512];
 
 	snprintf(python, sizeof(python), "%s/versions/3.12.1/bin/python3.12", root);

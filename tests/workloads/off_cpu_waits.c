@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "spanprof.h"
+#include "workload_clock.h"
 
 #define WAIT_US 10000
 
@@ -41,14 +42,6 @@ struct waiter {
 
 static struct waiter waiters[K__COUNT];
 static int iterations = 40;
-
-static long long clock_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static void must(int ok, const char *what)
 {

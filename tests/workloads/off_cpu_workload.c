@@ -13,52 +13,21 @@
 #include <unistd.h>
 
 #include "spanprof.h"
-
-static volatile unsigned long sink;
-
-static long long clock_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static __attribute__((noinline)) void burn_cpu(long long ns)
-{
-	long long end = clock_ns(CLOCK_THREAD_CPUTIME_ID) + ns;
-
-	while (clock_ns(CLOCK_THREAD_CPUTIME_ID) < end)
-		for (int i = 0; i < 2000; i++)
-			sink += i;
-}
-
-/* nanosleep(2) issued here rather than through glibc: glibc's wrapper keeps no frame pointer,
- * so a frame-pointer walk would skip this function (its caller would appear instead). */
-static void sleep_20ms(void)
-{
-	struct timespec ts = { 0, 20 * 1000000 };
-	long ret;
-
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "0"((long)SYS_nanosleep), "D"(&ts), "S"(NULL)
-			 : "rcx", "r11", "memory");
-	(void)ret;
-}
+#include "workload_clock.h"
+#include "workload_gate.h"
 
 /* Returns the thread's off-CPU time inside: wall time minus the thread's CPU time. */
 static __attribute__((noinline)) long long sleep_in_span(void)
 {
 	long long wall0 = clock_ns(CLOCK_MONOTONIC), cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 
-	sleep_20ms();
+	sleep_in_caller(20 * 1000000LL);
 	return (clock_ns(CLOCK_MONOTONIC) - wall0) - (clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
 }
 
 static __attribute__((noinline)) void sleep_outside_span(void)
 {
-	sleep_20ms();
+	sleep_in_caller(20 * 1000000LL);
 }
 
 static int iterations = 80;
@@ -94,38 +63,14 @@ static void *outside_span(void *arg)
 	return NULL;
 }
 
-/* Under tests/helpers/profiled_run (SPANPROF_WORKLOAD_GATE=1) the test says "go" on stdin once
- * its own agent attached: other agents on the machine raise spanprof_active() too. */
-static int wait_for_agent(long long start)
-{
-	const char *gate = getenv("SPANPROF_WORKLOAD_GATE");
-	char line[16];
-
-	if (gate && !strcmp(gate, "1")) {
-		if (!fgets(line, sizeof(line), stdin) || strcmp(line, "go\n")) {
-			fprintf(stderr, "no \"go\" on stdin\n");
-			return -1;
-		}
-		return 0;
-	}
-	while (!spanprof_active()) {
-		if (clock_ns(CLOCK_MONOTONIC) - start > 20000000000LL) {
-			fprintf(stderr, "agent did not attach within 20 s\n");
-			return -1;
-		}
-		usleep(1000);
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
-	long long start = clock_ns(CLOCK_MONOTONIC), off_ns = 0;
+	long long off_ns = 0;
 	pthread_t a, b;
 
 	if (argc > 1)
 		iterations = atoi(argv[1]);
-	if (wait_for_agent(start))
+	if (workload_wait_agent(spanprof_active, 20))
 		return 3;
 	pthread_create(&a, NULL, in_span, &off_ns);
 	pthread_create(&b, NULL, outside_span, NULL);

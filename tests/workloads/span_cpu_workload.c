@@ -17,12 +17,13 @@
 #include <unistd.h>
 
 #include "spanprof.h"
+#include "workload_clock.h"
+#include "workload_gate.h"
 
 #define SPAN_CPU_NS 300000
 #define SPAN_THREADS 2
 
 static const char *const names[2] = { "GET /alpha", "POST /beta \"q\"" };
-static volatile unsigned long sink;
 static volatile int outside_stop;
 static int nspans = 2000;
 static long long span_cpu_ns = SPAN_CPU_NS;
@@ -32,23 +33,6 @@ struct span_log {
 	long long *cpu_ns, *outer_ns; /* per span */
 	long long totals[2], outer_totals[2];
 };
-
-static long long clock_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static __attribute__((noinline)) void burn_cpu(long long ns)
-{
-	long long end = clock_ns(CLOCK_THREAD_CPUTIME_ID) + ns;
-
-	while (clock_ns(CLOCK_THREAD_CPUTIME_ID) < end)
-		for (int i = 0; i < 200; i++)
-			sink += i;
-}
 
 static void fill_span(struct spanprof_span *s, int thread, int i)
 {
@@ -113,22 +97,6 @@ static void print_log(const struct span_log *log)
 	}
 }
 
-/* Under tests/helpers/profiled_run (SPANPROF_WORKLOAD_GATE=1) the test says "go" on stdin once
- * its own agent attached. */
-static int wait_for_go(void)
-{
-	const char *gate = getenv("SPANPROF_WORKLOAD_GATE");
-	char line[16];
-
-	if (!gate || strcmp(gate, "1"))
-		return 0;
-	if (!fgets(line, sizeof(line), stdin) || strcmp(line, "go\n")) {
-		fprintf(stderr, "no \"go\" on stdin\n");
-		return -1;
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct span_log logs[SPAN_THREADS];
@@ -140,7 +108,7 @@ int main(int argc, char **argv)
 		nspans = atoi(argv[1]);
 	if (argc > 2)
 		span_cpu_ns = atoll(argv[2]) * 1000;
-	if (wait_for_go())
+	if (workload_wait_agent(NULL, 0))
 		return 3;
 	pthread_create(&out, NULL, outside, &outside_tid);
 	for (int t = 0; t < SPAN_THREADS; t++) {

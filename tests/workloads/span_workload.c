@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "spanprof.h"
+#include "workload_gate.h"
 
 typedef void (*span_set_fn)(const struct spanprof_span *);
 typedef int (*active_fn)(void);
@@ -278,36 +279,17 @@ static int load_hook(struct workload *w, const char *dlopen_path)
 	return w->span_set && w->active ? 0 : -1;
 }
 
-/* Waits for the test's "go" line on stdin. */
-static int wait_go(void)
-{
-	char line[16];
-
-	if (!fgets(line, sizeof(line), stdin) || strcmp(line, "go\n")) {
-		fprintf(stderr, "no \"go\" on stdin\n");
-		return -1;
-	}
-	return 0;
-}
-
-/* Waits for an agent to attach; prints how long it took. */
+/* Waits for the go-ahead; run alone, prints how long the agent took to attach. */
 static int wait_attached(const struct workload *w)
 {
-	const char *gate = getenv("SPANPROF_WORKLOAD_GATE");
-
-	if (gate && !strcmp(gate, "1"))
-		return wait_go();
 	double start = now_s();
 
+	if (workload_gated())
+		return workload_read_go();
 	/* An agent starting on a loaded machine (load average 20) can take more than 10 s to load
 	 * its programs and attach the hook. */
-	while (!w->active()) {
-		if (now_s() - start > 60) {
-			fprintf(stderr, "agent did not attach within 60 s\n");
-			return -1;
-		}
-		usleep(1000);
-	}
+	if (workload_wait_agent(w->active, 60))
+		return -1;
 	printf("attached after %.3f s\n", now_s() - start);
 	fflush(stdout);
 	return 0;

@@ -30,6 +30,7 @@
 
 #include "spanprof.h"
 #include "../fixtures/tctx_writer.h"
+#include "workload_gate.h"
 
 /* Key map: index = position. "late.key" is appended during the hostile run. */
 static const char *const keys[] = { "datadog.local_root_span_id",
@@ -459,7 +460,6 @@ static int bind_writer(const char *mode, const char *lib)
 int main(int argc, char **argv)
 {
 	int hostile = argc > 3 && !strcmp(argv[3], "hostile");
-	char line[16];
 	struct rusage ru;
 	int err;
 
@@ -487,7 +487,7 @@ int main(int argc, char **argv)
 		return 1;
 	if (!plain)
 		w.set(NULL); /* this thread touches the slot: its TLS is allocated */
-	if (!fgets(line, sizeof(line), stdin) || strcmp(line, "go\n"))
+	if (workload_read_go())
 		return 1;
 	if (!strcmp(argv[3], "obi"))
 		err = argc > 5 ? run_obi(argv[5]) : -1;

@@ -22,6 +22,8 @@
 #include <time.h>
 
 #include "spanprof.h"
+#include "workload_clock.h"
+#include "workload_gate.h"
 
 #define SPAN_CPU_NS 300000
 #define NTHREADS 3
@@ -31,7 +33,6 @@ typedef void (*span_set_fn)(const struct spanprof_span *);
 enum { VIA_A, VIA_B, VIA_ALT };
 
 static const char *const names[2] = { "GET /alpha", "POST /beta" };
-static volatile unsigned long sink;
 static span_set_fn set_b;
 static double seconds = 1;
 static int nspans = 500;
@@ -40,23 +41,6 @@ struct thread_log {
 	int thread; /* VIA_* */
 	long long *cpu_ns; /* cpu mode: per span */
 };
-
-static long long clock_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static __attribute__((noinline)) void burn_cpu(long long ns)
-{
-	long long end = clock_ns(CLOCK_THREAD_CPUTIME_ID) + ns;
-
-	while (clock_ns(CLOCK_THREAD_CPUTIME_ID) < end)
-		for (int i = 0; i < 200; i++)
-			sink += i;
-}
 
 static __attribute__((noinline)) void work_via_a(void)
 {
@@ -186,22 +170,6 @@ static void print_log(const struct thread_log *log)
 	}
 }
 
-/* Under tests/helpers/profiled_run (SPANPROF_WORKLOAD_GATE=1) the test says "go" on stdin once
- * its own agent attached both copies. */
-static int wait_for_go(void)
-{
-	const char *gate = getenv("SPANPROF_WORKLOAD_GATE");
-	char line[16];
-
-	if (!gate || strcmp(gate, "1"))
-		return 0;
-	if (!fgets(line, sizeof(line), stdin) || strcmp(line, "go\n")) {
-		fprintf(stderr, "no \"go\" on stdin\n");
-		return -1;
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct thread_log logs[NTHREADS];
@@ -228,7 +196,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s holds no second copy of spanprof_span_set\n", argv[1]);
 		return 2;
 	}
-	if (wait_for_go())
+	if (workload_wait_agent(NULL, 0))
 		return 3;
 	for (int t = 0; t < NTHREADS; t++) {
 		logs[t].thread = t;

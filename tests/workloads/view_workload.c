@@ -13,50 +13,25 @@
 #include <unistd.h>
 
 #include "spanprof.h"
+#include "workload_clock.h"
+#include "workload_gate.h"
 
 #define REPORTS 6
 #define HEALTH_PER_REPORT 4
 
-static volatile unsigned long sink;
-
-static long long clock_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static void burn(long long ns)
-{
-	long long end = clock_ns(CLOCK_THREAD_CPUTIME_ID) + ns;
-
-	while (clock_ns(CLOCK_THREAD_CPUTIME_ID) < end)
-		for (int i = 0; i < 2000; i++)
-			sink += i;
-}
-
 static __attribute__((noinline)) void build_report(void)
 {
-	burn(120 * 1000000LL);
+	burn_cpu(120 * 1000000LL);
 }
 
 static __attribute__((noinline)) void check_health(void)
 {
-	burn(10 * 1000000LL);
+	burn_cpu(10 * 1000000LL);
 }
 
-/* nanosleep(2) issued here rather than through glibc, whose wrapper keeps no frame pointer. */
 static __attribute__((noinline)) void wait_for_disk(long long ns)
 {
-	struct timespec ts = { ns / 1000000000LL, ns % 1000000000LL };
-	long ret;
-
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "0"((long)SYS_nanosleep), "D"(&ts), "S"(NULL)
-			 : "rcx", "r11", "memory");
-	(void)ret;
+	sleep_in_caller(ns);
 }
 
 static void run_span(unsigned int n, const char *name, int report, int i)
@@ -84,26 +59,11 @@ static void run_span(unsigned int n, const char *name, int report, int i)
 	       clock_ns(CLOCK_MONOTONIC) - t0);
 }
 
-/* Under tests/helpers/profiled_run (SPANPROF_WORKLOAD_GATE=1) the test says "go" on stdin once
- * its own agent attached: other agents on the machine raise spanprof_active() too. */
-static int wait_for_agent(void)
-{
-	const char *gate = getenv("SPANPROF_WORKLOAD_GATE");
-	char line[16];
-	int i;
-
-	if (gate && !strcmp(gate, "1"))
-		return fgets(line, sizeof(line), stdin) && !strcmp(line, "go\n") ? 0 : -1;
-	for (i = 0; i < 20000 && !spanprof_active(); i++)
-		usleep(1000);
-	return spanprof_active() ? 0 : -1;
-}
-
 int main(void)
 {
 	unsigned int n = 0;
 
-	if (wait_for_agent()) {
+	if (workload_wait_agent(spanprof_active, 20)) {
 		fprintf(stderr, "no agent\n");
 		return 3;
 	}

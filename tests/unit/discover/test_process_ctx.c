@@ -19,6 +19,7 @@
 
 #include "proto/process_context.pb-c.h"
 #include "discover/process_ctx.h"
+#include "text_file.h"
 #include "tmpdir.h"
 
 #define PID 4242
@@ -31,19 +32,6 @@ struct header {
 	uint64_t published_at_ns, payload;
 };
 
-static void write_file(const char *root, const char *name, const void *data, size_t len,
-		       uint64_t at)
-{
-	char path[4096];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%d/%s", root, PID, name);
-	fd = open(path, O_WRONLY | O_CREAT, 0600);
-	assert_true(fd >= 0);
-	assert_int_equal(pwrite(fd, data, len, (off_t)at), (ssize_t)len);
-	close(fd);
-}
-
 static void write_maps(const char *root, const char *name)
 {
 	char text[512];
@@ -52,7 +40,7 @@ static void write_maps(const char *root, const char *name)
 			 "%08llx-%08llx rw-p 00000000 00:00 0   %s\n",
 			 MAP_AT, MAP_AT + 0x1000, name);
 
-	write_file(root, "maps", text, (size_t)n, 0);
+	proc_file_write_at(root, PID, "maps", text, (size_t)n, 0);
 }
 
 /* A packed ProcessContext with string attributes (k, v pairs until NULL), plus an int and an
@@ -93,8 +81,8 @@ static size_t pack(uint8_t *buf, const char *const *kv)
 
 static void publish(const char *root, const void *payload, size_t len, struct header h)
 {
-	write_file(root, "mem", &h, sizeof(h), MAP_AT);
-	write_file(root, "mem", payload, len, h.payload);
+	proc_file_write_at(root, PID, "mem", &h, sizeof(h), MAP_AT);
+	proc_file_write_at(root, PID, "mem", payload, len, h.payload);
 }
 
 static struct header good_header(size_t len)
@@ -180,11 +168,11 @@ static void test_process_ctx_rejects_hostile_headers(void **state)
 	assert_int_equal(process_ctx_read(*state, PID, &ctx), -EMSGSIZE);
 	h = good_header(len);
 	h.payload = UINT64_MAX - 4; /* wraps around */
-	write_file(*state, "mem", &h, sizeof(h), MAP_AT);
+	proc_file_write_at(*state, PID, "mem", &h, sizeof(h), MAP_AT);
 	assert_int_equal(process_ctx_read(*state, PID, &ctx), -EBADMSG);
 	h = good_header(len);
 	h.payload = 0x7fff0000; /* past the end of "memory" */
-	write_file(*state, "mem", &h, sizeof(h), MAP_AT);
+	proc_file_write_at(*state, PID, "mem", &h, sizeof(h), MAP_AT);
 	assert_int_equal(process_ctx_read(*state, PID, &ctx), -EBADMSG);
 	h = good_header(len);
 	h.published_at_ns = 0; /* an update that never finishes */

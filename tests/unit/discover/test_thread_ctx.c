@@ -23,6 +23,7 @@
 #include "discover/tctx_elf.h"
 #include "discover/thread_ctx.h"
 #include "fixture_build.h"
+#include "text_file.h"
 #include "tmpdir.h"
 
 /* The writer's source, relative to the top of the tree (make runs tests from there). */
@@ -189,19 +190,6 @@ static void test_keys_map_to_indexes(void **state)
 #define FAKE_CTX 0x10000ull
 #define FAKE_PAYLOAD (FAKE_CTX + PROCESS_CTX_HEADER_SIZE)
 
-static void fake_write(const char *root, const char *name, const void *data, size_t len,
-		       uint64_t at)
-{
-	char path[4200];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%d/%s", root, FAKE_PID, name);
-	fd = open(path, O_WRONLY | O_CREAT, 0600);
-	assert_true(fd >= 0);
-	assert_int_equal(pwrite(fd, data, len, (off_t)at), (ssize_t)len);
-	close(fd);
-}
-
 /* The module "parsed": a static TLS slot, loaded from file offset 0 at vaddr 0. */
 static int fake_module(void *ctx, int fd, const char *path, struct tctx_elf *out)
 {
@@ -251,8 +239,8 @@ static void fake_publish(const char *root, const char *schema)
 	len = otelctx__process_context__pack(&pc, buf);
 	memcpy(h.signature, "OTEL_CTX", 8);
 	h.payload_size = (uint32_t)len;
-	fake_write(root, "mem", &h, sizeof(h), FAKE_CTX);
-	fake_write(root, "mem", buf, len, FAKE_PAYLOAD);
+	proc_file_write_at(root, FAKE_PID, "mem", &h, sizeof(h), FAKE_CTX);
+	proc_file_write_at(root, FAKE_PID, "mem", buf, len, FAKE_PAYLOAD);
 }
 
 /* Runs thread_ctx_find on the fake process announcing schema. */
@@ -285,8 +273,9 @@ static int find_with_schema(const char *root, const char *schema, struct tctx_pr
 		     "%08llx-%08llx rw-p 00000000 00:00 0   [anon:OTEL_CTX]\n",
 		     (unsigned long long)m.start, (unsigned long long)m.end, module_path, FAKE_CTX,
 		     FAKE_CTX + 0x1000);
-	fake_write(root, "maps", maps_text, (size_t)n, 0);
-	fake_write(root, "mem", &slot, sizeof(slot), FAKE_MODULE + FAKE_TPOFF_GOT);
+	proc_file_write_at(root, FAKE_PID, "maps", maps_text, (size_t)n, 0);
+	proc_file_write_at(root, FAKE_PID, "mem", &slot, sizeof(slot),
+			   FAKE_MODULE + FAKE_TPOFF_GOT);
 	fake_publish(root, schema);
 	files = thread_ctx_files_new(8);
 	assert_non_null(files);

@@ -21,7 +21,10 @@
 
 #include "fake_kube_api.h"
 #include "k8s/k8s_meta.h"
+#include "text_file.h"
 #include "tmpdir.h"
+#include "util/clock.h"
+#include "wait_for.h"
 #include "util/log.h"
 #include "curl_group.h"
 
@@ -34,14 +37,6 @@
 #define UID_DB "22222222-2222-4222-8222-222222222222"
 #define TOKEN "meta-token"
 
-#define WAIT_FOR(cond)                                              \
-	do {                                                        \
-		int tries_;                                         \
-		for (tries_ = 0; tries_ < 600 && !(cond); tries_++) \
-			usleep(5000);                               \
-		assert_true(cond);                                  \
-	} while (0)
-
 struct fixture {
 	char *dir;
 	char proc[4096], token_path[4096];
@@ -49,21 +44,10 @@ struct fixture {
 	struct k8s_meta *meta;
 };
 
+/* CLOCK_MONOTONIC in ms. */
 static uint64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void write_file(const char *path, const char *text)
-{
-	FILE *fp = fopen(path, "w");
-
-	assert_non_null(fp);
-	fputs(text, fp);
-	fclose(fp);
+	return clock_mono_ns() / NS_PER_MS;
 }
 
 static void fake_process(struct fixture *f, int pid, const char *cgroup)
@@ -73,7 +57,7 @@ static void fake_process(struct fixture *f, int pid, const char *cgroup)
 	snprintf(path, sizeof(path), "%s/%d", f->proc, pid);
 	assert_int_equal(mkdir(path, 0755), 0);
 	snprintf(path, sizeof(path), "%s/%d/cgroup", f->proc, pid);
-	write_file(path, cgroup);
+	text_file_write(path, cgroup);
 }
 
 static void apply_pod(struct fake_kube_api *api, const char *type, const char *ns, const char *name,
@@ -98,7 +82,7 @@ static int setup(void **state)
 	snprintf(f->token_path, sizeof(f->token_path), "%s/token", f->dir);
 	if (mkdir(f->proc, 0755))
 		return -1;
-	write_file(f->token_path, TOKEN "\n");
+	text_file_write(f->token_path, TOKEN "\n");
 	f->api = fake_kube_api_new(TOKEN);
 	if (!f->api)
 		return -1;

@@ -22,6 +22,8 @@
 #include "fake_kube_api.h"
 #include "k8s/k8s_pods.h"
 #include "tmpdir.h"
+#include "util/clock.h"
+#include "wait_for.h"
 #include "util/log.h"
 #include "curl_group.h"
 
@@ -36,15 +38,6 @@
 #define UID_NEW "44444444-4444-4444-8444-444444444444"
 #define TOKEN "tok-1"
 
-/* Polls cond every 5 ms for up to 3 s, then asserts it. */
-#define WAIT_FOR(cond)                                              \
-	do {                                                        \
-		int tries_;                                         \
-		for (tries_ = 0; tries_ < 600 && !(cond); tries_++) \
-			usleep(5000);                               \
-		assert_true(cond);                                  \
-	} while (0)
-
 struct fixture {
 	char *dir;
 	char token_path[4096];
@@ -52,12 +45,10 @@ struct fixture {
 	struct k8s_pods *pods;
 };
 
+/* CLOCK_MONOTONIC in ms. */
 static uint64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return clock_mono_ns() / NS_PER_MS;
 }
 
 static void write_token(struct fixture *f, const char *token)

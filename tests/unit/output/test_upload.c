@@ -138,36 +138,33 @@ static int record_window(const struct push_record *rec, int64_t base)
 	return (int)((rec->profiles[0]->time_nanos - base) / 1000000000LL);
 }
 
-/* The receiver records a push before it answers: wait until the uploader saw the answers too. */
-static void wait_sent(struct uploader *u, uint64_t n)
+/* Waits until the uploader's count at offset field of struct upload_stats reached n. */
+static void wait_count(struct uploader *u, size_t field, uint64_t n, const char *what)
 {
 	struct upload_stats st;
+	uint64_t v = 0;
 	int i;
 
 	for (i = 0; i < WAIT_MS / 5; i++) {
 		uploader_get_stats(u, &st);
-		if (st.profiles_sent >= n)
+		memcpy(&v, (const char *)&st + field, sizeof(v));
+		if (v >= n)
 			return;
 		sleep_ms(5);
 	}
-	fail_msg("only %llu of %llu profiles sent", (unsigned long long)st.profiles_sent,
-		 (unsigned long long)n);
+	fail_msg("only %llu of %llu %s", (unsigned long long)v, (unsigned long long)n, what);
+}
+
+/* The receiver records a push before it answers: wait until the uploader saw the answers too. */
+static void wait_sent(struct uploader *u, uint64_t n)
+{
+	wait_count(u, offsetof(struct upload_stats, profiles_sent), n, "profiles sent");
 }
 
 /* Waits until the uploader counted n refused pushes. */
 static void wait_dropped(struct uploader *u, uint64_t n)
 {
-	struct upload_stats st;
-	int i;
-
-	for (i = 0; i < WAIT_MS / 5; i++) {
-		uploader_get_stats(u, &st);
-		if (st.dropped_rejected >= n)
-			return;
-		sleep_ms(5);
-	}
-	fail_msg("only %llu of %llu pushes refused", (unsigned long long)st.dropped_rejected,
-		 (unsigned long long)n);
+	wait_count(u, offsetof(struct upload_stats, dropped_rejected), n, "pushes refused");
 }
 
 /* Every window in [0, n) arrived answered 200 exactly once; returns how many 200s there were. */

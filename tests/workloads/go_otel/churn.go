@@ -11,6 +11,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	harness "github.com/spanprof/spanprof/hooks/go/internal/testworkloads/go_harness"
 	"github.com/spanprof/spanprof/hooks/go/otelspanprof"
 )
 
@@ -33,10 +34,8 @@ func goAfterUnbind(blocks int) { work(blocks) }
 // below then gets the same share of the CPU however often the runtime or a loaded machine
 // preempts it (a wall-time slice gave a function that was often preempted too few samples).
 func work(blocks int) {
-	for b := 0; b < blocks && cpuSeconds() < cpuEnd; b++ {
-		for i := 0; i < 2000; i++ {
-			sink += uint64(i)
-		}
+	for b := 0; b < blocks && harness.CPUSeconds() < cpuEnd; b++ {
+		harness.Block()
 	}
 }
 
@@ -70,7 +69,7 @@ func churn() {
 	const slice = 200 // blocks of work: about 0.3 ms of CPU each on this project's VMs
 	wallEnd := time.Now().Add(60 * time.Second)
 	n := 0
-	for cpuSeconds() < cpuEnd && time.Now().Before(wallEnd) {
+	for harness.CPUSeconds() < cpuEnd && time.Now().Before(wallEnd) {
 		run(func() {
 			ctx, _ := tr.Start(context.Background(), "rpc")
 			goRPC(slice)

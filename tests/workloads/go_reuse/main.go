@@ -14,44 +14,22 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"runtime/pprof"
-	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	spanprof "github.com/spanprof/spanprof/hooks/go"
+	harness "github.com/spanprof/spanprof/hooks/go/internal/testworkloads/go_harness"
 )
 
-var sink uint64
-
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
-}
-
-// spin burns about d of CPU.
-func spin(d time.Duration) {
-	end := time.Now().Add(d)
-	for time.Now().Before(end) {
-		for i := 0; i < 2000; i++ {
-			sink += uint64(i)
-		}
-	}
-}
+//go:noinline
+func goBound(d time.Duration) { harness.Spin(d) }
 
 //go:noinline
-func goBound(d time.Duration) { spin(d) }
+func goFresh(d time.Duration) { harness.Spin(d) }
 
 //go:noinline
-func goFresh(d time.Duration) { spin(d) }
-
-//go:noinline
-func goInheritChild(d time.Duration) { spin(d) }
+func goInheritChild(d time.Duration) { harness.Spin(d) }
 
 // The set of g addresses goroutines with a hook span died on.
 type gset struct {
@@ -66,36 +44,23 @@ func (s *gset) has(g uintptr) bool {
 	return s.seen[g]
 }
 
-func waitFor(path string) {
-	start := time.Now()
-	for {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		if time.Since(start) > 20*time.Second {
-			fmt.Fprintln(os.Stderr, "no go-ahead file", path, "within 20 s")
-			os.Exit(3)
-		}
-		time.Sleep(time.Millisecond)
-	}
+// timed runs f on a goroutine of its own, waits for it, and returns the CPU seconds the process
+// used meanwhile.
+func timed(f func()) float64 {
+	var wg sync.WaitGroup
+	t := harness.CPUSeconds()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		f()
+	}()
+	wg.Wait()
+	return harness.CPUSeconds() - t
 }
 
 func main() {
-	seconds := 3.0
-	if len(os.Args) > 1 {
-		seconds, _ = strconv.ParseFloat(os.Args[1], 64)
-	}
-	if len(os.Args) > 2 {
-		waitFor(os.Args[2])
-	}
-	start := time.Now()
-	for !spanprof.Active() {
-		if time.Since(start) > 10*time.Second {
-			fmt.Fprintln(os.Stderr, "agent did not attach within 10 s")
-			os.Exit(3)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	seconds := harness.Start()
+	harness.WaitAttached(spanprof.Active, 10*time.Second)
 	bound := &spanprof.Span{}
 	bound.TraceID[0], bound.SpanID[0], bound.SpanID[1], bound.SpanID[7] = 0x7e, 0x5a, 0x5a, 0xb1
 	bound.SetName("bound-then-exit")
@@ -111,46 +76,25 @@ func main() {
 	var cpuBound, cpuFresh, cpuChild float64
 	wallEnd := time.Now().Add(60 * time.Second)
 	const slice = 300 * time.Microsecond
+	dieInSpan := func() { // sets a span and exits in it
+		spanprof.Set(bound)
+		goBound(slice)
+		dead.add(getg())
+	}
 	for (cpuBound < need || cpuFresh < need || cpuChild < need) && time.Now().Before(wallEnd) {
-		var wg sync.WaitGroup
-		t := cpuSeconds()
-		wg.Add(1)
-		go func() { // sets a span and exits in it
-			defer wg.Done()
-			spanprof.Set(bound)
-			goBound(slice)
-			dead.add(getg())
-		}()
-		wg.Wait()
-		cpuBound += cpuSeconds() - t
 		var onDead bool
-		t = cpuSeconds()
-		wg.Add(1)
-		go func() { // fresh, outside any span
-			defer wg.Done()
+		cpuBound += timed(dieInSpan)
+		cpuFresh += timed(func() { // fresh, outside any span
 			onDead = dead.has(getg())
 			goFresh(slice)
-		}()
-		wg.Wait()
-		cpuFresh += cpuSeconds() - t
+		})
 		fresh++
 		if onDead {
 			reused++
 		}
-		t = cpuSeconds()
-		wg.Add(1)
-		go func() { // another span-setting goroutine dies, then a labelled parent's child runs
-			defer wg.Done()
-			spanprof.Set(bound)
-			goBound(slice)
-			dead.add(getg())
-		}()
-		wg.Wait()
-		cpuBound += cpuSeconds() - t
-		t = cpuSeconds()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		// Another span-setting goroutine dies, then a labelled parent's child runs.
+		cpuBound += timed(dieInSpan)
+		cpuChild += timed(func() {
 			pprof.SetGoroutineLabels(labelled)
 			var child sync.WaitGroup
 			child.Add(1)
@@ -160,9 +104,7 @@ func main() {
 				goInheritChild(slice)
 			}()
 			child.Wait()
-		}()
-		wg.Wait()
-		cpuChild += cpuSeconds() - t
+		})
 		fresh++
 		if onDead {
 			reused++

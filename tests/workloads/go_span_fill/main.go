@@ -16,33 +16,14 @@ import (
 	"os"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	spanprof "github.com/spanprof/spanprof/hooks/go"
+	harness "github.com/spanprof/spanprof/hooks/go/internal/testworkloads/go_harness"
 )
 
-var sink uint64
-
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
-}
-
-func spin(d time.Duration) {
-	end := time.Now().Add(d)
-	for time.Now().Before(end) {
-		for i := 0; i < 2000; i++ {
-			sink += uint64(i)
-		}
-	}
-}
-
 //go:noinline
-func goFilled(d time.Duration) { spin(d) }
+func goFilled(d time.Duration) { harness.Spin(d) }
 
 func span(id uint64) *spanprof.Span {
 	s := &spanprof.Span{}
@@ -54,20 +35,6 @@ func span(id uint64) *spanprof.Span {
 	}
 	s.SetName("fill")
 	return s
-}
-
-func waitFor(path string) {
-	start := time.Now()
-	for {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		if time.Since(start) > 60*time.Second {
-			fmt.Fprintln(os.Stderr, "no go-ahead file", path, "within 60 s")
-			os.Exit(3)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 // park starts n goroutines that each set their own span and block on hold; it returns once all
@@ -93,26 +60,19 @@ func main() {
 	n1, _ := strconv.Atoi(os.Args[1])
 	n2, _ := strconv.Atoi(os.Args[3])
 	seconds, _ := strconv.ParseFloat(os.Args[5], 64)
-	start := time.Now()
-	for !spanprof.Active() {
-		if time.Since(start) > 20*time.Second {
-			fmt.Fprintln(os.Stderr, "agent did not attach within 20 s")
-			os.Exit(3)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	harness.WaitAttached(spanprof.Active, 20*time.Second)
 	hold := make(chan struct{})
-	waitFor(os.Args[2])
+	harness.WaitFor(os.Args[2], 60*time.Second)
 	park(n1, 0x5a5a000000100000, hold)
 	fmt.Println("parked", n1)
-	waitFor(os.Args[4])
+	harness.WaitFor(os.Args[4], 60*time.Second)
 	park(n2, 0x5a5a000000200000, hold)
 	fmt.Println("parked", n2)
 	done := make(chan struct{})
 	go func() {
 		s := span(0x5a5a0000000000c1)
-		budget := cpuSeconds() + seconds
-		for cpuSeconds() < budget {
+		budget := harness.CPUSeconds() + seconds
+		for harness.CPUSeconds() < budget {
 			spanprof.Set(s)
 			goFilled(3 * time.Millisecond)
 		}
@@ -121,6 +81,6 @@ func main() {
 	}()
 	<-done
 	fmt.Println("filled done")
-	waitFor(os.Args[6])
+	harness.WaitFor(os.Args[6], 60*time.Second)
 	close(hold)
 }

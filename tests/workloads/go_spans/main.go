@@ -6,26 +6,20 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"runtime"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	spanprof "github.com/spanprof/spanprof/hooks/go"
+	harness "github.com/spanprof/spanprof/hooks/go/internal/testworkloads/go_harness"
 )
 
-var sink uint64
-
-func spin(d time.Duration) {
-	end := time.Now().Add(d)
-	for time.Now().Before(end) {
-		for i := 0; i < 2000; i++ {
-			sink += uint64(i)
-		}
-	}
-}
+// spin stays a frame of its own: the test looks for it between the work functions and the
+// harness.
+//
+//go:noinline
+func spin(d time.Duration) { harness.Spin(d) }
 
 //go:noinline
 func goWorkA(d time.Duration) { spin(d) }
@@ -55,22 +49,13 @@ func span(n int) *spanprof.Span {
 	return s
 }
 
-// cpuSeconds is the CPU time the whole process used (user + system).
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
-}
-
 // worker runs until the process has used cpuBudget CPU seconds (so a starved run still gives
 // every function its samples) or maxWall passed.
 func worker(n int, cpuBudget float64, maxWall time.Duration, wg *sync.WaitGroup) {
 	defer wg.Done()
 	s := span(n)
 	end := time.Now().Add(maxWall)
-	for cpuSeconds() < cpuBudget && time.Now().Before(end) {
+	for harness.CPUSeconds() < cpuBudget && time.Now().Before(end) {
 		spanprof.Set(s)
 		works[n-1](3 * time.Millisecond)
 		spanprof.Clear()
@@ -79,46 +64,17 @@ func worker(n int, cpuBudget float64, maxWall time.Duration, wg *sync.WaitGroup)
 	}
 }
 
-// waitFor polls for path, which the test creates once its agent is profiling us: another
-// agent on the machine may raise the hook's semaphore before ours has attached.
-func waitFor(path string) {
-	start := time.Now()
-	for {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		if time.Since(start) > 20*time.Second {
-			fmt.Fprintln(os.Stderr, "no go-ahead file", path, "within 20 s")
-			os.Exit(3)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 func main() {
-	seconds := 3.0
-	if len(os.Args) > 1 {
-		seconds, _ = strconv.ParseFloat(os.Args[1], 64)
-	}
-	if len(os.Args) > 2 {
-		waitFor(os.Args[2])
-	}
-	start := time.Now()
-	for !spanprof.Active() {
-		if time.Since(start) > 10*time.Second {
-			fmt.Fprintln(os.Stderr, "agent did not attach within 10 s")
-			os.Exit(3)
-		}
-		time.Sleep(time.Millisecond)
-	}
-	fmt.Printf("attached after %.3f s\n", time.Since(start).Seconds())
+	seconds := harness.Start()
+	attached := harness.WaitAttached(spanprof.Active, 10*time.Second)
+	fmt.Printf("attached after %.3f s\n", attached.Seconds())
 	// SECONDS/2 CPU seconds in all (about SECONDS/4 of wall time on an idle 2-CPU machine), at
 	// most 30 s of wall time.
 	var wg sync.WaitGroup
 	for g := 0; g < 8; g++ {
 		wg.Add(1)
-		go worker(g%4+1, cpuSeconds()+seconds/2, 30*time.Second, &wg)
+		go worker(g%4+1, harness.CPUSeconds()+seconds/2, 30*time.Second, &wg)
 	}
 	wg.Wait()
-	fmt.Printf("cpu_s=%.3f\n", cpuSeconds())
+	fmt.Printf("cpu_s=%.3f\n", harness.CPUSeconds())
 }
