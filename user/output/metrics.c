@@ -210,6 +210,9 @@ static const struct metric_def defs[METRIC__COUNT] = {
 	[METRIC_HOOK_FILES_REFUSED] = { "spanprof_hook_files_refused_total", METRIC_COUNTER,
 					"Mapped files not opened as hook candidates: replaced since "
 					"maps was read, not regular, or unreadable." },
+	[METRIC_HOOK_PROCESSES_FULL] = { "spanprof_hook_processes_full_total", METRIC_COUNTER,
+					 "Processes mapping a span hook that were not tracked: the "
+					 "agent's process limit was tracked already." },
 	[METRIC_SYMCACHE_ENTRIES] = { "spanprof_symcache_entries", METRIC_GAUGE,
 				      "Entries in the symbolization caches, by cache.",
 				      LABELLED("cache", symcache_kinds) },

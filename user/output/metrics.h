@@ -19,6 +19,7 @@ enum metric_id {
 	METRIC_PROCESSES_TRACKED, /* gauge */
 	METRIC_PROCESSES_REAPED, /* counter: tracked processes found dead with no exit event */
 	METRIC_HOOK_FILES_REFUSED, /* counter: mapped files not opened as a hook (see hook_open.h) */
+	METRIC_HOOK_PROCESSES_FULL, /* counter: processes mapping a hook not tracked: table full */
 	METRIC_SYMCACHE_ENTRIES, /* gauge, label cache: enum metric_symcache */
 	METRIC_SYMCACHE_LOOKUPS, /* counter, label result: enum metric_lookup */
 	METRIC_WINDOWS_WRITTEN, /* counter: intervals flushed */
