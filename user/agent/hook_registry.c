@@ -575,6 +575,7 @@ void hook_registry_get_stats(struct hook_registry *r, struct hook_registry_stats
 	*out = r->stats;
 	out->pids_tracked = r->pids.count;
 	out->pid_table_full = r->pids.full;
+	out->negative_resets = r->negative.resets;
 	out->detach_pending = rs.pending;
 	out->parse_pending = ps.pending;
 	out->parse_deferred = ps.deferred;

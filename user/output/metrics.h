@@ -175,6 +175,7 @@ enum metric_guard {
 	METRIC_GUARD_INTERP_EVICTED, /* interpreter file verdict forgotten: the LRU was full */
 	METRIC_GUARD_TCTX_FILE_DEFERRED, /* thread-context module parse put off to its thread */
 	METRIC_GUARD_TCTX_FILE_EVICTED, /* thread-context module verdict forgotten: LRU full */
+	METRIC_GUARD_HOOK_VERDICTS_RESET, /* files known to have no hook all forgotten: set full */
 	METRIC_GUARD__COUNT,
 };
 
