@@ -278,6 +278,8 @@ static void publish_user(struct agent *a)
 		{ METRIC_BPF_MAP_FULL, METRIC_MAP_FULL_GO_PIDS, hs.go_pids_full },
 		{ METRIC_HOOKS_ATTACHED, 0, hs.files_attached },
 		{ METRIC_HOOK_FILES_REFUSED, 0, hs.open_refused },
+		{ METRIC_HOOK_PROCESSES_FULL, 0, hs.pid_table_full },
+		{ METRIC_INPUT_GUARDS, METRIC_GUARD_HOOK_VERDICTS_RESET, hs.negative_resets },
 		{ METRIC_FAIR_SHARE, METRIC_FAIR_HOOK_SLOT_RECLAIMED, hs.slot_reclaims },
 		{ METRIC_FAIR_SHARE, METRIC_FAIR_HOOK_SLOT_REFUSED, hs.slot_refusals },
 		{ METRIC_FAIR_SHARE, METRIC_FAIR_HOOK_PARSE_DEFERRED, hs.parse_deferred },

@@ -14,6 +14,8 @@
 
 #include "discover/hook_elf.h"
 #include "discover/hook_open.h"
+#include "agent/hook_negative.h"
+#include "agent/hook_pids.h"
 #include "agent/hook_registry.h"
 #include "discover/hook_parser.h"
 #include "discover/hook_slots.h"
@@ -23,7 +25,6 @@
 #include "util/log.h"
 #include "util/proc_file.h"
 
-#define FILES_PER_PID 8
 /* Threads that remove uprobes, so that the run loop removes none: the kernel takes about 0.1 s
  * per removal and does them one at a time, so more threads would only wait on each other. */
 #define DETACH_THREADS 2
@@ -43,32 +44,19 @@ struct hook_file {
 	struct go_proc go; /* where its goroutines keep pprof labels */
 };
 
-struct hook_pid {
-	pid_t pid; /* 0: free slot */
-	unsigned int nfiles;
-	unsigned int files[FILES_PER_PID]; /* indexes into hook_registry.files */
-	int is_go; /* what the sampler was told (go_pids), so it is told only of changes */
-	struct go_proc go;
-};
-
 struct file_id {
-	uint64_t dev, inode; /* inode 0: empty slot */
+	uint64_t dev, inode;
 };
 
 struct hook_registry {
 	struct loader *loader;
 	struct hook_registry_limits limits;
 	struct hook_file *files;
-	struct hook_pid *pids;
-	/* Slots at and past pids_end are free: lookups scan only the slots in use so far, which a
-	 * node's exit and exec events (thousands a second on a build machine) must not pay for
-	 * all limits.max_pids of them. */
-	size_t pids_end;
+	struct hook_pids pids; /* grows with the processes that map hook files */
 	struct link_reaper *reaper; /* destroys detached links off the run loop */
 	struct hook_parser *parser; /* parses new files off the run loop */
 	struct hook_slot *view; /* max_files: what the fair-share rule sees of files */
-	struct file_id *negative; /* open addressing, negative_cap slots (a power of two) */
-	size_t negative_cap, negative_count;
+	struct hook_negative negative; /* files without a usable hook */
 	struct hook_registry_stats stats;
 };
 
@@ -81,16 +69,13 @@ struct hook_registry *hook_registry_new(struct loader *loader,
 		return NULL;
 	r->loader = loader;
 	r->limits = *limits;
-	r->negative_cap = 16;
-	while (r->negative_cap < 2 * limits->max_negative)
-		r->negative_cap *= 2;
 	r->files = calloc(limits->max_files, sizeof(*r->files));
-	r->pids = calloc(limits->max_pids, sizeof(*r->pids));
-	r->negative = calloc(r->negative_cap, sizeof(*r->negative));
 	r->reaper = link_reaper_new(DETACH_THREADS, limits->max_files);
 	r->parser = hook_parser_new();
 	r->view = calloc(limits->max_files, sizeof(*r->view));
-	if (!r->files || !r->pids || !r->negative || !r->reaper || !r->parser || !r->view) {
+	if (!r->files || hook_pids_init(&r->pids, limits->max_pids) ||
+	    hook_negative_init(&r->negative, limits->max_negative) || !r->reaper || !r->parser ||
+	    !r->view) {
 		hook_registry_free(r);
 		errno = ENOMEM;
 		return NULL;
@@ -138,35 +123,9 @@ void hook_registry_free(struct hook_registry *r)
 	link_reaper_free(r->reaper);
 	free(r->view);
 	free(r->files);
-	free(r->pids);
-	free(r->negative);
+	hook_pids_release(&r->pids);
+	hook_negative_release(&r->negative);
 	free(r);
-}
-
-static size_t negative_slot(const struct hook_registry *r, uint64_t dev, uint64_t inode)
-{
-	uint64_t h = (inode * 0x9e3779b97f4a7c15ull) ^ (dev * 0xbf58476d1ce4e5b9ull);
-	size_t i = h & (r->negative_cap - 1);
-
-	while (r->negative[i].inode && (r->negative[i].inode != inode || r->negative[i].dev != dev))
-		i = (i + 1) & (r->negative_cap - 1);
-	return i;
-}
-
-static int is_negative(const struct hook_registry *r, uint64_t dev, uint64_t inode)
-{
-	return r->negative[negative_slot(r, dev, inode)].inode != 0;
-}
-
-static void add_negative(struct hook_registry *r, uint64_t dev, uint64_t inode)
-{
-	/* Bounded: when full, forget everything; files are then simply read once more. */
-	if (r->negative_count >= r->limits.max_negative) {
-		memset(r->negative, 0, r->negative_cap * sizeof(*r->negative));
-		r->negative_count = 0;
-	}
-	r->negative[negative_slot(r, dev, inode)] = (struct file_id){ dev, inode };
-	r->negative_count++;
 }
 
 static long find_file(const struct hook_registry *r, uint64_t dev, uint64_t inode)
@@ -177,41 +136,6 @@ static long find_file(const struct hook_registry *r, uint64_t dev, uint64_t inod
 		if (r->files[i].in_use && r->files[i].dev == dev && r->files[i].inode == inode)
 			return i;
 	return -1;
-}
-
-static struct hook_pid *find_pid(struct hook_registry *r, pid_t pid, int create)
-{
-	struct hook_pid *free_slot = NULL;
-	size_t i;
-
-	for (i = 0; i < r->pids_end; i++) {
-		if (r->pids[i].pid == pid)
-			return &r->pids[i];
-		if (!r->pids[i].pid && !free_slot)
-			free_slot = &r->pids[i];
-	}
-	if (!create)
-		return NULL;
-	if (!free_slot && r->pids_end < r->limits.max_pids)
-		free_slot = &r->pids[r->pids_end++];
-	if (!free_slot)
-		return NULL;
-	free_slot->pid = pid;
-	free_slot->nfiles = 0;
-	free_slot->is_go = 0;
-	free_slot->go = (struct go_proc){ 0 };
-	r->stats.pids_tracked++;
-	return free_slot;
-}
-
-/* Frees p's slot, and the free slots at the end of the used range with it. */
-static void free_pid(struct hook_registry *r, struct hook_pid *p)
-{
-	p->pid = 0;
-	p->nfiles = 0;
-	r->stats.pids_tracked--;
-	while (r->pids_end && !r->pids[r->pids_end - 1].pid)
-		r->pids_end--;
 }
 
 static struct go_proc go_proc_of(const struct hook_site *site)
@@ -236,8 +160,8 @@ static void reclaim_file(struct hook_registry *r, unsigned int idx)
 	unsigned int k;
 	size_t i;
 
-	for (i = 0; i < r->pids_end; i++) {
-		p = &r->pids[i];
+	for (i = 0; i < r->pids.end; i++) {
+		p = &r->pids.slots[i];
 		if (!p->pid || !contains(p->files, p->nfiles, idx))
 			continue;
 		for (k = 0; k < p->nfiles; k++)
@@ -388,7 +312,7 @@ static void refuse_file(struct hook_registry *r, const struct hook_parse_result 
 			"stripped PIE linked externally, or a Go shared library): no spans for "
 			"it",
 			res->path, pid);
-	add_negative(r, res->dev, res->inode);
+	hook_negative_add(&r->negative, res->dev, res->inode);
 }
 
 static int is_refusal(int err)
@@ -457,7 +381,7 @@ static long hook_file_for(struct hook_registry *r, pid_t pid, const struct proc_
 	long idx;
 	int found;
 
-	if (!m->inode || is_negative(r, m->dev, m->inode))
+	if (!m->inode || hook_negative_has(&r->negative, m->dev, m->inode))
 		return -ENOENT;
 	idx = find_file(r, m->dev, m->inode);
 	if (idx >= 0)
@@ -550,13 +474,14 @@ static void mark_go_pid(struct hook_registry *r, struct hook_pid *p, const unsig
 int hook_registry_update_pid(struct hook_registry *r, pid_t pid, const struct proc_maps *maps,
 			     int *waiting)
 {
-	unsigned int now[FILES_PER_PID], n = 0, i, j, kept;
-	struct file_id ids[FILES_PER_PID];
+	unsigned int now[HOOK_PID_FILES], n = 0, i, j, kept;
+	struct file_id ids[HOOK_PID_FILES];
 	struct hook_pid *p;
+	int err = 0;
 	size_t m;
 	long idx;
 
-	for (m = 0; m < maps->count && n < FILES_PER_PID; m++) {
+	for (m = 0; m < maps->count && n < HOOK_PID_FILES; m++) {
 		idx = hook_file_for(r, pid, &maps->maps[m]);
 		/* -EINPROGRESS: parsing; -ENOSPC: the parser is full (hook_parser_submit). */
 		if (idx == -EINPROGRESS || idx == -ENOSPC)
@@ -578,10 +503,12 @@ int hook_registry_update_pid(struct hook_registry *r, pid_t pid, const struct pr
 		    r->files[now[i]].inode == ids[i].inode)
 			now[kept++] = now[i];
 	n = kept;
-	p = find_pid(r, pid, n > 0);
-	if (!p) {
-		if (n == 0)
-			return 0;
+	p = hook_pids_find(&r->pids, pid);
+	if (!p && n == 0)
+		return 0;
+	if (!p)
+		err = hook_pids_add(&r->pids, pid, &p);
+	if (err) {
 		/* Untracked user: give back files nobody else holds rather than leak their probes.
 		 */
 		r->stats.limit_drops++;
@@ -590,10 +517,15 @@ int hook_registry_update_pid(struct hook_registry *r, pid_t pid, const struct pr
 				r->files[now[i]].users = 1;
 				release_file(r, now[i]);
 			}
-		return log_warn_from(
-			pid, -ENOSPC,
-			"pid %d maps a span hook but %zu processes are tracked already", pid,
-			r->limits.max_pids);
+		if (err == -ENOSPC)
+			return log_warn_from(
+				pid, err,
+				"pid %d maps a span hook but %zu processes are tracked already",
+				pid, r->limits.max_pids);
+		return log_warn_from(pid, err,
+				     "pid %d maps a span hook but the table of %zu processes "
+				     "could not grow",
+				     pid, r->pids.cap);
 	}
 	for (i = 0; i < n; i++)
 		if (!contains(p->files, p->nfiles, now[i]))
@@ -605,13 +537,13 @@ int hook_registry_update_pid(struct hook_registry *r, pid_t pid, const struct pr
 	p->nfiles = n;
 	mark_go_pid(r, p, now, n);
 	if (n == 0)
-		free_pid(r, p);
+		hook_pids_remove(&r->pids, p);
 	return n;
 }
 
 void hook_registry_forget_pid(struct hook_registry *r, pid_t pid)
 {
-	struct hook_pid *p = find_pid(r, pid, 0);
+	struct hook_pid *p = hook_pids_find(&r->pids, pid);
 	unsigned int i;
 
 	if (!p)
@@ -619,16 +551,16 @@ void hook_registry_forget_pid(struct hook_registry *r, pid_t pid)
 	mark_go_pid(r, p, NULL, 0);
 	for (i = 0; i < p->nfiles; i++)
 		release_file(r, p->files[i]);
-	free_pid(r, p);
+	hook_pids_remove(&r->pids, p);
 }
 
 size_t hook_registry_reap(struct hook_registry *r, int (*alive)(void *ctx, pid_t pid), void *ctx)
 {
 	size_t i, reaped = 0;
 
-	for (i = 0; i < r->pids_end; i++)
-		if (r->pids[i].pid && !alive(ctx, r->pids[i].pid)) {
-			hook_registry_forget_pid(r, r->pids[i].pid);
+	for (i = 0; i < r->pids.end; i++)
+		if (r->pids.slots[i].pid && !alive(ctx, r->pids.slots[i].pid)) {
+			hook_registry_forget_pid(r, r->pids.slots[i].pid);
 			reaped++;
 		}
 	return reaped;
@@ -642,6 +574,9 @@ void hook_registry_get_stats(struct hook_registry *r, struct hook_registry_stats
 	link_reaper_get_stats(r->reaper, &rs);
 	hook_parser_get_stats(r->parser, &ps);
 	*out = r->stats;
+	out->pids_tracked = r->pids.count;
+	out->pid_table_full = r->pids.full;
+	out->negative_resets = r->negative.resets;
 	out->detach_pending = rs.pending;
 	out->parse_pending = ps.pending;
 	out->parse_deferred = ps.deferred;

@@ -35,6 +35,8 @@ struct hook_registry_stats {
 	uint64_t parses; /* files parsed (off the run loop) */
 	uint64_t parse_pending; /* files queued for parsing or being parsed (now) */
 	uint64_t parse_deferred; /* files not queued: the queue full or their user at half of it */
+	uint64_t pid_table_full; /* processes mapping a hook not tracked: max_pids were already */
+	uint64_t negative_resets; /* files known to have no hook all forgotten: max_negative held */
 };
 
 /* Attaching goes through `loader` (not owned). NULL with errno on failure. */

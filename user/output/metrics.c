@@ -105,6 +105,7 @@ static const char *const guards[] = {
 	[METRIC_GUARD_INTERP_EVICTED] = "interp_file_evicted",
 	[METRIC_GUARD_TCTX_FILE_DEFERRED] = "thread_ctx_file_deferred",
 	[METRIC_GUARD_TCTX_FILE_EVICTED] = "thread_ctx_file_evicted",
+	[METRIC_GUARD_HOOK_VERDICTS_RESET] = "hook_verdicts_reset",
 };
 static const char *const
 	unwinders[] = { [METRIC_UNWINDER_CFI] = "cfi", [METRIC_UNWINDER_FP] = "frame_pointer" };
@@ -220,6 +221,9 @@ static const struct metric_def defs[METRIC__COUNT] = {
 	[METRIC_HOOK_FILES_REFUSED] = { "spanprof_hook_files_refused_total", METRIC_COUNTER,
 					"Mapped files not opened as hook candidates: replaced since "
 					"maps was read, not regular, or unreadable." },
+	[METRIC_HOOK_PROCESSES_FULL] = { "spanprof_hook_processes_full_total", METRIC_COUNTER,
+					 "Processes mapping a span hook that were not tracked: the "
+					 "agent's process limit was tracked already." },
 	[METRIC_SYMCACHE_ENTRIES] = { "spanprof_symcache_entries", METRIC_GAUGE,
 				      "Entries in the symbolization caches, by cache.",
 				      LABELLED("cache", symcache_kinds) },

@@ -19,6 +19,7 @@ enum metric_id {
 	METRIC_PROCESSES_TRACKED, /* gauge */
 	METRIC_PROCESSES_REAPED, /* counter: tracked processes found dead with no exit event */
 	METRIC_HOOK_FILES_REFUSED, /* counter: mapped files not opened as a hook (see hook_open.h) */
+	METRIC_HOOK_PROCESSES_FULL, /* counter: processes mapping a hook not tracked: table full */
 	METRIC_SYMCACHE_ENTRIES, /* gauge, label cache: enum metric_symcache */
 	METRIC_SYMCACHE_LOOKUPS, /* counter, label result: enum metric_lookup */
 	METRIC_WINDOWS_WRITTEN, /* counter: intervals flushed */
@@ -187,6 +188,7 @@ enum metric_guard {
 	METRIC_GUARD_INTERP_EVICTED, /* interpreter file verdict forgotten: the LRU was full */
 	METRIC_GUARD_TCTX_FILE_DEFERRED, /* thread-context module parse put off to its thread */
 	METRIC_GUARD_TCTX_FILE_EVICTED, /* thread-context module verdict forgotten: LRU full */
+	METRIC_GUARD_HOOK_VERDICTS_RESET, /* files known to have no hook all forgotten: set full */
 	METRIC_GUARD__COUNT,
 };
 
