@@ -79,7 +79,7 @@ static int configure_span_set(struct loader *l, const struct btf *vmlinux)
 	int batched = kernel_has(vmlinux, "bpf_preempt_disable", BTF_KIND_FUNC) &&
 		      kernel_has(vmlinux, "bpf_preempt_enable", BTF_KIND_FUNC);
 
-	if (!batched)
+	if (!batched && vmlinux)
 		log_debug("the kernel has no bpf_preempt_disable() (Linux 6.10+): the span hook's "
 			  "ring reads at uprobe entries take one change at a time");
 	l->span_set = batched ? skel->progs.on_span_set : skel->progs.on_span_set_compat;
@@ -194,8 +194,10 @@ out_free_online:
 static int configure(struct loader *l, const struct loader_options *opts)
 {
 	struct spanprof_bpf *skel = l->skel;
-	/* NULL when unreadable: the optional kernel features are then taken as missing. */
-	struct btf *vmlinux = btf__load_vmlinux_btf();
+	/* The optional kernel features matter to off-CPU only (the full stacks, and the span
+	 * hook's ring reads): without it the kernel's BTF is not parsed, a few MB less at start.
+	 * NULL when unreadable: they are then taken as missing. */
+	struct btf *vmlinux = opts->off_cpu ? btf__load_vmlinux_btf() : NULL;
 	int err = 0;
 
 	skel->rodata->cfg_filter_pids = opts->npids > 0;
