@@ -231,14 +231,27 @@ static __always_inline void span_cleared(struct task_struct *task, struct thread
 
 /* ---- Hook ABI version 3: span changes read from the thread's ring ---- */
 
-/* A ring read at switch-out (or thread exit) works in this CPU's stage: the changes it reads are
- * copied in one piece (two when the ring wraps), not one bpf_probe_read_user() a change, and
- * its records go to span_ends in pieces of up to SPAN_END_BATCH, one reservation a piece, not one
- * a record. The agent reads a piece as that many struct spanprof_span_end. Per CPU:
- * sched_switch and sched_process_exit run with preemption off, so no other read on the CPU can
- * come between a read's writes and its send; the uprobe, which may be preempted, reads each
- * change and reserves each record on its own. 8.7 KiB a CPU. */
+/* A ring read works in this CPU's stage: the changes it reads are copied in one piece (two when
+ * the ring wraps), not one bpf_probe_read_user() a change, and its records go to span_ends in
+ * pieces of up to SPAN_END_BATCH, one reservation a piece, not one a record. The agent reads a
+ * piece as that many struct spanprof_span_end. Per CPU, so only a read that no other read on
+ * the CPU can come between uses it: sched_switch and sched_process_exit run with preemption
+ * off; the uprobe, which may be preempted, turns preemption off around its reads with the
+ * kfuncs below (Linux 6.10+). On older kernels the agent loads on_span_set_compat instead,
+ * whose reads take each change and reserve each record on their own. 8.7 KiB a CPU. */
 #define SPAN_END_BATCH 16
+
+/* Weak: an object that names them still loads where the kernel lacks them (the agent then
+ * loads only the program that does not call them, see on_span_set_compat). */
+extern void bpf_preempt_disable(void) __ksym __weak;
+extern void bpf_preempt_enable(void) __ksym __weak;
+
+/* How a ring read reaches the stage. */
+enum ring_stage_use {
+	STAGE_NONE, /* not at all: each change read and each record reserved alone */
+	STAGE_HELD, /* the caller cannot be preempted (sched_switch, sched_process_exit) */
+	STAGE_CLAIM, /* the read turns preemption off around its use of the stage (uprobe) */
+};
 
 struct span_ring_stage {
 	struct spanprof_ring_entry ring[SPANPROF_RING_ENTRIES];
@@ -505,9 +518,9 @@ static long ring_step(__u64 index, void *ctx)
 
 /* Reads the thread's ring up to entry end (exclusive). A ring that wrapped past what was read
  * lost its oldest changes: counted, and their time goes to the segment the thread was in.
- * staged: the caller runs with preemption off (sched_switch, sched_process_exit), so the read
- * works in this CPU's stage. */
-static __always_inline void ring_read(struct span_area *sa, __u64 end, __u64 now, int staged)
+ * use: whether and how the read works in this CPU's stage (a constant at every call). */
+static __always_inline void ring_read(struct span_area *sa, __u64 end, __u64 now,
+				      enum ring_stage_use use)
 {
 	struct ring_walk w = {
 		.sa = sa, .area = sa->area, .pos = sa->consumed, .end = end, .now = now
@@ -540,10 +553,14 @@ static __always_inline void ring_read(struct span_area *sa, __u64 end, __u64 now
 			w.skip = 1;
 		}
 	}
-	if (staged)
+	if (use == STAGE_CLAIM)
+		bpf_preempt_disable();
+	if (use != STAGE_NONE)
 		w.stage = bpf_map_lookup_elem(&span_ring_stages, &zero);
 	bpf_loop(SPANPROF_RING_ENTRIES, ring_step, &w, 0);
 	batch_flush(&w);
+	if (use == STAGE_CLAIM)
+		bpf_preempt_enable();
 	/* The hook calls seen are the changes read (a thread past its user's records has only its
 	 * last one read). */
 	counter_add(&event_counts, SPANPROF_EVENT_SPAN_SET, w.sets);
@@ -581,7 +598,7 @@ __noinline int span_ring_switch_out(__u64 now)
 		counter_inc(&drop_counts, SPANPROF_DROP_SPAN_RING_LOST);
 		return 0;
 	}
-	ring_read(sa, head, now, 1);
+	ring_read(sa, head, now, STAGE_HELD);
 	return 0;
 }
 
@@ -598,8 +615,9 @@ int BPF_PROG(on_thread_exit, struct task_struct *task)
 
 /* The hook (ABI version 3) entered the uprobe: to register its area, with a new root name, or
  * to have its ring read. user_span is struct spanprof_span's layout, then the area's address
- * and the ring index of the change this call queued. */
-static __always_inline int on_area(struct task_struct *task, const void *user_span)
+ * and the ring index of the change this call queued. use: STAGE_CLAIM or STAGE_NONE. */
+static __always_inline int on_area(struct task_struct *task, const void *user_span,
+				   enum ring_stage_use use)
 {
 	__u64 tail[5], head = 0, now;
 	struct span_area *sa;
@@ -643,7 +661,7 @@ static __always_inline int on_area(struct task_struct *task, const void *user_sp
 	} else {
 		/* The changes queued before this call were stamped closer to the pair before this
 		 * one. */
-		ring_read(sa, tail[1], now, 0);
+		ring_read(sa, tail[1], now, use);
 	}
 	sa->clock_tsc = tail[3];
 	sa->clock_ns = tail[4];
@@ -665,13 +683,12 @@ static __always_inline int on_area(struct task_struct *task, const void *user_sp
 	/* This call's change happened after the uprobe's own time (as the v1/v2 path reads its
 	 * clock after the copy): that time is the hook's, not the span's. */
 	sa->floor_ns = now;
-	ring_read(sa, head, now, 0);
+	ring_read(sa, head, now, use);
 	return 0;
 }
 
-/* BPF_KPROBE reads the argument registers; libbpf 1.1 has no BPF_UPROBE spelling yet. */
-SEC("uprobe")
-int BPF_KPROBE(on_span_set, const void *user_span)
+/* The uprobe on spanprof_span_set(). use: how its ring reads reach the stage. */
+static __always_inline int span_set(const void *user_span, enum ring_stage_use use)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct thread_span *ts;
@@ -680,7 +697,7 @@ int BPF_KPROBE(on_span_set, const void *user_span)
 
 	if (user_span && !bpf_probe_read_user(&version, sizeof(version), user_span) &&
 	    version == SPANPROF_ABI_VERSION_V3)
-		return on_area(task, user_span);
+		return on_area(task, user_span, use);
 	if (!user_span) {
 		/* Clearing needs no storage: a thread that never set a span has none. */
 		ts = bpf_task_storage_get(&thread_spans, task, NULL, 0);
@@ -707,6 +724,23 @@ int BPF_KPROBE(on_span_set, const void *user_span)
 	else
 		start_span(task, now);
 	return 0;
+}
+
+/* BPF_KPROBE reads the argument registers; libbpf 1.1 has no BPF_UPROBE spelling yet. The agent
+ * loads one of the two: this one where the kernel has bpf_preempt_disable() (Linux 6.10+), so
+ * the reads at uprobe entries (one per 256 changes, most of a busy thread's reads on an idle
+ * CPU) are batched through the stage as at a switch-out ... */
+SEC("uprobe")
+int BPF_KPROBE(on_span_set, const void *user_span)
+{
+	return span_set(user_span, STAGE_CLAIM);
+}
+
+/* ... and this one on older kernels: each change read and each record reserved on its own. */
+SEC("uprobe")
+int BPF_KPROBE(on_span_set_compat, const void *user_span)
+{
+	return span_set(user_span, STAGE_NONE);
 }
 
 /* The Go hook (hooks/go) puts the span pointer in the first argument register too, but the span

@@ -24,7 +24,8 @@
  * no agent and with the agent. Prints the median over rounds of each row and of the ratios.
  * First, the ring read alone: its BPF time at thread exit for reads of 2, 32 and 128 changes
  * (print_exit_walks), the figure that other sessions' switches on a busy machine do not blur.
- * BENCH_ROUNDS sets the rounds (5), BENCH_WALK_ONLY=1 runs the read alone only.
+ * Then the read at a uprobe entry (print_uprobe_walks), by the same kind of difference.
+ * BENCH_ROUNDS sets the rounds (5), BENCH_WALK_ONLY=1 runs the reads alone only.
  * Another spanprof agent on the machine that profiles every process would attach to this
  * benchmark's hooks too (its uprobe entries land in the call rows, and the "no agent" rows are
  * its): the benchmark runs from copies of itself and of the version 2 library without their
@@ -520,6 +521,66 @@ static int print_exit_walks(struct bench *b, const struct spanprof_span *span)
 	return 0;
 }
 
+/* ---- The ring read at a uprobe entry ----
+ * A thread's hook enters the uprobe at its first call (registering its area) and again when
+ * SPANPROF_RING_TRAP_EVERY changes were queued since: that entry reads the whole ring, the read
+ * a busy thread gets on an idle CPU. The uprobe program's run time per thread for threads making
+ * SPANPROF_RING_TRAP_EVERY + 2 changes, less that for threads making 2 (the registration only),
+ * is one read of SPANPROF_RING_TRAP_EVERY changes there. Paced under the budget as above. */
+/* The span hook's uprobe program, whichever of the two the agent loaded for this kernel. */
+static void uprobe_stats(unsigned long long *ns, unsigned long long *runs)
+{
+	unsigned long long ns2 = 0, runs2 = 0;
+
+	prog_stats("on_span_set", ns, runs);
+	prog_stats("on_span_set_compat", &ns2, &runs2);
+	*ns += ns2;
+	*runs += runs2;
+}
+
+static double uprobe_walk_ns(const struct spanprof_span *span, int changes, int threads)
+{
+	struct exit_walk w = { .span = span, .changes = changes };
+	unsigned long long ns0, runs0, ns1, runs1;
+	const double gap_s = (changes / 2.0) / (SPANS_PER_S);
+	pthread_t t;
+	int done = 0;
+
+	uprobe_stats(&ns0, &runs0);
+	for (int i = 0; i < threads; i++) {
+		if (pthread_create(&t, NULL, make_changes, &w))
+			break;
+		pthread_join(t, NULL);
+		done++;
+		usleep((useconds_t)(gap_s * 1e6));
+	}
+	uprobe_stats(&ns1, &runs1);
+	return done ? (double)(ns1 - ns0) / done : 0;
+}
+
+static int print_uprobe_walks(struct bench *b, const struct spanprof_span *span)
+{
+	const int n = SPANPROF_RING_TRAP_EVERY;
+	struct bpf_link *link;
+	double reg, full;
+
+	link = loader_attach_hook(b->l, b->libs[0]->path, b->libs[0]->site.nop5_offset,
+				  b->libs[0]->site.semaphore_offset, LOADER_HOOK_C, 0);
+	if (!link)
+		return -1;
+	reg = uprobe_walk_ns(span, 2, 100);
+	full = uprobe_walk_ns(span, n + 2, 40);
+	printf("\n== the ring read at a uprobe entry (ABI v3, default options), every span's record "
+	       "sent ==\n");
+	printf("  registration entry (2 changes a thread):   %8.0f ns per thread\n", reg);
+	printf("  + one entry reading %d changes (%d records): %8.0f ns per read, %6.1f ns per "
+	       "change\n",
+	       n, n / 2, full - reg, (full - reg) / n);
+	bpf_link__destroy(link);
+	return 0;
+}
+
+
 #define COPY_DIR_PREFIX "/tmp/bench_hook_paced."
 
 /* In a copy: its directory (COPY_DIR_PREFIX...) is removed when it exits. */
@@ -632,6 +693,9 @@ int main(int argc, char **argv)
 	}
 	if (print_exit_walks(&b, &span))
 		fprintf(stderr, "bench_hook_paced: attach for the ring read alone: %s\n",
+			strerror(errno));
+	if (print_uprobe_walks(&b, &span))
+		fprintf(stderr, "bench_hook_paced: attach for the read at a uprobe entry: %s\n",
 			strerror(errno));
 	for (int pace = 0; pace < PACE__COUNT && !err && !getenv("BENCH_WALK_ONLY"); pace++) {
 		uint64_t drops[SPANPROF_DROP__COUNT] = { 0 }, spans[2] = { 0 };

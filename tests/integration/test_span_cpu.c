@@ -140,6 +140,19 @@ static void test_preemptions_inside_the_hook_keep_names_and_times(void **state)
 	check_span_cpu(build_path("tests/workloads/preempted_hook/libspanprof.so"), 300, 1500);
 }
 
+/* Spans of 10 us: a thread queues 256 changes in a few ms, within one time slice or a few, so
+ * many of its changes are read at the hook's uprobe entry (every 256 changes), where on Linux
+ * 6.10+ the read batches them through the per-CPU stage with preemption held off, rather than at
+ * a switch-out. 2000 spans stay under the user's span-record budget. Each span still gets
+ * exactly one record, under its own name, with its own CPU time. */
+static void test_short_spans_read_at_uprobe_entries_keep_names_and_times(void **state)
+{
+	(void)state;
+	if (!agent_proc_can_run())
+		skip();
+	check_span_cpu(build_path("libspanprof.so"), 1000, 10);
+}
+
 /* --off-cpu=false turns span times off with the off-CPU profiles: no records, no metric. */
 static void test_off_cpu_false_writes_no_span_records(void **state)
 {
@@ -172,6 +185,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_span_cpu_matches_the_workloads_own_clock),
 		cmocka_unit_test(test_preemptions_inside_the_hook_keep_names_and_times),
+		cmocka_unit_test(test_short_spans_read_at_uprobe_entries_keep_names_and_times),
 		cmocka_unit_test(test_off_cpu_false_writes_no_span_records),
 	};
 

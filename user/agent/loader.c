@@ -49,6 +49,9 @@ struct loader {
 	struct bpf_link *mmap_link; /* NULL when the optional mmap tracepoint is unavailable */
 	struct bpf_link *mprotect_link; /* likewise */
 	int off_cpu; /* the sched_switch program is attached */
+	/* The span hook's uprobe program: on_span_set, or on_span_set_compat on kernels without
+	 * bpf_preempt_disable() (before Linux 6.10). */
+	struct bpf_program *span_set;
 	struct map_grow goroutines; /* goroutine_spans' current map */
 	/* The point the BPF side's time stamp counter rate was last measured from. */
 	struct tsc_point tsc_from;
@@ -60,28 +63,41 @@ struct loader {
 #define TSC_FIRST_MS 20
 #define TSC_REMEASURE_NS NS_PER_S
 
-/* Whether the kernel has the sched_exit_tp tracepoint (Linux 6.16+), where the full off-CPU
- * stacks are taken; without it they are taken at switch-out by frame pointer. */
-static int kernel_has_sched_exit_tp(void)
+/* Whether the kernel's BTF (vmlinux, NULL when it could not be read) names kind `name`. */
+static int kernel_has(const struct btf *vmlinux, const char *name, __u32 kind)
 {
-	struct btf *vmlinux = btf__load_vmlinux_btf();
-	int found;
+	return vmlinux && btf__find_by_name_kind(vmlinux, name, kind) > 0;
+}
 
-	if (!vmlinux)
-		return 0;
-	found = btf__find_by_name_kind(vmlinux, "btf_trace_sched_exit_tp", BTF_KIND_TYPEDEF) > 0;
-	btf__free(vmlinux);
-	return found;
+/* The span hook's uprobe: with bpf_preempt_disable() (Linux 6.10+) its ring reads go through
+ * the per-CPU stage in batches; older kernels get the program that reads one change at a time
+ * (a single program with a run-time check would not load there: their verifier rejects a call
+ * to a kfunc the kernel lacks even where it is never reached). */
+static int configure_span_set(struct loader *l, const struct btf *vmlinux)
+{
+	struct spanprof_bpf *skel = l->skel;
+	int batched = kernel_has(vmlinux, "bpf_preempt_disable", BTF_KIND_FUNC) &&
+		      kernel_has(vmlinux, "bpf_preempt_enable", BTF_KIND_FUNC);
+
+	if (!batched && vmlinux)
+		log_debug("the kernel has no bpf_preempt_disable() (Linux 6.10+): the span hook's "
+			  "ring reads at uprobe entries take one change at a time");
+	l->span_set = batched ? skel->progs.on_span_set : skel->progs.on_span_set_compat;
+	return bpf_program__set_autoload(
+		batched ? skel->progs.on_span_set_compat : skel->progs.on_span_set, false);
 }
 
 /* Off-CPU stacks: full (CFI and interpreter frames, when a wait ends) unless the options or the
- * kernel say frame pointers. Maps a mode does not use get one entry. */
-static int configure_off_cpu(struct spanprof_bpf *skel, const struct loader_options *opts)
+ * kernel say frame pointers. Maps a mode does not use get one entry. The full stacks need the
+ * sched_exit_tp tracepoint (Linux 6.16+); without it they are taken at switch-out by frame
+ * pointer. */
+static int configure_off_cpu(struct spanprof_bpf *skel, const struct loader_options *opts,
+			     const struct btf *vmlinux)
 {
 	int full = opts->off_cpu && !opts->off_cpu_fp;
 	int err = 0;
 
-	if (full && !kernel_has_sched_exit_tp()) {
+	if (full && !kernel_has(vmlinux, "btf_trace_sched_exit_tp", BTF_KIND_TYPEDEF)) {
 		log_info("the kernel has no sched_exit_tp tracepoint (Linux 6.16+): off-CPU stacks "
 			 "are taken by frame pointer when a thread blocks");
 		full = 0;
@@ -178,6 +194,10 @@ out_free_online:
 static int configure(struct loader *l, const struct loader_options *opts)
 {
 	struct spanprof_bpf *skel = l->skel;
+	/* The optional kernel features matter to off-CPU only (the full stacks, and the span
+	 * hook's ring reads): without it the kernel's BTF is not parsed, a few MB less at start.
+	 * NULL when unreadable: they are then taken as missing. */
+	struct btf *vmlinux = opts->off_cpu ? btf__load_vmlinux_btf() : NULL;
 	int err = 0;
 
 	skel->rodata->cfg_filter_pids = opts->npids > 0;
@@ -187,7 +207,9 @@ static int configure(struct loader *l, const struct loader_options *opts)
 	/* The ring buffer's smallest size (one page) when nothing writes it. */
 	if (!skel->rodata->cfg_span_records)
 		err = err ?: bpf_map__set_max_entries(skel->maps.span_ends, getpagesize());
-	err = err ?: configure_off_cpu(skel, opts);
+	err = err ?: configure_off_cpu(skel, opts, vmlinux);
+	err = err ?: configure_span_set(l, vmlinux);
+	btf__free(vmlinux);
 	/* Off: the program is neither loaded nor attached, and its maps take no memory. */
 	if (!opts->off_cpu)
 		err = err ?: bpf_program__set_autoload(skel->progs.on_sched_switch, false);
@@ -382,7 +404,7 @@ struct loader_window loader_flip_window(struct loader *l)
 int loader_hook_prog_fd(struct loader *l, enum loader_hook_kind kind)
 {
 	return bpf_program__fd(kind == LOADER_HOOK_GO ? l->skel->progs.on_go_span_set :
-							l->skel->progs.on_span_set);
+							l->span_set);
 }
 
 struct loader_unwind_maps loader_unwind_maps(struct loader *l)
@@ -425,7 +447,7 @@ struct bpf_link *loader_attach_hook(struct loader *l, const char *path, uint64_t
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .ref_ctr_offset = ref_ctr_offset, .bpf_cookie = cookie);
 	struct bpf_program *prog =
-		kind == LOADER_HOOK_GO ? l->skel->progs.on_go_span_set : l->skel->progs.on_span_set;
+		kind == LOADER_HOOK_GO ? l->skel->progs.on_go_span_set : l->span_set;
 
 	return bpf_program__attach_uprobe_opts(prog, -1, path, offset, &opts);
 }
