@@ -580,7 +580,6 @@ static int print_uprobe_walks(struct bench *b, const struct spanprof_span *span)
 	return 0;
 }
 
-
 #define COPY_DIR_PREFIX "/tmp/bench_hook_paced."
 
 /* In a copy: its directory (COPY_DIR_PREFIX...) is removed when it exits. */
