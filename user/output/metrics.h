@@ -174,6 +174,8 @@ enum metric_guard {
 	METRIC_GUARD_INTERP_EVICTED, /* interpreter file verdict forgotten: the LRU was full */
 	METRIC_GUARD_TCTX_FILE_DEFERRED, /* thread-context module parse put off to its thread */
 	METRIC_GUARD_TCTX_FILE_EVICTED, /* thread-context module verdict forgotten: LRU full */
+	METRIC_GUARD_SYMBOL_DEFERRED, /* symbol table read put off: the drain's tables fill it */
+	METRIC_GUARD_SYMBOL_REFUSED, /* symbol tables alone larger than the symbol budget */
 	METRIC_GUARD__COUNT,
 };
 
