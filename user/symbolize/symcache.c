@@ -106,9 +106,16 @@ static int symbols_make_room(struct symcache *sc, const struct sc_module *keep, 
  * pass it (refused for as long as m stays open: counted and logged once). */
 static int symbols_fit_tables(struct symcache *sc, struct sc_module *m, const char *path)
 {
-	size_t need = elf_syms_tables_estimate(m->es);
+	size_t need;
 
-	if (!need || !sc->lim.max_bytes)
+	if (!sc->lim.max_bytes)
+		return 0;
+	if (!m->tables_need_known) { /* section headers: not for every address of a file */
+		m->tables_need = elf_syms_tables_estimate(m->es);
+		m->tables_need_known = 1;
+	}
+	need = m->tables_need;
+	if (!need)
 		return 0;
 	if (m->bytes + need > sc->lim.max_bytes) {
 		m->tables_refused = 1;
@@ -360,6 +367,7 @@ static void module_account(struct symcache *sc, struct sc_module *m)
 		return;
 	sc->module_bytes += bytes - m->bytes;
 	m->bytes = bytes;
+	m->tables_need_known = 0; /* a table was read: less may be left to read */
 	modules_trim(sc, m);
 }
 
