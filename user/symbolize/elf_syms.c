@@ -336,8 +336,15 @@ size_t elf_syms_tables_estimate(struct elf_syms *es)
 
 	if ((es->syms_state && es->gopcln_state) || !(elf = dwfl_module_getelf(es->mod, &bias)))
 		return 0;
-	if (!es->syms_state)
-		bytes += sym_index_estimate(elf);
+	if (!es->syms_state) {
+		Dwarf *dw = es->has_dwarf > 0 ? dwfl_module_getdwarf(es->mod, &bias) : NULL;
+		Elf *dbg = dw ? dwarf_getelf(dw) : NULL;
+		size_t own = sym_index_estimate(elf), sep;
+
+		/* libdwfl takes the separate debug file's .symtab when the file has none */
+		sep = dbg && dbg != elf ? sym_index_estimate(dbg) : 0;
+		bytes += own > sep ? own : sep;
+	}
 	if (!es->gopcln_state &&
 	    (elf_section_named(elf, ".gopclntab", ELF_SCN_ANY, &sh) ||
 	     elf_section_named(elf, ".data.rel.ro.gopclntab", ELF_SCN_ANY, &sh)))
