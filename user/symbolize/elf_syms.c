@@ -327,6 +327,29 @@ size_t elf_syms_open_size(void)
 	return sizeof(struct elf_syms);
 }
 
+/* The estimate for the table of the separate debug file, which libdwfl takes when the file
+ * itself has no .symtab: the one DWARF came from, or the one found at open and not handed to
+ * libdwfl yet (it asks for it at the first symbol table read, DWARF refused or not), whose
+ * section headers are read here without mmap. 0 when there is none. */
+static size_t separate_table_estimate(struct elf_syms *es, Elf *elf)
+{
+	Dwarf *dw;
+	Elf *dbg;
+	GElf_Addr bias;
+	size_t bytes = 0;
+
+	if (es->has_dwarf > 0 && (dw = dwfl_module_getdwarf(es->mod, &bias)) &&
+	    (dbg = dwarf_getelf(dw)) && dbg != elf)
+		bytes = sym_index_estimate(dbg);
+	if (es->dbg.found_fd >= 0 && (dbg = elf_begin(es->dbg.found_fd, ELF_C_READ, NULL))) {
+		size_t found = sym_index_estimate(dbg);
+
+		bytes = found > bytes ? found : bytes;
+		elf_end(dbg);
+	}
+	return bytes;
+}
+
 size_t elf_syms_tables_estimate(struct elf_syms *es)
 {
 	Elf *elf;
@@ -337,12 +360,8 @@ size_t elf_syms_tables_estimate(struct elf_syms *es)
 	if ((es->syms_state && es->gopcln_state) || !(elf = dwfl_module_getelf(es->mod, &bias)))
 		return 0;
 	if (!es->syms_state) {
-		Dwarf *dw = es->has_dwarf > 0 ? dwfl_module_getdwarf(es->mod, &bias) : NULL;
-		Elf *dbg = dw ? dwarf_getelf(dw) : NULL;
-		size_t own = sym_index_estimate(elf), sep;
+		size_t own = sym_index_estimate(elf), sep = separate_table_estimate(es, elf);
 
-		/* libdwfl takes the separate debug file's .symtab when the file has none */
-		sep = dbg && dbg != elf ? sym_index_estimate(dbg) : 0;
 		bytes += own > sep ? own : sep;
 	}
 	if (!es->gopcln_state &&

@@ -62,8 +62,7 @@ size_t elf_syms_open_size(void);
 
 /* At most the bytes a lookup may add to elf_syms_size() by reading tables for the first time
  * (also with DWARF loaded: the symbol table answers what DWARF does not), from the section
- * headers of the file and of its separate debug file once DWARF is loaded from it; 0 once both
- * are read. */
+ * headers of the file and of its separate debug file; 0 once both are read. */
 size_t elf_syms_tables_estimate(struct elf_syms *es);
 
 /* Bytes libdw will hold for this module's DWARF once loaded (decompressed debug sections of
