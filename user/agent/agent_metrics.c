@@ -145,6 +145,8 @@ static void publish_guards(struct metrics *m, const struct symcache_stats *ss)
 		{ METRIC_INPUT_GUARDS, METRIC_GUARD_PERF_MAP_SKIPPED,
 		  ss->perf_map_rereads_skipped },
 		{ METRIC_INPUT_GUARDS, METRIC_GUARD_SYMBOL_EVICTED, ss->symbol_evictions },
+		{ METRIC_INPUT_GUARDS, METRIC_GUARD_SYMBOL_DEFERRED, ss->symbol_deferred },
+		{ METRIC_INPUT_GUARDS, METRIC_GUARD_SYMBOL_REFUSED, ss->symbol_refused },
 		{ METRIC_DWARF_BYTES, 0, ss->dwarf_bytes },
 	};
 

@@ -106,6 +106,8 @@ static const char *const guards[] = {
 	[METRIC_GUARD_TCTX_FILE_DEFERRED] = "thread_ctx_file_deferred",
 	[METRIC_GUARD_TCTX_FILE_EVICTED] = "thread_ctx_file_evicted",
 	[METRIC_GUARD_HOOK_VERDICTS_RESET] = "hook_verdicts_reset",
+	[METRIC_GUARD_SYMBOL_DEFERRED] = "symbol_deferred",
+	[METRIC_GUARD_SYMBOL_REFUSED] = "symbol_refused",
 };
 static const char *const
 	unwinders[] = { [METRIC_UNWINDER_CFI] = "cfi", [METRIC_UNWINDER_FP] = "frame_pointer" };

@@ -189,6 +189,8 @@ enum metric_guard {
 	METRIC_GUARD_TCTX_FILE_DEFERRED, /* thread-context module parse put off to its thread */
 	METRIC_GUARD_TCTX_FILE_EVICTED, /* thread-context module verdict forgotten: LRU full */
 	METRIC_GUARD_HOOK_VERDICTS_RESET, /* files known to have no hook all forgotten: set full */
+	METRIC_GUARD_SYMBOL_DEFERRED, /* symbol table read put off: the drain's tables fill it */
+	METRIC_GUARD_SYMBOL_REFUSED, /* symbol tables alone larger than the symbol budget */
 	METRIC_GUARD__COUNT,
 };
 

@@ -20,6 +20,8 @@
 #include "util/gopclntab_inline.h"
 #include "util/cxx_demangle.h"
 #include "util/elf_guard.h"
+#include "util/elf_layout.h"
+#include "util/elf_section.h"
 #include "util/log.h"
 
 #define ELF_SYMS_MAX_SEGS 16
@@ -318,6 +320,56 @@ int elf_syms_tables_pending(const struct elf_syms *es)
 {
 	/* With DWARF loaded a lookup reads these only when DWARF has no answer: not predicted. */
 	return es->has_dwarf <= 0 && (!es->syms_state || !es->gopcln_state);
+}
+
+size_t elf_syms_open_size(void)
+{
+	return sizeof(struct elf_syms);
+}
+
+/* The estimate for the table of the separate debug file, which libdwfl takes when the file
+ * itself has no .symtab: the one DWARF came from, or the one found at open and not handed to
+ * libdwfl yet (it asks for it at the first symbol table read, DWARF refused or not), whose
+ * section headers are read here without mmap. 0 when there is none. */
+static size_t separate_table_estimate(struct elf_syms *es, Elf *elf)
+{
+	Dwarf *dw;
+	Elf *dbg;
+	GElf_Addr bias;
+	size_t bytes = 0;
+
+	if (es->has_dwarf > 0 && (dw = dwfl_module_getdwarf(es->mod, &bias)) &&
+	    (dbg = dwarf_getelf(dw)) && dbg != elf)
+		bytes = sym_index_estimate(dbg);
+	if (es->dbg.found_fd >= 0 && (dbg = elf_begin(es->dbg.found_fd, ELF_C_READ, NULL))) {
+		size_t found = sym_index_estimate(dbg);
+
+		bytes = found > bytes ? found : bytes;
+		elf_end(dbg);
+	}
+	return bytes;
+}
+
+size_t elf_syms_tables_estimate(struct elf_syms *es)
+{
+	Elf *elf;
+	GElf_Addr bias;
+	GElf_Shdr sh;
+	size_t bytes = 0;
+
+	if ((es->syms_state && es->gopcln_state) || !(elf = dwfl_module_getelf(es->mod, &bias)))
+		return 0;
+	if (!es->syms_state) {
+		size_t own = sym_index_estimate(elf), sep = separate_table_estimate(es, elf);
+
+		bytes += own > sep ? own : sep;
+	}
+	if (!es->gopcln_state &&
+	    (elf_section_named(elf, ".gopclntab", ELF_SCN_ANY, &sh) ||
+	     elf_section_named(elf, ".data.rel.ro.gopclntab", ELF_SCN_ANY, &sh)))
+		bytes += sh.sh_size < ELF_SECTION_MAX_GO_TABLE ? sh.sh_size :
+								 ELF_SECTION_MAX_GO_TABLE;
+	return bytes;
 }
 
 size_t elf_syms_dwarf_bytes(const struct elf_syms *es)

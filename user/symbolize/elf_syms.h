@@ -57,6 +57,14 @@ size_t elf_syms_size(const struct elf_syms *es);
  * is loaded reads them only for addresses DWARF cannot answer, and says 0. */
 int elf_syms_tables_pending(const struct elf_syms *es);
 
+/* elf_syms_size() of a module just opened (before any table is read). */
+size_t elf_syms_open_size(void);
+
+/* At most the bytes a lookup may add to elf_syms_size() by reading tables for the first time
+ * (also with DWARF loaded: the symbol table answers what DWARF does not), from the section
+ * headers of the file and of its separate debug file; 0 once both are read. */
+size_t elf_syms_tables_estimate(struct elf_syms *es);
+
 /* Bytes libdw will hold for this module's DWARF once loaded (decompressed debug sections of
  * the file itself or of its separate debug file), as far as known now; 0 when unknown or none. */
 size_t elf_syms_dwarf_bytes(const struct elf_syms *es);

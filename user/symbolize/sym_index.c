@@ -174,6 +174,17 @@ int sym_index_build(struct sym_index *idx, Dwfl_Module *mod)
 	return 0;
 }
 
+size_t sym_index_estimate(Elf *elf)
+{
+	size_t entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT), shndx;
+	Elf_Scn *tab = listed_symtab(elf, &shndx);
+	GElf_Shdr sh;
+
+	if (!tab || !entsize || !gelf_getshdr(tab, &sh))
+		return symtab_bytes(elf);
+	return symtab_bytes(elf) + sh.sh_size / entsize * sizeof(struct sym_index_entry);
+}
+
 void sym_index_free(struct sym_index *idx)
 {
 	free(idx->v);

@@ -34,6 +34,10 @@ struct sym_index {
 int sym_index_build(struct sym_index *idx, Dwfl_Module *mod);
 void sym_index_free(struct sym_index *idx);
 
+/* At most the heap sym_index_build() will hold (and need at once) for elf's listed table, from
+ * its section headers alone: every symbol's entry, and the sections libelf reads. */
+size_t sym_index_estimate(Elf *elf);
+
 /* The symbol for addr, as dwfl_module_addrinfo names it: the closest sized symbol containing it
  * (the better-bound of aliases), else the closest symbol below it when that one has no size and
  * sits in the same section; NULL when none. *off gets addr's offset into it. */

@@ -35,10 +35,9 @@ static void module_free(struct symcache *sc, struct sc_module *m)
 }
 
 /* Evicts least recently used modules beyond the limits, never `keep` (the one being used).
- * The symbol byte budget closes only modules not used in this round: frames of one drain that
- * alternate between a file larger than the budget and the others would otherwise close and
- * re-read them in turn, and a module closed after its process exited often cannot be reopened.
- * What the byte budget bounds is what stays across rounds (symcache_new_round). */
+ * The symbol byte budget closes only modules not used in this round: their frames' names may
+ * still be in use, and a module closed after its process exited often cannot be reopened. Room
+ * is made before a load (symbols_make_room); this catches a table larger than its estimate. */
 static void modules_trim(struct symcache *sc, const struct sc_module *keep)
 {
 	struct lru_node *n = lru_oldest(&sc->modules), *newer;
@@ -77,6 +76,56 @@ static void modules_trim_round(struct symcache *sc)
 		sc->st.evictions++;
 	}
 	modules_trim(sc, NULL);
+}
+
+/* Closes least recently used modules not used in this round (never keep) until `need` more
+ * bytes of symbol tables fit the symbol budget. Returns 0, or -ENOSPC (counted) when this
+ * round's modules fill it: the open or read waits for a later round, as a spent load budget. */
+static int symbols_make_room(struct symcache *sc, const struct sc_module *keep, size_t need)
+{
+	struct lru_node *n = lru_oldest(&sc->modules), *newer;
+	struct sc_module *m;
+
+	for (; n && sc->lim.max_bytes && sc->module_bytes + need > sc->lim.max_bytes; n = newer) {
+		newer = lru_newer(&sc->modules, n);
+		m = lru_entry(n, struct sc_module, node);
+		if (m == keep || m->round == sc->round)
+			continue;
+		module_free(sc, m);
+		sc->st.symbol_evictions++;
+		sc->st.evictions++;
+	}
+	if (!sc->lim.max_bytes || sc->module_bytes + need <= sc->lim.max_bytes)
+		return 0;
+	sc->st.symbol_deferred++;
+	return -ENOSPC;
+}
+
+/* Makes room for the tables m's next lookup may read for the first time. Returns 0 when they
+ * fit, -ENOSPC when this round's modules fill the budget (deferred), -EFBIG when they alone
+ * pass it (refused for as long as m stays open: counted and logged once). */
+static int symbols_fit_tables(struct symcache *sc, struct sc_module *m, const char *path)
+{
+	size_t need;
+
+	if (!sc->lim.max_bytes)
+		return 0;
+	if (!m->tables_need_known) { /* section headers: not for every address of a file */
+		m->tables_need = elf_syms_tables_estimate(m->es);
+		m->tables_need_known = 1;
+	}
+	need = m->tables_need;
+	if (!need)
+		return 0;
+	if (m->bytes + need > sc->lim.max_bytes) {
+		m->tables_refused = 1;
+		sc->st.symbol_refused++;
+		log_warn(-EFBIG,
+			 "symbol tables of %s not read: %zu bytes pass the symbol budget of %zu",
+			 path, m->bytes + need, sc->lim.max_bytes);
+		return -EFBIG;
+	}
+	return symbols_make_room(sc, m, need);
 }
 
 /* Closes least recently used modules holding DWARF (never keep) until `need` more bytes fit
@@ -168,7 +217,8 @@ static struct sc_module *module_get(struct symcache *sc, struct sc_pid *p, size_
 		return lru_entry(n, struct sc_module, node);
 	}
 	sc->st.misses += count;
-	if (info->failed || !load_budget_begin(&sc->budget))
+	if (info->failed || symbols_make_room(sc, NULL, elf_syms_open_size()) ||
+	    !load_budget_begin(&sc->budget))
 		return NULL;
 	es = sym_open_mapping(sc->lim.proc_root, sc->lim.debug_root, (pid_t)p->node.k1, map,
 			      info->build_id);
@@ -317,6 +367,7 @@ static void module_account(struct symcache *sc, struct sc_module *m)
 		return;
 	sc->module_bytes += bytes - m->bytes;
 	m->bytes = bytes;
+	m->tables_need_known = 0; /* a table was read: less may be left to read */
 	modules_trim(sc, m);
 }
 
@@ -328,11 +379,22 @@ static int fill_lines(struct symcache *sc, struct sc_module *m, const struct pro
 	uint64_t vaddr;
 	int i, n, pending, refused;
 
+	m->round = sc->round; /* in use this round: the frame points into it */
 	out->mapping.build_id = elf_syms_build_id(m->es);
 	if (elf_syms_file_to_vaddr(m->es, out->addr - map->start + map->offset, &vaddr))
 		return 1;
+	if (m->tables_refused)
+		return 1; /* known to stay unsymbolized while m is open */
 	if (ensure_dwarf(sc, m))
 		return 0; /* deferred: a later round symbolizes it */
+	/* Room within the symbol budget before any table is read, DWARF or not: a module with
+	 * DWARF reads its symbol table for addresses DWARF does not answer. */
+	switch (symbols_fit_tables(sc, m, map->path)) {
+	case -EFBIG:
+		return 1;
+	case -ENOSPC:
+		return 0; /* deferred: a later round symbolizes it */
+	}
 	/* A lookup that may read a table the first time (the sorted symbol index, Go's function
 	 * table: tens of MB in a large binary) is a load like an open, within the round's budget. */
 	pending = elf_syms_tables_pending(m->es);

@@ -17,9 +17,11 @@
 struct symcache_limits {
 	size_t max_modules; /* ELF files kept open (LRU); >= 1 */
 	size_t max_pids; /* per-process mapping snapshots kept (LRU); >= 1 */
-	size_t max_bytes; /* symbol tables of all modules together (elf_syms_size); least
-			   * recently used modules are closed beyond it (one alone may pass
-			   * it). 0: no cap */
+	size_t max_bytes; /* symbol tables of all modules together (elf_syms_size), at every
+			   * moment: before a file is opened or its tables read, least recently
+			   * used modules not used in this round are closed to make room; when
+			   * this round's fill it, the frame waits for a later round, and a file
+			   * whose tables alone pass it is symbolized without them. 0: no cap */
 	size_t max_addrs; /* symbolized addresses cached; 0: SYMCACHE_DEFAULT_ADDRS */
 	const char *proc_root; /* normally "/proc"; tests may point elsewhere */
 	const char *debug_root; /* normally "/usr/lib/debug" (build-id and debuglink lookups) */
@@ -58,6 +60,8 @@ struct symcache_stats {
 	uint64_t perf_map_bytes; /* heap held by perf maps now */
 	uint64_t symbol_bytes; /* heap held by the modules' symbol tables now */
 	uint64_t symbol_evictions; /* modules closed to keep symbol tables within max_bytes */
+	uint64_t symbol_deferred; /* opens and table reads put off: this round's tables fill it */
+	uint64_t symbol_refused; /* modules whose tables alone pass max_bytes: not read */
 	uint64_t perf_maps_over_budget; /* perf maps read but not kept: beyond perf_map_budget */
 };
 

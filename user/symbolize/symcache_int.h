@@ -24,6 +24,9 @@ struct sc_module {
 	size_t dwarf_bytes; /* accounted against limits.max_dwarf_bytes while DWARF is loaded */
 	uint64_t last_used_ns;
 	uint64_t round; /* the drain round it was last opened or looked up in */
+	int tables_refused; /* its tables alone would pass the symbol budget: not read */
+	size_t tables_need; /* elf_syms_tables_estimate(), asked once per change of bytes */
+	int tables_need_known;
 };
 
 /* What a snapshot learnt about one mapping, parallel to proc_maps.maps. */

@@ -195,6 +195,30 @@ static void test_elf_syms_finds_debug_file_by_build_id(void **state)
 	elf_syms_free(es);
 }
 
+/* A stripped file's lookups read the .symtab of its separate debug file (DWARF refused or
+ * not): the estimate the symbol budget makes room with covers what that read holds. */
+static void test_elf_syms_table_estimate_covers_the_debug_files_symtab(void **state)
+{
+	const struct fixture_set *fs = *state;
+	struct elf_sym_line lines[ELF_SYMS_MAX_LINES];
+	size_t before, estimate;
+	struct elf_syms *es;
+	uint64_t vaddr;
+
+	assert_int_equal(fixture_addr(fs->buildid, "leaf", &vaddr), 0);
+	es = elf_syms_open(fs->buildid, fs->debug_root);
+	assert_non_null(es);
+	assert_int_equal(elf_syms_load_dwarf(es, 1), 0); /* refused: the symbol table answers */
+	before = elf_syms_size(es);
+	estimate = elf_syms_tables_estimate(es);
+	assert_true(elf_syms_lookup(es, vaddr, lines, ELF_SYMS_MAX_LINES) >= 1);
+	assert_string_equal(lines[0].function, "symfix_leaf"); /* only the debug file names it */
+	assert_true(elf_syms_size(es) > before);
+	assert_true(elf_syms_size(es) - before <= estimate);
+	assert_int_equal(elf_syms_tables_estimate(es), 0); /* nothing left to read */
+	elf_syms_free(es);
+}
+
 static void test_elf_syms_translates_file_offset_through_pt_load(void **state)
 {
 	const struct fixture_set *fs = *state;
@@ -253,6 +277,7 @@ int main(void)
 		cmocka_unit_test(test_elf_syms_finds_debuglink_file_next_to_exe),
 		cmocka_unit_test(test_elf_syms_keeps_the_debug_file_found_at_open),
 		cmocka_unit_test(test_elf_syms_finds_debug_file_by_build_id),
+		cmocka_unit_test(test_elf_syms_table_estimate_covers_the_debug_files_symtab),
 		cmocka_unit_test(test_elf_syms_translates_file_offset_through_pt_load),
 		cmocka_unit_test(test_elf_syms_rejects_garbage_and_survives_truncation),
 	};

@@ -280,79 +280,6 @@ static void test_symcache_answers_hot_addresses_after_idle_modules_close(void **
 
 /* The byte budget bounds what stays across rounds: within a round the modules in use stay
  * open; the next round closes what does not fit (here every module is over the 1-byte budget). */
-static void test_symcache_byte_cap_applies_between_rounds(void **state)
-{
-	struct test_state *s = *state;
-	struct symcache_stats st;
-	char maps[4096];
-	struct sym_frame f;
-
-	standard_maps(s, maps, sizeof(maps));
-	fake_pid(s, 100, maps, NULL);
-	new_cache(s, 64, 8, 1, NULL);
-	symcache_resolve_user(s->sc, 100, PIE_BASE + fixture_key(s->fs.pie, "leaf"), &f);
-	assert_string_equal(f.lines[0].function, "symfix_leaf");
-	symcache_new_round(s->sc);
-	symcache_get_stats(s->sc, &st);
-	assert_int_equal(st.modules, 0);
-	assert_int_equal(st.symbol_bytes, 0);
-}
-
-/* Symbol tables are read at a module's first lookup and counted against the symbol budget
- * (DWARF refused here, so lookups use them). Frames of one round alternating between two
- * modules, each over the budget, read each table once: no module used this round is closed.
- * The next round closes them (counted), and they are reopened when their addresses come again. */
-static void test_symcache_symbol_budget_keeps_the_round_and_counts(void **state)
-{
-	struct test_state *s = *state;
-	uint64_t leaf = PIE_BASE + fixture_key(s->fs.pie, "leaf"), lib_entry;
-	struct symcache_limits lim = {
-		.max_modules = 64,
-		.max_pids = 8,
-		.max_bytes = 1,
-		.max_addrs = 1,
-		.max_dwarf_bytes = 1,
-		.proc_root = s->proc_root ? s->proc_root : s->root,
-		.debug_root = s->fs.debug_root,
-		.perf_map_dir = "/tmp",
-	};
-	struct symcache_stats st, first;
-	char maps[4096];
-	struct sym_frame f;
-	int i;
-
-	standard_maps(s, maps, sizeof(maps));
-	fake_pid(s, 100, maps, NULL);
-	assert_int_equal(fixture_nm(s->fs.lib, "symfix_lib_entry", &lib_entry), 0);
-	s->sc = symcache_new(&lim);
-	assert_non_null(s->sc);
-	symcache_resolve_user(s->sc, 100, leaf, &f);
-	assert_string_equal(f.lines[0].function, "symfix_leaf");
-	assert_null(f.lines[0].file); /* from the symbol table */
-	symcache_resolve_user(s->sc, 100, LIB_BASE + lib_entry, &f);
-	assert_string_equal(f.lines[0].function, "symfix_lib_entry");
-	symcache_get_stats(s->sc, &first);
-	assert_true(first.symbol_bytes > 1024); /* the executable's .symtab and .strtab at least */
-	assert_int_equal(first.modules, 2);
-	for (i = 0; i < 4; i++) {
-		symcache_resolve_user(s->sc, 100, leaf, &f);
-		assert_string_equal(f.lines[0].function, "symfix_leaf");
-		symcache_resolve_user(s->sc, 100, LIB_BASE + lib_entry, &f);
-		assert_string_equal(f.lines[0].function, "symfix_lib_entry");
-	}
-	symcache_get_stats(s->sc, &st);
-	assert_int_equal(st.symbol_evictions, 0);
-	assert_int_equal(st.misses, first.misses); /* no module reopened */
-	assert_int_equal(st.symbol_bytes, first.symbol_bytes); /* no table read again */
-
-	symcache_new_round(s->sc);
-	symcache_get_stats(s->sc, &st);
-	assert_int_equal(st.modules, 0);
-	assert_int_equal(st.symbol_evictions, 2);
-	symcache_resolve_user(s->sc, 100, leaf, &f); /* reopened */
-	assert_string_equal(f.lines[0].function, "symfix_leaf");
-}
-
 /* The lazy symbol-table read of a lookup is a load within the round's budget: once an open has
  * spent it, the table waits for the next round (the frame unsymbolized, counted as deferred). */
 static void test_symcache_symbol_table_read_is_within_the_load_budget(void **state)
@@ -816,8 +743,6 @@ int main(void)
 		T(test_symcache_leaves_vdso_and_unmapped_addresses_unsymbolized),
 		T(test_symcache_evicts_oldest_module_when_full),
 		T(test_symcache_answers_hot_addresses_after_idle_modules_close),
-		T(test_symcache_byte_cap_applies_between_rounds),
-		T(test_symcache_symbol_budget_keeps_the_round_and_counts),
 		T(test_symcache_symbol_table_read_is_within_the_load_budget),
 		T(test_symcache_evicts_oldest_pid_when_full),
 		T(test_symcache_missing_or_malformed_files_stay_unsymbolized),
