@@ -73,11 +73,47 @@ static void test_map_file_follows_the_fd(void **state)
 	assert_true(want_b > want_s + 65536 * 8 / 2);
 }
 
+/* A map allocated whole is read once per map: a new map given the old one's fd number is read
+ * again (its own figure, not the old one's); a hash without preallocation is read each time and
+ * shows its elements. */
+static void test_fixed_figures_follow_the_map(void **state)
+{
+	struct self_memory_file f = SELF_MEMORY_FILE_INIT;
+	int small = bpf_map_create(BPF_MAP_TYPE_ARRAY, "mem_small", 4, 8, 16, NULL);
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_NO_PREALLOC);
+	uint64_t s, b, want_b, h0, h1, k, v = 0;
+	int big, hash;
+
+	(void)state;
+	if (small < 0)
+		skip(); /* needs CAP_BPF */
+	assert_int_equal(self_memory_bpf_map_in(&f, small, &s), 0);
+	assert_int_equal(self_memory_bpf_map_in(&f, small, &s), 0);
+	close(small);
+	big = bpf_map_create(BPF_MAP_TYPE_ARRAY, "mem_big", 4, 8, 65536, NULL);
+	assert_true(big >= 0);
+	assert_int_equal(self_memory_bpf_map_in(&f, big, &b), 0);
+	assert_int_equal(self_memory_bpf_map(big, &want_b), 0);
+	close(big);
+	assert_int_equal(b, want_b);
+	assert_true(b > s);
+	hash = bpf_map_create(BPF_MAP_TYPE_HASH, "mem_hash", 8, 8, 4096, &opts);
+	assert_true(hash >= 0);
+	assert_int_equal(self_memory_bpf_map_in(&f, hash, &h0), 0);
+	for (k = 0; k < 2048; k++)
+		assert_int_equal(bpf_map_update_elem(hash, &k, &v, BPF_ANY), 0);
+	assert_int_equal(self_memory_bpf_map_in(&f, hash, &h1), 0);
+	self_memory_file_close(&f);
+	close(hash);
+	assert_true(h1 >= h0 + 2048 * 16);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rss_reread_sees_growth),
 		cmocka_unit_test(test_map_file_follows_the_fd),
+		cmocka_unit_test(test_fixed_figures_follow_the_map),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
