@@ -568,7 +568,8 @@ static void run_loop(struct agent *a, volatile sig_atomic_t *stop)
 int agent_run(const struct spanprof_config *cfg, volatile sig_atomic_t *stop,
 	      const sigset_t *wait_sigmask)
 {
-	struct agent a = { .wait = { .fd = -1, .sigmask = wait_sigmask } };
+	struct agent a = { .wait = { .fd = -1, .sigmask = wait_sigmask },
+			   .metrics = { .status = SELF_MEMORY_FILE_INIT } };
 	int err;
 
 	err = check_pids_exist(cfg);

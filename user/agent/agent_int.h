@@ -25,6 +25,7 @@
 #include "symbolize/stack_resolve.h"
 #include "symbolize/symcache.h"
 #include "util/clock.h"
+#include "util/self_memory.h"
 #include "util/spanprof_types.h"
 #include "interp/python_symbols.h"
 #include "interp/interp_procs.h"
@@ -45,6 +46,7 @@ struct agent_metrics {
 	struct http_server *http; /* NULL without --metrics-addr */
 	unsigned int drains; /* drains since start: the growable maps are checked every few */
 	int pending_full_logged; /* pending_scans was found full once (logged once) */
+	struct self_memory_file status; /* /proc/self/status, for the RSS figure */
 };
 
 /* Window output (agent_output.c): local files and the uploader. */

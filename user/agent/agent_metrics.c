@@ -32,6 +32,7 @@ void agent_close_metrics(struct agent *a)
 	metrics_set_ready(a->metrics.reg, 0);
 	http_server_stop(a->metrics.http);
 	metrics_free(a->metrics.reg);
+	self_memory_file_close(&a->metrics.status);
 	a->metrics.http = NULL;
 	a->metrics.reg = NULL;
 }
@@ -346,7 +347,8 @@ static void publish_memory(struct agent *a)
 	struct symcache_stats ss;
 	unsigned int i;
 
-	if (!a->metrics.http || self_memory_rss(&rss) || loader_map_memory(a->loader, maps))
+	if (!a->metrics.http || self_memory_rss_in(&a->metrics.status, &rss) ||
+	    loader_map_memory(a->loader, maps))
 		return;
 	total = rss;
 	for (i = 0; i < LOADER_MAPS__COUNT; i++) {

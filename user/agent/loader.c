@@ -53,6 +53,10 @@ struct loader {
 	 * bpf_preempt_disable() (before Linux 6.10). */
 	struct bpf_program *span_set;
 	struct map_grow goroutines; /* goroutine_spans' current map */
+	/* The maps' fdinfo files, in the skeleton's map order, kept open for loader_map_memory
+	 * (NULL before its first call). */
+	struct self_memory_file *map_info;
+	size_t n_map_info;
 	/* The point the BPF side's time stamp counter rate was last measured from. */
 	struct tsc_point tsc_from;
 };
@@ -313,6 +317,7 @@ struct loader *loader_open(const struct loader_options *opts)
 	if (!l)
 		return NULL;
 	l->goroutines.fd = -1;
+	l->goroutines.info = (struct self_memory_file)SELF_MEMORY_FILE_INIT;
 	l->skel = spanprof_bpf__open();
 	if (!l->skel) {
 		err = log_err(-errno, "open BPF skeleton");
@@ -365,6 +370,7 @@ out_free:
 
 void loader_close(struct loader *l)
 {
+	size_t i;
 	int cpu;
 
 	if (!l)
@@ -380,6 +386,9 @@ void loader_close(struct loader *l)
 	bpf_link__destroy(l->mprotect_link);
 	spanprof_bpf__destroy(l->skel);
 	map_grow_close(&l->goroutines);
+	for (i = 0; i < l->n_map_info; i++)
+		self_memory_file_close(&l->map_info[i]);
+	free(l->map_info);
 	free(l);
 }
 
@@ -574,19 +583,43 @@ static enum loader_map_group group_of(const char *name)
 	return LOADER_MAPS_OTHER;
 }
 
+/* One kept-open fdinfo file per map of the skeleton, all closed to start with. */
+static int open_map_info(struct loader *l)
+{
+	struct bpf_map *map;
+	size_t n = 0, i;
+
+	bpf_object__for_each_map(map, l->skel->obj) n++;
+	l->map_info = calloc(n ? n : 1, sizeof(*l->map_info));
+	if (!l->map_info)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		l->map_info[i] = (struct self_memory_file)SELF_MEMORY_FILE_INIT;
+	l->n_map_info = n;
+	return 0;
+}
+
 int loader_map_memory(struct loader *l, uint64_t *out)
 {
 	struct bpf_map *map;
 	uint64_t bytes;
+	size_t i = 0;
 	int fd, err;
 
 	memset(out, 0, LOADER_MAPS__COUNT * sizeof(*out));
+	if (!l->map_info && (err = open_map_info(l)))
+		return err;
 	bpf_object__for_each_map(map, l->skel->obj)
 	{
+		/* The skeleton's maps are fixed at load: every one has its file. */
+		struct self_memory_file *info = i < l->n_map_info ? &l->map_info[i] : NULL;
+
+		i++;
 		fd = bpf_map__fd(map);
 		if (fd < 0)
 			continue; /* not created (autocreate off) */
-		err = self_memory_bpf_map(fd, &bytes);
+		err = info ? self_memory_bpf_map_in(info, fd, &bytes) :
+			     self_memory_bpf_map(fd, &bytes);
 		if (err)
 			return err;
 		out[group_of(bpf_map__name(map))] += bytes;

@@ -29,6 +29,7 @@ int map_grow_open(struct map_grow *g, int outer_fd, const char *name, enum bpf_m
 	int err;
 
 	memset(g, 0, sizeof(*g));
+	g->info = (struct self_memory_file)SELF_MEMORY_FILE_INIT;
 	g->outer_fd = outer_fd;
 	g->name = name;
 	g->type = type;
@@ -124,10 +125,10 @@ int map_grow_check(struct map_grow *g)
 	return 1;
 }
 
-int map_grow_memory(const struct map_grow *g, uint64_t *bytes)
+int map_grow_memory(struct map_grow *g, uint64_t *bytes)
 {
 	*bytes = 0;
-	return g->fd >= 0 ? self_memory_bpf_map(g->fd, bytes) : 0;
+	return g->fd >= 0 ? self_memory_bpf_map_in(&g->info, g->fd, bytes) : 0;
 }
 
 void map_grow_close(struct map_grow *g)
@@ -135,4 +136,5 @@ void map_grow_close(struct map_grow *g)
 	if (g->fd >= 0)
 		close(g->fd);
 	g->fd = -1;
+	self_memory_file_close(&g->info);
 }

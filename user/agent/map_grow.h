@@ -10,6 +10,8 @@
 
 #include <bpf/bpf.h>
 
+#include "util/self_memory.h"
+
 struct map_grow {
 	int outer_fd; /* the array of maps; slot 0 holds fd */
 	int fd; /* the current map (owned) */
@@ -22,6 +24,7 @@ struct map_grow {
 	uint64_t grown; /* replacements so far */
 	uint64_t full; /* checks that found it at its limit and three quarters full */
 	int at_limit_logged;
+	struct self_memory_file info; /* fdinfo of fd, for map_grow_memory */
 };
 
 /* Creates the first map (start entries, at most limit) and puts it in slot 0 of outer_fd.
@@ -38,7 +41,7 @@ int map_grow_open(struct map_grow *g, int outer_fd, const char *name, enum bpf_m
 int map_grow_check(struct map_grow *g);
 
 /* Kernel memory of the current map (memlock), for the agent's memory figures. */
-int map_grow_memory(const struct map_grow *g, uint64_t *bytes);
+int map_grow_memory(struct map_grow *g, uint64_t *bytes);
 
 void map_grow_close(struct map_grow *g);
 

@@ -68,6 +68,9 @@ struct pprof_builder {
 	PP_ARRAY(struct pp_label, sample_labels);
 
 	struct idxmap string_idx, function_idx, mapping_idx, location_idx, sample_idx;
+	/* The mapping id the last frame's mapping got (0: none yet): a stack's frames mostly come
+	 * from one file after another, and a repeat is found without interning its strings. */
+	uint64_t last_mapping_id;
 };
 
 /* Returns items grown (doubling) to hold `need` elements, allocating when items is NULL, and

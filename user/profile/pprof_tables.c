@@ -136,6 +136,18 @@ static int map_eq(const void *ctx, uint32_t pos)
 	       m->file == k->m.file && m->build_id == k->m.build_id;
 }
 
+/* 1 when sm is the mapping interned as id: the same range and offset, and the same path and build
+ * id as the builder's own copies (a path that needed repairing as UTF-8 never matches: it takes
+ * the full way). */
+static int same_mapping(const struct pprof_builder *b, uint64_t id, const struct sym_mapping *sm)
+{
+	const struct pp_mapping *m = &b->mappings[id - 1];
+
+	return m->start == sm->start && m->limit == sm->limit && m->offset == sm->offset &&
+	       !strcmp(b->strings[m->file], sm->path ? sm->path : "") &&
+	       !strcmp(b->strings[m->build_id], sm->build_id ? sm->build_id : "");
+}
+
 /* Mapping id (1-based) for (start, limit, offset, path, build id). */
 static int intern_mapping(struct pprof_builder *b, const struct sym_mapping *sm, uint64_t *id)
 {
@@ -143,6 +155,11 @@ static int intern_mapping(struct pprof_builder *b, const struct sym_mapping *sm,
 	uint32_t pos;
 	uint64_t h;
 	int err;
+
+	if (b->last_mapping_id && same_mapping(b, b->last_mapping_id, sm)) {
+		*id = b->last_mapping_id;
+		return 0;
+	}
 
 	key.m.start = sm->start;
 	key.m.limit = sm->limit;
@@ -165,6 +182,7 @@ static int intern_mapping(struct pprof_builder *b, const struct sym_mapping *sm,
 		b->mappings[pos] = key.m;
 	}
 	*id = (uint64_t)pos + 1;
+	b->last_mapping_id = *id;
 	return 0;
 }
 

@@ -35,7 +35,8 @@ int idxmap_find(const struct idxmap *m, uint64_t hash, idxmap_eq_fn eq, const vo
  * be represented. */
 int idxmap_insert(struct idxmap *m, uint64_t hash, uint32_t pos);
 
-/* Folds len bytes into a running FNV-1a hash; start from IDXMAP_HASH_INIT. */
+/* Folds len bytes into a running hash (FNV-1a's multiply, by whole words while 8 bytes are
+ * left); start from IDXMAP_HASH_INIT. */
 uint64_t idxmap_hash(uint64_t h, const void *data, size_t len);
 
 /* Folds one 64-bit value into a running hash. */

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -87,12 +88,37 @@ static void test_idxmap_hash_depends_on_every_byte(void **state)
 	assert_int_equal(idxmap_hash(IDXMAP_HASH_INIT, "", 0), IDXMAP_HASH_INIT);
 }
 
+/* The index takes a slot from the hash's low bits: keys that differ only in a word's top byte
+ * must still spread over them. */
+static void test_idxmap_hash_spreads_high_bytes_into_low_bits(void **state)
+{
+	unsigned char seen[256] = { 0 };
+	char key[17] = "0123456789abcdef";
+	int i, distinct = 0;
+
+	(void)state;
+	for (i = 0; i < 64; i++) {
+		key[15] = (char)(i + 64);
+		seen[idxmap_hash(IDXMAP_HASH_INIT, key, 16) & 0xff] = 1;
+	}
+	for (i = 0; i < 256; i++)
+		distinct += seen[i];
+	assert_true(distinct >= 48);
+	memset(seen, 0, sizeof(seen));
+	for (i = 0, distinct = 0; i < 64; i++)
+		seen[idxmap_hash_u64(IDXMAP_HASH_INIT, (uint64_t)i << 56) & 0xff] = 1;
+	for (i = 0; i < 256; i++)
+		distinct += seen[i];
+	assert_true(distinct >= 48);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_idxmap_finds_what_was_inserted_across_growth),
 		cmocka_unit_test(test_idxmap_separates_colliding_hashes),
 		cmocka_unit_test(test_idxmap_hash_depends_on_every_byte),
+		cmocka_unit_test(test_idxmap_hash_spreads_high_bytes_into_low_bits),
 	};
 
 	return cmocka_run_group_tests_name("idxmap", tests, NULL, NULL);
