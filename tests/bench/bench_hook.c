@@ -364,6 +364,9 @@ int main(int argc, char **argv)
 	nop1 = time_lib_with_link(l, &v2, v2.site.site_offset, &span, "1-byte nop site:");
 	entry = time_lib_with_link(l, &v2, entry_off, &span, "function entry:");
 	loader_close(l);
+	/* With this benchmark's links gone, a count left is another agent's (one that attached
+	 * after the first rounds, when the benchmark runs in place). */
+	foreign |= *sem != 0 || *v2.semaphore != 0;
 
 	printf("\n== hook cost per spanprof_span_set() call (best of %d runs of %d calls; calls "
 	       "alternate set and clear) ==\n",
