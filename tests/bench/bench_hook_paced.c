@@ -50,6 +50,7 @@
 
 #include "agent/loader.h"
 #include "bench_stats.h"
+#include "hook_copies.h"
 #include "hook_libs.h"
 #include "spanprof_abi.h"
 #include "util/log.h"
@@ -256,9 +257,16 @@ static int measure(struct bench *b, struct phase *p, const struct hook_lib *lib,
 	pthread_t t;
 
 	p->semaphore = lib->semaphore;
+	/* Raised by hand only while no uprobe counts in it: the kernel keeps that count, and
+	 * lowering what it raised would push it below zero. Lowered by one after, not set to 0:
+	 * an agent that attached meanwhile keeps its count. */
+	if (p->by_hand && *lib->semaphore) {
+		p->by_hand = 0;
+		p->foreign = 1;
+	}
 	p->expect = agent || p->by_hand ? 1 : 0;
 	if (p->by_hand)
-		*(volatile unsigned short *)lib->semaphore = 1;
+		*(volatile unsigned short *)lib->semaphore += 1;
 
 	if (agent) {
 		link = loader_attach_hook(b->l, lib->path, lib->site.nop5_offset,
@@ -280,7 +288,7 @@ static int measure(struct bench *b, struct phase *p, const struct hook_lib *lib,
 	}
 	pthread_join(t, NULL);
 	if (p->by_hand)
-		*(volatile unsigned short *)lib->semaphore = 0;
+		*(volatile unsigned short *)lib->semaphore -= 1;
 	prog_stats("on_sched_switch", &sw1, &swr1);
 	prog_stats("on_sched_exit", &ex1, &exr1);
 	prog_stats("on_span_set", &up1, &upr1);
@@ -580,65 +588,6 @@ static int print_uprobe_walks(struct bench *b, const struct spanprof_span *span)
 	return 0;
 }
 
-#define COPY_DIR_PREFIX "/tmp/bench_hook_paced."
-
-/* In a copy: its directory (COPY_DIR_PREFIX...) is removed when it exits. */
-static void remove_copies(void)
-{
-	char exe[4096], cmd[4200];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *end;
-
-	if (n < 0)
-		return;
-	exe[n] = '\0';
-	end = strstr(exe, "/bench/bench_hook_paced");
-	if (!end || strncmp(exe, COPY_DIR_PREFIX, strlen(COPY_DIR_PREFIX)) || strchr(exe, '\''))
-		return;
-	*end = '\0';
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", exe);
-	if (system(cmd))
-		fprintf(stderr, "bench_hook_paced: could not remove %s\n", exe);
-}
-
-/* Runs the benchmark from copies of this executable and of the version 2 library without their
- * probe notes (see the top of the file); returns when it runs in place: in a copy already, or
- * without objcopy. */
-static void run_from_copies(char **argv)
-{
-	char exe[4096], dir[] = COPY_DIR_PREFIX "XXXXXX", cmd[16384], copy[4200];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	const char *slash;
-
-	if (getenv(HOOK_LIBS_ORIGIN_ENV)) {
-		atexit(remove_copies);
-		return;
-	}
-	if (n < 0 || !mkdtemp(dir))
-		return;
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (!slash || strchr(exe, '\''))
-		return;
-	snprintf(
-		cmd, sizeof(cmd),
-		"mkdir %s/bench %s/workloads && objcopy -R .note.stapsdt '%s' %s/bench/bench_hook_paced "
-		"&& objcopy -R .note.stapsdt '%.*s/../workloads/libspanprof_v2.so' "
-		"%s/workloads/libspanprof_v2.so",
-		dir, dir, exe, dir, (int)(slash - exe), exe, dir);
-	if (!system(cmd)) {
-		snprintf(copy, sizeof(copy), "%s/bench/bench_hook_paced", dir);
-		setenv(HOOK_LIBS_ORIGIN_ENV, exe, 1);
-		execv(copy, argv);
-		unsetenv(HOOK_LIBS_ORIGIN_ENV);
-	}
-	fprintf(stderr, "bench_hook_paced: no copy without the probe notes (objcopy): running in "
-			"place, other agents may attach to the hooks\n");
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd))
-		fprintf(stderr, "bench_hook_paced: could not remove %s\n", dir);
-}
-
 int main(int argc, char **argv)
 {
 	struct loader_options lo = {
@@ -660,7 +609,7 @@ int main(int argc, char **argv)
 	pthread_t reader;
 
 	(void)argc;
-	run_from_copies(argv);
+	hook_copies_reexec("bench_hook_paced", argv);
 	if (rounds < 1 || rounds > 64)
 		rounds = DEFAULT_ROUNDS;
 	log_set_level(LOG_LEVEL_WARN);

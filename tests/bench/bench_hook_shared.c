@@ -26,6 +26,7 @@
 
 #include "agent/loader.h"
 #include "discover/hook_elf.h"
+#include "hook_copies.h"
 #include "hook_semaphore.h"
 #include "spanprof.h"
 #include "util/log.h"
@@ -60,17 +61,14 @@ static double time_calls(span_set_fn set, const struct spanprof_span *span)
 	return best;
 }
 
-/* A copy of lib without its probe note in a new directory (dir), its path in copy; 0, or -1 when
+/* A copy of lib without its probe notes in a new directory (dir), its path in copy; 0, or -1 when
  * there is none. */
 static int copy_without_note(const char *lib, char *dir, char *copy, size_t size)
 {
-	char cmd[12000];
-
-	if (strchr(lib, '\'') || !mkdtemp(dir))
+	if (!mkdtemp(dir))
 		return -1;
 	snprintf(copy, size, "%s/libspanprof.so", dir);
-	snprintf(cmd, sizeof(cmd), "objcopy -R .note.stapsdt '%s' '%s'", lib, copy);
-	if (!system(cmd))
+	if (!hook_copy_without_notes(lib, copy))
 		return 0;
 	unlink(copy);
 	rmdir(dir);
@@ -152,9 +150,9 @@ int main(void)
 		foreign |= *sem != 0;
 		none = min_of(none, time_calls(set, &span));
 		if (!*sem) {
-			*sem = 1;
+			*sem += 1;
 			alone = min_of(alone, time_calls(set, &span));
-			*sem = 0;
+			*sem -= 1; /* not = 0: an agent that attached meanwhile keeps its count */
 		}
 		link = loader_attach_hook(l, copy, site.nop5_offset, site.semaphore_offset,
 					  LOADER_HOOK_C, 0);
