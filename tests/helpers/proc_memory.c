@@ -105,6 +105,14 @@ int proc_memory_maps(pid_t pid, struct proc_bpf_map *out, int max)
 	return n;
 }
 
+uint64_t proc_memory_fd_memlock(int fd)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "%d", fd);
+	return fdinfo_memlock(getpid(), name, NULL, NULL);
+}
+
 int proc_memory_read(pid_t pid, struct proc_memory *out)
 {
 	char path[PATH_MAX], line[256];

@@ -31,4 +31,8 @@ struct proc_bpf_map {
  * small: only max filled), or -1 when pid's fd directory cannot be read. */
 int proc_memory_maps(pid_t pid, struct proc_bpf_map *out, int max);
 
+/* The memlock of this process's fd (a BPF map: what its cgroup is charged), 0 when fdinfo has
+ * none. */
+uint64_t proc_memory_fd_memlock(int fd);
+
 #endif /* SPANPROF_TEST_PROC_MEMORY_H */

@@ -18,6 +18,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "proc_memory.h"
 #include "agent/map_budget.h"
 #include "config/config.h"
 
@@ -33,22 +34,6 @@
 /* Headroom over the sum: what no budget counts (libdw's own structures for the lines looked up,
  * allocator slack) and slab rounding of map elements. */
 #define HEADROOM 1.10
-
-static uint64_t memlock_of(int fd)
-{
-	char path[64], line[128];
-	uint64_t bytes = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "memlock: %" SCNu64, &bytes) == 1)
-			break;
-	fclose(f);
-	return bytes;
-}
 
 /* Makes the map b describes, fills it when it is a hash, and checks that map_budget_bytes is
  * within ratio of the kernel's memlock (plus the header's 1 KiB, which it rounds up to). */
@@ -67,7 +52,7 @@ static void check_map(const struct loader_map_bound *b, double ratio)
 	if (b->type == BPF_MAP_TYPE_HASH || b->type == BPF_MAP_TYPE_LRU_HASH)
 		for (key = 0; key < b->max_entries; key++)
 			assert_int_equal(bpf_map_update_elem(fd, &key, value, BPF_ANY), 0);
-	got = memlock_of(fd);
+	got = proc_memory_fd_memlock(fd);
 	printf("  %s: kernel %" PRIu64 ", budget %" PRIu64 "\n", b->name, got, want);
 	assert_true(want >= got * (1 - ratio) && want <= got * (1 + ratio) + 1024);
 	close(fd);

@@ -17,6 +17,7 @@
 
 #include <bpf/bpf.h>
 
+#include "proc_memory.h"
 #include "unwind/unwind_store.h"
 
 #define NCHUNKS 3
@@ -111,23 +112,6 @@ static unsigned int count_keys(int fd)
 	return n;
 }
 
-/* Kernel memory the map holds, as /proc/self/fdinfo reports it (what its cgroup is charged). */
-static uint64_t memlock_of(int fd)
-{
-	char path[64], line[128];
-	uint64_t bytes = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "memlock: %" SCNu64, &bytes) == 1)
-			break;
-	fclose(f);
-	return bytes;
-}
-
 /* The chunk map costs what the tables in it need, not its max_entries: it grows as tables are
  * put and shrinks when they are dropped. */
 static void test_chunk_memory_follows_the_tables_stored(void **state)
@@ -138,17 +122,17 @@ static void test_chunk_memory_follows_the_tables_stored(void **state)
 	struct cfi_table t;
 
 	make_table(&t, 10);
-	empty = memlock_of(m->fds.chunks);
+	empty = proc_memory_fd_memlock(m->fds.chunks);
 	assert_int_equal(unwind_store_put(m->store, &t, &t1, &g1), 0);
-	one = memlock_of(m->fds.chunks);
+	one = proc_memory_fd_memlock(m->fds.chunks);
 	assert_int_equal(unwind_store_put(m->store, &t, &t2, &g2), 0);
-	two = memlock_of(m->fds.chunks);
+	two = proc_memory_fd_memlock(m->fds.chunks);
 	assert_true(one - empty >= sizeof(struct spanprof_unwind_chunk));
 	assert_true(two - one >= sizeof(struct spanprof_unwind_chunk));
 	/* A preallocated map would have cost all NCHUNKS chunks from the start. */
 	assert_true(empty < sizeof(struct spanprof_unwind_chunk));
 	unwind_store_drop(m->store, t1);
-	dropped = memlock_of(m->fds.chunks);
+	dropped = proc_memory_fd_memlock(m->fds.chunks);
 	assert_int_equal(dropped, one);
 	cfi_table_release(&t);
 }
