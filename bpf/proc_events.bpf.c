@@ -93,14 +93,15 @@ struct {
 	__type(value, __u8);
 } pending_scans SEC(".maps");
 
-/* Marks pid's rescan pending. Returns 0 when the mark is new or the map is full (counted: the
- * caller sends the request unmarked), -EEXIST when a request is pending already. */
+/* Marks pid's rescan pending. Returns 0 when the mark is new or could not be made (the map is
+ * full, or an element could not be allocated: counted, and the caller sends the request
+ * unmarked), -EEXIST when a request is pending already. */
 static __always_inline long mark_pending(__u32 pid, __u64 flags)
 {
 	__u8 one = 1;
 	long err = bpf_map_update_elem(&pending_scans, &pid, &one, flags);
 
-	if (err == -E2BIG) {
+	if (err && err != -EEXIST) {
 		counter_inc(&event_counts, SPANPROF_EVENT_PENDING_SCANS_FULL);
 		return 0;
 	}
