@@ -361,6 +361,11 @@ static void test_only_changes_are_queued(void **state)
 	assert_int_equal(area->head, h + 5);
 	assert_int_equal(area->ring[(h + 4) & SPANPROF_RING_MASK].span_id[7], 101);
 	assert_true(last_name_id(area) == fnv1a64("repeat"));
+	/* The same ids under a new name are a change: queued, with the new name's id. */
+	fill(&s, 101, "renamed");
+	thread_record_set(&s, 63); /* a name never sent enters the uprobe: not asserted here */
+	assert_int_equal(area->head, h + 6);
+	assert_true(last_name_id(area) == fnv1a64("renamed"));
 }
 
 static uint64_t mono_now(void)

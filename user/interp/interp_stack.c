@@ -86,7 +86,8 @@ void interp_stack_merge(struct stack_resolve *r, const struct interp_stack_layou
 		name(ctx, &s->frames[i], &f.lines[0]);
 		f.addr = frame_address(layout->address_seed, &f.lines[0]);
 		at = (run + skip < npos ? pos[run + skip] : end) + inserted;
-		/* Within a run, each frame goes below (outer than) the one before it. */
+		/* Within a run, each frame goes below (outer than) the one before it. Inserting copies
+		 * the name's strings: the next name() may evict or reuse what they point at. */
 		if (stack_resolve_insert(r, at, &f)) {
 			*dropped += n - i;
 			return;

@@ -15,7 +15,9 @@
 #include "spanprof_abi.h"
 #include "symbolize/stack_resolve.h"
 
-/* Names one interpreter frame: fills *line (function, file, line). */
+/* Names one interpreter frame: fills *line (function, file, line). Its strings need only last
+ * until the next call (the name caches refuse and evict within one sample): the merge copies
+ * them into the stack before it names the next frame. */
 typedef void (*interp_frame_namer)(void *ctx, const struct interp_frame *f, struct sym_line *line);
 
 struct interp_stack_layout {

@@ -7,11 +7,14 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "interp/interp_budget.h"
+#include "interp/python_stack.h"
 #include "interp/python_symbols.h"
 
 #define STATE_COMPACT_ASCII ((1u << 5) | (1u << 6))
@@ -379,6 +382,152 @@ static void test_entry_over_budget_named_but_not_cached(void **state)
 	interp_budget_free(b);
 }
 
+/* One sample's stack of ten distinct code objects, for the per-sample test: every third has a
+ * line table larger than its user's share (refused), the others SMALL_TABLE bytes. */
+#define STACK_DEPTH 10
+#define SMALL_TABLE 100
+#define LARGE_TABLE 8000
+static struct {
+	uint8_t code[256];
+	struct fake_str name, file;
+} deep[STACK_DEPTH];
+static struct {
+	uint8_t raw[32 + SMALL_TABLE];
+} small_table;
+static struct {
+	uint8_t raw[32 + LARGE_TABLE];
+} large_table;
+
+static void set_deep_ptr(int i, size_t off, const void *p)
+{
+	uint64_t v = (uint64_t)(uintptr_t)p;
+
+	memcpy(deep[i].code + off, &v, sizeof(v));
+}
+
+/* Code object i: "fn_i" in "/srv/app/mod_i.py", first line 200 + 10 * i; its frame at lasti 3
+ * (line first + 2). */
+static struct interp_frame deep_frame(int i)
+{
+	const void *t = i % 3 ? (const void *)&small_table : (const void *)&large_table;
+	int32_t first = 200 + 10 * i;
+	struct interp_frame f = { 0 };
+	char text[32];
+
+	memset(deep[i].code, 0, sizeof(deep[i].code));
+	snprintf(text, sizeof(text), "fn_%d", i);
+	make_str(&deep[i].name, text);
+	snprintf(text, sizeof(text), "/srv/app/mod_%d.py", i);
+	make_str(&deep[i].file, text);
+	memcpy(deep[i].code + 68, &first, sizeof(first));
+	set_deep_ptr(i, 112, &deep[i].file);
+	set_deep_ptr(i, 120, &deep[i].name);
+	set_deep_ptr(i, 128, &deep[i].name);
+	set_deep_ptr(i, 136, t);
+	f.code = (uint64_t)(uintptr_t)deep[i].code;
+	f.firstlineno = (uint32_t)first;
+	f.lasti = 3;
+	f.check = SPANPROF_PY_CHECK((uint64_t)(uintptr_t)&deep[i].name,
+				    (uint64_t)(uintptr_t)&deep[i].file,
+				    (uint64_t)(uintptr_t)&deep[i].name, (uint64_t)(uintptr_t)t);
+	return f;
+}
+
+static void make_tables(void)
+{
+	static const uint8_t entry[] = { 0xef, 0x04 }; /* line + 2 for 8 units */
+	int64_t len = SMALL_TABLE;
+
+	memset(&small_table, 0, sizeof(small_table));
+	memcpy(small_table.raw + 16, &len, sizeof(len));
+	memcpy(small_table.raw + 32, entry, sizeof(entry));
+	len = LARGE_TABLE;
+	memset(&large_table, 0, sizeof(large_table));
+	memcpy(large_table.raw + 16, &len, sizeof(len));
+	memcpy(large_table.raw + 32, entry, sizeof(entry));
+}
+
+/* Merges the frames idx[0..n) (innermost first) into an empty native stack: all outermost. */
+static struct stack_resolve *merge_frames(struct python_symbols *ps, const int *idx, int n)
+{
+	struct python_proc proc = { .off = python_offsets_for(3, 12) };
+	struct stack_resolve *r = calloc(1, sizeof(*r));
+	struct interp_stack py = { .nframes = (uint32_t)n };
+	uint64_t dropped = 0;
+	int i;
+
+	assert_non_null(r);
+	for (i = 0; i < n; i++)
+		py.frames[i] = deep_frame(idx[i]);
+	python_stack_merge(r, ps, getpid(), &proc, &py, &dropped);
+	assert_int_equal(dropped, 0);
+	assert_int_equal(r->nframes, n);
+	return r;
+}
+
+/* Each merged frame shows its own code object's name, file and line. */
+static void expect_own_names(const struct stack_resolve *r, const int *idx, int n)
+{
+	char want[32];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(want, sizeof(want), "fn_%d", idx[i]);
+		assert_string_equal(r->frames[i].lines[0].function, want);
+		snprintf(want, sizeof(want), "/srv/app/mod_%d.py", idx[i]);
+		assert_string_equal(r->frames[i].lines[0].file, want);
+		assert_int_equal(r->frames[i].lines[0].line, 200 + 10 * idx[i] + 2);
+	}
+}
+
+/* Two users, and a sample deeper than this one's share of the budget: within the one merge,
+ * large code objects are refused (each named from the cache's single refused slot) and small
+ * ones past the share evict the entries earlier frames were named from. Every frame still shows
+ * its own name, file and line, and nothing freed is read (ASan), because the merge copies each
+ * frame's strings into the stack before it names the next frame. The bytes stay within the
+ * budget, and a second merge of the same stack names it the same way. */
+static void test_deep_sample_keeps_every_frame_named(void **state)
+{
+	static const int all[STACK_DEPTH] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+	const uint64_t small = python_symbols_entry_bytes() + SMALL_TABLE;
+	const uint64_t room = 7 * small; /* this user's share: three and a half small entries */
+	const uint64_t max = fixed_bytes(64) + room;
+	struct interp_budget *b = interp_budget_new(max);
+	struct python_symbols *ps = python_symbols_new("/proc", 64, b);
+	struct python_symbols_stats st;
+	struct interp_budget_stats bs;
+	struct stack_resolve *r;
+	const uid_t other = 4242;
+
+	(void)state;
+	assert_non_null(ps);
+	assert_true(getuid() != other);
+	make_tables();
+	/* Another user holds the other half (a cache without eviction: it stays). */
+	assert_int_equal(interp_budget_take(b, INTERP_CACHE_RUBY, other, room / 2 - 64), 0);
+	r = merge_frames(ps, all, STACK_DEPTH);
+	expect_own_names(r, all, STACK_DEPTH);
+	python_symbols_get_stats(ps, &st);
+	interp_budget_get_stats(b, &bs);
+	assert_int_equal(st.misses, STACK_DEPTH);
+	assert_int_equal(st.refused, 4); /* the large ones: over the share */
+	assert_int_equal(bs.fair_refused, 4);
+	assert_int_equal(st.evictions, 3); /* the small ones past three: frames 1, 2 and 4 went */
+	assert_true(bs.held <= max);
+	assert_int_equal(st.bytes + bs.own_bytes + room / 2 - 64, bs.held);
+	free(r);
+	r = merge_frames(ps, all, STACK_DEPTH);
+	expect_own_names(r, all, STACK_DEPTH);
+	interp_budget_get_stats(b, &bs);
+	assert_true(bs.held <= max);
+	free(r);
+	python_symbols_free(ps); /* ASan: the refused entries' tables were freed */
+	interp_budget_give(b, INTERP_CACHE_RUBY, other, room / 2 - 64);
+	interp_budget_get_stats(b, &bs);
+	assert_int_equal(bs.held, bs.own_bytes);
+	interp_budget_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -389,6 +538,7 @@ int main(void)
 		cmocka_unit_test(test_bytes_follow_inserts_and_evictions),
 		cmocka_unit_test(test_budget_evicts_least_recent_and_holds_its_bound),
 		cmocka_unit_test(test_entry_over_budget_named_but_not_cached),
+		cmocka_unit_test(test_deep_sample_keeps_every_frame_named),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
