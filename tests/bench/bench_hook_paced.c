@@ -484,8 +484,18 @@ static void *make_changes(void *arg)
 	return NULL;
 }
 
-/* BPF ns per thread exit whose ring holds `changes` changes (median of threads' batches). */
-static double exit_walk_ns(const struct spanprof_span *span, int changes, int threads)
+/* The BPF time and runs of the program that reads a walk's ring. */
+typedef void (*walk_stats_fn)(unsigned long long *ns, unsigned long long *runs);
+
+static void exit_stats(unsigned long long *ns, unsigned long long *runs)
+{
+	prog_stats("on_thread_exit", ns, runs);
+}
+
+/* BPF ns per thread whose `changes` changes the program stats() times reads: threads run one at a
+ * time, each making its changes and exiting, paced to stay under the span-record budget. */
+static double walk_ns(const struct spanprof_span *span, int changes, int threads,
+		      walk_stats_fn stats)
 {
 	struct exit_walk w = { .span = span, .changes = changes };
 	unsigned long long ns0, runs0, ns1, runs1;
@@ -494,7 +504,7 @@ static double exit_walk_ns(const struct spanprof_span *span, int changes, int th
 	pthread_t t;
 	int done = 0;
 
-	prog_stats("on_thread_exit", &ns0, &runs0);
+	stats(&ns0, &runs0);
 	for (int i = 0; i < threads; i++) {
 		if (pthread_create(&t, NULL, make_changes, &w))
 			break;
@@ -502,7 +512,7 @@ static double exit_walk_ns(const struct spanprof_span *span, int changes, int th
 		done++;
 		usleep((useconds_t)(gap_s * 1e6));
 	}
-	prog_stats("on_thread_exit", &ns1, &runs1);
+	stats(&ns1, &runs1);
 	return done ? (double)(ns1 - ns0) / done : 0;
 }
 
@@ -519,7 +529,7 @@ static int print_exit_walks(struct bench *b, const struct spanprof_span *span)
 	printf("\n== the ring read alone (ABI v3, default options): BPF time of a read at thread "
 	       "exit, every span's record sent ==\n");
 	for (int i = 0; i < 3; i++) {
-		ns[i] = exit_walk_ns(span, changes[i], 200);
+		ns[i] = walk_ns(span, changes[i], 200, exit_stats);
 		printf("  %3d changes (%3d records): %8.0f ns per read, %6.1f ns per change\n",
 		       changes[i], changes[i] / 2, ns[i], ns[i] / changes[i]);
 	}
@@ -546,26 +556,6 @@ static void uprobe_stats(unsigned long long *ns, unsigned long long *runs)
 	*runs += runs2;
 }
 
-static double uprobe_walk_ns(const struct spanprof_span *span, int changes, int threads)
-{
-	struct exit_walk w = { .span = span, .changes = changes };
-	unsigned long long ns0, runs0, ns1, runs1;
-	const double gap_s = (changes / 2.0) / (SPANS_PER_S);
-	pthread_t t;
-	int done = 0;
-
-	uprobe_stats(&ns0, &runs0);
-	for (int i = 0; i < threads; i++) {
-		if (pthread_create(&t, NULL, make_changes, &w))
-			break;
-		pthread_join(t, NULL);
-		done++;
-		usleep((useconds_t)(gap_s * 1e6));
-	}
-	uprobe_stats(&ns1, &runs1);
-	return done ? (double)(ns1 - ns0) / done : 0;
-}
-
 static int print_uprobe_walks(struct bench *b, const struct spanprof_span *span)
 {
 	const int n = SPANPROF_RING_TRAP_EVERY;
@@ -576,8 +566,8 @@ static int print_uprobe_walks(struct bench *b, const struct spanprof_span *span)
 				  b->libs[0]->site.semaphore_offset, LOADER_HOOK_C, 0);
 	if (!link)
 		return -1;
-	reg = uprobe_walk_ns(span, 2, 100);
-	full = uprobe_walk_ns(span, n + 2, 40);
+	reg = walk_ns(span, 2, 100, uprobe_stats);
+	full = walk_ns(span, n + 2, 40, uprobe_stats);
 	printf("\n== the ring read at a uprobe entry (ABI v3, default options), every span's record "
 	       "sent ==\n");
 	printf("  registration entry (2 changes a thread):   %8.0f ns per thread\n", reg);
