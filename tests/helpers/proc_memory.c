@@ -79,30 +79,48 @@ static int map_name(uint32_t id, char *name)
 	return 0;
 }
 
-int proc_memory_maps(pid_t pid, struct proc_bpf_map *out, int max)
+/* Calls fn(ctx, fd) for every BPF map fd pid holds (fd: its name under /proc/pid/fd). Returns
+ * 0, or -1 when pid's fd directory cannot be read. */
+static int each_map_fd(pid_t pid, void (*fn)(void *ctx, pid_t pid, const char *fd), void *ctx)
 {
 	char path[PATH_MAX];
-	struct proc_bpf_map m;
 	struct dirent *de;
-	int n = 0;
 	DIR *d;
 
 	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
 	d = opendir(path);
 	if (!d)
 		return -1;
-	while ((de = readdir(d))) {
-		if (!is_bpf_map(pid, de->d_name))
-			continue;
-		m.memlock = fdinfo_memlock(pid, de->d_name, &m.id, &m.max_entries);
-		if (!m.id || map_name(m.id, m.name))
-			continue;
-		if (n < max)
-			out[n] = m;
-		n++;
-	}
+	while ((de = readdir(d)))
+		if (is_bpf_map(pid, de->d_name))
+			fn(ctx, pid, de->d_name);
 	closedir(d);
-	return n;
+	return 0;
+}
+
+struct map_list {
+	struct proc_bpf_map *out;
+	int max, n;
+};
+
+static void list_map(void *ctx, pid_t pid, const char *fd)
+{
+	struct map_list *l = ctx;
+	struct proc_bpf_map m;
+
+	m.memlock = fdinfo_memlock(pid, fd, &m.id, &m.max_entries);
+	if (!m.id || map_name(m.id, m.name))
+		return;
+	if (l->n < l->max)
+		l->out[l->n] = m;
+	l->n++;
+}
+
+int proc_memory_maps(pid_t pid, struct proc_bpf_map *out, int max)
+{
+	struct map_list l = { out, max, 0 };
+
+	return each_map_fd(pid, list_map, &l) ? -1 : l.n;
 }
 
 uint64_t proc_memory_fd_memlock(int fd)
@@ -113,13 +131,19 @@ uint64_t proc_memory_fd_memlock(int fd)
 	return fdinfo_memlock(getpid(), name, NULL, NULL);
 }
 
+static void add_map(void *ctx, pid_t pid, const char *fd)
+{
+	struct proc_memory *out = ctx;
+
+	out->bpf_maps += fdinfo_memlock(pid, fd, NULL, NULL);
+	out->nmaps++;
+}
+
 int proc_memory_read(pid_t pid, struct proc_memory *out)
 {
 	char path[PATH_MAX], line[256];
-	struct dirent *de;
 	uint64_t v;
 	FILE *f;
-	DIR *d;
 
 	memset(out, 0, sizeof(*out));
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
@@ -133,16 +157,5 @@ int proc_memory_read(pid_t pid, struct proc_memory *out)
 			out->peak_rss = v * 1024;
 	}
 	fclose(f);
-	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
-	d = opendir(path);
-	if (!d)
-		return -1;
-	while ((de = readdir(d))) {
-		if (!is_bpf_map(pid, de->d_name))
-			continue;
-		out->bpf_maps += fdinfo_memlock(pid, de->d_name, NULL, NULL);
-		out->nmaps++;
-	}
-	closedir(d);
-	return 0;
+	return each_map_fd(pid, add_map, out);
 }
