@@ -696,8 +696,12 @@ static __always_inline int span_set(const void *user_span, enum ring_stage_use u
 	__u64 now;
 
 	if (user_span && !bpf_probe_read_user(&version, sizeof(version), user_span) &&
-	    version == SPANPROF_ABI_VERSION_V3)
+	    version == SPANPROF_ABI_VERSION_V3) {
+		/* Rare by design (registration, a new root name, every 256 changes, for age):
+		 * counted, so that a hook entering at every call shows. */
+		counter_inc(&event_counts, SPANPROF_EVENT_HOOK_ENTRY);
 		return on_area(task, user_span, use);
+	}
 	if (!user_span) {
 		/* Clearing needs no storage: a thread that never set a span has none. */
 		ts = bpf_task_storage_get(&thread_spans, task, NULL, 0);

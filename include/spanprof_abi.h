@@ -562,6 +562,7 @@ enum spanprof_event {
 	SPANPROF_EVENT_TCTX_SPAN, /* samples whose span came from an OTel thread context */
 	SPANPROF_EVENT_OBI_SPAN, /* samples whose span came from OBI's map */
 	SPANPROF_EVENT_PENDING_SCANS_FULL, /* rescan requests sent unmarked: pending_scans full */
+	SPANPROF_EVENT_HOOK_ENTRY, /* entries of an ABI 3 hook into the uprobe (not every call) */
 	SPANPROF_EVENT__COUNT,
 };
 

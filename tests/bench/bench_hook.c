@@ -5,7 +5,9 @@
  *  - the library as built for hook ABI version 2 (build/tests/workloads/libspanprof_v2.so,
  *    dlopen'ed: the uprobe at every call, what programs linked with an older libspanprof run),
  * each with no agent, with the agent's default options (off-CPU and span times on: a record per
- * ended span, read by a thread as the agent would) and with span times off; also the older
+ * ended span, read by a thread as the agent would) and with span times off; this hook also with
+ * two root spans taking turns at every set (two names: each set renames the thread's root, a ring
+ * entry only once the agent has both names), default options; also the older
  * comparisons of the version 2 probe sites (1-byte nop, plain uprobe on the function entry).
  * Prints ns per call and ratios measured in this one run.
  * Another spanprof agent on the machine that profiles every process would attach to this
@@ -89,15 +91,19 @@ static double lowest(double a, double b)
 #define RUNS 200
 #define CALLS 5000
 
+/* The spans a run of calls sets, a clear between each two: turn[0] and turn[1] by turns (the
+ * same span twice: one span set again and again; two root spans: their names take turns). */
+typedef const struct spanprof_span *const span_turns[2];
+
 /* Best of RUNS runs of n calls, in ns per call: the minimum filters out preemption noise. */
-static double time_calls_of(span_set_fn set, const struct spanprof_span *span, long n)
+static double time_calls_of(span_set_fn set, span_turns turn, long n)
 {
 	double best = 1e18, t;
 
 	for (int run = 0; run < RUNS; run++) {
 		t = now_ns();
 		for (long i = 0; i < n; i++)
-			set((i & 1) ? span : NULL);
+			set((i & 1) ? turn[(i >> 1) & 1] : NULL);
 		t = (now_ns() - t) / n;
 		if (t < best)
 			best = t;
@@ -107,7 +113,9 @@ static double time_calls_of(span_set_fn set, const struct spanprof_span *span, l
 
 static double time_calls(const struct spanprof_span *span, long n)
 {
-	return time_calls_of(spanprof_span_set, span, n);
+	span_turns one = { span, span };
+
+	return time_calls_of(spanprof_span_set, one, n);
 }
 
 /* Run time and count of the hook's BPF program so far (kernel run-time statistics). */
@@ -125,7 +133,7 @@ static void prog_stats(struct loader *l, uint64_t *ns, uint64_t *cnt)
 }
 
 static double time_lib_with_link(struct loader *l, const struct hook_lib *h, uint64_t offset,
-				 const struct spanprof_span *span, const char *what)
+				 span_turns span, const char *what)
 {
 	struct bpf_link *link =
 		loader_attach_hook(l, h->path, offset, h->site.semaphore_offset, LOADER_HOOK_C, 0);
@@ -186,9 +194,9 @@ static void *read_records(void *arg)
 }
 
 /* The nop5 site with the agent's default options, off-CPU and span times on (span_times 0: span
- * times off): every clear ends a span, one record each. */
-static double time_with_span_times(const struct hook_lib *h, const struct spanprof_span *span,
-				   int span_times)
+ * times off): every clear ends a span, one record each. what: the row's name. */
+static double time_with_span_times(const struct hook_lib *h, span_turns span, int span_times,
+				   const char *what)
 {
 	struct loader_options lo = {
 		.frequency = 100,
@@ -210,8 +218,7 @@ static double time_with_span_times(const struct hook_lib *h, const struct spanpr
 	r.rb = loader_proc_events(l, ignore_event, NULL);
 	if (r.rb && !loader_add_span_ends(l, r.rb, count_record, &r) &&
 	    !pthread_create(&t, NULL, read_records, &r)) {
-		ns = time_lib_with_link(l, h, h->site.nop5_offset, span,
-					span_times ? "default options:" : "span times off:");
+		ns = time_lib_with_link(l, h, h->site.nop5_offset, span, what);
 		atomic_store(&r.stop, 1);
 		pthread_join(t, NULL);
 		loader_read_drops(l, drops, SPANPROF_DROP__COUNT);
@@ -287,10 +294,12 @@ int main(int argc, char **argv)
 				     .stack_entries = 1024,
 				     .count_entries = 1024 };
 	struct spanprof_span span = { .abi_version = SPANPROF_SPAN_ABI_VERSION, .name = "bench" };
-	struct spanprof_span long_span = span;
+	struct spanprof_span long_span = span, other;
 	struct spanprof_span_v1 v1 = { .abi_version = 1, .name = "bench" };
 	const struct spanprof_span *v1p = (const struct spanprof_span *)(const void *)&v1;
-	double none, none_v2, v3_def = -1, v3_off = -1, v2_def = -1, v2_off = -1;
+	span_turns one = { &span, &span }, two = { &span, &other },
+		   long1 = { &long_span, &long_span }, v1t = { v1p, v1p };
+	double none, none_v2, v3_def = -1, v3_two = -1, v3_off = -1, v2_def = -1, v2_off = -1;
 	double nop5_long = -1, nop5_v1 = -1, nop1, entry = -1, clock_ns, tsc_ns, hook_alone;
 	struct hook_lib v3, v2;
 	char exe[4096], v2_path[4200];
@@ -317,6 +326,11 @@ int main(int argc, char **argv)
 	memcpy(v1.trace_id, span.trace_id, sizeof(v1.trace_id));
 	memcpy(v1.span_id, span.span_id, sizeof(v1.span_id));
 	memset(long_span.name, 'n', 200); /* a 200-byte name: ABI v1 would have cut it at 63 */
+	/* Another root span, under another name: with span, the two take turns at every set. */
+	other = span;
+	other.span_id[7] = 4;
+	other.root_span_id[7] = 5;
+	snprintf(other.name, sizeof(other.name), "bench-other");
 	none = lowest(-1, time_calls(&span, CALLS));
 	/* First, before any uprobe was attached to this executable's site: with none attached the
 	 * site is a nop only while the kernel never optimized a probe there (after one did, this
@@ -340,7 +354,7 @@ int main(int argc, char **argv)
 		}
 		none = lowest(none, time_calls(&span, CALLS));
 	}
-	none_v2 = time_calls_of(v2.set, &span, CALLS);
+	none_v2 = time_calls_of(v2.set, one, CALLS);
 
 	/* Kernel run-time statistics while this process lives (released with the fd at exit). */
 	if (bpf_enable_stats(BPF_STATS_RUN_TIME) < 0)
@@ -348,10 +362,11 @@ int main(int argc, char **argv)
 	/* The machine's speed may drop for a second or more at a time (a busy host): each row is
 	 * the best of ROUNDS measurements taken apart, the rows of one round in turn. */
 	for (int round = 0; round < ROUNDS; round++) {
-		v3_def = lowest(v3_def, time_with_span_times(&v3, &span, 1));
-		v2_def = lowest(v2_def, time_with_span_times(&v2, &span, 1));
-		v3_off = lowest(v3_off, time_with_span_times(&v3, &span, 0));
-		v2_off = lowest(v2_off, time_with_span_times(&v2, &span, 0));
+		v3_def = lowest(v3_def, time_with_span_times(&v3, one, 1, "default options:"));
+		v3_two = lowest(v3_two, time_with_span_times(&v3, two, 1, "two root names:"));
+		v2_def = lowest(v2_def, time_with_span_times(&v2, one, 1, "default options:"));
+		v3_off = lowest(v3_off, time_with_span_times(&v3, one, 0, "span times off:"));
+		v2_off = lowest(v2_off, time_with_span_times(&v2, one, 0, "span times off:"));
 		none = lowest(none, time_calls(&span, CALLS));
 	}
 	l = loader_open(&lo);
@@ -359,10 +374,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_hook: cannot load BPF (needs root): %s\n", strerror(errno));
 		return 1;
 	}
-	nop5_long = time_lib_with_link(l, &v2, v2.site.nop5_offset, &long_span, "200-byte name:");
-	nop5_v1 = time_lib_with_link(l, &v2, v2.site.nop5_offset, v1p, "ABI v1 struct:");
-	nop1 = time_lib_with_link(l, &v2, v2.site.site_offset, &span, "1-byte nop site:");
-	entry = time_lib_with_link(l, &v2, entry_off, &span, "function entry:");
+	nop5_long = time_lib_with_link(l, &v2, v2.site.nop5_offset, long1, "200-byte name:");
+	nop5_v1 = time_lib_with_link(l, &v2, v2.site.nop5_offset, v1t, "ABI v1 struct:");
+	nop1 = time_lib_with_link(l, &v2, v2.site.site_offset, one, "1-byte nop site:");
+	entry = time_lib_with_link(l, &v2, entry_off, one, "function entry:");
 	loader_close(l);
 	/* With this benchmark's links gone, a count left is another agent's (one that attached
 	 * after the first rounds, when the benchmark runs in place). */
@@ -379,6 +394,8 @@ int main(int argc, char **argv)
 	       tsc_ns, clock_ns);
 	printf("  %-44s %10.2f ns   (%.1fx no agent)\n", "ABI v3, agent, default options", v3_def,
 	       v3_def / none);
+	printf("    ... two root names taking turns          %10.2f ns   (%.2fx one name)\n",
+	       v3_two, v3_two / v3_def);
 	printf("  %-44s %10.2f ns   (%.1fx no agent)\n", "ABI v3, agent, span times off", v3_off,
 	       v3_off / none);
 	printf("  %-44s %10.2f ns\n", "ABI v2 (uprobe per call), no agent", none_v2);

@@ -12,12 +12,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <linux/types.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #include "agent_proc.h"
+#include "fixture_build.h"
 #include "metrics_scrape.h"
 #include "profiled_run.h"
+#include "spanprof_abi.h"
 #include "span_cpu_log.h"
 #include "tmpdir.h"
 
@@ -27,6 +34,7 @@
 /* The names as the workload sets them, JSON-escaped and as Prometheus label values. */
 static const char *const json_names[2] = { "GET /alpha", "POST /beta \\\"q\\\"" };
 static const char *const label_names[2] = { "GET /alpha", "POST /beta \\\"q\\\"" };
+#define NAMES 2 /* the root names each thread takes turns between */
 
 /* Scrapes name{service_name=service,span_name=label} until it reaches at least want (the
  * agent reads the ring buffer at its drains) or 30 s pass; returns the last value. */
@@ -40,13 +48,71 @@ static double scrape_span(int port, const char *name, const char *service, const
 	return metrics_scrape_until(port, metric, want, 30);
 }
 
-/* Runs the workload with nspans spans per thread under the hook library lib (by its directory,
- * ahead of the workload's own run path) and checks the agent's records and metrics against the
- * workload's log. */
-static void check_span_cpu(const char *lib, int spans_per_thread, int span_us)
+/* The hook enters the uprobe at a change this many ticks of its ring's clock after its last entry
+ * (TRAP_AGE in hooks/c/thread_record.c): ns, or time stamp counter ticks. */
+#define HOOK_AGE_TICKS 1e9
+
+/* A CLOCK_MONOTONIC time in ns and a time stamp counter reading (0 where there is none). */
+struct clock_mark {
+	double ns, tsc;
+};
+
+static void clock_mark(struct clock_mark *m)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	m->ns = ts.tv_sec * 1e9 + ts.tv_nsec;
+#if defined(__x86_64__)
+	m->tsc = (double)__rdtsc();
+#else
+	m->tsc = 0;
+#endif
+}
+
+/* The hook's uprobe entries, as the agent counted them, against what its rules allow each span
+ * thread: one to register, one per root name sent (name_entries), one per
+ * SPANPROF_RING_TRAP_EVERY changes, and per age period of the run (at most one a period; it
+ * forgets the names sent, so both names may be sent again). A hook that entered at every call
+ * (2 x spans_per_thread per thread) is far above; each thread registers at least once. */
+static void check_hook_entries(int port, const struct clock_mark *t0, int spans_per_thread,
+			       int name_entries)
+{
+	struct clock_mark t1;
+	double wall_s, age_s = 1, entries, age_periods, per_thread, bound;
+	const int changes = 2 * spans_per_thread, slack = 4;
+
+	clock_mark(&t1);
+	wall_s = (t1.ns - t0->ns) / 1e9;
+	/* The ring's clock is the counter, or ns: the age period is the shorter of the two. */
+	if (t1.tsc > t0->tsc && HOOK_AGE_TICKS / ((t1.tsc - t0->tsc) / wall_s) < age_s)
+		age_s = HOOK_AGE_TICKS / ((t1.tsc - t0->tsc) / wall_s);
+	age_periods = (int)(wall_s / age_s) + 1;
+	per_thread = 1 + name_entries +
+		     (changes + SPANPROF_RING_TRAP_EVERY - 1) / SPANPROF_RING_TRAP_EVERY +
+		     age_periods * (1 + NAMES);
+	bound = SPAN_THREADS * per_thread + slack;
+	entries =
+		metrics_scrape_until(port, "spanprof_hook_uprobe_entries_total", SPAN_THREADS, 30);
+	printf("  hook uprobe entries: %.0f for %d threads of %d calls each (want %d to %.0f: per "
+	       "thread 1 + %d names + %d for %d changes + %d x %.0f age periods of %.2f s in %.1f "
+	       "s; + %d)\n",
+	       entries, SPAN_THREADS, changes, SPAN_THREADS, bound, name_entries,
+	       (changes + SPANPROF_RING_TRAP_EVERY - 1) / SPANPROF_RING_TRAP_EVERY, changes,
+	       1 + NAMES, age_periods, age_s, wall_s, slack);
+	assert_true(entries >= SPAN_THREADS);
+	assert_true(entries <= bound);
+}
+
+/* Runs the workload with nspans spans per thread under the hook library lib (a copy in the
+ * test's directory, ahead of the workload's own run path: the agent's uprobe on it is entered by
+ * this workload alone) and checks the agent's records and metrics against the workload's log,
+ * and its count of the hook's uprobe entries against the hook's rules (name_entries: root names
+ * each thread enters with). */
+static void check_span_cpu(const char *lib, int spans_per_thread, int span_us, int name_entries)
 {
 	const int nspans = spans_per_thread * SPAN_THREADS;
-	char env_lib[1100], span_len[16], *slash;
+	char env_lib[1100], span_len[16], lib_copy[1100];
 	char env_service[128], service[64], out_path[1024], count[16], *dir;
 	const char *env[] = { env_service, env_lib, NULL };
 	const char *wargv[] = { build_path("tests/workloads/span_cpu_workload"), count, span_len,
@@ -56,25 +122,26 @@ static void check_span_cpu(const char *lib, int spans_per_thread, int span_us)
 	struct profiled_run r = { .agent_args = argv,
 				  .workload_argv = wargv,
 				  .workload_env = env,
-				  .hook_file = lib,
+				  .hook_file = lib_copy,
 				  .keep_agent = 1 };
 	static struct logged_span logged[NSPANS];
 	struct span_cpu_census c = { 0 };
 	struct span_cpu_log w;
+	struct clock_mark t0;
 	double cpu_s[2], spans[2];
 	int port, i;
 
-	snprintf(env_lib, sizeof(env_lib), "LD_LIBRARY_PATH=%s", lib);
-	slash = strrchr(env_lib, '/');
-	assert_non_null(slash);
-	*slash = '\0';
 	dir = tmpdir_new("it-spancpu");
 	assert_non_null(dir);
+	snprintf(env_lib, sizeof(env_lib), "LD_LIBRARY_PATH=%s", dir);
+	snprintf(lib_copy, sizeof(lib_copy), "%s/libspanprof.so", dir);
+	assert_int_equal(fixture_sh("cp '%s' '%s'", lib, lib_copy), 0);
 	r.dir = argv[1] = dir;
 	snprintf(count, sizeof(count), "%d", spans_per_thread);
 	snprintf(span_len, sizeof(span_len), "%d", span_us);
 	snprintf(service, sizeof(service), "it-spancpu-%d", getpid());
 	snprintf(env_service, sizeof(env_service), "OTEL_SERVICE_NAME=%s", service);
+	clock_mark(&t0);
 	assert_int_equal(profiled_run(&r), 0);
 	port = metrics_scrape_port(r.agent.log_path);
 	assert_true(port > 0);
@@ -91,6 +158,7 @@ static void check_span_cpu(const char *lib, int spans_per_thread, int span_us)
 		       label_names[i], spans[i], cpu_s[i], w.totals[i] / 1e9,
 		       w.outer_totals[i] / 1e9);
 	}
+	check_hook_entries(port, &t0, spans_per_thread, name_entries);
 	assert_int_equal(agent_proc_stop(&r.agent), 0);
 	snprintf(out_path, sizeof(out_path), "%s/%s.spans.jsonl", dir, service);
 	span_cpu_census_read(&c, &w, out_path, json_names, r.pid);
@@ -121,7 +189,7 @@ static void test_span_cpu_matches_the_workloads_own_clock(void **state)
 	(void)state;
 	if (!agent_proc_can_run())
 		skip();
-	check_span_cpu(build_path("libspanprof.so"), SPANS_PER_THREAD, 300);
+	check_span_cpu(build_path("libspanprof.so"), SPANS_PER_THREAD, 300, 2);
 }
 
 /* A hook build that enters the uprobe at every new root name (each span here) and is switched
@@ -137,7 +205,7 @@ static void test_preemptions_inside_the_hook_keep_names_and_times(void **state)
 	(void)state;
 	if (!agent_proc_can_run())
 		skip();
-	check_span_cpu(build_path("tests/workloads/preempted_hook/libspanprof.so"), 300, 1500);
+	check_span_cpu(build_path("tests/workloads/preempted_hook/libspanprof.so"), 300, 1500, 300);
 }
 
 /* Spans of 10 us: a thread queues 256 changes in a few ms, within one time slice or a few, so
@@ -150,7 +218,7 @@ static void test_short_spans_read_at_uprobe_entries_keep_names_and_times(void **
 	(void)state;
 	if (!agent_proc_can_run())
 		skip();
-	check_span_cpu(build_path("libspanprof.so"), 1000, 10);
+	check_span_cpu(build_path("libspanprof.so"), 1000, 10, 2);
 }
 
 /* --off-cpu=false turns span times off with the off-CPU profiles: no records, no metric. */

@@ -213,6 +213,10 @@ static const struct metric_def defs[METRIC__COUNT] = {
 	[METRIC_SPAN_EVENTS] = { "spanprof_span_events_total", METRIC_COUNTER,
 				 "Span changes seen from the hook: a span set, or cleared.",
 				 LABELLED("event", span_events) },
+	[METRIC_HOOK_UPROBE_ENTRIES] = { "spanprof_hook_uprobe_entries_total", METRIC_COUNTER,
+					 "Entries of the span hook (ABI 3) into the uprobe: a thread "
+					 "registering, a root name not sent yet, every 256 changes, or "
+					 "a change 1e9 ticks of its clock after the last entry." },
 	[METRIC_HOOKS_ATTACHED] = { "spanprof_hooks_attached", METRIC_GAUGE,
 				    "Files carrying the span hook that have a uprobe attached." },
 	[METRIC_PROCESSES_TRACKED] = { "spanprof_processes_tracked", METRIC_GAUGE,

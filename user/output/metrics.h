@@ -15,6 +15,7 @@ enum metric_id {
 	METRIC_SAMPLES, /* counter: samples drained from the kernel */
 	METRIC_SAMPLES_DROPPED, /* counter, label reason: enum spanprof_drop, metric_drop */
 	METRIC_SPAN_EVENTS, /* counter, label event: enum metric_span_event */
+	METRIC_HOOK_UPROBE_ENTRIES, /* counter: entries of ABI 3 hooks into the uprobe */
 	METRIC_HOOKS_ATTACHED, /* gauge: files with the hook that carry a uprobe */
 	METRIC_PROCESSES_TRACKED, /* gauge */
 	METRIC_PROCESSES_REAPED, /* counter: tracked processes found dead with no exit event */

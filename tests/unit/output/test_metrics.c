@@ -125,6 +125,7 @@ static void test_metrics_have_the_documented_names(void **state)
 		"spanprof_build_info{version=\"",
 		"spanprof_span_events_total{event=\"set\"}",
 		"spanprof_span_events_total{event=\"clear\"}",
+		"spanprof_hook_uprobe_entries_total ",
 		"spanprof_processes_tracked ",
 		"spanprof_symcache_entries{cache=\"modules\"}",
 		"spanprof_symcache_lookups_total{result=\"hit\"}",
