@@ -10,12 +10,12 @@
  *  - blocking: each span is 50 us of spinning, then the thread sleeps until the next one (a
  *    thread that waits for every request: its ring is read at each switch-out, one span at a
  *    time).
- * The agent-with-calls phases run twice for this executable's hook: with the agent's default
+ * The agent-with-calls phase runs twice for this executable's hook: with the agent's default
  * options, and with span times off (--span-stats-max 0: off-CPU and the ring reads at
  * switch-out stay, no span records are built, the span_ends ring is one page), each under its
- * own loaded agent (both are loaded for the paced phases, the one a phase does not use
- * attached to nothing of it), so the call's cost with and without the per-span record work is
- * measured in one run.
+ * own agent (both stay loaded for the whole run, each measured by its own programs' run time;
+ * the one a phase does not use has no uprobe on its hooks), so the call's cost with and without
+ * the per-span record work is measured in one run.
  * Each call is timed on the spot (time stamp counter around it: the hook in user space and its
  * uprobe entries); a thread's first call, with which it registers, is left out and printed apart
  * (once per thread), and the calls that took over 2 us (uprobe entries, and interrupts) are
@@ -29,11 +29,15 @@
  * by the span records the phase sent. Per round: that control phase, then this executable's
  * hook (ABI version 3) and the ABI version 2 library (uprobe per call), each with no agent and
  * with the agent (version 3 also with span times off). Prints the median over rounds of each row
- * and of the ratios, then what the span records cost a user at the record budget
- * (SPANPROF_SPAN_ENDS_PER_USER_S records a second, each priced from this run).
+ * and of the ratios.
  * First, the ring read alone: its BPF time at thread exit for reads of 2, 32 and 128 changes
- * (print_exit_walks), the figure that other sessions' switches on a busy machine do not blur.
+ * (print_exit_walks), the figure that other sessions' switches on a busy machine do not blur,
+ * under each agent, and what span times add to it.
  * Then the read at a uprobe entry (print_uprobe_walks), by the same kind of difference.
+ * Last, the span records' CPU at the budget (print_budget_ceiling): SPANPROF_SPAN_ENDS_PER_USER_S
+ * records a second per user times a record's cost from this run: the read alone of 2 changes
+ * (a read per record, the dearest kind of read per record, apart from other switches) and each
+ * pace's in place.
  * BENCH_ROUNDS sets the rounds (5), BENCH_WALK_ONLY=1 runs the reads alone only.
  * Another spanprof agent on the machine that profiles every process would attach to this
  * benchmark's hooks too (its uprobe entries land in the call rows, and the "no agent" rows are
@@ -275,7 +279,7 @@ static void *read_records(void *arg)
 }
 
 struct bench {
-	/* by agent_kind: [AGENT_NONE] is NULL, [AGENT_TIMES_OFF] loaded for the paced phases */
+	/* by agent_kind: [AGENT_NONE] is NULL, the others loaded for the whole run */
 	struct loader *l[AGENT__COUNT];
 	struct span_reader reader;
 	pthread_t reader_thread;
@@ -296,7 +300,7 @@ static void reader_stop(struct bench *b)
 }
 
 /* Loads an agent and reads its span records with the others' (the first agent's process
- * events, ignored, start the reader's ring buffer). Runs while the reader is stopped: libbpf's
+ * events, ignored, start the reader's ring buffer). Called before the reader starts: libbpf's
  * ring_buffer__add must not race its poll. Returns the loader or NULL. */
 static struct loader *agent_open(struct bench *b, const struct loader_options *lo)
 {
@@ -610,39 +614,6 @@ static void print_pace(enum pace pace, const struct round_figures *f, int rounds
 	       (unsigned long long)drops[SPANPROF_DROP_SPAN_RING_LOST]);
 }
 
-/* One line of the budget's summary: ns of CPU per record (or span) at the budget's rate. */
-static void print_at_budget(const char *pace, const char *what, double ns)
-{
-	double ns_per_s = ns * SPANPROF_SPAN_ENDS_PER_USER_S;
-
-	printf("  %-9s %-56s %7.1f ns -> %5.2f ms of CPU a second (%.3f%% of one CPU)\n", pace,
-	       what, ns, ns_per_s / 1e6, ns_per_s / 1e7);
-}
-
-/* What the span records can cost a user at most: the budget's records a second, each priced
- * as this run measured it for each pace; and the whole hook at that span rate, both ABIs. */
-static void print_budget_ceiling(struct round_figures f_pace[PACE__COUNT][64], int rounds,
-				 int paces)
-{
-	printf("\n== the span records' CPU at the budget: %d records a second per user "
-	       "(SPANPROF_SPAN_ENDS_PER_USER_S) x the cost per record measured above; median of %d "
-	       "rounds ==\n",
-	       SPANPROF_SPAN_ENDS_PER_USER_S, rounds);
-	for (int pace = 0; pace < paces; pace++) {
-		const struct round_figures *f = f_pace[pace];
-
-		print_at_budget(pace_names[pace],
-				"ABI v3, the reads' BPF per record (default options)",
-				MEDIAN_OF(v3.rec_switch) + MEDIAN_OF(v3.rec_uprobe));
-		print_at_budget("", "  of it, what span times add (on less off)",
-				MEDIAN_OF(rec_times));
-		print_at_budget("", "ABI v3, calls and switch-outs in all, per span",
-				MEDIAN_OF(v3.rec_all));
-		print_at_budget("", "ABI v2 at that span rate, calls and switch-outs, per span",
-				MEDIAN_OF(v2.rec_all));
-	}
-}
-
 /* ---- The ring read alone: a thread's changes read when it exits ----
  * A thread makes n changes (set and clear in turn, from its first call, which registers it) and
  * exits: sched_process_exit reads its ring, and that program runs for nothing else but the
@@ -694,28 +665,47 @@ static double walk_ns(struct loader *l, const struct spanprof_span *span, int ch
 	return done ? (double)(ns1 - ns0) / done : 0;
 }
 
-static int print_exit_walks(struct bench *b, const struct spanprof_span *span)
+/* The reads alone: changes a thread makes before it exits. */
+#define EXIT_WALKS 3
+static const int walk_changes[EXIT_WALKS] = { 2, 32, 128 };
+
+/* Prints the reads alone under agent (default options or span times off), their BPF ns per
+ * read into ns. Returns 0 or -1 (ns untouched). */
+static int print_exit_walks(struct bench *b, const struct spanprof_span *span,
+			    enum agent_kind agent, double ns[EXIT_WALKS])
 {
-	static const int changes[] = { 2, 32, 128 };
-	struct loader *l = b->l[AGENT_DEFAULT];
+	const int *changes = walk_changes;
+	struct loader *l = b->l[agent];
+	int times = agent == AGENT_DEFAULT;
 	struct bpf_link *link;
-	double ns[3];
 
 	link = loader_attach_hook(l, b->libs[LIB_V3]->path, b->libs[LIB_V3]->site.nop5_offset,
 				  b->libs[LIB_V3]->site.semaphore_offset, LOADER_HOOK_C, 0);
 	if (!link)
 		return -1;
-	printf("\n== the ring read alone (ABI v3, default options): BPF time of a read at thread "
-	       "exit, every span's record sent ==\n");
-	for (int i = 0; i < 3; i++) {
+	printf("\n== the ring read alone (ABI v3, %s): BPF time of a read at thread exit, %s ==\n",
+	       times ? "default options" : "span times off",
+	       times ? "every span's record sent" : "no span records");
+	for (int i = 0; i < EXIT_WALKS; i++) {
 		ns[i] = walk_ns(l, span, changes[i], 200, exit_stats);
-		printf("  %3d changes (%3d records): %8.0f ns per read, %6.1f ns per change\n",
-		       changes[i], changes[i] / 2, ns[i], ns[i] / changes[i]);
+		printf("  %3d changes (%3d %s): %8.0f ns per read, %6.1f ns per change\n",
+		       changes[i], changes[i] / 2, times ? "records" : "spans  ", ns[i],
+		       ns[i] / changes[i]);
 	}
 	printf("    ... a change read with others costs %.1f ns (from the 32 and 128 rows)\n",
 	       (ns[2] - ns[1]) / (changes[2] - changes[1]));
 	bpf_link__destroy(link);
 	return 0;
+}
+
+/* What span times add to the reads alone: on less off, per read and per record. */
+static void print_exit_walk_records(const double on[EXIT_WALKS], const double off[EXIT_WALKS])
+{
+	printf("    ... span times on less off:");
+	for (int i = 0; i < EXIT_WALKS; i++)
+		printf("%s %d changes %.0f ns a read, %.1f ns a record", i ? ";" : "",
+		       walk_changes[i], on[i] - off[i], (on[i] - off[i]) / (walk_changes[i] / 2));
+	printf("\n");
 }
 
 /* ---- The ring read at a uprobe entry ----
@@ -747,6 +737,57 @@ static int print_uprobe_walks(struct bench *b, const struct spanprof_span *span)
 	return 0;
 }
 
+/* ---- The span records' CPU at the budget ---- */
+
+/* One line of it: ns of CPU per record (or span) at the budget's rate. */
+static void print_at_budget(const char *head, const char *what, double ns)
+{
+	double ns_per_s = ns * SPANPROF_SPAN_ENDS_PER_USER_S;
+
+	printf("  %-9s %-58s %7.1f ns", head, what, ns);
+	if (ns > 0)
+		printf(" -> %5.2f ms of CPU a second (%.3f%% of one CPU)\n", ns_per_s / 1e6,
+		       ns_per_s / 1e7);
+	else
+		printf(" -> not measured: other switches on the machine moved the control "
+		       "phase's price more than this\n");
+}
+
+/* What the span records can cost a user at most: the budget's records a second, each priced as
+ * this run measured it. A read that sends one record is the dearest kind per record: the ring
+ * read alone of 2 changes (read_on; read_off with span times off) prices it apart from other
+ * switches (with the colder caches of a thread exit). Then each pace's in place, beside the
+ * whole hook at that span rate for both ABIs. */
+static void print_budget_ceiling(struct round_figures f_pace[PACE__COUNT][64], int rounds,
+				 int paces, const double read_on[EXIT_WALKS],
+				 const double read_off[EXIT_WALKS])
+{
+	printf("\n== the span records' CPU at the budget: %d records a second per user "
+	       "(SPANPROF_SPAN_ENDS_PER_USER_S) x a record's cost measured above ==\n",
+	       SPANPROF_SPAN_ENDS_PER_USER_S);
+	if (read_on[0] > 0) {
+		print_at_budget("alone", "a read of 1 record (2 changes, at thread exit)",
+				read_on[0]);
+		if (read_off[0] > 0)
+			print_at_budget("", "  of it, what span times add (on less off)",
+					read_on[0] - read_off[0]);
+	}
+	for (int pace = 0; pace < paces; pace++) {
+		const struct round_figures *f = f_pace[pace];
+
+		print_at_budget(pace_names[pace], "ABI v3, the reads' BPF per record in place",
+				MEDIAN_OF(v3.rec_switch) + MEDIAN_OF(v3.rec_uprobe));
+		print_at_budget("", "  of it, what span times add (on less off)",
+				MEDIAN_OF(rec_times));
+		print_at_budget("", "ABI v3, calls and switch-outs in all, per span",
+				MEDIAN_OF(v3.rec_all));
+		print_at_budget("", "ABI v2 at that span rate, calls and switch-outs, per span",
+				MEDIAN_OF(v2.rec_all));
+	}
+	if (paces)
+		printf("    ... in place: median of %d rounds\n", rounds);
+}
+
 int main(int argc, char **argv)
 {
 	struct loader_options lo = {
@@ -764,6 +805,7 @@ int main(int argc, char **argv)
 	const char *env = getenv("BENCH_ROUNDS");
 	int rounds = env ? atoi(env) : DEFAULT_ROUNDS, stats_fd, err = 0, paces = 0;
 	int walk_only = getenv("BENCH_WALK_ONLY") != NULL;
+	double read_on[EXIT_WALKS] = { 0 }, read_off[EXIT_WALKS] = { 0 };
 	struct hook_lib v3, v2;
 	struct bench b = { .libs = { [LIB_V3] = &v3, [LIB_V2] = &v2 } };
 
@@ -784,32 +826,25 @@ int main(int argc, char **argv)
 			"bench_hook_paced: no BPF run-time statistics (%s): the switch-out "
 			"rows read 0\n",
 			strerror(errno));
+	/* Both agents stay loaded for the whole run, each priced by its own programs' run time. */
 	b.l[AGENT_DEFAULT] = agent_open(&b, &lo);
-	if (!b.l[AGENT_DEFAULT] || reader_start(&b)) {
-		ring_buffer__free(b.reader.rb);
-		loader_close(b.l[AGENT_DEFAULT]);
-		return 1;
-	}
-	if (print_exit_walks(&b, &span))
-		fprintf(stderr, "bench_hook_paced: attach for the ring read alone: %s\n",
-			strerror(errno));
-	if (print_uprobe_walks(&b, &span))
-		fprintf(stderr, "bench_hook_paced: attach for the read at a uprobe entry: %s\n",
-			strerror(errno));
-	/* The agent with span times off (--span-stats-max 0), for the paced phases only: the reads
-	 * alone above ran under one agent. */
-	reader_stop(&b);
-	if (!walk_only) {
-		lo.span_times = 0;
-		b.l[AGENT_TIMES_OFF] = agent_open(&b, &lo);
-		err = !b.l[AGENT_TIMES_OFF];
-	}
-	if (reader_start(&b)) {
+	lo.span_times = 0; /* what --span-stats-max 0 sets */
+	b.l[AGENT_TIMES_OFF] = b.l[AGENT_DEFAULT] ? agent_open(&b, &lo) : NULL;
+	if (!b.l[AGENT_TIMES_OFF] || reader_start(&b)) {
 		ring_buffer__free(b.reader.rb);
 		loader_close(b.l[AGENT_TIMES_OFF]);
 		loader_close(b.l[AGENT_DEFAULT]);
 		return 1;
 	}
+	if (print_exit_walks(&b, &span, AGENT_DEFAULT, read_on) ||
+	    print_exit_walks(&b, &span, AGENT_TIMES_OFF, read_off))
+		fprintf(stderr, "bench_hook_paced: attach for the ring read alone: %s\n",
+			strerror(errno));
+	else
+		print_exit_walk_records(read_on, read_off);
+	if (print_uprobe_walks(&b, &span))
+		fprintf(stderr, "bench_hook_paced: attach for the read at a uprobe entry: %s\n",
+			strerror(errno));
 	for (; paces < PACE__COUNT && !err && !walk_only; paces++) {
 		uint64_t drops[SPANPROF_DROP__COUNT] = { 0 }, spans[PH__COUNT] = { 0 };
 		unsigned long long records[PH__COUNT] = { 0 };
@@ -829,8 +864,7 @@ int main(int argc, char **argv)
 			       "entries are in the call rows, and the no-agent rows are its\n",
 			       foreign, rounds);
 	}
-	if (paces)
-		print_budget_ceiling(f, rounds, paces);
+	print_budget_ceiling(f, rounds, paces, read_on, read_off);
 	reader_stop(&b);
 	ring_buffer__free(b.reader.rb);
 	loader_close(b.l[AGENT_TIMES_OFF]);
