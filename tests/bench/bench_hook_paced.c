@@ -431,8 +431,8 @@ struct agent_figures {
 	double total; /* the two */
 	double uprobe; /* the uprobe's program, per call (inside the call above) */
 	/* per span record the phase sent (0: it sent none): the switch-out's BPF time, the uprobe
-	 * program's (its reads at entries, and the thread's registration), and all of the phase's
-	 * cost (calls and switch-outs) */
+	 * program's (ABI v3: its reads at entries, and the thread's registration; ABI v2: an entry
+	 * per call), and all of the phase's cost (calls and switch-outs) */
 	double rec_switch, rec_uprobe, rec_all;
 };
 
@@ -555,11 +555,10 @@ static void print_row(const char *label, double ns)
 }
 
 /* An agent phase's BPF time per span record it sent. */
-#define PRINT_PER_RECORD(a)                                                                      \
-	printf("    ... per span record: switch-out %.1f ns, the uprobe's program %.1f ns (its " \
-	       "reads at entries, and the registration): BPF %.1f ns; calls and switch-outs in " \
-	       "all %.1f ns\n",                                                                  \
-	       MEDIAN_OF(a.rec_switch), MEDIAN_OF(a.rec_uprobe),                                 \
+#define PRINT_PER_RECORD(a, uprobe_runs)                                                          \
+	printf("    ... per span record: switch-out %.1f ns, the uprobe's program %.1f ns (%s): " \
+	       "BPF %.1f ns; calls and switch-outs in all %.1f ns\n",                             \
+	       MEDIAN_OF(a.rec_switch), MEDIAN_OF(a.rec_uprobe), uprobe_runs,                     \
 	       MEDIAN_OF(a.rec_switch) + MEDIAN_OF(a.rec_uprobe), MEDIAN_OF(a.rec_all))
 
 static void print_pace(enum pace pace, const struct round_figures *f, int rounds,
@@ -584,7 +583,7 @@ static void print_pace(enum pace pace, const struct round_figures *f, int rounds
 	       "%.1f us without\n",
 	       MEDIAN_OF(v3_first_us), MEDIAN_OF(v3_none_first_us));
 	print_row("ABI v3, agent: ring reads at switch-out (BPF)", MEDIAN_OF(v3.bpf));
-	PRINT_PER_RECORD(v3);
+	PRINT_PER_RECORD(v3, "its reads at entries, and the registration");
 	print_row("ABI v3, agent, default options: in all", MEDIAN_OF(v3.total));
 	print_row("ABI v3, agent, span times off: the call", MEDIAN_OF(v3_off.call));
 	print_row("ABI v3, agent, span times off: switch-out (BPF)", MEDIAN_OF(v3_off.bpf));
@@ -597,7 +596,7 @@ static void print_pace(enum pace pace, const struct round_figures *f, int rounds
 	print_row("ABI v2, no agent", MEDIAN_OF(v2_none));
 	print_row("ABI v2, agent: the call (uprobe per call)", MEDIAN_OF(v2.call));
 	print_row("ABI v2, agent: switch-out (BPF)", MEDIAN_OF(v2.bpf));
-	PRINT_PER_RECORD(v2);
+	PRINT_PER_RECORD(v2, "an entry per call");
 	printf("  %-46s %9.1f ns per call   (%.1fx ABI v3, median of per-round ratios)\n",
 	       "ABI v2, agent, default options: in all", MEDIAN_OF(v2.total),
 	       median(ratio, rounds));
