@@ -432,16 +432,17 @@ struct agent_figures {
 	double uprobe; /* the uprobe's program, per call (inside the call above) */
 	/* per span record the phase sent (0: it sent none): the switch-out's BPF time, the uprobe
 	 * program's (ABI v3: its reads at entries, and the thread's registration; ABI v2: an entry
-	 * per call), and all of the phase's cost (calls and switch-outs) */
-	double rec_switch, rec_uprobe, rec_all;
+	 * per call), the two (BPF), and all of the phase's cost (calls and switch-outs) */
+	double rec_switch, rec_uprobe, rec_bpf, rec_all;
 };
 
 /* Per-round figures of one pace. */
 struct round_figures {
 	double v3_none, v2_none;
 	struct agent_figures v3, v3_off, v2; /* default options; span times off; ABI v2 */
-	/* the BPF time per record that span times add: v3 less v3_off, both per call, per record */
-	double rec_times;
+	/* span times on less off, in the same round: per call, the call, the switch-out's BPF and
+	 * the uprobe program's; and their BPF per record of the default-options phase */
+	double on_less_off_call, on_less_off_bpf, on_less_off_uprobe, rec_times;
 	double v3_sem; /* semaphore up, no uprobe: the hook's own path */
 	double v3_slow_per_s, v3_slow_each_us, v3_slow_ns; /* v3 agent calls over SLOW_NS */
 	double v3_entries_per_s, v3_entry_bpf_us; /* uprobe entries (its program's runs) */
@@ -470,6 +471,7 @@ static void agent_figures(const struct phase *p, const struct phase *ctl, struct
 	a->uprobe = p->calls ? (double)p->times[p->agent].uprobe_ns / (double)p->calls : 0;
 	a->rec_switch = a->bpf * per_rec;
 	a->rec_uprobe = a->uprobe * per_rec;
+	a->rec_bpf = a->rec_switch + a->rec_uprobe;
 	a->rec_all = a->total * per_rec;
 }
 
@@ -525,12 +527,14 @@ static int run_round(struct bench *b, const struct spanprof_span *span, enum pac
 	agent_figures(&ph[PH_V3_TIMES_OFF], ctl, &f->v3_off);
 	agent_figures(&ph[PH_V2_AGENT], ctl, &f->v2);
 	f->v2_none = ph[PH_V2_NONE].call_ns - ctl->call_ns;
+	f->on_less_off_call = f->v3.call - f->v3_off.call;
+	f->on_less_off_bpf = f->v3.bpf - f->v3_off.bpf;
+	f->on_less_off_uprobe = f->v3.uprobe - f->v3_off.uprobe;
 	/* Per record of the default-options phase, which sends one for each span. */
-	f->rec_times = ph[PH_V3_AGENT].records ?
-			       (f->v3.bpf + f->v3.uprobe - f->v3_off.bpf - f->v3_off.uprobe) *
-				       (double)ph[PH_V3_AGENT].calls /
-				       (double)ph[PH_V3_AGENT].records :
-			       0;
+	f->rec_times = ph[PH_V3_AGENT].records ? (f->on_less_off_bpf + f->on_less_off_uprobe) *
+							 (double)ph[PH_V3_AGENT].calls /
+							 (double)ph[PH_V3_AGENT].records :
+						 0;
 	for (int i = 0; i < PH__COUNT; i++)
 		if (ph[i].foreign)
 			ret = 1;
@@ -559,7 +563,7 @@ static void print_row(const char *label, double ns)
 	printf("    ... per span record: switch-out %.1f ns, the uprobe's program %.1f ns (%s): " \
 	       "BPF %.1f ns; calls and switch-outs in all %.1f ns\n",                             \
 	       MEDIAN_OF(a.rec_switch), MEDIAN_OF(a.rec_uprobe), uprobe_runs,                     \
-	       MEDIAN_OF(a.rec_switch) + MEDIAN_OF(a.rec_uprobe), MEDIAN_OF(a.rec_all))
+	       MEDIAN_OF(a.rec_bpf), MEDIAN_OF(a.rec_all))
 
 static void print_pace(enum pace pace, const struct round_figures *f, int rounds,
 		       const uint64_t *drops, const unsigned long long records[PH__COUNT],
@@ -588,11 +592,11 @@ static void print_pace(enum pace pace, const struct round_figures *f, int rounds
 	print_row("ABI v3, agent, span times off: the call", MEDIAN_OF(v3_off.call));
 	print_row("ABI v3, agent, span times off: switch-out (BPF)", MEDIAN_OF(v3_off.bpf));
 	print_row("ABI v3, agent, span times off: in all", MEDIAN_OF(v3_off.total));
-	printf("    ... span times on less off, per call: the call %+.1f ns, switch-out %+.1f ns, "
-	       "the uprobe's program %+.1f ns; BPF per span record %+.1f ns\n",
-	       MEDIAN_OF(v3.call) - MEDIAN_OF(v3_off.call),
-	       MEDIAN_OF(v3.bpf) - MEDIAN_OF(v3_off.bpf),
-	       MEDIAN_OF(v3.uprobe) - MEDIAN_OF(v3_off.uprobe), MEDIAN_OF(rec_times));
+	printf("    ... span times on less off, per call (median of per-round differences): the "
+	       "call %+.1f ns, switch-out %+.1f ns, the uprobe's program %+.1f ns; BPF per span "
+	       "record %+.1f ns\n",
+	       MEDIAN_OF(on_less_off_call), MEDIAN_OF(on_less_off_bpf),
+	       MEDIAN_OF(on_less_off_uprobe), MEDIAN_OF(rec_times));
 	print_row("ABI v2, no agent", MEDIAN_OF(v2_none));
 	print_row("ABI v2, agent: the call (uprobe per call)", MEDIAN_OF(v2.call));
 	print_row("ABI v2, agent: switch-out (BPF)", MEDIAN_OF(v2.bpf));
@@ -775,7 +779,7 @@ static void print_budget_ceiling(struct round_figures f_pace[PACE__COUNT][64], i
 		const struct round_figures *f = f_pace[pace];
 
 		print_at_budget(pace_names[pace], "ABI v3, the reads' BPF per record in place",
-				MEDIAN_OF(v3.rec_switch) + MEDIAN_OF(v3.rec_uprobe));
+				MEDIAN_OF(v3.rec_bpf));
 		print_at_budget("", "  of it, what span times add (on less off)",
 				MEDIAN_OF(rec_times));
 		print_at_budget("", "ABI v3, calls and switch-outs in all, per span",
