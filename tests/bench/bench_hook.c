@@ -38,6 +38,7 @@
 #include <bpf/libbpf.h>
 
 #include "agent/loader.h"
+#include "bench_stats.h"
 #include "hook_copies.h"
 #include "hook_libs.h"
 #include "spanprof.h"
@@ -121,15 +122,11 @@ static double time_calls(const struct spanprof_span *span, long n)
 /* Run time and count of the hook's BPF program so far (kernel run-time statistics). */
 static void prog_stats(struct loader *l, uint64_t *ns, uint64_t *cnt)
 {
-	struct bpf_prog_info info;
-	__u32 len = sizeof(info);
+	unsigned long long n, c;
 
-	memset(&info, 0, sizeof(info));
-	*ns = *cnt = 0;
-	if (!bpf_obj_get_info_by_fd(loader_hook_prog_fd(l, LOADER_HOOK_C), &info, &len)) {
-		*ns = info.run_time_ns;
-		*cnt = info.run_cnt;
-	}
+	bench_stats_bpf_prog_fd(loader_hook_prog_fd(l, LOADER_HOOK_C), &n, &c);
+	*ns = n;
+	*cnt = c;
 }
 
 static double time_lib_with_link(struct loader *l, const struct hook_lib *h, uint64_t offset,

@@ -141,6 +141,19 @@ void bench_stats_bpf_prog(pid_t pid, const char *name, unsigned long long *ns,
 	each_fd(pid, take_named_prog, &s);
 }
 
+void bench_stats_bpf_prog_fd(int fd, unsigned long long *ns, unsigned long long *cnt)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	*ns = *cnt = 0;
+	if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		*ns = info.run_time_ns;
+		*cnt = info.run_cnt;
+	}
+}
+
 int bench_stats_write_file(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "w");

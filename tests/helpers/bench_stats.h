@@ -18,6 +18,9 @@ void bench_stats_bpf_progs(pid_t pid, unsigned long long *ns, unsigned long long
 void bench_stats_bpf_prog(pid_t pid, const char *name, unsigned long long *ns,
 			  unsigned long long *cnt);
 
+/* The same for the program behind fd (both 0 when fd is not one). */
+void bench_stats_bpf_prog_fd(int fd, unsigned long long *ns, unsigned long long *cnt);
+
 /* Sets kernel.bpf_stats_enabled to 1. Returns its previous value for bench_stats_restore(). */
 int bench_stats_enable(void);
 

@@ -416,6 +416,13 @@ int loader_hook_prog_fd(struct loader *l, enum loader_hook_kind kind)
 							l->span_set);
 }
 
+int loader_prog_fd(struct loader *l, const char *name)
+{
+	struct bpf_program *prog = bpf_object__find_program_by_name(l->skel->obj, name);
+
+	return prog ? bpf_program__fd(prog) : -ENOENT;
+}
+
 struct loader_unwind_maps loader_unwind_maps(struct loader *l)
 {
 	return (struct loader_unwind_maps){

@@ -123,6 +123,10 @@ struct loader_unwind_maps loader_unwind_maps(struct loader *l);
 /* The fd of the program a hook of this kind runs (for its run-time statistics). */
 int loader_hook_prog_fd(struct loader *l, enum loader_hook_kind kind);
 
+/* The fd of the program the BPF object calls name (on_sched_switch...), for its run-time
+ * statistics; below 0 when there is none or it was not loaded (an option left it out). */
+int loader_prog_fd(struct loader *l, const char *name);
+
 /* BPF maps by what they hold, for the memory they cost. A map no group names (one added later)
  * is counted in LOADER_MAPS_OTHER, so the sum always covers every map. */
 enum loader_map_group {
