@@ -1078,6 +1078,44 @@ static void test_unconfigured_attributes_label_nothing(void **state)
 	assert_int_equal(u.leaked, 0);
 }
 
+/* A musl build of path, or NULL after printing why the test skips (musl-gcc, from musl-tools,
+ * is missing). */
+static const char *musl_built(const char *rel)
+{
+	const char *path = build_path(rel);
+
+	if (!access(path, F_OK))
+		return path;
+	printf("  %s not built (musl-gcc, from musl-tools, is missing): skipped\n", path);
+	return NULL;
+}
+
+/* musl, general-dynamic access: the module id and offset from the DTPMOD64/DTPOFF64 GOT slots
+ * musl's dynamic linker filled, the block found through its dtv. */
+static void test_musl_general_dynamic_writer_is_found_through_its_dtv(void **state)
+{
+	const char *exe = musl_built("tests/workloads/musl/tctx_workload");
+	const char *lib = musl_built("tests/workloads/musl/libtctx_writer_gd.so");
+
+	if (!*state || !exe || !lib)
+		skip();
+	/* 6 s as the other musl run: samples in musl's clock_gettime, which has no unwind tables,
+	 * do not reach the span's function. */
+	run_normal(*state, exe, "dl", lib, "6", NULL, NULL, "dynamic TLS");
+}
+
+/* musl, the writer linked into the executable (local-exec access, no relocation): the agent
+ * reads the executable's block through the dtv as module 1 rather than computing musl's static
+ * layout. */
+static void test_musl_static_tls_writer_labels_samples(void **state)
+{
+	const char *exe = musl_built("tests/workloads/musl/tctx_workload_static");
+
+	if (!*state || !exe)
+		skip();
+	run_normal(*state, exe, "static", NULL, "6", NULL, "all", "dynamic TLS");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1115,6 +1153,11 @@ int main(void)
 			test_kernel_and_noncanonical_record_pointers_label_nothing, setup,
 			tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_unconfigured_attributes_label_nothing, setup,
+						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(
+			test_musl_general_dynamic_writer_is_found_through_its_dtv, setup,
+			tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_musl_static_tls_writer_labels_samples, setup,
 						tmpdir_teardown),
 	};
 
