@@ -1067,7 +1067,7 @@ static void test_unconfigured_attributes_label_nothing(void **state)
 
 	if (!dir)
 		skip();
-	run_normal(dir, build_path("tests/workloads/tctx_workload_static"), "static", NULL, "2",
+	run_normal(dir, build_path("tests/workloads/tctx_workload_static"), "static", NULL, "3",
 		   NULL, NULL, NULL);
 	count_labels(dir, "tctx-svc", lc, 2);
 	for (i = 0; i < 2; i++)
