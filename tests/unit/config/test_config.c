@@ -618,6 +618,51 @@ static void test_config_checks_thread_ctx_label_keys(void **state)
 	config_release(&p.cfg);
 }
 
+/* The label a --thread-ctx-labels key becomes ('.' and '-' written '_') is refused when
+ * spanprof sets it itself, the server reserves it, or a --label already names it. */
+static void expect_tctx_label_clash(const char *label, const char *keys, const char *needle)
+{
+	const char *argv[] = { "spanprof", "--thread-ctx-labels",
+			       keys,	   label ? "--label" : NULL,
+			       label,	   NULL };
+	struct parsed p;
+
+	parse_env(&p, argv, NULL);
+	if (p.result != CONFIG_ERROR)
+		fail_msg("--thread-ctx-labels %s with --label %s was accepted", keys,
+			 label ? label : "(none)");
+	assert_mentions(&p, "--thread-ctx-labels");
+	assert_mentions(&p, needle);
+	config_release(&p.cfg);
+}
+
+static void test_config_thread_ctx_labels_clash_with_no_other_label(void **state)
+{
+	const char *fine[] = { "spanprof",
+			       "--thread-ctx-labels",
+			       "http.route,db-system",
+			       "--label",
+			       "http-route=x",
+			       "--label",
+			       "db.system.name=y",
+			       NULL };
+	struct parsed p;
+
+	(void)state;
+	expect_tctx_label_clash(NULL, "http.route,span.id", "labels samples as span_id");
+	expect_tctx_label_clash(NULL, "service-name", "spanprof sets them");
+	expect_tctx_label_clash(NULL, "trace_id", "spanprof sets them");
+	expect_tctx_label_clash(NULL, "span.name", "spanprof sets them");
+	expect_tctx_label_clash(NULL, "__x", "'__' (reserved)");
+	expect_tctx_label_clash("http.route=x", "http.route", "which --label http.route sets");
+	expect_tctx_label_clash("http_route=x", "db.system,http-route", "as http_route, which");
+	/* Other names, even ones alike before '.' and '-' are read: accepted. */
+	parse_env(&p, fine, NULL);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.upload.nthread_ctx_labels, 2);
+	config_release(&p.cfg);
+}
+
 static void test_config_accepts_27_labels_of_the_largest_size(void **state)
 {
 	static char labels[29][3200];
@@ -1061,6 +1106,7 @@ int main(void)
 		T(test_config_label_budget_counts_lifted_labels),
 		T(test_config_label_budget_counts_thread_ctx_labels),
 		T(test_config_checks_thread_ctx_label_keys),
+		T(test_config_thread_ctx_labels_clash_with_no_other_label),
 		T(test_config_checks_server_header_tenant_and_addresses),
 		TD(test_config_reads_secret_files_without_the_trailing_newline),
 		TD(test_config_secret_file_errors_never_show_the_secret),
