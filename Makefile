@@ -402,7 +402,23 @@ $(OUTPUT)/tests/workloads/musl/tctx_workload: tests/workloads/tctx_workload.c te
 	$(Q)mkdir -p $(@D)
 	$(Q)$(MUSL_GCC) $(MUSL_CFLAGS) $< -ldl -o $@
 
-WORKLOADS += $(OUTPUT)/tests/workloads/musl/libtctx_writer.so $(OUTPUT)/tests/workloads/musl/tctx_workload
+# General-dynamic access through musl's __tls_get_addr, and the writer linked into a musl
+# executable (its TLS in the static block at a fixed offset from the thread pointer).
+$(OUTPUT)/tests/workloads/musl/libtctx_writer_gd.so: tests/fixtures/tctx_writer.c tests/fixtures/tctx_writer.h
+	$(call msg,MUSLCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(MUSL_GCC) $(MUSL_CFLAGS) -fPIC -shared -mtls-dialect=gnu $< -o $@
+
+$(OUTPUT)/tests/workloads/musl/tctx_workload_static: tests/workloads/tctx_workload.c \
+		tests/fixtures/tctx_writer.c tests/fixtures/tctx_writer.h $(WORKLOAD_HEADERS)
+	$(call msg,MUSLCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(MUSL_GCC) $(MUSL_CFLAGS) -DTCTX_WRITER_LINKED -rdynamic $< tests/fixtures/tctx_writer.c \
+		-o $@
+
+WORKLOADS += $(OUTPUT)/tests/workloads/musl/libtctx_writer.so $(OUTPUT)/tests/workloads/musl/tctx_workload \
+	     $(OUTPUT)/tests/workloads/musl/libtctx_writer_gd.so \
+	     $(OUTPUT)/tests/workloads/musl/tctx_workload_static
 endif
 
 # The exec storm is not PIE: its children's code sits at the addresses nm shows, so the test can

@@ -838,6 +838,284 @@ static void test_waits_under_a_record_are_off_cpu_with_its_span(void **state)
 	assert_true(other <= 0.05 * right);
 }
 
+/* The span ids of the records the later tests add (tctx_workload "obiboth"). */
+#define BOTH_SPAN "b0b1b2b3b4b5b6b7"
+#define WAIT_OBI_MAP "reading OBI's trace context map %s"
+
+/* OBI's map as OBI pins it (an LRU hash of pid_tgid -> {trace_id, span_id}, 16384 entries), on a
+ * bpffs mounted under dir so that no other agent or OBI sees it: its path in pin. Returns 0, or
+ * -1 after printing why (the caller skips). */
+static int obi_map_pin(const char *dir, char *pin, size_t len)
+{
+	char pin_dir[600];
+	int fd, err;
+
+	snprintf(pin_dir, sizeof(pin_dir), "%s/bpffs", dir);
+	snprintf(pin, len, "%s/traces_ctx_v1", pin_dir);
+	if (mkdir(pin_dir, 0700) || mount("bpf", pin_dir, "bpf", 0, NULL)) {
+		printf("  cannot mount a bpffs at %s (%s): skipped\n", pin_dir, strerror(errno));
+		return -1;
+	}
+	fd = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, "traces_ctx_v1", 8, 24, 16384, NULL);
+	err = fd < 0 || bpf_obj_pin(fd, pin);
+	if (fd >= 0)
+		close(fd);
+	if (err) {
+		printf("  cannot create and pin OBI's map at %s: skipped\n", pin);
+		umount(pin_dir);
+		return -1;
+	}
+	return 0;
+}
+
+static void obi_map_unpin(const char *pin)
+{
+	char pin_dir[700];
+	char *slash;
+
+	snprintf(pin_dir, sizeof(pin_dir), "%s", pin);
+	slash = strrchr(pin_dir, '/');
+	if (slash)
+		*slash = '\0';
+	unlink(pin);
+	umount(pin_dir);
+	rmdir(pin_dir);
+}
+
+/* One thread with a record and an OBI entry of another span: the record's span labels its
+ * samples (OBI is the fallback for threads with no thread context); with its OBI entry alone, the
+ * same thread's samples carry OBI's span, so OBI's map was read all along. The workload is held
+ * until the agent has both found its thread context and read OBI's map: a sample taken before
+ * either would be judged wrongly. */
+static void test_record_wins_over_an_obi_entry(void **state)
+{
+	const char *dir = *state;
+	char pin[700], pid_arg[16], want[800];
+	const char *argv[] = { build_path("tests/workloads/tctx_workload"),
+			       "dl",
+			       build_path("tests/workloads/libtctx_writer.so"),
+			       "obiboth",
+			       "3",
+			       pin,
+			       NULL };
+	const char *args[] = { "--output",
+			       dir,
+			       "--interval",
+			       "1",
+			       "--obi-map",
+			       pin,
+			       "--thread-ctx-labels",
+			       "http.route",
+			       "--span-scope",
+			       "all",
+			       "--pid",
+			       pid_arg,
+			       NULL };
+	struct label_count lc[] = { { "tctx_work_both", "http_route", "/both", 0, 0, 0 } };
+	struct census c = { 0 };
+	struct agent_proc agent;
+	int in = -1, started, ready, status, stopped;
+	pid_t pid;
+
+	if (!dir)
+		skip();
+	if (obi_map_pin(dir, pin, sizeof(pin)))
+		skip();
+	pid = start_held(argv, &in);
+	assert_true(pid > 0);
+	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)pid);
+	started = !agent_proc_start(&agent, dir, args);
+	ready = started;
+	if (ready) {
+		snprintf(want, sizeof(want), WAIT_TCTX, (int)pid);
+		ready = agent_proc_wait_log(&agent, want, 30);
+		snprintf(want, sizeof(want), WAIT_OBI_MAP, pin);
+		ready = ready && agent_proc_wait_log(&agent, want, 30);
+	}
+	status = ready && write(in, "go\n", 3) == 3 ? workload_wait(pid, 60) : -1;
+	close(in);
+	if (status) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	stopped = started ? agent_proc_stop(&agent) : -1;
+	obi_map_unpin(pin);
+	if (started && !ready)
+		agent_proc_print_log(&agent);
+	assert_true(ready);
+	assert_int_equal(status, 0);
+	assert_int_equal(stopped, 0);
+	census_watch(&c, "tctx_work_both", BOTH_SPAN);
+	census_watch(&c, "tctx_work_obi", OBI_SPAN);
+	census_watch(&c, "tctx_work_outside", NULL);
+	assert_true(census_read(&c, dir, "tctx-svc") > 0);
+	assert_mostly(census_get(&c, "tctx_work_both"), 0.99);
+	assert_mostly(census_get(&c, "tctx_work_obi"), 0.99);
+	assert_mostly(census_get(&c, "tctx_work_outside"), 1.0);
+	/* The record's attributes come with its span. */
+	count_labels(dir, "tctx-svc", lc, 1);
+	printf("  %-18s %-10s %6llu samples, %6llu right, %llu other\n", lc[0].function, lc[0].key,
+	       (unsigned long long)lc[0].samples, (unsigned long long)lc[0].right,
+	       (unsigned long long)lc[0].other);
+	assert_true(lc[0].right >= 0.99 * lc[0].samples);
+	assert_int_equal(lc[0].other, 0);
+}
+
+/* Record pointers no user read can follow: a kernel address, the vsyscall page (which a user
+ * may execute), a non-canonical address and a record whose header runs past the top of the user
+ * address space. Their threads' samples carry no span, each such sample counts its record
+ * unreadable, the agent lives to the end, and alpha's thread beside them keeps its span. */
+static void test_kernel_and_noncanonical_record_pointers_label_nothing(void **state)
+{
+	const char *dir = *state;
+	const char *argv[] = { build_path("tests/workloads/tctx_workload"),
+			       "dl",
+			       build_path("tests/workloads/libtctx_writer.so"),
+			       "badptr",
+			       "2",
+			       NULL };
+	const char *args[] = { "--output",
+			       dir,
+			       "--interval",
+			       "1",
+			       "--thread-ctx-labels",
+			       "http.route",
+			       "--span-scope",
+			       "all",
+			       "--metrics-addr",
+			       "127.0.0.1:0",
+			       NULL };
+	static const char *const bad[] = { "tctx_badptr_kernel", "tctx_badptr_vsyscall",
+					   "tctx_badptr_noncanonical", "tctx_badptr_top" };
+	uint64_t bad_samples = 0;
+	struct census c = { 0 };
+	struct profiled_run r;
+	double unreadable;
+	int i, port;
+
+	if (!dir)
+		skip();
+	r = (struct profiled_run){ .dir = dir,
+				   .agent_args = args,
+				   .workload_argv = argv,
+				   .wait_log = WAIT_TCTX,
+				   .keep_agent = 1 };
+	assert_int_equal(profiled_run(&r), 0);
+	port = metrics_scrape_port(r.agent.log_path);
+	unreadable = final_drops(port, "thread_context_unreadable");
+	assert_int_equal(agent_proc_stop(&r.agent), 0);
+	for (i = 0; i < 4; i++)
+		census_watch(&c, bad[i], NULL);
+	census_watch(&c, "tctx_work_alpha", ALPHA_SPAN);
+	assert_true(census_read(&c, dir, "tctx-svc") > 0);
+	for (i = 0; i < 4; i++) {
+		assert_mostly(census_get(&c, bad[i]), 1.0);
+		bad_samples += census_get(&c, bad[i])->samples;
+	}
+	assert_mostly(census_get(&c, "tctx_work_alpha"), 0.99);
+	/* Off-CPU captures of those threads count too: a lower bound. */
+	printf("  thread_context_unreadable %.0f (%llu samples of the four threads)\n", unreadable,
+	       (unsigned long long)bad_samples);
+	assert_true(unreadable >= (double)bad_samples);
+}
+
+/* Labels of every sample: none is named after a record key --thread-ctx-labels leaves out, and
+ * no value is one only such an attribute holds. */
+struct unconfigured_labels {
+	uint64_t samples, leaked; /* samples; those carrying an unconfigured attribute */
+};
+
+static void find_unconfigured(const Perftools__Profiles__Profile *p, const char *path, void *ctx)
+{
+	/* Keys of tctx_workload's key map other than http.route, as label names. */
+	static const char *const keys[] = { "datadog_local_root_span_id", "spanprof_span_name",
+					    "thread_name", "pad_key", "late_key" };
+	struct unconfigured_labels *u = ctx;
+	size_t i, j, k;
+
+	(void)path;
+	for (i = 0; i < p->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = p->sample[i];
+		int leaked = 0;
+
+		for (j = 0; j < s->n_label; j++) {
+			const char *key = pprof_str(p, s->label[j]->key);
+			const char *val = pprof_str(p, s->label[j]->str);
+
+			for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+				leaked |= key && !strcmp(key, keys[k]);
+			/* beta's thread.name value: no configured attribute or span holds it. */
+			leaked |= val && strstr(val, "worker-2") != NULL;
+		}
+		u->samples++;
+		u->leaked += leaked;
+	}
+}
+
+/* Beta's record holds thread.name and alpha's the local root key, neither named in
+ * --thread-ctx-labels: no sample carries them, while the configured http.route labels both
+ * threads' samples. */
+static void test_unconfigured_attributes_label_nothing(void **state)
+{
+	const char *dir = *state;
+	struct label_count lc[] = {
+		{ "tctx_work_alpha", "http_route", "/alpha", 0, 0, 0 },
+		{ "tctx_work_beta", "http_route", "/beta", 0, 0, 0 },
+	};
+	struct unconfigured_labels u = { 0 };
+	int i;
+
+	if (!dir)
+		skip();
+	run_normal(dir, build_path("tests/workloads/tctx_workload_static"), "static", NULL, "3",
+		   NULL, NULL, NULL);
+	count_labels(dir, "tctx-svc", lc, 2);
+	for (i = 0; i < 2; i++)
+		assert_true(lc[i].right >= PROFILED_MIN_SAMPLES);
+	assert_true(pprof_file_each(dir, "tctx-svc", NULL, find_unconfigured, &u) > 0);
+	printf("  %llu sample entries, %llu with an attribute --thread-ctx-labels does not name\n",
+	       (unsigned long long)u.samples, (unsigned long long)u.leaked);
+	assert_int_equal(u.leaked, 0);
+}
+
+/* A musl build of path, or NULL after printing why the test skips (musl-gcc, from musl-tools,
+ * is missing). */
+static const char *musl_built(const char *rel)
+{
+	const char *path = build_path(rel);
+
+	if (!access(path, F_OK))
+		return path;
+	printf("  %s not built (musl-gcc, from musl-tools, is missing): skipped\n", path);
+	return NULL;
+}
+
+/* musl, general-dynamic access: the module id and offset from the DTPMOD64/DTPOFF64 GOT slots
+ * musl's dynamic linker filled, the block found through its dtv. */
+static void test_musl_general_dynamic_writer_is_found_through_its_dtv(void **state)
+{
+	const char *exe = musl_built("tests/workloads/musl/tctx_workload");
+	const char *lib = musl_built("tests/workloads/musl/libtctx_writer_gd.so");
+
+	if (!*state || !exe || !lib)
+		skip();
+	/* 6 s as the other musl run: samples in musl's clock_gettime, which has no unwind tables,
+	 * do not reach the span's function. */
+	run_normal(*state, exe, "dl", lib, "6", NULL, NULL, "dynamic TLS");
+}
+
+/* musl, the writer linked into the executable (local-exec access, no relocation): the agent
+ * reads the executable's block through the dtv as module 1 rather than computing musl's static
+ * layout. */
+static void test_musl_static_tls_writer_labels_samples(void **state)
+{
+	const char *exe = musl_built("tests/workloads/musl/tctx_workload_static");
+
+	if (!*state || !exe)
+		skip();
+	run_normal(*state, exe, "static", NULL, "6", NULL, "all", "dynamic TLS");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -868,6 +1146,18 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_obi_map_labels_a_thread_without_record, setup,
 						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_hook_span_wins_over_the_record, setup,
+						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_record_wins_over_an_obi_entry, setup,
+						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(
+			test_kernel_and_noncanonical_record_pointers_label_nothing, setup,
+			tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_unconfigured_attributes_label_nothing, setup,
+						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(
+			test_musl_general_dynamic_writer_is_found_through_its_dtv, setup,
+			tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_musl_static_tls_writer_labels_samples, setup,
 						tmpdir_teardown),
 	};
 

@@ -7,6 +7,8 @@
  *   tctx_workload static|dl LIB plain SECONDS   (the normal run publishing nothing: a baseline)
  *   tctx_workload static|dl LIB both SECONDS HOOK   (the normal run; alpha's thread also sets
  *                                                   spanprof's hook span, loaded from HOOK)
+ *   tctx_workload static|dl LIB obiboth SECONDS MAP
+ *   tctx_workload static|dl LIB badptr SECONDS
  * It publishes its process context, then waits for "go" on stdin. "normal": two threads, each
  * alternating one function inside its span's record and one with no record. "hostile": one
  * thread per hostile record (valid 0, cut attributes, an unknown key index later added to the
@@ -14,7 +16,11 @@
  * over readable memory with attributes on both sides of the OTEP's 640-byte record bound).
  * "obi": one thread with no record puts its ids in OBI's map (pinned at MAP, an LRU hash keyed
  * by pid_tgid, as OBI's eBPF would) while in tctx_work_obi, and takes them out for
- * tctx_work_outside. At the end it prints "cpu_s=...". */
+ * tctx_work_outside. "obiboth": one thread with its ids in OBI's map and its record set in
+ * tctx_work_both, its OBI entry only in tctx_work_obi, neither in tctx_work_outside. "badptr": one
+ * thread per record pointer no user read can follow (a kernel address, the vsyscall page, a
+ * non-canonical address, a record across the top of the user address space), beside the
+ * normal run's alpha thread. At the end it prints "cpu_s=...". */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
@@ -96,6 +102,26 @@ static __attribute__((noinline)) void tctx_work_outside(double end)
 	spin(end);
 }
 static __attribute__((noinline)) void tctx_work_obi(double end)
+{
+	spin(end);
+}
+static __attribute__((noinline)) void tctx_work_both(double end)
+{
+	spin(end);
+}
+static __attribute__((noinline)) void tctx_badptr_kernel(double end)
+{
+	spin(end);
+}
+static __attribute__((noinline)) void tctx_badptr_vsyscall(double end)
+{
+	spin(end);
+}
+static __attribute__((noinline)) void tctx_badptr_noncanonical(double end)
+{
+	spin(end);
+}
+static __attribute__((noinline)) void tctx_badptr_top(double end)
 {
 	spin(end);
 }
@@ -336,6 +362,81 @@ static int run_obi(const char *path)
 	return 0;
 }
 
+/* "obiboth": this thread's record and its OBI entry (different span ids) in tctx_work_both, the
+ * OBI entry alone in tctx_work_obi, neither in tctx_work_outside. */
+static int run_obi_both(const char *path)
+{
+	static uint8_t rec[640] __attribute__((aligned(8)));
+	struct tctx_attr route[] = { { KEY_ROUTE, "/both" } };
+	uint64_t key = (uint64_t)getpid() << 32 | (uint32_t)gettid();
+	uint8_t trace[16], span[8], value[24];
+	union bpf_attr attr;
+	double end, now;
+	int fd;
+
+	ids(trace, span, 0xb0);
+	print_id("both_span", span);
+	if (!w.build(rec, sizeof(rec), trace, span, route, 1))
+		return -1;
+	memset(&attr, 0, sizeof(attr));
+	attr.pathname = (uint64_t)(uintptr_t)path;
+	fd = (int)sys_bpf(BPF_OBJ_GET, &attr);
+	if (fd < 0) {
+		perror("BPF_OBJ_GET");
+		return -1;
+	}
+	ids(value, value + 16, 0x70);
+	print_id("obi_span", value + 16);
+	end = cpu_s() + seconds;
+	while ((now = cpu_s()) < end) {
+		if (obi_map_op(fd, BPF_MAP_UPDATE_ELEM, key, value))
+			return -1;
+		w.set(rec);
+		tctx_work_both(now + 0.02);
+		w.set(NULL);
+		tctx_work_obi(cpu_s() + 0.02);
+		if (obi_map_op(fd, BPF_MAP_DELETE_ELEM, key, NULL))
+			return -1;
+		tctx_work_outside(cpu_s() + 0.02);
+	}
+	close(fd);
+	return 0;
+}
+
+/* "badptr": each thread keeps its slot at an address no user read can follow while it spins in
+ * its function; alpha's thread runs as in the normal run. */
+static int run_badptr(void)
+{
+	static const struct {
+		void (*fn)(double);
+		uint64_t record;
+	} bad[] = {
+		{ tctx_badptr_kernel, 0xffff888000000000ull }, /* the kernel's direct map */
+		{ tctx_badptr_vsyscall, 0xffffffffff600000ull }, /* user-executable, kernel half */
+		{ tctx_badptr_noncanonical, 0x8000000000000000ull }, /* with 4- or 5-level paging */
+		{ tctx_badptr_top, 0x00007ffffffffff0ull }, /* a header past the 47-bit top */
+	};
+	static struct hostile h[4];
+	static struct span_thread alpha;
+	struct tctx_attr a_alpha[] = { { KEY_ROUTE, "/alpha" } };
+	uint8_t trace[16], span[8];
+	pthread_t pt[5];
+	int i;
+
+	ids(trace, span, 0x10);
+	if (!w.build(alpha.record, sizeof(alpha.record), trace, span, a_alpha, 1))
+		return -1;
+	alpha.fn = tctx_work_alpha;
+	for (i = 0; i < 4; i++) {
+		h[i] = (struct hostile){ bad[i].fn, (void *)(uintptr_t)bad[i].record, 0 };
+		pthread_create(&pt[i], NULL, hold, &h[i]);
+	}
+	pthread_create(&pt[4], NULL, alternate, &alpha);
+	for (i = 0; i < 5; i++)
+		pthread_join(pt[i], NULL);
+	return 0;
+}
+
 /* "wait": a thread that sleeps 20 ms at a time under its record, then works a little outside
  * it; it prints the time it slept under the record ("wait_ns N"). */
 static __attribute__((noinline)) void tctx_wait_in_record(void)
@@ -491,6 +592,10 @@ int main(int argc, char **argv)
 		return 1;
 	if (!strcmp(argv[3], "obi"))
 		err = argc > 5 ? run_obi(argv[5]) : -1;
+	else if (!strcmp(argv[3], "obiboth"))
+		err = argc > 5 ? run_obi_both(argv[5]) : -1;
+	else if (!strcmp(argv[3], "badptr"))
+		err = run_badptr();
 	else if (!strcmp(argv[3], "wait"))
 		err = run_wait();
 	else

@@ -205,6 +205,37 @@ static int check_label_budget(const struct config_upload *up, FILE *err)
 			     up->nthread_ctx_labels ? " and the --thread-ctx-labels" : "");
 }
 
+/* A --thread-ctx-labels key labels samples under its name with '.' and '-' written '_' (at most
+ * 64 bytes, checked when parsed): that name must be one a series may carry, and not one a
+ * --label sets for the whole series, which the server would see twice. */
+static int check_thread_ctx_labels(const struct config_upload *up, FILE *err)
+{
+	const char *key, *why;
+	char name[128];
+	size_t i, j, n;
+
+	for (i = 0; i < up->nthread_ctx_labels; i++) {
+		key = up->thread_ctx_labels[i];
+		for (n = 0; key[n] && n < sizeof(name) - 1; n++)
+			name[n] = key[n] == '.' || key[n] == '-' ? '_' : key[n];
+		name[n] = '\0';
+		why = series_label_check(name, n, "v");
+		if (why)
+			return config_errorf(
+				err, "--thread-ctx-labels: %s labels samples as %s: want %s\n", key,
+				name, why);
+		for (j = 0; j < up->nlabels; j++)
+			if (!series_label_name_cmp(up->labels[j].key, strlen(up->labels[j].key),
+						   name, n))
+				return config_errorf(
+					err,
+					"--thread-ctx-labels: %s labels samples as %s, "
+					"which --label %s sets for every series\n",
+					key, name, up->labels[j].key);
+	}
+	return CONFIG_RUN;
+}
+
 int config_check(struct spanprof_config *cfg, FILE *err)
 {
 	int ret = read_secrets(cfg, err);
@@ -215,6 +246,7 @@ int config_check(struct spanprof_config *cfg, FILE *err)
 		cfg->output_dir = CONFIG_DEFAULT_OUTPUT;
 
 	ret = ret ?: check_combinations(&cfg->upload, err);
+	ret = ret ?: check_thread_ctx_labels(&cfg->upload, err);
 	ret = ret ?: check_label_budget(&cfg->upload, err);
 	return ret ?: check_readable(&cfg->upload, err);
 }

@@ -527,6 +527,142 @@ static void test_config_label_budget_counts_lifted_labels(void **state)
 	config_release(&p.cfg);
 }
 
+/* Each --thread-ctx-labels key is a label the server lifts from the samples: one --label fewer
+ * fits per key, and the error names the option. */
+static void test_config_label_budget_counts_thread_ctx_labels(void **state)
+{
+	static char labels[25][16];
+	const char *argv[64] = { "spanprof", "--server", "http://x", "--thread-ctx-labels",
+				 "http.route,thread.name,db-system" };
+	struct parsed p;
+	int i, n = 5;
+
+	(void)state;
+	for (i = 0; i < 25; i++) {
+		snprintf(labels[i], sizeof(labels[i]), "l%d=v", i);
+		argv[n++] = "--label";
+		argv[n++] = labels[i];
+	}
+	argv[n] = NULL;
+	parse_env(&p, argv, NULL);
+	assert_int_equal(p.result, CONFIG_ERROR);
+	assert_mentions(&p, "25 --label options, at most 24 fit");
+	assert_mentions(&p, "--thread-ctx-labels");
+	config_release(&p.cfg);
+	argv[n - 2] = "--trace-id-label"; /* 24 labels, 3 keys and trace_id: one too many */
+	argv[n - 1] = NULL;
+	parse_env(&p, argv, NULL);
+	assert_int_equal(p.result, CONFIG_ERROR);
+	assert_mentions(&p, "24 --label options, at most 23 fit");
+	assert_mentions(&p, "trace_id and the --thread-ctx-labels");
+	config_release(&p.cfg);
+	argv[n - 2] = NULL;
+	parse_env(&p, argv, NULL);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.upload.nlabels, 24);
+	assert_int_equal(p.cfg.upload.nthread_ctx_labels, 3);
+	assert_string_equal(p.cfg.upload.thread_ctx_labels[2], "db-system");
+	assert_int_equal(config_label_budget(&p.cfg.upload, 1), 21); /* on Kubernetes */
+	config_release(&p.cfg);
+	/* The last option given counts: one key leaves room for 26. */
+	argv[n - 2] = "--thread-ctx-labels";
+	argv[n - 1] = "http.route";
+	argv[n] = NULL;
+	parse_env(&p, argv, NULL);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.upload.nthread_ctx_labels, 1);
+	assert_int_equal(config_label_budget(&p.cfg.upload, 0), 26);
+	config_release(&p.cfg);
+}
+
+/* --thread-ctx-labels takes at most 4 keys of letters, digits, '.', '_' and '-', each 1 to 64
+ * bytes. */
+static void test_config_checks_thread_ctx_label_keys(void **state)
+{
+	static const char *const bad[] = { "a,b,c,d,e", "http route", "a,,b", ",a", "a,", "a=b" };
+	const char *argv[] = { "spanprof", "--thread-ctx-labels", NULL, NULL };
+	char longest[66];
+	struct parsed p;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		argv[2] = bad[i];
+		parse_env(&p, argv, NULL);
+		if (p.result != CONFIG_ERROR)
+			fail_msg("--thread-ctx-labels '%s' was accepted", bad[i]);
+		assert_mentions(&p, "at most 4 comma-separated attribute keys");
+		config_release(&p.cfg);
+	}
+	memset(longest, 'k', 65);
+	longest[65] = '\0';
+	argv[2] = longest;
+	parse_env(&p, argv, NULL);
+	assert_int_equal(p.result, CONFIG_ERROR);
+	config_release(&p.cfg);
+	longest[64] = '\0';
+	argv[2] = longest;
+	parse_env(&p, argv, NULL);
+	assert_int_equal(p.result, CONFIG_RUN);
+	config_release(&p.cfg);
+	argv[2] = "a.b,c_d,e-f,G9";
+	parse_env(&p, argv, NULL);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.upload.nthread_ctx_labels, 4);
+	assert_string_equal(p.cfg.upload.thread_ctx_labels[3], "G9");
+	config_release(&p.cfg);
+	argv[2] = ""; /* none, as by default */
+	parse_env(&p, argv, NULL);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.upload.nthread_ctx_labels, 0);
+	config_release(&p.cfg);
+}
+
+/* The label a --thread-ctx-labels key becomes ('.' and '-' written '_') is refused when
+ * spanprof sets it itself, the server reserves it, or a --label already names it. */
+static void expect_tctx_label_clash(const char *label, const char *keys, const char *needle)
+{
+	const char *argv[] = { "spanprof", "--thread-ctx-labels",
+			       keys,	   label ? "--label" : NULL,
+			       label,	   NULL };
+	struct parsed p;
+
+	parse_env(&p, argv, NULL);
+	if (p.result != CONFIG_ERROR)
+		fail_msg("--thread-ctx-labels %s with --label %s was accepted", keys,
+			 label ? label : "(none)");
+	assert_mentions(&p, "--thread-ctx-labels");
+	assert_mentions(&p, needle);
+	config_release(&p.cfg);
+}
+
+static void test_config_thread_ctx_labels_clash_with_no_other_label(void **state)
+{
+	const char *fine[] = { "spanprof",
+			       "--thread-ctx-labels",
+			       "http.route,db-system",
+			       "--label",
+			       "http-route=x",
+			       "--label",
+			       "db.system.name=y",
+			       NULL };
+	struct parsed p;
+
+	(void)state;
+	expect_tctx_label_clash(NULL, "http.route,span.id", "labels samples as span_id");
+	expect_tctx_label_clash(NULL, "service-name", "spanprof sets them");
+	expect_tctx_label_clash(NULL, "trace_id", "spanprof sets them");
+	expect_tctx_label_clash(NULL, "span.name", "spanprof sets them");
+	expect_tctx_label_clash(NULL, "__x", "'__' (reserved)");
+	expect_tctx_label_clash("http.route=x", "http.route", "which --label http.route sets");
+	expect_tctx_label_clash("http_route=x", "db.system,http-route", "as http_route, which");
+	/* Other names, even ones alike before '.' and '-' are read: accepted. */
+	parse_env(&p, fine, NULL);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.upload.nthread_ctx_labels, 2);
+	config_release(&p.cfg);
+}
+
 static void test_config_accepts_27_labels_of_the_largest_size(void **state)
 {
 	static char labels[29][3200];
@@ -968,6 +1104,9 @@ int main(void)
 		T(test_config_errors_escape_control_characters),
 		T(test_config_server_url_host_and_port_are_checked),
 		T(test_config_label_budget_counts_lifted_labels),
+		T(test_config_label_budget_counts_thread_ctx_labels),
+		T(test_config_checks_thread_ctx_label_keys),
+		T(test_config_thread_ctx_labels_clash_with_no_other_label),
 		T(test_config_checks_server_header_tenant_and_addresses),
 		TD(test_config_reads_secret_files_without_the_trailing_newline),
 		TD(test_config_secret_file_errors_never_show_the_secret),
