@@ -113,6 +113,14 @@ static int wait_attach(struct profiled_run *r, int gate_fd)
 			return -1;
 		}
 	}
+	if (r->wait_log && r->wait_log_too) {
+		snprintf(want, sizeof(want), r->wait_log_too, r->pid);
+		if (!agent_proc_wait_log(&r->agent, want, ATTACH_TIMEOUT_S)) {
+			printf("  the agent did not log \"%s\" within %d s\n", want,
+			       ATTACH_TIMEOUT_S);
+			return -1;
+		}
+	}
 	r->attach_s = now_s() - t0;
 	return 0;
 }

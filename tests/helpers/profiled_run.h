@@ -42,6 +42,9 @@ struct profiled_run {
 	 * %d is the workload's pid (NULL: wait for the attach). */
 	const char *wait_log;
 	int wait_hook_too; /* with wait_log: also wait for hook_file's attach */
+	/* With wait_log: then also wait for this text (a printf format whose one %d is the pid),
+	 * e.g. "unwind: pid %d ready" with the agent at --log-level debug. */
+	const char *wait_log_too;
 	int agent_stops_itself; /* agent_args has --duration: wait for the agent's exit */
 	int keep_agent; /* leave the agent running; the caller stops it (agent_proc_stop) */
 	/* Out. */

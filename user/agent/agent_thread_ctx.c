@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 
 #include "agent/agent_int.h"
+#include "discover/proc_table.h"
 #include "discover/tctx_elf.h"
 #include "util/file_verdicts.h"
 #include "util/log.h"
@@ -225,11 +226,14 @@ void agent_thread_ctx_scan(struct agent *a, pid_t pid, const struct proc_maps *m
 		agent_thread_ctx_forget(a, pid);
 		return;
 	}
-	if (was != TCTX_FOUND)
-		log_info(
-			"reading OpenTelemetry thread context of pid %d: %s TLS, %d attribute keys",
-			(int)pid, info.tls == SPANPROF_TCTX_TLS_STATIC ? "static" : "dynamic",
-			(int)info.nkeys);
+	if (was == TCTX_FOUND)
+		return;
+	/* Its process context was read just now: the service it names labels the samples from
+	 * the next drain on, the first whose samples can carry the records' spans. */
+	proc_table_ctx_found(a->procs, pid);
+	log_info("reading OpenTelemetry thread context of pid %d: %s TLS, %d attribute keys",
+		 (int)pid, info.tls == SPANPROF_TCTX_TLS_STATIC ? "static" : "dynamic",
+		 (int)info.nkeys);
 }
 
 /* OBI pins its map when it starts, maybe after the agent: looked for until found. */

@@ -148,25 +148,35 @@ static void schedule_ctx_check(struct proc_info *info)
 		(int64_t)clock_mono_ns() + ((int64_t)NS_PER_S << (info->ctx_checks - 1));
 }
 
-/* A due look for a process context that was not there before; adopts its service name. */
-static void recheck_ctx(const struct proc_table *t, struct proc_node *n)
+/* Looks for a process context that was not there before; adopts its service name. Returns 1
+ * when it did. */
+static int look_ctx(const struct proc_table *t, struct proc_node *n)
 {
 	struct proc_info *info = &n->info;
-	char *buf;
+	char *buf = malloc(LABELS_SERVICE_MAX);
 
-	if (!info->ctx_next_ns || info->exited || (int64_t)clock_mono_ns() < info->ctx_next_ns)
-		return;
-	buf = malloc(LABELS_SERVICE_MAX);
 	if (buf && read_process_ctx(t, info->pid, info, buf)) {
 		free(n->service);
 		n->service = realloc(buf, strlen(buf) + 1) ?: buf;
 		info->service = n->service;
 		info->ctx_next_ns = 0;
+		info->ctx_named = 1;
 		log_info("pid %d named its service in code: %s", info->pid, info->service);
-		return;
+		return 1;
 	}
 	free(buf);
-	schedule_ctx_check(info);
+	return 0;
+}
+
+/* A due look for a process context. */
+static void recheck_ctx(const struct proc_table *t, struct proc_node *n)
+{
+	struct proc_info *info = &n->info;
+
+	if (!info->ctx_next_ns || info->exited || (int64_t)clock_mono_ns() < info->ctx_next_ns)
+		return;
+	if (!look_ctx(t, n))
+		schedule_ctx_check(info);
 }
 
 /* Reads <proc_root>/PID/stat's state (field 3) and flags (field 9; 0 when missing). Returns 0,
@@ -235,6 +245,7 @@ static int read_info(const struct proc_table *t, pid_t pid, struct proc_info *in
 	fallback = read_k8s(t, pid, info, k8s_service, sizeof(k8s_service));
 	if (read_process_ctx(t, pid, info, buf)) {
 		info->service = buf;
+		info->ctx_named = 1;
 		return 0;
 	}
 	schedule_ctx_check(info);
@@ -362,6 +373,22 @@ const struct proc_info *proc_table_get(struct proc_table *t, pid_t pid, struct p
 	if (read_node(t, pid, n) || !proc_table_pid_alive(t->proc_root, pid))
 		mark_exited(t, n);
 	return &n->info;
+}
+
+void proc_table_ctx_found(struct proc_table *t, pid_t pid)
+{
+	struct proc_node *n = *slot_of(t, pid);
+	struct proc_info scratch;
+
+	if (!n) {
+		proc_table_get(t, pid, &scratch); /* read now, context included */
+		return;
+	}
+	if (n->info.ctx_named || n->info.exited)
+		return;
+	/* Read by another reader just now: the look scheduled for later (or given up after
+	 * CTX_CHECKS_MAX) is made now. A context naming no service leaves the schedule as it is. */
+	look_ctx(t, n);
 }
 
 const struct proc_info *proc_table_find(const struct proc_table *t, pid_t pid)

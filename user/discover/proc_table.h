@@ -38,6 +38,7 @@ struct proc_info {
 	char k8s_container[sizeof(((struct k8s_labels *)0)->container)];
 	int k8s_pending; /* the pod or container was unknown: look again later */
 	int ctx_checks; /* OTel process context looks so far */
+	int ctx_named; /* the service name is the one the process context gives */
 	int64_t ctx_next_ns; /* CLOCK_MONOTONIC time of the next look; 0: none due */
 	uint64_t k8s_generation; /* pod cache generation at that lookup */
 };
@@ -55,6 +56,13 @@ void proc_table_free(struct proc_table *t); /* NULL-safe */
  * (not kept). A kernel thread (PF_KTHREAD in its stat flags) is named "kernel", all of them one
  * service. Never NULL: a process already gone gets the service name "unknown_service". */
 const struct proc_info *proc_table_get(struct proc_table *t, pid_t pid, struct proc_info *scratch);
+
+/* pid's OTel process context was just read by another of the agent's readers (its thread
+ * context reader): an entry not yet named by it looks for it now rather than at its next
+ * scheduled look, so that the samples of the next drain, the first that can carry spans from
+ * its thread context records, carry its service name too. An unknown pid is read as
+ * proc_table_get() does. One read of the context per call at most. */
+void proc_table_ctx_found(struct proc_table *t, pid_t pid);
 
 /* The entry proc_table_get() keeps for pid, or NULL; reads nothing (no file, no clock). */
 const struct proc_info *proc_table_find(const struct proc_table *t, pid_t pid);

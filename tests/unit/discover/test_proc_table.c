@@ -387,6 +387,35 @@ static void test_proc_table_adopts_a_context_published_later(void **state)
 	assert_true(now.tv_sec - start.tv_sec >= 0 && now.tv_sec - start.tv_sec < 3);
 }
 
+/* The thread context reader reads a process's context when it finds its records: the table
+ * takes the name then, not at its next scheduled look (a second or more later), so the first
+ * samples that carry a record's span carry the service its context names too. */
+static void test_proc_table_takes_the_context_another_reader_found(void **state)
+{
+	struct test_state *s = *state;
+
+	new_table(s, 8);
+	fake_service(s, 302, "from-env");
+	assert_string_equal(service_of(s, 302), "from-env");
+	fake_process_ctx(s, 302);
+	/* Its next look is a second away. */
+	assert_string_equal(service_of(s, 302), "from-env");
+	proc_table_ctx_found(s->t, 302);
+	assert_string_equal(proc_table_find(s->t, 302)->service, "ctx-svc");
+	/* A pid the table does not know yet is read, context included. */
+	fake_service(s, 303, "from-env");
+	fake_process_ctx(s, 303);
+	assert_null(proc_table_find(s->t, 303));
+	proc_table_ctx_found(s->t, 303);
+	assert_non_null(proc_table_find(s->t, 303));
+	assert_string_equal(proc_table_find(s->t, 303)->service, "ctx-svc");
+	/* No context after all (a reader raced its removal): the name stays. */
+	fake_service(s, 304, "from-env");
+	assert_string_equal(service_of(s, 304), "from-env");
+	proc_table_ctx_found(s->t, 304);
+	assert_string_equal(proc_table_find(s->t, 304)->service, "from-env");
+}
+
 static void test_proc_table_sweeps_exactly_the_exited_pids(void **state)
 {
 	/* 100 and 4196 share a hash bucket, so removal in the middle of a chain is covered too */
@@ -635,6 +664,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proc_table_prefers_the_service_named_in_code,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_proc_table_takes_the_context_another_reader_found, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proc_table_adopts_a_context_published_later,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proc_table_find_reads_nothing, setup,
