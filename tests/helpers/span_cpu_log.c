@@ -119,6 +119,7 @@ static void census_record(struct span_cpu_census *c, struct span_cpu_log *log, c
 	if (llabs(diff) > c->max_diff_ns)
 		c->max_diff_ns = llabs(diff);
 	c->cpu_wrong += llabs(diff) > SPAN_CPU_LIMIT_NS;
+	c->cpu_short += diff < -SPAN_CPU_TOLERANCE_NS(l->cpu_ns);
 	if (llabs(diff) > SPAN_CPU_TOLERANCE_NS(l->cpu_ns) && c->cpu_off++ < 5)
 		printf("  span %s (%s): CPU %lld ns by the agent, %lld-%lld ns by the workload; "
 		       "wall %lld ns\n",

@@ -164,10 +164,10 @@ static void check_span_cpu(const char *lib, int spans_per_thread, int span_us, i
 	span_cpu_census_read(&c, &w, out_path, json_names, r.pid);
 	printf("  %d records: %d unknown, %d duplicates, %d wrong names, %d from the thread "
 	       "outside spans; CPU time vs the workload's: mean %+.1f us, max |diff| %.1f us, "
-	       "%d beyond tolerance, %d beyond 1 ms\n",
+	       "%d beyond tolerance (%d short), %d beyond 1 ms\n",
 	       c.records, c.unknown, c.dup, c.wrong_name, c.outside,
 	       c.records ? c.sum_diff_ns / 1e3 / c.records : 0, c.max_diff_ns / 1e3, c.cpu_off,
-	       c.cpu_wrong);
+	       c.cpu_short, c.cpu_wrong);
 	for (i = 0; i < 2; i++) {
 		assert_true(spans[i] == nspans / 2);
 		assert_true(cpu_s[i] * 1e9 >= 0.95 * w.totals[i]);
@@ -181,6 +181,7 @@ static void check_span_cpu(const char *lib, int spans_per_thread, int span_us, i
 	assert_int_equal(c.wall_short, 0);
 	assert_true(c.cpu_off <= nspans / 20);
 	assert_true(c.cpu_wrong <= nspans / 200);
+	assert_true(c.cpu_short <= SPAN_CPU_SHORT_MAX(nspans));
 	tmpdir_remove(dir);
 }
 

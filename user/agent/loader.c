@@ -98,10 +98,11 @@ static int configure_span_set(struct loader *l, const struct btf *vmlinux)
 static int configure_off_cpu(struct spanprof_bpf *skel, const struct loader_options *opts,
 			     const struct btf *vmlinux)
 {
+	int exit_tp = kernel_has(vmlinux, "btf_trace_sched_exit_tp", BTF_KIND_TYPEDEF);
 	int full = opts->off_cpu && !opts->off_cpu_fp;
 	int err = 0;
 
-	if (full && !kernel_has(vmlinux, "btf_trace_sched_exit_tp", BTF_KIND_TYPEDEF)) {
+	if (full && !exit_tp) {
 		log_info("the kernel has no sched_exit_tp tracepoint (Linux 6.16+): off-CPU stacks "
 			 "are taken by frame pointer when a thread blocks");
 		full = 0;
@@ -120,6 +121,10 @@ static int configure_off_cpu(struct spanprof_bpf *skel, const struct loader_opti
 		      bpf_map__set_max_entries(skel->maps.off_cpu_fp_stacks,
 					       opts->off_cpu && !full ? 2 * opts->off_cpu_entries :
 									1);
+	/* A switch in that sched_switch did not see is caught up at the end of __schedule():
+	 * by on_sched_exit with full stacks, else by on_sched_exit_unseen alone. */
+	if (full || !opts->off_cpu || !exit_tp)
+		err = err ?: bpf_program__set_autoload(skel->progs.on_sched_exit_unseen, false);
 	if (!full) {
 		err = err ?: bpf_program__set_autoload(skel->progs.on_sched_exit, false);
 		err = err ?: bpf_map__set_max_entries(skel->maps.off_cpu_interp_stacks_0, 1);
