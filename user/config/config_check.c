@@ -206,8 +206,9 @@ static int check_label_budget(const struct config_upload *up, FILE *err)
 }
 
 /* A --thread-ctx-labels key labels samples under its name with '.' and '-' written '_' (at most
- * 64 bytes, checked when parsed): that name must be one a series may carry, and not one a
- * --label sets for the whole series, which the server would see twice. */
+ * 64 bytes, checked when parsed): that name must be one a series may carry, not one spanprof
+ * sets itself (on Kubernetes or not: see series_label_set_by_spanprof()), and not one a --label
+ * sets for the whole series, which the server would see twice. */
 static int check_thread_ctx_labels(const struct config_upload *up, FILE *err)
 {
 	const char *key, *why;
@@ -219,6 +220,13 @@ static int check_thread_ctx_labels(const struct config_upload *up, FILE *err)
 		for (n = 0; key[n] && n < sizeof(name) - 1; n++)
 			name[n] = key[n] == '.' || key[n] == '-' ? '_' : key[n];
 		name[n] = '\0';
+		why = series_label_set_by_spanprof(name, n);
+		if (why)
+			return config_errorf(
+				err,
+				"--thread-ctx-labels: %s labels samples as %s, which spanprof sets "
+				"on %s\n",
+				key, name, why);
 		why = series_label_check(name, n, "v");
 		if (why)
 			return config_errorf(
