@@ -739,6 +739,27 @@ static void test_config_thread_ctx_labels_clash_with_no_process_label(void **sta
 	config_release(&p.cfg);
 }
 
+/* Two keys that become one label name would give a sample that label twice: refused. */
+static void test_config_thread_ctx_labels_clash_with_each_other(void **state)
+{
+	const char *fine[] = { "spanprof", "--thread-ctx-labels", "http.route,http.routes,route",
+			       NULL };
+	struct parsed p;
+
+	(void)state;
+	expect_tctx_label_clash(
+		NULL, "http.route,http-route",
+		"--thread-ctx-labels: http-route labels samples as http_route, which "
+		"http.route does too");
+	expect_tctx_label_clash(NULL, "a,http_route,b,http.route",
+				"http.route labels samples as http_route, which http_route does");
+	expect_tctx_label_clash(NULL, "db.system,db.system", "which db.system does too");
+	parse_env(&p, fine, NULL);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.upload.nthread_ctx_labels, 3);
+	config_release(&p.cfg);
+}
+
 /* The environment and a configuration file reach the same checks as the flags. */
 static void test_config_label_clashes_are_refused_from_env_and_file(void **state)
 {
@@ -1215,6 +1236,7 @@ int main(void)
 		T(test_config_checks_thread_ctx_label_keys),
 		T(test_config_thread_ctx_labels_clash_with_no_other_label),
 		T(test_config_thread_ctx_labels_clash_with_no_process_label),
+		T(test_config_thread_ctx_labels_clash_with_each_other),
 		TD(test_config_label_clashes_are_refused_from_env_and_file),
 		T(test_config_checks_server_header_tenant_and_addresses),
 		TD(test_config_reads_secret_files_without_the_trailing_newline),
