@@ -205,20 +205,47 @@ static int check_label_budget(const struct config_upload *up, FILE *err)
 			     up->nthread_ctx_labels ? " and the --thread-ctx-labels" : "");
 }
 
+/* The label name a --thread-ctx-labels key becomes, into name (size bytes); returns its length. */
+static size_t thread_ctx_label_name(const char *key, char *name, size_t size)
+{
+	size_t n;
+
+	for (n = 0; key[n] && n < size - 1; n++)
+		name[n] = key[n] == '.' || key[n] == '-' ? '_' : key[n];
+	name[n] = '\0';
+	return n;
+}
+
 /* A --thread-ctx-labels key labels samples under its name with '.' and '-' written '_' (at most
- * 64 bytes, checked when parsed): that name must be one a series may carry, and not one a
- * --label sets for the whole series, which the server would see twice. */
+ * 64 bytes, checked when parsed): that name must be one a series may carry, not one an earlier
+ * key gives, not one spanprof sets itself (on Kubernetes or not: see
+ * series_label_set_by_spanprof()), and not one a --label sets for the whole series: a sample or
+ * series would carry it twice. */
 static int check_thread_ctx_labels(const struct config_upload *up, FILE *err)
 {
+	char name[128], other[128];
 	const char *key, *why;
-	char name[128];
 	size_t i, j, n;
 
 	for (i = 0; i < up->nthread_ctx_labels; i++) {
 		key = up->thread_ctx_labels[i];
-		for (n = 0; key[n] && n < sizeof(name) - 1; n++)
-			name[n] = key[n] == '.' || key[n] == '-' ? '_' : key[n];
-		name[n] = '\0';
+		n = thread_ctx_label_name(key, name, sizeof(name));
+		for (j = 0; j < i; j++) {
+			thread_ctx_label_name(up->thread_ctx_labels[j], other, sizeof(other));
+			if (!strcmp(name, other))
+				return config_errorf(
+					err,
+					"--thread-ctx-labels: %s labels samples as %s, "
+					"which %s does too\n",
+					key, name, up->thread_ctx_labels[j]);
+		}
+		why = series_label_set_by_spanprof(name, n);
+		if (why)
+			return config_errorf(
+				err,
+				"--thread-ctx-labels: %s labels samples as %s, which spanprof sets "
+				"on %s\n",
+				key, name, why);
 		why = series_label_check(name, n, "v");
 		if (why)
 			return config_errorf(

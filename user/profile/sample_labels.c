@@ -68,23 +68,23 @@ static void add_span_labels(struct sample_labels *out, const struct sample_label
 	/* A zero id is an unsampled span (or a Go span_name label alone): like otel-profiling-go,
 	 * only its name is labelled, so per-name views still count all CPU. */
 	if (!labels_is_zero(id, 8))
-		add(out, "span_id", out->span_hex);
+		add(out, SERIES_LABEL_SPAN_ID, out->span_hex);
 	if (!labels_is_zero(key->span.trace_id, 16))
-		add(out, "trace_id", out->trace_hex);
+		add(out, SERIES_LABEL_TRACE_ID, out->trace_hex);
 	if (out->name[0])
-		add(out, "span_name", out->name);
+		add(out, SERIES_LABEL_SPAN_NAME, out->name);
 }
 
 static void add_proc_labels(struct sample_labels *out, const struct proc_info *proc)
 {
 	if (proc->service_namespace[0])
-		add(out, "service_namespace", proc->service_namespace);
+		add(out, SERIES_LABEL_SERVICE_NAMESPACE, proc->service_namespace);
 	if (proc->k8s_namespace[0])
-		add(out, "namespace", proc->k8s_namespace);
+		add(out, SERIES_LABEL_K8S_NAMESPACE, proc->k8s_namespace);
 	if (proc->k8s_pod[0])
-		add(out, "pod", proc->k8s_pod);
+		add(out, SERIES_LABEL_K8S_POD, proc->k8s_pod);
 	if (proc->k8s_container[0])
-		add(out, "container", proc->k8s_container);
+		add(out, SERIES_LABEL_K8S_CONTAINER, proc->k8s_container);
 }
 
 size_t sample_labels_build(struct sample_labels *out, const struct sample_label_options *o,
@@ -100,5 +100,5 @@ size_t sample_labels_build(struct sample_labels *out, const struct sample_label_
 
 const char *sample_labels_push_omit(int trace_id_sent)
 {
-	return trace_id_sent ? NULL : "trace_id";
+	return trace_id_sent ? NULL : SERIES_LABEL_TRACE_ID;
 }

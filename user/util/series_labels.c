@@ -8,8 +8,34 @@
 #include "util/series_labels.h"
 #include "util/utf8.h"
 
-/* Series labels spanprof sets itself, per process or per sample. */
-static const char *const reserved_labels[] = { "service_name", "span_id", "trace_id", "span_name" };
+/* A label name spanprof sets itself, where it sets it, and the check's answer for it. */
+struct reserved_label {
+	const char *name, *set_on, *want;
+};
+
+/* What series_label_check() answers for the label called label, set on `on`. */
+#define RESERVED_WANT(label, on)                                                                  \
+	"a label name other than " label ": spanprof sets it on " on "; the server reads '.' as " \
+	"'_'"
+#define RESERVED(label, on)                                                   \
+	{                                                                     \
+		.name = label, .set_on = on, .want = RESERVED_WANT(label, on) \
+	}
+#define ON_EVERY_SERIES "every series it pushes (the process's service)"
+#define ON_SPANS "the samples taken in a span"
+#define ON_PROCESS_CTX "the samples of a process whose OTel process context has service.namespace"
+#define ON_K8S "the samples of processes in Kubernetes pods (reserved off Kubernetes too)"
+
+static const struct reserved_label reserved_labels[] = {
+	RESERVED(SERIES_LABEL_SERVICE_NAME, ON_EVERY_SERIES),
+	RESERVED(SERIES_LABEL_SPAN_ID, ON_SPANS),
+	RESERVED(SERIES_LABEL_TRACE_ID, ON_SPANS),
+	RESERVED(SERIES_LABEL_SPAN_NAME, ON_SPANS),
+	RESERVED(SERIES_LABEL_SERVICE_NAMESPACE, ON_PROCESS_CTX),
+	RESERVED(SERIES_LABEL_K8S_NAMESPACE, ON_K8S),
+	RESERVED(SERIES_LABEL_K8S_POD, ON_K8S),
+	RESERVED(SERIES_LABEL_K8S_CONTAINER, ON_K8S),
+};
 
 int series_label_name_cmp(const char *a, size_t na, const char *b, size_t nb)
 {
@@ -25,6 +51,24 @@ int series_label_name_cmp(const char *a, size_t na, const char *b, size_t nb)
 			return x < y ? -1 : 1;
 	}
 	return 0;
+}
+
+static const struct reserved_label *find_reserved(const char *name, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(reserved_labels) / sizeof(reserved_labels[0]); i++)
+		if (!series_label_name_cmp(name, n, reserved_labels[i].name,
+					   strlen(reserved_labels[i].name)))
+			return &reserved_labels[i];
+	return NULL;
+}
+
+const char *series_label_set_by_spanprof(const char *name, size_t name_len)
+{
+	const struct reserved_label *r = find_reserved(name, name_len);
+
+	return r ? r->set_on : NULL;
 }
 
 static int name_chars_ok(const char *s, size_t n)
@@ -44,7 +88,7 @@ static int name_chars_ok(const char *s, size_t n)
 
 static const char *check_name(const char *name, size_t n)
 {
-	size_t i;
+	const struct reserved_label *r;
 
 	if (!n)
 		return "a non-empty label name";
@@ -54,11 +98,8 @@ static const char *check_name(const char *name, size_t n)
 		return "a label name of UTF-8 without control characters or ','";
 	if (n >= 2 && name[0] == '_' && name[1] == '_')
 		return "a label name that does not start with '__' (reserved)";
-	for (i = 0; i < sizeof(reserved_labels) / sizeof(reserved_labels[0]); i++)
-		if (!series_label_name_cmp(name, n, reserved_labels[i], strlen(reserved_labels[i])))
-			return "a label name other than service_name, span_id, trace_id and "
-			       "span_name (spanprof sets them; the server reads '.' as '_')";
-	return NULL;
+	r = find_reserved(name, n);
+	return r ? r->want : NULL;
 }
 
 const char *series_label_check(const char *name, size_t name_len, const char *value)
@@ -112,7 +153,8 @@ size_t series_labels_lifted_keys(const char *const *keys, size_t nkeys, int trac
 	size_t i, lifted = 0;
 
 	for (i = 0; i < nkeys; i++)
-		if (strcmp(keys[i], "span_id") && (trace_id_sent || strcmp(keys[i], "trace_id")))
+		if (strcmp(keys[i], SERIES_LABEL_SPAN_ID) &&
+		    (trace_id_sent || strcmp(keys[i], SERIES_LABEL_TRACE_ID)))
 			lifted++;
 	return lifted;
 }
@@ -145,8 +187,8 @@ int series_label_set_build(struct series_label_set *set, const char *name, const
 		return -ENOMEM;
 	if (strlen(set->service) > SERIES_LABEL_VALUE_MAX)
 		set->service[utf8_boundary(set->service, SERIES_LABEL_VALUE_MAX)] = '\0';
-	set->labels[set->n++] = (struct pprof_label){ "__name__", name };
-	set->labels[set->n++] = (struct pprof_label){ "service_name", set->service };
+	set->labels[set->n++] = (struct pprof_label){ SERIES_LABEL_PROFILE_NAME, name };
+	set->labels[set->n++] = (struct pprof_label){ SERIES_LABEL_SERVICE_NAME, set->service };
 	for (i = 0; i < n; i++)
 		set->labels[set->n++] = statics[i];
 	qsort(set->labels, set->n, sizeof(set->labels[0]), label_key_cmp);

@@ -22,16 +22,38 @@ struct pprof_label {
 /* service_name of a process nothing names (what the server would fill in too). */
 #define SERIES_LABEL_UNKNOWN_SERVICE "unknown_service"
 
+/* The label names spanprof sets itself, defined here once: the profile's name and service on
+ * every pushed series; on samples, the span's (span_id, trace_id, span_name), the OTel process
+ * context's service.namespace, and the Kubernetes pod's (namespace, pod, container; only when
+ * running on Kubernetes). The server lifts sample labels into the series, so a --label or a
+ * --thread-ctx-labels key of one of these names would reach it twice. */
+#define SERIES_LABEL_PROFILE_NAME "__name__"
+#define SERIES_LABEL_SERVICE_NAME "service_name"
+#define SERIES_LABEL_SPAN_ID "span_id"
+#define SERIES_LABEL_TRACE_ID "trace_id"
+#define SERIES_LABEL_SPAN_NAME "span_name"
+#define SERIES_LABEL_SERVICE_NAMESPACE "service_namespace"
+#define SERIES_LABEL_K8S_NAMESPACE "namespace"
+#define SERIES_LABEL_K8S_POD "pod"
+#define SERIES_LABEL_K8S_CONTAINER "container"
+
 /* Compares two label names as the server does: Pyroscope reads '.' as '_' (unless its label
  * sanitization is off), so "a.b" and "a_b" are one name. Returns <0, 0 or >0 like strcmp. */
 int series_label_name_cmp(const char *a, size_t na, const char *b, size_t nb);
 
+/* Where spanprof sets a label called name[0..name_len) itself (compared with
+ * series_label_name_cmp; "__name__" is left to the "__" rule): a static text such as "the
+ * samples of processes in Kubernetes pods (reserved off Kubernetes too)", or NULL when spanprof
+ * sets no label of that name. The Kubernetes names are reserved whether or not the agent runs
+ * on Kubernetes, so that one configuration is accepted or refused alike everywhere. */
+const char *series_label_set_by_spanprof(const char *name, size_t name_len);
+
 /* Checks one series label: name[0..name_len) is non-empty UTF-8 (the server's rule, Prometheus'
  * UTF-8 names) without control characters or ',' (which separates labels in SPANPROF_LABELS),
- * has at most SERIES_LABEL_NAME_MAX bytes, does not start with "__" and is none of service_name,
- * span_id, trace_id and span_name (compared with series_label_name_cmp); value is non-empty
- * UTF-8 of at most SERIES_LABEL_VALUE_MAX bytes. Returns NULL when the label is valid, else a
- * static text saying what a valid one looks like. */
+ * has at most SERIES_LABEL_NAME_MAX bytes, does not start with "__" and is no name spanprof sets
+ * itself (series_label_set_by_spanprof()); value is non-empty UTF-8 of at most
+ * SERIES_LABEL_VALUE_MAX bytes. Returns NULL when the label is valid, else a static text saying
+ * what a valid one looks like (for a name spanprof sets: which one and where it sets it). */
 const char *series_label_check(const char *name, size_t name_len, const char *value);
 
 /* Checks labels meant for every series: each passes series_label_check() and appears once; at

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "proto/profile.pb-c.h"
+#include "util/series_labels.h"
 #include "view/file_read.h"
 #include "view/view_profile.h"
 
@@ -159,11 +160,11 @@ static int span_labels(const struct decode *d, const Perftools__Profiles__Sample
 		val = pb_str(d->pb, s->label[i]->str);
 		if (!key || !val || !*val)
 			continue;
-		if (!strcmp(key, "span_id")) {
+		if (!strcmp(key, SERIES_LABEL_SPAN_ID)) {
 			*span_id = strtoull(val, &end, 16);
 			if (*end || strlen(val) != 16)
 				*span_id = 0;
-		} else if (!strcmp(key, "span_name")) {
+		} else if (!strcmp(key, SERIES_LABEL_SPAN_NAME)) {
 			*span_name = str_ref(d, s->label[i]->str);
 		}
 	}

@@ -452,10 +452,11 @@ static void test_config_checks_label_names_and_values(void **state)
 	expect_label_error("a,b=v", "or ','");
 	expect_label_error("\xff=v", "UTF-8");
 	expect_label_error("__name__=x", "'__' (reserved)");
-	expect_label_error("service_name=x", "spanprof sets them");
-	expect_label_error("span_id=x", "spanprof sets them");
+	expect_label_error("service_name=x", "other than service_name: spanprof sets it on every "
+					     "series it pushes");
+	expect_label_error("span_id=x", "other than span_id: spanprof sets it on the samples");
 	/* The server reads '.' as '_': service.name would become service_name. */
-	expect_label_error("service.name=x", "spanprof sets them");
+	expect_label_error("service.name=x", "other than service_name: spanprof sets it");
 	expect_label_error("env=", "non-empty label value");
 	expect_label_error("env=\xff", "UTF-8");
 	memset(name, 'a', 1025);
@@ -465,6 +466,48 @@ static void test_config_checks_label_names_and_values(void **state)
 	value[sizeof(value) - 1] = '\0';
 	memcpy(value, "k=", 2);
 	expect_label_error(value, "at most 2048 bytes");
+}
+
+/* A --label named like a label spanprof puts on samples (which the server lifts into the series)
+ * would reach the server twice: refused, naming the label and where spanprof sets it. The
+ * Kubernetes names are refused off Kubernetes too (this test runs off it), so a configuration
+ * that starts on a laptop also starts in a cluster. */
+static void test_config_refuses_labels_spanprof_sets_on_samples(void **state)
+{
+	static const char k8s[] = "spanprof sets it on the samples of processes in Kubernetes pods";
+	const char *fine[] = { "spanprof",
+			       "--server",
+			       "http://x",
+			       "--label",
+			       "pod_name=a",
+			       "--label",
+			       "k8s.namespace=b",
+			       "--label",
+			       "containers=c",
+			       "--label",
+			       "service.ns=d",
+			       "--label",
+			       "service_namespace_id=e",
+			       NULL };
+	struct parsed p;
+
+	(void)state;
+	expect_label_error("pod=x", "other than pod: spanprof sets it on the samples of processes "
+				    "in Kubernetes pods (reserved off Kubernetes too)");
+	expect_label_error("namespace=x", k8s);
+	expect_label_error("container=x", k8s);
+	expect_label_error("service_namespace=x",
+			   "other than service_namespace: spanprof sets it on the samples of a "
+			   "process whose OTel process context has service.namespace");
+	expect_label_error("service.namespace=x", "other than service_namespace: spanprof sets");
+	expect_label_error("span.name=x", "other than span_name: spanprof sets it on the samples "
+					  "taken in a span");
+	expect_label_error("trace_id=x", "other than trace_id: spanprof sets it on the samples");
+	/* Near misses: other names, even ones that contain a reserved one. */
+	parse_env(&p, fine, NULL);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.upload.nlabels, 5);
+	config_release(&p.cfg);
 }
 
 /* Names the server accepts by default: Prometheus' UTF-8 label names, '.' read as '_'. */
@@ -650,9 +693,12 @@ static void test_config_thread_ctx_labels_clash_with_no_other_label(void **state
 
 	(void)state;
 	expect_tctx_label_clash(NULL, "http.route,span.id", "labels samples as span_id");
-	expect_tctx_label_clash(NULL, "service-name", "spanprof sets them");
-	expect_tctx_label_clash(NULL, "trace_id", "spanprof sets them");
-	expect_tctx_label_clash(NULL, "span.name", "spanprof sets them");
+	expect_tctx_label_clash(NULL, "service-name",
+				"as service_name, which spanprof sets on every series it pushes");
+	expect_tctx_label_clash(NULL, "trace_id",
+				"which spanprof sets on the samples taken in a span");
+	expect_tctx_label_clash(NULL, "span.name",
+				"as span_name, which spanprof sets on the samples");
 	expect_tctx_label_clash(NULL, "__x", "'__' (reserved)");
 	expect_tctx_label_clash("http.route=x", "http.route", "which --label http.route sets");
 	expect_tctx_label_clash("http_route=x", "db.system,http-route", "as http_route, which");
@@ -660,6 +706,87 @@ static void test_config_thread_ctx_labels_clash_with_no_other_label(void **state
 	parse_env(&p, fine, NULL);
 	assert_int_equal(p.result, CONFIG_RUN);
 	assert_int_equal(p.cfg.upload.nthread_ctx_labels, 2);
+	config_release(&p.cfg);
+}
+
+/* A key labelling samples like the process labels spanprof adds (the Kubernetes ones off
+ * Kubernetes too) would give a sample that label twice: refused, naming where spanprof sets it. */
+static void test_config_thread_ctx_labels_clash_with_no_process_label(void **state)
+{
+	static const char k8s[] = "which spanprof sets on the samples of processes in Kubernetes "
+				  "pods (reserved off Kubernetes too)";
+	const char *fine[] = { "spanprof", "--thread-ctx-labels",
+			       "k8s.pod.name,k8s-namespace,container.id,service.namespace.x",
+			       NULL };
+	struct parsed p;
+
+	(void)state;
+	expect_tctx_label_clash(NULL, "http.route,pod",
+				"--thread-ctx-labels: pod labels samples "
+				"as pod, which spanprof sets");
+	expect_tctx_label_clash(NULL, "pod", k8s);
+	expect_tctx_label_clash(NULL, "namespace", k8s);
+	expect_tctx_label_clash(NULL, "container", k8s);
+	expect_tctx_label_clash(NULL, "service.namespace",
+				"service.namespace labels samples as service_namespace, which "
+				"spanprof sets on the samples of a process whose OTel process "
+				"context has service.namespace");
+	expect_tctx_label_clash(NULL, "service-namespace", "as service_namespace, which");
+	/* Near misses: OTel's own Kubernetes attribute keys become other names. */
+	parse_env(&p, fine, NULL);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.upload.nthread_ctx_labels, 4);
+	config_release(&p.cfg);
+}
+
+/* Two keys that become one label name would give a sample that label twice: refused. */
+static void test_config_thread_ctx_labels_clash_with_each_other(void **state)
+{
+	const char *fine[] = { "spanprof", "--thread-ctx-labels", "http.route,http.routes,route",
+			       NULL };
+	struct parsed p;
+
+	(void)state;
+	expect_tctx_label_clash(
+		NULL, "http.route,http-route",
+		"--thread-ctx-labels: http-route labels samples as http_route, which "
+		"http.route does too");
+	expect_tctx_label_clash(NULL, "a,http_route,b,http.route",
+				"http.route labels samples as http_route, which http_route does");
+	expect_tctx_label_clash(NULL, "db.system,db.system", "which db.system does too");
+	parse_env(&p, fine, NULL);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.upload.nthread_ctx_labels, 3);
+	config_release(&p.cfg);
+}
+
+/* The environment and a configuration file reach the same checks as the flags. */
+static void test_config_label_clashes_are_refused_from_env_and_file(void **state)
+{
+	const char *file = write_file(
+		*state, "c.yaml", "server: http://x\nthread-ctx-labels: k8s.pod.name,container\n");
+	const char *label_env[] = { "SPANPROF_SERVER=http://x", "SPANPROF_LABELS=env=a,namespace=b",
+				    NULL };
+	const char *tctx_env[] = { "SPANPROF_THREAD_CTX_LABELS=pod", NULL };
+	const char *plain[] = { "spanprof", NULL };
+	const char *with_file[] = { "spanprof", "--config", file, NULL };
+	struct parsed p;
+
+	parse_env(&p, plain, label_env);
+	assert_int_equal(p.result, CONFIG_ERROR);
+	assert_mentions(&p, "SPANPROF_LABELS: invalid value 'namespace=b': expected a label name "
+			    "other than namespace: spanprof sets it on the samples of processes in "
+			    "Kubernetes pods");
+	config_release(&p.cfg);
+	parse_env(&p, plain, tctx_env);
+	assert_int_equal(p.result, CONFIG_ERROR);
+	assert_mentions(&p, "--thread-ctx-labels: pod labels samples as pod, which spanprof sets "
+			    "on the samples of processes in Kubernetes pods");
+	config_release(&p.cfg);
+	parse_env(&p, with_file, NULL);
+	assert_int_equal(p.result, CONFIG_ERROR);
+	assert_mentions(&p, "--thread-ctx-labels: container labels samples as container, which "
+			    "spanprof sets on the samples of processes in Kubernetes pods");
 	config_release(&p.cfg);
 }
 
@@ -1097,6 +1224,7 @@ int main(void)
 		TD(test_config_a_higher_source_replaces_a_whole_list),
 		T(test_config_sizes_take_binary_suffixes),
 		T(test_config_checks_label_names_and_values),
+		T(test_config_refuses_labels_spanprof_sets_on_samples),
 		T(test_config_accepts_27_labels_of_the_largest_size),
 		T(test_config_accepts_label_names_the_server_accepts),
 		T(test_config_header_without_a_blank_is_normalised),
@@ -1107,6 +1235,9 @@ int main(void)
 		T(test_config_label_budget_counts_thread_ctx_labels),
 		T(test_config_checks_thread_ctx_label_keys),
 		T(test_config_thread_ctx_labels_clash_with_no_other_label),
+		T(test_config_thread_ctx_labels_clash_with_no_process_label),
+		T(test_config_thread_ctx_labels_clash_with_each_other),
+		TD(test_config_label_clashes_are_refused_from_env_and_file),
 		T(test_config_checks_server_header_tenant_and_addresses),
 		TD(test_config_reads_secret_files_without_the_trailing_newline),
 		TD(test_config_secret_file_errors_never_show_the_secret),

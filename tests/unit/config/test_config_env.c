@@ -120,6 +120,34 @@ static void test_config_env_bad_value_names_the_variable(void **state)
 	config_release(&l.cfg);
 }
 
+/* SPANPROF_LABELS meets the check --label does: a label spanprof sets on samples is refused,
+ * naming the variable, the label and where spanprof sets it; a near miss is taken. */
+static void test_config_env_labels_refuse_names_spanprof_sets(void **state)
+{
+	const char *pod[] = { "SPANPROF_LABELS=env=prod,pod=x", NULL };
+	const char *ns[] = { "SPANPROF_LABELS=service.namespace=x", NULL };
+	const char *fine[] = { "SPANPROF_LABELS=pod_name=x,k8s.container=y", NULL };
+	struct loaded l;
+
+	(void)state;
+	load(&l, pod);
+	assert_int_equal(l.result, CONFIG_ERROR);
+	assert_non_null(strstr(l.err,
+			       "spanprof: SPANPROF_LABELS: invalid value 'pod=x': expected a "
+			       "label name other than pod: spanprof sets it on the samples "
+			       "of processes in Kubernetes pods"));
+	config_release(&l.cfg);
+	load(&l, ns);
+	assert_int_equal(l.result, CONFIG_ERROR);
+	assert_non_null(strstr(l.err, "other than service_namespace: spanprof sets it on the "
+				      "samples of a process whose OTel process context"));
+	config_release(&l.cfg);
+	load(&l, fine);
+	assert_int_equal(l.result, CONFIG_RUN);
+	assert_int_equal(l.cfg.upload.nlabels, 2);
+	config_release(&l.cfg);
+}
+
 static void test_config_env_empty_is_unset_and_first_one_wins(void **state)
 {
 	const char *env[] = { "SPANPROF_OUTPUT=", "SPANPROF_INTERVAL=7", "SPANPROF_INTERVAL=8",
@@ -172,6 +200,7 @@ int main(void)
 		cmocka_unit_test(test_config_env_headers_split_on_newlines_and_semicolons),
 		cmocka_unit_test(test_config_env_secrets_are_taken_as_they_are),
 		cmocka_unit_test(test_config_env_bad_value_names_the_variable),
+		cmocka_unit_test(test_config_env_labels_refuse_names_spanprof_sets),
 		cmocka_unit_test(test_config_env_empty_is_unset_and_first_one_wins),
 		cmocka_unit_test(test_config_env_warns_about_unknown_spanprof_names),
 		cmocka_unit_test(test_config_env_null_block_is_empty),

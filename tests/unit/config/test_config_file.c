@@ -170,6 +170,25 @@ static void test_config_file_bad_value_names_key_and_line(void **state)
 		     "expected true or false\n");
 }
 
+/* labels: meets the check --label does: a label spanprof sets on samples is refused, naming
+ * the line, the label and where spanprof sets it; a near miss is taken. */
+static void test_config_file_labels_refuse_names_spanprof_sets(void **state)
+{
+	struct loaded l;
+
+	expect_error(*state, "labels:\n  env: prod\n  container: x\n",
+		     "3: labels: invalid value 'container=x': expected a label name other than "
+		     "container: spanprof sets it on the samples of processes in Kubernetes pods "
+		     "(reserved off Kubernetes too)");
+	expect_error(*state, "labels: {namespace: x}\n",
+		     "1: labels: invalid value 'namespace=x': expected a label name other than "
+		     "namespace: spanprof sets it on the samples of processes in Kubernetes pods");
+	load(&l, *state, "labels: {container_name: x, k8s.namespace: y}\n");
+	assert_int_equal(l.result, CONFIG_RUN);
+	assert_int_equal(l.cfg.upload.nlabels, 2);
+	config_release(&l.cfg);
+}
+
 static void test_config_file_rejects_wrong_shapes_and_repeats(void **state)
 {
 	expect_error(*state, "frequency: [1, 2]\n",
@@ -265,6 +284,7 @@ int main(void)
 		T(test_config_file_syntax_error_names_the_line),
 		T(test_config_file_unknown_key_names_the_line),
 		T(test_config_file_bad_value_names_key_and_line),
+		T(test_config_file_labels_refuse_names_spanprof_sets),
 		T(test_config_file_rejects_wrong_shapes_and_repeats),
 		T(test_config_file_keeps_secrets_and_itself_out),
 		T(test_config_file_that_cannot_be_read_is_an_error),

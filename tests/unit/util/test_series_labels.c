@@ -58,8 +58,9 @@ static void test_series_labels_follow_the_server_names(void **state)
 	assert_null(check("a-b", "v"));
 	assert_null(check("k8s.cluster", "v"));
 	assert_null(check("r\xc3\xa9gion", "v"));
-	expect_bad("service.name", "v", "spanprof sets them");
-	expect_bad("span.id", "v", "spanprof sets them");
+	expect_bad("service.name", "v", "other than service_name: spanprof sets it");
+	expect_bad("span.id", "v", "other than span_id: spanprof sets it");
+	expect_bad("service.namespace", "v", "other than service_namespace: spanprof sets it");
 	assert_int_equal(series_label_name_cmp("a.b", 3, "a_b", 3), 0);
 	assert_true(series_label_name_cmp("a.b", 3, "a_c", 3) < 0);
 	assert_true(series_label_name_cmp("ab", 2, "a_b", 3) != 0);
@@ -67,14 +68,38 @@ static void test_series_labels_follow_the_server_names(void **state)
 
 static void test_series_labels_reserve_what_spanprof_sets(void **state)
 {
-	static const char *const reserved[] = { "service_name", "span_id", "trace_id",
-						"span_name" };
+	static const struct {
+		const char *name, *set_on;
+	} reserved[] = {
+		{ "service_name", "every series it pushes" },
+		{ "span_id", "the samples taken in a span" },
+		{ "trace_id", "the samples taken in a span" },
+		{ "span_name", "the samples taken in a span" },
+		{ "service_namespace", "OTel process context has service.namespace" },
+		{ "namespace", "processes in Kubernetes pods" },
+		{ "pod", "processes in Kubernetes pods" },
+		{ "container", "processes in Kubernetes pods" },
+	};
+	const char *on;
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
-		expect_bad(reserved[i], "v", "spanprof sets them");
-	assert_null(check("span", "v")); /* a prefix of a reserved name is not reserved */
+	for (i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++) {
+		expect_bad(reserved[i].name, "v", "spanprof sets it on");
+		expect_bad(reserved[i].name, "v", reserved[i].set_on);
+		on = series_label_set_by_spanprof(reserved[i].name, strlen(reserved[i].name));
+		assert_non_null(on);
+		if (!strstr(on, reserved[i].set_on))
+			fail_msg("%s: '%s' does not say '%s'", reserved[i].name, on,
+				 reserved[i].set_on);
+	}
+	/* '__name__' is the "__" rule's; prefixes, extensions and names alike are not reserved */
+	assert_null(series_label_set_by_spanprof("__name__", 8));
+	assert_null(check("span", "v"));
+	assert_null(check("pods", "v"));
+	assert_null(check("k8s_namespace", "v"));
+	assert_null(series_label_set_by_spanprof("pod=x", 5));
+	assert_non_null(series_label_set_by_spanprof("pod=x", 3));
 }
 
 static void test_series_labels_bound_name_and_value(void **state)
