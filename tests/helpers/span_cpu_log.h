@@ -43,7 +43,7 @@ struct span_cpu_log {
  * CPU until its next switch out: 54-230 us of 0.3 ms spans) makes records short. */
 #define SPAN_CPU_TOLERANCE_NS(own) (30000 + (own) / 20)
 #define SPAN_CPU_LIMIT_NS 1000000
-#define SPAN_CPU_SHORT_MAX(nspans) (1 + (nspans) / 1000)
+#define SPAN_CPU_SHORT_MAX(nspans) (2 + (nspans) / 1000)
 
 /* Reads the workload's output at path into log, its spans into the caller's array spans of max
  * entries (static in the tests: nothing to free when an assertion ends the test); a failed
