@@ -124,7 +124,8 @@ struct loader_unwind_maps loader_unwind_maps(struct loader *l);
 int loader_hook_prog_fd(struct loader *l, enum loader_hook_kind kind);
 
 /* The fd of the program the BPF object calls name (on_sched_switch...), for its run-time
- * statistics; below 0 when there is none or it was not loaded (an option left it out). */
+ * statistics (the benchmarks use it to tell two agents' programs apart; the agent does not);
+ * below 0 when there is none or it was not loaded (an option left it out). */
 int loader_prog_fd(struct loader *l, const char *name);
 
 /* BPF maps by what they hold, for the memory they cost. A map no group names (one added later)
