@@ -282,6 +282,9 @@ struct tctx_proc {
 #define SPANPROF_RING_ENTRIES 256
 #define SPANPROF_RING_MASK (SPANPROF_RING_ENTRIES - 1)
 #define SPANPROF_RING_TRAP_EVERY SPANPROF_RING_ENTRIES
+/* A change this long after the thread's last uprobe entry enters it again, in the ring's clock:
+ * a second in ns, 0.2 to 1 s in time stamp counter ticks (1 to 5 GHz). Why: thread_record.c. */
+#define SPANPROF_RING_TRAP_AGE 1000000000ull
 /* The agent's time stamp counter rate (tsc_mult in span_hook.bpf.c): ns per tick, times
  * 2^SPANPROF_TSC_MULT_SHIFT. */
 #define SPANPROF_TSC_MULT_SHIFT 32

@@ -109,12 +109,10 @@ static int ring_tsc;
 
 #define barrier() __asm__ __volatile__("" ::: "memory")
 
-/* A change this long after the last uprobe entry enters it again: an agent that attached while
- * the semaphore went 1, 0, 1 between two calls of this thread (the value alone does not show
- * it) learns of the thread's area within this time of its next change. In the ring's clock:
- * a second in ns, 0.2 to 1 s in counter ticks (1 to 5 GHz). It also bounds how long the
- * counter-to-ns pair the uprobe entry passes is extrapolated. */
-#define TRAP_AGE 1000000000ull
+/* A change SPANPROF_RING_TRAP_AGE after the last uprobe entry enters it again: an agent that
+ * attached while the semaphore went 1, 0, 1 between two calls of this thread (the value alone
+ * does not show it) learns of the thread's area within this time of its next change. It also
+ * bounds how long the counter-to-ns pair the uprobe entry passes is extrapolated. */
 
 #define FNV64_OFFSET 0xcbf29ce484222325ull
 #define FNV64_PRIME 0x100000001b3ull
@@ -400,7 +398,7 @@ set_span(struct thread_state *t, const struct spanprof_span *span, unsigned shor
 				     t->area.head - t->trap_head < SPANPROF_RING_TRAP_EVERY &&
 				     (t->area.head == from ||
 				      t->area.ring[from & SPANPROF_RING_MASK].time - t->trap_time <
-					      TRAP_AGE),
+					      SPANPROF_RING_TRAP_AGE),
 			     1))
 		return NULL;
 	/* The agent may have changed (the semaphore's value, or an entry for age: the value can

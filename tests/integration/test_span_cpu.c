@@ -49,8 +49,8 @@ static double scrape_span(int port, const char *name, const char *service, const
 }
 
 /* The hook enters the uprobe at a change this many ticks of its ring's clock after its last entry
- * (TRAP_AGE in hooks/c/thread_record.c): ns, or time stamp counter ticks. */
-#define HOOK_AGE_TICKS 1e9
+ * (ns, or time stamp counter ticks). */
+#define HOOK_AGE_TICKS ((double)SPANPROF_RING_TRAP_AGE)
 
 /* A CLOCK_MONOTONIC time in ns and a time stamp counter reading (0 where there is none). */
 struct clock_mark {
