@@ -309,23 +309,31 @@ $(HOOK_V2_SO): $(OUTPUT)/hooks/span_hook_v2.pic.o $(OUTPUT)/hooks/hook_owner.bef
 
 WORKLOADS += $(HOOK_V2_SO)
 
-# The hook library with its thread switched out at the two places a preemption hurts most, at
-# every uprobe entry: between queueing a change and entering, and inside the clock pair's first
-# reading (test_span_cpu).
-HOOK_PREEMPTED_SO := $(OUTPUT)/tests/workloads/preempted_hook/libspanprof.so
-HOOK_PREEMPTED_OBJS := $(patsubst hooks/c/%.c,$(OUTPUT)/hooks/%.preempted.pic.o,$(HOOK_SRCS))
-$(OUTPUT)/hooks/%.preempted.pic.o: hooks/c/%.c include/spanprof.h include/spanprof_process_ctx.h \
+# Test builds of the hook library, each in tests/workloads/<name>_hook/libspanprof.so from the
+# hook's sources built with one test flag: $(1) the name, $(2) the flag.
+define hook_test_build
+$(OUTPUT)/hooks/%.$(1).pic.o: hooks/c/%.c include/spanprof.h include/spanprof_process_ctx.h \
 		hooks/c/thread_record.h
-	$(call msg,CC,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -DSPANPROF_HOOK_TEST_PREEMPTED -fPIC -fvisibility=hidden -c $< -o $@
+	$$(call msg,CC,$$@)
+	$$(Q)mkdir -p $$(@D)
+	$$(Q)$$(CC) $$(CFLAGS) -D$(2) -fPIC -fvisibility=hidden -c $$< -o $$@
 
-$(HOOK_PREEMPTED_SO): $(HOOK_PREEMPTED_OBJS)
-	$(call msg,LINK,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(SAN_CFLAGS) -shared -Wl,-soname,libspanprof.so $^ -o $@
+$(OUTPUT)/tests/workloads/$(1)_hook/libspanprof.so: \
+		$(patsubst hooks/c/%.c,$(OUTPUT)/hooks/%.$(1).pic.o,$(HOOK_SRCS))
+	$$(call msg,LINK,$$@)
+	$$(Q)mkdir -p $$(@D)
+	$$(Q)$$(CC) $$(SAN_CFLAGS) -shared -Wl,-soname,libspanprof.so $$^ -o $$@
 
-WORKLOADS += $(HOOK_PREEMPTED_SO)
+WORKLOADS += $(OUTPUT)/tests/workloads/$(1)_hook/libspanprof.so
+endef
+
+# The thread switched out at the two places a preemption hurts most, at every uprobe entry:
+# between queueing a change and entering, and inside the clock pair's first reading
+# (test_span_cpu).
+$(eval $(call hook_test_build,preempted,SPANPROF_HOOK_TEST_PREEMPTED))
+# No uprobe entries every 256 changes nor for age: a thread's ring overflows between two
+# switch-outs (test_span_cpu's ring overflow test).
+$(eval $(call hook_test_build,no_ring_trap,SPANPROF_HOOK_TEST_NO_RING_TRAP))
 
 # Waits through libc, -O2 with frame pointers (the pattern rule) and without: only a CFI walk
 # finds the function that called libc's wrappers in the second.

@@ -394,6 +394,13 @@ set_span(struct thread_state *t, const struct spanprof_span *span, unsigned shor
 	 * taking turns between names goes through the preempted entry. */
 	new_name = renamed;
 #endif
+#ifdef SPANPROF_HOOK_TEST_NO_RING_TRAP
+	/* Test builds only: no entry every 256 changes nor for age, as when each of those entries
+	 * fails, so that a thread's ring is read only at its switch-outs, its registration and its
+	 * new names, and overflows between two switch-outs. */
+	if (t->sem == sem && !new_name)
+		return NULL;
+#endif
 	if (__builtin_expect(t->sem == sem && !new_name &&
 				     t->area.head - t->trap_head < SPANPROF_RING_TRAP_EVERY &&
 				     (t->area.head == from ||

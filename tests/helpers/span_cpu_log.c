@@ -26,6 +26,7 @@ void span_cpu_log_read(struct span_cpu_log *log, const char *path, struct logged
 	int idx, got;
 
 	memset(log, 0, sizeof(*log));
+	log->ring_lost_min = log->ring_lost_max = -1;
 	assert_non_null(f);
 	memset(spans, 0, (size_t)max * sizeof(spans[0]));
 	log->spans = spans;
@@ -44,7 +45,8 @@ void span_cpu_log_read(struct span_cpu_log *log, const char *path, struct logged
 			   idx < 2) {
 			log->totals[idx] = v;
 			log->outer_totals[idx] = outer;
-		} else {
+		} else if (sscanf(line, "ring_lost_min %lld", &log->ring_lost_min) != 1 &&
+			   sscanf(line, "ring_lost_max %lld", &log->ring_lost_max) != 1) {
 			sscanf(line, "outside_tid %d", &log->outside_tid);
 		}
 	}
@@ -85,14 +87,14 @@ static long long json_num(const char *line, const char *key)
 	return json_field(line, key, v, sizeof(v)) || !v[0] ? -1 : atoll(v);
 }
 
-/* One record: it runs from the hook's change in the set to its change in the clear, so its CPU
- * time lies between the span's two readings; one outside is off by how far it lies outside. */
+/* One record, counted against its logged span (a burst's span's against the span it is in). */
 static void census_record(struct span_cpu_census *c, struct span_cpu_log *log, const char *line,
 			  const char *const json_names[2], int pid)
 {
 	char trace[40], span[20], name[300];
 	struct logged_span key, *l;
-	long long cpu, diff;
+	int burst = 0;
+	long long cpu;
 
 	c->records++;
 	cpu = json_num(line, "cpu_ns");
@@ -104,16 +106,39 @@ static void census_record(struct span_cpu_census *c, struct span_cpu_log *log, c
 	}
 	c->wrong_pid += json_num(line, "pid") != pid;
 	c->outside += log->outside_tid && json_num(line, "tid") == log->outside_tid;
+	if (!strncmp(span, "b0", 2) && strlen(span) == 16) {
+		/* A burst's span: its enclosing span is c0, with no change number. */
+		burst = 1;
+		memcpy(span, "c0", 2);
+		memcpy(span + 4, "0000", 4);
+	}
 	snprintf(key.id, sizeof(key.id), "%s%s", trace, span);
 	l = bsearch(&key, log->spans, log->n, sizeof(log->spans[0]), by_id);
 	if (!l) {
 		c->unknown++;
 		return;
 	}
-	c->dup += l->seen++ > 0;
+	if (burst) {
+		c->burst_records++;
+		c->burst_by_name[l->name]++;
+	} else {
+		c->dup += l->seen++ > 0;
+	}
 	c->wrong_name += strcmp(name, json_names[l->name]) != 0;
 	c->agent_ns[l->name] += cpu;
+	l->agent_ns += cpu;
 	c->wall_short += json_num(line, "wall_ns") < cpu;
+}
+
+/* One logged span's records (its own and its burst's): they run from the hook's change in the
+ * set to its change in the clear, so their CPU time lies within the readings inside and around
+ * the hook calls, up to the clocks' differences (SPAN_CPU_TOLERANCE_NS). */
+static void census_span(struct span_cpu_census *c, const struct logged_span *l)
+{
+	long long cpu = l->agent_ns, diff;
+
+	if (!l->seen)
+		return;
 	diff = cpu < l->cpu_ns ? cpu - l->cpu_ns : cpu > l->outer_ns ? cpu - l->outer_ns : 0;
 	c->sum_diff_ns += diff;
 	if (llabs(diff) > c->max_diff_ns)
@@ -121,9 +146,8 @@ static void census_record(struct span_cpu_census *c, struct span_cpu_log *log, c
 	c->cpu_wrong += llabs(diff) > SPAN_CPU_LIMIT_NS;
 	c->cpu_short += diff < -SPAN_CPU_TOLERANCE_NS(l->cpu_ns);
 	if (llabs(diff) > SPAN_CPU_TOLERANCE_NS(l->cpu_ns) && c->cpu_off++ < 5)
-		printf("  span %s (%s): CPU %lld ns by the agent, %lld-%lld ns by the workload; "
-		       "wall %lld ns\n",
-		       key.id, name, cpu, l->cpu_ns, l->outer_ns, json_num(line, "wall_ns"));
+		printf("  span %s: CPU %lld ns by the agent, %lld-%lld ns by the workload\n", l->id,
+		       cpu, l->cpu_ns, l->outer_ns);
 }
 
 void span_cpu_census_read(struct span_cpu_census *c, struct span_cpu_log *log,
@@ -135,5 +159,7 @@ void span_cpu_census_read(struct span_cpu_census *c, struct span_cpu_log *log,
 	assert_non_null(f);
 	while (fgets(line, sizeof(line), f))
 		census_record(c, log, line, json_names, pid);
+	for (int i = 0; i < log->n; i++)
+		census_span(c, &log->spans[i]);
 	fclose(f);
 }

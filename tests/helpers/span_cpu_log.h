@@ -13,6 +13,10 @@ struct logged_span {
 	 * them (the hook's own work included; cpu_ns when the workload logs no such reading). */
 	long long cpu_ns, outer_ns;
 	int seen; /* agent records that named this span */
+	/* The CPU time of its record and of the records of its burst's spans (their span_id
+	 * starts with b0 where this one's starts with c0, bytes 2-3 the change's number): all are
+	 * within the span's readings. */
+	long long agent_ns;
 };
 
 struct span_cpu_log {
@@ -21,6 +25,9 @@ struct span_cpu_log {
 	long long span_ns[2]; /* the logged spans' cpu_ns summed by name */
 	long long totals[2], outer_totals[2]; /* "total <name> <inside ns> <outside ns>" lines */
 	int outside_tid; /* "outside_tid N": the thread that ran outside any span, or 0 */
+	/* "ring_lost_min N", "ring_lost_max N": the ring entries the bursts overflowed (-1: none
+	 * logged). */
+	long long ring_lost_min, ring_lost_max;
 };
 
 /* A record's CPU time lies between the workload's reading inside the two hook calls and its
@@ -54,6 +61,8 @@ void span_cpu_log_read(struct span_cpu_log *log, const char *path, struct logged
 /* The agent's span records against the log. */
 struct span_cpu_census {
 	int records, unknown, dup, wrong_name, wrong_pid, outside, wall_short;
+	int burst_records; /* records of a logged span's burst (counted in records too) */
+	int burst_by_name[2];
 	int cpu_off; /* beyond SPAN_CPU_TOLERANCE_NS (the first five are printed) */
 	int cpu_short; /* ... below the workload's reading inside the hook calls */
 	int cpu_wrong; /* beyond SPAN_CPU_LIMIT_NS */
@@ -61,7 +70,8 @@ struct span_cpu_census {
 	long long agent_ns[2]; /* the records' CPU time by name */
 };
 
-/* Counts every record of the span log at jsonl_path against log (marking the spans seen):
+/* Counts every record of the span log at jsonl_path against log (marking the spans seen), then
+ * each logged span's CPU time against its records' (a burst's records summed into its span's):
  * json_names are the workload's two names as JSON writes them, pid the workload's. A failed
  * cmocka assertion when the file cannot be read. */
 void span_cpu_census_read(struct span_cpu_census *c, struct span_cpu_log *log,

@@ -104,18 +104,56 @@ static void check_hook_entries(int port, const struct clock_mark *t0, int spans_
 	assert_true(entries <= bound);
 }
 
+/* Bursts in the workload (span_cpu_workload's argv[3] and argv[4]): each of `bursts` spans per
+ * thread ends with `changes` changes to other spans. */
+struct span_bursts {
+	int changes, bursts;
+};
+
+/* Records a burst leaves at least: the last 256 changes read are its last 254 sets (each ending
+ * a record), its span's clear and the next span's set. */
+#define BURST_RECORDS_MIN (SPANPROF_RING_ENTRIES - 2)
+
+/* With bursts: the agent's count of ring entries lost against what the workload's bursts
+ * overflowed by (exactly, for a burst the thread was not switched out in; less for one it was).
+ * A ring read that lost entries without counting them stays at 0. */
+static void check_ring_lost(int port, const struct span_cpu_log *w)
+{
+	const char *metric = "spanprof_samples_dropped_total{reason=\"span_ring_lost\"}";
+	double lost, over_share = 0;
+
+	assert_true(w->ring_lost_min >= 0 && w->ring_lost_max >= w->ring_lost_min);
+	lost = metrics_scrape_until(port, metric, w->ring_lost_min > 0 ? w->ring_lost_min : 1, 30);
+	/* Bursts read in pieces (the thread switched out in them) leave more records: past the
+	 * user's records a second, spans would lose theirs (said here, checked with the records). */
+	metrics_scrape(port,
+		       "spanprof_samples_dropped_total{reason=\"span_record_over_user_share\"}",
+		       &over_share);
+	printf("  %s: %.0f (the workload's bursts overflowed by %lld to %lld); records over the "
+	       "user's share: %.0f\n",
+	       metric, lost, w->ring_lost_min, w->ring_lost_max, over_share);
+	assert_true(lost > 0);
+	assert_true(lost >= w->ring_lost_min);
+	assert_true(lost <= w->ring_lost_max);
+}
+
 /* Runs the workload with nspans spans per thread under the hook library lib (a copy in the
  * test's directory, ahead of the workload's own run path: the agent's uprobe on it is entered by
  * this workload alone) and checks the agent's records and metrics against the workload's log,
  * and its count of the hook's uprobe entries against the hook's rules (name_entries: root names
- * each thread enters with). */
-static void check_span_cpu(const char *lib, int spans_per_thread, int span_us, int name_entries)
+ * each thread enters with). b: bursts, or NULL. */
+static void check_span_cpu(const char *lib, int spans_per_thread, int span_us, int name_entries,
+			   const struct span_bursts *b)
 {
 	const int nspans = spans_per_thread * SPAN_THREADS;
-	char env_lib[1100], span_len[16], lib_copy[1100];
+	char env_lib[1100], span_len[16], lib_copy[1100], changes[16], bursts[16];
 	char env_service[128], service[64], out_path[1024], count[16], *dir;
 	const char *env[] = { env_service, env_lib, NULL };
-	const char *wargv[] = { build_path("tests/workloads/span_cpu_workload"), count, span_len,
+	const char *wargv[] = { build_path("tests/workloads/span_cpu_workload"),
+				count,
+				span_len,
+				b ? changes : NULL,
+				bursts,
 				NULL };
 	const char *argv[] = { "--output",	 NULL,		"--interval", "1",
 			       "--metrics-addr", "127.0.0.1:0", NULL };
@@ -128,7 +166,7 @@ static void check_span_cpu(const char *lib, int spans_per_thread, int span_us, i
 	struct span_cpu_census c = { 0 };
 	struct span_cpu_log w;
 	struct clock_mark t0;
-	double cpu_s[2], spans[2];
+	double cpu_s[2], spans[2], want[2];
 	int port, i;
 
 	dir = tmpdir_new("it-spancpu");
@@ -139,6 +177,8 @@ static void check_span_cpu(const char *lib, int spans_per_thread, int span_us, i
 	r.dir = argv[1] = dir;
 	snprintf(count, sizeof(count), "%d", spans_per_thread);
 	snprintf(span_len, sizeof(span_len), "%d", span_us);
+	snprintf(changes, sizeof(changes), "%d", b ? b->changes : 0);
+	snprintf(bursts, sizeof(bursts), "%d", b ? b->bursts : 0);
 	snprintf(service, sizeof(service), "it-spancpu-%d", getpid());
 	snprintf(env_service, sizeof(env_service), "OTEL_SERVICE_NAME=%s", service);
 	clock_mark(&t0);
@@ -150,8 +190,12 @@ static void check_span_cpu(const char *lib, int spans_per_thread, int span_us, i
 	assert_int_equal(w.n, nspans);
 	assert_true(w.outside_tid > 0);
 	for (i = 0; i < 2; i++) {
-		spans[i] = scrape_span(port, "spanprof_spans_total", service, label_names[i],
-				       nspans / 2);
+		/* The workload's bursting spans take turns between the names from an even span
+		 * on. */
+		want[i] = nspans / 2 +
+			  (b ? SPAN_THREADS * ((b->bursts + !i) / 2) * BURST_RECORDS_MIN : 0);
+		spans[i] =
+			scrape_span(port, "spanprof_spans_total", service, label_names[i], want[i]);
 		cpu_s[i] = scrape_span(port, "spanprof_span_cpu_seconds_total", service,
 				       label_names[i], 0);
 		printf("  %s: %.0f spans, %.4f s CPU by the agent, %.4f-%.4f s by the workload\n",
@@ -159,21 +203,29 @@ static void check_span_cpu(const char *lib, int spans_per_thread, int span_us, i
 		       w.outer_totals[i] / 1e9);
 	}
 	check_hook_entries(port, &t0, spans_per_thread, name_entries);
+	if (b)
+		check_ring_lost(port, &w);
 	assert_int_equal(agent_proc_stop(&r.agent), 0);
 	snprintf(out_path, sizeof(out_path), "%s/%s.spans.jsonl", dir, service);
 	span_cpu_census_read(&c, &w, out_path, json_names, r.pid);
-	printf("  %d records: %d unknown, %d duplicates, %d wrong names, %d from the thread "
-	       "outside spans; CPU time vs the workload's: mean %+.1f us, max |diff| %.1f us, "
-	       "%d beyond tolerance (%d short), %d beyond 1 ms\n",
-	       c.records, c.unknown, c.dup, c.wrong_name, c.outside,
-	       c.records ? c.sum_diff_ns / 1e3 / c.records : 0, c.max_diff_ns / 1e3, c.cpu_off,
-	       c.cpu_short, c.cpu_wrong);
+	printf("  %d records (%d of bursts): %d unknown, %d duplicates, %d wrong names, %d from "
+	       "the thread outside spans; CPU time by span vs the workload's: mean %+.1f us, max "
+	       "|diff| %.1f us, %d beyond tolerance (%d short), %d beyond 1 ms\n",
+	       c.records, c.burst_records, c.unknown, c.dup, c.wrong_name, c.outside,
+	       c.sum_diff_ns / 1e3 / nspans, c.max_diff_ns / 1e3, c.cpu_off, c.cpu_short,
+	       c.cpu_wrong);
 	for (i = 0; i < 2; i++) {
-		assert_true(spans[i] == nspans / 2);
+		/* A burst's records may still be on their way at the scrape. */
+		assert_true(spans[i] >= want[i]);
+		assert_true(spans[i] <= nspans / 2 + c.burst_by_name[i]);
 		assert_true(cpu_s[i] * 1e9 >= 0.95 * w.totals[i]);
 		assert_true(cpu_s[i] * 1e9 <= 1.05 * w.outer_totals[i]);
 	}
-	assert_int_equal(c.records, nspans);
+	assert_int_equal(c.records, nspans + c.burst_records);
+	if (b)
+		assert_true(c.burst_records >= SPAN_THREADS * b->bursts * BURST_RECORDS_MIN);
+	else
+		assert_int_equal(c.burst_records, 0);
 	assert_int_equal(c.unknown + c.dup + c.wrong_name + c.wrong_pid, 0);
 	for (i = 0; i < w.n; i++)
 		assert_int_equal(w.spans[i].seen, 1);
@@ -190,7 +242,7 @@ static void test_span_cpu_matches_the_workloads_own_clock(void **state)
 	(void)state;
 	if (!agent_proc_can_run())
 		skip();
-	check_span_cpu(build_path("libspanprof.so"), SPANS_PER_THREAD, 300, 2);
+	check_span_cpu(build_path("libspanprof.so"), SPANS_PER_THREAD, 300, 2, NULL);
 }
 
 /* A hook build that enters the uprobe at every new root name (each span here) and is switched
@@ -206,7 +258,8 @@ static void test_preemptions_inside_the_hook_keep_names_and_times(void **state)
 	(void)state;
 	if (!agent_proc_can_run())
 		skip();
-	check_span_cpu(build_path("tests/workloads/preempted_hook/libspanprof.so"), 300, 1500, 300);
+	check_span_cpu(build_path("tests/workloads/preempted_hook/libspanprof.so"), 300, 1500, 300,
+		       NULL);
 }
 
 /* Spans of 10 us: a thread queues 256 changes in a few ms, within one time slice or a few, so
@@ -219,7 +272,31 @@ static void test_short_spans_read_at_uprobe_entries_keep_names_and_times(void **
 	(void)state;
 	if (!agent_proc_can_run())
 		skip();
-	check_span_cpu(build_path("libspanprof.so"), 1000, 10, 2);
+	check_span_cpu(build_path("libspanprof.so"), 1000, 10, 2, NULL);
+}
+
+/* The ring overflows: a thread queues more than its ring's 256 changes between two reads. The
+ * shipped hook enters the uprobe, which reads the whole ring, every 256 changes, so that happens
+ * only when such an entry fails (the thread's task storage busy on that CPU) or an agent reads a
+ * hostile area, neither of which a test can bring about on purpose. This hook build leaves those
+ * entries out (and those for age), as if every one failed: the ring is read at the thread's
+ * switch-outs only. Each span waits until it was switched out once set; 4 spans per thread then
+ * end with 10,000 changes to other spans (about 0.2 ms of CPU), so the agent's next read finds
+ * 9,746 entries lost when the thread stayed on the CPU meanwhile. The loss must be counted in
+ * spanprof_samples_dropped_total{reason="span_ring_lost"}, within what the workload's own switch
+ * counts allow; the lost changes' time goes to the span the thread was in before them, so each
+ * span's record plus its burst's (the last 254 sets) holds the span's CPU time as the workload
+ * read it, and every record carries its own span's name and id. */
+static void test_ring_overflow_is_counted_and_keeps_names_and_times(void **state)
+{
+	/* Each burst leaves 254 records or more: 8 stay well under the user's 4096 a second. */
+	const struct span_bursts b = { .changes = 10000, .bursts = 4 };
+
+	(void)state;
+	if (!agent_proc_can_run())
+		skip();
+	check_span_cpu(build_path("tests/workloads/no_ring_trap_hook/libspanprof.so"), 30, 300, 2,
+		       &b);
 }
 
 /* --off-cpu=false turns span times off with the off-CPU profiles: no records, no metric. */
@@ -255,6 +332,7 @@ int main(void)
 		cmocka_unit_test(test_span_cpu_matches_the_workloads_own_clock),
 		cmocka_unit_test(test_preemptions_inside_the_hook_keep_names_and_times),
 		cmocka_unit_test(test_short_spans_read_at_uprobe_entries_keep_names_and_times),
+		cmocka_unit_test(test_ring_overflow_is_counted_and_keeps_names_and_times),
 		cmocka_unit_test(test_off_cpu_false_writes_no_span_records),
 	};
 
