@@ -145,7 +145,12 @@ static void census_span(struct span_cpu_census *c, const struct logged_span *l)
 		c->max_diff_ns = llabs(diff);
 	c->cpu_wrong += llabs(diff) > SPAN_CPU_LIMIT_NS;
 	c->cpu_short += diff < -SPAN_CPU_TOLERANCE_NS(l->cpu_ns);
-	if (llabs(diff) > SPAN_CPU_TOLERANCE_NS(l->cpu_ns) && c->cpu_off++ < 5)
+	if (llabs(diff) <= SPAN_CPU_TOLERANCE_NS(l->cpu_ns))
+		return;
+	c->off_agent_ns[l->name] += cpu;
+	c->off_inner_ns[l->name] += l->cpu_ns;
+	c->off_outer_ns[l->name] += l->outer_ns;
+	if (c->cpu_off++ < 5)
 		printf("  span %s: CPU %lld ns by the agent, %lld-%lld ns by the workload\n", l->id,
 		       cpu, l->cpu_ns, l->outer_ns);
 }
