@@ -352,16 +352,30 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
  * the thread back on the CPU, and its run until the next switch out was lost to its span (records
  * of 0.3 ms spans with 75-230 us of CPU). st is the thread's entry of one wait kind (kind 0:
  * tctx_waits, 1: span_tasks); what switch_in or tctx_switch_in did not do is done now, a context
- * switch's length later than the switch. A switch that was seen left nothing to do: its span
- * segment has its time on the CPU, its wait has ended. */
+ * switch's length later than the switch, and counted. A switch that was seen left nothing to do:
+ * its span segment has its time on the CPU, its wait has ended.
+ * Between spans nothing tells a missed switch in from a seen one, yet switch_in raises the floor
+ * of the hook's change times (span_hook.bpf.c) at every one: a change whose store was preempted
+ * would otherwise start its segment back at the switch out and count the wait as CPU. The floor
+ * is raised here at every switch in of such a thread; after a seen switch that moves it from the
+ * switch to now, time the thread spent in the kernel, before any change of its could be queued. */
 static __always_inline void unseen_switch_in(struct task_struct *task, struct span_task *st,
 					     __u32 kind)
 {
-	if (kind) {
-		if (st->active && !st->on_cpu_ns)
-			switch_in(task, bpf_ktime_get_ns());
-	} else if (st->off_since_ns) {
-		end_wait(st, bpf_ktime_get_ns());
+	struct span_area *sa;
+
+	if (!kind) {
+		if (st->off_since_ns) {
+			counter_inc(&event_counts, SPANPROF_EVENT_CAUGHT_UP_TCTX);
+			end_wait(st, bpf_ktime_get_ns());
+		}
+	} else if (!st->active) {
+		sa = bpf_task_storage_get(&span_areas, task, NULL, 0);
+		if (sa)
+			sa->floor_ns = bpf_ktime_get_ns();
+	} else if (!st->on_cpu_ns) {
+		counter_inc(&event_counts, SPANPROF_EVENT_CAUGHT_UP_SPAN);
+		switch_in(task, bpf_ktime_get_ns());
 	}
 }
 

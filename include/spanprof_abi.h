@@ -566,6 +566,8 @@ enum spanprof_event {
 	SPANPROF_EVENT_OBI_SPAN, /* samples whose span came from OBI's map */
 	SPANPROF_EVENT_PENDING_SCANS_FULL, /* rescan requests sent unmarked: pending_scans full */
 	SPANPROF_EVENT_HOOK_ENTRY, /* entries of an ABI 3 hook into the uprobe (not every call) */
+	SPANPROF_EVENT_CAUGHT_UP_SPAN, /* span segments' switches in sched_switch missed */
+	SPANPROF_EVENT_CAUGHT_UP_TCTX, /* thread context waits' switches in sched_switch missed */
 	SPANPROF_EVENT__COUNT,
 };
 

@@ -46,6 +46,7 @@ struct agent_metrics {
 	struct http_server *http; /* NULL without --metrics-addr */
 	unsigned int drains; /* drains since start: the growable maps are checked every few */
 	int pending_full_logged; /* pending_scans was found full once (logged once) */
+	int caught_up_logged; /* a switch in sched_switch missed was caught up once (logged once) */
 	struct self_memory_file status; /* /proc/self/status, for the RSS figure */
 };
 

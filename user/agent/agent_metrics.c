@@ -68,6 +68,8 @@ static const struct {
 	{ METRIC_OFF_CPU_PERIODS, METRIC_OFF_CPU_SHORT, SPANPROF_EVENT_OFF_CPU_SHORT },
 	{ METRIC_OFF_CPU_STACKS, METRIC_UNWINDER_CFI, SPANPROF_EVENT_OFF_CPU_UNWIND_CFI },
 	{ METRIC_OFF_CPU_STACKS, METRIC_UNWINDER_FP, SPANPROF_EVENT_OFF_CPU_UNWIND_FP },
+	{ METRIC_SWITCH_INS_CAUGHT_UP, METRIC_CAUGHT_UP_SPAN, SPANPROF_EVENT_CAUGHT_UP_SPAN },
+	{ METRIC_SWITCH_INS_CAUGHT_UP, METRIC_CAUGHT_UP_THREAD_CTX, SPANPROF_EVENT_CAUGHT_UP_TCTX },
 	{ METRIC_OTHER_SPAN_SAMPLES, METRIC_SOURCE_THREAD_CTX, SPANPROF_EVENT_TCTX_SPAN },
 	{ METRIC_OTHER_SPAN_SAMPLES, METRIC_SOURCE_OBI, SPANPROF_EVENT_OBI_SPAN },
 	{ METRIC_BPF_MAP_FULL, METRIC_MAP_FULL_PENDING_SCANS, SPANPROF_EVENT_PENDING_SCANS_FULL },
@@ -120,6 +122,15 @@ static void publish_kernel(struct agent *a)
 				"are sent unmarked, so a process may be scanned twice (counted in "
 				"spanprof_bpf_map_full_total{map=\"pending_scans\"}, logged once)",
 				a->cfg->pending_scan_entries);
+		}
+		if ((events[SPANPROF_EVENT_CAUGHT_UP_SPAN] ||
+		     events[SPANPROF_EVENT_CAUGHT_UP_TCTX]) &&
+		    !a->metrics.caught_up_logged) {
+			a->metrics.caught_up_logged = 1;
+			log_info(
+				"sched_switch missed switches in on this kernel; caught up at the end "
+				"of __schedule() (counted in spanprof_switch_ins_caught_up_total, "
+				"logged once)");
 		}
 	}
 	if (a->off_cpu.drain) {

@@ -122,6 +122,8 @@ static const char *const mapping_kinds
 	[] = { [METRIC_MAPPING_FILE] = "file", [METRIC_MAPPING_ANONYMOUS] = "anonymous" };
 static const char *const off_cpu_results
 	[] = { [METRIC_OFF_CPU_COUNTED] = "counted", [METRIC_OFF_CPU_SHORT] = "short" };
+static const char *const caught_up_kinds
+	[] = { [METRIC_CAUGHT_UP_SPAN] = "span", [METRIC_CAUGHT_UP_THREAD_CTX] = "thread_context" };
 static const char *const off_cpu_maps[] = {
 	[METRIC_OFF_CPU_MAP_COUNTS] = "counts",
 	[METRIC_OFF_CPU_MAP_STACKS] = "stacks",
@@ -303,6 +305,11 @@ static const struct metric_def defs[METRIC__COUNT] = {
 	[METRIC_OFF_CPU_MAP_ENTRIES] = { "spanprof_off_cpu_map_entries", METRIC_GAUGE,
 					 "Entries of the last drained off-CPU window's maps.",
 					 LABELLED("map", off_cpu_maps) },
+	[METRIC_SWITCH_INS_CAUGHT_UP] = { "spanprof_switch_ins_caught_up_total", METRIC_COUNTER,
+					  "Switches in that sched_switch did not report, caught up "
+					  "at the end of __schedule(): a span segment's, or a wait's "
+					  "under a thread context record.",
+					  LABELLED("kind", caught_up_kinds) },
 	[METRIC_INTERP_PROCESSES] = { "spanprof_interpreter_processes", METRIC_GAUGE,
 				      "Processes whose Python or Ruby frames the sampler reads.",
 				      LABELLED("interpreter", interpreters) },

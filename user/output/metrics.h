@@ -47,6 +47,7 @@ enum metric_id {
 	METRIC_OFF_CPU_PERIODS, /* counter, label result: enum metric_off_cpu */
 	METRIC_OFF_CPU_STACKS, /* counter, label unwinder: enum metric_unwinder */
 	METRIC_OFF_CPU_MAP_ENTRIES, /* gauge, label map: enum metric_off_cpu_map */
+	METRIC_SWITCH_INS_CAUGHT_UP, /* counter, label kind: enum metric_caught_up */
 	METRIC_INTERP_PROCESSES, /* gauge, label interpreter: enum metric_interp */
 	METRIC_INTERP_UNREAD, /* counter, label reason: enum metric_interp_unread */
 	METRIC_FAIR_SHARE, /* counter, label bound: enum metric_fair_bound */
@@ -78,6 +79,9 @@ enum metric_drop {
 
 enum metric_span_event { METRIC_SPAN_SET = 0, METRIC_SPAN_CLEAR };
 enum metric_off_cpu { METRIC_OFF_CPU_COUNTED = 0, METRIC_OFF_CPU_SHORT };
+/* Whose switch in sched_switch missed was caught up: a hook span's segment, a wait under a
+ * thread context record. */
+enum metric_caught_up { METRIC_CAUGHT_UP_SPAN = 0, METRIC_CAUGHT_UP_THREAD_CTX };
 enum metric_symcache { METRIC_SYMCACHE_MODULES = 0, METRIC_SYMCACHE_PIDS };
 enum metric_lookup { METRIC_LOOKUP_HIT = 0, METRIC_LOOKUP_MISS };
 enum metric_unwinder { METRIC_UNWINDER_CFI = 0, METRIC_UNWINDER_FP };

@@ -126,6 +126,8 @@ static void test_metrics_have_the_documented_names(void **state)
 		"spanprof_span_events_total{event=\"set\"}",
 		"spanprof_span_events_total{event=\"clear\"}",
 		"spanprof_hook_uprobe_entries_total ",
+		"spanprof_switch_ins_caught_up_total{kind=\"span\"}",
+		"spanprof_switch_ins_caught_up_total{kind=\"thread_context\"}",
 		"spanprof_processes_tracked ",
 		"spanprof_symcache_entries{cache=\"modules\"}",
 		"spanprof_symcache_lookups_total{result=\"hit\"}",
@@ -235,6 +237,31 @@ static int render_extra(void *ctx, FILE *out)
 	return 0;
 }
 
+/* The switches in caught up: one counter, a series per kind, set from the BPF event counters;
+ * a kind beyond the two is not a series. */
+static void test_metrics_count_caught_up_switches_by_kind(void **state)
+{
+	struct metrics *m = *state;
+	char *text;
+
+	text = render(m);
+	assert_has(text, "\nspanprof_switch_ins_caught_up_total{kind=\"span\"} 0\n");
+	assert_has(text, "\nspanprof_switch_ins_caught_up_total{kind=\"thread_context\"} 0\n");
+	free(text);
+	metrics_set_at(m, METRIC_SWITCH_INS_CAUGHT_UP, METRIC_CAUGHT_UP_SPAN, 17);
+	metrics_set_at(m, METRIC_SWITCH_INS_CAUGHT_UP, METRIC_CAUGHT_UP_THREAD_CTX, 3);
+	metrics_set_at(m, METRIC_SWITCH_INS_CAUGHT_UP, METRIC_CAUGHT_UP_THREAD_CTX + 1, 9);
+	text = render(m);
+	assert_has(text, "# TYPE spanprof_switch_ins_caught_up_total counter\n");
+	assert_has(text, "# HELP spanprof_switch_ins_caught_up_total Switches in that ");
+	assert_has(text, "\nspanprof_switch_ins_caught_up_total{kind=\"span\"} 17\n");
+	assert_has(text, "\nspanprof_switch_ins_caught_up_total{kind=\"thread_context\"} 3\n");
+	assert_null(strstr(text, "spanprof_switch_ins_caught_up_total{kind=\"(null)"));
+	assert_int_equal(
+		metrics_get(m, METRIC_SWITCH_INS_CAUGHT_UP, METRIC_CAUGHT_UP_THREAD_CTX + 1), 0);
+	free(text);
+}
+
 /* Metrics with data label values (span_stats.h) come after the registry's, from their owner. */
 static void test_metrics_render_the_extra_renderer_last(void **state)
 {
@@ -259,6 +286,7 @@ int main(void)
 		T(test_metrics_start_at_zero_and_move_with_the_setters),
 		T(test_metrics_render_valid_text_format),
 		T(test_metrics_have_the_documented_names),
+		T(test_metrics_count_caught_up_switches_by_kind),
 		T(test_metrics_ignore_out_of_range_and_null),
 		T(test_metrics_readiness_flips),
 		T(test_metrics_values_are_never_torn_across_threads),
