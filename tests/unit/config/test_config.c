@@ -534,6 +534,34 @@ static void test_config_accepts_label_names_the_server_accepts(void **state)
 	config_release(&p.cfg);
 }
 
+/* Appends "--label lI=v" for I from 0 to count - 1 to argv at n (the texts kept in labels), ends
+ * argv with NULL and returns its new length. */
+static int append_labels(const char **argv, int n, char (*labels)[16], int count)
+{
+	int i;
+
+	for (i = 0; i < count; i++) {
+		snprintf(labels[i], sizeof(labels[i]), "l%d=v", i);
+		argv[n++] = "--label";
+		argv[n++] = labels[i];
+	}
+	argv[n] = NULL;
+	return n;
+}
+
+/* argv is refused for its labels, the errors mentioning needle and, when set, also. */
+static void expect_over_label_budget(const char **argv, const char *needle, const char *also)
+{
+	struct parsed p;
+
+	parse_env(&p, argv, NULL);
+	assert_int_equal(p.result, CONFIG_ERROR);
+	assert_mentions(&p, needle);
+	if (also)
+		assert_mentions(&p, also);
+	config_release(&p.cfg);
+}
+
 /* The server lifts span_name (and trace_id before v2.1.0) from the samples into the series and
  * counts it against its 30 labels: 27 --label options fit, 28 do not. */
 static void test_config_label_budget_counts_lifted_labels(void **state)
@@ -541,26 +569,14 @@ static void test_config_label_budget_counts_lifted_labels(void **state)
 	static char labels[28][16];
 	const char *argv[64] = { "spanprof", "--server", "http://x" };
 	struct parsed p;
-	int i, n = 3;
+	int n;
 
 	(void)state;
-	for (i = 0; i < 28; i++) {
-		snprintf(labels[i], sizeof(labels[i]), "l%d=v", i);
-		argv[n++] = "--label";
-		argv[n++] = labels[i];
-	}
-	argv[n] = NULL;
-	parse_env(&p, argv, NULL);
-	assert_int_equal(p.result, CONFIG_ERROR);
-	assert_mentions(&p, "28 --label options, at most 27 fit");
-	assert_mentions(&p, "span_name");
-	config_release(&p.cfg);
+	n = append_labels(argv, 3, labels, 28);
+	expect_over_label_budget(argv, "28 --label options, at most 27 fit", "span_name");
 	argv[n - 2] = "--trace-id-label"; /* 27 labels and trace_id: one too many */
 	argv[n - 1] = NULL;
-	parse_env(&p, argv, NULL);
-	assert_int_equal(p.result, CONFIG_ERROR);
-	assert_mentions(&p, "27 --label options, at most 26 fit");
-	config_release(&p.cfg);
+	expect_over_label_budget(argv, "27 --label options, at most 26 fit", NULL);
 	argv[n - 2] = NULL;
 	parse_env(&p, argv, NULL);
 	assert_int_equal(p.result, CONFIG_RUN);
@@ -578,27 +594,15 @@ static void test_config_label_budget_counts_thread_ctx_labels(void **state)
 	const char *argv[64] = { "spanprof", "--server", "http://x", "--thread-ctx-labels",
 				 "http.route,thread.name,db-system" };
 	struct parsed p;
-	int i, n = 5;
+	int n;
 
 	(void)state;
-	for (i = 0; i < 25; i++) {
-		snprintf(labels[i], sizeof(labels[i]), "l%d=v", i);
-		argv[n++] = "--label";
-		argv[n++] = labels[i];
-	}
-	argv[n] = NULL;
-	parse_env(&p, argv, NULL);
-	assert_int_equal(p.result, CONFIG_ERROR);
-	assert_mentions(&p, "25 --label options, at most 24 fit");
-	assert_mentions(&p, "--thread-ctx-labels");
-	config_release(&p.cfg);
+	n = append_labels(argv, 5, labels, 25);
+	expect_over_label_budget(argv, "25 --label options, at most 24 fit", "--thread-ctx-labels");
 	argv[n - 2] = "--trace-id-label"; /* 24 labels, 3 keys and trace_id: one too many */
 	argv[n - 1] = NULL;
-	parse_env(&p, argv, NULL);
-	assert_int_equal(p.result, CONFIG_ERROR);
-	assert_mentions(&p, "24 --label options, at most 23 fit");
-	assert_mentions(&p, "trace_id and the --thread-ctx-labels");
-	config_release(&p.cfg);
+	expect_over_label_budget(argv, "24 --label options, at most 23 fit",
+				 "trace_id and the --thread-ctx-labels");
 	argv[n - 2] = NULL;
 	parse_env(&p, argv, NULL);
 	assert_int_equal(p.result, CONFIG_RUN);
