@@ -331,13 +331,11 @@ static int obi_map_op(int fd, int cmd, uint64_t key, const void *value)
 	return sys_bpf(cmd, &attr) ? -1 : 0;
 }
 
-/* This thread's ids in OBI's map while it runs tctx_work_obi, none while tctx_work_outside. */
-static int run_obi(const char *path)
+/* Opens OBI's map pinned at PATH and fills VALUE (trace id, then span id) with the entry this
+ * thread puts there, its span id printed as "obi_span". Returns the map's fd, or -1. */
+static int open_obi_entry(const char *path, uint8_t value[24])
 {
-	uint64_t key = (uint64_t)getpid() << 32 | (uint32_t)gettid();
-	uint8_t value[24];
 	union bpf_attr attr;
-	double end, now;
 	int fd;
 
 	memset(&attr, 0, sizeof(attr));
@@ -349,6 +347,20 @@ static int run_obi(const char *path)
 	}
 	ids(value, value + 16, 0x70);
 	print_id("obi_span", value + 16);
+	return fd;
+}
+
+/* This thread's ids in OBI's map while it runs tctx_work_obi, none while tctx_work_outside. */
+static int run_obi(const char *path)
+{
+	uint64_t key = (uint64_t)getpid() << 32 | (uint32_t)gettid();
+	uint8_t value[24];
+	double end, now;
+	int fd;
+
+	fd = open_obi_entry(path, value);
+	if (fd < 0)
+		return -1;
 	end = cpu_s() + seconds;
 	while ((now = cpu_s()) < end) {
 		if (obi_map_op(fd, BPF_MAP_UPDATE_ELEM, key, value))
@@ -370,7 +382,6 @@ static int run_obi_both(const char *path)
 	struct tctx_attr route[] = { { KEY_ROUTE, "/both" } };
 	uint64_t key = (uint64_t)getpid() << 32 | (uint32_t)gettid();
 	uint8_t trace[16], span[8], value[24];
-	union bpf_attr attr;
 	double end, now;
 	int fd;
 
@@ -378,15 +389,9 @@ static int run_obi_both(const char *path)
 	print_id("both_span", span);
 	if (!w.build(rec, sizeof(rec), trace, span, route, 1))
 		return -1;
-	memset(&attr, 0, sizeof(attr));
-	attr.pathname = (uint64_t)(uintptr_t)path;
-	fd = (int)sys_bpf(BPF_OBJ_GET, &attr);
-	if (fd < 0) {
-		perror("BPF_OBJ_GET");
+	fd = open_obi_entry(path, value);
+	if (fd < 0)
 		return -1;
-	}
-	ids(value, value + 16, 0x70);
-	print_id("obi_span", value + 16);
 	end = cpu_s() + seconds;
 	while ((now = cpu_s()) < end) {
 		if (obi_map_op(fd, BPF_MAP_UPDATE_ELEM, key, value))
