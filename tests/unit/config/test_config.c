@@ -665,6 +665,17 @@ static void test_config_checks_thread_ctx_label_keys(void **state)
 	config_release(&p.cfg);
 }
 
+/* argv is accepted with n --thread-ctx-labels keys. */
+static void expect_thread_ctx_keys(const char **argv, size_t n)
+{
+	struct parsed p;
+
+	parse_env(&p, argv, NULL);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.upload.nthread_ctx_labels, n);
+	config_release(&p.cfg);
+}
+
 /* The label a --thread-ctx-labels key becomes ('.' and '-' written '_') is refused when
  * spanprof sets it itself, the server reserves it, or a --label already names it. */
 static void expect_tctx_label_clash(const char *label, const char *keys, const char *needle)
@@ -693,7 +704,6 @@ static void test_config_thread_ctx_labels_clash_with_no_other_label(void **state
 			       "--label",
 			       "db.system.name=y",
 			       NULL };
-	struct parsed p;
 
 	(void)state;
 	expect_tctx_label_clash(NULL, "http.route,span.id", "labels samples as span_id");
@@ -707,10 +717,7 @@ static void test_config_thread_ctx_labels_clash_with_no_other_label(void **state
 	expect_tctx_label_clash("http.route=x", "http.route", "which --label http.route sets");
 	expect_tctx_label_clash("http_route=x", "db.system,http-route", "as http_route, which");
 	/* Other names, even ones alike before '.' and '-' are read: accepted. */
-	parse_env(&p, fine, NULL);
-	assert_int_equal(p.result, CONFIG_RUN);
-	assert_int_equal(p.cfg.upload.nthread_ctx_labels, 2);
-	config_release(&p.cfg);
+	expect_thread_ctx_keys(fine, 2);
 }
 
 /* A key labelling samples like the process labels spanprof adds (the Kubernetes ones off
@@ -722,7 +729,6 @@ static void test_config_thread_ctx_labels_clash_with_no_process_label(void **sta
 	const char *fine[] = { "spanprof", "--thread-ctx-labels",
 			       "k8s.pod.name,k8s-namespace,container.id,service.namespace.x",
 			       NULL };
-	struct parsed p;
 
 	(void)state;
 	expect_tctx_label_clash(NULL, "http.route,pod",
@@ -737,10 +743,7 @@ static void test_config_thread_ctx_labels_clash_with_no_process_label(void **sta
 				"context has service.namespace");
 	expect_tctx_label_clash(NULL, "service-namespace", "as service_namespace, which");
 	/* Near misses: OTel's own Kubernetes attribute keys become other names. */
-	parse_env(&p, fine, NULL);
-	assert_int_equal(p.result, CONFIG_RUN);
-	assert_int_equal(p.cfg.upload.nthread_ctx_labels, 4);
-	config_release(&p.cfg);
+	expect_thread_ctx_keys(fine, 4);
 }
 
 /* Two keys that become one label name would give a sample that label twice: refused. */
@@ -748,7 +751,6 @@ static void test_config_thread_ctx_labels_clash_with_each_other(void **state)
 {
 	const char *fine[] = { "spanprof", "--thread-ctx-labels", "http.route,http.routes,route",
 			       NULL };
-	struct parsed p;
 
 	(void)state;
 	expect_tctx_label_clash(
@@ -758,10 +760,7 @@ static void test_config_thread_ctx_labels_clash_with_each_other(void **state)
 	expect_tctx_label_clash(NULL, "a,http_route,b,http.route",
 				"http.route labels samples as http_route, which http_route does");
 	expect_tctx_label_clash(NULL, "db.system,db.system", "which db.system does too");
-	parse_env(&p, fine, NULL);
-	assert_int_equal(p.result, CONFIG_RUN);
-	assert_int_equal(p.cfg.upload.nthread_ctx_labels, 3);
-	config_release(&p.cfg);
+	expect_thread_ctx_keys(fine, 3);
 }
 
 /* The environment and a configuration file reach the same checks as the flags. */
