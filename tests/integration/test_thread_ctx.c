@@ -256,17 +256,25 @@ static void test_general_dynamic_writer_is_found_through_the_dtv(void **state)
 		   "dynamic TLS");
 }
 
+/* A musl build of path, or NULL after printing why the test skips (musl-gcc, from musl-tools,
+ * is missing). */
+static const char *musl_built(const char *rel)
+{
+	const char *path = build_path(rel);
+
+	if (!access(path, F_OK))
+		return path;
+	printf("  %s not built (musl-gcc, from musl-tools, is missing): skipped\n", path);
+	return NULL;
+}
+
 /* musl: a dlopen()ed block is always dynamic, and its dtv entries are 8 bytes. */
 static void test_musl_dynamic_tls_is_found_through_its_dtv(void **state)
 {
-	const char *exe = build_path("tests/workloads/musl/tctx_workload");
+	const char *exe = musl_built("tests/workloads/musl/tctx_workload");
 
-	if (!*state)
+	if (!*state || !exe)
 		skip();
-	if (access(exe, X_OK)) {
-		printf("  %s not built (musl-gcc, from musl-tools, is missing): skipped\n", exe);
-		skip();
-	}
 	/* Twice the others' CPU: samples inside musl's clock_gettime, which has no unwind
 	 * tables, do not reach the span's function, so fewer samples count. */
 	run_normal(*state, exe, "dl", build_path("tests/workloads/musl/libtctx_writer.so"), "6",
@@ -302,6 +310,43 @@ static double final_drops(int port, const char *reason)
 	return v;
 }
 
+/* Runs tctx_workload's mode for 2 s, its writer dlopen()ed, under an agent that reads keys,
+ * labels every span with its own id and serves /metrics; reads the final count of each of the n
+ * drop reasons into drops, then stops the agent. */
+static void run_counting_drops(const char *dir, const char *mode, const char *keys,
+			       const char *const *reasons, double *drops, int n)
+{
+	const char *argv[] = { build_path("tests/workloads/tctx_workload"),
+			       "dl",
+			       build_path("tests/workloads/libtctx_writer.so"),
+			       mode,
+			       "2",
+			       NULL };
+	const char *args[] = { "--output",
+			       dir,
+			       "--interval",
+			       "1",
+			       "--thread-ctx-labels",
+			       keys,
+			       "--span-scope",
+			       "all",
+			       "--metrics-addr",
+			       "127.0.0.1:0",
+			       NULL };
+	struct profiled_run r = { .dir = dir,
+				  .agent_args = args,
+				  .workload_argv = argv,
+				  .wait_log = WAIT_TCTX,
+				  .keep_agent = 1 };
+	int i, port;
+
+	assert_int_equal(profiled_run(&r), 0);
+	port = metrics_scrape_port(r.agent.log_path);
+	for (i = 0; i < n; i++)
+		drops[i] = final_drops(port, reasons[i]);
+	assert_int_equal(agent_proc_stop(&r.agent), 0);
+}
+
 /* A library built for initial-exec access and linked by the program (not dlopen()ed): its TLS
  * is in the static block, at the offset the dynamic linker wrote into its R_X86_64_TPOFF64 GOT
  * slot. */
@@ -317,24 +362,9 @@ static void test_initial_exec_library_writer_labels_samples(void **state)
  * the unreadable records counted. */
 static void test_hostile_records_mislabel_nothing(void **state)
 {
+	static const char *const reasons[] = { "thread_context_attrs_cut",
+					       "thread_context_unreadable" };
 	const char *dir = *state;
-	const char *argv[] = { build_path("tests/workloads/tctx_workload"),
-			       "dl",
-			       build_path("tests/workloads/libtctx_writer.so"),
-			       "hostile",
-			       "2",
-			       NULL };
-	const char *args[] = { "--output",
-			       dir,
-			       "--interval",
-			       "1",
-			       "--thread-ctx-labels",
-			       "http.route,late.key,thread.name",
-			       "--span-scope",
-			       "all",
-			       "--metrics-addr",
-			       "127.0.0.1:0",
-			       NULL };
 	struct label_count lc[] = {
 		/* The cut entry (its length runs past the attributes) is left out. */
 		{ "tctx_hostile_cut", "http_route", NULL, 0, 0, 0 },
@@ -350,23 +380,15 @@ static void test_hostile_records_mislabel_nothing(void **state)
 		{ "tctx_hostile_big", "thread_name", NULL, 0, 0, 0 },
 	};
 	const struct census_func *cut, *huge, *big, *unmapped;
-	double attrs_cut, unreadable;
+	double drops[2], attrs_cut, unreadable;
 	struct census c = { 0 };
-	struct profiled_run r;
-	int i, port;
+	int i;
 
 	if (!dir)
 		skip();
-	r = (struct profiled_run){ .dir = dir,
-				   .agent_args = args,
-				   .workload_argv = argv,
-				   .wait_log = WAIT_TCTX,
-				   .keep_agent = 1 };
-	assert_int_equal(profiled_run(&r), 0);
-	port = metrics_scrape_port(r.agent.log_path);
-	attrs_cut = final_drops(port, "thread_context_attrs_cut");
-	unreadable = final_drops(port, "thread_context_unreadable");
-	assert_int_equal(agent_proc_stop(&r.agent), 0);
+	run_counting_drops(dir, "hostile", "http.route,late.key,thread.name", reasons, drops, 2);
+	attrs_cut = drops[0];
+	unreadable = drops[1];
 	census_watch(&c, "tctx_hostile_invalid", NULL);
 	census_watch(&c, "tctx_hostile_unmapped", NULL);
 	census_watch(&c, "tctx_hostile_cut", CUT_SPAN);
@@ -409,12 +431,43 @@ static void test_hostile_records_mislabel_nothing(void **state)
 	assert_true(unreadable >= (double)unmapped->samples);
 }
 
+/* A bpffs of the test's own, mounted under dir so that no other agent or OBI on the machine sees
+ * the map pinned there: the path OBI pins its map at in it goes to pin. Returns 0, or -1 after
+ * printing why (the caller skips). */
+static int obi_bpffs_mount(const char *dir, char *pin, size_t len)
+{
+	char pin_dir[600];
+
+	snprintf(pin_dir, sizeof(pin_dir), "%s/bpffs", dir);
+	snprintf(pin, len, "%s/traces_ctx_v1", pin_dir);
+	if (mkdir(pin_dir, 0700) || mount("bpf", pin_dir, "bpf", 0, NULL)) {
+		printf("  cannot mount a bpffs at %s (%s): skipped\n", pin_dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Removes the map pinned at pin and the bpffs obi_bpffs_mount() mounted for it. */
+static void obi_map_unpin(const char *pin)
+{
+	char pin_dir[700];
+	char *slash;
+
+	snprintf(pin_dir, sizeof(pin_dir), "%s", pin);
+	slash = strrchr(pin_dir, '/');
+	if (slash)
+		*slash = '\0';
+	unlink(pin);
+	umount(pin_dir);
+	rmdir(pin_dir);
+}
+
 /* OBI's map, created and pinned as OBI does (an LRU hash of pid_tgid -> {trace_id, span_id},
  * 16384 entries) but under a test directory: a thread with no record gets its span from it. */
 static void test_obi_map_labels_a_thread_without_record(void **state)
 {
 	const char *dir = *state;
-	char pin_dir[600], pin[700];
+	char pin[700];
 	const char *argv[] = { build_path("tests/workloads/tctx_workload_static"),
 			       "static",
 			       "-",
@@ -427,23 +480,14 @@ static void test_obi_map_labels_a_thread_without_record(void **state)
 	struct profiled_run r;
 	int fd;
 
-	if (!dir)
+	if (!dir || obi_bpffs_mount(dir, pin, sizeof(pin)))
 		skip();
-	/* A bpffs of the test's own: no other agent or OBI on the machine sees this map. */
-	snprintf(pin_dir, sizeof(pin_dir), "%s/bpffs", dir);
-	snprintf(pin, sizeof(pin), "%s/traces_ctx_v1", pin_dir);
-	if (mkdir(pin_dir, 0700) || mount("bpf", pin_dir, "bpf", 0, NULL)) {
-		printf("  cannot mount a bpffs at %s (%s): skipped\n", pin_dir, strerror(errno));
-		skip();
-	}
 	fd = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, "traces_ctx_v1", 8, 24, 16384, NULL);
 	assert_true(fd >= 0);
 	assert_int_equal(bpf_obj_pin(fd, pin), 0);
 	close(fd);
 	run_env(dir, argv, extra, NULL, WAIT_OBI, &r);
-	unlink(pin);
-	umount(pin_dir);
-	rmdir(pin_dir);
+	obi_map_unpin(pin);
 	census_watch(&c, "tctx_work_obi", OBI_SPAN);
 	census_watch(&c, "tctx_work_outside", NULL);
 	assert_true(census_read(&c, dir, "tctx-svc") > 0);
@@ -856,43 +900,24 @@ static void test_waits_under_a_record_are_off_cpu_with_its_span(void **state)
 #define WAIT_OBI_MAP "reading OBI's trace context map %s"
 
 /* OBI's map as OBI pins it (an LRU hash of pid_tgid -> {trace_id, span_id}, 16384 entries), on a
- * bpffs mounted under dir so that no other agent or OBI sees it: its path in pin. Returns 0, or
- * -1 after printing why (the caller skips). */
+ * bpffs of the test's own (obi_bpffs_mount()): its path in pin. Returns 0, or -1 after printing
+ * why (the caller skips). */
 static int obi_map_pin(const char *dir, char *pin, size_t len)
 {
-	char pin_dir[600];
 	int fd, err;
 
-	snprintf(pin_dir, sizeof(pin_dir), "%s/bpffs", dir);
-	snprintf(pin, len, "%s/traces_ctx_v1", pin_dir);
-	if (mkdir(pin_dir, 0700) || mount("bpf", pin_dir, "bpf", 0, NULL)) {
-		printf("  cannot mount a bpffs at %s (%s): skipped\n", pin_dir, strerror(errno));
+	if (obi_bpffs_mount(dir, pin, len))
 		return -1;
-	}
 	fd = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, "traces_ctx_v1", 8, 24, 16384, NULL);
 	err = fd < 0 || bpf_obj_pin(fd, pin);
 	if (fd >= 0)
 		close(fd);
 	if (err) {
 		printf("  cannot create and pin OBI's map at %s: skipped\n", pin);
-		umount(pin_dir);
+		obi_map_unpin(pin);
 		return -1;
 	}
 	return 0;
-}
-
-static void obi_map_unpin(const char *pin)
-{
-	char pin_dir[700];
-	char *slash;
-
-	snprintf(pin_dir, sizeof(pin_dir), "%s", pin);
-	slash = strrchr(pin_dir, '/');
-	if (slash)
-		*slash = '\0';
-	unlink(pin);
-	umount(pin_dir);
-	rmdir(pin_dir);
 }
 
 /* One thread with a record and an OBI entry of another span: the record's span labels its
@@ -980,43 +1005,18 @@ static void test_record_wins_over_an_obi_entry(void **state)
  * unreadable, the agent lives to the end, and alpha's thread beside them keeps its span. */
 static void test_kernel_and_noncanonical_record_pointers_label_nothing(void **state)
 {
-	const char *dir = *state;
-	const char *argv[] = { build_path("tests/workloads/tctx_workload"),
-			       "dl",
-			       build_path("tests/workloads/libtctx_writer.so"),
-			       "badptr",
-			       "2",
-			       NULL };
-	const char *args[] = { "--output",
-			       dir,
-			       "--interval",
-			       "1",
-			       "--thread-ctx-labels",
-			       "http.route",
-			       "--span-scope",
-			       "all",
-			       "--metrics-addr",
-			       "127.0.0.1:0",
-			       NULL };
+	static const char *const unreadable_reason[] = { "thread_context_unreadable" };
 	static const char *const bad[] = { "tctx_badptr_kernel", "tctx_badptr_vsyscall",
 					   "tctx_badptr_noncanonical", "tctx_badptr_top" };
+	const char *dir = *state;
 	uint64_t bad_samples = 0;
 	struct census c = { 0 };
-	struct profiled_run r;
 	double unreadable;
-	int i, port;
+	int i;
 
 	if (!dir)
 		skip();
-	r = (struct profiled_run){ .dir = dir,
-				   .agent_args = args,
-				   .workload_argv = argv,
-				   .wait_log = WAIT_TCTX,
-				   .keep_agent = 1 };
-	assert_int_equal(profiled_run(&r), 0);
-	port = metrics_scrape_port(r.agent.log_path);
-	unreadable = final_drops(port, "thread_context_unreadable");
-	assert_int_equal(agent_proc_stop(&r.agent), 0);
+	run_counting_drops(dir, "badptr", "http.route", unreadable_reason, &unreadable, 1);
 	for (i = 0; i < 4; i++)
 		census_watch(&c, bad[i], NULL);
 	census_watch(&c, "tctx_work_alpha", ALPHA_SPAN);
@@ -1089,18 +1089,6 @@ static void test_unconfigured_attributes_label_nothing(void **state)
 	printf("  %llu sample entries, %llu with an attribute --thread-ctx-labels does not name\n",
 	       (unsigned long long)u.samples, (unsigned long long)u.leaked);
 	assert_int_equal(u.leaked, 0);
-}
-
-/* A musl build of path, or NULL after printing why the test skips (musl-gcc, from musl-tools,
- * is missing). */
-static const char *musl_built(const char *rel)
-{
-	const char *path = build_path(rel);
-
-	if (!access(path, F_OK))
-		return path;
-	printf("  %s not built (musl-gcc, from musl-tools, is missing): skipped\n", path);
-	return NULL;
 }
 
 /* musl, general-dynamic access: the module id and offset from the DTPMOD64/DTPOFF64 GOT slots

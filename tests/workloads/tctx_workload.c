@@ -331,13 +331,11 @@ static int obi_map_op(int fd, int cmd, uint64_t key, const void *value)
 	return sys_bpf(cmd, &attr) ? -1 : 0;
 }
 
-/* This thread's ids in OBI's map while it runs tctx_work_obi, none while tctx_work_outside. */
-static int run_obi(const char *path)
+/* Opens OBI's map pinned at PATH and fills VALUE (trace id, then span id) with the entry this
+ * thread puts there, its span id printed as "obi_span". Returns the map's fd, or -1. */
+static int open_obi_entry(const char *path, uint8_t value[24])
 {
-	uint64_t key = (uint64_t)getpid() << 32 | (uint32_t)gettid();
-	uint8_t value[24];
 	union bpf_attr attr;
-	double end, now;
 	int fd;
 
 	memset(&attr, 0, sizeof(attr));
@@ -349,10 +347,31 @@ static int run_obi(const char *path)
 	}
 	ids(value, value + 16, 0x70);
 	print_id("obi_span", value + 16);
+	return fd;
+}
+
+/* This thread's ids in OBI's map while it runs tctx_work_obi, none while tctx_work_outside; with
+ * rec, also its record rec set (beside the OBI entry) while it runs tctx_work_both. */
+static int run_obi_entry(const char *path, void *rec)
+{
+	uint64_t key = (uint64_t)getpid() << 32 | (uint32_t)gettid();
+	uint8_t value[24];
+	double end, now;
+	int fd;
+
+	fd = open_obi_entry(path, value);
+	if (fd < 0)
+		return -1;
 	end = cpu_s() + seconds;
 	while ((now = cpu_s()) < end) {
 		if (obi_map_op(fd, BPF_MAP_UPDATE_ELEM, key, value))
 			return -1;
+		if (rec) {
+			w.set(rec);
+			tctx_work_both(now + 0.02);
+			w.set(NULL);
+			now = cpu_s();
+		}
 		tctx_work_obi(now + 0.02);
 		if (obi_map_op(fd, BPF_MAP_DELETE_ELEM, key, NULL))
 			return -1;
@@ -362,45 +381,25 @@ static int run_obi(const char *path)
 	return 0;
 }
 
+/* "obi": this thread's ids in OBI's map and no record. */
+static int run_obi(const char *path)
+{
+	return run_obi_entry(path, NULL);
+}
+
 /* "obiboth": this thread's record and its OBI entry (different span ids) in tctx_work_both, the
  * OBI entry alone in tctx_work_obi, neither in tctx_work_outside. */
 static int run_obi_both(const char *path)
 {
 	static uint8_t rec[640] __attribute__((aligned(8)));
 	struct tctx_attr route[] = { { KEY_ROUTE, "/both" } };
-	uint64_t key = (uint64_t)getpid() << 32 | (uint32_t)gettid();
-	uint8_t trace[16], span[8], value[24];
-	union bpf_attr attr;
-	double end, now;
-	int fd;
+	uint8_t trace[16], span[8];
 
 	ids(trace, span, 0xb0);
 	print_id("both_span", span);
 	if (!w.build(rec, sizeof(rec), trace, span, route, 1))
 		return -1;
-	memset(&attr, 0, sizeof(attr));
-	attr.pathname = (uint64_t)(uintptr_t)path;
-	fd = (int)sys_bpf(BPF_OBJ_GET, &attr);
-	if (fd < 0) {
-		perror("BPF_OBJ_GET");
-		return -1;
-	}
-	ids(value, value + 16, 0x70);
-	print_id("obi_span", value + 16);
-	end = cpu_s() + seconds;
-	while ((now = cpu_s()) < end) {
-		if (obi_map_op(fd, BPF_MAP_UPDATE_ELEM, key, value))
-			return -1;
-		w.set(rec);
-		tctx_work_both(now + 0.02);
-		w.set(NULL);
-		tctx_work_obi(cpu_s() + 0.02);
-		if (obi_map_op(fd, BPF_MAP_DELETE_ELEM, key, NULL))
-			return -1;
-		tctx_work_outside(cpu_s() + 0.02);
-	}
-	close(fd);
-	return 0;
+	return run_obi_entry(path, rec);
 }
 
 /* "badptr": each thread keeps its slot at an address no user read can follow while it spins in

@@ -534,6 +534,34 @@ static void test_config_accepts_label_names_the_server_accepts(void **state)
 	config_release(&p.cfg);
 }
 
+/* Appends "--label lI=v" for I from 0 to count - 1 to argv at n (the texts kept in labels), ends
+ * argv with NULL and returns its new length. */
+static int append_labels(const char **argv, int n, char (*labels)[16], int count)
+{
+	int i;
+
+	for (i = 0; i < count; i++) {
+		snprintf(labels[i], sizeof(labels[i]), "l%d=v", i);
+		argv[n++] = "--label";
+		argv[n++] = labels[i];
+	}
+	argv[n] = NULL;
+	return n;
+}
+
+/* argv is refused for its labels, the errors mentioning needle and, when set, also. */
+static void expect_over_label_budget(const char **argv, const char *needle, const char *also)
+{
+	struct parsed p;
+
+	parse_env(&p, argv, NULL);
+	assert_int_equal(p.result, CONFIG_ERROR);
+	assert_mentions(&p, needle);
+	if (also)
+		assert_mentions(&p, also);
+	config_release(&p.cfg);
+}
+
 /* The server lifts span_name (and trace_id before v2.1.0) from the samples into the series and
  * counts it against its 30 labels: 27 --label options fit, 28 do not. */
 static void test_config_label_budget_counts_lifted_labels(void **state)
@@ -541,26 +569,14 @@ static void test_config_label_budget_counts_lifted_labels(void **state)
 	static char labels[28][16];
 	const char *argv[64] = { "spanprof", "--server", "http://x" };
 	struct parsed p;
-	int i, n = 3;
+	int n;
 
 	(void)state;
-	for (i = 0; i < 28; i++) {
-		snprintf(labels[i], sizeof(labels[i]), "l%d=v", i);
-		argv[n++] = "--label";
-		argv[n++] = labels[i];
-	}
-	argv[n] = NULL;
-	parse_env(&p, argv, NULL);
-	assert_int_equal(p.result, CONFIG_ERROR);
-	assert_mentions(&p, "28 --label options, at most 27 fit");
-	assert_mentions(&p, "span_name");
-	config_release(&p.cfg);
+	n = append_labels(argv, 3, labels, 28);
+	expect_over_label_budget(argv, "28 --label options, at most 27 fit", "span_name");
 	argv[n - 2] = "--trace-id-label"; /* 27 labels and trace_id: one too many */
 	argv[n - 1] = NULL;
-	parse_env(&p, argv, NULL);
-	assert_int_equal(p.result, CONFIG_ERROR);
-	assert_mentions(&p, "27 --label options, at most 26 fit");
-	config_release(&p.cfg);
+	expect_over_label_budget(argv, "27 --label options, at most 26 fit", NULL);
 	argv[n - 2] = NULL;
 	parse_env(&p, argv, NULL);
 	assert_int_equal(p.result, CONFIG_RUN);
@@ -578,27 +594,15 @@ static void test_config_label_budget_counts_thread_ctx_labels(void **state)
 	const char *argv[64] = { "spanprof", "--server", "http://x", "--thread-ctx-labels",
 				 "http.route,thread.name,db-system" };
 	struct parsed p;
-	int i, n = 5;
+	int n;
 
 	(void)state;
-	for (i = 0; i < 25; i++) {
-		snprintf(labels[i], sizeof(labels[i]), "l%d=v", i);
-		argv[n++] = "--label";
-		argv[n++] = labels[i];
-	}
-	argv[n] = NULL;
-	parse_env(&p, argv, NULL);
-	assert_int_equal(p.result, CONFIG_ERROR);
-	assert_mentions(&p, "25 --label options, at most 24 fit");
-	assert_mentions(&p, "--thread-ctx-labels");
-	config_release(&p.cfg);
+	n = append_labels(argv, 5, labels, 25);
+	expect_over_label_budget(argv, "25 --label options, at most 24 fit", "--thread-ctx-labels");
 	argv[n - 2] = "--trace-id-label"; /* 24 labels, 3 keys and trace_id: one too many */
 	argv[n - 1] = NULL;
-	parse_env(&p, argv, NULL);
-	assert_int_equal(p.result, CONFIG_ERROR);
-	assert_mentions(&p, "24 --label options, at most 23 fit");
-	assert_mentions(&p, "trace_id and the --thread-ctx-labels");
-	config_release(&p.cfg);
+	expect_over_label_budget(argv, "24 --label options, at most 23 fit",
+				 "trace_id and the --thread-ctx-labels");
 	argv[n - 2] = NULL;
 	parse_env(&p, argv, NULL);
 	assert_int_equal(p.result, CONFIG_RUN);
@@ -661,6 +665,17 @@ static void test_config_checks_thread_ctx_label_keys(void **state)
 	config_release(&p.cfg);
 }
 
+/* argv is accepted with n --thread-ctx-labels keys. */
+static void expect_thread_ctx_keys(const char **argv, size_t n)
+{
+	struct parsed p;
+
+	parse_env(&p, argv, NULL);
+	assert_int_equal(p.result, CONFIG_RUN);
+	assert_int_equal(p.cfg.upload.nthread_ctx_labels, n);
+	config_release(&p.cfg);
+}
+
 /* The label a --thread-ctx-labels key becomes ('.' and '-' written '_') is refused when
  * spanprof sets it itself, the server reserves it, or a --label already names it. */
 static void expect_tctx_label_clash(const char *label, const char *keys, const char *needle)
@@ -689,7 +704,6 @@ static void test_config_thread_ctx_labels_clash_with_no_other_label(void **state
 			       "--label",
 			       "db.system.name=y",
 			       NULL };
-	struct parsed p;
 
 	(void)state;
 	expect_tctx_label_clash(NULL, "http.route,span.id", "labels samples as span_id");
@@ -703,10 +717,7 @@ static void test_config_thread_ctx_labels_clash_with_no_other_label(void **state
 	expect_tctx_label_clash("http.route=x", "http.route", "which --label http.route sets");
 	expect_tctx_label_clash("http_route=x", "db.system,http-route", "as http_route, which");
 	/* Other names, even ones alike before '.' and '-' are read: accepted. */
-	parse_env(&p, fine, NULL);
-	assert_int_equal(p.result, CONFIG_RUN);
-	assert_int_equal(p.cfg.upload.nthread_ctx_labels, 2);
-	config_release(&p.cfg);
+	expect_thread_ctx_keys(fine, 2);
 }
 
 /* A key labelling samples like the process labels spanprof adds (the Kubernetes ones off
@@ -718,7 +729,6 @@ static void test_config_thread_ctx_labels_clash_with_no_process_label(void **sta
 	const char *fine[] = { "spanprof", "--thread-ctx-labels",
 			       "k8s.pod.name,k8s-namespace,container.id,service.namespace.x",
 			       NULL };
-	struct parsed p;
 
 	(void)state;
 	expect_tctx_label_clash(NULL, "http.route,pod",
@@ -733,10 +743,7 @@ static void test_config_thread_ctx_labels_clash_with_no_process_label(void **sta
 				"context has service.namespace");
 	expect_tctx_label_clash(NULL, "service-namespace", "as service_namespace, which");
 	/* Near misses: OTel's own Kubernetes attribute keys become other names. */
-	parse_env(&p, fine, NULL);
-	assert_int_equal(p.result, CONFIG_RUN);
-	assert_int_equal(p.cfg.upload.nthread_ctx_labels, 4);
-	config_release(&p.cfg);
+	expect_thread_ctx_keys(fine, 4);
 }
 
 /* Two keys that become one label name would give a sample that label twice: refused. */
@@ -744,7 +751,6 @@ static void test_config_thread_ctx_labels_clash_with_each_other(void **state)
 {
 	const char *fine[] = { "spanprof", "--thread-ctx-labels", "http.route,http.routes,route",
 			       NULL };
-	struct parsed p;
 
 	(void)state;
 	expect_tctx_label_clash(
@@ -754,10 +760,7 @@ static void test_config_thread_ctx_labels_clash_with_each_other(void **state)
 	expect_tctx_label_clash(NULL, "a,http_route,b,http.route",
 				"http.route labels samples as http_route, which http_route does");
 	expect_tctx_label_clash(NULL, "db.system,db.system", "which db.system does too");
-	parse_env(&p, fine, NULL);
-	assert_int_equal(p.result, CONFIG_RUN);
-	assert_int_equal(p.cfg.upload.nthread_ctx_labels, 3);
-	config_release(&p.cfg);
+	expect_thread_ctx_keys(fine, 3);
 }
 
 /* The environment and a configuration file reach the same checks as the flags. */
