@@ -33,7 +33,7 @@ def handle(span_id, name, work):
 
 
 def main():
-    end = time.monotonic() + 12
+    end = time.monotonic() + 120  # until stopped: two minutes at most
     while time.monotonic() < end:
         handle("b100000000000001", "POST /order", parse_order)
         handle("b100000000000002", "GET /cart", price_cart)

@@ -32,7 +32,7 @@ ensure
   SpanProf.clear_span # no span active any more
 end
 
-finish = now + 12
+finish = now + 120 # until stopped: two minutes at most
 while now < finish
   handle("c100000000000001", "POST /order", :parse_order)
   handle("c100000000000002", "GET /cart", :price_cart)
