@@ -205,17 +205,6 @@ static int check_label_budget(const struct config_upload *up, FILE *err)
 			     up->nthread_ctx_labels ? " and the --thread-ctx-labels" : "");
 }
 
-/* The label name a --thread-ctx-labels key becomes, into name (size bytes); returns its length. */
-static size_t thread_ctx_label_name(const char *key, char *name, size_t size)
-{
-	size_t n;
-
-	for (n = 0; key[n] && n < size - 1; n++)
-		name[n] = key[n] == '.' || key[n] == '-' ? '_' : key[n];
-	name[n] = '\0';
-	return n;
-}
-
 /* A --thread-ctx-labels key labels samples under its name with '.' and '-' written '_' (at most
  * 64 bytes, checked when parsed): that name must be one a series may carry, not one an earlier
  * key gives, not one spanprof sets itself (on Kubernetes or not: see
@@ -229,9 +218,9 @@ static int check_thread_ctx_labels(const struct config_upload *up, FILE *err)
 
 	for (i = 0; i < up->nthread_ctx_labels; i++) {
 		key = up->thread_ctx_labels[i];
-		n = thread_ctx_label_name(key, name, sizeof(name));
+		n = series_label_name_of_key(key, name, sizeof(name));
 		for (j = 0; j < i; j++) {
-			thread_ctx_label_name(up->thread_ctx_labels[j], other, sizeof(other));
+			series_label_name_of_key(up->thread_ctx_labels[j], other, sizeof(other));
 			if (!strcmp(name, other))
 				return config_errorf(
 					err,

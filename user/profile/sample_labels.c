@@ -13,7 +13,7 @@ static void add_attr_labels(struct sample_labels *out, const struct sample_label
 			    char *name)
 {
 	char *sep = strchr(name, SPANPROF_TCTX_SEP), *v, *next, *key;
-	size_t i, a = 0, k;
+	size_t i, a = 0;
 
 	if (!sep)
 		return;
@@ -26,10 +26,7 @@ static void add_attr_labels(struct sample_labels *out, const struct sample_label
 		if (!*v)
 			continue;
 		key = out->attr_names[a];
-		snprintf(key, SAMPLE_LABEL_ATTR_NAME_MAX, "%s", o->tctx_labels[i]);
-		for (k = 0; key[k]; k++)
-			if (key[k] == '.' || key[k] == '-')
-				key[k] = '_';
+		series_label_name_of_key(o->tctx_labels[i], key, SAMPLE_LABEL_ATTR_NAME_MAX);
 		snprintf(out->attr_values[a], sizeof(out->attr_values[a]), "%s", v);
 		labels_clean(out->attr_values[a]);
 		out->labels[out->n++] = (struct pprof_label){ key, out->attr_values[a] };

@@ -53,6 +53,16 @@ int series_label_name_cmp(const char *a, size_t na, const char *b, size_t nb)
 	return 0;
 }
 
+size_t series_label_name_of_key(const char *key, char *name, size_t size)
+{
+	size_t n;
+
+	for (n = 0; key[n] && n < size - 1; n++)
+		name[n] = key[n] == '.' || key[n] == '-' ? '_' : key[n];
+	name[n] = '\0';
+	return n;
+}
+
 static const struct reserved_label *find_reserved(const char *name, size_t n)
 {
 	size_t i;

@@ -41,6 +41,11 @@ struct pprof_label {
  * sanitization is off), so "a.b" and "a_b" are one name. Returns <0, 0 or >0 like strcmp. */
 int series_label_name_cmp(const char *a, size_t na, const char *b, size_t nb);
 
+/* The label name an OpenTelemetry attribute key (a --thread-ctx-labels key) becomes on samples:
+ * the key with '.' and '-' written '_', into name (size bytes, at least 1; cut at size - 1).
+ * Returns its length. */
+size_t series_label_name_of_key(const char *key, char *name, size_t size);
+
 /* Where spanprof sets a label called name[0..name_len) itself (compared with
  * series_label_name_cmp; "__name__" is left to the "__" rule): a static text such as "the
  * samples of processes in Kubernetes pods (reserved off Kubernetes too)", or NULL when spanprof

@@ -102,6 +102,20 @@ static void test_series_labels_reserve_what_spanprof_sets(void **state)
 	assert_non_null(series_label_set_by_spanprof("pod=x", 3));
 }
 
+/* An attribute key's label name: '.' and '-' written '_', cut to the buffer. */
+static void test_series_label_name_of_a_key(void **state)
+{
+	char name[8];
+
+	(void)state;
+	assert_int_equal(series_label_name_of_key("http.route", name, sizeof(name)), 7);
+	assert_string_equal(name, "http_ro");
+	assert_int_equal(series_label_name_of_key("a-b.c", name, sizeof(name)), 5);
+	assert_string_equal(name, "a_b_c");
+	assert_int_equal(series_label_name_of_key("", name, sizeof(name)), 0);
+	assert_string_equal(name, "");
+}
+
 static void test_series_labels_bound_name_and_value(void **state)
 {
 	char name[SERIES_LABEL_NAME_MAX + 2], value[SERIES_LABEL_VALUE_MAX + 2];
@@ -259,6 +273,7 @@ int main(void)
 		cmocka_unit_test(test_series_labels_reject_bad_names),
 		cmocka_unit_test(test_series_labels_follow_the_server_names),
 		cmocka_unit_test(test_series_labels_reserve_what_spanprof_sets),
+		cmocka_unit_test(test_series_label_name_of_a_key),
 		cmocka_unit_test(test_series_labels_bound_name_and_value),
 		cmocka_unit_test(test_series_labels_want_nonempty_utf8_values),
 		cmocka_unit_test(test_series_labels_check_static_sets_as_the_server_does),
